@@ -1,0 +1,43 @@
+"""Run configuration: one frozen dataclass, defaults as library constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from audit import __version__
+
+DEFAULT_RATE = 10.0
+DEFAULT_CONCURRENCY = 32
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+DEFAULT_USER_AGENT = f"sitemap-audit/{__version__}"
+DEFAULT_SLOW_MS = 5000.0
+MAX_REDIRECTS = 10  # Google's limit
+ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
+ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: parse at least the first 500 KiB
+RETRY_AFTER_CAP = 120.0  # seconds: a Retry-After is honoured up to this
+BACKOFF_BASE = 0.5
+BACKOFF_CAP = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlConfig:
+    rate: float = DEFAULT_RATE  # requests per second per host; 0 or inf = unlimited
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    user_agent: str = DEFAULT_USER_AGENT
+    page_checks: bool = False
+    max_urls: int | None = None
+    slow_ms: float = DEFAULT_SLOW_MS
+    lastmod_tolerance_s: float = 0.0
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    include_sitemap: tuple[str, ...] = ()
+    exclude_sitemap: tuple[str, ...] = ()
+    base_url: str | None = None
+    retry_after_cap: float = RETRY_AFTER_CAP
+    backoff_base: float = BACKOFF_BASE
+    backoff_cap: float = BACKOFF_CAP
+    max_redirects: int = MAX_REDIRECTS
+    extra_headers: tuple[tuple[str, str], ...] = field(default=())

@@ -1,0 +1,213 @@
+"""Outcome records: what every stage produces, as plain values.
+
+Nothing here does I/O. Each record has `to_json()` returning the dict of the
+jsonl format in DESIGN.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.ERROR: 3, Severity.WARNING: 2, Severity.INFO: 1}
+
+DocKind = Literal["urlset", "sitemapindex", "text", "rss", "atom"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    sitemap: str | None = None
+    line: int | None = None
+    url: str | None = None
+    column: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "finding",
+            "code": self.code,
+            "severity": self.severity.value,
+            "url": self.url,
+            "sitemap": self.sitemap,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+def finding(
+    code: str,
+    message: str,
+    *,
+    sitemap: str | None = None,
+    line: int | None = None,
+    url: str | None = None,
+    column: int | None = None,
+) -> Finding:
+    """Build a Finding with the severity RULES.md gives its code."""
+    from audit.codes import severity_of
+
+    return Finding(code, severity_of(code), message, sitemap, line, url, column)
+
+
+# --- entries, as the streaming parser emits them ---------------------------
+
+
+@dataclass(slots=True)
+class Image:
+    loc: str | None
+    line: int
+    deprecated: list[str] = field(default_factory=list)  # deprecated child tags seen
+
+
+@dataclass(slots=True)
+class Video:
+    line: int
+    fields: dict[str, str] = field(default_factory=dict)  # local name -> text
+
+
+@dataclass(slots=True)
+class News:
+    line: int
+    fields: dict[str, str] = field(default_factory=dict)  # "name", "language", "publication_date", "title"
+
+
+@dataclass(slots=True)
+class Alternate:
+    hreflang: str | None
+    href: str | None
+    line: int
+
+
+@dataclass(slots=True)
+class Entry:
+    """One `<url>` or `<sitemap>` (or a text line, RSS item, Atom entry).
+
+    `loc` is the text exactly as in the document (not stripped; None when the
+    element is absent). `line` is the line of `<loc>`, else of the entry.
+    """
+
+    kind: Literal["url", "sitemap"]
+    loc: str | None
+    line: int
+    lastmod: str | None = None
+    changefreq: str | None = None
+    priority: str | None = None
+    images: list[Image] | None = None
+    videos: list[Video] | None = None
+    news: list[News] | None = None
+    alternates: list[Alternate] | None = None
+
+
+# --- crawl records ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    url: str
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapRecord:
+    url: str
+    parent: str | None
+    kind: str | None
+    status: int | None
+    entries: int
+    bytes: int
+    gzip: bool
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "sitemap",
+            "url": self.url,
+            "parent": self.parent,
+            "kind": self.kind,
+            "status": self.status,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "gzip": self.gzip,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UrlResult:
+    url: str
+    sitemap: str | None
+    line: int | None
+    status: int | None
+    final_url: str | None
+    redirects: tuple[Hop, ...]
+    lastmod: str | None
+    last_modified: str | None
+    robots: Literal["allowed", "blocked"]
+    elapsed_ms: float | None
+    error: str | None = None
+    extra: dict[str, Any] | None = None  # headers that matter, body excerpt of failures, ...
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "url",
+            "url": self.url,
+            "sitemap": self.sitemap,
+            "line": self.line,
+            "status": self.status,
+            "final_url": self.final_url,
+            "redirects": [{"url": h.url, "status": h.status} for h in self.redirects],
+            "lastmod": self.lastmod,
+            "last_modified": self.last_modified,
+            "robots": self.robots,
+            "elapsed_ms": self.elapsed_ms,
+            "error": self.error,
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What the HTTP layer saw for one URL, after redirects and retries.
+
+    Pure data: the URL checks read it, the state store can keep it. Header
+    names are lower-cased; a header may repeat.
+    """
+
+    url: str
+    final_url: str
+    status: int | None  # final status; None when no answer at all
+    headers: tuple[tuple[str, str], ...] = ()
+    redirects: tuple[Hop, ...] = ()  # every hop that answered 3xx, in order
+    elapsed_ms: float = 0.0  # wall time of the final request (not backoff)
+    method: str = "HEAD"
+    error: str | None = None  # one-line description of a network/redirect failure
+    error_kind: str | None = None  # timeout|connect|dns|tls|reset|redirect-loop|redirect-limit|redirect-invalid|redirect-scheme|other
+    body_head: bytes = b""  # first bytes of the body (failures and GETs), for diagnosis
+    attempts: int = 1  # requests made including retries
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return None
+
+    def header_all(self, name: str) -> list[str]:
+        name = name.lower()
+        return [v for k, v in self.headers if k == name]
