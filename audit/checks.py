@@ -1,0 +1,500 @@
+"""URL checks: turn what the HTTP layer saw for one listed URL into findings.
+
+Implements the 'URL checks (HTTP)' table of RULES.md: status classes, the
+redirect chain, bot challenges, X-Robots-Tag, Link rel=canonical, slowness and
+`<lastmod>` against `Last-Modified`. Pure and synchronous: it must not import
+aiohttp or asyncio; it reads a FetchResult and returns values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from audit.botsigs import detect_bot_challenge
+from audit.config import CrawlConfig
+from audit.dates import parse_http_date, parse_w3c_datetime
+from audit.records import FetchResult, Finding, Hop, UrlResult, finding
+
+__all__ = [
+    "canonical_links",
+    "check_fetch",
+    "noindex_directive",
+    "robots_blocked_finding",
+    "url_record",
+]
+
+_Add = Callable[[str, str], None]
+_PERMANENT = frozenset({301, 308})
+_LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
+_BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme"})
+_DYNAMIC_WINDOW = timedelta(seconds=2)
+_BODY_EXCERPT_CHARS = 300
+# Headers that explain a failure; copied into the url record of failed requests.
+_DIAGNOSTIC_HEADERS = (
+    "server",
+    "content-type",
+    "content-length",
+    "retry-after",
+    "x-robots-tag",
+    "location",
+    "www-authenticate",
+    "cf-ray",
+    "cf-mitigated",
+    "x-cache",
+    "via",
+    "x-amzn-waf-action",
+    "x-datadome",
+    "x-iinfo",
+    "x-sucuri-id",
+    "x-served-by",
+)
+
+
+def robots_blocked_finding(url: str, sitemap: str | None, line: int | None) -> Finding:
+    """The finding for a listed URL that robots.txt disallows (never requested)."""
+    return finding(
+        "url-robots-blocked",
+        f"robots.txt disallows {url} for this user agent, yet the sitemap lists it: "
+        "remove it from the sitemap or allow it in robots.txt",
+        sitemap=sitemap,
+        line=line,
+        url=url,
+    )
+
+
+def check_fetch(
+    result: FetchResult,
+    *,
+    lastmod: str | None,
+    sitemap: str | None,
+    line: int | None,
+    config: CrawlConfig,
+    agent_token: str,
+    now: datetime | None = None,
+) -> list[Finding]:
+    """Every URL-check finding for one requested URL, in a stable order."""
+    out: list[Finding] = []
+
+    def add(code: str, message: str) -> None:
+        out.append(finding(code, message, sitemap=sitemap, line=line, url=result.url))
+
+    status = result.status
+    kind = result.error_kind
+    chain = _chain_text(result.redirects, result.final_url, status)
+
+    if kind in _LOOP_KINDS:
+        what = "revisits a URL" if kind == "redirect-loop" else "exceeds the redirect limit"
+        add(
+            "url-redirect-loop",
+            f"the redirect chain {what}: {chain}; "
+            "fix the redirects and list the final URL in the sitemap",
+        )
+        return out
+    if kind in _BAD_REDIRECT_KINDS:
+        detail = result.error or (
+            "Location is missing or invalid"
+            if kind == "redirect-invalid"
+            else "Location uses a scheme other than http/https"
+        )
+        add(
+            "url-redirect-error",
+            f"a redirect has no usable Location ({detail}): {chain}; "
+            "fix the redirect or list the final URL in the sitemap",
+        )
+        return out
+    if status is None:
+        why = result.error or kind or "unknown error"
+        add(
+            "url-unreachable",
+            f"no answer after {result.attempts} attempt(s): {why}"
+            "; check DNS, the server and the network, or remove the URL from the sitemap",
+        )
+        return out
+
+    blocker = detect_bot_challenge(status, result.headers, result.body_head)
+    if result.redirects:
+        if status >= 400 and blocker is None and status != 429:
+            add(
+                "url-redirect-error",
+                f"the redirect chain ends in HTTP {status}: {chain}; "
+                "point the redirect at a working page or remove the URL from the sitemap",
+            )
+        else:
+            _redirect_findings(result, chain, add)
+    elif 300 <= status < 400:
+        # The HTTP layer follows every usable Location, so a final 3xx had none.
+        add(
+            "url-redirect-error",
+            f"HTTP {status} without a usable Location; fix the redirect "
+            "or list the final URL in the sitemap",
+        )
+
+    if blocker is not None:
+        add(
+            "url-bot-blocked",
+            f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
+            "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
+        )
+    elif result.redirects and status >= 400 and status != 429:
+        pass  # reported as url-redirect-error above
+    elif status in (404, 410):
+        word = "Not Found" if status == 404 else "Gone"
+        add(
+            "url-not-found",
+            f"HTTP {status} {word}; remove the URL from the sitemap or restore the page",
+        )
+    elif status == 429:
+        retry = result.header("retry-after")
+        hint = f" (Retry-After: {retry})" if retry else ""
+        add(
+            "url-rate-limited",
+            f"still HTTP 429 Too Many Requests after {result.attempts} attempt(s){hint}; "
+            "lower --rate or ask the site to allow the auditor",
+        )
+    elif 400 <= status < 500:
+        add(
+            "url-client-error",
+            f"HTTP {status}; the URL must answer 200 to be indexed: "
+            "fix access or remove it from the sitemap",
+        )
+    elif status >= 500:
+        add(
+            "url-server-error",
+            f"HTTP {status} after {result.attempts} attempt(s); fix the server error "
+            "or remove the URL from the sitemap",
+        )
+
+    if status is not None and result.elapsed_ms > config.slow_ms:
+        add(
+            "url-slow",
+            f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
+            "threshold; speed up the page or its server",
+        )
+
+    if not 200 <= status < 300:
+        return out
+
+    robots_values = result.header_all("x-robots-tag")
+    if robots_values:
+        hit = noindex_directive(robots_values, agent_token)
+        if hit is not None:
+            add(
+                "url-noindex",
+                f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
+                "indexable; remove the header or remove the URL from the sitemap",
+            )
+
+    link_values = result.header_all("link")
+    if link_values:
+        _canonical_finding(result, link_values, add)
+
+    if lastmod is not None:
+        _lastmod_findings(result, lastmod, config, now, add)
+    return out
+
+
+# --- redirects -------------------------------------------------------------
+
+
+def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> str:
+    parts = [f"{h.url} ({h.status})" for h in hops]
+    parts.append(f"{final_url} ({status if status is not None else 'no answer'})")
+    return " -> ".join(parts)
+
+
+def _redirect_findings(result: FetchResult, chain: str, add: _Add) -> None:
+    hops = result.redirects
+    permanent = all(h.status in _PERMANENT for h in hops)
+    kind = "permanent" if permanent else "temporary"
+    add(
+        "url-redirect",
+        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {result.final_url}; "
+        f"list the final URL {result.final_url} in the sitemap instead",
+    )
+    if len(hops) > 1:
+        add(
+            "url-redirect-chain",
+            f"{len(hops)} redirect hops before the final answer: {chain}; "
+            "redirect in one hop and list the final URL in the sitemap",
+        )
+
+
+# --- X-Robots-Tag ----------------------------------------------------------
+
+# Directives that take a value after a colon; anything else before a colon that
+# looks like a product token (RFC 9309: letters, '_' and '-') is an agent scope.
+_VALUED_DIRECTIVES = frozenset(
+    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+)
+_AGENT_TOKEN = re.compile(r"[a-z_-]+\Z")
+
+
+def noindex_directive(values: list[str], agent_token: str) -> str | None:
+    """The X-Robots-Tag header value that says noindex for `agent_token`, or None.
+
+    Each header value is a comma-separated list; `agent: directive` scopes it
+    and the following directives of that value to one agent. `none` means
+    noindex, nofollow. `unavailable_after: <date>` holds colons and commas,
+    and its date pieces never look like an agent token, so they are ignored.
+    """
+    agent = agent_token.strip().lower()
+    for value in values:
+        scope: str | None = None
+        for raw in value.split(","):
+            token = raw.strip().lower()
+            if not token:
+                continue
+            if ":" in token:
+                key, _, rest = token.partition(":")
+                key = key.strip()
+                if key not in _VALUED_DIRECTIVES and _AGENT_TOKEN.match(key):
+                    scope = key
+                    token = rest.strip()
+                else:
+                    continue  # a valued directive or a piece of its date
+            if token in ("noindex", "none") and (scope is None or scope == agent):
+                return value.strip()
+    return None
+
+
+# --- Link rel=canonical ----------------------------------------------------
+
+
+def canonical_links(values: list[str]) -> list[str]:
+    """The targets of every `rel=canonical` link in some Link header values (RFC 8288)."""
+    found: list[str] = []
+    for value in values:
+        pos = 0
+        n = len(value)
+        while True:
+            start = value.find("<", pos)
+            if start < 0:
+                break
+            end = value.find(">", start + 1)
+            if end < 0:
+                break
+            target = value[start + 1 : end].strip()
+            params, pos = _link_params(value, end + 1, n)
+            rel = params.get("rel")
+            if rel is not None and "canonical" in rel.lower().split():
+                found.append(target)
+    return found
+
+
+def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
+    """Parse `; name=value` parameters up to the comma ending this link."""
+    params: dict[str, str] = {}
+    name: list[str] = []
+    val: list[str] = []
+    in_value = False
+    quoted = False
+    i = pos
+    while i < n:
+        c = value[i]
+        if quoted:
+            if c == "\\" and i + 1 < n:
+                val.append(value[i + 1])
+                i += 1
+            elif c == '"':
+                quoted = False
+            else:
+                val.append(c)
+        elif c == '"' and in_value:
+            quoted = True
+        elif c in ";,":
+            key = "".join(name).strip().lower()
+            if key and key not in params:
+                params[key] = "".join(val).strip()
+            name, val, in_value = [], [], False
+            if c == ",":
+                return params, i + 1
+        elif c == "=" and not in_value:
+            in_value = True
+        elif in_value:
+            val.append(c)
+        else:
+            name.append(c)
+        i += 1
+    key = "".join(name).strip().lower()
+    if key and key not in params:
+        params[key] = "".join(val).strip()
+    return params, n
+
+
+def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> None:
+    targets = canonical_links(link_values)
+    if not targets:
+        return
+    base = result.final_url or result.url
+    resolved: list[str] = []
+    for t in targets:
+        url = urljoin(base, t)
+        if url not in resolved:
+            resolved.append(url)
+    normal = {_normalize(u) for u in resolved}
+    if len(normal) > 1:
+        add(
+            "url-canonical-mismatch",
+            f"conflicting rel=canonical Link headers: {', '.join(resolved)}; "
+            "search engines ignore them all: send one canonical, the listed URL",
+        )
+        return
+    own = {_normalize(result.final_url), _normalize(result.url)}
+    if normal.isdisjoint(own):
+        add(
+            "url-canonical-mismatch",
+            f"the Link header names {resolved[0]} as canonical, not {result.final_url}; "
+            "list the canonical URL in the sitemap instead, or fix the header",
+        )
+
+
+# --- lastmod vs Last-Modified ----------------------------------------------
+
+
+def _lastmod_findings(
+    result: FetchResult,
+    lastmod: str,
+    config: CrawlConfig,
+    now: datetime | None,
+    add: _Add,
+) -> None:
+    header = result.header("last-modified")
+    if header is None:
+        return
+    try:
+        span = parse_w3c_datetime(lastmod.strip())
+    except ValueError:
+        return  # reported as lastmod-invalid by the validator
+    modified = parse_http_date(header)
+    if modified is None:
+        return
+    date_header = result.header("date")
+    served = parse_http_date(date_header) if date_header else None
+    if now is None:
+        now = datetime.now(UTC)
+    if (served is not None and abs(modified - served) <= _DYNAMIC_WINDOW) or abs(
+        modified - now
+    ) <= _DYNAMIC_WINDOW:
+        add(
+            "last-modified-dynamic",
+            f"Last-Modified ({header}) is the time of the request, so <lastmod> {lastmod} "
+            "cannot be checked against it; send the content's real modification time",
+        )
+        return
+    tolerance = timedelta(seconds=config.lastmod_tolerance_s)
+    # HTTP dates have whole seconds: a fractional lastmod must not read as ahead.
+    start = span.start.replace(microsecond=0) - tolerance
+    end = span.end + tolerance
+    shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if modified >= end:
+        add(
+            "lastmod-stale",
+            f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
+            "precision): the sitemap under-reports changes; update <lastmod> to the page's "
+            "last change",
+        )
+    elif modified < start:
+        add(
+            "lastmod-ahead",
+            f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
+            "change the server does not show; set <lastmod> to the real last change "
+            "(or fix the server's Last-Modified)",
+        )
+
+
+# --- the url record --------------------------------------------------------
+
+
+def url_record(
+    result: FetchResult,
+    *,
+    sitemap: str | None,
+    line: int | None,
+    lastmod: str | None,
+    robots: Literal["allowed", "blocked"] = "allowed",
+) -> UrlResult:
+    """The jsonl `url` record; failures carry diagnostic headers and a body excerpt."""
+    extra: dict[str, object] | None = None
+    failed = result.status is None or result.status >= 400 or result.error is not None
+    if failed and robots == "allowed":
+        extra = {"method": result.method, "attempts": result.attempts}
+        if result.error_kind:
+            extra["error_kind"] = result.error_kind
+        headers: dict[str, str] = {}
+        for name, value in result.headers:
+            if name in _DIAGNOSTIC_HEADERS:
+                headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        if headers:
+            extra["headers"] = headers
+        if result.body_head:
+            extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
+    return UrlResult(
+        url=result.url,
+        sitemap=sitemap,
+        line=line,
+        status=result.status,
+        final_url=result.final_url if result.status is not None else None,
+        redirects=result.redirects,
+        lastmod=lastmod,
+        last_modified=result.header("last-modified"),
+        robots=robots,
+        elapsed_ms=round(result.elapsed_ms, 1) if result.status is not None else None,
+        error=result.error,
+        extra=extra,
+    )
+
+
+_CHARSET = re.compile(r"charset\s*=\s*\"?([\w.:-]+)", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def body_excerpt(body: bytes, content_type: str | None = None) -> str:
+    """At most ~300 characters of a body, decoded safely, whitespace collapsed."""
+    head = body[:2048]
+    if head.startswith(b"\x1f\x8b") or b"\x00" in head[:512]:
+        return f"<{len(body)} bytes of binary data>"
+    encoding = "utf-8"
+    if content_type:
+        m = _CHARSET.search(content_type)
+        if m:
+            encoding = m.group(1)
+    try:
+        text = head.decode(encoding, "replace")
+    except LookupError:
+        text = head.decode("utf-8", "replace")
+    text = _SPACES.sub(" ", text).strip()
+    if len(text) > _BODY_EXCERPT_CHARS:
+        text = text[: _BODY_EXCERPT_CHARS - 1] + "…"
+    return text
+
+
+_PCT = re.compile(r"%[0-9a-fA-F]{2}")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _normalize(url: str) -> str:
+    """Scheme/host case, default port, empty path and percent-escape case folded.
+
+    A private stand-in for audit.urls.normalize_url, which did not exist yet
+    when this was written; the fragment is dropped (search engines ignore it).
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return url
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    if parts.username is not None:
+        cred = parts.username + (f":{parts.password}" if parts.password is not None else "")
+        netloc = f"{cred}@{netloc}"
+    path = _PCT.sub(lambda m: m.group(0).upper(), parts.path) or "/"
+    query = _PCT.sub(lambda m: m.group(0).upper(), parts.query)
+    return urlunsplit((scheme, netloc, path, query, ""))
