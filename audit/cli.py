@@ -1,0 +1,361 @@
+"""The command line: a thin layer over the pipeline and the report writers.
+
+`main(argv) -> int` parses, builds one frozen CrawlConfig, runs, and maps the
+outcome to the exit codes of DESIGN.md. Errors the user can fix are one line
+on stderr; stdout carries only the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Iterator
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, TextIO
+
+from audit import __version__
+from audit.config import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RATE,
+    DEFAULT_RETRIES,
+    DEFAULT_SLOW_MS,
+    DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT,
+    CrawlConfig,
+)
+from audit.errors import AuditError, TargetError
+
+PROG = "sitemap-audit"
+
+
+class Exit(IntEnum):
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    INTERRUPTED = 130
+
+
+FORMATS = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
+LEVELS = ("error", "warning", "info", "never")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2 (argparse's own convention)
+        self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
+    p.add_argument("--format", choices=FORMATS, default=default, help=f"report format (default {default})")
+    p.add_argument("--output", "-o", metavar="PATH", help="write the report here (default stdout)")
+    p.add_argument("--fail-on", choices=LEVELS, default="error", help="exit 1 at or above this severity")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _add_http(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rate", type=_positive_float, default=DEFAULT_RATE, help="requests per second per host")
+    p.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight")
+    p.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
+    p.add_argument("--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff")
+    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent; its product token picks the robots.txt group")
+    p.add_argument("--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'", help="extra request header (repeatable)")
+    p.add_argument("--include-sitemap", action="append", default=[], metavar="REGEX", help="only sitemaps matching")
+    p.add_argument("--exclude-sitemap", action="append", default=[], metavar="REGEX", help="skip sitemaps matching (never fetched)")
+    p.add_argument("--base-url", metavar="URL", help="the public URL of a local sitemap file (for host and path rules)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    crawl = sub.add_parser("crawl", help="full audit: discover, expand, validate, check every URL")
+    crawl.add_argument("target", help="site root, sitemap URL, robots.txt URL or local sitemap file")
+    _add_output(crawl)
+    _add_http(crawl)
+    crawl.add_argument("--page-checks", action="store_true", help="GET pages and check meta robots, canonical, soft 404")
+    crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
+    crawl.add_argument("--include", action="append", default=[], metavar="REGEX", help="only page URLs matching")
+    crawl.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="skip page URLs matching")
+    crawl.add_argument("--slow", type=_positive_float, default=DEFAULT_SLOW_MS / 1000, metavar="S", help="url-slow threshold in seconds (default 5)")
+    crawl.add_argument("--lastmod-tolerance", type=float, default=0.0, metavar="S", help="seconds of slack when comparing lastmod and Last-Modified")
+
+    validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
+    validate.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
+    _add_output(validate)
+    _add_http(validate)
+
+    inspect = sub.add_parser("inspect", help="counts, sizes, lastmod distribution, extensions, children")
+    inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
+    inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
+    inspect.add_argument("--format", choices=("text", "json"), default="text")
+    inspect.add_argument("--output", "-o", metavar="PATH")
+    _add_http(inspect)
+
+    disc = sub.add_parser("discover", help="list the sitemaps a site declares or exposes")
+    disc.add_argument("site", help="site root URL, e.g. https://www.example.com/")
+    disc.add_argument("--format", choices=("text", "jsonl"), default="text")
+    _add_http(disc)
+
+    report = sub.add_parser("report", help="turn a saved jsonl report into another format")
+    report.add_argument("report", help="a jsonl report written by --format jsonl")
+    report.add_argument("--format", choices=FORMATS, default="text")
+    report.add_argument("--output", "-o", metavar="PATH")
+    report.add_argument("--fail-on", choices=LEVELS, default="error")
+    return parser
+
+
+def config_from(args: argparse.Namespace) -> CrawlConfig:
+    return CrawlConfig(
+        rate=args.rate,
+        concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
+        timeout=args.timeout,
+        retries=args.retries,
+        user_agent=args.user_agent,
+        page_checks=getattr(args, "page_checks", False),
+        max_urls=getattr(args, "max_urls", None),
+        slow_ms=getattr(args, "slow", DEFAULT_SLOW_MS / 1000) * 1000,
+        lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
+        include=tuple(getattr(args, "include", ())),
+        exclude=tuple(getattr(args, "exclude", ())),
+        include_sitemap=tuple(args.include_sitemap),
+        exclude_sitemap=tuple(args.exclude_sitemap),
+        base_url=args.base_url,
+        extra_headers=tuple(args.header),
+    )
+
+
+@contextlib.contextmanager
+def open_output(path: str | None) -> Iterator[TextIO]:
+    if not path:
+        yield sys.stdout
+        return
+    try:
+        fh = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot write the report: {exc.strerror}") from exc
+    try:
+        yield fh
+    finally:
+        fh.close()
+
+
+def _run_interruptibly(coro: Any) -> bool:
+    """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted."""
+
+    async def guarded() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        await coro
+
+    try:
+        asyncio.run(guarded())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return True
+    return False
+
+
+def _validate_regexes(config: CrawlConfig) -> None:
+    import re
+
+    for opt, patterns in (
+        ("--include", config.include),
+        ("--exclude", config.exclude),
+        ("--include-sitemap", config.include_sitemap),
+        ("--exclude-sitemap", config.exclude_sitemap),
+    ):
+        for pat in patterns:
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise TargetError(f"{opt} {pat!r}: not a valid regular expression: {exc}") from exc
+
+
+def cmd_audit(args: argparse.Namespace, mode: str) -> int:
+    """crawl and validate: run the pipeline, stream records to the writer."""
+    from audit.progress import make_progress
+    from audit.recorder import Recorder
+    from audit.report import make_writer
+    from audit.runner import run_target
+
+    config = config_from(args)
+    _validate_regexes(config)
+    from audit.pipeline import classify_target
+
+    kind, value = classify_target(args.target)
+    if mode == "validate" and kind == "site":
+        raise TargetError(
+            f"{args.target}: a site root; validate takes a sitemap URL or file "
+            f"(use `{PROG} discover` to find them, or `{PROG} crawl`)"
+        )
+    with open_output(args.output) as out:
+        writer = make_writer(args.format, out, fail_on=args.fail_on)
+        recorder = Recorder([writer.write])
+        progress = make_progress(not args.no_progress, "checked" if mode == "crawl" else "entries")
+        outcome: dict[str, Any] = {}
+        try:
+            interrupted = _run_interruptibly(run_target(kind, value, config, recorder, mode, progress, outcome))
+        finally:
+            progress.close()
+        if interrupted:
+            recorder.notes["interrupted"] = True
+        recorder.emit(recorder.summary())
+        writer.close()
+    if interrupted:
+        print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+        return Exit.INTERRUPTED
+    if outcome.get("fatal"):
+        print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
+        return Exit.USAGE
+    return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from audit.inspect import Inspector
+    from audit.progress import NoProgress
+    from audit.recorder import Recorder
+    from audit.runner import run_target
+
+    config = config_from(args)
+    from audit.pipeline import classify_target
+
+    kind, value = classify_target(args.target)
+    if kind == "site":
+        raise TargetError(f"{args.target}: a site root; inspect takes a sitemap URL or file")
+    inspector = Inspector()
+    with open_output(args.output) as out:
+        on_entry = inspector.on_entry
+        if args.urls:
+
+            def on_entry(source: str, entry: Any) -> None:
+                if entry.kind == "url" and entry.loc and entry.loc.strip():
+                    out.write(entry.loc.strip() + "\n")
+
+        recorder = Recorder([])
+        outcome: dict[str, Any] = {}
+        interrupted = _run_interruptibly(
+            run_target(kind, value, config, recorder, "inspect", NoProgress(), outcome,
+                       on_entry=on_entry, on_sitemap=inspector.on_sitemap)
+        )
+        if not args.urls:
+            if args.format == "json":
+                json.dump([inspector.stats[u].to_json() for u in inspector.order], out, indent=2)
+                out.write("\n")
+            else:
+                inspector.write_text(out)
+    if interrupted:
+        return Exit.INTERRUPTED
+    if outcome.get("fatal"):
+        print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
+        return Exit.USAGE
+    return Exit.OK
+
+
+def cmd_discover(args: argparse.Namespace) -> int:
+    from audit.pipeline import classify_target
+    from audit.runner import run_discover
+
+    kind, value = classify_target(args.site)
+    if kind != "site":
+        raise TargetError(f"{args.site}: discover takes a site root URL such as https://www.example.com/")
+    config = config_from(args)
+    found, findings = asyncio.run(run_discover(value, config))
+    for d in found:
+        if args.format == "jsonl":
+            print(json.dumps(d.to_json()))
+        else:
+            print(f"{d.url}\t(from {d.source})")
+    for f in findings:
+        if args.format == "jsonl":
+            print(json.dumps(f.to_json()))
+        else:
+            print(f"{f.severity.value}: {f.code}: {f.message}", file=sys.stderr)
+    return Exit.OK if found else Exit.FINDINGS
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from audit.report import convert
+
+    src = Path(args.report)
+    if not src.is_file():
+        raise TargetError(f"{args.report}: no such report file")
+    with open_output(args.output) as out:
+        try:
+            summary = convert(str(src), args.format, out, fail_on=args.fail_on)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from exc
+    if isinstance(summary, dict) and args.fail_on != "never":
+        from audit.records import Severity
+
+        threshold = Severity(args.fail_on).rank
+        counts = summary.get("findings", {})
+        if any(counts.get(s.value, 0) for s in Severity if s.rank >= threshold):
+            return Exit.FINDINGS
+    return Exit.OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command in ("crawl", "validate"):
+            return cmd_audit(args, args.command)
+        if args.command == "inspect":
+            return cmd_inspect(args)
+        if args.command == "discover":
+            return cmd_discover(args)
+        if args.command == "report":
+            return cmd_report(args)
+    except AuditError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return Exit.USAGE
+    except BrokenPipeError:  # `| head`: the reader went away, nothing to report
+        with contextlib.suppress(OSError):
+            sys.stdout.close()
+        return Exit.OK
+    parser.error(f"unknown command {args.command}")
+    return Exit.USAGE

@@ -1,0 +1,135 @@
+"""Discovery: which sitemaps does a site declare or expose?
+
+Order (as search engines and site owners use them): robots.txt `Sitemap:`
+lines, then the common paths, then `<link rel="sitemap">` on the home page.
+It uses the HTTP layer and the robots cache; it never parses a sitemap (a
+cheap sniff of the first bytes tells a sitemap from an HTML error page).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+from audit.errors import TargetError
+from audit.http import HttpClient
+from audit.records import Finding, finding
+from audit.robots import RobotsPolicy
+from audit.urls import normalize_url
+
+COMMON_PATHS = ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml", "/sitemap.xml.gz")
+HOME_BYTES = 256 * 1024
+SNIFF_BYTES = 2048
+
+_LINK_TAG = re.compile(rb"<link\b[^>]*>", re.IGNORECASE)
+_ATTR = re.compile(rb"""([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
+_SITEMAP_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml|<urlset|<sitemapindex|<rss|<feed|https?://)", re.I)
+_HTML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<!doctype\s+html|<html|<head|<body)", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    url: str
+    source: str  # "robots.txt" | "common path" | "home page" | "target"
+
+    def to_json(self) -> dict[str, str]:
+        return {"type": "discovered", "url": self.url, "source": self.source}
+
+
+def looks_like_sitemap(body: bytes) -> bool:
+    if body[:2] == b"\x1f\x8b":
+        return True
+    if _HTML_START.match(body):
+        return False
+    return bool(_SITEMAP_START.match(body))
+
+
+def sitemap_links(html: bytes, base: str) -> list[str]:
+    """hrefs of <link rel="sitemap"> in an HTML document, resolved against base."""
+    out: list[str] = []
+    for tag in _LINK_TAG.findall(html):
+        attrs: dict[bytes, bytes] = {}
+        for name, v1, v2, v3 in _ATTR.findall(tag):
+            attrs[name.lower()] = v1 or v2 or v3
+        rels = attrs.get(b"rel", b"").lower().split()
+        href = attrs.get(b"href")
+        if b"sitemap" in rels and href:
+            out.append(urljoin(base, href.decode("utf-8", "replace").strip()))
+    return out
+
+
+RobotsGetter = Callable[[str], Awaitable[RobotsPolicy]]
+
+
+async def discover(
+    client: HttpClient,
+    robots_get: RobotsGetter,
+    site: str,
+    *,
+    exhaustive: bool = False,
+) -> tuple[list[Discovered], list[Finding]]:
+    """Find the sitemaps of a site root. With `exhaustive`, try every source
+    (the `discover` command); otherwise stop at the first source that yields."""
+    root = site.rstrip("/")
+    found: list[Discovered] = []
+    findings: list[Finding] = []
+    seen: set[str] = set()
+
+    def add(url: str, source: str) -> None:
+        key = normalize_url(url)
+        if key not in seen:
+            seen.add(key)
+            found.append(Discovered(url, source))
+
+    policy = await robots_get(root + "/")
+    if policy.status == "unreachable" and policy.http_status is None:
+        home = await client.fetch(root + "/", method="GET", body_bytes=1)
+        if home.status is None:
+            raise TargetError(f"{root}/: site cannot be reached: {home.error}")
+    for url in policy.sitemaps:
+        add(url, "robots.txt")
+    if policy.status == "ok" and not policy.sitemaps:
+        findings.append(
+            finding(
+                "robots-no-sitemap",
+                "robots.txt declares no Sitemap: line; add one so every crawler finds the sitemaps",
+                url=root + "/robots.txt",
+            )
+        )
+    if found and not exhaustive:
+        return found, findings
+
+    for path in COMMON_PATHS:
+        url = root + path
+        if not policy.allowed(url):
+            continue  # probing a disallowed path would be impolite
+        res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
+        if res.status is not None and 200 <= res.status < 300 and looks_like_sitemap(res.body_head):
+            # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
+            final = res.final_url or url
+            if normalize_url(final) in seen:
+                continue
+            seen.add(normalize_url(final))
+            found.append(Discovered(url, "common path"))
+    if found and not exhaustive:
+        return found, findings
+
+    home = await client.fetch(root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False)
+    if home.status is not None and 200 <= home.status < 300:
+        for url in sitemap_links(home.body_head, home.final_url or root + "/"):
+            add(url, "home page")
+
+    if not found:
+        findings.append(
+            finding(
+                "sitemap-not-found",
+                "no sitemap found: robots.txt has no Sitemap: line, none of "
+                + ", ".join(COMMON_PATHS)
+                + " answers with a sitemap, and the home page has no <link rel=\"sitemap\">; "
+                "publish one and declare it in robots.txt",
+                url=root + "/",
+            )
+        )
+    return found, findings

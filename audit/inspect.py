@@ -1,0 +1,132 @@
+"""`inspect`: what is in a sitemap (counts, sizes, lastmod spread, extensions, children).
+
+Collects per-sitemap statistics from the entries as they stream past; keeps
+counters only, never the entries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from audit.dates import parse_w3c_datetime
+from audit.parser import StreamParser
+from audit.records import Entry, SitemapRecord
+
+
+@dataclass(slots=True)
+class SitemapStats:
+    url: str
+    parent: str | None = None
+    kind: str | None = None
+    status: int | None = None
+    entries: int = 0
+    bytes: int = 0
+    compressed_bytes: int = 0
+    gzip: bool = False
+    lastmod_min: str | None = None
+    lastmod_max: str | None = None
+    lastmod_missing: int = 0
+    by_month: Counter[str] = field(default_factory=Counter)
+    extensions: Counter[str] = field(default_factory=Counter)
+    children: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "parent": self.parent,
+            "kind": self.kind,
+            "status": self.status,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "compressed_bytes": self.compressed_bytes,
+            "gzip": self.gzip,
+            "lastmod_min": self.lastmod_min,
+            "lastmod_max": self.lastmod_max,
+            "lastmod_missing": self.lastmod_missing,
+            "lastmod_by_month": dict(sorted(self.by_month.items())),
+            "extensions": dict(sorted(self.extensions.items())),
+            "children": self.children,
+        }
+
+
+class Inspector:
+    def __init__(self) -> None:
+        self.stats: dict[str, SitemapStats] = {}
+        self.order: list[str] = []
+        self._sort_keys: dict[str, tuple[Any, Any]] = {}
+
+    def _get(self, source: str) -> SitemapStats:
+        st = self.stats.get(source)
+        if st is None:
+            st = self.stats[source] = SitemapStats(source)
+            self.order.append(source)
+        return st
+
+    def on_entry(self, source: str, entry: Entry) -> None:
+        st = self._get(source)
+        if entry.kind == "sitemap":
+            st.children.append((entry.loc or "").strip())
+        if entry.images:
+            st.extensions["image"] += len(entry.images)
+        if entry.videos:
+            st.extensions["video"] += len(entry.videos)
+        if entry.news:
+            st.extensions["news"] += len(entry.news)
+        if entry.alternates:
+            st.extensions["hreflang"] += len(entry.alternates)
+        if not entry.lastmod:
+            st.lastmod_missing += 1
+            return
+        try:
+            when = parse_w3c_datetime(entry.lastmod.strip()).start
+        except ValueError:
+            return
+        st.by_month[when.strftime("%Y-%m")] += 1
+        iso = when.isoformat()
+        if st.lastmod_min is None or iso < st.lastmod_min:
+            st.lastmod_min = iso
+        if st.lastmod_max is None or iso > st.lastmod_max:
+            st.lastmod_max = iso
+
+    def on_sitemap(self, rec: SitemapRecord, parser: StreamParser) -> None:
+        st = self._get(rec.url)
+        st.parent = rec.parent
+        st.kind = rec.kind
+        st.status = rec.status
+        st.entries = rec.entries
+        st.bytes = rec.bytes
+        st.compressed_bytes = parser.compressed_bytes
+        st.gzip = rec.gzip
+
+    def write_text(self, out: TextIO) -> None:
+        for url in self.order:
+            st = self.stats[url]
+            indent = "  " if st.parent else ""
+            comp = f", gzip {st.compressed_bytes:,} bytes" if st.gzip else ""
+            out.write(f"{indent}{st.url}\n")
+            out.write(
+                f"{indent}  kind {st.kind or '?'}, {st.entries:,} entries, "
+                f"{st.bytes:,} bytes uncompressed{comp}\n"
+            )
+            if st.kind != "sitemapindex" or st.lastmod_min:
+                rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
+                out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
+            if st.by_month:
+                months = sorted(st.by_month.items())
+                peak = max(n for _, n in months)
+                for month, n in months[-24:]:
+                    bar = "#" * max(1, round(30 * n / peak))
+                    out.write(f"{indent}    {month} {n:>8,} {bar}\n")
+                if len(months) > 24:
+                    out.write(f"{indent}    ({len(months) - 24} earlier months not shown)\n")
+            if st.extensions:
+                ext = ", ".join(f"{k} {v:,}" for k, v in sorted(st.extensions.items()))
+                out.write(f"{indent}  extensions: {ext}\n")
+            if st.children:
+                out.write(f"{indent}  children: {len(st.children):,}\n")
+                for child in st.children[:50]:
+                    out.write(f"{indent}    {child}\n")
+                if len(st.children) > 50:
+                    out.write(f"{indent}    ... {len(st.children) - 50:,} more\n")

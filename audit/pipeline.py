@@ -1,0 +1,608 @@
+"""The pipeline: wires discovery, expansion, the frontier, workers and the sink.
+
+    sitemap queue -> expanders (stream -> spool -> parser -> validator)
+                  -> frontier (bounded) -> workers (robots, fetch, checks)
+                  -> recorder (writers, counters)
+
+It owns no protocol rule and no HTTP detail: the parser and validator judge
+documents, the HTTP layer fetches, the checks judge responses. Everything runs
+in one asyncio.TaskGroup, so an error or Ctrl-C cancels all stages and the
+caller still writes the report of what was done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from audit.checks import check_fetch, robots_blocked_finding, url_record
+from audit.config import CrawlConfig
+from audit.errors import FetchError, TargetError
+from audit.http import HttpClient
+from audit.parser import StreamParser
+from audit.progress import NoProgress, Progress
+from audit.recorder import Recorder
+from audit.records import Entry, Finding, SitemapRecord, UrlResult, finding
+from audit.robots import RobotsCache, RobotsPolicy
+from audit.spool import Spool
+from audit.urls import normalize_url
+from audit.validator import HreflangGraph, SeenUrls, SitemapValidator
+
+Mode = Literal["crawl", "validate", "inspect"]
+
+MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
+FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
+EXPANDERS = 4  # sitemaps streamed at once
+LOCAL_CHUNK = 65536
+
+# Content types a sitemap may be served as (RULES.md sitemap-content-type).
+_OK_TYPES = re.compile(
+    r"^(?:text/(?:xml|plain)|application/(?:xml|(?:[\w.+-]+\+xml)|x-gzip|gzip|x-gunzip|gzip-compressed))$"
+)
+
+EntryHook = Callable[[str, Entry], None]
+SitemapHook = Callable[[SitemapRecord, StreamParser], None]
+
+
+@dataclass(slots=True)
+class SitemapJob:
+    url: str  # URL, or the path of a local file
+    parent: str | None
+    parent_line: int | None
+    ancestors: tuple[str, ...]  # normalised URLs from the root down, for loop detection
+    local: Path | None = None
+    public_url: str | None = None  # the URL rules are judged against (--base-url for a file)
+
+
+@dataclass(slots=True)
+class UrlJob:
+    url: str
+    sitemap: str
+    line: int | None
+    lastmod: str | None
+
+
+@dataclass(slots=True)
+class RunState:
+    interrupted: bool = False
+    max_urls_reached: bool = False
+    excluded_urls: int = 0
+    excluded_sitemaps: int = 0
+    admitted: int = 0
+    roots_unreachable: int = 0  # root sitemaps that got no HTTP answer at all
+    hosts_reported: set[str] = field(default_factory=set)
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
+class Auditor:
+    """One run. `mode` decides how far it goes: validate stops at the documents,
+    inspect hands entries to a hook, crawl checks every URL."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        recorder: Recorder,
+        *,
+        mode: Mode = "crawl",
+        progress: Progress | None = None,
+        on_entry: EntryHook | None = None,
+        on_sitemap: SitemapHook | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        self.config = config
+        self.rec = recorder
+        self.mode = mode
+        self.progress = progress or NoProgress()
+        self.on_entry = on_entry
+        self.on_sitemap = on_sitemap
+        self.now = now or datetime.now(UTC)
+        self.state = RunState()
+        self.seen = SeenUrls()
+        self.seen_crawl = SeenUrls()  # URLs admitted to the frontier (one url record each)
+        self.hreflang = HreflangGraph()
+        self.agent_token = config.user_agent.split("/", 1)[0].strip() or "*"
+        self._include = [re.compile(p) for p in config.include]
+        self._exclude = [re.compile(p) for p in config.exclude]
+        self._include_sm = [re.compile(p) for p in config.include_sitemap]
+        self._exclude_sm = [re.compile(p) for p in config.exclude_sitemap]
+        self._visited: set[str] = set()
+        self._client: HttpClient | None = None
+        self._robots: RobotsCache | None = None
+        self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
+        self._frontier: asyncio.Queue[UrlJob | None] = asyncio.Queue(FRONTIER_SIZE)
+        self._pending = 0
+        self._done = asyncio.Event()
+
+    # --- public entry points ------------------------------------------------
+
+    @property
+    def client(self) -> HttpClient:
+        if self._client is None:
+            raise RuntimeError("no HTTP client outside run()")
+        return self._client
+
+    @property
+    def robots(self) -> RobotsCache:
+        if self._robots is None:
+            raise RuntimeError("no robots cache outside run()")
+        return self._robots
+
+    async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
+        """Audit the given sitemaps (already discovered). Findings of discovery go first."""
+        async with HttpClient(self.config) as client:
+            self._client = client
+            self._robots = RobotsCache(client, self.config.user_agent)
+            for f in pre or []:
+                self.rec.finding(f)
+            try:
+                await self._run_stages(roots)
+            finally:
+                self._finish_run()
+
+    async def run_with_client(self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]) -> None:
+        """Like run(), on a client the caller opened (discovery shares it)."""
+        self._client = client
+        self._robots = robots
+        try:
+            await self._run_stages(roots)
+        finally:
+            self._finish_run()
+
+    def _finish_run(self) -> None:
+        if not self.state.interrupted:
+            self.rec.findings(self.hreflang.finish())
+        notes = self.rec.notes
+        if self.state.max_urls_reached:
+            notes["max_urls_reached"] = True
+        if self.state.excluded_urls:
+            notes["excluded_urls"] = self.state.excluded_urls
+        if self.state.excluded_sitemaps:
+            notes["excluded_sitemaps"] = self.state.excluded_sitemaps
+        if self._client is not None and self.mode == "crawl":
+            stats = self._client.host_stats()
+            if stats:
+                self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
+
+    async def _run_stages(self, roots: list[SitemapJob]) -> None:
+        for job in roots:
+            self._schedule(job)
+        if self._pending == 0:
+            self._done.set()
+        workers = self.config.concurrency if self.mode == "crawl" else 0
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(EXPANDERS):
+                    tg.create_task(self._expander())
+                for _ in range(workers):
+                    tg.create_task(self._worker())
+                tg.create_task(self._closer(workers))
+        except asyncio.CancelledError:
+            self.state.interrupted = True
+            raise
+
+    async def _closer(self, workers: int) -> None:
+        """When no sitemap is pending, stop the expanders, then the workers."""
+        await self._done.wait()
+        for _ in range(EXPANDERS):
+            self._sitemaps.put_nowait(None)
+        for _ in range(workers):
+            await self._frontier.put(None)
+
+    # --- expansion ----------------------------------------------------------
+
+    def _schedule(self, job: SitemapJob) -> None:
+        key = normalize_url(job.url) if job.local is None else str(job.local)
+        if key in self._visited:
+            return
+        self._visited.add(key)
+        self._pending += 1
+        self._sitemaps.put_nowait(job)
+
+    def _sitemap_excluded(self, url: str) -> bool:
+        if self._include_sm and not any(p.search(url) for p in self._include_sm):
+            return True
+        return any(p.search(url) for p in self._exclude_sm)
+
+    def _url_excluded(self, url: str) -> bool:
+        if self._include and not any(p.search(url) for p in self._include):
+            return True
+        return any(p.search(url) for p in self._exclude)
+
+    async def _expander(self) -> None:
+        while True:
+            job = await self._sitemaps.get()
+            if job is None:
+                return
+            try:
+                if not self.state.max_urls_reached:
+                    await self._expand(job)
+            except FetchError as exc:
+                self.rec.finding(
+                    finding("sitemap-http-error", f"{exc}; the sitemap could not be read", sitemap=job.url)
+                )
+            finally:
+                self._pending -= 1
+                self.progress.sitemap_done()
+                if self._pending == 0:
+                    self._done.set()
+
+    async def _expand(self, job: SitemapJob) -> None:
+        if job.local is not None:
+            await self._expand_local(job)
+            return
+        if job.parent is not None and self._sitemap_excluded(job.url):
+            self.state.excluded_sitemaps += 1
+            return
+        policy = await self._robots_for(job.url)
+        if not policy.allowed(job.url):
+            self.rec.finding(
+                finding(
+                    "sitemap-robots-blocked",
+                    f"robots.txt disallows this sitemap for {self.agent_token}: search engines will not "
+                    "read it; allow it in robots.txt (it was not fetched)",
+                    sitemap=job.parent,
+                    line=job.parent_line,
+                    url=job.url,
+                )
+            )
+            self.rec.sitemap(SitemapRecord(job.url, job.parent, None, None, 0, 0, False, "robots-blocked"))
+            return
+        async with self.client.stream(job.url) as resp:
+            where = {"sitemap": job.parent, "line": job.parent_line, "url": job.url}
+            if resp.redirects:
+                chain = " -> ".join(f"{h.url} ({h.status})" for h in resp.redirects)
+                self.rec.finding(
+                    finding(
+                        "sitemap-redirected",
+                        f"the sitemap redirects: {chain} -> {resp.final_url}; list the final URL",
+                        **where,
+                    )
+                )
+            if resp.status is None:
+                if job.parent is None:
+                    self.state.roots_unreachable += 1
+                self.rec.finding(
+                    finding(
+                        "sitemap-http-error",
+                        f"the sitemap could not be fetched: {resp.error}",
+                        **where,
+                    )
+                )
+                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, None, 0, 0, False, resp.error))
+                return
+            if resp.status in (404, 410):
+                self.rec.finding(
+                    finding(
+                        "sitemap-not-found",
+                        f"the sitemap answers {resp.status}; publish it or remove the reference to it",
+                        **where,
+                    )
+                )
+                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
+                return
+            if not 200 <= resp.status < 300:
+                self.rec.finding(
+                    finding(
+                        "sitemap-http-error",
+                        f"the sitemap answers HTTP {resp.status}; it must answer 200",
+                        **where,
+                    )
+                )
+                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
+                return
+            ctype = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
+            ctype_ok = bool(_OK_TYPES.match(ctype))
+            parser = StreamParser(job.url)
+            spool = Spool()
+
+            async def pump() -> None:
+                try:
+                    async for chunk in resp.iter_chunks():
+                        spool.write(chunk)
+                        if parser.stopped:
+                            break
+                    spool.finish()
+                except FetchError as exc:
+                    spool.finish(exc)
+
+            reader = asyncio.create_task(pump())
+            error: str | None = None
+            try:
+                error = await self._consume(job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype)
+            finally:
+                if not reader.done():
+                    reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+            self._sitemap_done(job, parser, resp.status, error)
+
+    async def _expand_local(self, job: SitemapJob) -> None:
+        path = job.local
+        assert path is not None
+        parser = StreamParser(job.public_url or str(path))
+
+        async def chunks() -> object:
+            with path.open("rb") as fh:
+                while chunk := fh.read(LOCAL_CHUNK):
+                    yield chunk
+
+        error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")  # type: ignore[arg-type]
+        self._sitemap_done(job, parser, None, error)
+
+    async def _consume(self, job: SitemapJob, parser: StreamParser, chunks: object, *, ctype_ok: bool, ctype: str) -> str | None:
+        """Feed chunks to the parser and entries to the validator and the frontier."""
+        source = job.public_url or job.url
+        validator: SitemapValidator | None = None
+        error: str | None = None
+        ctype_pending = not ctype_ok and job.local is None
+        try:
+            async for chunk in chunks:  # type: ignore[attr-defined]
+                items = parser.feed(chunk)
+                if ctype_pending and (parser.kind is not None or parser.is_html or parser.stopped):
+                    # An HTML body is reported as sitemap-is-html; its content type says nothing new.
+                    if not parser.is_html:
+                        self.rec.finding(
+                            finding(
+                                "sitemap-content-type",
+                                f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
+                                "application/xml, text/xml, text/plain or application/gzip",
+                                sitemap=job.parent,
+                                line=job.parent_line,
+                                url=job.url,
+                            )
+                        )
+                    ctype_pending = False
+                if items:
+                    validator = validator or self._validator(job, source, parser)
+                    await self._handle(job, source, parser, validator, items)
+                if parser.stopped:
+                    break
+        except FetchError as exc:
+            error = str(exc)
+            self.rec.finding(
+                finding(
+                    "sitemap-http-error",
+                    f"the sitemap body broke off after {parser.compressed_bytes} bytes: {exc}; "
+                    "entries read before it were kept",
+                    sitemap=job.parent,
+                    line=job.parent_line,
+                    url=job.url,
+                )
+            )
+        items = parser.close()
+        validator = validator or self._validator(job, source, parser)
+        if items:
+            await self._handle(job, source, parser, validator, items)
+        if parser.kind == "sitemapindex" and job.parent is not None:
+            self.rec.finding(
+                finding(
+                    "index-nested",
+                    "a sitemap index lists another sitemap index; search engines do not follow "
+                    "nested indexes: list its children in the top index",
+                    sitemap=job.parent,
+                    line=job.parent_line,
+                    url=job.url,
+                )
+            )
+        if not parser.stopped or parser.kind is not None:
+            self.rec.findings(validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes))
+        return error
+
+    def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
+        sitemap_url = job.public_url if job.local is not None else job.url
+        return SitemapValidator(
+            source,
+            sitemap_url=sitemap_url,
+            now=self.now,
+            seen=self.seen,
+            hreflang=self.hreflang,
+            cross_submitted=self._cross_submitted(sitemap_url),
+            kind=parser.kind,
+        )
+
+    def _cross_submitted(self, sitemap_url: str | None) -> Callable[[str], bool]:
+        """A URL on another host is allowed when that host's robots.txt lists this
+        sitemap (sitemaps.org cross-submission); only robots.txt already fetched counts."""
+
+        def check(loc: str) -> bool:
+            if sitemap_url is None or self._robots is None:
+                return False
+            policy = self._robots.cached(loc)
+            return policy is not None and sitemap_url in policy.sitemaps
+
+        return check
+
+    async def _handle(
+        self,
+        job: SitemapJob,
+        source: str,
+        parser: StreamParser,
+        validator: SitemapValidator,
+        items: list[Entry | Finding],
+    ) -> None:
+        for item in items:
+            if isinstance(item, Finding):
+                self.rec.finding(item)
+                continue
+            self.rec.entries += 1
+            found = validator.check(item)
+            self.rec.findings(found)
+            if self.on_entry is not None:
+                self.on_entry(source, item)
+            loc = (item.loc or "").strip()
+            if item.kind == "sitemap":
+                self._child(job, item, loc, found)
+            elif self.mode == "crawl":
+                await self._admit(source, item, loc, found)
+
+    def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
+        if not loc or any(f.code in ("loc-relative", "loc-invalid", "loc-missing") for f in found):
+            return
+        if self.mode == "inspect" and job.parent is not None:
+            return
+        key = normalize_url(loc)
+        own = normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
+        if key in job.ancestors or key == own:
+            self.rec.finding(
+                finding(
+                    "index-loop",
+                    "this sitemap is reached again through its own descendants; remove the "
+                    "reference that closes the loop",
+                    sitemap=job.public_url or job.url,
+                    line=item.line,
+                    url=loc,
+                )
+            )
+            return
+        if len(job.ancestors) >= MAX_INDEX_DEPTH:
+            return
+        if self._sitemap_excluded(loc):
+            self.state.excluded_sitemaps += 1
+            return
+        parent = job.public_url or job.url
+        self._schedule(SitemapJob(loc, parent, item.line, (*job.ancestors, own or parent)))
+
+    async def _admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
+        """One url record per listed URL: duplicates and excluded URLs are not queued."""
+        if not loc:
+            return
+        if self._url_excluded(loc):
+            self.state.excluded_urls += 1
+            return
+        if self.seen_crawl.add(loc):
+            return  # listed before: reported as loc-duplicate, checked once
+        if self.config.max_urls is not None and self.state.admitted >= self.config.max_urls:
+            self.state.max_urls_reached = True
+            return
+        self.state.admitted += 1
+        self.progress.add_total(1)
+        unusable = [f for f in found if f.code in ("loc-relative", "loc-invalid", "loc-too-long")]
+        if unusable:
+            self.rec.url(
+                UrlResult(loc, source, item.line, None, None, (), item.lastmod, None, "allowed", None,
+                          f"not requested: {unusable[0].code}")
+            )
+            self.progress.advance()
+            return
+        await self._frontier.put(UrlJob(loc, source, item.line, item.lastmod))
+
+    def _sitemap_done(self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None) -> None:
+        rec = SitemapRecord(
+            job.public_url or job.url,
+            job.parent,
+            parser.kind,
+            status,
+            parser.entries,
+            parser.uncompressed_bytes,
+            parser.gzip,
+            error,
+        )
+        self.rec.sitemap(rec)
+        if self.on_sitemap is not None:
+            self.on_sitemap(rec, parser)
+
+    # --- robots -------------------------------------------------------------
+
+    async def _robots_for(self, url: str) -> RobotsPolicy:
+        policy = await self.robots.get(url)
+        origin = origin_of(url)
+        if origin not in self.state.hosts_reported:
+            self.state.hosts_reported.add(origin)
+            robots_url = origin + "/robots.txt"
+            if policy.status == "unreachable":
+                self.rec.finding(
+                    finding(
+                        "robots-unreachable",
+                        f"robots.txt could not be read ({policy.error or policy.http_status}); search "
+                        "engines treat the whole host as disallowed until it answers",
+                        url=robots_url,
+                    )
+                )
+            elif policy.status == "missing":
+                self.rec.finding(
+                    finding(
+                        "robots-missing",
+                        f"robots.txt answers {policy.http_status}: everything is allowed",
+                        url=robots_url,
+                    )
+                )
+        return policy
+
+    # --- workers ------------------------------------------------------------
+
+    async def _worker(self) -> None:
+        while True:
+            job = await self._frontier.get()
+            if job is None:
+                return
+            try:
+                await self._check(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one URL's failure never stops the run
+                self.rec.url(
+                    UrlResult(job.url, job.sitemap, job.line, None, None, (), job.lastmod, None,
+                              "allowed", None, f"internal error: {type(exc).__name__}: {exc}")
+                )
+            finally:
+                self.progress.advance()
+
+    async def _check(self, job: UrlJob) -> None:
+        policy = await self._robots_for(job.url)
+        if not policy.allowed(job.url):
+            self.rec.url(
+                UrlResult(job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked", None)
+            )
+            self.rec.finding(robots_blocked_finding(job.url, job.sitemap, job.line))
+            return
+        result = await self.client.fetch(job.url)
+        self.rec.url(url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod))
+        self.rec.findings(
+            check_fetch(
+                result,
+                lastmod=job.lastmod,
+                sitemap=job.sitemap,
+                line=job.line,
+                config=self.config,
+                agent_token=self.agent_token,
+                now=self.now,
+            )
+        )
+
+
+def classify_target(target: str) -> tuple[str, str]:
+    """('file', path) | ('site', url) | ('robots', url) | ('sitemap', url); TargetError otherwise."""
+    if "://" in target:
+        parts = urlsplit(target)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise TargetError(f"{target}: not an http(s) URL or a local file")
+        try:
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError as exc:
+            raise TargetError(f"{target}: bad port in URL") from exc
+        path = parts.path
+        if path in ("", "/") and not parts.query:
+            return "site", target if path else target + "/"
+        if path.lower().endswith("/robots.txt"):
+            return "robots", target
+        return "sitemap", target
+    p = Path(target)
+    if p.is_dir():
+        raise TargetError(f"{target}: is a directory, not a sitemap file")
+    if not p.exists():
+        raise TargetError(f"{target}: no such file (and not an http(s) URL)")
+    try:
+        with p.open("rb"):
+            pass
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
+    return "file", target

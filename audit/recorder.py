@@ -1,0 +1,69 @@
+"""The sink: every record of a run passes through here on its way to the writers.
+
+It keeps only counters (never the records), so the summary can be computed
+at the end whatever the size of the audit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from audit.records import Finding, Severity, SitemapRecord, UrlResult
+
+RecordSink = Callable[[dict[str, Any]], None]
+
+
+class Recorder:
+    def __init__(self, sinks: list[RecordSink]) -> None:
+        self._sinks = sinks
+        self.started = time.monotonic()
+        self.sitemaps = 0
+        self.urls = 0
+        self.entries = 0
+        self.by_severity: Counter[str] = Counter()
+        self.by_code: Counter[str] = Counter()
+        self.notes: dict[str, Any] = {}
+
+    def emit(self, record: dict[str, Any]) -> None:
+        for sink in self._sinks:
+            sink(record)
+
+    def sitemap(self, rec: SitemapRecord) -> None:
+        self.sitemaps += 1
+        self.emit(rec.to_json())
+
+    def url(self, rec: UrlResult) -> None:
+        self.urls += 1
+        self.emit(rec.to_json())
+
+    def finding(self, f: Finding) -> None:
+        self.by_severity[f.severity.value] += 1
+        self.by_code[f.code] += 1
+        self.emit(f.to_json())
+
+    def findings(self, fs: list[Finding]) -> None:
+        for f in fs:
+            self.finding(f)
+
+    def worst_at_or_above(self, level: str) -> bool:
+        """True when some finding is at or above --fail-on LEVEL."""
+        if level == "never":
+            return False
+        threshold = Severity(level).rank
+        return any(self.by_severity[s.value] for s in Severity if s.rank >= threshold)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "summary",
+            "sitemaps": self.sitemaps,
+            "urls": self.urls,
+            "entries": self.entries,
+            "findings": {s.value: self.by_severity[s.value] for s in Severity},
+            "by_code": dict(sorted(self.by_code.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "duration_s": round(time.monotonic() - self.started, 3),
+        }
+        out.update(self.notes)
+        return out

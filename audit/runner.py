@@ -1,0 +1,93 @@
+"""Turns a classified target into root sitemap jobs and runs the pipeline.
+
+Shared by crawl, validate and inspect: a site root goes through discovery,
+a robots.txt URL through its Sitemap: lines, a sitemap URL or a local file
+straight to expansion.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from audit.config import CrawlConfig
+from audit.discover import Discovered, discover
+from audit.errors import TargetError
+from audit.http import HttpClient
+from audit.pipeline import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
+from audit.progress import Progress
+from audit.recorder import Recorder
+from audit.records import Finding, finding
+from audit.robots import RobotsCache
+
+
+async def run_target(
+    kind: str,
+    value: str,
+    config: CrawlConfig,
+    recorder: Recorder,
+    mode: str,
+    progress: Progress,
+    outcome: dict[str, Any],
+    *,
+    on_entry: EntryHook | None = None,
+    on_sitemap: SitemapHook | None = None,
+) -> None:
+    """Run one audit. A fatal problem (nothing could be audited) goes to
+    outcome['fatal'] as one line; everything else is a finding."""
+    run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
+    auditor = Auditor(
+        config, recorder, mode=run_mode, progress=progress, on_entry=on_entry, on_sitemap=on_sitemap
+    )
+    async with HttpClient(config) as client:
+        robots = RobotsCache(client, config.user_agent)
+        auditor._client = client
+        auditor._robots = robots
+        roots: list[SitemapJob] = []
+        if kind == "file":
+            roots.append(
+                SitemapJob(value, None, None, (), local=Path(value), public_url=config.base_url)
+            )
+        elif kind == "sitemap":
+            roots.append(SitemapJob(value, None, None, ()))
+        else:
+            try:
+                if kind == "robots":
+                    found, pre = await _from_robots(auditor, value)
+                else:
+                    found, pre = await discover(client, auditor._robots_for, value)
+            except TargetError as exc:
+                outcome["fatal"] = str(exc)
+                return
+            recorder.findings(pre)
+            for d in found:
+                recorder.emit(d.to_json())
+                roots.append(SitemapJob(d.url, None, None, ()))
+        if roots:
+            await auditor.run_with_client(client, robots, roots)
+        if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
+            outcome["fatal"] = f"{value}: nothing could be audited: the sitemap could not be reached"
+
+
+async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
+    policy = await auditor._robots_for(robots_url)
+    if policy.status == "unreachable" and policy.http_status is None:
+        raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
+    found = [Discovered(u, "robots.txt") for u in policy.sitemaps]
+    pre: list[Finding] = []
+    if not found:
+        pre.append(
+            finding(
+                "robots-no-sitemap",
+                "robots.txt declares no Sitemap: line; add one so every crawler finds the sitemaps",
+                url=robots_url,
+            )
+        )
+        pre.append(finding("sitemap-not-found", "robots.txt names no sitemap to audit", url=robots_url))
+    return found, pre
+
+
+async def run_discover(site: str, config: CrawlConfig) -> tuple[list[Discovered], list[Finding]]:
+    async with HttpClient(config) as client:
+        robots = RobotsCache(client, config.user_agent)
+        return await discover(client, robots.get, site, exhaustive=True)
