@@ -1,0 +1,362 @@
+"""URL rules for sitemap `<loc>` values: syntax checks, normalisation, scope.
+
+Pure functions over strings, standard library only (urllib.parse, ipaddress);
+imports nothing of HTTP or asyncio. `check_loc` and `LocScope.classify` run
+once per sitemap entry, so the common case (a well-formed, already normalised
+ASCII URL) is decided by one compiled regex; everything else takes the slow,
+thorough path.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+__all__ = [
+    "MAX_LOC_LENGTH",
+    "MIN_LOC_LENGTH",
+    "LocScope",
+    "check_loc",
+    "is_absolute_http",
+    "is_plain_url",
+    "normalize_url",
+    "origin",
+    "same_origin",
+    "sitemap_directory",
+    "under_path",
+]
+
+MAX_LOC_LENGTH = 2048  # sitemaps.org: "less than 2,048 characters"
+MIN_LOC_LENGTH = 12  # shortest sensible absolute URL, "http://a.bc/" (RULES.md)
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_XML_SPACE = " \t\r\n"
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+# The common case: lower-case http(s), a dotted lower-case DNS host whose last label starts with
+# a letter (so no IPv4 look-alikes), no port, a path, only RFC 3986 characters, upper-case
+# percent escapes, no fragment. Such a URL is valid and already normalised. Possessive
+# quantifiers keep a failing match linear.
+_PLAIN = re.compile(
+    rf"https?://(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?"
+    r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]++|%[0-9A-F]{2})*+",
+    re.ASCII,
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:", re.ASCII)
+_BAD_CHARS = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`]")
+_BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_LOWER_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_\-]{0,61}[A-Za-z0-9_])?", re.ASCII)
+_NUMERIC_HOST = re.compile(r"[0-9.]+|0[xX][0-9A-Fa-f.]*", re.ASCII)
+
+Problem = tuple[str, str]  # (code, message)
+
+
+def _show(value: str, limit: int = 120) -> str:
+    """A value for a message: repr-quoted so whitespace shows, truncated."""
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return repr(value)
+
+
+def is_plain_url(url: str) -> bool:
+    """True for a valid, already normalised ASCII http(s) URL (the fast path)."""
+    return (
+        MIN_LOC_LENGTH <= len(url) <= MAX_LOC_LENGTH
+        and _PLAIN.fullmatch(url) is not None
+        and url.find("/", 8) <= 261  # host at most 253 characters (RFC 1035)
+    )
+
+
+def _host_problem(host: str) -> str | None:
+    """Why `host` (already without userinfo and port) is not a usable host, or None."""
+    if not host:
+        return "has no host"
+    if host.startswith("["):
+        if not host.endswith("]"):
+            return f"has a malformed IPv6 host {_show(host)}"
+        inner = host[1:-1]
+        if inner[:1] in ("v", "V"):
+            return None  # IPvFuture: syntactically allowed, never seen in practice
+        try:
+            ipaddress.IPv6Address(inner.split("%25", 1)[0])
+        except ValueError:
+            return f"has an invalid IPv6 host {_show(host)}"
+        return None
+    if _NUMERIC_HOST.fullmatch(host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return f"has an invalid IPv4 host {_show(host)}"
+        return None
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return f"has an invalid internationalised host {_show(host)}"
+    name = host[:-1] if host.endswith(".") else host
+    if len(name) > 253:
+        return "has a host longer than 253 characters"
+    for label in name.split("."):
+        if not _HOST_LABEL.fullmatch(label):
+            return f"has an invalid host {_show(host)} (bad label {_show(label)})"
+    return None
+
+
+def _split_authority(rest: str) -> tuple[str, str]:
+    """Split what follows '//' into (authority, path-query-fragment)."""
+    end = len(rest)
+    for ch in "/?#":
+        i = rest.find(ch)
+        if i != -1 and i < end:
+            end = i
+    return rest[:end], rest[end:]
+
+
+def _host_port(authority: str) -> tuple[str, str | None]:
+    """Split host[:port] after removing userinfo; port None when absent."""
+    hostport = authority.rpartition("@")[2]
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close == -1:
+            return hostport, None
+        host, tail = hostport[: close + 1], hostport[close + 1 :]
+        if tail.startswith(":"):
+            return host, tail[1:]
+        return host, tail or None  # garbage after ']' shows as a bad port
+    host, colon, port = hostport.partition(":")
+    return host, port if colon else None
+
+
+def check_loc(raw: str | None) -> list[Problem]:
+    """Check one `<loc>` text as written; return (code, message) pairs, empty when fine.
+
+    Codes: loc-missing, loc-whitespace, loc-too-long, loc-relative, loc-invalid,
+    loc-not-encoded, loc-fragment. Each code appears at most once.
+    """
+    if raw is None:
+        return [("loc-missing", "the entry has no <loc>: add <loc> with the page's absolute URL")]
+    url = raw.strip(_XML_SPACE)
+    if not url:
+        return [("loc-missing", "<loc> is empty: put the page's absolute URL in it")]
+    if len(url) == len(raw) and is_plain_url(url):
+        return []
+    out: list[Problem] = []
+    if url != raw:
+        out.append(
+            (
+                "loc-whitespace",
+                f"<loc> {_show(raw)} has leading or trailing whitespace: remove it",
+            )
+        )
+    if len(url) > MAX_LOC_LENGTH:
+        out.append(
+            (
+                "loc-too-long",
+                f"<loc> is {len(url)} characters long, over the {MAX_LOC_LENGTH} limit: "
+                f"shorten the URL {_show(url, 80)}",
+            )
+        )
+    m = _SCHEME.match(url)
+    # "www.example.com:8080/x" and "localhost:8080/x" parse as schemes: they lack one.
+    if m is None or "." in m.group() or url[m.end() : m.end() + 1].isdigit():
+        out.append(
+            (
+                "loc-relative",
+                f"<loc> {_show(url)} is not an absolute URL: "
+                "give the full URL starting with https:// and the host",
+            )
+        )
+        return out
+    if m.group()[:-1].lower() in _DEFAULT_PORTS and url[m.end() : m.end() + 2] != "//":
+        out.append(
+            (
+                "loc-invalid",
+                f"<loc> {_show(url)} lacks '//' after the scheme: write it as scheme://host/path",
+            )
+        )
+        return out
+    scheme = m.group()[:-1].lower()
+    if scheme not in _DEFAULT_PORTS:
+        out.append(
+            (
+                "loc-invalid",
+                f"<loc> {_show(url)} uses scheme {scheme!r}: "
+                "only http and https URLs are allowed in sitemaps",
+            )
+        )
+        return out
+    invalid: list[str] = []
+    bad = _BAD_CHARS.search(url)
+    if bad is not None:
+        ch = bad.group()
+        what = "a space" if ch == " " else f"the character {ch!r}"
+        invalid.append(f"contains {what} (percent-encode it as %{ord(ch):02X})")
+    if _BAD_PCT.search(url):
+        invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
+    authority, _tail = _split_authority(url[m.end() + 2 :])
+    host, port = _host_port(authority)
+    problem = _host_problem(host)
+    if problem is not None:
+        invalid.append(problem)
+    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
+        invalid.append(f"has an invalid port {_show(port)}")
+    if len(url) < MIN_LOC_LENGTH:
+        invalid.append(f"is shorter than {MIN_LOC_LENGTH} characters")
+    if invalid:
+        out.append(
+            (
+                "loc-invalid",
+                f"<loc> {_show(url)} is not a valid URL: {'; '.join(invalid)}",
+            )
+        )
+    if not url.isascii():
+        first = next(c for c in url if not c.isascii())
+        out.append(
+            (
+                "loc-not-encoded",
+                f"<loc> {_show(url)} contains non-ASCII characters such as {first!r}: "
+                "percent-encode them as UTF-8 (and use the punycode form of the host)",
+            )
+        )
+    if "#" in url:
+        out.append(
+            (
+                "loc-fragment",
+                f"<loc> {_show(url)} has a #fragment, which search engines ignore: "
+                "list the URL without it",
+            )
+        )
+    return out
+
+
+def is_absolute_http(url: str) -> bool:
+    """An absolute http(s) URL with a host (the test for hreflang hrefs and similar)."""
+    m = _SCHEME.match(url)
+    if m is None or m.group()[:-1].lower() not in _DEFAULT_PORTS:
+        return False
+    if url[m.end() : m.end() + 2] != "//":
+        return False
+    authority, _ = _split_authority(url[m.end() + 2 :])
+    host, _port = _host_port(authority)
+    return bool(host) and _BAD_CHARS.search(url) is None
+
+
+def _upper_pct(match: re.Match[str]) -> str:
+    return match.group().upper()
+
+
+def normalize_url(url: str) -> str:
+    """The URL in the form used to compare URLs (duplicates, canonicals, alternates).
+
+    Lower-cases scheme and host, drops the default port, turns an empty path
+    into "/", and upper-cases the hex digits of percent escapes. Leading and
+    trailing XML whitespace is removed. Nothing else changes: the URL is still
+    fetched as listed. Strings that are not absolute URLs come back stripped.
+    """
+    url = url.strip(_XML_SPACE)
+    if _PLAIN.fullmatch(url):
+        return url
+    m = _SCHEME.match(url)
+    if m is None or url[m.end() : m.end() + 2] != "//":
+        return url
+    scheme = m.group()[:-1].lower()
+    authority, tail = _split_authority(url[m.end() + 2 :])
+    userinfo, at, _hp = authority.rpartition("@")
+    host, port = _host_port(authority)
+    host = host.lower()
+    if port and port.isdigit() and port.isascii():
+        netloc = host if _DEFAULT_PORTS.get(scheme) == int(port) else f"{host}:{int(port)}"
+    elif not port:  # absent or empty ("host:"): RFC 3986 treats both as the default
+        netloc = host
+    else:
+        netloc = f"{host}:{port}"
+    if at:
+        netloc = f"{userinfo}@{netloc}"
+    if not tail or tail[0] != "/":
+        tail = "/" + tail
+    if "%" in tail:
+        tail = _LOWER_PCT.sub(_upper_pct, tail)
+    return f"{scheme}://{netloc}{tail}"
+
+
+def origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an absolute http(s) URL, lower-cased, port explicit; else None."""
+    try:
+        parts = urlsplit(url.strip(_XML_SPACE))
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Same scheme, host and port (default ports made explicit); False if either is not a URL."""
+    oa = origin(a)
+    return oa is not None and oa == origin(b)
+
+
+def sitemap_directory(sitemap_url: str) -> str:
+    """The normalised URL prefix a sitemap may list: its origin and the directory of its path.
+
+    https://ex.com/a/sitemap.xml -> https://ex.com/a/ (sitemaps.org "Sitemap file location").
+    """
+    norm = normalize_url(sitemap_url)
+    parts = urlsplit(norm)
+    path = parts.path or "/"
+    return f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1]}"
+
+
+def under_path(url: str, sitemap_url: str) -> bool:
+    """True when `url` is on the sitemap's origin and under the directory of the sitemap file.
+
+    The path comparison is case-sensitive, as paths are.
+    """
+    return same_origin(url, sitemap_url) and normalize_url(url).startswith(
+        sitemap_directory(sitemap_url)
+    )
+
+
+class LocScope:
+    """Which URLs one sitemap may list (loc-cross-host, loc-outside-path), precomputed.
+
+    `classify(url)` returns None when the URL is in scope, else the code. The
+    common in-scope URL costs one `str.startswith`.
+    """
+
+    __slots__ = ("_origin", "_prefix", "sitemap_url")
+
+    def __init__(self, sitemap_url: str) -> None:
+        self.sitemap_url = sitemap_url
+        self._origin = origin(sitemap_url)
+        self._prefix = sitemap_directory(sitemap_url) if self._origin is not None else None
+
+    @property
+    def prefix(self) -> str | None:
+        """The normalised URL prefix every listed URL must start with (None if unusable)."""
+        return self._prefix
+
+    def classify(self, url: str, normalized: str | None = None) -> str | None:
+        """None if `url` is in scope; "loc-cross-host" or "loc-outside-path" otherwise.
+
+        `normalized` is normalize_url(url) when the caller already has it.
+        An unusable sitemap URL (a local file) puts everything in scope.
+        """
+        prefix = self._prefix
+        if prefix is None:
+            return None
+        if url.startswith(prefix):
+            return None
+        norm = normalize_url(url) if normalized is None else normalized
+        if norm.startswith(prefix):
+            return None
+        o = origin(norm)
+        if o is None:
+            return None  # not a URL at all: check_loc reports it
+        if o != self._origin:
+            return "loc-cross-host"
+        return "loc-outside-path"
