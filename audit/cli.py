@@ -188,7 +188,7 @@ def _run_interruptibly(coro: Any) -> bool:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        with contextlib.suppress(NotImplementedError, RuntimeError):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         await coro
 

@@ -244,19 +244,18 @@ class Auditor:
             self.state.excluded_sitemaps += 1
             return
         policy = await self._robots_for(job.url)
-        if not policy.allowed(job.url):
+        if policy.status == "ok" and not policy.allowed(job.url):
+            # Still read: the auditor must know the URLs it lists to report on them.
             self.rec.finding(
                 finding(
                     "sitemap-robots-blocked",
-                    f"robots.txt disallows this sitemap for {self.agent_token}: search engines will not "
-                    "read it; allow it in robots.txt (it was not fetched)",
+                    f"robots.txt disallows this sitemap for {self.agent_token}: search engines will "
+                    "not read it; allow it in robots.txt",
                     sitemap=job.parent,
                     line=job.parent_line,
                     url=job.url,
                 )
             )
-            self.rec.sitemap(SitemapRecord(job.url, job.parent, None, None, 0, 0, False, "robots-blocked"))
-            return
         async with self.client.stream(job.url) as resp:
             where = {"sitemap": job.parent, "line": job.parent_line, "url": job.url}
             if resp.redirects:
