@@ -201,7 +201,8 @@ class Auditor:
     # --- expansion ----------------------------------------------------------
 
     def _schedule(self, job: SitemapJob) -> None:
-        key = normalize_url(job.url) if job.local is None else str(job.local)
+        public = job.public_url if job.local is not None else job.url
+        key = normalize_url(public) if public else str(job.local)
         if key in self._visited:
             return
         self._visited.add(key)
@@ -468,7 +469,27 @@ class Auditor:
             self.state.excluded_sitemaps += 1
             return
         parent = job.public_url or job.url
-        self._schedule(SitemapJob(loc, parent, item.line, (*job.ancestors, own or parent)))
+        ancestors = (*job.ancestors, own or parent)
+        local = self._local_child(job, loc)
+        if local is not None:
+            self._schedule(SitemapJob(str(local), parent, item.line, ancestors, local=local, public_url=loc))
+        else:
+            self._schedule(SitemapJob(loc, parent, item.line, ancestors))
+
+    @staticmethod
+    def _local_child(job: SitemapJob, loc: str) -> Path | None:
+        """A local index given --base-url: children under the same public directory
+        are read from the sibling files when they exist (validate a set before deploy)."""
+        if job.local is None or not job.public_url:
+            return None
+        public_dir = job.public_url.rsplit("/", 1)[0] + "/"
+        if not loc.startswith(public_dir):
+            return None
+        rel = loc[len(public_dir):].split("?", 1)[0].split("#", 1)[0]
+        if not rel or ".." in rel.split("/"):
+            return None
+        candidate = job.local.parent / rel
+        return candidate if candidate.is_file() else None
 
     async def _admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued."""
