@@ -1,0 +1,34 @@
+"""The HTTP layer: one client session, per-host politeness, redirects by hand, retries.
+
+Public API (knows nothing of sitemaps; see client.py for the design choices):
+
+- `HttpClient(config)`: async context manager; `fetch(url, ...) -> FetchResult`,
+  `stream(url)` -> async context manager yielding a `StreamResponse`, `host(url) -> Host`,
+  `host_stats() -> list[HostStats]`.
+- `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness.
+- `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy.
+"""
+
+from audit.http.client import (
+    BODY_EXCERPT,
+    HttpClient,
+    StreamResponse,
+    backoff_delay,
+    parse_retry_after,
+    should_retry,
+)
+from audit.http.hosts import MIN_RATE, Host, HostPool, HostStats, origin_of
+
+__all__ = [
+    "BODY_EXCERPT",
+    "MIN_RATE",
+    "Host",
+    "HostPool",
+    "HostStats",
+    "HttpClient",
+    "StreamResponse",
+    "backoff_delay",
+    "origin_of",
+    "parse_retry_after",
+    "should_retry",
+]

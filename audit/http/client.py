@@ -1,0 +1,561 @@
+"""The HTTP client: one aiohttp session, per-host politeness, hand-followed redirects, retries.
+
+`HttpClient.fetch()` checks one URL and returns a `FetchResult`; it never raises for a
+per-URL failure (STYLE lesson 2). `HttpClient.stream()` opens a sitemap body and yields a
+`StreamResponse` whose `iter_chunks()` gives the RAW bytes as they arrive.
+
+Choices, and why:
+
+- One `ClientSession`, one `TCPConnector` (keep-alive, DNS cache). `limit` is
+  `concurrency + STREAM_HEADROOM` and `limit_per_host` is `max_per_host + STREAM_HEADROOM`,
+  so a URL check never queues inside aiohttp behind sitemap streams: aiohttp counts the wait
+  for a pooled connection against the request's own deadline. The real per-host in-flight
+  cap is the `Host` semaphore, taken before the request and its deadline start.
+- Pages are decompressed (session default `auto_decompress=True`); sitemap streams pass
+  `auto_decompress=False` per request (aiohttp >= 3.9) and ask for `Accept-Encoding: identity`,
+  so the bytes are the file as published: a `.xml.gz` arrives as gzip bytes and the parser
+  sniffs and inflates them itself, even if a server adds `Content-Encoding: gzip`.
+- Streams take the host's rate limiter and Retry-After deadline but not an in-flight slot:
+  a stream is held open while its entries are pushed into the bounded frontier, and holding
+  slots there could starve the workers that drain the frontier.
+- Redirects are followed by hand (`allow_redirects=False`), every 3xx hop is recorded, each hop
+  is a request of its own through its host's politeness. No cookie jar: search engine crawlers
+  are stateless, so a redirect that only ends with a cookie is reported as the crawler sees it.
+- Timeouts: `ClientTimeout(total=config.timeout)` per request, body excerpt included, so a
+  server that trickles bytes still times out. A sitemap stream has `total=stream_timeout`
+  (default `STREAM_TIMEOUT_FACTOR x timeout`) for headers and whole body, and
+  `sock_read=timeout` so a stalled socket fails sooner.
+- One retry predicate, `should_retry()`, for fetches and streams (STYLE lesson 6).
+
+Knows nothing of sitemaps or robots.txt rules. Imports aiohttp, yarl and audit.{config,
+errors, records, http.hosts} only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Final
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from yarl import URL
+
+from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
+from audit.errors import FetchError, FetchErrorKind, translate_exception
+from audit.http.hosts import Host, HostPool, HostStats
+from audit.records import FetchResult, Hop
+
+BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
+STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
+REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
+# 408 request timeout, 429 too many requests, 500/502/503/504 transient server trouble
+RETRY_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
+# DNS and TLS failures do not heal in seconds; a refused or reset connection may
+RETRY_ERROR_KINDS: Final = frozenset({"timeout", "connect", "reset"})
+DRAIN_LIMIT: Final = 16 * 1024  # a small unwanted body is read so the connection is reused
+
+__all__ = [
+    "BODY_EXCERPT",
+    "HttpClient",
+    "StreamResponse",
+    "backoff_delay",
+    "parse_retry_after",
+    "should_retry",
+]
+
+
+def should_retry(status: int | None, error_kind: str | None) -> bool:
+    """The one retry predicate: transient statuses and transient network failures."""
+    if error_kind is not None:
+        return error_kind in RETRY_ERROR_KINDS
+    return status is not None and status in RETRY_STATUSES
+
+
+def backoff_delay(retry: int, base: float, cap: float, rand: float | None = None) -> float:
+    """Exponential backoff with jitter for the `retry`-th retry (0-based): in [d/2, d],
+    d = min(cap, base * 2**retry)."""
+    ceiling = min(cap, base * (2.0**retry))
+    r = random.random() if rand is None else rand
+    return max(0.0, ceiling / 2 + r * ceiling / 2)
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After value (delay-seconds or HTTP date); None if unusable.
+
+    A date in the past means "now" (0.0). The cap is applied by the host, not here.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(int(value))
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # asctime and RFC 850 forms carry no zone: HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def _request_url(url: str) -> URL:
+    # Send a well-formed URL exactly as listed (no re-quoting of its escapes); let yarl
+    # percent-encode one with raw non-ASCII or spaces, as browsers do.
+    if url.isascii() and not any(c.isspace() or ord(c) < 0x20 for c in url):
+        return URL(url, encoded=True)
+    return URL(url)
+
+
+def _loop_key(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path or '/'}?{parts.query}"
+
+
+def _next_location(current: str, location: str | None) -> tuple[str | None, FetchError | None]:
+    """Resolve a Location header against the current URL, or say why it cannot be followed."""
+    if location is None or not location.strip():
+        return None, FetchError(
+            f"{current} redirects without a Location header", kind="redirect-invalid", url=current
+        )
+    location = location.strip()
+    try:
+        target = urljoin(current, location)
+        parts = urlsplit(target)
+        scheme = parts.scheme.lower()
+        if scheme and scheme not in ("http", "https"):
+            return None, FetchError(
+                f"{current} redirects to a {scheme}: URL ({location[:200]}); not followed",
+                kind="redirect-scheme",
+                url=current,
+            )
+        if not parts.hostname:
+            raise ValueError("no host")
+        _ = parts.port  # ValueError for a bad port
+    except ValueError:
+        return None, FetchError(
+            f"{current} redirects to an invalid Location: {location[:200]!r}",
+            kind="redirect-invalid",
+            url=current,
+        )
+    return target, None
+
+
+def _headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
+    return tuple((k.lower(), v) for k, v in resp.headers.items())
+
+
+async def _read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < limit:
+        chunk = await resp.content.read(limit - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    return bytes(buf)
+
+
+async def _discard(resp: aiohttp.ClientResponse) -> None:
+    """Give the connection back: read a small leftover body for keep-alive, else close."""
+    try:
+        length = resp.content_length
+        if not resp.content.at_eof() and length is not None and length <= DRAIN_LIMIT:
+            await resp.content.read(DRAIN_LIMIT + 1)
+    except Exception:  # a broken leftover body only costs the connection
+        resp.close()
+        return
+    if resp.content.at_eof():
+        resp.release()
+    else:
+        resp.close()  # never download a body nobody wants
+
+
+@dataclass(slots=True)
+class _Answer:
+    """One URL's final answer after retries (internal)."""
+
+    url: str
+    status: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    error: FetchError | None = None
+    attempts: int = 0
+    elapsed_ms: float = 0.0
+    resp: aiohttp.ClientResponse | None = None  # still open: only for streams
+
+
+@dataclass(slots=True)
+class _Chain:
+    """The end of a redirect chain (internal)."""
+
+    final: _Answer
+    redirects: list[Hop] = field(default_factory=list)
+    attempts: int = 0
+    error: FetchError | None = None
+
+
+class StreamResponse:
+    """An open sitemap response. A failed fetch is a value: `status` None and `error` set.
+
+    `iter_chunks()` yields the raw body (no decompression) as it arrives; a failure after the
+    body started raises `FetchError` from it, so the caller keeps what it already parsed.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        final_url: str,
+        status: int | None,
+        headers: tuple[tuple[str, str], ...],
+        redirects: tuple[Hop, ...],
+        error: str | None,
+        error_kind: FetchErrorKind | None,
+        attempts: int,
+        elapsed_ms: float,
+        resp: aiohttp.ClientResponse | None,
+    ) -> None:
+        self.url = url
+        self.final_url = final_url
+        self.status = status
+        self.headers = headers
+        self.redirects = redirects
+        self.error = error
+        self.error_kind = error_kind
+        self.attempts = attempts
+        self.elapsed_ms = elapsed_ms  # until the headers arrived
+        self.bytes_read = 0
+        self._resp = resp
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return None
+
+    def header_all(self, name: str) -> list[str]:
+        name = name.lower()
+        return [v for k, v in self.headers if k == name]
+
+    async def iter_chunks(self) -> AsyncIterator[bytes]:
+        """The raw body, chunk by chunk, as the socket delivers it. Raises FetchError mid-body."""
+        resp = self._resp
+        if resp is None:
+            return
+        while True:
+            try:
+                chunk = await resp.content.readany()
+            except Exception as exc:
+                raise translate_exception(exc, self.final_url) from exc
+            if not chunk:
+                return
+            self.bytes_read += len(chunk)
+            yield chunk
+
+    def _close(self) -> None:
+        resp, self._resp = self._resp, None
+        if resp is not None:
+            if resp.content.at_eof():
+                resp.release()
+            else:
+                resp.close()
+
+
+class HttpClient:
+    """The run's HTTP client. Use as `async with HttpClient(config) as client:`."""
+
+    def __init__(self, config: CrawlConfig) -> None:
+        self.config = config
+        self.hosts = HostPool(
+            rate=config.rate,
+            max_in_flight=config.max_per_host,
+            retry_after_cap=config.retry_after_cap,
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
+        stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
+        self._stream_timeout = aiohttp.ClientTimeout(total=stream_total, sock_read=config.timeout)
+
+    async def __aenter__(self) -> HttpClient:
+        headers = [("User-Agent", self.config.user_agent)]
+        overridden = {k.lower() for k, _ in self.config.extra_headers}
+        headers = [h for h in headers if h[0].lower() not in overridden]
+        headers += list(self.config.extra_headers)
+        connector = aiohttp.TCPConnector(
+            limit=max(1, self.config.concurrency) + STREAM_HEADROOM,
+            limit_per_host=max(1, self.config.max_per_host) + STREAM_HEADROOM,
+            ttl_dns_cache=300,
+            keepalive_timeout=30,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers=headers,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=self._fetch_timeout,
+            auto_decompress=True,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("HttpClient used outside `async with`")
+        return self._session
+
+    def host(self, url: str) -> Host:
+        """The politeness object of the URL's scheme://host:port (ValueError if not http(s))."""
+        return self.hosts.get(url)
+
+    def host_stats(self) -> list[HostStats]:
+        return self.hosts.stats()
+
+    # --- one URL, with retries ---------------------------------------------------
+
+    async def _send(
+        self,
+        url: str,
+        method: str,
+        *,
+        body_limit: int | None,
+        stream: bool,
+    ) -> _Answer:
+        """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
+        otherwise up to `body_limit` bytes of a final GET answer are read and it is closed."""
+        answer = _Answer(url)
+        try:
+            host = self.hosts.get(url)
+            target = _request_url(url)
+        except ValueError:
+            answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
+            return answer
+        retries = max(0, self.config.retries)
+        while True:
+            if answer.attempts:
+                host.retries += 1
+            answer.attempts += 1
+            held = await host.acquire(hold_slot=not stream)
+            try:
+                retry, wait = await self._attempt(
+                    host, target, method, answer, body_limit=body_limit, stream=stream
+                )
+            finally:
+                if held:
+                    host.release()  # never hold a slot through a backoff sleep
+            if not retry or answer.attempts > retries:
+                return answer
+            if wait:
+                await self._backoff(host, answer.attempts - 1)
+
+    async def _attempt(
+        self,
+        host: Host,
+        target: URL,
+        method: str,
+        answer: _Answer,
+        *,
+        body_limit: int | None,
+        stream: bool,
+    ) -> tuple[bool, bool]:
+        """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
+
+        A retryable answer is discarded only when a retry will follow; the last one is kept.
+        """
+        loop = asyncio.get_running_loop()
+        retries_left = answer.attempts <= max(0, self.config.retries)
+        answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
+        resp: aiohttp.ClientResponse | None = None
+        keep_open = False
+        started = loop.time()
+        try:
+            resp = await self.session.request(
+                method,
+                target,
+                allow_redirects=False,
+                timeout=self._stream_timeout if stream else self._fetch_timeout,
+                auto_decompress=not stream,
+                headers={"Accept-Encoding": "identity"} if stream else None,
+            )
+            status = resp.status
+            host.record_status(status)
+            retry_after = None
+            if status in (429, 503):
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                if retry_after is not None:
+                    # a host-wide signal: every request to the host waits, retried or not
+                    host.defer(retry_after)
+            if should_retry(status, None) and retries_left:
+                await _discard(resp)
+                return True, retry_after is None
+            answer.status = status
+            answer.headers = _headers(resp)
+            if stream and status not in REDIRECT_STATUSES:
+                answer.resp = resp
+                keep_open = True
+            elif body_limit and method == "GET" and status not in REDIRECT_STATUSES:
+                answer.body = await _read_head(resp, body_limit)
+            if not keep_open:
+                await _discard(resp)
+            return should_retry(status, None), False
+        except Exception as exc:
+            err = translate_exception(exc, answer.url)
+            answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
+            if resp is not None:
+                resp.close()
+            return should_retry(None, err.kind), True
+        finally:
+            answer.elapsed_ms = (loop.time() - started) * 1000.0
+            if resp is not None and not keep_open and not resp.closed:
+                resp.close()  # cancelled or failed half-way: never reuse the connection
+
+    async def _backoff(self, host: Host, retry: int) -> None:
+        delay = backoff_delay(retry, self.config.backoff_base, self.config.backoff_cap)
+        host.backoff_s += delay
+        await asyncio.sleep(delay)
+
+    # --- redirect chains ----------------------------------------------------------
+
+    async def _chain(
+        self,
+        url: str,
+        method: str,
+        *,
+        body_limit: int | None,
+        stream: bool,
+        max_redirects: int,
+    ) -> _Chain:
+        chain = _Chain(_Answer(url))
+        current = url
+        seen = {_loop_key(url)}
+        while True:
+            answer = await self._send(current, method, body_limit=body_limit, stream=stream)
+            chain.final = answer
+            chain.attempts += answer.attempts
+            if answer.error is not None or answer.status not in REDIRECT_STATUSES:
+                chain.error = answer.error
+                return chain
+            assert answer.status is not None
+            chain.redirects.append(Hop(current, answer.status))
+            location = next((v for k, v in answer.headers if k == "location"), None)
+            target, error = _next_location(current, location)
+            if error is None and target is not None:
+                if _loop_key(target) in seen:
+                    error = FetchError(
+                        f"redirect loop: {target} was already visited",
+                        kind="redirect-loop",
+                        url=url,
+                    )
+                elif len(chain.redirects) > max_redirects:
+                    error = FetchError(
+                        f"more than {max_redirects} redirects from {url}",
+                        kind="redirect-limit",
+                        url=url,
+                    )
+            if error is not None or target is None:
+                chain.error = error
+                return chain
+            seen.add(_loop_key(target))
+            current = target
+
+    # --- public API ---------------------------------------------------------------
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "HEAD",
+        body_bytes: int = 0,
+        confirm_with_get: bool = True,
+        max_redirects: int | None = None,
+    ) -> FetchResult:
+        """Check one URL; never raises for a per-URL failure.
+
+        HEAD first (by default); a HEAD answer >= 400 is confirmed with GET and the GET answer
+        is the result (`method` "GET", attempts of both counted). A GET keeps up to
+        `body_bytes` of the body in `body_head` (0 = BODY_EXCERPT) and drops the rest.
+        `max_redirects` defaults to config.max_redirects.
+        """
+        method = method.upper()
+        result = await self._fetch_once(url, method, body_bytes, max_redirects)
+        if (
+            method == "HEAD"
+            and confirm_with_get
+            and result.status is not None
+            and result.status >= 400
+        ):
+            confirmed = await self._fetch_once(url, "GET", body_bytes, max_redirects)
+            return replace(confirmed, attempts=confirmed.attempts + result.attempts)
+        return result
+
+    async def _fetch_once(
+        self, url: str, method: str, body_bytes: int, max_redirects: int | None
+    ) -> FetchResult:
+        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
+        chain = await self._chain(
+            url,
+            method,
+            body_limit=limit if method == "GET" else 0,
+            stream=False,
+            max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
+        )
+        final = chain.final
+        return FetchResult(
+            url=url,
+            final_url=final.url,
+            status=final.status,
+            headers=final.headers,
+            redirects=tuple(chain.redirects),
+            elapsed_ms=final.elapsed_ms,
+            method=method,
+            error=str(chain.error) if chain.error else None,
+            error_kind=chain.error.kind if chain.error else None,
+            body_head=final.body,
+            attempts=chain.attempts,
+        )
+
+    @asynccontextmanager
+    async def stream(self, url: str) -> AsyncIterator[StreamResponse]:
+        """Open a sitemap body (GET, raw bytes, redirects followed and recorded, retried
+        before the body starts). The response is closed when the block exits."""
+        chain = await self._chain(
+            url, "GET", body_limit=None, stream=True, max_redirects=self.config.max_redirects
+        )
+        final = chain.final
+        response = StreamResponse(
+            url=url,
+            final_url=final.url,
+            # for a sitemap any failure, redirect errors included, is "no usable answer"
+            status=None if chain.error else final.status,
+            headers=final.headers,
+            redirects=tuple(chain.redirects),
+            error=str(chain.error) if chain.error else None,
+            error_kind=chain.error.kind if chain.error else None,
+            attempts=chain.attempts,
+            elapsed_ms=final.elapsed_ms,
+            resp=final.resp,
+        )
+        try:
+            yield response
+        finally:
+            response._close()

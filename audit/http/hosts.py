@@ -1,0 +1,257 @@
+"""Per-host politeness: one `Host` per scheme://host:port owns everything that spaces requests.
+
+A `Host` holds (STYLE lessons 4 and 5):
+
+- the rate limiter: `aiolimiter.AsyncLimiter(1, 1/rate)`, an even rate with a burst of one,
+  built lazily inside the running loop; no limiter at all when the rate is unlimited;
+- a "not before" deadline that `Retry-After` pushes (to the later of the current and the
+  requested time, capped by `retry_after_cap`, with a note when capped);
+- the in-flight cap (`max_per_host` concurrent requests), taken outside aiohttp's timeout so
+  a request waiting for its turn does not burn its own deadline;
+- the adaptive rate: robots.txt `Crawl-delay` / `Request-rate` lower it (never above --rate);
+  a 429 halves it for the rest of the run (floor MIN_RATE); a host that keeps answering
+  429/503 is marked `slow` and halved once more;
+- counters, reported as `HostStats`.
+
+Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiolimiter import AsyncLimiter
+
+MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
+UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
+SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+__all__ = ["MIN_RATE", "Host", "HostPool", "HostStats", "origin_of"]
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host:port` of an absolute URL, lower-cased, port always explicit.
+
+    Raises ValueError for a URL without an http(s) scheme or host.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in DEFAULT_PORTS or not host:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    port = parts.port or DEFAULT_PORTS[scheme]  # ValueError for a bad port
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
+
+
+def _unlimited(rate: float) -> bool:
+    return rate <= 0 or math.isinf(rate) or math.isnan(rate)
+
+
+@dataclass(frozen=True, slots=True)
+class HostStats:
+    """Counters of one host for the run report."""
+
+    host: str  # scheme://host:port
+    requests: int
+    retries: int
+    rate_limited: int  # 429 answers
+    server_errors: int  # 5xx answers
+    backoff_s: float  # time spent waiting on backoff and Retry-After
+    rate: float | None  # effective requests/second at the end; None = unlimited
+    slow: bool
+    crawl_delay: float | None
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "requests": self.requests,
+            "retries": self.retries,
+            "rate_limited": self.rate_limited,
+            "server_errors": self.server_errors,
+            "backoff_s": round(self.backoff_s, 3),
+            "rate": self.rate,
+            "slow": self.slow,
+            "crawl_delay": self.crawl_delay,
+            "notes": list(self.notes),
+        }
+
+
+class Host:
+    """Politeness state of one scheme://host:port. Create through `HostPool.get()`."""
+
+    def __init__(
+        self,
+        key: str,
+        *,
+        rate: float,
+        max_in_flight: int,
+        retry_after_cap: float,
+    ) -> None:
+        self.key = key
+        self.max_rate = math.inf if _unlimited(rate) else rate  # --rate: never exceeded
+        self._rate = self.max_rate
+        self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use
+        self._retry_after_cap = retry_after_cap
+        self._in_flight = asyncio.Semaphore(max(1, max_in_flight))
+        self._not_before = 0.0  # loop time
+        self._streak = 0  # consecutive 429/503
+        self.slow = False
+        self.crawl_delay: float | None = None
+        self.requests = 0
+        self.retries = 0
+        self.rate_limited = 0
+        self.server_errors = 0
+        self.backoff_s = 0.0
+        self.notes: list[str] = []
+
+    # --- rate -----------------------------------------------------------------
+
+    @property
+    def rate(self) -> float:
+        """Effective requests per second (math.inf when unlimited)."""
+        return self._rate
+
+    def _set_rate(self, rate: float) -> None:
+        rate = min(rate, self.max_rate)
+        if rate != self._rate:
+            self._rate = rate
+            self._limiter = None  # rebuilt at the new rate by the next acquire
+
+    def set_max_rate(self, rate: float) -> None:
+        """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
+        if rate > 0 and not math.isinf(rate):
+            self._set_rate(min(self._rate, max(rate, 1e-6)))
+
+    def set_min_interval(self, seconds: float) -> None:
+        """Space requests at least `seconds` apart (robots.txt Crawl-delay).
+
+        Lowers the rate, never raises it above --rate; a delay above the Retry-After cap is
+        capped with a note, since an absurd Crawl-delay would stall the audit.
+        """
+        if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
+            return
+        if seconds > self._retry_after_cap:
+            self.notes.append(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
+            seconds = self._retry_after_cap
+        self.crawl_delay = seconds
+        self.set_max_rate(1.0 / seconds)
+
+    # --- answers --------------------------------------------------------------
+
+    def record_status(self, status: int) -> None:
+        """Count an answer and adapt: 429 halves the rate; a 429/503 streak marks the host slow."""
+        if status == 429:
+            self.rate_limited += 1
+            base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
+            self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+        if status >= 500:
+            self.server_errors += 1
+        if status in (429, 503):
+            self._streak += 1
+            if self._streak >= SLOW_STREAK and not self.slow:
+                self.slow = True
+                base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
+                self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+                self.notes.append(
+                    f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
+                    f"rate lowered to {self._rate:g}/s"
+                )
+        else:
+            self._streak = 0
+
+    def defer(self, seconds: float, *, reason: str = "Retry-After") -> float:
+        """Push the host's "not before" deadline `seconds` from now (capped); returns the wait."""
+        seconds = max(0.0, seconds)
+        if seconds > self._retry_after_cap:
+            self.notes.append(f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
+            seconds = self._retry_after_cap
+        now = asyncio.get_running_loop().time()
+        self._not_before = max(self._not_before, now + seconds)
+        return seconds
+
+    # --- taking a turn --------------------------------------------------------
+
+    async def _wait_turn(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            wait = self._not_before - loop.time()
+            if wait > 0:
+                self.backoff_s += wait
+                await asyncio.sleep(wait)
+                continue
+            if math.isinf(self._rate):
+                return
+            limiter = self._limiter
+            if limiter is None:
+                limiter = self._limiter = AsyncLimiter(1, 1.0 / self._rate)
+            await limiter.acquire()
+            # a Retry-After may have arrived while this request waited on the limiter
+            if self._not_before <= loop.time():
+                return
+
+    async def acquire(self, *, hold_slot: bool = True) -> bool:
+        """Wait for this host's turn: deadline, rate limiter and (optionally) an in-flight slot.
+
+        Returns True when a slot is held; the caller must then `release()` it.
+        """
+        if hold_slot:
+            await self._in_flight.acquire()
+        try:
+            await self._wait_turn()
+        except BaseException:
+            if hold_slot:
+                self._in_flight.release()
+            raise
+        self.requests += 1
+        return hold_slot
+
+    def release(self) -> None:
+        self._in_flight.release()
+
+    def stats(self) -> HostStats:
+        return HostStats(
+            host=self.key,
+            requests=self.requests,
+            retries=self.retries,
+            rate_limited=self.rate_limited,
+            server_errors=self.server_errors,
+            backoff_s=self.backoff_s,
+            rate=None if math.isinf(self._rate) else self._rate,
+            slow=self.slow,
+            crawl_delay=self.crawl_delay,
+            notes=tuple(self.notes),
+        )
+
+
+class HostPool:
+    """One `Host` per scheme://host:port, created lazily on first use."""
+
+    def __init__(self, *, rate: float, max_in_flight: int, retry_after_cap: float) -> None:
+        self._rate = rate
+        self._max_in_flight = max_in_flight
+        self._retry_after_cap = retry_after_cap
+        self._hosts: dict[str, Host] = {}
+
+    def get(self, url: str) -> Host:
+        """The host object of `url` (an absolute http(s) URL or an origin); ValueError otherwise."""
+        key = origin_of(url)
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = Host(
+                key,
+                rate=self._rate,
+                max_in_flight=self._max_in_flight,
+                retry_after_cap=self._retry_after_cap,
+            )
+        return host
+
+    def stats(self) -> list[HostStats]:
+        return [h.stats() for h in sorted(self._hosts.values(), key=lambda h: h.key)]

@@ -1,0 +1,256 @@
+"""robots.txt: fetch once per scheme://host:port, decide what the configured agent may fetch.
+
+Semantics (RFC 9309, plus Google's documented behaviour; RULES.md "Behaviour the checks
+rely on"):
+
+- fetch `/robots.txt` once per origin per run, even under concurrent callers (one shared
+  task per origin); follow up to ROBOTS_MAX_REDIRECTS redirects, the rules then apply to the
+  original origin; read at most ROBOTS_MAX_BYTES (a partial last line is dropped);
+  bytes that are not UTF-8 decode with replacement characters;
+- 2xx: parse and obey -> status "ok"; 4xx other than 429 -> "missing", allow all;
+  5xx, 429, timeouts and network failures (after the shared retry predicate) ->
+  "unreachable", disallow all; a redirect chain that cannot be completed (more than five
+  hops, a loop, no usable Location) is "unavailable" in RFC terms -> "missing";
+- the group is the one whose user-agent equals the product token of the configured UA
+  (case-insensitive; "sitemap-audit" from "sitemap-audit/0.1.0"), else `*`, else none
+  (allow all). protego alone would also take a group named by a prefix of the token
+  ("sitemap" for "sitemap-audit"); RFC 9309 matches the whole token, so the group is
+  chosen here and protego is queried with that group's exact name;
+- longest match wins, a tie goes to Allow, `*` and `$` wildcards (protego);
+  `/robots.txt` is always allowed, whatever the status;
+- `Sitemap:` lines are global, case-insensitive, anywhere in the file;
+- `Crawl-delay` and `Request-rate` of the chosen group lower the host's request rate
+  (never above --rate): not in the RFC, but a polite auditor honours them.
+
+Knows nothing of sitemaps; imports protego and the HTTP layer, never aiohttp directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from protego import Protego
+
+from audit.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
+from audit.http import HttpClient, origin_of
+from audit.records import Hop
+
+RobotsStatus = Literal["ok", "missing", "unreachable"]
+
+_UA_FIELDS = frozenset({"user-agent", "useragent", "user agent"})
+_REDIRECT_FAILURES = frozenset(
+    {"redirect-loop", "redirect-limit", "redirect-invalid", "redirect-scheme"}
+)
+
+__all__ = ["RobotsCache", "RobotsPolicy", "RobotsStatus", "parse_robots", "product_token"]
+
+
+def product_token(user_agent: str) -> str:
+    """The robots.txt product token of a User-Agent: everything before the first '/'."""
+    return user_agent.split("/", 1)[0].strip()
+
+
+def _group_names(text: str) -> list[str]:
+    names: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
+        if ":" not in line:
+            continue
+        name, value = line.split(":", 1)
+        if name.strip().lower() in _UA_FIELDS:
+            value = value.strip().lower()
+            if value:
+                names.append(value)
+    return names
+
+
+def _query_name(text: str, token: str) -> str | None:
+    """The user-agent value to query protego with, so that it picks the RFC 9309 group."""
+    token = token.lower()
+    names = _group_names(text)
+    for name in names:
+        if name == token:
+            return name
+    for name in names:
+        # "User-agent: sitemap-audit/2.0" names the product, version aside
+        if product_token(name) == token and token:
+            return name
+    return "*" if "*" in names else None
+
+
+def _is_robots_path(url: str) -> bool:
+    try:
+        return urlsplit(url).path == "/robots.txt"
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RobotsPolicy:
+    """What one origin's robots.txt says for the configured agent."""
+
+    origin: str  # scheme://host:port the rules apply to
+    url: str  # the robots.txt URL requested
+    status: RobotsStatus
+    http_status: int | None = None
+    sitemaps: list[str] = field(default_factory=list)
+    crawl_delay: float | None = None  # seconds
+    request_rate: float | None = None  # requests per second
+    error: str | None = None
+    redirects: tuple[Hop, ...] = ()
+    truncated: bool = False  # longer than ROBOTS_MAX_BYTES: only the start was read
+    _parser: Protego | None = None
+    _group: str | None = None  # protego query name of the chosen group; None = no group
+
+    def allowed(self, url: str) -> bool:
+        """May the configured agent fetch `url` (a URL of this origin)?"""
+        if _is_robots_path(url):
+            return True  # RFC 9309 2.5: robots.txt itself is always allowed
+        if self.status == "missing":
+            return True
+        if self.status == "unreachable":
+            return False
+        if self._parser is None or self._group is None:
+            return True
+        return bool(self._parser.can_fetch(url, self._group))
+
+
+def parse_robots(
+    text: str,
+    user_agent: str,
+    *,
+    origin: str = "",
+    url: str = "",
+    http_status: int | None = 200,
+    redirects: tuple[Hop, ...] = (),
+    truncated: bool = False,
+) -> RobotsPolicy:
+    """Parse a robots.txt body (already decoded) into an "ok" policy for `user_agent`."""
+    text = text.lstrip("\ufeff")
+    parser = Protego.parse(text)
+    group = _query_name(text, product_token(user_agent))
+    crawl_delay: float | None = None
+    request_rate: float | None = None
+    if group is not None:
+        delay = parser.crawl_delay(group)
+        crawl_delay = float(delay) if delay is not None else None
+        rate = parser.request_rate(group)
+        if rate is not None and rate.seconds > 0:
+            request_rate = rate.requests / rate.seconds
+    return RobotsPolicy(
+        origin=origin,
+        url=url,
+        status="ok",
+        http_status=http_status,
+        sitemaps=[s.strip() for s in parser.sitemaps if s.strip()],
+        crawl_delay=crawl_delay,
+        request_rate=request_rate,
+        redirects=redirects,
+        truncated=truncated,
+        _parser=parser,
+        _group=group,
+    )
+
+
+def _decode(body: bytes) -> tuple[str, bool]:
+    """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
+    truncated = len(body) > ROBOTS_MAX_BYTES
+    if truncated:
+        body = body[:ROBOTS_MAX_BYTES]
+        cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
+        body = body[: cut + 1] if cut >= 0 else b""
+    return body.decode("utf-8", errors="replace"), truncated
+
+
+def _robots_url(origin: str) -> str:
+    parts = urlsplit(origin)
+    netloc = parts.netloc
+    if (parts.scheme, parts.port) in (("http", 80), ("https", 443)):
+        netloc = netloc.rsplit(":", 1)[0]
+    return f"{parts.scheme}://{netloc}/robots.txt"
+
+
+class RobotsCache:
+    """robots.txt policies of the run, fetched once per origin and shared."""
+
+    def __init__(self, client: HttpClient, user_agent: str) -> None:
+        self._client = client
+        self._user_agent = user_agent
+        self._tasks: dict[str, asyncio.Task[RobotsPolicy]] = {}
+
+    async def get(self, url_or_origin: str) -> RobotsPolicy:
+        """The policy of the URL's origin; the first caller fetches, the others wait for it.
+
+        Raises ValueError for a URL that is not absolute http(s).
+        """
+        origin = origin_of(url_or_origin)
+        task = self._tasks.get(origin)
+        if task is None:
+            task = self._tasks[origin] = asyncio.create_task(self._load(origin))
+        # shield: a cancelled caller must not cancel the fetch other callers wait on
+        return await asyncio.shield(task)
+
+    def cached(self, url_or_origin: str) -> RobotsPolicy | None:
+        """The policy if it is already known (no fetch), else None."""
+        try:
+            task = self._tasks.get(origin_of(url_or_origin))
+        except ValueError:
+            return None
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
+
+    async def aclose(self) -> None:
+        """Cancel fetches still in flight (at shutdown)."""
+        pending = [t for t in self._tasks.values() if not t.done()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _load(self, origin: str) -> RobotsPolicy:
+        url = _robots_url(origin)
+        result = await self._client.fetch(
+            url,
+            method="GET",
+            body_bytes=ROBOTS_MAX_BYTES + 1,  # one more byte tells a cut-off file
+            confirm_with_get=False,
+            max_redirects=ROBOTS_MAX_REDIRECTS,
+        )
+        status = result.status
+
+        def failed(kind: RobotsStatus, error: str | None) -> RobotsPolicy:
+            return RobotsPolicy(
+                origin=origin,
+                url=url,
+                status=kind,
+                http_status=status,
+                error=error,
+                redirects=result.redirects,
+            )
+
+        if result.error_kind in _REDIRECT_FAILURES:
+            # RFC 9309 2.3.1.2: too many redirects may be treated as unavailable (allow all)
+            return failed("missing", result.error)
+        if status is None or status == 429 or status >= 500:
+            return failed("unreachable", result.error or f"robots.txt answers HTTP {status}")
+        if not 200 <= status < 300:
+            return failed("missing", None)
+        text, truncated = _decode(result.body_head)
+        policy = parse_robots(
+            text,
+            self._user_agent,
+            origin=origin,
+            url=url,
+            http_status=status,
+            redirects=result.redirects,
+            truncated=truncated,
+        )
+        host = self._client.host(origin)
+        if policy.crawl_delay:
+            host.set_min_interval(policy.crawl_delay)
+        if policy.request_rate:
+            host.set_max_rate(policy.request_rate)
+        return policy
