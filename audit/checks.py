@@ -12,12 +12,13 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Literal
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urldefrag, urljoin
 
 from audit.botsigs import detect_bot_challenge
 from audit.config import CrawlConfig
 from audit.dates import parse_http_date, parse_w3c_datetime
 from audit.records import FetchResult, Finding, Hop, UrlResult, finding
+from audit.urls import normalize_url
 
 __all__ = [
     "canonical_links",
@@ -116,8 +117,11 @@ def check_fetch(
         return out
 
     blocker = detect_bot_challenge(status, result.headers, result.body_head)
+    # A chain ending in a hard error is one url-redirect-error; a challenge or a
+    # 429 at its end is transient, so the redirect and the block are both reported.
+    chain_failed = bool(result.redirects) and status >= 400 and blocker is None and status != 429
     if result.redirects:
-        if status >= 400 and blocker is None and status != 429:
+        if chain_failed:
             add(
                 "url-redirect-error",
                 f"the redirect chain ends in HTTP {status}: {chain}; "
@@ -133,14 +137,14 @@ def check_fetch(
             "or list the final URL in the sitemap",
         )
 
-    if blocker is not None:
+    if chain_failed:
+        pass  # reported as url-redirect-error above
+    elif blocker is not None:
         add(
             "url-bot-blocked",
             f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
             "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
         )
-    elif result.redirects and status >= 400 and status != 429:
-        pass  # reported as url-redirect-error above
     elif status in (404, 410):
         word = "Not Found" if status == 404 else "Gone"
         add(
@@ -168,7 +172,7 @@ def check_fetch(
             "or remove the URL from the sitemap",
         )
 
-    if status is not None and result.elapsed_ms > config.slow_ms:
+    if result.elapsed_ms > config.slow_ms:
         add(
             "url-slow",
             f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
@@ -192,7 +196,8 @@ def check_fetch(
     if link_values:
         _canonical_finding(result, link_values, add)
 
-    if lastmod is not None:
+    # After a redirect, Last-Modified describes another URL than the listed one.
+    if lastmod is not None and not result.redirects:
         _lastmod_findings(result, lastmod, config, now, add)
     return out
 
@@ -472,29 +477,6 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     return text
 
 
-_PCT = re.compile(r"%[0-9a-fA-F]{2}")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
 def _normalize(url: str) -> str:
-    """Scheme/host case, default port, empty path and percent-escape case folded.
-
-    A private stand-in for audit.urls.normalize_url, which did not exist yet
-    when this was written; the fragment is dropped (search engines ignore it).
-    """
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return url
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
-    if parts.username is not None:
-        cred = parts.username + (f":{parts.password}" if parts.password is not None else "")
-        netloc = f"{cred}@{netloc}"
-    path = _PCT.sub(lambda m: m.group(0).upper(), parts.path) or "/"
-    query = _PCT.sub(lambda m: m.group(0).upper(), parts.query)
-    return urlunsplit((scheme, netloc, path, query, ""))
+    """normalize_url without the fragment (search engines ignore fragments)."""
+    return normalize_url(urldefrag(url.strip())[0])
