@@ -1,0 +1,157 @@
+"""Report writers: one per `--format`, all behind the same two-method protocol.
+
+A writer consumes the record dicts of DESIGN.md's jsonl format (`sitemap`,
+`url`, `finding`, `summary`, and `hosts`; other types are ignored, jsonl
+passes them through) in the order the audit produces them, and `close()`
+finishes a valid document even when no record came or the summary is missing
+(an interrupted run: the summary is then computed from what was seen). No
+writer keeps every url record: they stream (jsonl, csv), spool to temporary
+files (json, junit, sarif) or keep counters and a bounded number of examples
+(text, markdown, html).
+
+`read_jsonl` and `convert` turn a saved jsonl report into any format
+(`sitemap-audit report REPORT.jsonl --format F`).
+
+Imports nothing from the crawl, HTTP or parser layers: writers see dicts only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from audit.report.aggregate import FAIL_ON_LEVELS, at_or_above, fails, worst_severity
+
+__all__ = [
+    "FAIL_ON_LEVELS",
+    "FORMATS",
+    "ReportInputError",
+    "ReportWriter",
+    "at_or_above",
+    "convert",
+    "fails",
+    "make_writer",
+    "read_jsonl",
+    "worst_severity",
+]
+
+FORMATS: tuple[str, ...] = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
+
+
+class ReportWriter(Protocol):
+    def write(self, record: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ReportInputError(ValueError):
+    """A saved report that cannot be read; the message is one line naming file and line."""
+
+
+def make_writer(
+    fmt: str,
+    stream: TextIO,
+    *,
+    fail_on: str = "error",
+    examples: int = 10,
+    max_rows_per_code: int = 200,
+    csv_bom: bool = True,
+) -> ReportWriter:
+    """The writer for `fmt` (one of FORMATS), writing to `stream`.
+
+    `fail_on` decides junit failures and the verdict shown; `examples` bounds
+    the examples per code of text and markdown; `max_rows_per_code` bounds the
+    html findings table; `csv_bom` starts csv with a UTF-8 BOM (for Excel).
+    """
+    if fail_on not in FAIL_ON_LEVELS:
+        raise ValueError(
+            f"unknown --fail-on level {fail_on!r}; use one of {', '.join(FAIL_ON_LEVELS)}"
+        )
+    if fmt == "text":
+        from audit.report.text import TextWriter
+
+        return TextWriter(stream, fail_on=fail_on, examples=examples)
+    if fmt == "json":
+        from audit.report.json_ import JsonWriter
+
+        return JsonWriter(stream)
+    if fmt == "jsonl":
+        from audit.report.jsonl import JsonlWriter
+
+        return JsonlWriter(stream)
+    if fmt == "csv":
+        from audit.report.csv_ import CsvWriter
+
+        return CsvWriter(stream, bom=csv_bom)
+    if fmt == "junit":
+        from audit.report.junit import JunitWriter
+
+        return JunitWriter(stream, fail_on=fail_on)
+    if fmt == "sarif":
+        from audit.report.sarif import SarifWriter
+
+        return SarifWriter(stream, fail_on=fail_on)
+    if fmt == "markdown":
+        from audit.report.markdown import MarkdownWriter
+
+        return MarkdownWriter(stream, fail_on=fail_on, examples=examples)
+    if fmt == "html":
+        from audit.report.html import HtmlWriter
+
+        return HtmlWriter(stream, fail_on=fail_on, max_rows_per_code=max_rows_per_code)
+    raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a saved jsonl report, one dict per non-blank line.
+
+    Raises ReportInputError ("PATH:LINE: ...") for a line that is not a JSON
+    object with a string "type", and for a file that cannot be opened or is
+    not UTF-8.
+    """
+    name = str(path)
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="\n")  # noqa: SIM115
+    except OSError as exc:
+        raise ReportInputError(f"{name}: cannot read report: {exc.strerror or exc}") from exc
+    with handle:
+        lineno = 0
+        try:
+            # newline="\n": lines end at \n only (a CR before it is JSON whitespace).
+            for lineno, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    raise ReportInputError(
+                        f"{name}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+                    ) from None
+                if not isinstance(record, dict):
+                    raise ReportInputError(
+                        f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}"
+                    )
+                if not isinstance(record.get("type"), str):
+                    raise ReportInputError(f'{name}:{lineno}: record has no "type"')
+                yield record
+        except UnicodeDecodeError as exc:
+            raise ReportInputError(
+                f"{name}: near line {lineno + 1}: not UTF-8 ({exc.reason})"
+            ) from None
+
+
+def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> None:
+    """Write the saved jsonl report `src_path` as `fmt` to `out_stream`.
+
+    `opts` are make_writer's keyword options. On a bad line the document of
+    the records read so far is still closed (valid), then ReportInputError is
+    raised.
+    """
+    writer = make_writer(fmt, out_stream, **opts)
+    try:
+        for record in read_jsonl(src_path):
+            writer.write(record)
+    finally:
+        writer.close()

@@ -1,0 +1,425 @@
+"""Running totals over the record stream, shared by the writers that render at close.
+
+An `Aggregate` keeps counters, the sitemap table and a bounded number of
+example findings per code; it never keeps url records, so its size depends on
+the number of sitemaps and codes, not on the number of URLs. `UrlJoiner` pairs
+url records with their findings for the one-row-per-URL formats (csv, junit)
+using a bounded window.
+
+Pure bookkeeping over dicts: no I/O, and nothing from the crawl, HTTP or parser
+layers may be imported here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from audit.codes import CODES
+
+SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
+_RANK = {"error": 3, "warning": 2, "info": 1}
+
+STATUS_CLASSES: tuple[str, ...] = ("2xx", "3xx", "4xx", "5xx", "none")
+AGE_BUCKETS: tuple[str, ...] = (
+    "future",
+    "< 1 week",
+    "< 1 month",
+    "< 6 months",
+    "< 1 year",
+    "< 2 years",
+    "older",
+    "none",
+)
+_AGE_LIMITS = (
+    (7, "< 1 week"),
+    (31, "< 1 month"),
+    (183, "< 6 months"),
+    (366, "< 1 year"),
+    (731, "< 2 years"),
+)
+# Distinct lastmod days kept for the age histogram; beyond this (a hostile or
+# absurd sitemap) further new days count as "none" so memory stays bounded.
+_MAX_LASTMOD_DAYS = 200_000
+_LASTMOD_RE = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+
+def rank(severity: str | None) -> int:
+    """3 for error, 2 for warning, 1 for info, 0 for anything else."""
+    return _RANK.get(severity or "", 0)
+
+
+def at_or_above(severity: str | None, fail_on: str) -> bool:
+    """True when `severity` reaches the `--fail-on` threshold ("never" never does)."""
+    if fail_on == "never":
+        return False
+    return rank(severity) > 0 and rank(severity) >= _RANK[fail_on]
+
+
+def worst_severity(summary: dict[str, Any]) -> str | None:
+    """The highest severity with a non-zero count in a summary record, or None."""
+    findings = summary.get("findings")
+    if not isinstance(findings, dict):
+        return None
+    for sev in SEVERITIES:
+        if _as_int(findings.get(sev)):
+            return sev
+    return None
+
+
+def fails(summary: dict[str, Any], fail_on: str) -> bool:
+    """True when the summary has a finding at or above `fail_on` (exit status 1)."""
+    return at_or_above(worst_severity(summary), fail_on)
+
+
+def severity_of(record: dict[str, Any]) -> str:
+    """Severity of a finding record: its own field, else the code table, else info."""
+    sev = record.get("severity")
+    if isinstance(sev, str) and sev in _RANK:
+        return sev
+    code = record.get("code")
+    if isinstance(code, str) and code in CODES:
+        return CODES[code].severity.value
+    return "info"
+
+
+def code_summary(code: str) -> str:
+    """What a code means, from codes.CODES; unknown codes explain nothing."""
+    known = CODES.get(code)
+    return known.summary if known else ""
+
+
+def str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return 0
+
+
+def int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def float_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def status_class(record: dict[str, Any]) -> str:
+    """What the listed URL itself answered: 3xx when it redirected, else its status class."""
+    redirects = record.get("redirects")
+    status: int | None
+    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
+        status = int_or_none(redirects[0].get("status")) or 300
+    else:
+        status = int_or_none(record.get("status"))
+    if status is None or not 200 <= status < 600:
+        return "none"
+    return f"{status // 100}xx"
+
+
+def lastmod_day(value: Any) -> date | None:
+    """The calendar day of a W3C Datetime (YYYY and YYYY-MM mean their first day)."""
+    if not isinstance(value, str):
+        return None
+    m = _LASTMOD_RE.match(value)
+    if not m:
+        return None
+    try:
+        return date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+    except ValueError:
+        return None
+
+
+def age_bucket(day: date, today: date) -> str:
+    days = (today - day).days
+    if days < 0:
+        return "future"
+    for limit, label in _AGE_LIMITS:
+        if days < limit:
+            return label
+    return "older"
+
+
+def where(sitemap: str | None, line: int | None) -> str:
+    """`sitemap:line` as people read it; empty when nothing is known."""
+    if sitemap is None:
+        return ""
+    return f"{sitemap}:{line}" if line is not None else sitemap
+
+
+@dataclass(slots=True)
+class SitemapStat:
+    url: str
+    order: int
+    parent: str | None = None
+    kind: str | None = None
+    status: int | None = None
+    entries: int | None = None
+    bytes: int | None = None
+    gzip: bool = False
+    error: str | None = None
+    has_record: bool = False
+    urls: int = 0  # url records that name this sitemap
+    findings: Counter[str] = field(default_factory=Counter)  # severity -> count
+
+
+@dataclass(slots=True)
+class Example:
+    severity: str
+    code: str
+    url: str | None
+    sitemap: str | None
+    line: int | None
+    message: str
+
+
+class Aggregate:
+    """Counters over a record stream; `examples` bounds the findings kept per code."""
+
+    def __init__(self, examples: int = 10, now: datetime | None = None) -> None:
+        self.max_examples = max(0, examples)
+        self.now = now or datetime.now(UTC)
+        self.sitemaps: dict[str, SitemapStat] = {}
+        self.urls = 0
+        self.by_severity: Counter[str] = Counter()
+        self.by_code: Counter[str] = Counter()
+        self.code_severity: dict[str, str] = {}
+        self.examples: dict[str, list[Example]] = {}
+        self.status_classes: Counter[str] = Counter()
+        self.lastmod_days: Counter[date] = Counter()
+        self.lastmod_none = 0
+        self.redirected = 0
+        self.robots_blocked = 0
+        self.elapsed_ms_total = 0.0
+        self.hosts: list[dict[str, Any]] | None = None
+        self.summary: dict[str, Any] | None = None
+        self.other_types: Counter[str] = Counter()
+        self.records = 0
+
+    # --- feeding --------------------------------------------------------
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records += 1
+        kind = record.get("type")
+        if kind == "url":
+            self._add_url(record)
+        elif kind == "finding":
+            self._add_finding(record)
+        elif kind == "sitemap":
+            self._add_sitemap(record)
+        elif kind == "summary":
+            self.summary = record
+        elif kind == "hosts":
+            hosts = record.get("hosts")
+            if isinstance(hosts, list):
+                self.hosts = [h for h in hosts if isinstance(h, dict)]
+        else:
+            self.other_types[str(kind)] += 1
+
+    def sitemap(self, url: str) -> SitemapStat:
+        stat = self.sitemaps.get(url)
+        if stat is None:
+            stat = self.sitemaps[url] = SitemapStat(url, len(self.sitemaps))
+        return stat
+
+    def _add_sitemap(self, record: dict[str, Any]) -> None:
+        url = str_or_none(record.get("url"))
+        if url is None:
+            return
+        stat = self.sitemap(url)
+        stat.has_record = True
+        stat.parent = str_or_none(record.get("parent"))
+        stat.kind = str_or_none(record.get("kind"))
+        stat.status = int_or_none(record.get("status"))
+        stat.entries = int_or_none(record.get("entries"))
+        stat.bytes = int_or_none(record.get("bytes"))
+        stat.gzip = bool(record.get("gzip"))
+        stat.error = str_or_none(record.get("error"))
+
+    def _add_url(self, record: dict[str, Any]) -> None:
+        self.urls += 1
+        sitemap = str_or_none(record.get("sitemap"))
+        if sitemap is not None:
+            self.sitemap(sitemap).urls += 1
+        cls = status_class(record)
+        self.status_classes[cls] += 1
+        if cls == "3xx":
+            self.redirected += 1
+        if record.get("robots") == "blocked":
+            self.robots_blocked += 1
+        elapsed = float_or_none(record.get("elapsed_ms"))
+        if elapsed is not None:
+            self.elapsed_ms_total += elapsed
+        day = lastmod_day(record.get("lastmod"))
+        if day is None or (
+            day not in self.lastmod_days and len(self.lastmod_days) >= _MAX_LASTMOD_DAYS
+        ):
+            self.lastmod_none += 1
+        else:
+            self.lastmod_days[day] += 1
+
+    def _add_finding(self, record: dict[str, Any]) -> None:
+        sev = severity_of(record)
+        code = str(record.get("code") or "unknown")
+        self.by_severity[sev] += 1
+        self.by_code[code] += 1
+        self.code_severity.setdefault(code, sev)
+        sitemap = str_or_none(record.get("sitemap"))
+        if sitemap is not None:
+            self.sitemap(sitemap).findings[sev] += 1
+        kept = self.examples.setdefault(code, [])
+        if len(kept) < self.max_examples:
+            kept.append(
+                Example(
+                    sev,
+                    code,
+                    str_or_none(record.get("url")),
+                    sitemap,
+                    int_or_none(record.get("line")),
+                    str(record.get("message") or ""),
+                )
+            )
+
+    # --- reading --------------------------------------------------------
+
+    @property
+    def complete(self) -> bool:
+        """False when the stream ended without a summary (an interrupted run)."""
+        return self.summary is not None
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The summary record, or one computed from what was seen (marked partial)."""
+        if self.summary is not None:
+            out = dict(self.summary)
+            found = out.get("findings")
+            found = found if isinstance(found, dict) else {}
+            out["findings"] = {s: _as_int(found.get(s)) for s in SEVERITIES}
+            by_code = out.get("by_code")
+            if not isinstance(by_code, dict):
+                by_code = dict(self.by_code)
+            out["by_code"] = {str(k): _as_int(v) for k, v in by_code.items()}
+            out["sitemaps"] = _as_int(out.get("sitemaps"))
+            out["urls"] = _as_int(out.get("urls"))
+            return out
+        return {
+            "type": "summary",
+            "sitemaps": sum(1 for s in self.sitemaps.values() if s.has_record),
+            "urls": self.urls,
+            "findings": {s: self.by_severity[s] for s in SEVERITIES},
+            "by_code": dict(sorted(self.by_code.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "duration_s": None,
+            "partial": True,
+        }
+
+    def severity_for_code(self, code: str) -> str:
+        if code in self.code_severity:
+            return self.code_severity[code]
+        known = CODES.get(code)
+        return known.severity.value if known else "info"
+
+    def codes_sorted(self) -> list[tuple[str, str, int]]:
+        """(code, severity, count), worst severity first, then most frequent."""
+        by_code = self.summary_dict()["by_code"]
+        rows = [(c, self.severity_for_code(c), n) for c, n in by_code.items() if n]
+        rows.sort(key=lambda r: (-rank(r[1]), -r[2], r[0]))
+        return rows
+
+    def reference_time(self) -> datetime:
+        """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
+        summary = self.summary or {}
+        for key in ("finished", "finished_at", "started", "started_at"):
+            value = summary.get(key)
+            if isinstance(value, str):
+                try:
+                    stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                except ValueError:
+                    continue
+                return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+        return self.now
+
+    def lastmod_histogram(self) -> list[tuple[str, int]]:
+        today = self.reference_time().astimezone(UTC).date()
+        counts: Counter[str] = Counter()
+        for day, n in self.lastmod_days.items():
+            counts[age_bucket(day, today)] += n
+        counts["none"] += self.lastmod_none
+        return [(b, counts[b]) for b in AGE_BUCKETS if b != "future" or counts[b]]
+
+
+# --- joining url records with their findings ------------------------------
+
+JoinEmit = Callable[[dict[str, Any] | None, str, list[dict[str, Any]]], None]
+
+# How many url records wait for late findings, and how many URLs with findings
+# but no url record yet may wait for theirs. Both bound memory.
+JOIN_WINDOW = 256
+JOIN_PENDING = 20_000
+
+
+class UrlJoiner:
+    """Pairs each url record with the findings about the same URL, in bounded memory.
+
+    What it relies on about record order (true of audit/pipeline.py): a URL's
+    HTTP findings come right after its url record, and its entry findings
+    (validator) come before it. A url record waits while the next `window`
+    url records arrive; findings for a URL with no url record yet wait (up to
+    `pending` URLs, oldest given up first) for the next url record of that URL.
+    Findings that find no url record (validate mode, URLs never fetched,
+    hreflang reciprocity computed at the end of the run) are emitted with
+    record None, once per URL, when given up or at close.
+    """
+
+    def __init__(self, emit: JoinEmit, window: int = JOIN_WINDOW, pending: int = JOIN_PENDING):
+        self._emit = emit
+        self._window_size = max(1, window)
+        self._pending_size = max(1, pending)
+        self._window: OrderedDict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = OrderedDict()
+        self._pending: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    def url(self, record: dict[str, Any]) -> None:
+        url = str(record.get("url") or "")
+        if url in self._window:  # the same URL again: the earlier one is done
+            rec, found = self._window.pop(url)
+            self._emit(rec, url, found)
+        self._window[url] = (record, self._pending.pop(url, []))
+        if len(self._window) > self._window_size:
+            old_url, (rec, found) = self._window.popitem(last=False)
+            self._emit(rec, old_url, found)
+
+    def finding(self, record: dict[str, Any]) -> None:
+        url = str(record.get("url") or "")
+        held = self._window.get(url)
+        if held is not None:
+            held[1].append(record)
+            return
+        waiting = self._pending.get(url)
+        if waiting is None:
+            waiting = self._pending[url] = []
+            if len(self._pending) > self._pending_size:
+                old_url, found = self._pending.popitem(last=False)
+                self._emit(None, old_url, found)
+        waiting.append(record)
+
+    def close(self) -> None:
+        while self._window:
+            url, (rec, found) = self._window.popitem(last=False)
+            self._emit(rec, url, found)
+        while self._pending:
+            url, found = self._pending.popitem(last=False)
+            self._emit(None, url, found)

@@ -1,0 +1,141 @@
+"""csv writer: one row per URL, for spreadsheets.
+
+Columns: url, sitemap, line, status, final_url, redirect_hops, redirect_chain,
+lastmod, last_modified, robots, elapsed_ms, worst_severity, codes, error.
+
+- Encoding: UTF-8 with a byte order mark by default. Excel only reads a CSV as
+  UTF-8 when it starts with a BOM (without one, non-ASCII URLs turn into
+  mojibake); Python reads it with `encoding="utf-8-sig"`, pandas and
+  LibreOffice skip it. `bom=False` leaves it out for tools that mind.
+- Quoting and line ends: the csv module's defaults (RFC 4180, CRLF).
+- A cell that would start with `=`, `+`, `-`, `@`, tab or CR gets a leading `'`
+  so a spreadsheet never evaluates a crafted sitemap value as a formula; real
+  http(s) URLs never start with those characters.
+- Findings that arrive after the url record (HTTP checks) or before it (entry
+  checks) are joined by `UrlJoiner` (see aggregate.py for what it relies on
+  about record order) in bounded memory. A URL with findings but no url record
+  (validate mode, URLs never fetched) still gets a row, with the HTTP columns
+  empty. Findings without a URL (about a whole sitemap) or without a sitemap
+  (robots.txt, discovery) are about no listed URL: they are left out, the
+  jsonl, json and sarif reports carry them.
+
+Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import Any, TextIO
+
+from audit.report.aggregate import (
+    UrlJoiner,
+    float_or_none,
+    int_or_none,
+    rank,
+    severity_of,
+    str_or_none,
+)
+
+COLUMNS: tuple[str, ...] = (
+    "url",
+    "sitemap",
+    "line",
+    "status",
+    "final_url",
+    "redirect_hops",
+    "redirect_chain",
+    "lastmod",
+    "last_modified",
+    "robots",
+    "elapsed_ms",
+    "worst_severity",
+    "codes",
+    "error",
+)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _chain(redirects: Any) -> tuple[int | None, str]:
+    if not isinstance(redirects, list):
+        return None, ""
+    hops = [h for h in redirects if isinstance(h, dict)]
+    text = " -> ".join(f"{h.get('status')} {h.get('url')}" for h in hops)
+    return len(hops), text
+
+
+class CsvWriter:
+    def __init__(self, stream: TextIO, *, bom: bool = True) -> None:
+        self._stream = stream
+        self._csv = csv.writer(stream)
+        self._joiner = UrlJoiner(self._row)
+        self._header_done = False
+        self._bom = bom
+        self._closed = False
+
+    def _header(self) -> None:
+        if not self._header_done:
+            self._header_done = True
+            if self._bom:
+                self._stream.write("\ufeff")
+            self._csv.writerow(COLUMNS)
+
+    def write(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if kind == "url":
+            self._joiner.url(record)
+        elif (
+            kind == "finding"
+            and str_or_none(record.get("url"))
+            and str_or_none(record.get("sitemap"))
+        ):
+            self._joiner.finding(record)
+
+    def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
+        self._header()
+        worst = ""
+        codes: list[str] = []
+        for f in found:
+            sev = severity_of(f)
+            if rank(sev) > rank(worst):
+                worst = sev
+            code = str(f.get("code") or "")
+            if code not in codes:
+                codes.append(code)
+        if rec is None:
+            first = found[0] if found else {}
+            sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
+            row: list[Any] = [url, sitemap, line, *[""] * 8, worst, " ".join(codes), ""]
+        else:
+            hops, chain = _chain(rec.get("redirects"))
+            row = [
+                url,
+                str_or_none(rec.get("sitemap")),
+                int_or_none(rec.get("line")),
+                int_or_none(rec.get("status")),
+                str_or_none(rec.get("final_url")),
+                hops,
+                chain,
+                str_or_none(rec.get("lastmod")),
+                str_or_none(rec.get("last_modified")),
+                str_or_none(rec.get("robots")),
+                float_or_none(rec.get("elapsed_ms")),
+                worst,
+                " ".join(codes),
+                str_or_none(rec.get("error")),
+            ]
+        # csv.writer writes the whole row in one call: a crash leaves complete lines.
+        self._csv.writerow(["" if v is None else _cell(v) for v in row])
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._joiner.close()
+        self._header()
+        self._stream.flush()

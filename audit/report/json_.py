@@ -1,0 +1,98 @@
+"""json writer: the whole audit as one JSON document.
+
+`{"summary": {...}, "sitemaps": [...], "findings": [...], "urls": [...]}`, plus
+`"hosts"` and `"other"` when such records came. Records arrive interleaved and
+the summary comes last, so each list is spooled to its own temporary file and
+the document is assembled at close: memory stays flat whatever the audit size.
+Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from typing import IO, Any, TextIO
+
+from audit.report.aggregate import Aggregate
+
+_CHUNK = 1 << 16
+
+
+class _Spool:
+    """A JSON array written element by element to a temporary file."""
+
+    def __init__(self) -> None:
+        self.file: IO[str] | None = None
+        self.count = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        if self.file is None:
+            self.file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
+        if self.count:
+            self.file.write(",\n    ")
+        self.file.write(json.dumps(record, ensure_ascii=False, default=str))
+        self.count += 1
+
+    def copy_to(self, out: TextIO) -> None:
+        out.write("[")
+        if self.file is not None:
+            out.write("\n    ")
+            self.file.seek(0)
+            shutil.copyfileobj(self.file, out, _CHUNK)
+            out.write("\n  ")
+        out.write("]")
+
+    def discard(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class JsonWriter:
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._agg = Aggregate(examples=0)
+        self._spools = {
+            "sitemaps": _Spool(),
+            "findings": _Spool(),
+            "urls": _Spool(),
+            "other": _Spool(),
+        }
+        self._closed = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._agg.add(record)
+        kind = record.get("type")
+        if kind == "sitemap":
+            self._spools["sitemaps"].add(record)
+        elif kind == "finding":
+            self._spools["findings"].add(record)
+        elif kind == "url":
+            self._spools["urls"].add(record)
+        elif kind not in ("summary", "hosts"):
+            self._spools["other"].add(record)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        out = self._stream
+        try:
+            summary = self._agg.summary_dict()
+            out.write('{\n  "summary": ')
+            out.write(json.dumps(summary, ensure_ascii=False, default=str))
+            if self._agg.hosts is not None:
+                out.write(',\n  "hosts": ')
+                out.write(json.dumps(self._agg.hosts, ensure_ascii=False, default=str))
+            for key in ("sitemaps", "findings", "urls", "other"):
+                spool = self._spools[key]
+                if key == "other" and not spool.count:
+                    continue
+                out.write(f',\n  "{key}": ')
+                spool.copy_to(out)
+            out.write("\n}\n")
+            out.flush()
+        finally:
+            for spool in self._spools.values():
+                spool.discard()

@@ -1,0 +1,222 @@
+"""junit writer: JUnit XML for CI systems.
+
+`<testsuites>` > one `<testsuite>` per sitemap > one `<testcase>` per URL
+(name = the URL, classname = the sitemap). A URL with a finding at or above
+`fail_on` gets one `<failure message type>`: type is the worst finding's code,
+the message its message, the body lists every finding of that URL; findings
+below the threshold go to the testcase's `<system-out>`. Findings about a
+sitemap itself (no URL, or the sitemap's own URL) form a testcase named after
+the sitemap inside its suite; findings with no sitemap (discovery, robots.txt)
+form a suite named "discovery". `errors` and `skipped` are always 0: every
+problem the audit finds is a failure of the site, not of the tool.
+
+Memory: url testcases are rendered as they complete (see `UrlJoiner`) and
+spooled to one temporary file per suite (a few kept open at once); the
+document is assembled at close, when the per-suite counts are known.
+Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import IO, Any, TextIO
+
+from audit.report._xml import xml_attr, xml_text
+from audit.report.aggregate import (
+    Aggregate,
+    UrlJoiner,
+    at_or_above,
+    float_or_none,
+    int_or_none,
+    rank,
+    severity_of,
+    str_or_none,
+    where,
+)
+
+DISCOVERY = "discovery"
+_OPEN_FILES = 32
+# Findings kept for one sitemap's own testcase; the rest are counted.
+_MAX_SITEMAP_FINDINGS = 1000
+
+
+@dataclass(slots=True)
+class _Suite:
+    name: str
+    path: str
+    tests: int = 0
+    failures: int = 0
+    time: float = 0.0
+    own: list[dict[str, Any]] = field(default_factory=list)  # sitemap-level findings
+    own_more: int = 0
+
+
+def _describe(f: dict[str, Any]) -> str:
+    place = where(str_or_none(f.get("sitemap")), int_or_none(f.get("line")))
+    line = f"[{severity_of(f)}] {f.get('code')}: {f.get('message') or ''}"
+    return f"{line} ({place})" if place else line
+
+
+class JunitWriter:
+    def __init__(self, stream: TextIO, *, fail_on: str = "error") -> None:
+        self._stream = stream
+        self._fail_on = fail_on
+        self._agg = Aggregate(examples=0)
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._suites: dict[str, _Suite] = {}
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+        self._joiner = UrlJoiner(self._url_case)
+        self._closed = False
+
+    # --- feeding --------------------------------------------------------
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._agg.add(record)
+        kind = record.get("type")
+        if kind == "url":
+            self._suite(str_or_none(record.get("sitemap")))
+            self._joiner.url(record)
+        elif kind == "finding":
+            url = str_or_none(record.get("url"))
+            sitemap = str_or_none(record.get("sitemap"))
+            self._suite(sitemap)  # suites appear in the order they are first named
+            if url is None or url == sitemap:
+                self._own(sitemap, record)
+            else:
+                self._joiner.finding(record)
+        elif kind == "sitemap":
+            self._suite(str_or_none(record.get("url")))
+
+    def _suite(self, sitemap: str | None) -> _Suite:
+        name = sitemap or DISCOVERY
+        suite = self._suites.get(name)
+        if suite is None:
+            if self._dir is None:
+                self._dir = tempfile.TemporaryDirectory(prefix="sitemap-audit-junit-")
+            path = os.path.join(self._dir.name, f"{len(self._suites)}.xml")
+            suite = self._suites[name] = _Suite(name, path)
+        return suite
+
+    def _file(self, suite: _Suite) -> IO[str]:
+        handle = self._open.get(suite.name)
+        if handle is not None:
+            self._open.move_to_end(suite.name)
+            return handle
+        if len(self._open) >= _OPEN_FILES:
+            _, oldest = self._open.popitem(last=False)
+            oldest.close()
+        handle = self._open[suite.name] = open(suite.path, "a", encoding="utf-8")  # noqa: SIM115
+        return handle
+
+    def _own(self, sitemap: str | None, record: dict[str, Any]) -> None:
+        suite = self._suite(sitemap)
+        if len(suite.own) < _MAX_SITEMAP_FINDINGS:
+            suite.own.append(record)
+        else:
+            suite.own_more += 1
+
+    def _url_case(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
+        if rec is not None:
+            sitemap = str_or_none(rec.get("sitemap"))
+            seconds = (float_or_none(rec.get("elapsed_ms")) or 0.0) / 1000
+        else:
+            sitemap = str_or_none(found[0].get("sitemap")) if found else None
+            seconds = 0.0
+        suite = self._suite(sitemap)
+        text, failed = self._case(url, suite.name, seconds, found, 0)
+        suite.tests += 1
+        suite.time += seconds
+        suite.failures += failed
+        self._file(suite).write(text)
+
+    def _case(
+        self, name: str, classname: str, seconds: float, found: list[dict[str, Any]], more: int
+    ) -> tuple[str, bool]:
+        """One testcase element, and whether it failed."""
+        failing = [f for f in found if at_or_above(severity_of(f), self._fail_on)]
+        passing = [f for f in found if f not in failing]
+        head = (
+            f'    <testcase name="{xml_attr(name)}" classname="{xml_attr(classname)}"'
+            f' time="{seconds:.3f}"'
+        )
+        if not found:
+            return head + "/>\n", False
+        parts = [head + ">\n"]
+        if failing:
+            worst = max(failing, key=lambda f: rank(severity_of(f)))
+            body = "\n".join(_describe(f) for f in found)
+            if more:
+                body += f"\n… and {more:,} more findings"
+            parts.append(
+                f'      <failure message="{xml_attr(worst.get("message") or "")}"'
+                f' type="{xml_attr(worst.get("code") or "")}">{xml_text(body)}</failure>\n'
+            )
+        elif passing:
+            body = "\n".join(_describe(f) for f in passing)
+            if more:
+                body += f"\n… and {more:,} more findings"
+            parts.append(f"      <system-out>{xml_text(body)}</system-out>\n")
+        parts.append("    </testcase>\n")
+        return "".join(parts), bool(failing)
+
+    # --- closing --------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._joiner.close()
+            for handle in self._open.values():
+                handle.close()
+            self._open.clear()
+            self._assemble()
+        finally:
+            for handle in self._open.values():
+                handle.close()
+            if self._dir is not None:
+                self._dir.cleanup()
+
+    def _assemble(self) -> None:
+        out = self._stream
+        summary = self._agg.summary_dict()
+        own_cases: dict[str, str] = {}
+        for suite in self._suites.values():
+            stat = self._agg.sitemaps.get(suite.name)
+            # Every fetched sitemap is a test of its own (so a clean sitemap in a
+            # validate run still shows as passed); it carries the sitemap-level findings.
+            if suite.own or (stat is not None and stat.has_record):
+                text, failed = self._case(suite.name, suite.name, 0.0, suite.own, suite.own_more)
+                own_cases[suite.name] = text
+                suite.tests += 1
+                suite.failures += failed
+        tests = sum(s.tests for s in self._suites.values())
+        failures = sum(s.failures for s in self._suites.values())
+        duration = float_or_none(summary.get("duration_s"))
+        total_time = (
+            duration if duration is not None else sum(s.time for s in self._suites.values())
+        )
+        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        out.write(
+            f'<testsuites name="sitemap-audit" tests="{tests}" failures="{failures}"'
+            f' errors="0" skipped="0" time="{total_time:.3f}">\n'
+        )
+        for suite in self._suites.values():
+            if not suite.tests:
+                continue  # named by a record but never fetched, with nothing listed
+            out.write(
+                f'  <testsuite name="{xml_attr(suite.name)}" tests="{suite.tests}"'
+                f' failures="{suite.failures}" errors="0" skipped="0" time="{suite.time:.3f}">\n'
+            )
+            if suite.name in own_cases:
+                out.write(own_cases[suite.name])
+            if os.path.exists(suite.path):
+                with open(suite.path, encoding="utf-8") as spool:
+                    shutil.copyfileobj(spool, out, 1 << 16)
+            out.write("  </testsuite>\n")
+        out.write("</testsuites>\n")
+        out.flush()

@@ -1,0 +1,129 @@
+"""markdown writer: a summary for tickets and pull requests (GitHub-flavoured tables).
+
+A summary table (sitemaps, URLs, errors, warnings, info, duration, verdict),
+a table of findings by code (code, severity, count, what it means) and, per
+code, up to `examples` examples (URL, sitemap:line, message). URLs and codes go
+in code spans; `|` is escaped inside table cells (GFM unescapes `\\|` before
+reading the span) and a span's fence is longer than any backtick run inside
+it; prose has Markdown and HTML metacharacters backslash-escaped. Rendered at
+close from an `Aggregate`. Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from audit.report.aggregate import Aggregate, code_summary, fails, where
+from audit.report.text import format_duration
+
+_PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def md_text(value: object) -> str:
+    """Plain text safe inside a GFM table cell: one line, metacharacters escaped."""
+    return _PROSE_SPECIAL.sub(r"\\\1", _CONTROL.sub(" ", str(value))).strip()
+
+
+def md_code(value: object) -> str:
+    """A code span safe inside a GFM table cell, whatever backticks or pipes it holds."""
+    text = _CONTROL.sub(" ", str(value))
+    if not text:
+        return ""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    # CommonMark strips one space from each end when both are present: pad so
+    # the content survives exactly, and so a leading/trailing backtick is not
+    # read as part of the fence.
+    edge = text[0] + text[-1]
+    pad = " " if "`" in edge or edge == "  " or longest else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+class MarkdownWriter:
+    def __init__(self, stream: TextIO, *, fail_on: str = "error", examples: int = 10) -> None:
+        self._stream = stream
+        self._fail_on = fail_on
+        self._agg = Aggregate(examples=examples)
+        self._closed = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._agg.add(record)
+
+    def render(self) -> str:
+        agg = self._agg
+        summary = agg.summary_dict()
+        found = summary["findings"]
+        failed = fails(summary, self._fail_on)
+        out: list[str] = ["# Sitemap audit report", ""]
+        if summary.get("partial"):
+            out += [
+                "> **Incomplete:** the run ended without a summary; counts are what was seen.",
+                "",
+            ]
+        out += [
+            "| | |",
+            "| --- | ---: |",
+            f"| Sitemaps | {summary['sitemaps']:,} |",
+            f"| URLs | {summary['urls']:,} |",
+            f"| Errors | {found['error']:,} |",
+            f"| Warnings | {found['warning']:,} |",
+            f"| Info | {found['info']:,} |",
+            f"| Duration | {format_duration(summary.get('duration_s'))} |",
+            f"| Verdict (fail on {md_text(self._fail_on)}) | **{'FAIL' if failed else 'PASS'}** |",
+            "",
+        ]
+        codes = agg.codes_sorted()
+        if not codes:
+            out += ["No findings.", ""]
+        else:
+            out += [
+                "## Findings by code",
+                "",
+                "| Code | Severity | Count | What it means |",
+                "| --- | --- | ---: | --- |",
+            ]
+            for code, sev, count in codes:
+                out.append(
+                    f"| {md_code(code)} | {sev} | {count:,} | {md_text(code_summary(code))} |"
+                )
+            out.append("")
+            for code, sev, count in codes:
+                examples = agg.examples.get(code, [])
+                if not examples:
+                    continue
+                out += [f"### {md_code(code)} ({sev}, {count:,})", ""]
+                if code_summary(code):
+                    out += [md_text(code_summary(code)), ""]
+                out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
+                for ex in examples:
+                    out.append(
+                        f"| {md_code(ex.url or '')} | {md_code(where(ex.sitemap, ex.line))}"
+                        f" | {md_text(ex.message)} |"
+                    )
+                if count > len(examples):
+                    out += ["", f"… and {count - len(examples):,} more."]
+                out.append("")
+        if agg.hosts:
+            out += [
+                "## Hosts",
+                "",
+                "| Host | Requests | Rate/s | Retries | 429s | Backoff (s) |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |",
+            ]
+            for h in agg.hosts:
+                cells = [md_code(h.get("host", ""))] + [
+                    md_text(h.get(k, "")) for k in ("requests", "rate", "retries", "http_429")
+                ]
+                cells.append(md_text(h.get("backoff_s", "")))
+                out.append("| " + " | ".join(cells) + " |")
+            out.append("")
+        return "\n".join(out)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stream.write(self.render())
+        self._stream.flush()

@@ -1,0 +1,134 @@
+"""sarif writer: SARIF 2.1.0 for code-scanning UIs.
+
+One run; `tool.driver` is sitemap-audit with one rule per code seen (id,
+short and full description and help from codes.CODES, default level). Each
+finding is a result with its ruleId/ruleIndex, level (error, warning, note),
+message, and a location pointing at the sitemap that lists the URL (the URL
+itself when there is no sitemap) with `region.startLine` when the line is
+known, so the finding shows at the line of the sitemap. Results are spooled to
+a temporary file and the rules, known only at the end, are written first at
+close. Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from typing import IO, Any, TextIO
+
+from audit import __version__
+from audit.report.aggregate import (
+    Aggregate,
+    code_summary,
+    fails,
+    int_or_none,
+    severity_of,
+    str_or_none,
+)
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class SarifWriter:
+    def __init__(self, stream: TextIO, *, fail_on: str = "error") -> None:
+        self._stream = stream
+        self._fail_on = fail_on
+        self._agg = Aggregate(examples=0)
+        self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
+        self._spool: IO[str] | None = None
+        self._results = 0
+        self._closed = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._agg.add(record)
+        if record.get("type") == "finding":
+            self._result(record)
+
+    def _result(self, record: dict[str, Any]) -> None:
+        code = str(record.get("code") or "unknown")
+        sev = severity_of(record)
+        if code not in self._rules:
+            self._rules[code] = (len(self._rules), sev)
+        url = str_or_none(record.get("url"))
+        sitemap = str_or_none(record.get("sitemap"))
+        line = int_or_none(record.get("line"))
+        message = str(record.get("message") or code)
+        if url and url != sitemap and url not in message:
+            message = f"{message} ({url})"
+        physical: dict[str, Any] = {"artifactLocation": {"uri": sitemap or url or ""}}
+        if line is not None and line >= 1:
+            physical["region"] = {"startLine": line}
+        result: dict[str, Any] = {
+            "ruleId": code,
+            "ruleIndex": self._rules[code][0],
+            "level": _LEVEL[sev],
+            "message": {"text": message},
+            "locations": [{"physicalLocation": physical}],
+            # Stable across runs, so code-scanning UIs match a finding with last night's.
+            "partialFingerprints": {
+                "sitemapAudit/v1": hashlib.sha256(
+                    f"{code}\0{url}\0{sitemap}".encode("utf-8", "surrogatepass")
+                ).hexdigest()
+            },
+        }
+        if url:
+            result["properties"] = {"url": url}
+        if self._spool is None:
+            self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        if self._results:
+            self._spool.write(",\n        ")
+        self._spool.write(_dumps(result))
+        self._results += 1
+
+    def _rule(self, code: str, severity: str) -> dict[str, Any]:
+        text = code_summary(code) or code
+        return {
+            "id": code,
+            "name": "".join(part.capitalize() for part in code.split("-")),
+            "shortDescription": {"text": text},
+            "fullDescription": {"text": f"{text} (severity: {severity})"},
+            "help": {"text": f"{code}: {text}. See RULES.md for the exact limit and its source."},
+            "defaultConfiguration": {"level": _LEVEL.get(severity, "warning")},
+        }
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._assemble()
+        finally:
+            if self._spool is not None:
+                self._spool.close()
+
+    def _assemble(self) -> None:
+        out = self._stream
+        summary = self._agg.summary_dict()
+        rules = [self._rule(code, sev) for code, (_, sev) in self._rules.items()]
+        driver = {"name": "sitemap-audit", "version": __version__, "rules": rules}
+        failed = fails(summary, self._fail_on)
+        invocation = {
+            "executionSuccessful": not summary.get("partial", False),
+            "properties": {"failOn": self._fail_on, "failed": failed},
+        }
+        out.write("{\n")
+        out.write(f'  "$schema": {_dumps(SARIF_SCHEMA)},\n  "version": "2.1.0",\n')
+        out.write('  "runs": [\n    {\n')
+        out.write(f'      "tool": {{"driver": {_dumps(driver)}}},\n')
+        out.write(f'      "invocations": [{_dumps(invocation)}],\n')
+        out.write(f'      "properties": {{"summary": {_dumps(summary)}}},\n')
+        out.write('      "results": [')
+        if self._spool is not None:
+            out.write("\n        ")
+            self._spool.seek(0)
+            shutil.copyfileobj(self._spool, out, 1 << 16)
+            out.write("\n      ")
+        out.write("]\n    }\n  ]\n}\n")
+        out.flush()

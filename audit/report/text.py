@@ -1,0 +1,134 @@
+"""text writer: the readable default for terminals.
+
+Header, counts by severity and by code (worst severity first, then most
+frequent), for each code up to `examples` offenders as `sitemap:line  url
+message` (the first ones in audit order), a per-host table when a `hosts`
+record came, and a verdict line for `--fail-on`. ANSI colours only when the
+stream is a terminal. Everything is rendered at close from an `Aggregate`, so
+memory does not grow with the number of URLs. Imports nothing from the crawl,
+HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from audit.report.aggregate import SEVERITIES, Aggregate, at_or_above, fails, where
+
+_COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
+
+
+def _plural(n: int, word: str) -> str:
+    if word == "info":
+        return f"{n:,} info"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _clean(text: str) -> str:
+    """One line, no control characters: record values must not drive the terminal."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def format_duration(seconds: Any) -> str:
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+class TextWriter:
+    def __init__(self, stream: TextIO, *, fail_on: str = "error", examples: int = 10) -> None:
+        self._stream = stream
+        self._fail_on = fail_on
+        self._agg = Aggregate(examples=examples)
+        isatty = getattr(stream, "isatty", None)
+        self._colour = bool(isatty and isatty())
+        self._closed = False
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._agg.add(record)
+
+    def _c(self, style: str, text: str) -> str:
+        return f"\x1b[{_COLOURS[style]}m{text}\x1b[0m" if self._colour else text
+
+    def render(self) -> str:
+        agg = self._agg
+        summary = agg.summary_dict()
+        found = summary["findings"]
+        lines: list[str] = []
+        title = "sitemap-audit report"
+        if summary.get("partial"):
+            title += " (incomplete: the run ended without a summary)"
+        lines.append(self._c("bold", title))
+        lines.append(
+            f"{_plural(summary['sitemaps'], 'sitemap')}, {_plural(summary['urls'], 'URL')}, "
+            f"{format_duration(summary.get('duration_s'))}"
+        )
+        lines.append(
+            "findings: "
+            + ", ".join(
+                self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
+            )
+        )
+        codes = agg.codes_sorted()
+        if codes:
+            width = max(len(c) for c, _, _ in codes)
+            lines.append("")
+            lines.append(self._c("bold", "by code"))
+            for code, sev, count in codes:
+                lines.append(f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}")
+            for code, sev, count in codes:
+                examples = agg.examples.get(code, [])
+                if not examples:
+                    continue
+                lines.append("")
+                lines.append(f"{self._c(sev, sev)} {self._c('bold', _clean(code))} ({count:,})")
+                for ex in examples:
+                    place = _clean(where(ex.sitemap, ex.line)) or "-"
+                    parts = [place]
+                    if ex.url and ex.url != ex.sitemap:
+                        parts.append(_clean(ex.url))
+                    parts.append(_clean(ex.message))
+                    lines.append("  " + "  ".join(parts))
+                if count > len(examples):
+                    lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
+        if agg.hosts:
+            lines.append("")
+            lines.append(self._c("bold", "hosts"))
+            lines.append(
+                f"  {'host':<40} {'requests':>9} {'rate/s':>7} {'retries':>8} {'429s':>6}"
+                f" {'backoff':>8}"
+            )
+            for h in agg.hosts:
+                lines.append(
+                    f"  {_clean(str(h.get('host', '')))[:40]:<40} {_num(h.get('requests')):>9}"
+                    f" {_num(h.get('rate'), 1):>7} {_num(h.get('retries')):>8}"
+                    f" {_num(h.get('http_429')):>6} {_num(h.get('backoff_s'), 1):>8}"
+                )
+        lines.append("")
+        lines.append(self._verdict(summary))
+        return "\n".join(lines) + "\n"
+
+    def _verdict(self, summary: dict[str, Any]) -> str:
+        found = summary["findings"]
+        over = [s for s in SEVERITIES if found[s] and at_or_above(s, self._fail_on)]
+        if fails(summary, self._fail_on):
+            detail = ", ".join(_plural(found[s], s) for s in over)
+            return self._c("error", f"FAIL: {detail} at or above --fail-on {self._fail_on}")
+        return self._c("ok", f"PASS: nothing at or above --fail-on {self._fail_on}")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stream.write(self.render())
+        self._stream.flush()
+
+
+def _num(value: Any, digits: int = 0) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "-"
+    return f"{value:,.{digits}f}"
