@@ -1,0 +1,70 @@
+"""Shared, generic test fixtures. Keep small; tests write their handlers inline.
+
+- `fast_config(**overrides)`: a CrawlConfig with tiny timeouts, backoff and Retry-After cap.
+- `raw_server(handler)`: a plain TCP server on 127.0.0.1 for behaviour aiohttp's test
+  server cannot produce (never answering, trickling, cutting a response off). The handler
+  gets asyncio (reader, writer); returns the base URL "http://127.0.0.1:PORT".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from audit.config import CrawlConfig
+
+RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@pytest.fixture
+def fast_config() -> Callable[..., CrawlConfig]:
+    def make(**overrides: Any) -> CrawlConfig:
+        base: dict[str, Any] = {
+            "rate": 0.0,  # unlimited unless a test is about rate
+            "timeout": 2.0,
+            "retries": 2,
+            "backoff_base": 0.01,
+            "backoff_cap": 0.05,
+            "retry_after_cap": 2.0,
+            "user_agent": "sitemap-audit/0.1.0",
+        }
+        base.update(overrides)
+        return CrawlConfig(**base)
+
+    return make
+
+
+@pytest.fixture
+async def raw_server() -> AsyncIterator[Callable[[RawHandler], Awaitable[str]]]:
+    servers: list[asyncio.Server] = []
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def start(handler: RawHandler) -> str:
+        async def guarded(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            tasks.add(task)  # type: ignore[arg-type]
+            try:
+                await handler(reader, writer)
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            finally:
+                writer.close()
+                tasks.discard(task)  # type: ignore[arg-type]
+
+        server = await asyncio.start_server(guarded, "127.0.0.1", 0)
+        servers.append(server)
+        port = server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for server in servers:
+        server.close()
+    for task in list(tasks):
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for server in servers:
+        await server.wait_closed()
