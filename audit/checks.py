@@ -207,7 +207,9 @@ def check_fetch(
 
 def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> str:
     parts = [f"{h.url} ({h.status})" for h in hops]
-    parts.append(f"{final_url} ({status if status is not None else 'no answer'})")
+    last = f"{final_url} ({status if status is not None else 'no answer'})"
+    if not parts or parts[-1] != last:  # a loop's final answer is its last hop
+        parts.append(last)
     return " -> ".join(parts)
 
 

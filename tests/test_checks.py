@@ -149,8 +149,10 @@ def test_redirect_chain() -> None:
 @pytest.mark.parametrize("kind", ["redirect-loop", "redirect-limit"])
 def test_redirect_loop(kind: str) -> None:
     hops = (Hop(URL, 301), Hop("http://example.com/b", 301))
-    res = fr(301, final_url=URL, redirects=hops, error_kind=kind, error="loop")
-    assert codes(res) == ["url-redirect-loop"]
+    res = fr(301, final_url="http://example.com/b", redirects=hops, error_kind=kind, error="loop")
+    (f,) = run(res)
+    assert f.code == "url-redirect-loop"
+    assert f.message.count("http://example.com/b (301)") == 1
 
 
 @pytest.mark.parametrize("kind", ["redirect-invalid", "redirect-scheme"])
