@@ -60,6 +60,13 @@ AGE_COLOUR = {
     "older": "#cf222e",
     "none": "#8c959f",
 }
+AGE_SHORT = {
+    "< 1 week": "< 1 wk",
+    "< 1 month": "< 1 mo",
+    "< 6 months": "< 6 mo",
+    "< 1 year": "< 1 yr",
+    "< 2 years": "< 2 yr",
+}
 _STANDARD_SUMMARY = {"type", "sitemaps", "urls", "findings", "by_code", "duration_s", "partial"}
 _SAFE_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 
@@ -107,8 +114,14 @@ def _size(n: int | None) -> str:
     return ""
 
 
-def vbars(items: list[tuple[str, int, str]], label: str, width: int = 420) -> str:
-    """A vertical bar chart: (label, count, colour) per bar."""
+def vbars(
+    items: list[tuple[str, int, str]],
+    label: str,
+    width: int = 420,
+    short: dict[str, str] | None = None,
+) -> str:
+    """A vertical bar chart: (label, count, colour) per bar; `short` labels the axis."""
+    short = short or {}
     height, top, bottom, left = 210, 24, 34, 8
     plot_h = height - top - bottom
     count = max(1, len(items))
@@ -133,7 +146,8 @@ def vbars(items: list[tuple[str, int, str]], label: str, width: int = 420) -> st
             f'<rect x="{x}" y="{y}" width="{round(bar_w, 1)}" height="{bh}" rx="3"'
             f' fill="{colour}"/>'
             f'<text x="{cx}" y="{round(y - 6, 1)}" text-anchor="middle" class="val">{_n(n)}</text>'
-            f'<text x="{cx}" y="{height - 12}" text-anchor="middle" class="lab">{h(name)}</text>'
+            f'<text x="{cx}" y="{height - 12}" text-anchor="middle" class="lab">'
+            f"{h(short.get(name, name))}</text>"
             "</g>"
         )
     parts.append("</svg>")
@@ -377,7 +391,7 @@ class HtmlWriter:
             '<p class="more">3xx: the listed URL redirects (whatever the final answer);'
             " none: no answer (network error, robots-blocked, not checked).</p></section>",
             '<section class="panel" id="chart-lastmod"><h2>Age of &lt;lastmod&gt;</h2>',
-            vbars(ages, "URLs by lastmod age"),
+            vbars(ages, "URLs by lastmod age", short=AGE_SHORT),
             f'<p class="more">Relative to {h(agg.reference_time().date().isoformat())};'
             " none: no or unreadable lastmod.</p></section>",
             "</div>",
@@ -514,8 +528,15 @@ class HtmlWriter:
         hosts = self._agg.hosts
         if not hosts:
             return ""
-        keys = ("requests", "rate", "retries", "http_429", "backoff_s")
-        head = "".join(f'<th class="num">{h(k)}</th>' for k in keys)
+        columns = (
+            ("requests", "Requests"),
+            ("rate", "Rate/s"),
+            ("retries", "Retries"),
+            ("http_429", "429 answers"),
+            ("backoff_s", "Backoff (s)"),
+        )
+        keys = [k for k, _ in columns]
+        head = "".join(f'<th class="num">{title}</th>' for _, title in columns)
         rows = "".join(
             f'<tr><td class="mono">{h(x.get("host", ""))}</td>'
             + "".join(f'<td class="num">{h(x.get(k, ""))}</td>' for k in keys)
@@ -523,6 +544,6 @@ class HtmlWriter:
             for x in hosts
         )
         return (
-            '<section class="panel" id="hosts"><h2>Hosts</h2><table><thead><tr><th>host</th>'
+            '<section class="panel" id="hosts"><h2>Hosts</h2><table><thead><tr><th>Host</th>'
             f"{head}</tr></thead><tbody>{rows}</tbody></table></section>"
         )
