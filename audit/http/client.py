@@ -343,6 +343,7 @@ class HttpClient:
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed."""
+        _ = self.session  # outside `async with` is a bug, not a per-URL failure
         answer = _Answer(url)
         try:
             host = self.hosts.get(url)

@@ -63,7 +63,7 @@ class HostStats:
     retries: int
     rate_limited: int  # 429 answers
     server_errors: int  # 5xx answers
-    backoff_s: float  # time spent waiting on backoff and Retry-After
+    backoff_s: float  # backoff and Retry-After waits, summed over the host's requests
     rate: float | None  # effective requests/second at the end; None = unlimited
     slow: bool
     crawl_delay: float | None
@@ -139,7 +139,7 @@ class Host:
         if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
             return
         if seconds > self._retry_after_cap:
-            self.notes.append(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
+            self._note(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
             seconds = self._retry_after_cap
         self.crawl_delay = seconds
         self.set_max_rate(1.0 / seconds)
@@ -160,7 +160,7 @@ class Host:
                 self.slow = True
                 base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
                 self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
-                self.notes.append(
+                self._note(
                     f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
                     f"rate lowered to {self._rate:g}/s"
                 )
@@ -171,11 +171,15 @@ class Host:
         """Push the host's "not before" deadline `seconds` from now (capped); returns the wait."""
         seconds = max(0.0, seconds)
         if seconds > self._retry_after_cap:
-            self.notes.append(f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
+            self._note(f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
             seconds = self._retry_after_cap
         now = asyncio.get_running_loop().time()
         self._not_before = max(self._not_before, now + seconds)
         return seconds
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:  # a host repeating itself is noted once
+            self.notes.append(text)
 
     # --- taking a turn --------------------------------------------------------
 
