@@ -14,10 +14,16 @@ from __future__ import annotations
 import email.utils
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-__all__ = ["W3CDate", "parse_http_date", "parse_rss_date", "parse_w3c_datetime"]
+__all__ = [
+    "W3CDate",
+    "parse_http_date",
+    "parse_rss_date",
+    "parse_w3c_datetime",
+    "parse_w3c_start",
+]
 
 Precision = Literal["year", "month", "day", "minute", "second"]
 
@@ -32,7 +38,6 @@ _W3C = re.compile(
     r")?)?)?",
     re.ASCII,  # \d must not match other scripts' digits
 )
-_DAYS_IN_MONTH = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +56,6 @@ class W3CDate:
     xsd_valid: bool
 
 
-def _is_leap(year: int) -> bool:
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-
-
 def _add(start: datetime, delta: timedelta) -> datetime:
     try:
         return start + delta
@@ -62,12 +63,30 @@ def _add(start: datetime, delta: timedelta) -> datetime:
         return _MAX
 
 
-def parse_w3c_datetime(text: str) -> W3CDate:
-    """Parse a W3C Datetime; raise ValueError(reason) when it is not one.
+_OFFSETS: dict[str, timedelta] = {}  # TZD text -> offset to subtract; a few per site
+_SPAN = {"day": timedelta(days=1), "minute": timedelta(minutes=1)}
+_SECOND = timedelta(seconds=1)
 
-    Invalid: bad syntax, an impossible date or time (2024-02-30, 24:00:00,
-    25:00), and a time without a timezone designator (the XSD allows that,
-    Google reports 'Invalid date' because the instant is ambiguous).
+
+def _offset(tzd: str) -> timedelta:
+    off = _OFFSETS.get(tzd)
+    if off is None:
+        oh, om = int(tzd[1:3]), int(tzd[4:6])
+        # xsd:dateTime allows offsets from -14:00 to +14:00.
+        if om > 59 or oh > 14 or (oh == 14 and om != 0):
+            raise ValueError(f"timezone offset {tzd} does not exist")
+        off = timedelta(hours=oh, minutes=om)
+        if tzd[0] == "-":
+            off = -off
+        if len(_OFFSETS) < 256:
+            _OFFSETS[tzd] = off
+    return off
+
+
+def parse_w3c_start(text: str) -> tuple[datetime, Precision, bool]:
+    """The fast core of parse_w3c_datetime: (start, precision, xsd_valid), no end.
+
+    Raises ValueError(reason) exactly as parse_w3c_datetime does.
     """
     m = _W3C.fullmatch(text)
     if m is None:
@@ -77,55 +96,62 @@ def parse_w3c_datetime(text: str) -> W3CDate:
     if year == 0:
         raise ValueError("year 0000 does not exist")
     if mos is None:
-        start = datetime(year, 1, 1, tzinfo=UTC)
-        end = _MAX if year == 9999 else datetime(year + 1, 1, 1, tzinfo=UTC)
-        return W3CDate(start, end, "year", False)
+        return datetime(year, 1, 1, tzinfo=UTC), "year", False
     month = int(mos)
     if not 1 <= month <= 12:
         raise ValueError(f"month {mos} does not exist")
     if ds is None:
-        start = datetime(year, month, 1, tzinfo=UTC)
-        if month == 12:
-            end = _MAX if year == 9999 else datetime(year + 1, 1, 1, tzinfo=UTC)
-        else:
-            end = datetime(year, month + 1, 1, tzinfo=UTC)
-        return W3CDate(start, end, "month", False)
-    day = int(ds)
-    if not 1 <= day <= _DAYS_IN_MONTH[month] or (month == 2 and day == 29 and not _is_leap(year)):
-        raise ValueError(f"day {ys}-{mos}-{ds} does not exist")
+        return datetime(year, month, 1, tzinfo=UTC), "month", False
     if hs is None:
-        start = datetime(year, month, day, tzinfo=UTC)
-        return W3CDate(start, _add(start, timedelta(days=1)), "day", True)
+        try:
+            return datetime(year, month, int(ds), tzinfo=UTC), "day", True
+        except ValueError:
+            raise ValueError(f"day {ys}-{mos}-{ds} does not exist") from None
     if tzd is None:
         raise ValueError("a time without a timezone designator (add Z or +hh:mm)")
     hour, minute = int(hs), int(mis)
     # 24:00:00 is legal in ISO 8601 but not in W3C Datetime nor in Google's parser.
     if hour > 23 or minute > 59:
         raise ValueError(f"time {hs}:{mis} does not exist")
-    second = 0
-    micro = 0
+    second = micro = 0
     if ss is not None:
         second = int(ss)
         if second > 59:
             raise ValueError(f"second {ss} does not exist")
         if frac is not None:
             micro = int(frac[:6].ljust(6, "0"))
-    if tzd == "Z":
-        tz = UTC
-    else:
-        oh, om = int(tzd[1:3]), int(tzd[4:6])
-        # xsd:dateTime allows offsets from -14:00 to +14:00.
-        if om > 59 or oh > 14 or (oh == 14 and om != 0):
-            raise ValueError(f"timezone offset {tzd} does not exist")
-        off = timedelta(hours=oh, minutes=om)
-        tz = timezone(-off if tzd[0] == "-" else off)
     try:
-        start = datetime(year, month, day, hour, minute, second, micro, tzinfo=tz).astimezone(UTC)
-    except OverflowError:
-        raise ValueError("date out of range") from None
+        start = datetime(year, month, int(ds), hour, minute, second, micro, tzinfo=UTC)
+    except ValueError:
+        raise ValueError(f"day {ys}-{mos}-{ds} does not exist") from None
+    if tzd != "Z":
+        try:
+            start -= _offset(tzd)
+        except OverflowError:
+            raise ValueError("date out of range") from None
     if ss is None:
-        return W3CDate(start, _add(start, timedelta(minutes=1)), "minute", False)
-    return W3CDate(start, _add(start, timedelta(seconds=1)), "second", True)
+        return start, "minute", False
+    return start, "second", True
+
+
+def parse_w3c_datetime(text: str) -> W3CDate:
+    """Parse a W3C Datetime; raise ValueError(reason) when it is not one.
+
+    Invalid: bad syntax, an impossible date or time (2024-02-30, 24:00:00,
+    25:00), and a time without a timezone designator (the XSD allows that,
+    Google reports 'Invalid date' because the instant is ambiguous).
+    """
+    start, precision, xsd_valid = parse_w3c_start(text)
+    if precision == "year":
+        end = _MAX if start.year == 9999 else start.replace(year=start.year + 1)
+    elif precision == "month":
+        if start.month < 12:
+            end = start.replace(month=start.month + 1)
+        else:
+            end = _MAX if start.year == 9999 else start.replace(year=start.year + 1, month=1)
+    else:
+        end = _add(start, _SPAN.get(precision, _SECOND))
+    return W3CDate(start, end, precision, xsd_valid)
 
 
 _MONTHS = {

@@ -94,13 +94,13 @@ def check_hreflang(value: str) -> str | None:
     lang = lang.lower()
     if lang not in ISO_639_1:
         hint = _LANGUAGE_HINTS.get(lang)
-        extra = f"; did you mean {hint!r}?" if hint else ""
+        extra = f" (did you mean {hint!r}?)" if hint else ""
         return f"language {lang!r} is not an ISO 639-1 two-letter code{extra}"
     if region is not None:
         r = region.upper()
         if r not in ISO_3166_1_ALPHA2:
             hint = _REGION_HINTS.get(r)
-            extra = f"; did you mean {hint}?" if hint else ""
+            extra = f" (did you mean {hint}?)" if hint else ""
             return f"region {region!r} is not an ISO 3166-1 alpha-2 country code{extra}"
     return None
 
@@ -124,6 +124,6 @@ def check_news_language(value: str) -> str | None:
         return "is not an ISO 639 language code (two or three letters, or zh-cn / zh-tw)"
     if len(v) == 2 and v.lower() not in ISO_639_1:
         hint = _LANGUAGE_HINTS.get(v.lower())
-        extra = f"; did you mean {hint!r}?" if hint else ""
-        return f"{v.lower()!r} is not an ISO 639-1 code{extra}"
+        extra = f" (did you mean {hint!r}?)" if hint else ""
+        return f"is not an ISO 639-1 code{extra}"
     return None

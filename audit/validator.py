@@ -1,14 +1,910 @@
 """Protocol validator: entries in, findings out (RULES.md 'Entries' and counts).
 
-Pure and synchronous: imports nothing of HTTP or asyncio. (Interface contract;
-implementation owned by the validator work.)
+Pure and synchronous: imports nothing of HTTP or asyncio, and nothing of the
+parser (it reads plain `Entry` records and plain counts).
 
     seen = SeenUrls()                               # one per run: loc-duplicate across sitemaps
     hreflang = HreflangGraph()                      # one per run: reciprocity across sitemaps
     v = SitemapValidator(source, sitemap_url=url_or_None, now=datetime_utc,
                          seen=seen, hreflang=hreflang,
-                         cross_submitted=lambda loc: False)
+                         cross_submitted=lambda loc: False, kind=parser.kind)
     v.check(entry) -> list[Finding]                 # per entry, as it streams past
-    v.finish(parser) -> list[Finding]               # per sitemap: counts, uniformity, empty
+    v.finish(kind, entries, uncompressed_bytes) -> list[Finding]   # per sitemap
     hreflang.finish() -> list[Finding]              # end of run: hreflang-not-reciprocal
+
+Memory: run-wide state holds 64-bit fingerprints of normalised URLs, never the
+URL strings (SeenUrls: about 9 bytes per URL). Per-sitemap state
+is a handful of counters and a per-day lastmod counter.
+
+Fingerprints use Python's `hash()` of the normalised URL: fast, 64 bits, and
+stable within one process only (PYTHONHASHSEED): a run that is resumed in a new
+process must re-add the URLs it had seen.
+
+Video and news extension values come as `fields` dicts of local name -> text;
+attributes, where the parser records them, as "element@attribute"
+(`restriction@relationship`, `platform@relationship`, `player_loc@allow_embed`,
+`price@currency`, `price@type`, `price@resolution`).
 """
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from audit.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
+from audit.langtags import check_hreflang, check_news_language
+from audit.records import Entry, Finding, Image, News, Video, finding
+from audit.urls import (
+    MAX_LOC_LENGTH,
+    MIN_LOC_LENGTH,
+    LocScope,
+    check_loc,
+    is_absolute_http,
+    is_plain_url,
+    normalize_url,
+    origin,
+)
+
+__all__ = [
+    "FUTURE_TOLERANCE",
+    "FUTURE_TOLERANCE_DATE",
+    "MAX_ENTRIES",
+    "MAX_IMAGES",
+    "MAX_NEWS",
+    "MAX_UNCOMPRESSED_BYTES",
+    "NEWS_MAX_AGE",
+    "HreflangGraph",
+    "SeenUrls",
+    "SitemapValidator",
+]
+
+MAX_ENTRIES = 50_000  # sitemaps.org: 50,000 URLs per sitemap (and sitemaps per index)
+MAX_UNCOMPRESSED_BYTES = 52_428_800  # sitemaps.org: 50 MiB uncompressed
+NEAR_LIMIT = 0.9  # RULES.md sitemap-near-limit: over 90% of either limit
+MAX_IMAGES = 1000  # Google image sitemaps: up to 1,000 images per page
+MAX_NEWS = 1000  # Google news sitemaps: up to 1,000 news:news URLs per sitemap
+NEWS_MAX_AGE = timedelta(days=2)  # Google News: articles from the last two days
+UNIFORM_MIN = 20  # lastmod-uniform: at least 20 entries with a lastmod ...
+UNIFORM_SHARE = 0.9  # ... of which 90% share one UTC day
+SERVED_NOW_MIN = 5  # lastmod-uniform: every one of at least 5 lastmods is "now" ...
+SERVED_NOW_WINDOW = timedelta(minutes=10)  # ... within this window before the audit
+# lastmod-future: a time-of-day value may run ahead of our clock by clock skew only;
+# a date (or year/month) is written in the site's local time, which can be up to
+# UTC+14, so that day may start up to 14 hours before midnight UTC.
+FUTURE_TOLERANCE = timedelta(minutes=1)
+FUTURE_TOLERANCE_DATE = timedelta(hours=14)
+VIDEO_MAX_DESCRIPTION = 2048  # video.xsd maxLength
+VIDEO_MAX_TITLE = 100  # video.xsd maxLength
+VIDEO_MAX_CATEGORY = 256  # video.xsd maxLength
+VIDEO_MAX_DURATION = 28_800  # video.xsd and Google: 1 to 28,800 seconds (8 hours)
+
+CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
+DEPRECATED_IMAGE_TAGS = ("caption", "title", "geo_location", "license")
+
+_XML_SPACE = " \t\r\n"
+_MASK64 = (1 << 64) - 1
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)  # xsd:decimal lexical form
+_NON_NEG_INT = re.compile(r"\+?\d+", re.ASCII)  # xsd:nonNegativeInteger lexical form
+_YES_NO = frozenset({"yes", "Yes", "YES", "no", "No", "NO"})  # video.xsd tYesNo
+_COUNTRY_LIST = re.compile(r"(?:[A-Z]{2}(?: +[A-Z]{2})*)?", re.ASCII)  # video.xsd tCountryList
+_PLATFORM_LIST = re.compile(r"(?:(?:web|mobile|tv)(?: (?:web|mobile|tv))*)?")  # tPlatformList
+_CURRENCY = re.compile(r"[A-Z]{3}", re.ASCII)
+_RELATIONSHIPS = frozenset({"allow", "deny"})
+_PRICE_TYPES = frozenset({"purchase", "PURCHASE", "rent", "RENT"})
+_RESOLUTIONS = frozenset({"sd", "SD", "hd", "HD"})
+_ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
+_CACHE_SIZE = 4096  # parsed lastmod/priority values kept per sitemap
+
+_Lastmod = tuple[datetime, Precision, bool]  # start (UTC), precision, xsd_valid
+
+
+def _show(value: str, limit: int = 100) -> str:
+    """A value for a message: repr-quoted so whitespace shows, truncated."""
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return repr(value)
+
+
+def fingerprint(normalized_url: str) -> int:
+    """The 64-bit fingerprint of an already normalised URL (never 0)."""
+    return (hash(normalized_url) & _MASK64) or 1
+
+
+# --- run-wide duplicate detection -------------------------------------------
+
+_SRC_BITS = 12  # low bits of a stored value: which sitemap listed the URL first (0 = unknown)
+_SRC_MAX = (1 << _SRC_BITS) - 1
+_BUCKET_SHIFT = 64 - 12  # 4,096 buckets chosen by the top 12 bits of the fingerprint
+
+
+class SeenUrls:
+    """A set of URLs that stores 8 bytes per URL instead of the URL strings.
+
+    The 64-bit fingerprint of each normalised URL goes into one of 4,096
+    sorted `array('Q')` buckets (chosen by its top 12 bits; created lazily).
+    A stored value is the fingerprint's top 52 bits and, in the low 12 bits,
+    the ordinal of the sitemap that listed it first (sitemaps 1..4095 are
+    remembered; later ones show as unknown). Lookup is a C-level bisect,
+    insertion a memmove within one small bucket, so there is no rehashing and
+    no load factor: 1,000,000 URLs take about 9 MB. Two different URLs share a
+    52-bit fingerprint with probability about n²/2⁵³ (1e-4 for a million
+    URLs): such a pair would be reported as a duplicate.
+    """
+
+    __slots__ = ("_buckets", "_count", "_sources")
+
+    def __init__(self) -> None:
+        self._buckets: list[array[int] | None] = [None] * (1 << (64 - _BUCKET_SHIFT))
+        self._count = 0
+        self._sources: list[str] = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, url: object) -> bool:
+        return isinstance(url, str) and self.contains_fp(fingerprint(normalize_url(url)))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes allocated by the buckets and their index (the dominant memory cost)."""
+        total = 8 * len(self._buckets)
+        for bucket in self._buckets:
+            if bucket is not None:
+                total += bucket.buffer_info()[1] * 8 + 64
+        return total
+
+    def source_id(self, source: str) -> int:
+        """Register a sitemap; its ordinal goes with the URLs it lists first."""
+        if len(self._sources) >= _SRC_MAX:
+            return 0
+        self._sources.append(source)
+        return len(self._sources)
+
+    def source_name(self, source_id: int) -> str | None:
+        return self._sources[source_id - 1] if 0 < source_id <= len(self._sources) else None
+
+    def add(self, url: str, source: str | None = None) -> bool:
+        """Add a URL (normalised here); True if it had been added before."""
+        sid = self.source_id(source) if source is not None else 0
+        return self.add_fp(fingerprint(normalize_url(url)), sid) >= 0
+
+    def contains_fp(self, fp: int) -> bool:
+        bucket = self._buckets[fp >> _BUCKET_SHIFT]
+        if bucket is None:
+            return False
+        key = fp >> _SRC_BITS
+        i = bisect_left(bucket, key << _SRC_BITS)
+        return i < len(bucket) and bucket[i] >> _SRC_BITS == key
+
+    def add_fp(self, fp: int, source_id: int = 0) -> int:
+        """Add a fingerprint; -1 if it is new, else the source id it was first added with."""
+        index = fp >> _BUCKET_SHIFT
+        bucket = self._buckets[index]
+        if bucket is None:
+            bucket = self._buckets[index] = array("Q")
+        key = fp >> _SRC_BITS
+        low = key << _SRC_BITS
+        i = bisect_left(bucket, low)
+        if i < len(bucket):
+            stored = bucket[i]
+            if stored >> _SRC_BITS == key:
+                return stored & _SRC_MAX
+        bucket.insert(i, low | source_id)
+        self._count += 1
+        return -1
+
+
+# --- run-wide hreflang reciprocity ------------------------------------------
+
+
+class HreflangGraph:
+    """Collects each URL's hreflang alternates and reports links that are not returned.
+
+    Stored compactly: the set of URLs that declared alternates is a SeenUrls
+    table of fingerprints, and only *unanswered* links are kept, keyed by a
+    hash of (fingerprint A, fingerprint B). When B later names A (or named it
+    earlier), the pair is dropped, so a healthy site keeps almost nothing; what
+    remains at the end is exactly what gets reported. The pending dict is the
+    piece to spill to disk if sites with millions of broken links need it.
+
+    A URL listed with alternates more than once counts once (the first time).
+    `seen` (all URLs of the audit) tells "B is in the audit without
+    alternates" from "B was not audited"; without it, every unanswered link is
+    reported. SitemapValidator wires the run's SeenUrls in when it has one.
+    """
+
+    __slots__ = ("_nodes", "_pending", "seen")
+
+    def __init__(self, seen: SeenUrls | None = None) -> None:
+        self.seen = seen
+        self._nodes = SeenUrls()
+        # pair hash -> (fp of B, A as listed, B as listed, sitemap, line)
+        self._pending: dict[int, tuple[int, str, str, str | None, int | None]] = {}
+
+    def __len__(self) -> int:
+        """URLs that declared alternates."""
+        return len(self._nodes)
+
+    @property
+    def pending(self) -> int:
+        """Links not (yet) returned."""
+        return len(self._pending)
+
+    def add(
+        self,
+        url: str,
+        hrefs: Iterable[str],
+        *,
+        sitemap: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """Record that `url` names each of `hrefs` (absolute URLs) as an alternate."""
+        fa = fingerprint(normalize_url(url))
+        if self._nodes.add_fp(fa) >= 0:
+            return
+        pending = self._pending
+        done = {fa}
+        for href in hrefs:
+            fb = fingerprint(normalize_url(href))
+            if fb in done:
+                continue
+            done.add(fb)
+            back = hash((fb, fa))
+            if back in pending:
+                del pending[back]  # B named A before: the pair is reciprocal
+            else:
+                pending[hash((fa, fb))] = (fb, url, href, sitemap, line)
+
+    def finish(self) -> list[Finding]:
+        """hreflang-not-reciprocal, once per unanswered link (A names B, B does not name A)."""
+        out: list[Finding] = []
+        for fb, a, b, sitemap, line in self._pending.values():
+            if self._nodes.contains_fp(fb):
+                why = f"{_show(b)} lists hreflang alternates that do not include {_show(a)}"
+            elif self.seen is None or self.seen.contains_fp(fb):
+                why = f"{_show(b)} lists no hreflang alternates at all"
+            else:
+                continue  # B is not in the audit: its page may carry the links
+            out.append(
+                finding(
+                    "hreflang-not-reciprocal",
+                    f"{_show(a)} names {_show(b)} as an hreflang alternate, but {why}: "
+                    f"add a return link to {_show(a)} in the entry of {_show(b)} "
+                    "(every version must list itself and all the others)",
+                    sitemap=sitemap,
+                    line=line,
+                    url=a,
+                )
+            )
+        return out
+
+
+# --- per-sitemap validation -------------------------------------------------
+
+
+class SitemapValidator:
+    """Checks the entries of one sitemap as they stream past, then its totals.
+
+    `source` names the sitemap in findings; `sitemap_url` (None for a local file
+    without a public URL) enables loc-cross-host and loc-outside-path;
+    `cross_submitted(loc)` True lets a URL on another host pass (its robots.txt
+    lists this sitemap). `seen` is the run's duplicate table for `<url>`
+    entries; `seen_sitemaps` the one for an index's `<sitemap>` entries
+    (default: a table of this sitemap's own).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        sitemap_url: str | None = None,
+        now: datetime | None = None,
+        seen: SeenUrls | None = None,
+        hreflang: HreflangGraph | None = None,
+        cross_submitted: Callable[[str], bool] | None = None,
+        kind: str | None = None,
+        seen_sitemaps: SeenUrls | None = None,
+    ) -> None:
+        self.source = source
+        self.sitemap_url = sitemap_url
+        if now is None:
+            now = datetime.now(UTC)
+        elif now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
+        self.now = now.astimezone(UTC)
+        self.seen = seen
+        self.seen_sitemaps = seen_sitemaps if seen_sitemaps is not None else SeenUrls()
+        self.hreflang = hreflang
+        if hreflang is not None and hreflang.seen is None and seen is not None:
+            hreflang.seen = seen
+        self.cross_submitted = cross_submitted
+        self.kind = kind
+        self._scope = LocScope(sitemap_url) if sitemap_url else None
+        self._prefix = self._scope.prefix if self._scope is not None else None
+        self._src_url = seen.source_id(source) if seen is not None else 0
+        self._src_sm = self.seen_sitemaps.source_id(source)
+        self._future_time = self.now + FUTURE_TOLERANCE
+        self._future_date = self.now + FUTURE_TOLERANCE_DATE
+        self._served_from = self.now - SERVED_NOW_WINDOW
+        self._news_oldest = self.now - NEWS_MAX_AGE
+        # counters for finish()
+        self.checked = 0
+        self._urls = 0
+        self._no_lastmod = 0
+        self._lastmods = 0
+        self._days: dict[int, int] = {}
+        self._served_now = 0
+        self._prio_count = 0
+        self._prio_first: Decimal | None = None
+        self._prio_text = ""
+        self._prio_same = True
+        self._news = 0
+        # small caches: sitemaps repeat lastmod and priority values verbatim
+        self._lm_cache: dict[str, _Lastmod | str] = {}
+        self._pr_cache: dict[str, Decimal | str] = {}
+
+    # -- per entry ----------------------------------------------------------
+
+    def check(self, entry: Entry) -> list[Finding]:
+        """Findings for one entry (empty for a clean one)."""
+        self.checked += 1
+        is_url = entry.kind == "url"
+        if is_url:
+            self._urls += 1
+        out: list[Finding] = []
+        raw = entry.loc
+        prefix = self._prefix
+        # Fast path: a plain URL under the sitemap's directory is valid, in scope and
+        # already normalised.
+        if (
+            raw is not None
+            and (prefix is None or raw.startswith(prefix))
+            and MIN_LOC_LENGTH <= len(raw) <= MAX_LOC_LENGTH
+            and is_plain_url(raw)
+        ):
+            loc: str | None = raw
+            norm: str | None = raw
+        else:
+            loc, norm = self._check_loc_slow(entry, out)
+        if norm is not None:
+            self._check_duplicate(entry, is_url, loc or norm, norm, out)
+
+        lastmod = entry.lastmod
+        if lastmod is None:
+            self._no_lastmod += 1
+        else:
+            self._check_lastmod(lastmod, entry.line, loc, out)
+        if entry.changefreq is not None:
+            self._check_changefreq(entry.changefreq, entry.line, loc, out)
+        if entry.priority is not None:
+            self._check_priority(entry.priority, entry.line, loc, is_url, out)
+        if entry.images:
+            self._check_images(entry.images, entry.line, loc, out)
+        if entry.videos:
+            for video in entry.videos:
+                self._check_video(video, loc, out)
+        if entry.news:
+            self._news += 1
+            for news in entry.news:
+                self._check_news(news, loc, out)
+        if entry.alternates:
+            self._check_alternates(entry, loc, norm, out)
+        return out
+
+    def _add(
+        self, out: list[Finding], code: str, message: str, line: int | None, url: str | None
+    ) -> None:
+        out.append(finding(code, message, sitemap=self.source, line=line, url=url))
+
+    def _check_loc_slow(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
+        """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable)."""
+        raw = entry.loc
+        loc = raw.strip(_XML_SPACE) if raw is not None else ""
+        for code, message in check_loc(raw):
+            self._add(out, code, message, entry.line, loc or None)
+        if not loc or origin(loc) is None:
+            return loc or None, None  # not an http(s) URL with a host: nothing to compare
+        norm = normalize_url(loc)
+        scope = self._scope
+        if scope is not None:
+            scope_code = scope.classify(loc, norm)
+            if scope_code == "loc-cross-host":
+                if self.cross_submitted is None or not self.cross_submitted(loc):
+                    self._add(
+                        out,
+                        "loc-cross-host",
+                        f"<loc> {_show(loc)} is on another host, scheme or port than the "
+                        f"sitemap {_show(scope.sitemap_url)}: list it in a sitemap on its own "
+                        "host, or declare this sitemap in that host's robots.txt",
+                        entry.line,
+                        loc,
+                    )
+            elif scope_code == "loc-outside-path":
+                self._add(
+                    out,
+                    "loc-outside-path",
+                    f"<loc> {_show(loc)} is outside {_show(scope.prefix or '')}, the directory "
+                    f"of the sitemap: move the sitemap up to the site root or list the URL "
+                    "in a sitemap in its directory",
+                    entry.line,
+                    loc,
+                )
+        return loc, norm
+
+    def _check_duplicate(
+        self, entry: Entry, is_url: bool, loc: str, norm: str, out: list[Finding]
+    ) -> None:
+        if is_url:
+            table, sid = self.seen, self._src_url
+        else:
+            table, sid = self.seen_sitemaps, self._src_sm
+        if table is None:
+            return
+        first = table.add_fp(fingerprint(norm), sid)
+        if first < 0:
+            return
+        where = table.source_name(first)
+        if where == self.source:
+            place = "earlier in this sitemap"
+        elif where is not None:
+            place = f"already in {_show(where)}"
+        else:
+            place = "already, in a sitemap of this audit"
+        same = "" if norm == loc else f" (normalised: {_show(norm)})"
+        self._add(
+            out,
+            "loc-duplicate",
+            f"{_show(loc)}{same} is listed again; it was listed {place}: keep one entry",
+            entry.line,
+            loc,
+        )
+
+    def _parse_lastmod(self, text: str) -> _Lastmod | str:
+        value = text.strip(_XML_SPACE)
+        if not value:
+            return "is empty"
+        try:
+            return parse_w3c_start(value)
+        except ValueError as exc:
+            if self.kind == "rss":  # RSS pubDate is RFC 822
+                dt = parse_rss_date(value)
+                if dt is not None:
+                    return dt, "second", True
+            return str(exc)
+
+    def _check_lastmod(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        cache = self._lm_cache
+        value = cache.get(text)
+        if value is None:
+            value = self._parse_lastmod(text)
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[text] = value
+        if isinstance(value, str):
+            self._add(
+                out,
+                "lastmod-invalid",
+                f"<lastmod> {_show(text)} {value}: use a W3C Datetime such as "
+                "2024-05-06 or 2024-05-06T07:08:09+00:00",
+                line,
+                loc,
+            )
+            return
+        self._lastmods += 1
+        start, precision, xsd_valid = value
+        day = start.toordinal()
+        days = self._days
+        days[day] = days.get(day, 0) + 1
+        timed = precision == "second" or precision == "minute"
+        if timed and start >= self._served_from:
+            self._served_now += 1
+        if not xsd_valid:
+            if timed:
+                why = "has a time without seconds"
+                fix = "add seconds (hh:mm:ss)"
+            else:
+                why = f"gives only a {precision}"
+                fix = "give the full date (YYYY-MM-DD)"
+            self._add(
+                out,
+                "lastmod-imprecise",
+                f"<lastmod> {_show(text)} {why}, which the sitemap XSD rejects: {fix}",
+                line,
+                loc,
+            )
+        if start > (self._future_time if timed else self._future_date):
+            self._add(
+                out,
+                "lastmod-future",
+                f"<lastmod> {_show(text)} is later than the time of the audit "
+                f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
+                line,
+                loc,
+            )
+
+    def _check_changefreq(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        value = text.strip(_XML_SPACE)
+        if value in CHANGEFREQS:
+            return
+        hint = f"write {value.lower()!r}" if value.lower() in CHANGEFREQS else "use one of"
+        self._add(
+            out,
+            "changefreq-invalid",
+            f"<changefreq> {_show(text)} is not a valid value: {hint} "
+            + ("(lower-case)" if value.lower() in CHANGEFREQS else ", ".join(sorted(CHANGEFREQS)))
+            + " or remove it (Google ignores changefreq)",
+            line,
+            loc,
+        )
+
+    def _parse_priority(self, text: str) -> Decimal | str:
+        value = text.strip(_XML_SPACE)
+        if not _DECIMAL.fullmatch(value):
+            return "is not a decimal number"
+        try:
+            number = Decimal(value)
+        except InvalidOperation:  # pragma: no cover - the regex admits only decimals
+            return "is not a decimal number"
+        if not _ZERO <= number <= _ONE:
+            return "is outside 0.0 to 1.0"
+        return number
+
+    def _check_priority(
+        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
+    ) -> None:
+        cache = self._pr_cache
+        value = cache.get(text)
+        if value is None:
+            value = self._parse_priority(text)
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[text] = value
+        if isinstance(value, str):
+            self._add(
+                out,
+                "priority-invalid",
+                f"<priority> {_show(text)} {value}: use a decimal from 0.0 to 1.0 such as 0.5, "
+                "or remove it (Google ignores priority)",
+                line,
+                loc,
+            )
+            return
+        if is_url:
+            self._prio_count += 1
+            if self._prio_first is None:
+                self._prio_first, self._prio_text = value, text.strip(_XML_SPACE)
+            elif value != self._prio_first:
+                self._prio_same = False
+
+    def _check_images(
+        self, images: list[Image], line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        if len(images) > MAX_IMAGES:
+            self._add(
+                out,
+                "image-too-many",
+                f"{len(images):,} <image:image> elements for one URL, over Google's limit of "
+                f"{MAX_IMAGES:,}: keep the {MAX_IMAGES:,} most important images",
+                line,
+                loc,
+            )
+        deprecated: dict[str, None] = {}
+        deprecated_count = 0
+        first_line = line
+        for image in images:
+            if image.loc is None or not image.loc.strip(_XML_SPACE):
+                self._add(
+                    out,
+                    "image-loc-missing",
+                    "<image:image> has no <image:loc>"
+                    + (" (it is empty)" if image.loc is not None else "")
+                    + ": add the image's URL in <image:loc> or remove the <image:image>",
+                    image.line,
+                    loc,
+                )
+            if image.deprecated:
+                if not deprecated_count:
+                    first_line = image.line
+                deprecated_count += 1
+                for tag in image.deprecated:
+                    deprecated[tag] = None
+        if deprecated_count:
+            tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
+            self._add(
+                out,
+                "image-deprecated-tag",
+                f"{tags} in {deprecated_count} <image:image> element(s): Google deprecated "
+                "these tags in 2022 and ignores them; remove them",
+                first_line,
+                loc,
+            )
+
+    def _check_video(self, video: Video, loc: str | None, out: list[Finding]) -> None:
+        f = video.fields
+        line = video.line
+
+        def value(name: str) -> str | None:
+            v = f.get(name)
+            return None if v is None else v.strip(_XML_SPACE)
+
+        missing = [
+            f"<video:{name}>"
+            for name in ("thumbnail_loc", "title", "description")
+            if not value(name)
+        ]
+        if not value("content_loc") and not value("player_loc"):
+            missing.append("<video:content_loc> or <video:player_loc>")
+        if missing:
+            self._add(
+                out,
+                "video-required-missing",
+                f"<video:video> lacks {', '.join(missing)}: add them (Google needs them to "
+                "index the video)",
+                line,
+                loc,
+            )
+
+        def bad(name: str, raw: str, why: str, fix: str) -> None:
+            self._add(
+                out,
+                "video-invalid-value",
+                f"<video:{name}> {_show(raw, 60)} {why}: {fix}",
+                line,
+                loc,
+            )
+
+        for name, limit in (
+            ("title", VIDEO_MAX_TITLE),
+            ("description", VIDEO_MAX_DESCRIPTION),
+            ("category", VIDEO_MAX_CATEGORY),
+        ):
+            v = f.get(name)
+            if v is not None and len(v) > limit:
+                bad(name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
+        v = value("duration")
+        if v is not None and (
+            not _NON_NEG_INT.fullmatch(v) or not 1 <= int(v) <= VIDEO_MAX_DURATION
+        ):
+            bad("duration", v, "is not a whole number of seconds from 1 to 28,800", "fix it")
+        v = value("rating")
+        if v is not None and (not _DECIMAL.fullmatch(v) or not _ZERO <= Decimal(v) <= _FIVE):
+            bad("rating", v, "is not a number from 0.0 to 5.0", "fix it")
+        v = value("view_count")
+        if v is not None and not _NON_NEG_INT.fullmatch(v):
+            bad("view_count", v, "is not a non-negative whole number", "fix it")
+        for name in ("publication_date", "expiration_date"):
+            v = value(name)
+            if v is not None:
+                why = _xsd_date_problem(v)
+                if why is not None:
+                    bad(name, v, why, "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
+        for name in ("family_friendly", "live", "requires_subscription", "player_loc@allow_embed"):
+            v = value(name)
+            if v is not None and v not in _YES_NO:
+                bad(name, v, "is not yes or no", "write yes or no")
+        v = value("restriction")
+        if v is not None and not _COUNTRY_LIST.fullmatch(v):
+            bad(
+                "restriction",
+                v,
+                "is not a space-separated list of ISO 3166 country codes",
+                "write upper-case two-letter codes such as 'US CA'",
+            )
+        v = value("platform")
+        if v is not None and not _PLATFORM_LIST.fullmatch(v):
+            bad("platform", v, "is not a list of web, mobile, tv", "write e.g. 'web mobile'")
+        for name in ("restriction@relationship", "platform@relationship"):
+            v = value(name)
+            if v is not None and v not in _RELATIONSHIPS:
+                bad(name, v, "is not allow or deny", "write allow or deny")
+        v = value("price@currency")
+        if v is not None and not _CURRENCY.fullmatch(v):
+            bad("price@currency", v, "is not an ISO 4217 code", "write e.g. EUR or USD")
+        v = value("price@type")
+        if v is not None and v not in _PRICE_TYPES:
+            bad("price@type", v, "is not purchase or rent", "write purchase or rent")
+        v = value("price@resolution")
+        if v is not None and v not in _RESOLUTIONS:
+            bad("price@resolution", v, "is not sd or hd", "write sd or hd")
+        v = value("price")
+        if v and (not _DECIMAL.fullmatch(v) or Decimal(v) < _ZERO):
+            bad("price", v, "is not a non-negative decimal", "write e.g. 1.99")
+
+    def _check_news(self, news: News, loc: str | None, out: list[Finding]) -> None:
+        f = news.fields
+        line = news.line
+        values = {k: v.strip(_XML_SPACE) for k, v in f.items() if v is not None}
+        missing = [
+            f"<news:{name}>"
+            for name in ("name", "language", "publication_date", "title")
+            if not values.get(name)
+        ]
+        if missing:
+            self._add(
+                out,
+                "news-required-missing",
+                f"<news:news> lacks {', '.join(missing)}: add them (<news:publication> needs "
+                "<news:name> and <news:language>)",
+                line,
+                loc,
+            )
+        language = values.get("language")
+        if language:
+            why = check_news_language(language)
+            if why is not None:
+                self._add(
+                    out,
+                    "news-invalid-value",
+                    f"<news:language> {_show(language)} {why}: use e.g. en, de, zh-cn",
+                    line,
+                    loc,
+                )
+        published = values.get("publication_date")
+        if published:
+            try:
+                date = parse_w3c_datetime(published)
+                why = (
+                    None
+                    if date.precision not in ("year", "month")
+                    else f"gives only a {date.precision}"
+                )
+            except ValueError as exc:
+                why = str(exc)
+            if why is not None:
+                self._add(
+                    out,
+                    "news-invalid-value",
+                    f"<news:publication_date> {_show(published)} {why}: use YYYY-MM-DD or "
+                    "YYYY-MM-DDThh:mm:ss+hh:mm",
+                    line,
+                    loc,
+                )
+            elif date.end <= self._news_oldest:
+                self._add(
+                    out,
+                    "news-stale",
+                    f"<news:publication_date> {_show(published)} is more than two days before "
+                    f"the audit ({self.now:%Y-%m-%d}): news sitemaps should list only articles "
+                    "of the last two days; drop the <news:news> of older ones",
+                    line,
+                    loc,
+                )
+
+    def _check_alternates(
+        self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
+    ) -> None:
+        hrefs: list[str] = []
+        has_self = False
+        for alt in entry.alternates or ():
+            code = alt.hreflang
+            why = "is missing" if code is None else check_hreflang(code)
+            if why is not None:
+                shown = f"hreflang {_show(code)}" if code is not None else "the hreflang attribute"
+                self._add(
+                    out,
+                    "hreflang-invalid",
+                    f"{shown} {why}: use an ISO 639-1 language with an optional ISO 3166-1 "
+                    "region (en, en-GB) or x-default",
+                    alt.line,
+                    loc,
+                )
+            href = (alt.href or "").strip(_XML_SPACE)
+            if not href or not is_absolute_http(href):
+                self._add(
+                    out,
+                    "hreflang-invalid",
+                    f"xhtml:link href {_show(href)} is not an absolute http(s) URL: "
+                    "give the full URL of the alternate page",
+                    alt.line,
+                    loc,
+                )
+                continue
+            hrefs.append(href)
+            if norm is not None and not has_self and normalize_url(href) == norm:
+                has_self = True
+        if norm is None or loc is None:
+            return
+        if not has_self:
+            self._add(
+                out,
+                "hreflang-missing-self",
+                f"{_show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
+                "with its own language and href (each version must list itself and all others)",
+                entry.line,
+                loc,
+            )
+        if self.hreflang is not None and hrefs:
+            self.hreflang.add(loc, hrefs, sitemap=self.source, line=entry.line)
+
+    # -- per sitemap --------------------------------------------------------
+
+    def finish(self, kind: str | None, entries: int, uncompressed_bytes: int) -> list[Finding]:
+        """Per-sitemap findings, once the document is done; `entries` and
+        `uncompressed_bytes` are the parser's totals, `kind` the document kind."""
+        kind = kind if kind is not None else self.kind
+        out: list[Finding] = []
+        what = "<sitemap> entries" if kind == "sitemapindex" else "URLs"
+
+        def add(code: str, message: str) -> None:
+            out.append(finding(code, message, sitemap=self.source))
+
+        if entries > MAX_ENTRIES:
+            add(
+                "sitemap-too-many-urls",
+                f"{entries:,} {what}, over the limit of {MAX_ENTRIES:,} per sitemap: split it "
+                "into several sitemaps listed in a sitemap index",
+            )
+        near: list[str] = []
+        if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
+            near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
+        if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
+            near.append(
+                f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} "
+                "allowed"
+            )
+        if near:
+            add(
+                "sitemap-near-limit",
+                f"the sitemap is over 90% of a limit ({'; '.join(near)}): split it before it "
+                "grows past the limit",
+            )
+        if entries == 0 and kind is not None:
+            add(
+                "sitemap-empty",
+                "the sitemap has no entries: add the site's URLs or stop declaring it",
+            )
+        checked = self.checked
+        if self._no_lastmod and kind != "text":
+            add(
+                "lastmod-missing",
+                f"{self._no_lastmod:,} of {checked:,} entries have no <lastmod>: add the date "
+                "each page last changed significantly (search engines use it to schedule crawls)",
+            )
+        if self._news == 0 and self._lastmods:
+            n = self._lastmods
+            day, top = max(self._days.items(), key=lambda kv: kv[1])
+            if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
+                add(
+                    "lastmod-uniform",
+                    f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"
+                    " (UTC): search engines distrust a lastmod that is not the real date each "
+                    "page changed; generate it from the content's modification time",
+                )
+            elif n >= SERVED_NOW_MIN and self._served_now == n:
+                add(
+                    "lastmod-uniform",
+                    f"all {n:,} <lastmod> values are within "
+                    f"{int(SERVED_NOW_WINDOW.total_seconds() // 60)} minutes of the audit: the "
+                    "sitemap seems to stamp the time it is served; give each page's real "
+                    "modification time",
+                )
+        if self._prio_same and self._prio_count >= 2 and self._prio_count == self._urls:
+            add(
+                "priority-uniform",
+                f"all {self._prio_count:,} URLs have <priority> {_show(self._prio_text)}: a "
+                "uniform priority says nothing (Google ignores priority); vary it or remove it",
+            )
+        if self._news > MAX_NEWS:
+            add(
+                "news-too-many",
+                f"{self._news:,} URLs with <news:news>, over Google's limit of {MAX_NEWS:,} per "
+                "news sitemap: split the news sitemap",
+            )
+        return out
+
+
+def _xsd_date_problem(text: str) -> str | None:
+    """Why `text` is not an xsd:date or xsd:dateTime with a timezone (video dates), or None."""
+    try:
+        date = parse_w3c_datetime(text)
+    except ValueError as exc:
+        return str(exc)
+    if date.precision == "minute":
+        return "has a time without seconds"
+    if not date.xsd_valid:
+        return f"gives only a {date.precision}"
+    return None
