@@ -340,7 +340,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors: already printed
+        return int(exc.code) if isinstance(exc.code, int) else Exit.USAGE
     try:
         if args.command in ("crawl", "validate"):
             return cmd_audit(args, args.command)

@@ -28,7 +28,7 @@ from audit.http import HttpClient
 from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
-from audit.records import Entry, Finding, SitemapRecord, UrlResult, finding
+from audit.records import Entry, Finding, Severity, SitemapRecord, UrlResult, finding
 from audit.robots import RobotsCache, RobotsPolicy
 from audit.spool import Spool
 from audit.urls import normalize_url
@@ -122,6 +122,7 @@ class Auditor:
         self._frontier: asyncio.Queue[UrlJob | None] = asyncio.Queue(FRONTIER_SIZE)
         self._pending = 0
         self._done = asyncio.Event()
+        self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
 
     # --- public entry points ------------------------------------------------
 
@@ -379,6 +380,17 @@ class Auditor:
                 )
             )
         items = parser.close()
+        if ctype_pending and not parser.is_html and parser.compressed_bytes:
+            self.rec.finding(
+                finding(
+                    "sitemap-content-type",
+                    f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
+                    "application/xml, text/xml, text/plain or application/gzip",
+                    sitemap=job.parent,
+                    line=job.parent_line,
+                    url=job.url,
+                )
+            )
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
@@ -393,7 +405,9 @@ class Auditor:
                     url=job.url,
                 )
             )
-        if not parser.stopped or parser.kind is not None:
+        # A document already reported as unreadable (HTML, not XML, broken gzip) is
+        # not also "empty"; one that broke off mid-way still gets its counts checked.
+        if parser.entries or not self._doc_errors.get(id(parser)):
             self.rec.findings(validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes))
         return error
 
@@ -431,6 +445,8 @@ class Auditor:
     ) -> None:
         for item in items:
             if isinstance(item, Finding):
+                if item.severity is Severity.ERROR:
+                    self._doc_errors[id(parser)] = self._doc_errors.get(id(parser), 0) + 1
                 self.rec.finding(item)
                 continue
             self.rec.entries += 1
@@ -526,6 +542,7 @@ class Auditor:
             parser.gzip,
             error,
         )
+        self._doc_errors.pop(id(parser), None)
         self.rec.sitemap(rec)
         if self.on_sitemap is not None:
             self.on_sitemap(rec, parser)

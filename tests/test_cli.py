@@ -95,7 +95,7 @@ def test_bad_input_is_a_finding_not_a_traceback(
         ).encode()
     assert data is not None
     path = write(tmp_path, name, data)
-    rc, out, err = run_cli(capsys, "validate", path, "--format", "jsonl")
+    rc, out, err = run_cli(capsys, "validate", path, "--format", "jsonl", "--fail-on", "warning")
     assert "Traceback" not in err
     assert rc == 1
     codes = [json.loads(line)["code"] for line in out.splitlines() if '"finding"' in line]
