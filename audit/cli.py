@@ -96,6 +96,7 @@ def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
 def _add_http(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=_positive_float, default=DEFAULT_RATE, help="requests per second per host")
     p.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight")
+    p.add_argument("--max-per-host", type=_positive_int, metavar="N", help="requests in flight to one host (default: --concurrency)")
     p.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
     p.add_argument("--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff")
     p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent; its product token picks the robots.txt group")
@@ -150,6 +151,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         rate=args.rate,
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
+        max_per_host=getattr(args, "max_per_host", None),
         timeout=args.timeout,
         retries=args.retries,
         user_agent=args.user_agent,

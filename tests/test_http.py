@@ -696,5 +696,5 @@ async def test_crawl_delay_and_429_lower_the_host_rate(fast_config: Any) -> None
 
 def test_config_defaults_are_sane() -> None:
     config = CrawlConfig()
-    assert config.max_per_host >= 2
+    assert config.per_host_cap == config.concurrency  # one host may use every worker unless capped
     assert config.stream_timeout is None

@@ -277,7 +277,7 @@ class HttpClient:
         self.config = config
         self.hosts = HostPool(
             rate=config.rate,
-            max_in_flight=config.max_per_host,
+            max_in_flight=config.per_host_cap,
             retry_after_cap=config.retry_after_cap,
         )
         self._session: aiohttp.ClientSession | None = None
@@ -292,7 +292,7 @@ class HttpClient:
         headers += list(self.config.extra_headers)
         connector = aiohttp.TCPConnector(
             limit=max(1, self.config.concurrency) + STREAM_HEADROOM,
-            limit_per_host=max(1, self.config.max_per_host) + STREAM_HEADROOM,
+            limit_per_host=self.config.per_host_cap + STREAM_HEADROOM,
             ttl_dns_cache=300,
             keepalive_timeout=30,
         )
