@@ -1,7 +1,7 @@
 """Streaming sitemap parser: bytes in (in chunks), entries and findings out.
 
-Pure and synchronous: imports nothing of HTTP or asyncio. (Interface contract;
-implementation owned by the parser work.)
+Pure and synchronous: imports nothing of HTTP or asyncio (only zlib via
+audit.inflate, and lxml).
 
     p = StreamParser(source="https://example.com/sitemap.xml")
     for chunk in chunks:
@@ -16,9 +16,924 @@ implementation owned by the parser work.)
     p.entries             # entries emitted so far
     p.is_html             # the document is HTML (sitemap-is-html emitted)
     p.stopped             # parsing stopped early (too large, fatal error); feed() ignores more
+
+A local file in one call:
+
+    pf = parse_file("sitemap.xml.gz", source="https://example.com/sitemap.xml.gz")
+    for item in pf:                     # Entry | Finding, streamed in 64 KiB reads
+        ...
+    pf.parser.kind, pf.parser.entries   # the StreamParser, final after iteration
+
+`parse_file` raises OSError when the file cannot be read; everything about the
+content is reported as findings, never raised.
+
+How a document is read (in one pass, memory flat):
+
+1. `Inflater` undoes gzip by its magic bytes, at any depth, capped at max_bytes.
+2. The first bytes are sniffed: BOMs, leading whitespace, HTML, a text sitemap
+   (first non-blank text is an http(s) URL), or anything else that is not XML.
+3. XML goes through lxml's pull parser. A throw-away probe parser finds the
+   root element and any DOCTYPE; then the same bytes are replayed into the
+   main parser, which only reports the `end` of entry elements (url, sitemap,
+   item, entry). Each entry is built by walking its children once, and then
+   freed with everything before it, so a 1,000,000-URL file needs no more
+   memory than a 10-URL one.
+
+Entities are never expanded or fetched: DOCTYPE / ENTITY declarations are a
+finding (`sitemap-doctype`), the main parser then runs with
+`resolve_entities=False`. A document without a DOCTYPE declares no entities, so
+there the main parser uses `resolve_entities="internal"` instead, which expands
+the same nothing but lets lxml report an undefined entity such as `&nbsp;`
+correctly (with `False`, lxml deliberately ignores that error and the parser
+then fails later with a misleading message and position).
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from lxml import etree
+
+from audit.inflate import GzipError, Inflater
+from audit.records import Alternate, DocKind, Entry, Finding, Image, News, Video, finding
+
+__all__ = [
+    "MAX_ENTRIES",
+    "MAX_UNCOMPRESSED_BYTES",
+    "ParsedFile",
+    "StreamParser",
+    "parse_file",
+]
+
 MAX_UNCOMPRESSED_BYTES = 52_428_800  # sitemaps.org: 50 MiB uncompressed
 MAX_ENTRIES = 50_000  # sitemaps.org: 50,000 URLs per sitemap
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+
+_INFLATE_MARGIN = 1024  # the Inflater may hand over a little more; we count exactly
+_SNIFF = 512  # bytes after leading whitespace that decide what the document is
+_IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
+
+ParseItem = Entry | Finding
+
+# Actions for a child of an entry element, cached per tag string.
+_A_LOC, _A_LASTMOD, _A_CHANGEFREQ, _A_PRIORITY = 0, 1, 2, 3
+_A_FOREIGN = 4  # order slot of foreign-namespace children: after the protocol ones
+_A_IMAGE, _A_VIDEO, _A_NEWS, _A_XHTML = 10, 11, 12, 13
+_A_UNDEFINED, _A_NO_NS = 20, 21
+_PROTOCOL_NAMES = ("loc", "lastmod", "changefreq", "priority")
+
+_HTML_RE = re.compile(
+    rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>/]",
+    re.IGNORECASE | re.DOTALL,
+)
+_ENCODING_RE = re.compile(rb"<\?xml\s[^>]*?encoding\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE)
+_URL_START_RE = re.compile(rb"https?://", re.IGNORECASE)
+_URL_LINE_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+\S*")
+_WS = b" \t\r\n"
+
+# libxml2 error codes worth putting in plain words (xmlerror.h).
+_PLAIN_ERRORS = {
+    68: "a raw '&' or '<' that is not part of markup (write &amp; / &lt;)",
+    23: "an entity reference without its ';'",
+    26: "an undefined entity (HTML entities such as &nbsp; are not XML: use the character "
+    "itself or a numeric reference like &#160;)",
+    27: "an undefined entity",
+    76: "mismatched tags (an element is closed by the wrong end tag)",
+    77: "the document ends before its elements are closed (truncated)",
+    73: "an unfinished tag (truncated, or '>' missing)",
+    5: "the document ends before its elements are closed (truncated)",
+    4: "the document does not start with an element",
+    9: "a character not allowed in XML",
+    41: "an attribute without a value, or a bad attribute",
+    39: "an attribute value without quotes",
+    85: "extra content after the root element",
+}
+
+
+def _plain(code: int, message: str) -> str:
+    words = _PLAIN_ERRORS.get(code)
+    if "amplification" in message:
+        words = "entity expansion too large (a 'billion laughs' document), refused by libxml2"
+    message = message.split(", line ")[0].strip()
+    return f"{words} ({message})" if words else message
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def _ns(tag: str) -> str:
+    return tag[1:].partition("}")[0] if tag[:1] == "{" else ""
+
+
+def _show(data: bytes) -> str:
+    return repr(data[:24].decode("utf-8", "backslashreplace"))
+
+
+class StreamParser:
+    """Incremental sitemap parser; see the module docstring."""
+
+    def __init__(self, source: str, *, max_bytes: int = MAX_UNCOMPRESSED_BYTES) -> None:
+        self.source = source
+        self.max_bytes = max_bytes
+        self.kind: DocKind | None = None
+        self.gzip = False
+        self.compressed_bytes = 0
+        self.uncompressed_bytes = 0
+        self.entries = 0
+        self.is_html = False
+        self.stopped = False
+        self._inflater = Inflater(max_bytes + _INFLATE_MARGIN)
+        self._out: list[ParseItem] = []
+        # sniffing
+        self._state = 0  # 0 BOM, 1 leading whitespace, 2 head, 3 xml, 4 text, 5 done
+        self._pre = b""
+        self._ws_bytes = 0
+        self._line_offset = 0  # newlines stripped before what lxml/text sees
+        # xml
+        self._probe: Any = None
+        self._probe_buf: list[bytes] = []
+        self._main: Any = None
+        self._root: Any = None
+        self._last: Any = None  # feeds: last entry handled (already freed)
+        self._kept: Any = None  # sitemaps: newest handled element, still attached
+        self._handled: list[Any] = []  # sitemaps: elements handled since the last purge
+        self._fast_actions: dict[Any, int] = {}
+        self._own_ns = SITEMAP_NS
+        self._entry_tag = ""
+        self._entry_kind: Any = "url"
+        self._actions: dict[str, int] = {}
+        self._max_order = _A_PRIORITY
+        self._has_doctype = False
+        # text
+        self._text_buf = b""
+        self._text_line = 0
+
+    # --- public API ----------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Entry | Finding]:
+        self.compressed_bytes += len(chunk)
+        if self.stopped:
+            return []
+        try:
+            data = self._inflater.feed(chunk)
+        except GzipError as exc:
+            self._take(exc.partial)
+            self._gzip_failed(exc)
+        else:
+            self._take(data)
+        return self._flush()
+
+    def close(self) -> list[Entry | Finding]:
+        if not self.stopped:
+            try:
+                data = self._inflater.close()
+            except GzipError as exc:
+                self._take(exc.partial)
+                self._gzip_failed(exc)
+            else:
+                self._take(data)
+        if not self.stopped:
+            self._finish()
+        self.stopped = True
+        return self._flush()
+
+    # --- plumbing --------------------------------------------------------------
+
+    def _flush(self) -> list[ParseItem]:
+        out, self._out = self._out, []
+        return out
+
+    def _find(self, code: str, message: str, line: int | None = None, **kw: Any) -> None:
+        self._out.append(finding(code, message, sitemap=self.source, line=line, **kw))
+
+    def _stop(self) -> None:
+        self.stopped = True
+        self._main = self._probe = None
+        self._root = self._last = self._kept = None
+        self._handled = []
+
+    def _gzip_failed(self, exc: GzipError) -> None:
+        self.gzip = self.gzip or self._inflater.gzip_layers > 0
+        if self.stopped:
+            return
+        if self._state < 3:
+            # Decide on what did arrive, so complete entries before the fault count;
+            # the cut-off document itself is not reported a second time as malformed.
+            self._sniff(b"", final=True)
+        if not self.stopped:
+            self._find("sitemap-gzip-invalid", str(exc))
+            self._stop()
+
+    def _take(self, data: bytes) -> None:
+        """Count inflated bytes against the limit and pass them on."""
+        if self._inflater.gzip_layers:
+            self.gzip = True
+        if not data or self.stopped:
+            return
+        room = self.max_bytes - self.uncompressed_bytes
+        over = len(data) > room
+        if over:
+            data = data[:room]
+        self.uncompressed_bytes += len(data)
+        if data:
+            self._route(data)
+        if over and not self.stopped:
+            self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
+            self._find(
+                "sitemap-too-large",
+                f"more than {self.max_bytes:,} bytes uncompressed: parsing stopped there",
+            )
+            self._stop()
+
+    def _route(self, data: bytes) -> None:
+        if self._state == 3:
+            self._xml_feed(data)
+        elif self._state == 4:
+            self._text_feed(data)
+        elif self._state < 3:
+            self._sniff(data, final=False)
+
+    def _finish(self) -> None:
+        if self._state < 3:
+            self._sniff(b"", final=True)
+        if self.stopped:
+            return
+        if self._state == 3:
+            self._xml_close()
+        elif self._state == 4:
+            self._text_close()
+
+    # --- sniffing --------------------------------------------------------------
+
+    def _sniff(self, data: bytes, final: bool) -> None:
+        buf = self._pre + data
+        self._pre = b""
+        if self._state == 0:  # byte order marks
+            if len(buf) < 4 and not final:
+                self._pre = buf
+                return
+            if buf.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+                return self._bad_encoding("UTF-32 (byte order mark): sitemaps must be UTF-8")
+            if buf.startswith((b"\xff\xfe", b"\xfe\xff")):
+                return self._bad_encoding("UTF-16 (byte order mark): sitemaps must be UTF-8")
+            if buf.startswith((b"<\x00", b"\x00<")):
+                return self._bad_encoding("UTF-16 (no byte order mark): sitemaps must be UTF-8")
+            if buf.startswith(b"\xef\xbb\xbf"):  # the one thing allowed before <?xml
+                buf = buf[3:]
+            self._state = 1
+        if self._state == 1:  # leading whitespace: drop it, count its lines
+            stripped = buf.lstrip(_WS)
+            skipped = len(buf) - len(stripped)
+            if skipped:
+                self._ws_bytes += skipped
+                self._line_offset += buf.count(b"\n", 0, skipped)
+            buf = stripped
+            if not buf:
+                if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
+                    self._state = 5
+                return
+            self._state = 2
+        if len(buf) < _SNIFF and not final:
+            self._pre = buf
+            return
+        self._classify(buf)
+
+    def _bad_encoding(self, message: str) -> None:
+        self._find("sitemap-encoding", message, line=1)
+        self._state = 5
+        self._stop()
+
+    def _classify(self, buf: bytes) -> None:
+        head = buf[:_SNIFF]
+        if _HTML_RE.match(head):
+            self.is_html = True
+            self._find("sitemap-is-html", "an HTML page, not a sitemap", line=self._line_offset + 1)
+            self._state = 5
+            return self._stop()
+        if _URL_START_RE.match(head):
+            self.kind = "text"
+            self._state = 4
+            self._text_line = self._line_offset
+            return self._text_feed(buf)
+        if not head.startswith(b"<"):
+            at = head.find(b"<?xml")
+            if at < 0:
+                what = "JSON" if head[:1] in (b"{", b"[") else "something else"
+                self._find(
+                    "sitemap-root-invalid",
+                    f"not XML, not a text sitemap ({what}): starts with {_show(head)}",
+                    line=self._line_offset + 1,
+                )
+                self._state = 5
+                return self._stop()
+            # Junk before the declaration (a stray BOM, PHP notice...): same fault.
+            self._ws_bytes += at
+            self._line_offset += buf.count(b"\n", 0, at)
+            buf, head = buf[at:], head[at:]
+        if self._ws_bytes and head.startswith(b"<?xml"):
+            self._find(
+                "sitemap-leading-whitespace",
+                f"{self._ws_bytes} byte(s) before the <?xml declaration "
+                f"({self._line_offset} line break(s)); only a UTF-8 BOM may precede it",
+                line=1,
+            )
+        m = _ENCODING_RE.match(head)
+        if m:
+            enc = m.group(1).decode("ascii", "replace")
+            if enc.lower() not in ("utf-8", "utf8"):
+                msg = f"the XML declaration says encoding={enc!r}: sitemaps must be UTF-8"
+                if enc.lower().startswith(("utf-16", "utf-32", "ucs", "unicode")):
+                    # Not ASCII-compatible: lxml would misread every byte.
+                    return self._bad_encoding(msg)
+                self._find("sitemap-encoding", msg, line=self._line_offset + 1)
+        self._state = 3
+        self._probe = etree.XMLPullParser(
+            events=("start",),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+        )
+        self._xml_feed(buf)
+
+    # --- XML -------------------------------------------------------------------
+
+    def _xml_feed(self, data: bytes) -> None:
+        if self._main is None:
+            self._probe_feed(data, final=False)
+            return
+        try:
+            self._main.feed(data)
+        except etree.XMLSyntaxError as exc:
+            self._events()
+            return self._malformed(exc)
+        self._events()
+
+    def _probe_feed(self, data: bytes, final: bool) -> None:
+        """Find the root and any DOCTYPE before the real parse starts."""
+        self._probe_buf.append(data)
+        root = None
+        failed = False
+        try:
+            if data:
+                self._probe.feed(data)
+            if final:
+                self._probe.close()
+        except etree.XMLSyntaxError:
+            failed = True  # the main parser will meet the same error and report it
+        for _event, el in self._probe.read_events():
+            root = el
+            break
+        if root is None and not final and not failed:
+            return
+        self._probe = None
+        has_doctype = False
+        if root is not None:
+            has_doctype = self._check_prolog(root)
+            if self.stopped:
+                return
+        self._has_doctype = has_doctype or root is None
+        if self._has_doctype:
+            etree.clear_error_log()  # see _malformed
+        # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
+        resolve: Any = False if self._has_doctype else "internal"
+        self._main = etree.XMLPullParser(
+            events=("end",),
+            tag=self._main_tags(),
+            resolve_entities=resolve,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+        )
+        buf, self._probe_buf = b"".join(self._probe_buf), []
+        self._xml_feed(buf)
+
+    def _main_tags(self) -> tuple[str, ...]:
+        # Only entry elements make events; anything else at the top level is
+        # checked when it is freed (_purge_batch, _xml_close).
+        if self._entry_tag:
+            return (self._entry_tag,)
+        return ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
+
+    def _check_prolog(self, root: Any) -> bool:
+        """Classify the root element; report DOCTYPE. Return whether a DTD exists."""
+        tree = root.getroottree()
+        docinfo = tree.docinfo
+        line = (root.sourceline or 1) + self._line_offset
+        has_doctype = bool(docinfo.doctype) or docinfo.internalDTD is not None
+        tag = root.tag
+        ns, local = _ns(tag), _local(tag)
+        if local.lower() == "html":
+            self.is_html = True
+            self._find("sitemap-is-html", "an HTML (XHTML) page, not a sitemap", line=line)
+            self._stop()
+            return has_doctype
+        if has_doctype:
+            names: list[str] = []
+            dtd = docinfo.internalDTD
+            if dtd is not None:
+                for ent in dtd.iterentities():
+                    ref = f" SYSTEM {ent.system_url!r}" if ent.system_url else ""
+                    names.append(f"{ent.name}{ref}")
+            extra = f" declaring entities {', '.join(names[:5])}" if names else ""
+            if len(names) > 5:
+                extra += f" and {len(names) - 5} more"
+            external = f" (external DTD {docinfo.system_url!r})" if docinfo.system_url else ""
+            self._find(
+                "sitemap-doctype",
+                f"a DOCTYPE{external}{extra}: ignored, entities are never expanded or fetched",
+                line=1 + self._line_offset,
+            )
+        if local in ("urlset", "sitemapindex"):
+            self.kind = "urlset" if local == "urlset" else "sitemapindex"
+            self._own_ns = ns
+            self._entry_tag = f"{{{ns}}}url" if ns else "url"
+            self._max_order = _A_PRIORITY
+            if local == "sitemapindex":
+                self._entry_tag = f"{{{ns}}}sitemap" if ns else "sitemap"
+                self._entry_kind = "sitemap"
+                self._max_order = _A_LASTMOD
+            self._fast_actions = {
+                f"{{{ns}}}{name}" if ns else name: i
+                for i, name in enumerate(_PROTOCOL_NAMES[: self._max_order + 1])
+            }
+            if ns != SITEMAP_NS:
+                got = f"namespace {ns!r}" if ns else "no namespace"
+                self._find(
+                    "sitemap-namespace",
+                    f'<{local}> has {got}; expected xmlns="{SITEMAP_NS}"',
+                    line=line,
+                )
+        elif tag == "rss":
+            self.kind = "rss"
+            self._entry_tag = "item"
+        elif tag == f"{{{ATOM_NS}}}feed":
+            self.kind = "atom"
+            self._entry_tag = f"{{{ATOM_NS}}}entry"
+        else:
+            shown = f"{{{ns}}}{local}" if ns else local
+            self._find(
+                "sitemap-root-invalid",
+                f"root element <{shown}> is not urlset or sitemapindex (nor RSS/Atom)",
+                line=line,
+            )
+            self._stop()
+        return has_doctype
+
+    def _events(self) -> None:
+        main = self._main
+        if main is None:
+            return
+        if self.kind == "urlset" or self.kind == "sitemapindex":
+            self._sitemap_events(main.read_events())
+            self._purge_batch()
+        elif self.kind is not None:
+            self._feed_events(main.read_events())
+        else:
+            for _event in main.read_events():  # no root known: the parse is about to fail
+                pass
+
+    def _sitemap_events(self, events: Any) -> None:
+        """The hot path: one <url>/<sitemap> per event, children walked once."""
+        root = self._root
+        fast = self._fast_actions
+        if self._has_doctype:
+            fast = {}  # entity references may split texts: take the careful path
+        get = fast.get
+        kind = self._entry_kind
+        off = self._line_offset
+        out = self._out
+        handled = self._handled
+        n = 0
+        for _event, el in events:
+            if root is None:
+                root = self._root = el.getroottree().getroot()
+            if el.getparent() is not root:
+                continue  # nested (e.g. a foreign <x:url> inside a <url>)
+            handled.append(el)  # only entry tags make events (see _main_tags)
+            loc = lastmod = changefreq = priority = None
+            loc_line = 0
+            pos = -1
+            for child in el:
+                act = get(child.tag, 9)
+                if act <= pos:
+                    break  # repeated or out of order
+                if act == 0:
+                    loc = child.text or ""
+                    loc_line = child.sourceline
+                elif act == 1:
+                    lastmod = (child.text or "").strip()
+                elif act == 2:
+                    changefreq = (child.text or "").strip()
+                elif act == 3:
+                    priority = (child.text or "").strip()
+                else:
+                    break  # extensions, comments, unknown elements
+                pos = act
+            else:
+                out.append(
+                    Entry(
+                        kind,
+                        loc,
+                        (loc_line or el.sourceline) + off,
+                        lastmod,
+                        changefreq,
+                        priority,
+                    )
+                )
+                n += 1
+                continue
+            out.append(self._sitemap_entry(el))
+            n += 1
+        self.entries += n
+
+    def _purge_batch(self) -> None:
+        """Free every handled element but the newest (libxml2 may still point near it).
+
+        Root-level elements that never produced an event (foreign, unknown,
+        comments) are checked before they go.
+        """
+        root, handled = self._root, self._handled
+        if root is None or not handled:
+            return
+        last = handled[-1]
+        idx = root.index(last)
+        kept = self._kept
+        expected = len(handled) - 1 + (kept is not None)
+        if idx != expected:
+            known = {id(x) for x in handled}
+            known.add(id(kept))
+            for child in root[:idx]:
+                if id(child) not in known:
+                    self._check_top(child)
+        del root[:idx]
+        last.clear()
+        self._kept = last
+        handled.clear()
+
+    def _feed_events(self, events: Any) -> None:
+        """RSS items and Atom entries: rarely large, so kept simple."""
+        entry_tag = self._entry_tag
+        for _event, el in events:
+            parent = el.getparent()
+            if self._root is None:
+                self._root = el.getroottree().getroot()
+            if self.kind == "rss":
+                if parent is None or parent.tag != "channel":
+                    continue
+            elif parent is not self._root:
+                continue
+            if el.tag != entry_tag:
+                continue
+            self._purge(el, parent)
+            self._out.append(self._rss_entry(el) if self.kind == "rss" else self._atom_entry(el))
+            self.entries += 1
+            el.clear()
+            self._last = el
+
+    def _purge(self, el: Any, parent: Any) -> None:
+        """Delete every sibling before `el` (feeds have no unknown-element rule)."""
+        while el.getprevious() is not None:
+            del parent[0]
+
+    def _check_top(self, el: Any) -> None:
+        """An element directly in urlset/sitemapindex that is not an entry."""
+        tag = el.tag
+        if not isinstance(tag, str) or self.kind not in ("urlset", "sitemapindex"):
+            return
+        ns = _ns(tag)
+        parent_name = self.kind
+        if ns == self._own_ns or ns == SITEMAP_NS:
+            self._find(
+                "element-unknown",
+                f"<{_local(tag)}> is not defined inside <{parent_name}>",
+                line=(el.sourceline or 0) + self._line_offset,
+            )
+        elif not ns:
+            self._find(
+                "element-unknown",
+                f"<{tag}> has no namespace (inside <{parent_name}>)",
+                line=(el.sourceline or 0) + self._line_offset,
+            )
+
+    def _action(self, tag: str) -> int:
+        ns = _ns(tag)
+        if ns == self._own_ns:  # also a no-namespace document's own elements
+            names = _PROTOCOL_NAMES[: self._max_order + 1]
+            local = _local(tag)
+            return names.index(local) if local in names else _A_UNDEFINED
+        if not ns:
+            return _A_NO_NS
+        if ns == SITEMAP_NS:
+            return _A_UNDEFINED
+        if self._entry_kind == "url":
+            if tag == f"{{{IMAGE_NS}}}image":
+                return _A_IMAGE
+            if tag == f"{{{VIDEO_NS}}}video":
+                return _A_VIDEO
+            if tag == f"{{{NEWS_NS}}}news":
+                return _A_NEWS
+            if tag == f"{{{XHTML_NS}}}link":
+                return _A_XHTML
+        return _A_FOREIGN
+
+    def _sitemap_entry(self, el: Any) -> Entry:
+        actions = self._actions
+        loc = lastmod = changefreq = priority = None
+        loc_line = 0
+        images: list[Image] | None = None
+        videos: list[Video] | None = None
+        news: list[News] | None = None
+        alternates: list[Alternate] | None = None
+        pos = -1
+        seen = 0
+        for child in el:
+            tag = child.tag
+            if tag.__class__ is not str:
+                continue  # comment, processing instruction, entity reference
+            act = actions.get(tag)
+            if act is None:
+                act = actions[tag] = self._action(tag)
+            if act < _A_FOREIGN:  # loc, lastmod, changefreq, priority: XSD sequence
+                if seen >> act & 1:
+                    self._unknown_child(child, "repeated")
+                    continue
+                seen |= 1 << act
+                if act < pos:
+                    self._unknown_child(child, "out of order")
+                else:
+                    pos = act
+                if act == _A_LOC:
+                    # An unexpanded entity reference splits the text: show it whole.
+                    loc = (child.text or "") if len(child) == 0 else "".join(child.itertext())
+                    loc_line = child.sourceline
+                elif act == _A_LASTMOD:
+                    lastmod = (child.text or "").strip()
+                elif act == _A_CHANGEFREQ:
+                    changefreq = (child.text or "").strip()
+                elif act == _A_PRIORITY:
+                    priority = (child.text or "").strip()
+                continue
+            if act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
+                pos = _A_FOREIGN
+                if act == _A_FOREIGN:
+                    continue
+                line = child.sourceline + self._line_offset
+                if act == _A_IMAGE:
+                    if images is None:
+                        images = []
+                    images.append(self._image(child, line))
+                elif act == _A_VIDEO:
+                    if videos is None:
+                        videos = []
+                    videos.append(Video(line, _fields(child)))
+                elif act == _A_NEWS:
+                    if news is None:
+                        news = []
+                    news.append(News(line, _fields(child)))
+                else:
+                    if (child.get("rel") or "").strip().lower() != "alternate":
+                        continue
+                    if alternates is None:
+                        alternates = []
+                    alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
+            elif act == _A_UNDEFINED:
+                self._unknown_child(child, "not defined")
+            else:
+                self._unknown_child(child, "no namespace")
+        return Entry(
+            self._entry_kind,
+            loc,
+            (loc_line or el.sourceline) + self._line_offset,
+            lastmod,
+            changefreq,
+            priority,
+            images,
+            videos,
+            news,
+            alternates,
+        )
+
+    def _unknown_child(self, child: Any, why: str) -> None:
+        name = _local(child.tag)
+        entry = _local(self._entry_tag)
+        if why == "not defined":
+            msg = f"<{name}> is not defined inside <{entry}>"
+        elif why == "no namespace":
+            msg = f"<{name}> inside <{entry}> has no namespace"
+        elif why == "repeated":
+            msg = f"<{name}> appears more than once in one <{entry}> (the first is used)"
+        else:
+            order = ", ".join(_PROTOCOL_NAMES[: self._max_order + 1])
+            msg = f"<{name}> is out of order inside <{entry}> (expected {order}, then extensions)"
+        self._find("element-unknown", msg, line=child.sourceline + self._line_offset)
+
+    def _image(self, el: Any, line: int) -> Image:
+        loc = None
+        deprecated: list[str] = []
+        for child in el:
+            tag = child.tag
+            if tag.__class__ is not str or _ns(tag) != IMAGE_NS:
+                continue
+            name = _local(tag)
+            if name == "loc" and loc is None:
+                loc = child.text or ""
+            elif name in _IMAGE_DEPRECATED and name not in deprecated:
+                deprecated.append(name)
+        return Image(loc, line, deprecated)
+
+    def _rss_entry(self, el: Any) -> Entry:
+        loc = lastmod = None
+        loc_line = 0
+        for child in el:
+            tag = child.tag
+            if tag == "link" and loc is None:
+                loc = child.text or ""
+                loc_line = child.sourceline
+            elif tag == "pubDate" and lastmod is None:
+                lastmod = (child.text or "").strip()
+        return Entry("url", loc, (loc_line or el.sourceline) + self._line_offset, lastmod)
+
+    def _atom_entry(self, el: Any) -> Entry:
+        loc = lastmod = None
+        loc_line = 0
+        link_tag, updated_tag = f"{{{ATOM_NS}}}link", f"{{{ATOM_NS}}}updated"
+        for child in el:
+            tag = child.tag
+            if tag == link_tag and loc is None:
+                if (child.get("rel") or "alternate").strip().lower() == "alternate":
+                    loc = child.get("href")
+                    loc_line = child.sourceline
+            elif tag == updated_tag and lastmod is None:
+                lastmod = (child.text or "").strip()
+        return Entry("url", loc, (loc_line or el.sourceline) + self._line_offset, lastmod)
+
+    def _xml_close(self) -> None:
+        if self._main is None:
+            self._probe_feed(b"", final=True)
+            if self.stopped or self._main is None:
+                return
+        try:
+            self._main.close()
+        except etree.XMLSyntaxError as exc:
+            self._events()
+            return self._malformed(exc)
+        self._events()
+        root = self._root
+        if root is not None and self.kind in ("urlset", "sitemapindex"):
+            for child in root:  # whatever follows the last entry
+                if child is not self._kept:
+                    self._check_top(child)
+        self._stop()
+
+    def _malformed(self, error: etree.XMLSyntaxError) -> None:
+        exc: Any = error  # lxml-stubs lack .code and an iterable error_log
+        code, line, col, msg = exc.code, exc.lineno, exc.offset, exc.msg
+        # With resolve_entities=False lxml swallows an undefined-entity error and
+        # later reports a bogus one; the log still holds the real first error.
+        if self._has_doctype:
+            for entry in exc.error_log:
+                if entry.type_name == "ERR_UNDECLARED_ENTITY":
+                    code, line, col, msg = 26, entry.line, entry.column - 1, entry.message
+                    break
+        line = line or 0
+        col = col if col is not None and col >= 0 else 0
+        if code == 81 or (code == 9 and "encoding" in msg.lower()):
+            self._find(
+                "sitemap-encoding",
+                f"bytes that are not valid UTF-8 at line {line + self._line_offset}, "
+                f"column {col + 1} ({msg.split(', line ')[0]})",
+                line=line + self._line_offset,
+                column=col + 1,
+            )
+        else:
+            where = line + self._line_offset if line else None
+            self._find(
+                "sitemap-xml-malformed",
+                f"not well-formed XML at line {where}, column {col + 1}: {_plain(code, msg)}",
+                line=where,
+                column=col + 1,
+            )
+        self._stop()
+
+    # --- text sitemaps -----------------------------------------------------------
+
+    def _text_feed(self, data: bytes) -> None:
+        buf = self._text_buf + data
+        end = buf.rfind(b"\n")
+        if end < 0:
+            self._text_buf = buf
+            return
+        self._text_buf = buf[end + 1 :]
+        for raw in buf[: end + 1].split(b"\n")[:-1]:
+            self._text_line += 1
+            self._text_one(raw)
+            if self.stopped:
+                return
+
+    def _text_close(self) -> None:
+        if self._text_buf:
+            self._text_line += 1
+            self._text_one(self._text_buf)
+            self._text_buf = b""
+        self._stop()
+
+    def _text_one(self, raw: bytes) -> None:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if not raw.strip():
+            return
+        line = self._text_line
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._find(
+                "sitemap-encoding",
+                f"bytes that are not valid UTF-8 at line {line}, column {exc.start + 1}",
+                line=line,
+                column=exc.start + 1,
+            )
+            return self._stop()
+        if _URL_LINE_RE.fullmatch(text.strip()) is None:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            self._find(
+                "text-sitemap-invalid-line",
+                f"line {line} is not one absolute http(s) URL: {shown!r}",
+                line=line,
+            )
+            return
+        self._out.append(Entry("url", text, line))
+        self.entries += 1
+
+
+def _fields(el: Any) -> dict[str, str]:
+    """Every descendant of a video/news element: local name -> text (first wins).
+
+    Attributes are kept as "name@attribute" (e.g. "restriction@relationship").
+    Only elements of the extension's own namespace count.
+    """
+    ns = _ns(el.tag)
+    fields: dict[str, str] = {}
+    for child in el.iterdescendants():
+        tag = child.tag
+        if tag.__class__ is not str or _ns(tag) != ns:
+            continue
+        name = _local(tag)
+        if name in fields:
+            continue
+        text = (child.text or "").strip()
+        if text or len(child) == 0:
+            fields[name] = text
+        for attr, value in child.attrib.items():
+            fields.setdefault(f"{name}@{_local(attr)}", value)
+    return fields
+
+
+class ParsedFile:
+    """Iterate a local sitemap file's entries and findings; `parser` holds the rest."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], source: str | None = None, chunk_size: int = 65536
+    ) -> None:
+        self.path = os.fspath(path)
+        self.parser = StreamParser(source if source is not None else self.path)
+        self._chunk_size = chunk_size
+        self._iter = self._run()
+
+    def __iter__(self) -> Iterator[Entry | Finding]:
+        return self
+
+    def __next__(self) -> Entry | Finding:
+        return next(self._iter)
+
+    def _run(self) -> Iterator[Entry | Finding]:
+        parser = self.parser
+        with open(self.path, "rb") as fh:
+            while not parser.stopped:
+                chunk = fh.read(self._chunk_size)
+                if not chunk:
+                    break
+                yield from parser.feed(chunk)
+        yield from parser.close()
+
+
+def parse_file(
+    path: str | os.PathLike[str], source: str | None = None, chunk_size: int = 65536
+) -> ParsedFile:
+    """Parse a local sitemap file (plain or gzip) in chunks.
+
+    The result is an iterator of Entry | Finding; its `.parser` is the
+    StreamParser, with final kind/gzip/bytes/entries once iteration ends.
+    `source` names the sitemap in findings (default: the path).
+    """
+    return ParsedFile(path, source, chunk_size)
