@@ -1,0 +1,85 @@
+"""Baseline for the crawl benchmark: a bare aiohttp HEAD loop, the limit for Python here.
+
+Run as its own process by bench/run.py:
+    python bench/bare_head.py --concurrency 64 SITEMAP_FILE...
+The page URLs are read from the generated (local) sitemap files before the clock starts;
+then one ClientSession with TCPConnector(limit=N) and N worker tasks pull from the list,
+HEAD each URL with allow_redirects=False and read only the status.
+Prints one JSON line: {"urls": N, "loop_s": S, "statuses": {...}, "errors": E}.
+Imports nothing of the product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import IO
+
+import aiohttp
+from lxml import etree
+
+URL_TAG = "{http://www.sitemaps.org/schemas/sitemap/0.9}url"
+LOC_TAG = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
+
+
+def read_locs(paths: list[str]) -> list[str]:
+    locs: list[str] = []
+    for path in paths:
+        f: IO[bytes] = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+        with f:
+            for _event, elem in etree.iterparse(f, events=("end",), tag=URL_TAG):
+                locs.append((elem.findtext(LOC_TAG) or "").strip())
+                elem.clear()
+                while elem.getprevious() is not None:
+                    del elem.getparent()[0]
+    return locs
+
+
+async def head_all(urls: list[str], concurrency: int, timeout_s: float) -> tuple[Counter[str], int]:
+    statuses: Counter[str] = Counter()
+    errors = 0
+    todo: Iterator[str] = iter(urls)  # shared: each worker pulls the next URL
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    timeout = aiohttp.ClientTimeout(total=timeout_s)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def worker() -> None:
+            nonlocal errors
+            for url in todo:
+                try:
+                    async with session.head(url, allow_redirects=False) as resp:
+                        statuses[str(resp.status)] += 1
+                except (aiohttp.ClientError, TimeoutError):
+                    errors += 1
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return statuses, errors
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    ap.add_argument("--limit", type=float, default=900.0, help="seconds for the whole loop")
+    ap.add_argument("sitemaps", nargs="+")
+    args = ap.parse_args()
+    urls = read_locs(args.sitemaps)
+    t0 = time.perf_counter()
+    statuses, errors = asyncio.run(
+        asyncio.wait_for(head_all(urls, args.concurrency, args.timeout), args.limit)
+    )
+    loop_s = time.perf_counter() - t0
+    print(
+        json.dumps(
+            {"urls": len(urls), "loop_s": loop_s, "statuses": dict(statuses), "errors": errors}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,587 @@
+"""The benchmark suite of sitemap-audit (`make bench` runs this file).
+
+    .venv/bin/python bench/run.py            full sizes: validate 1M entries, crawl 100k URLs
+    .venv/bin/python bench/run.py --quick    smoke run: validate 100k, crawl 20k
+    .venv/bin/python bench/run.py --million  also crawl a 1,000,000-URL site (memory at scale)
+
+Validate (issue 2): a bare lxml iterparse loop extracting <loc> against the real
+`sitemap-audit validate` on the same generated files. Crawl (issues 3 and 8): nginx on
+127.0.0.1 serves a generated site; wrk measures the server's own ceiling; a bare aiohttp
+HEAD loop against the real `sitemap-audit crawl`. Every measurement is its own process,
+waited for with wait4() so its peak RSS and CPU time are its own; runs are interleaved
+(baseline, product, baseline, product) and the best of each pair is reported.
+
+Data, logs and reports of the product go to bench/out/ (git-ignored). A full run writes
+bench/RESULTS.md; a --quick run writes bench/out/RESULTS-quick.md so it never replaces
+the committed full results. Imports nothing of the product: the product is driven
+through its CLI only (except bench/full_validate.py, the fallback when the CLI fails).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import signal
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import gen
+import server
+from common import (
+    BENCH,
+    CLI,
+    OUT,
+    PY,
+    Measured,
+    fmt_int,
+    machine_facts,
+    run_measured,
+    table,
+    yes_no,
+)
+
+REPEATS = 2
+BASE_URL = "https://bench.example/sitemap_index.xml"
+RUN_LIMIT_S = 900.0  # one measured process, at most
+CLI_NAME = "sitemap-audit"
+
+
+@dataclass
+class Row:
+    tool: str
+    count: int
+    wall_s: float
+    rate: float
+    rss_mb: float
+    ratio: float | None = None
+    goal: bool | None = None
+
+    def cells(self) -> list[str]:
+        return [
+            self.tool,
+            fmt_int(self.count),
+            f"{self.wall_s:.2f}",
+            fmt_int(self.rate),
+            f"{self.rss_mb:.1f}",
+            "-" if self.ratio is None else f"{self.ratio:.2f}",
+            yes_no(self.goal),
+        ]
+
+
+@dataclass
+class Section:
+    title: str
+    intro: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    goals: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        parts = [f"## {self.title}", ""]
+        if self.intro:
+            parts += [*self.intro, ""]
+        if self.rows:
+            parts += [table([r.cells() for r in self.rows]), ""]
+        if self.goals:
+            parts += ["Goals:", "", *(f"- {g}" for g in self.goals), ""]
+        if self.notes:
+            parts += [*(f"- {n}" for n in self.notes), ""]
+        return "\n".join(parts)
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def best(runs: list[Measured]) -> Measured:
+    """The fastest of the repeats (least disturbed by the other users of the machine)."""
+    return min(runs, key=lambda m: m.wall_s)
+
+
+def max_rss(runs: list[Measured]) -> float:
+    """Peak RSS over the repeats: the conservative figure for a memory goal."""
+    return max(m.maxrss_mb for m in runs)
+
+
+def jsonl_records(path: Path) -> Counter[str]:
+    """Counts of record types in a jsonl report, plus url statuses ("url:200")."""
+    counts: Counter[str] = Counter()
+    with path.open("rb") as f:
+        for raw in f:
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                counts["unparsable"] += 1
+                continue
+            kind = rec.get("type", "?")
+            counts[kind] += 1
+            if kind == "url":
+                counts[f"url:{rec.get('status')}"] += 1
+                counts[f"robots:{rec.get('robots')}"] += 1
+            elif kind == "sitemap" and rec.get("kind") == "urlset":
+                counts["urlset-entries"] += int(rec.get("entries") or 0)
+            elif kind == "finding":
+                counts[f"code:{rec.get('code')}"] += 1
+    return counts
+
+
+def fail_text(m: Measured) -> str:
+    tail = (m.stderr.strip().splitlines() or ["no stderr"])[-1][:200]
+    return f"exit {m.rc}{' (killed: time limit)' if m.timed_out else ''}: {tail}"
+
+
+# --- validate ---------------------------------------------------------------------
+
+
+def validate_bench(quick: bool) -> Section:
+    sec = Section("Validate: `sitemap-audit validate` against a bare lxml loop (issue 2)")
+    if quick:
+        big = gen.validate_set(OUT / "v100k", files=2, per_file=50_000, gzipped={2})
+        small = gen.validate_set(OUT / "v10k", files=1, per_file=10_000, gzipped=set())
+    else:
+        log("generating the 1,000,000-entry set (cached in bench/out after the first run)")
+        big = gen.validate_set(OUT / "v1m", files=20, per_file=50_000, gzipped={7, 14})
+        small = gen.validate_set(OUT / "v100k", files=2, per_file=50_000, gzipped={2})
+    gz_big = sum(1 for c in big.children if c.suffix == ".gz")
+    sec.intro.append(
+        f"Data: a sitemap index + {len(big.children)} urlset files of "
+        f"{fmt_int(big.entries // len(big.children))} entries ({fmt_int(big.entries)} entries, "
+        f"{gz_big} files gzipped), and a smaller set of {fmt_int(small.entries)} entries "
+        "(index + children), generated with a fixed seed: locs on https://bench.example/, "
+        "lastmod with time zones (a tenth date-only), some changefreq/priority, 5% with an "
+        "image extension."
+    )
+    fallback: str | None = None
+
+    def bare(s: gen.SitemapSet, tag: str) -> Measured:
+        m = run_measured(
+            [PY, str(BENCH / "bare_iterparse.py"), *map(str, s.children)],
+            timeout_s=RUN_LIMIT_S,
+            tag=tag,
+        )
+        got = m.json_out().get("entries")
+        if m.rc != 0 or got != s.entries:
+            raise RuntimeError(f"bare iterparse loop failed ({got} entries): {fail_text(m)}")
+        return m
+
+    def full(s: gen.SitemapSet, tag: str) -> Measured:
+        nonlocal fallback
+        if fallback is None:
+            report = OUT / f"{tag}.jsonl"
+            cmd = [
+                CLI,
+                "validate",
+                str(s.index),
+                "--base-url",
+                BASE_URL,
+                "--format",
+                "jsonl",
+                "--output",
+                str(report),
+                "--no-progress",
+            ]
+            m = run_measured(cmd, timeout_s=RUN_LIMIT_S, tag=tag)
+            counts = jsonl_records(report) if report.is_file() else Counter[str]()
+            m.extra["counts"] = counts
+            if m.rc in (0, 1) and counts["urlset-entries"] == s.entries:
+                return m
+            fallback = (
+                f"`sitemap-audit validate` failed ({fail_text(m)}; "
+                f"{counts['urlset-entries']} of {s.entries} entries reported), so the full "
+                "validator was measured through bench/full_validate.py (StreamParser + "
+                "SitemapValidator called directly)"
+            )
+            log(fallback)
+        cmd = [PY, str(BENCH / "full_validate.py"), "https://bench.example/", *map(str, s.children)]
+        m = run_measured(cmd, timeout_s=RUN_LIMIT_S, tag=tag + "-fallback")
+        if m.rc != 0 or m.json_out().get("entries") != s.entries:
+            raise RuntimeError(f"full validator (fallback) failed: {fail_text(m)}")
+        return m
+
+    runs: dict[str, list[Measured]] = {
+        "bare-big": [],
+        "full-big": [],
+        "bare-small": [],
+        "full-small": [],
+    }
+    for rep in range(1, REPEATS + 1):
+        for key, s in (("big", big), ("small", small)):
+            log(f"validate {fmt_int(s.entries)} entries, repeat {rep}: bare lxml loop")
+            runs[f"bare-{key}"].append(bare(s, f"validate-bare-{key}-{rep}"))
+            log(f"validate {fmt_int(s.entries)} entries, repeat {rep}: sitemap-audit validate")
+            runs[f"full-{key}"].append(full(s, f"validate-full-{key}-{rep}"))
+    for key, s in (("big", big), ("small", small)):
+        b, f = best(runs[f"bare-{key}"]), best(runs[f"full-{key}"])
+        b_rate, f_rate = s.entries / b.wall_s, s.entries / f.wall_s
+        ratio = f_rate / b_rate
+        name = "sitemap-audit validate" if fallback is None else "StreamParser+SitemapValidator"
+        sec.rows.append(
+            Row(
+                f"bare lxml iterparse, {fmt_int(s.entries)}",
+                s.entries,
+                b.wall_s,
+                b_rate,
+                max_rss(runs[f"bare-{key}"]),
+            )
+        )
+        sec.rows.append(
+            Row(
+                f"{name}, {fmt_int(s.entries)}",
+                s.entries,
+                f.wall_s,
+                f_rate,
+                max_rss(runs[f"full-{key}"]),
+                ratio,
+                ratio >= 0.5,
+            )
+        )
+    big_rss, small_rss = max_rss(runs["full-big"]), max_rss(runs["full-small"])
+    ratio_big = sec.rows[1].ratio or 0.0
+    label = "1M" if not quick else fmt_int(big.entries)
+    sec.goals += [
+        f"full validator >= 0.5x the bare rate at {label}: {ratio_big:.2f}x: "
+        f"{yes_no(ratio_big >= 0.5)}",
+        f"peak RSS at {label} < 150 MB: {big_rss:.1f} MB: {yes_no(big_rss < 150)}",
+        f"peak RSS at {label} no more than 20 MB above the {fmt_int(small.entries)} peak "
+        f"({small_rss:.1f} MB): +{big_rss - small_rss:.1f} MB: "
+        f"{yes_no(big_rss - small_rss <= 20)}",
+    ]
+    f_best = best(runs["full-big"])
+    counts = f_best.extra.get("counts") or Counter()
+    cpu = ", ".join(f"{m.cpu_share:.0%}" for m in runs["full-big"])
+    sec.notes += [
+        f"Best of {REPEATS} interleaved runs (bare, full, bare, full) for wall time and rate; "
+        f"peak RSS is the highest of the {REPEATS}. Rates are entries / process wall time "
+        "(start to exit, interpreter start included) for both tools.",
+        f"The bare loop parses only the {len(big.children)} urlset files (gzip ones through "
+        "gzip.open), `iterparse(tag=url)`, `findtext(loc)`, `elem.clear()` and deletion of "
+        "processed siblings; the validator also reads the index and checks every rule.",
+        f"Full validator: {' '.join(f_best.cmd[:2])} {big.index.relative_to(BENCH.parent)} "
+        f"--base-url {BASE_URL} --format jsonl --no-progress, with --output to a file in "
+        "bench/out/ instead of /dev/null so the run can check that every entry was read "
+        f"(sitemap records: {fmt_int(counts['urlset-entries'])} urlset entries; findings: "
+        f"{fmt_int(counts['finding'])}); exit status {f_best.rc}. CPU share of the full runs: "
+        f"{cpu} of one core.",
+    ]
+    if fallback:
+        sec.notes.append(fallback)
+    return sec
+
+
+# --- crawl ------------------------------------------------------------------------
+
+
+@dataclass
+class CrawlRun:
+    m: Measured
+    urls: int
+    seconds: float  # the time the rate is computed over
+    nginx_cpu: float  # nginx worker CPU seconds during the run
+
+
+def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
+    sec = Section("Crawl: `sitemap-audit crawl` against a bare aiohttp HEAD loop (issues 3, 8)")
+    sections = [sec]
+    files, per_file = (2, 10_000) if quick else (2, 50_000)
+    port = server.free_port()
+    origin = f"http://127.0.0.1:{port}"
+    site = gen.crawl_site(OUT / f"site-{files * per_file}", origin, files, per_file, {2})
+    mix = ", ".join(f"{v:,} {k}" for k, v in site.mix.items())
+    sec.intro += [
+        f"Site: {fmt_int(site.urls)} URLs in a sitemap index + {files} children of "
+        f"{fmt_int(per_file)} (one gzipped), mix {mix} (200 = page with Last-Modified, "
+        "301 = redirect to a 200, 404, robots = under robots.txt `Disallow: /private/`), "
+        f"served by nginx ({tools_note}) on 127.0.0.1 with one worker process, access log off; "
+        "config generated into bench/out/nginx/.",
+    ]
+    with server.Nginx(site.root, port) as ng:
+        page = f"{origin}/p/1.html"
+        log(f"nginx on {origin}; measuring its ceiling with wrk -t1 -c64 -d5s")
+        c0 = ng.worker_cpu_s()
+        ceiling = server.wrk(page)
+        wrk_cpu = (ng.worker_cpu_s() - c0) / 5.0
+        runs: dict[str, list[CrawlRun]] = {"bare": [], "crawl": []}
+        for rep in range(1, REPEATS + 1):
+            log(f"crawl {fmt_int(site.urls)} URLs, repeat {rep}: bare aiohttp HEAD loop")
+            runs["bare"].append(bare_head(site, ng, f"crawl-bare-{rep}"))
+            log(f"crawl {fmt_int(site.urls)} URLs, repeat {rep}: sitemap-audit crawl")
+            runs["crawl"].append(audit_crawl(site, ng, f"crawl-audit-{rep}"))
+    b = min(runs["bare"], key=lambda r: r.seconds)
+    c = min(runs["crawl"], key=lambda r: r.seconds)
+    b_rate, c_rate = b.urls / b.seconds, c.urls / c.seconds
+    ratio = c_rate / b_rate
+    bare_rss = max(r.m.maxrss_mb for r in runs["bare"])
+    crawl_rss = max(r.m.maxrss_mb for r in runs["crawl"])
+    sec.rows += [
+        Row("bare aiohttp HEAD loop (c=64)", b.urls, b.seconds, b_rate, bare_rss),
+        Row(
+            "sitemap-audit crawl (c=64)", c.urls, c.seconds, c_rate, crawl_rss, ratio, ratio >= 0.70
+        ),
+    ]
+    sec.goals += [
+        f"crawl >= 0.70x the bare loop's URLs/s (issue 3): {ratio:.2f}x: {yes_no(ratio >= 0.70)}",
+        f"crawl >= 0.80x the bare loop's URLs/s (issue 8): {ratio:.2f}x: {yes_no(ratio >= 0.80)}",
+    ]
+    if ceiling is None:
+        sec.intro.append("Server ceiling: wrk failed (see bench/out/nginx/); not measured.")
+        bottleneck = "unknown (no server ceiling)"
+    else:
+        sec.intro.append(
+            f"Server ceiling: `wrk -t1 -c64 -d5s` GET of one 200 page: {fmt_int(ceiling)} "
+            f"requests/s, nginx worker at {wrk_cpu:.0%} of a core (wrk itself has the other "
+            "core; wrk cannot do HEAD, and a GET of this 1.6 kB page costs nginx about the "
+            "same)."
+        )
+        b_cpu = b.m.cpu_s / b.m.wall_s
+        b_ng = b.nginx_cpu / b.m.wall_s
+        c_cpu = c.m.cpu_s / c.m.wall_s
+        c_ng = c.nginx_cpu / c.m.wall_s
+        client_bound = ceiling > 1.5 * b_rate
+        bottleneck = (
+            "the client: nginx answers "
+            f"{ceiling / b_rate:.1f}x the bare loop's rate, so the Python side limits both runs"
+            if client_bound
+            else "the server (or the machine): the bare loop gets close to nginx's ceiling"
+        )
+        sec.notes.append(
+            f"CPU during the best runs: bare loop process {b_cpu:.0%} of a core, nginx worker "
+            f"{b_ng:.0%}; sitemap-audit crawl process {c_cpu:.0%}, nginx worker {c_ng:.0%}."
+        )
+    sec.intro.append(f"Bottleneck: {bottleneck}.")
+    statuses = c.m.extra.get("counts") or Counter()
+    url_statuses = ", ".join(
+        f"{k[4:]}: {v:,}" for k, v in sorted(statuses.items()) if k.startswith("url:")
+    )
+    robots = ", ".join(
+        f"{k[7:]}: {v:,}" for k, v in sorted(statuses.items()) if k.startswith("robots:")
+    )
+    bare_statuses = b.m.json_out().get("statuses", {})
+    sec.notes += [
+        f"Best of {REPEATS} interleaved runs (bare, crawl, bare, crawl); peak RSS is the "
+        f"highest of the {REPEATS}. The bare loop's time is its request loop only (the URL list "
+        f"is read from the local sitemap files before its clock starts; its process took "
+        f"{b.m.wall_s:.2f} s in all). The crawl's time is its whole process, start to exit: "
+        "interpreter start, discovery (robots.txt), streaming the index and both children "
+        "over HTTP and validating them, every URL check, the report.",
+        f"Command: {CLI_NAME} crawl {origin}/ --rate 100000 --concurrency 64 --format jsonl "
+        "--no-progress, with --output to a file in bench/out/ instead of /dev/null so the run "
+        f"can check that every listed URL got exactly one url record ({fmt_int(c.urls)} of "
+        f"{fmt_int(site.urls)}); exit status {c.m.rc} (1 = findings such as the planted 404s).",
+        f"Work differs: the bare loop sends one HEAD per URL ({fmt_int(site.urls)} requests, "
+        f"robots.txt ignored; statuses {bare_statuses}); the crawl skips the robots-blocked "
+        "URLs, follows each 301 by hand and retries a HEAD 404 with GET (issue 3: the GET is "
+        f"the truth). Crawl url records: {url_statuses}; robots: {robots}.",
+    ]
+    if million:
+        sections.append(million_crawl(crawl_rss, site.urls))
+    return sections
+
+
+def bare_head(site: gen.Site, ng: server.Nginx, tag: str) -> CrawlRun:
+    c0 = ng.worker_cpu_s()
+    m = run_measured(
+        [PY, str(BENCH / "bare_head.py"), "--concurrency", "64", *map(str, site.children)],
+        timeout_s=RUN_LIMIT_S,
+        tag=tag,
+    )
+    cpu = ng.worker_cpu_s() - c0
+    out = m.json_out()
+    if m.rc != 0 or out.get("urls") != site.urls or out.get("errors"):
+        raise RuntimeError(f"bare aiohttp loop failed ({out}): {fail_text(m)}")
+    return CrawlRun(m, site.urls, float(out["loop_s"]), cpu)
+
+
+def audit_crawl(
+    site: gen.Site, ng: server.Nginx, tag: str, limit_s: float = RUN_LIMIT_S
+) -> CrawlRun:
+    report = OUT / f"{tag}.jsonl"
+    cmd = [
+        CLI,
+        "crawl",
+        site.origin + "/",
+        "--rate",
+        "100000",
+        "--concurrency",
+        "64",
+        "--format",
+        "jsonl",
+        "--output",
+        str(report),
+        "--no-progress",
+    ]
+    c0 = ng.worker_cpu_s()
+    m = run_measured(cmd, timeout_s=limit_s, tag=tag)
+    cpu = ng.worker_cpu_s() - c0
+    counts = jsonl_records(report) if report.is_file() else Counter[str]()
+    m.extra["counts"] = counts
+    if m.rc not in (0, 1) or counts["url"] != site.urls:
+        raise RuntimeError(
+            f"sitemap-audit crawl failed ({counts['url']} url records of {site.urls}): "
+            f"{fail_text(m)}"
+        )
+    return CrawlRun(m, site.urls, m.wall_s, cpu)
+
+
+def million_crawl(rss_100k: float, urls_100k: int) -> Section:
+    sec = Section("Crawl at 1,000,000 URLs (--million)")
+    port = server.free_port()
+    site = gen.crawl_site(OUT / "site-1000000", f"http://127.0.0.1:{port}", 20, 50_000, {7, 14})
+    sec.intro.append(
+        f"Site: a sitemap index + 20 children of 50,000 (2 gzipped), the same mix "
+        f"({', '.join(f'{v:,} {k}' for k, v in site.mix.items())}); one run."
+    )
+    with server.Nginx(site.root, port) as ng:
+        log("crawl 1,000,000 URLs: sitemap-audit crawl (one run)")
+        c = audit_crawl(site, ng, "crawl-audit-1m", limit_s=3600.0)
+    rss = c.m.maxrss_mb
+    sec.rows.append(
+        Row(
+            "sitemap-audit crawl (c=64), 1M",
+            c.urls,
+            c.seconds,
+            c.urls / c.seconds,
+            rss,
+            rss / rss_100k,
+            rss < 300 and rss <= 1.5 * rss_100k,
+        )
+    )
+    sec.goals += [
+        f"peak RSS at 1M < 300 MB: {rss:.1f} MB: {yes_no(rss < 300)}",
+        f"peak RSS at 1M within 1.5x of the {fmt_int(urls_100k)}-URL crawl ({rss_100k:.1f} MB): "
+        f"{rss / rss_100k:.2f}x: {yes_no(rss <= 1.5 * rss_100k)}",
+    ]
+    sec.notes.append("Ratio column: peak RSS relative to the smaller crawl above (not a rate).")
+    return sec
+
+
+# --- profile ----------------------------------------------------------------------
+
+
+def profile_validate(quick: bool) -> Section:
+    """cProfile of one validate run over the smaller set: where the per-entry time goes."""
+    s = (
+        gen.validate_set(OUT / "v10k", 1, 10_000, set())
+        if quick
+        else gen.validate_set(OUT / "v100k", 2, 50_000, {2})
+    )
+    prof = OUT / "validate.prof"
+    log(f"profiling validate over {fmt_int(s.entries)} entries (cProfile)")
+    cmd = [
+        PY,
+        "-m",
+        "cProfile",
+        "-o",
+        str(prof),
+        "-m",
+        "audit",
+        "validate",
+        str(s.index),
+        "--base-url",
+        BASE_URL,
+        "--format",
+        "jsonl",
+        "--output",
+        str(OUT / "profile.jsonl"),
+        "--no-progress",
+    ]
+    m = run_measured(cmd, timeout_s=RUN_LIMIT_S, tag="profile-validate")
+    sec = Section(
+        f"Profile: validate over {fmt_int(s.entries)} entries (cProfile, top by own time)"
+    )
+    if not prof.is_file():
+        sec.notes.append(f"profile failed: {fail_text(m)}")
+        return sec
+    stats = pstats.Stats(str(prof))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    rows = []
+    for (file, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append((tt, ct, nc, f"{Path(file).name}:{line}({func})"))
+    rows.sort(reverse=True)
+    lines = [
+        "| own s | own % | cumulative s | calls | function |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for tt, ct, nc, name in rows[:20]:
+        lines.append(f"| {tt:.3f} | {tt / total:.1%} | {ct:.3f} | {nc:,} | `{name}` |")
+    sec.intro.append(f"Total profiled time {total:.2f} s (cProfile roughly doubles it).")
+    sec.intro.append("\n".join(lines))
+    return sec
+
+
+# --- main -------------------------------------------------------------------------
+
+
+def _terminate(signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smoke run: validate 100k, crawl 20k")
+    ap.add_argument("--million", action="store_true", help="also crawl a 1,000,000-URL site")
+    ap.add_argument("--skip-validate", action="store_true")
+    ap.add_argument("--skip-crawl", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="add a cProfile of validate")
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, _terminate)  # `finally` blocks stop nginx on kill too
+    OUT.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    sections: list[Section] = []
+    tools_ok, tools_note = False, "crawl skipped (--skip-crawl)"
+    if not args.skip_crawl:
+        log("checking nginx and wrk")
+        tools_ok, tools_note = server.ensure_tools()
+        log(tools_note)
+    facts = machine_facts()
+    try:
+        if not args.skip_validate:
+            sections.append(validate_bench(args.quick))
+        if args.skip_crawl:
+            pass
+        elif tools_ok:
+            sections += crawl_bench(args.quick, args.million, tools_note)
+        else:
+            sections.append(Section("Crawl", intro=[f"Skipped: {tools_note}."]))
+        if args.profile:
+            sections.append(profile_validate(args.quick))
+    except KeyboardInterrupt:
+        log("interrupted: nginx and any measured process were stopped; no results written")
+        return 130
+    except RuntimeError as exc:
+        log(f"failed: {exc}")
+        sections.append(Section("Failure", intro=[f"The run stopped: {exc}"]))
+    flags = " ".join(a for a in sys.argv[1:])
+    head = [
+        "# sitemap-audit benchmark results",
+        "",
+        f"Written by `.venv/bin/python bench/run.py{' ' + flags if flags else ''}` "
+        f"(`make bench`) in {time.perf_counter() - t0:.0f} s. Generated data, logs and the "
+        "product's reports are in bench/out/ (git-ignored).",
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "| --- | --- |",
+        *(f"| {k} | {v} |" for k, v in facts.items()),
+        "",
+        "The machine is shared: other work running at the same time shows as noise, which the "
+        "interleaved best-of-2 design damps but cannot remove.",
+        "",
+    ]
+    text = "\n".join(head) + "\n" + "\n".join(s.markdown() for s in sections)
+    dest = OUT / "RESULTS-quick.md" if args.quick else BENCH / "RESULTS.md"
+    if args.skip_validate or args.skip_crawl:
+        dest = OUT / "RESULTS-partial.md"
+    dest.write_text(text)
+    print(text)
+    log(f"results written to {dest.relative_to(BENCH.parent)}")
+    return 1 if any(s.title == "Failure" for s in sections) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
