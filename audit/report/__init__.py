@@ -18,6 +18,7 @@ Imports nothing from the crawl, HTTP or parser layers: writers see dicts only.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -149,9 +150,23 @@ def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> 
     the records read so far is still closed (valid), then ReportInputError is
     raised.
     """
+    _refuse_overwrite(src_path, out_stream)
     writer = make_writer(fmt, out_stream, **opts)
     try:
         for record in read_jsonl(src_path):
             writer.write(record)
     finally:
         writer.close()
+
+
+def _refuse_overwrite(src_path: str | Path, out_stream: TextIO) -> None:
+    """Opening the output may already have truncated the input: say so, once."""
+    out_name = getattr(out_stream, "name", None)
+    if not isinstance(out_name, str):
+        return
+    try:
+        same = os.path.samefile(src_path, out_name)
+    except OSError:
+        return
+    if same:
+        raise ReportInputError(f"{src_path}: the report cannot be converted onto itself")

@@ -41,6 +41,10 @@ from audit.report.text import format_duration
 # Sitemap tree rows and chart bars shown at most; the rest are counted.
 MAX_TREE_ROWS = 2000
 MAX_CODE_BARS = 25
+# Findings table rows in all: when many codes have findings, each gets a
+# smaller share (never under MIN_ROWS_PER_CODE) so the page stays a few MB.
+MAX_TABLE_ROWS = 4000
+MIN_ROWS_PER_CODE = 20
 
 SEV_COLOUR = {"error": "#cf222e", "warning": "#bf8700", "info": "#0969da"}
 STATUS_COLOUR = {
@@ -483,8 +487,10 @@ class HtmlWriter:
         codes = agg.codes_sorted()
         rows: list[str] = []
         truncated: list[tuple[str, int, int]] = []
+        with_rows = sum(1 for code, _, _ in codes if agg.examples.get(code))
+        share = max(MIN_ROWS_PER_CODE, MAX_TABLE_ROWS // max(1, with_rows))
         for code, _sev, count in codes:
-            kept = agg.examples.get(code, [])
+            kept = agg.examples.get(code, [])[:share]
             if count > len(kept):
                 truncated.append((code, len(kept), count))
             for ex in kept:

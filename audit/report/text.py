@@ -118,6 +118,8 @@ class TextWriter:
         if fails(summary, self._fail_on):
             detail = ", ".join(_plural(found[s], s) for s in over)
             return self._c("error", f"FAIL: {detail} at or above --fail-on {self._fail_on}")
+        if self._fail_on == "never":
+            return self._c("ok", "DONE: --fail-on never")
         return self._c("ok", f"PASS: nothing at or above --fail-on {self._fail_on}")
 
     def close(self) -> None:
