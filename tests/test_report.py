@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -690,6 +691,7 @@ def test_interrupted_stream_gives_a_valid_document(fmt: str) -> None:
     parsed = parse_any(fmt, text)
     if fmt == "json":
         assert parsed["summary"]["partial"] is True
+        assert parsed["summary"] == _converted_summary(recs)
         assert parsed["summary"]["urls"] == sum(r["type"] == "url" for r in recs)
     if fmt == "text":
         assert "incomplete" in text.splitlines()[0]
@@ -697,6 +699,13 @@ def test_interrupted_stream_gives_a_valid_document(fmt: str) -> None:
         assert "Incomplete." in parsed.text_content()
     if fmt == "sarif":
         assert parsed["runs"][0]["invocations"][0]["executionSuccessful"] is False
+
+
+def _converted_summary(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "r.jsonl"
+        src.write_text(run("jsonl", recs), encoding="utf-8")
+        return convert(src, "jsonl", io.StringIO())
 
 
 def severity_counts(fmt: str, text: str) -> tuple[int, int, int]:
@@ -754,7 +763,8 @@ def test_convert_round_trips_through_jsonl(tmp_path: Path) -> None:
     assert list(read_jsonl(src)) == recs
     for fmt in FORMATS:
         out = io.StringIO()
-        convert(src, fmt, out, fail_on="warning", examples=3)
+        summary = convert(src, fmt, out, fail_on="warning", examples=3)
+        assert summary == recs[-1]
         if fmt == "html":  # a fresh nonce each time
             assert len(out.getvalue()) == len(run(fmt, recs, fail_on="warning", examples=3))
         else:

@@ -23,7 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from audit.report.aggregate import FAIL_ON_LEVELS, at_or_above, fails, worst_severity
+from audit.report.aggregate import (
+    FAIL_ON_LEVELS,
+    Aggregate,
+    at_or_above,
+    fails,
+    worst_severity,
+)
 
 __all__ = [
     "FAIL_ON_LEVELS",
@@ -143,20 +149,24 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
             ) from None
 
 
-def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> None:
+def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> dict[str, Any]:
     """Write the saved jsonl report `src_path` as `fmt` to `out_stream`.
 
-    `opts` are make_writer's keyword options. On a bad line the document of
-    the records read so far is still closed (valid), then ReportInputError is
-    raised.
+    `opts` are make_writer's keyword options. Returns the report's summary
+    record (computed from the records, with "partial": true, when the report
+    has none) for the exit status. On a bad line the document of the records
+    read so far is still closed (valid), then ReportInputError is raised.
     """
     _refuse_overwrite(src_path, out_stream)
     writer = make_writer(fmt, out_stream, **opts)
+    seen = Aggregate(examples=0)
     try:
         for record in read_jsonl(src_path):
+            seen.add(record)
             writer.write(record)
     finally:
         writer.close()
+    return seen.summary_dict()
 
 
 def _refuse_overwrite(src_path: str | Path, out_stream: TextIO) -> None:
