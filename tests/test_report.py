@@ -157,7 +157,10 @@ def stream() -> list[dict[str, Any]]:
                     "rate": 9.5,
                     "retries": 2,
                     "http_429": 1,
+                    "server_errors": 3,
                     "backoff_s": 1.5,
+                    "slow": False,
+                    "notes": ["an unexpected list"],
                 }
             ],
         },
@@ -507,7 +510,21 @@ def test_text_report_for_a_terminal() -> None:
     assert by_code[-1] in {"robots-no-sitemap", "lastmod-missing"}
     assert f"  {PAGES}:9  https://ex.com/missing  404 Not Found" in text
     assert "… and 1 more" in text
-    assert "ex.com" in text and "9.5" in text  # hosts table
+    hosts = lines[lines.index("hosts") + 1 :][:2]
+    assert hosts[0].split() == [
+        "host",
+        "requests",
+        "rate/s",
+        "retries",
+        "429",
+        "answers",
+        "5xx",
+        "answers",
+        "backoff",
+        "(s)",
+        "slow",
+    ]
+    assert hosts[1].split() == ["ex.com", "12", "9.5", "2", "1", "3", "1.5", "no"]
     assert lines[-1] == "FAIL: 7 errors at or above --fail-on error"
     assert "\x1b[" not in text  # not a terminal
     assert run("text", stream(), fail_on="never").splitlines()[-1] == "DONE: --fail-on never"
@@ -604,7 +621,9 @@ def test_html_shows_the_numbers_charts_and_tree() -> None:
     rows = doc.get_element_by_id("findings").xpath("./tbody/tr")
     assert len(rows) == ERRORS + WARNINGS + INFOS
     assert rows[0].get("data-sev") == "error" and rows[-1].get("data-sev") == "info"
-    assert doc.get_element_by_id("hosts") is not None
+    hosts = doc.get_element_by_id("hosts")
+    assert [th.text for th in hosts.xpath(".//th")][:3] == ["Host", "Requests", "Rate/s"]
+    assert hosts.xpath("string(.//tbody/tr/td[5])") == "1"  # 429 answers
 
 
 def generated_stream(n: int) -> Any:

@@ -362,6 +362,53 @@ class Aggregate:
         return [(b, counts[b]) for b in AGE_BUCKETS if b != "future" or counts[b]]
 
 
+# --- the per-host table ---------------------------------------------------
+
+_HOST_TITLES = {
+    "requests": "Requests",
+    "rate": "Rate/s",
+    "retries": "Retries",
+    "http_429": "429 answers",
+    "rate_limited": "Rate limited",
+    "server_errors": "5xx answers",
+    "backoff_s": "Backoff (s)",
+    "crawl_delay": "Crawl-delay",
+}
+
+
+def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(key, title) of the columns of a `hosts` record's table.
+
+    The known statistics first, in a fixed order, then any other scalar field
+    the HTTP layer adds, so a new counter shows up without a writer change.
+    """
+    keys: list[str] = []
+    for host in hosts:
+        for key, value in host.items():
+            if (
+                key != "host"
+                and key not in keys
+                and (value is None or not isinstance(value, list | dict))
+            ):
+                keys.append(key)
+    known = [k for k in _HOST_TITLES if k in keys]
+    other = [k for k in keys if k not in _HOST_TITLES]
+    return [(k, _HOST_TITLES.get(k) or k.replace("_", " ").capitalize()) for k in known + other]
+
+
+def host_value(value: Any) -> str:
+    """A host statistic as shown in tables: numbers grouped, floats to 0.1, none as '-'."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return str(value)
+
+
 # --- joining url records with their findings ------------------------------
 
 JoinEmit = Callable[[dict[str, Any] | None, str, list[dict[str, Any]]], None]

@@ -33,6 +33,8 @@ from audit.report.aggregate import (
     SitemapStat,
     code_summary,
     fails,
+    host_columns,
+    host_value,
     rank,
     where,
 )
@@ -101,6 +103,14 @@ def json_for_script(value: Any) -> str:
     ):
         text = text.replace(raw, esc)
     return text
+
+
+def _basename(url: str | None) -> str | None:
+    """The file name of a sitemap URL, for narrow table cells (the full URL is the title)."""
+    if url is None:
+        return None
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return tail or url
 
 
 def _n(value: int) -> str:
@@ -220,7 +230,9 @@ th{font-size:12px;color:var(--muted);font-weight:600;background:#f6f8fa;position
 th.sort{cursor:pointer;user-select:none}th.sort:hover{color:var(--fg)}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-td.url,td.where{word-break:break-all}
+td.url{word-break:break-all;min-width:260px}td.where{word-break:break-all;min-width:150px}
+td.code{white-space:nowrap}
+#notes th{width:220px;background:none;position:static}
 a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
 .sev{display:inline-block;font-size:11px;font-weight:600;padding:1px 7px;border-radius:10px;
 color:#fff}
@@ -497,9 +509,10 @@ class HtmlWriter:
                 rows.append(
                     f'<tr data-sev="{h(ex.severity)}"><td data-k="{-rank(ex.severity)}">'
                     f'<span class="sev {h(ex.severity)}">{h(ex.severity)}</span></td>'
-                    f'<td class="mono" title="{h(code_summary(ex.code))}">{h(ex.code)}</td>'
+                    f'<td class="mono code" title="{h(code_summary(ex.code))}">{h(ex.code)}</td>'
                     f'<td class="url">{link(ex.url)}</td>'
-                    f'<td class="where mono">{h(where(ex.sitemap, ex.line))}</td>'
+                    f'<td class="where mono" title="{h(where(ex.sitemap, ex.line))}">'
+                    f"{h(where(_basename(ex.sitemap), ex.line))}</td>"
                     f"<td>{h(ex.message)}</td></tr>"
                 )
         boxes = "".join(
@@ -512,7 +525,7 @@ class HtmlWriter:
             '<span class="more" id="shown"></span></div>',
             '<div class="scroll"><table id="findings"><thead><tr>'
             '<th class="sort">Severity</th><th class="sort">Code</th><th class="sort">URL</th>'
-            '<th class="sort">Sitemap:line</th><th class="sort">Message</th></tr></thead><tbody>',
+            '<th class="sort">Sitemap</th><th class="sort">Message</th></tr></thead><tbody>',
             *rows,
             "</tbody></table></div>",
         ]
@@ -534,18 +547,11 @@ class HtmlWriter:
         hosts = self._agg.hosts
         if not hosts:
             return ""
-        columns = (
-            ("requests", "Requests"),
-            ("rate", "Rate/s"),
-            ("retries", "Retries"),
-            ("http_429", "429 answers"),
-            ("backoff_s", "Backoff (s)"),
-        )
-        keys = [k for k, _ in columns]
-        head = "".join(f'<th class="num">{title}</th>' for _, title in columns)
+        columns = host_columns(hosts)
+        head = "".join(f'<th class="num">{h(title)}</th>' for _, title in columns)
         rows = "".join(
             f'<tr><td class="mono">{h(x.get("host", ""))}</td>'
-            + "".join(f'<td class="num">{h(x.get(k, ""))}</td>' for k in keys)
+            + "".join(f'<td class="num">{h(host_value(x.get(k)))}</td>' for k, _ in columns)
             + "</tr>"
             for x in hosts
         )

@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-from audit.report.aggregate import Aggregate, code_summary, fails, where
+from audit.report.aggregate import (
+    Aggregate,
+    code_summary,
+    fails,
+    host_columns,
+    host_value,
+    where,
+)
 from audit.report.text import format_duration
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
@@ -106,17 +113,16 @@ class MarkdownWriter:
                     out += ["", f"… and {count - len(examples):,} more."]
                 out.append("")
         if agg.hosts:
+            columns = host_columns(agg.hosts)
             out += [
                 "## Hosts",
                 "",
-                "| Host | Requests | Rate/s | Retries | 429s | Backoff (s) |",
-                "| --- | ---: | ---: | ---: | ---: | ---: |",
+                "| Host | " + " | ".join(md_text(t) for _, t in columns) + " |",
+                "| --- |" + " ---: |" * len(columns),
             ]
-            for h in agg.hosts:
-                cells = [md_code(h.get("host", ""))] + [
-                    md_text(h.get(k, "")) for k in ("requests", "rate", "retries", "http_429")
-                ]
-                cells.append(md_text(h.get("backoff_s", "")))
+            for x in agg.hosts:
+                cells = [md_code(x.get("host", ""))]
+                cells += [md_text(host_value(x.get(k))) for k, _ in columns]
                 out.append("| " + " | ".join(cells) + " |")
             out.append("")
         return "\n".join(out)

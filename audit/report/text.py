@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from audit.report.aggregate import SEVERITIES, Aggregate, at_or_above, fails, where
+from audit.report.aggregate import (
+    SEVERITIES,
+    Aggregate,
+    at_or_above,
+    fails,
+    host_columns,
+    host_value,
+    where,
+)
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 
@@ -96,18 +104,20 @@ class TextWriter:
                 if count > len(examples):
                     lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
         if agg.hosts:
+            columns = host_columns(agg.hosts)
+            rows = [
+                [_clean(str(x.get("host", "")))]
+                + [_clean(host_value(x.get(k)))[:30] for k, _ in columns]
+                for x in agg.hosts
+            ]
+            head = ["host"] + [title.lower() for _, title in columns]
+            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
             lines.append("")
             lines.append(self._c("bold", "hosts"))
-            lines.append(
-                f"  {'host':<40} {'requests':>9} {'rate/s':>7} {'retries':>8} {'429s':>6}"
-                f" {'backoff':>8}"
-            )
-            for h in agg.hosts:
-                lines.append(
-                    f"  {_clean(str(h.get('host', '')))[:40]:<40} {_num(h.get('requests')):>9}"
-                    f" {_num(h.get('rate'), 1):>7} {_num(h.get('retries')):>8}"
-                    f" {_num(h.get('http_429')):>6} {_num(h.get('backoff_s'), 1):>8}"
-                )
+            for r in [head, *rows]:
+                cells = [r[0].ljust(widths[0])]
+                cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+                lines.append("  " + "  ".join(cells).rstrip())
         lines.append("")
         lines.append(self._verdict(summary))
         return "\n".join(lines) + "\n"
@@ -128,9 +138,3 @@ class TextWriter:
         self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
-
-
-def _num(value: Any, digits: int = 0) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "-"
-    return f"{value:,.{digits}f}"
