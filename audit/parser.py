@@ -79,6 +79,8 @@ XHTML_NS = "http://www.w3.org/1999/xhtml"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 
 _INFLATE_MARGIN = 1024  # the Inflater may hand over a little more; we count exactly
+_INPUT_STEP = 16384  # bytes of input handed to the Inflater at once
+_ROUTE_STEP = 1 << 20  # bytes of inflated data handed to lxml at once
 _SNIFF = 512  # bytes after leading whitespace that decide what the document is
 _IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
 
@@ -103,7 +105,7 @@ _WS = b" \t\r\n"
 # libxml2 error codes worth putting in plain words (xmlerror.h).
 _PLAIN_ERRORS = {
     68: "a raw '&' or '<' that is not part of markup (write &amp; / &lt;)",
-    23: "an entity reference without its ';'",
+    23: "a raw '&' (write &amp;) or an entity reference without its ';'",
     26: "an undefined entity (HTML entities such as &nbsp; are not XML: use the character "
     "itself or a numeric reference like &#160;)",
     27: "an undefined entity",
@@ -182,15 +184,20 @@ class StreamParser:
 
     def feed(self, chunk: bytes) -> list[Entry | Finding]:
         self.compressed_bytes += len(chunk)
-        if self.stopped:
-            return []
-        try:
-            data = self._inflater.feed(chunk)
-        except GzipError as exc:
-            self._take(exc.partial)
-            self._gzip_failed(exc)
-        else:
-            self._take(data)
+        # Small steps keep each inflated piece small (deflate reaches ~1000:1), so
+        # memory stays low and a bomb is cut off after little work.
+        step = _INPUT_STEP
+        for start in range(0, len(chunk), step):
+            if self.stopped:
+                break
+            piece = chunk[start : start + step] if len(chunk) > step else chunk
+            try:
+                data = self._inflater.feed(piece)
+            except GzipError as exc:
+                self._take(exc.partial)
+                self._gzip_failed(exc)
+            else:
+                self._take(data)
         return self._flush()
 
     def close(self) -> list[Entry | Finding]:
@@ -245,9 +252,12 @@ class StreamParser:
         if over:
             data = data[:room]
         self.uncompressed_bytes += len(data)
-        if data:
-            self._route(data)
-        if over and not self.stopped:
+        # libxml2 refuses a single push of more than 10 MB without XML_PARSE_HUGE.
+        for start in range(0, len(data), _ROUTE_STEP):
+            if self.stopped:
+                break
+            self._route(data[start : start + _ROUTE_STEP] if len(data) > _ROUTE_STEP else data)
+        if over:  # reported even when the bytes before the limit were already judged
             self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
             self._find(
                 "sitemap-too-large",
