@@ -73,7 +73,16 @@ AGE_SHORT = {
     "< 1 year": "< 1 yr",
     "< 2 years": "< 2 yr",
 }
-_STANDARD_SUMMARY = {"type", "sitemaps", "urls", "findings", "by_code", "duration_s", "partial"}
+_STANDARD_SUMMARY = {
+    "type",
+    "sitemaps",
+    "urls",
+    "entries",
+    "findings",
+    "by_code",
+    "duration_s",
+    "partial",
+}
 _SAFE_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 
 
@@ -230,7 +239,7 @@ th{font-size:12px;color:var(--muted);font-weight:600;background:#f6f8fa;position
 th.sort{cursor:pointer;user-select:none}th.sort:hover{color:var(--fg)}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-td.url{word-break:break-all;min-width:260px}td.where{word-break:break-all;min-width:150px}
+td.url{word-break:break-all;min-width:260px}td.where{white-space:nowrap}
 td.code{white-space:nowrap}
 #notes th{width:220px;background:none;position:static}
 a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
@@ -369,9 +378,10 @@ class HtmlWriter:
     def _cards(self, summary: dict[str, Any]) -> str:
         agg = self._agg
         found = summary["findings"]
-        sitemaps_detail = (
-            f"{sum(1 for s in agg.sitemaps.values() if s.kind == 'sitemapindex')} index"
-        )
+        indexes = sum(1 for s in agg.sitemaps.values() if s.kind == "sitemapindex")
+        sitemaps_detail = f"{indexes} index" + ("" if indexes == 1 else "es")
+        if isinstance(summary.get("entries"), int):
+            sitemaps_detail += f" · {_n(summary['entries'])} entries"
         cards = [
             ("sitemaps", "Sitemaps", _n(summary["sitemaps"]), sitemaps_detail),
             (
