@@ -581,6 +581,27 @@ def test_html_is_self_contained_and_escapes_everything() -> None:
     assert "default-src 'none'" in csp
 
 
+def test_html_data_block_cannot_be_closed_by_a_crafted_code() -> None:
+    code = "x</script><script>alert(4)</script>\u2028\u2029&"
+    recs = [{**find("url-not-found", "m", "https://ex.com/a", PAGES, 1), "code": code}]
+    text = run("html", recs)
+    doc = lhtml.fromstring(text)
+    assert len(doc.xpath("//script")) == 2
+    block = doc.get_element_by_id("report-data").text
+    assert not set("<>&\u2028\u2029") & set(block)
+    assert json.loads(block)["summary"]["by_code"] == {code: 1}
+
+
+def test_csv_late_findings_get_a_row_of_their_own() -> None:
+    """Findings computed at the end of a run (hreflang reciprocity) come after the row."""
+    recs = [url_rec(f"https://ex.com/p{i}", PAGES, i + 1) for i in range(300)]
+    recs.append(find("hreflang-not-reciprocal", "B does not name A", "https://ex.com/p0", PAGES, 1))
+    rows = read_csv(run("csv", recs))
+    assert len(rows) == 301
+    assert rows[-1]["url"] == "https://ex.com/p0"
+    assert (rows[-1]["status"], rows[-1]["codes"]) == ("", "hreflang-not-reciprocal")
+
+
 def test_html_shows_the_numbers_charts_and_tree() -> None:
     recs = stream()
     doc = lhtml.fromstring(run("html", recs))
