@@ -87,23 +87,67 @@ def _header(text: str) -> tuple[str, str]:
 
 
 def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
-    p.add_argument("--format", choices=FORMATS, default=default, help=f"report format (default {default})")
+    p.add_argument(
+        "--format", choices=FORMATS, default=default, help=f"report format (default {default})"
+    )
     p.add_argument("--output", "-o", metavar="PATH", help="write the report here (default stdout)")
-    p.add_argument("--fail-on", choices=LEVELS, default="error", help="exit 1 at or above this severity")
+    p.add_argument(
+        "--fail-on", choices=LEVELS, default="error", help="exit 1 at or above this severity"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def _add_http(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rate", type=_positive_float, default=DEFAULT_RATE, help="requests per second per host")
-    p.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight")
-    p.add_argument("--max-per-host", type=_positive_int, metavar="N", help="requests in flight to one host (default: --concurrency)")
-    p.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
-    p.add_argument("--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff")
-    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent; its product token picks the robots.txt group")
-    p.add_argument("--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'", help="extra request header (repeatable)")
-    p.add_argument("--include-sitemap", action="append", default=[], metavar="REGEX", help="only sitemaps matching")
-    p.add_argument("--exclude-sitemap", action="append", default=[], metavar="REGEX", help="skip sitemaps matching (never fetched)")
-    p.add_argument("--base-url", metavar="URL", help="the public URL of a local sitemap file (for host and path rules)")
+    p.add_argument(
+        "--rate", type=_positive_float, default=DEFAULT_RATE, help="requests per second per host"
+    )
+    p.add_argument(
+        "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight"
+    )
+    p.add_argument(
+        "--max-per-host",
+        type=_positive_int,
+        metavar="N",
+        help="requests in flight to one host (default: --concurrency)",
+    )
+    p.add_argument(
+        "--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request"
+    )
+    p.add_argument(
+        "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
+    )
+    p.add_argument(
+        "--user-agent",
+        default=DEFAULT_USER_AGENT,
+        help="User-Agent; its product token picks the robots.txt group",
+    )
+    p.add_argument(
+        "--header",
+        type=_header,
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra request header (repeatable)",
+    )
+    p.add_argument(
+        "--include-sitemap",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="only sitemaps matching",
+    )
+    p.add_argument(
+        "--exclude-sitemap",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="skip sitemaps matching (never fetched)",
+    )
+    p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the public URL of a local sitemap file (for host and path rules)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,22 +156,46 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     crawl = sub.add_parser("crawl", help="full audit: discover, expand, validate, check every URL")
-    crawl.add_argument("target", help="site root, sitemap URL, robots.txt URL or local sitemap file")
+    crawl.add_argument(
+        "target", help="site root, sitemap URL, robots.txt URL or local sitemap file"
+    )
     _add_output(crawl)
     _add_http(crawl)
-    crawl.add_argument("--page-checks", action="store_true", help="GET pages and check meta robots, canonical, soft 404")
+    crawl.add_argument(
+        "--page-checks",
+        action="store_true",
+        help="GET pages and check meta robots, canonical, soft 404",
+    )
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
-    crawl.add_argument("--include", action="append", default=[], metavar="REGEX", help="only page URLs matching")
-    crawl.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="skip page URLs matching")
-    crawl.add_argument("--slow", type=_positive_float, default=DEFAULT_SLOW_MS / 1000, metavar="S", help="url-slow threshold in seconds (default 5)")
-    crawl.add_argument("--lastmod-tolerance", type=float, default=0.0, metavar="S", help="seconds of slack when comparing lastmod and Last-Modified")
+    crawl.add_argument(
+        "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
+    )
+    crawl.add_argument(
+        "--exclude", action="append", default=[], metavar="REGEX", help="skip page URLs matching"
+    )
+    crawl.add_argument(
+        "--slow",
+        type=_positive_float,
+        default=DEFAULT_SLOW_MS / 1000,
+        metavar="S",
+        help="url-slow threshold in seconds (default 5)",
+    )
+    crawl.add_argument(
+        "--lastmod-tolerance",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds of slack when comparing lastmod and Last-Modified",
+    )
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
     validate.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
     _add_output(validate)
     _add_http(validate)
 
-    inspect = sub.add_parser("inspect", help="counts, sizes, lastmod distribution, extensions, children")
+    inspect = sub.add_parser(
+        "inspect", help="counts, sizes, lastmod distribution, extensions, children"
+    )
     inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
     inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
     inspect.add_argument("--format", choices=("text", "json"), default="text")
@@ -240,7 +308,9 @@ def cmd_audit(args: argparse.Namespace, mode: str) -> int:
         progress = make_progress(not args.no_progress, "checked" if mode == "crawl" else "entries")
         outcome: dict[str, Any] = {}
         try:
-            interrupted = _run_interruptibly(run_target(kind, value, config, recorder, mode, progress, outcome))
+            interrupted = _run_interruptibly(
+                run_target(kind, value, config, recorder, mode, progress, outcome)
+            )
         finally:
             progress.close()
         if interrupted:
@@ -280,8 +350,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         recorder = Recorder([])
         outcome: dict[str, Any] = {}
         interrupted = _run_interruptibly(
-            run_target(kind, value, config, recorder, "inspect", NoProgress(), outcome,
-                       on_entry=on_entry, on_sitemap=inspector.on_sitemap)
+            run_target(
+                kind,
+                value,
+                config,
+                recorder,
+                "inspect",
+                NoProgress(),
+                outcome,
+                on_entry=on_entry,
+                on_sitemap=inspector.on_sitemap,
+            )
         )
         if not args.urls:
             if args.format == "json":
@@ -303,7 +382,9 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
     kind, value = classify_target(args.site)
     if kind != "site":
-        raise TargetError(f"{args.site}: discover takes a site root URL such as https://www.example.com/")
+        raise TargetError(
+            f"{args.site}: discover takes a site root URL such as https://www.example.com/"
+        )
     config = config_from(args)
     found, findings = asyncio.run(run_discover(value, config))
     for d in found:

@@ -61,9 +61,24 @@ def main() -> int:
     jsonl = OUT_DIR / "report.jsonl"
     html = OUT_DIR / "report.html"
     try:
-        print(f"Demo site served on {base}/ (fixtures/demo, planted problems listed in its README)\n")
+        print(
+            f"Demo site served on {base}/ (fixtures/demo, planted problems listed in its README)\n"
+        )
         print(f"$ sitemap-audit crawl {base}/ --format jsonl --output {jsonl}", flush=True)
-        status = cli_main(["crawl", f"{base}/", "--rate", "50", "--slow", "1", "--format", "jsonl", "--output", str(jsonl)])
+        status = cli_main(
+            [
+                "crawl",
+                f"{base}/",
+                "--rate",
+                "50",
+                "--slow",
+                "1",
+                "--format",
+                "jsonl",
+                "--output",
+                str(jsonl),
+            ]
+        )
         print(f"(exit status {status}: 1 means findings at or above --fail-on error, as planted)\n")
         print(f"$ sitemap-audit report {jsonl} --format text", flush=True)
         cli_main(["report", str(jsonl), "--format", "text"])

@@ -25,7 +25,9 @@ SNIFF_BYTES = 2048
 
 _LINK_TAG = re.compile(rb"<link\b[^>]*>", re.IGNORECASE)
 _ATTR = re.compile(rb"""([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
-_SITEMAP_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml|<urlset|<sitemapindex|<rss|<feed|https?://)", re.I)
+_SITEMAP_START = re.compile(
+    rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml|<urlset|<sitemapindex|<rss|<feed|https?://)", re.I
+)
 _HTML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<!doctype\s+html|<html|<head|<body)", re.I)
 
 
@@ -116,7 +118,9 @@ async def discover(
     if found and not exhaustive:
         return found, findings
 
-    home = await client.fetch(root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False)
+    home = await client.fetch(
+        root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False
+    )
     if home.status is not None and 200 <= home.status < 300:
         for url in sitemap_links(home.body_head, home.final_url or root + "/"):
             add(url, "home page")
@@ -127,7 +131,7 @@ async def discover(
                 "sitemap-not-found",
                 "no sitemap found: robots.txt has no Sitemap: line, none of "
                 + ", ".join(COMMON_PATHS)
-                + " answers with a sitemap, and the home page has no <link rel=\"sitemap\">; "
+                + ' answers with a sitemap, and the home page has no <link rel="sitemap">; '
                 "publish one and declare it in robots.txt",
                 url=root + "/",
             )

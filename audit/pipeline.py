@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -150,7 +150,9 @@ class Auditor:
             finally:
                 self._finish_run()
 
-    async def run_with_client(self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]) -> None:
+    async def run_with_client(
+        self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
+    ) -> None:
         """Like run(), on a client the caller opened (discovery shares it)."""
         self._client = client
         self._robots = robots
@@ -230,7 +232,11 @@ class Auditor:
                     await self._expand(job)
             except FetchError as exc:
                 self.rec.finding(
-                    finding("sitemap-http-error", f"{exc}; the sitemap could not be read", sitemap=job.url)
+                    finding(
+                        "sitemap-http-error",
+                        f"{exc}; the sitemap could not be read",
+                        sitemap=job.url,
+                    )
                 )
             finally:
                 self._pending -= 1
@@ -259,14 +265,15 @@ class Auditor:
                 )
             )
         async with self.client.stream(job.url) as resp:
-            where = {"sitemap": job.parent, "line": job.parent_line, "url": job.url}
             if resp.redirects:
                 chain = " -> ".join(f"{h.url} ({h.status})" for h in resp.redirects)
                 self.rec.finding(
                     finding(
                         "sitemap-redirected",
                         f"the sitemap redirects: {chain} -> {resp.final_url}; list the final URL",
-                        **where,
+                        sitemap=job.parent,
+                        line=job.parent_line,
+                        url=job.url,
                     )
                 )
             if resp.status is None:
@@ -276,17 +283,23 @@ class Auditor:
                     finding(
                         "sitemap-http-error",
                         f"the sitemap could not be fetched: {resp.error}",
-                        **where,
+                        sitemap=job.parent,
+                        line=job.parent_line,
+                        url=job.url,
                     )
                 )
-                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, None, 0, 0, False, resp.error))
+                self.rec.sitemap(
+                    SitemapRecord(job.url, job.parent, None, None, 0, 0, False, resp.error)
+                )
                 return
             if resp.status in (404, 410):
                 self.rec.finding(
                     finding(
                         "sitemap-not-found",
                         f"the sitemap answers {resp.status}; publish it or remove the reference to it",
-                        **where,
+                        sitemap=job.parent,
+                        line=job.parent_line,
+                        url=job.url,
                     )
                 )
                 self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
@@ -296,7 +309,9 @@ class Auditor:
                     finding(
                         "sitemap-http-error",
                         f"the sitemap answers HTTP {resp.status}; it must answer 200",
-                        **where,
+                        sitemap=job.parent,
+                        line=job.parent_line,
+                        url=job.url,
                     )
                 )
                 self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
@@ -319,7 +334,9 @@ class Auditor:
             reader = asyncio.create_task(pump())
             error: str | None = None
             try:
-                error = await self._consume(job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype)
+                error = await self._consume(
+                    job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype
+                )
             finally:
                 if not reader.done():
                     reader.cancel()
@@ -331,22 +348,30 @@ class Auditor:
         assert path is not None
         parser = StreamParser(job.public_url or str(path))
 
-        async def chunks() -> object:
+        async def chunks() -> AsyncIterator[bytes]:
             with path.open("rb") as fh:
                 while chunk := fh.read(LOCAL_CHUNK):
                     yield chunk
 
-        error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")  # type: ignore[arg-type]
+        error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
         self._sitemap_done(job, parser, None, error)
 
-    async def _consume(self, job: SitemapJob, parser: StreamParser, chunks: object, *, ctype_ok: bool, ctype: str) -> str | None:
+    async def _consume(
+        self,
+        job: SitemapJob,
+        parser: StreamParser,
+        chunks: AsyncIterator[bytes],
+        *,
+        ctype_ok: bool,
+        ctype: str,
+    ) -> str | None:
         """Feed chunks to the parser and entries to the validator and the frontier."""
         source = job.public_url or job.url
         validator: SitemapValidator | None = None
         error: str | None = None
         ctype_pending = not ctype_ok and job.local is None
         try:
-            async for chunk in chunks:  # type: ignore[attr-defined]
+            async for chunk in chunks:
                 items = parser.feed(chunk)
                 if ctype_pending and (parser.kind is not None or parser.is_html or parser.stopped):
                     # An HTML body is reported as sitemap-is-html; its content type says nothing new.
@@ -408,7 +433,9 @@ class Auditor:
         # A document already reported as unreadable (HTML, not XML, broken gzip) is
         # not also "empty"; one that broke off mid-way still gets its counts checked.
         if parser.entries or not self._doc_errors.get(id(parser)):
-            self.rec.findings(validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes))
+            self.rec.findings(
+                validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes)
+            )
         return error
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
@@ -466,7 +493,9 @@ class Auditor:
         if self.mode == "inspect" and job.parent is not None:
             return
         key = normalize_url(loc)
-        own = normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
+        own = (
+            normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
+        )
         if key in job.ancestors or key == own:
             self.rec.finding(
                 finding(
@@ -488,7 +517,9 @@ class Auditor:
         ancestors = (*job.ancestors, own or parent)
         local = self._local_child(job, loc)
         if local is not None:
-            self._schedule(SitemapJob(str(local), parent, item.line, ancestors, local=local, public_url=loc))
+            self._schedule(
+                SitemapJob(str(local), parent, item.line, ancestors, local=local, public_url=loc)
+            )
         else:
             self._schedule(SitemapJob(loc, parent, item.line, ancestors))
 
@@ -501,7 +532,7 @@ class Auditor:
         public_dir = job.public_url.rsplit("/", 1)[0] + "/"
         if not loc.startswith(public_dir):
             return None
-        rel = loc[len(public_dir):].split("?", 1)[0].split("#", 1)[0]
+        rel = loc[len(public_dir) :].split("?", 1)[0].split("#", 1)[0]
         if not rel or ".." in rel.split("/"):
             return None
         candidate = job.local.parent / rel
@@ -524,14 +555,27 @@ class Auditor:
         unusable = [f for f in found if f.code in ("loc-relative", "loc-invalid", "loc-too-long")]
         if unusable:
             self.rec.url(
-                UrlResult(loc, source, item.line, None, None, (), item.lastmod, None, "allowed", None,
-                          f"not requested: {unusable[0].code}")
+                UrlResult(
+                    loc,
+                    source,
+                    item.line,
+                    None,
+                    None,
+                    (),
+                    item.lastmod,
+                    None,
+                    "allowed",
+                    None,
+                    f"not requested: {unusable[0].code}",
+                )
             )
             self.progress.advance()
             return
         await self._frontier.put(UrlJob(loc, source, item.line, item.lastmod))
 
-    def _sitemap_done(self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None) -> None:
+    def _sitemap_done(
+        self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None
+    ) -> None:
         rec = SitemapRecord(
             job.public_url or job.url,
             job.parent,
@@ -587,8 +631,19 @@ class Auditor:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
                 self.rec.url(
-                    UrlResult(job.url, job.sitemap, job.line, None, None, (), job.lastmod, None,
-                              "allowed", None, f"internal error: {type(exc).__name__}: {exc}")
+                    UrlResult(
+                        job.url,
+                        job.sitemap,
+                        job.line,
+                        None,
+                        None,
+                        (),
+                        job.lastmod,
+                        None,
+                        "allowed",
+                        None,
+                        f"internal error: {type(exc).__name__}: {exc}",
+                    )
                 )
             finally:
                 self.progress.advance()
@@ -597,7 +652,18 @@ class Auditor:
         policy = await self._robots_for(job.url)
         if not policy.allowed(job.url):
             self.rec.url(
-                UrlResult(job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked", None)
+                UrlResult(
+                    job.url,
+                    job.sitemap,
+                    job.line,
+                    None,
+                    None,
+                    (),
+                    job.lastmod,
+                    None,
+                    "blocked",
+                    None,
+                )
             )
             self.rec.finding(robots_blocked_finding(job.url, job.sitemap, job.line))
             return

@@ -66,7 +66,9 @@ async def run_target(
         if roots:
             await auditor.run_with_client(client, robots, roots)
         if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
-            outcome["fatal"] = f"{value}: nothing could be audited: the sitemap could not be reached"
+            outcome["fatal"] = (
+                f"{value}: nothing could be audited: the sitemap could not be reached"
+            )
 
 
 async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
@@ -83,7 +85,9 @@ async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discover
                 url=robots_url,
             )
         )
-        pre.append(finding("sitemap-not-found", "robots.txt names no sitemap to audit", url=robots_url))
+        pre.append(
+            finding("sitemap-not-found", "robots.txt names no sitemap to audit", url=robots_url)
+        )
     return found, pre
 
 

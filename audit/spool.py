@@ -42,7 +42,7 @@ class Spool:
             self._mem_bytes += len(chunk)
         else:
             if self._file is None:
-                self._file = tempfile.TemporaryFile()
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
             self._file.seek(self._write_pos)
             self._file.write(chunk)
             self._write_pos += len(chunk)

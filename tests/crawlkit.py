@@ -34,7 +34,9 @@ class Hit:
 class Site:
     """Routes by path; every request logged; in-flight requests counted."""
 
-    routes: dict[str, Handler | tuple[int, dict[str, str], bytes | str]] = field(default_factory=dict)
+    routes: dict[str, Handler | tuple[int, dict[str, str], bytes | str]] = field(
+        default_factory=dict
+    )
     hits: list[Hit] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -45,7 +47,9 @@ class Site:
         return app
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        self.hits.append(Hit(request.method, request.path_qs, time.monotonic(), dict(request.headers)))
+        self.hits.append(
+            Hit(request.method, request.path_qs, time.monotonic(), dict(request.headers))
+        )
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -78,7 +82,9 @@ def index(*locs: str) -> str:
     body = "".join(f"<sitemap><loc>{loc}</loc></sitemap>\n" for loc in locs)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + body + "</sitemapindex>\n"
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        + body
+        + "</sitemapindex>\n"
     )
 
 

@@ -17,7 +17,8 @@ from audit.cli import main
 from tests.crawlkit import HTML, TEXT, XML, Site, index, urlset
 
 GOOD = urlset(
-    "https://www.example.com/a", "https://www.example.com/b",
+    "https://www.example.com/a",
+    "https://www.example.com/b",
     extra="<lastmod>2024-05-01T10:00:00+00:00</lastmod>",
 )
 
@@ -44,21 +45,29 @@ def assert_one_line_error(err: str, *needles: str) -> None:
 
 def test_validate_clean_file_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "ok.xml", GOOD)
-    code, out, err = run_cli(capsys, "validate", path, "--base-url", "https://www.example.com/sitemap.xml")
+    code, out, err = run_cli(
+        capsys, "validate", path, "--base-url", "https://www.example.com/sitemap.xml"
+    )
     assert code == 0, out + err
     assert "Traceback" not in err
 
 
-def test_validate_jsonl_records_and_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = GOOD.replace("<lastmod>2024-05-01T10:00:00+00:00</lastmod>", "<lastmod>2024-02-30</lastmod>", 1)
+def test_validate_jsonl_records_and_fail_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = GOOD.replace(
+        "<lastmod>2024-05-01T10:00:00+00:00</lastmod>", "<lastmod>2024-02-30</lastmod>", 1
+    )
     path = write(tmp_path, "bad.xml", bad)
     code, out, _ = run_cli(capsys, "validate", path, "--format", "jsonl")
     records = [json.loads(line) for line in out.splitlines()]
     findings = [r for r in records if r["type"] == "finding"]
     assert code == 1
-    assert [(f["code"], f["line"]) for f in findings if f["code"] == "lastmod-invalid"] == [("lastmod-invalid", 3)]
+    assert [(f["code"], f["line"]) for f in findings if f["code"] == "lastmod-invalid"] == [
+        ("lastmod-invalid", 3)
+    ]
     assert records[-1]["type"] == "summary" and records[-1]["findings"]["error"] >= 1
-    sm = [r for r in records if r["type"] == "sitemap"][0]
+    sm = next(r for r in records if r["type"] == "sitemap")
     assert sm["kind"] == "urlset" and sm["entries"] == 2
     code_never, _, _ = run_cli(capsys, "validate", path, "--fail-on", "never")
     assert code_never == 0
@@ -76,7 +85,11 @@ def test_validate_jsonl_records_and_fail_on(tmp_path: Path, capsys: pytest.Captu
     ],
 )
 def test_bad_input_is_a_finding_not_a_traceback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, data: bytes | None, code: str | None
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    data: bytes | None,
+    code: str | None,
 ) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-CONTENT")
@@ -87,7 +100,7 @@ def test_bad_input_is_a_finding_not_a_traceback(
             "<url><loc>https://www.example.com/&x;</loc></url></urlset>"
         ).encode()
     if name == "laughs.xml":
-        ents = "".join(f'<!ENTITY l{i} "{"&l%d;" % (i - 1) * 10}">' for i in range(1, 10))
+        ents = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
         data = (
             f'<?xml version="1.0"?>\n<!DOCTYPE urlset [<!ENTITY l0 "lol">{ents}]>\n'
             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
@@ -105,7 +118,9 @@ def test_bad_input_is_a_finding_not_a_traceback(
     assert "TOP-SECRET-CONTENT" not in out
 
 
-def test_missing_file_directory_and_non_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_file_directory_and_non_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rc, out, err = run_cli(capsys, "validate", str(tmp_path / "nope.xml"))
     assert rc == 2 and out == ""
     assert_one_line_error(err, "nope.xml", "no such file")
@@ -125,9 +140,13 @@ def test_missing_file_directory_and_non_url(tmp_path: Path, capsys: pytest.Captu
 
 def test_inspect_counts_and_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = urlset(
-        "https://www.example.com/a", "https://www.example.com/b",
+        "https://www.example.com/a",
+        "https://www.example.com/b",
         extra="<lastmod>2024-05-01</lastmod>",
-    ).replace("</urlset>", "<url><loc>https://www.example.com/c</loc><lastmod>2024-07-09</lastmod></url></urlset>")
+    ).replace(
+        "</urlset>",
+        "<url><loc>https://www.example.com/c</loc><lastmod>2024-07-09</lastmod></url></urlset>",
+    )
     path = write(tmp_path, "s.xml.gz", gzip.compress(body.encode()))
     rc, out, _ = run_cli(capsys, "inspect", path, "--format", "json")
     assert rc == 0
@@ -136,12 +155,18 @@ def test_inspect_counts_and_urls(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert stats["lastmod_by_month"] == {"2024-05": 2, "2024-07": 1}
     assert stats["bytes"] == len(body.encode())
     rc, out, _ = run_cli(capsys, "inspect", path, "--urls")
-    assert out.split() == ["https://www.example.com/a", "https://www.example.com/b", "https://www.example.com/c"]
+    assert out.split() == [
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+        "https://www.example.com/c",
+    ]
     rc, out, _ = run_cli(capsys, "inspect", path)
     assert "3 entries" in out and "2024-07" in out
 
 
-async def test_crawl_cli_exit_codes_over_http(aiohttp_server: Any, unused_tcp_port: int, tmp_path: Path) -> None:
+async def test_crawl_cli_exit_codes_over_http(
+    aiohttp_server: Any, unused_tcp_port: int, tmp_path: Path
+) -> None:
     site = Site()
     server = await aiohttp_server(site.app())
     base = str(server.make_url("")).rstrip("/")
@@ -155,21 +180,38 @@ async def test_crawl_cli_exit_codes_over_http(aiohttp_server: Any, unused_tcp_po
     def cli(*argv: str) -> int:
         return main(list(argv))
 
-    rc = await asyncio.to_thread(cli, "crawl", base + "/", "--format", "jsonl", "--output", str(out), "--no-progress")
+    rc = await asyncio.to_thread(
+        cli, "crawl", base + "/", "--format", "jsonl", "--output", str(out), "--no-progress"
+    )
     assert rc == 1
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert {r["url"] for r in records if r["type"] == "url"} == {f"{base}/ok", f"{base}/missing"}
     assert records[-1]["type"] == "summary"
-    rc = await asyncio.to_thread(cli, "crawl", base + "/", "--fail-on", "never", "--output", str(tmp_path / "t.txt"))
+    rc = await asyncio.to_thread(
+        cli, "crawl", base + "/", "--fail-on", "never", "--output", str(tmp_path / "t.txt")
+    )
     assert rc == 0
     # nothing listens on this port: one clear line, exit 2
-    rc = await asyncio.to_thread(cli, "crawl", f"http://127.0.0.1:{unused_tcp_port}/", "--retries", "0", "--output", str(tmp_path / "u.txt"))
+    rc = await asyncio.to_thread(
+        cli,
+        "crawl",
+        f"http://127.0.0.1:{unused_tcp_port}/",
+        "--retries",
+        "0",
+        "--output",
+        str(tmp_path / "u.txt"),
+    )
     assert rc == 2
     # validate over HTTP fetches an index's children
     site.routes["/idx.xml"] = (200, XML, index(f"{base}/sitemap.xml"))
-    rc = await asyncio.to_thread(cli, "validate", f"{base}/idx.xml", "--format", "jsonl", "--output", str(out))
+    rc = await asyncio.to_thread(
+        cli, "validate", f"{base}/idx.xml", "--format", "jsonl", "--output", str(out)
+    )
     sitemaps = [json.loads(x) for x in out.read_text().splitlines() if '"sitemap"' in x]
-    assert {s["url"] for s in sitemaps if s["type"] == "sitemap"} == {f"{base}/idx.xml", f"{base}/sitemap.xml"}
+    assert {s["url"] for s in sitemaps if s["type"] == "sitemap"} == {
+        f"{base}/idx.xml",
+        f"{base}/sitemap.xml",
+    }
 
 
 async def test_sigint_writes_the_report_and_exits_130(aiohttp_server: Any, tmp_path: Path) -> None:
@@ -183,13 +225,27 @@ async def test_sigint_writes_the_report_and_exits_130(aiohttp_server: Any, tmp_p
         await asyncio.sleep(0.2)
         return web.Response(text="x")
 
-    site.routes = {"/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(200)])),
-                   **{f"/p{i}": slow for i in range(200)}}
+    site.routes = {
+        "/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(200)])),
+        **{f"/p{i}": slow for i in range(200)},
+    }
     out = tmp_path / "r.jsonl"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "audit", "crawl", f"{base}/sitemap.xml", "--format", "jsonl",
-        "--output", str(out), "--concurrency", "2", "--rate", "100",
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        sys.executable,
+        "-m",
+        "audit",
+        "crawl",
+        f"{base}/sitemap.xml",
+        "--format",
+        "jsonl",
+        "--output",
+        str(out),
+        "--concurrency",
+        "2",
+        "--rate",
+        "100",
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
     )
     for _ in range(200):
         await asyncio.sleep(0.05)

@@ -33,7 +33,11 @@ async def test_robots_sitemap_line_any_case_and_every_url_checked_once(serve: An
     site = Site()
     base = await serve(site)
     site.routes = {
-        "/robots.txt": (200, TEXT, f"# comment\nSITEMAP: {base}/sm.xml\nUser-agent: *\nDisallow:\n"),
+        "/robots.txt": (
+            200,
+            TEXT,
+            f"# comment\nSITEMAP: {base}/sm.xml\nUser-agent: *\nDisallow:\n",
+        ),
         "/sm.xml": (200, XML, urlset(f"{base}/a", f"{base}/b", f"{base}/c")),
         "/a": (200, HTML, "a"),
         "/b": (200, HTML, "b"),
@@ -53,8 +57,11 @@ async def test_robots_sitemap_line_any_case_and_every_url_checked_once(serve: An
 async def test_common_path_then_link_rel_and_robots_missing(serve: Any) -> None:
     site = Site()
     base = await serve(site)
-    site.routes = {"/sitemap_index.xml": (200, XML, index(f"{base}/child.xml")),
-                   "/child.xml": (200, XML, urlset(f"{base}/p")), "/p": (200, HTML, "p")}
+    site.routes = {
+        "/sitemap_index.xml": (200, XML, index(f"{base}/child.xml")),
+        "/child.xml": (200, XML, urlset(f"{base}/p")),
+        "/p": (200, HTML, "p"),
+    }
     run = await audit(base)
     assert [(r["url"], r["source"]) for r in run.of("discovered")] == [
         (f"{base}/sitemap_index.xml", "common path")
@@ -66,12 +73,18 @@ async def test_common_path_then_link_rel_and_robots_missing(serve: Any) -> None:
     base2 = await serve(site2)
     site2.routes = {
         "/robots.txt": (200, TEXT, "User-agent: *\nDisallow: /private/\n"),
-        "/": (200, HTML, '<html><head><link rel="sitemap" type="application/xml" href="/maps/s.xml"></head></html>'),
+        "/": (
+            200,
+            HTML,
+            '<html><head><link rel="sitemap" type="application/xml" href="/maps/s.xml"></head></html>',
+        ),
         "/maps/s.xml": (200, XML, urlset(f"{base2}/maps/x")),
         "/maps/x": (200, HTML, "x"),
     }
     run2 = await audit(base2 + "/")
-    assert [(r["url"], r["source"]) for r in run2.of("discovered")] == [(f"{base2}/maps/s.xml", "home page")]
+    assert [(r["url"], r["source"]) for r in run2.of("discovered")] == [
+        (f"{base2}/maps/s.xml", "home page")
+    ]
     assert "robots-no-sitemap" in run2.codes()
     assert run2.url(f"{base2}/maps/x")["status"] == 200
 
@@ -79,7 +92,10 @@ async def test_common_path_then_link_rel_and_robots_missing(serve: Any) -> None:
 async def test_site_without_sitemap_is_a_finding(serve: Any) -> None:
     site = Site()
     base = await serve(site)
-    site.routes = {"/": (200, HTML, "<html>home</html>"), "/sitemap.xml": (200, HTML, "<!DOCTYPE html><html>soft</html>")}
+    site.routes = {
+        "/": (200, HTML, "<html>home</html>"),
+        "/sitemap.xml": (200, HTML, "<!DOCTYPE html><html>soft</html>"),
+    }
     run = await audit(base + "/")
     assert run.codes().count("sitemap-not-found") == 1
     assert run.of("url") == []
@@ -92,9 +108,18 @@ async def test_robots_groups_allow_wins_and_blocked_urls_not_requested(serve: An
     site = Site()
     base = await serve(site)
     site.routes = {
-        "/robots.txt": (200, TEXT, "User-agent: *\nDisallow: /shop\nAllow: /shop/open\n\n"
-                        "User-agent: otherbot\nDisallow: /\n" f"Sitemap: {base}/sitemap.xml\n"),
-        "/sitemap.xml": (200, XML, urlset(f"{base}/shop/open/1", f"{base}/shop/closed", f"{base}/free")),
+        "/robots.txt": (
+            200,
+            TEXT,
+            "User-agent: *\nDisallow: /shop\nAllow: /shop/open\n\n"
+            "User-agent: otherbot\nDisallow: /\n"
+            f"Sitemap: {base}/sitemap.xml\n",
+        ),
+        "/sitemap.xml": (
+            200,
+            XML,
+            urlset(f"{base}/shop/open/1", f"{base}/shop/closed", f"{base}/free"),
+        ),
         "/shop/open/1": (200, HTML, ""),
         "/shop/closed": (200, HTML, ""),
         "/free": (200, HTML, ""),
@@ -109,8 +134,11 @@ async def test_robots_groups_allow_wins_and_blocked_urls_not_requested(serve: An
 async def test_robots_unreachable_blocks_host(serve: Any) -> None:
     site = Site()
     base = await serve(site)
-    site.routes = {"/robots.txt": (500, TEXT, "oops"), "/sitemap.xml": (200, XML, urlset(f"{base}/a")),
-                   "/a": (200, HTML, "")}
+    site.routes = {
+        "/robots.txt": (500, TEXT, "oops"),
+        "/sitemap.xml": (200, XML, urlset(f"{base}/a")),
+        "/a": (200, HTML, ""),
+    }
     run = await audit(f"{base}/sitemap.xml")
     assert "robots-unreachable" in run.codes()
     assert run.url(f"{base}/a")["robots"] == "blocked"
@@ -126,10 +154,20 @@ async def test_sitemap_level_codes(serve: Any) -> None:
     base = await serve(site)
     site.routes = {
         "/robots.txt": (200, TEXT, "User-agent: *\nDisallow: /blocked-sitemap.xml\n"),
-        "/index.xml": (200, XML, index(
-            f"{base}/moved.xml", f"{base}/missing.xml", f"{base}/broken.xml", f"{base}/html.xml",
-            f"{base}/json.xml", f"{base}/nested.xml", f"{base}/blocked-sitemap.xml", f"{base}/gz.xml",
-        )),
+        "/index.xml": (
+            200,
+            XML,
+            index(
+                f"{base}/moved.xml",
+                f"{base}/missing.xml",
+                f"{base}/broken.xml",
+                f"{base}/html.xml",
+                f"{base}/json.xml",
+                f"{base}/nested.xml",
+                f"{base}/blocked-sitemap.xml",
+                f"{base}/gz.xml",
+            ),
+        ),
         "/moved.xml": (301, {"Location": "/final.xml"}, ""),
         "/final.xml": (200, XML, urlset(f"{base}/p1")),
         "/missing.xml": (404, TEXT, "no"),
@@ -139,11 +177,19 @@ async def test_sitemap_level_codes(serve: Any) -> None:
         "/nested.xml": (200, XML, index(f"{base}/leaf.xml")),
         "/leaf.xml": (200, XML, urlset(f"{base}/p3")),
         "/blocked-sitemap.xml": (200, XML, urlset(f"{base}/p4")),
-        "/gz.xml": (200, {"Content-Type": "application/gzip"}, gzip.compress(urlset(f"{base}/p5").encode())[:-12]),
+        "/gz.xml": (
+            200,
+            {"Content-Type": "application/gzip"},
+            gzip.compress(urlset(f"{base}/p5").encode())[:-12],
+        ),
         **{f"/p{i}": (200, HTML, "") for i in range(1, 6)},
     }
     run = await audit(f"{base}/index.xml")
-    by_url = {f["url"]: f["code"] for f in run.of("finding") if f["url"] and f["code"].startswith(("sitemap", "index"))}
+    by_url = {
+        f["url"]: f["code"]
+        for f in run.of("finding")
+        if f["url"] and f["code"].startswith(("sitemap", "index"))
+    }
     assert by_url[f"{base}/moved.xml"] == "sitemap-redirected"
     assert by_url[f"{base}/missing.xml"] == "sitemap-not-found"
     assert by_url[f"{base}/broken.xml"] == "sitemap-http-error"
@@ -227,8 +273,11 @@ async def test_url_check_codes(serve: Any) -> None:
         "/nolocation": (302, {}, ""),
         "/gone410": (410, TEXT, "gone"),
         "/auth": (401, TEXT, "who"),
-        "/cf": (403, {"Server": "cloudflare", "cf-mitigated": "challenge", **HTML},
-                "<title>Just a moment...</title>"),
+        "/cf": (
+            403,
+            {"Server": "cloudflare", "cf-mitigated": "challenge", **HTML},
+            "<title>Just a moment...</title>",
+        ),
         "/err": (500, TEXT, "down"),
         "/busy": (429, {"Retry-After": "0"}, "slow down"),
         "/noindex": (200, {"X-Robots-Tag": "noindex"}, ""),
@@ -241,27 +290,49 @@ async def test_url_check_codes(serve: Any) -> None:
         "/hang": hang,
     }
     site.routes = {
-        "/sitemap.xml": (200, XML, urlset(*[base + p for p in pages if p not in ("/stale", "/ahead", "/dynamic")])
-                         .replace("</urlset>", "".join(
-                             f"<url><loc>{base}{p}</loc><lastmod>2024-05-10</lastmod></url>\n"
-                             for p in ("/stale", "/ahead", "/dynamic")) + "</urlset>")),
+        "/sitemap.xml": (
+            200,
+            XML,
+            urlset(*[base + p for p in pages if p not in ("/stale", "/ahead", "/dynamic")]).replace(
+                "</urlset>",
+                "".join(
+                    f"<url><loc>{base}{p}</loc><lastmod>2024-05-10</lastmod></url>\n"
+                    for p in ("/stale", "/ahead", "/dynamic")
+                )
+                + "</urlset>",
+            ),
+        ),
         **pages,
     }
     run = await audit(f"{base}/sitemap.xml", slow_ms=150.0, timeout=1.0, retries=1)
     got = {(f["url"], f["code"]) for f in run.of("finding")}
     expect = {
-        ("/r1", "url-redirect"), ("/r2", "url-redirect-chain"), ("/loop", "url-redirect-loop"),
-        ("/r404", "url-redirect-error"), ("/nolocation", "url-redirect-error"),
-        ("/gone410", "url-not-found"), ("/auth", "url-client-error"), ("/cf", "url-bot-blocked"),
-        ("/err", "url-server-error"), ("/busy", "url-rate-limited"), ("/noindex", "url-noindex"),
-        ("/canon", "url-canonical-mismatch"), ("/slow", "url-slow"), ("/stale", "lastmod-stale"),
-        ("/ahead", "lastmod-ahead"), ("/dynamic", "last-modified-dynamic"),
+        ("/r1", "url-redirect"),
+        ("/r2", "url-redirect-chain"),
+        ("/loop", "url-redirect-loop"),
+        ("/r404", "url-redirect-error"),
+        ("/nolocation", "url-redirect-error"),
+        ("/gone410", "url-not-found"),
+        ("/auth", "url-client-error"),
+        ("/cf", "url-bot-blocked"),
+        ("/err", "url-server-error"),
+        ("/busy", "url-rate-limited"),
+        ("/noindex", "url-noindex"),
+        ("/canon", "url-canonical-mismatch"),
+        ("/slow", "url-slow"),
+        ("/stale", "lastmod-stale"),
+        ("/ahead", "lastmod-ahead"),
+        ("/dynamic", "last-modified-dynamic"),
     }
     for path, code in expect:
         assert (base + path, code) in got, (path, code)
     assert (closed, "url-unreachable") in got
     assert not [f for f in run.of("finding") if f["url"] == base + "/ok"]
-    assert not [f for f in run.of("finding") if f["url"] == base + "/dynamic" and f["code"].startswith("lastmod-")]
+    assert not [
+        f
+        for f in run.of("finding")
+        if f["url"] == base + "/dynamic" and f["code"].startswith("lastmod-")
+    ]
     assert ("/cf" and (base + "/cf", "url-client-error")) not in got
     r2 = run.url(base + "/r2")
     assert [h["status"] for h in r2["redirects"]] == [302, 301] and r2["final_url"] == base + "/ok"
@@ -280,6 +351,7 @@ async def test_silent_cases(serve: Any) -> None:
             if counts[request.path] == 1:
                 return web.Response(status=status, headers={"Retry-After": "0"}, text="try again")
             return web.Response(text="ok")
+
         return handler
 
     async def head405(request: web.Request) -> web.Response:
@@ -289,14 +361,27 @@ async def test_silent_cases(serve: Any) -> None:
         return web.Response(status=404) if request.method == "HEAD" else web.Response(text="ok")
 
     site.routes = {
-        "/sitemap.xml": (200, XML, urlset(*[f"{base}/{p}" for p in ("f503", "f429", "h405", "hlies", "other")])
-                         .replace("</urlset>", f"<url><loc>{base}/sameday</loc><lastmod>2024-05-10</lastmod></url></urlset>")),
-        "/f503": flaky(503), "/f429": flaky(429), "/h405": head405, "/hlies": head_lies,
+        "/sitemap.xml": (
+            200,
+            XML,
+            urlset(*[f"{base}/{p}" for p in ("f503", "f429", "h405", "hlies", "other")]).replace(
+                "</urlset>",
+                f"<url><loc>{base}/sameday</loc><lastmod>2024-05-10</lastmod></url></urlset>",
+            ),
+        ),
+        "/f503": flaky(503),
+        "/f429": flaky(429),
+        "/h405": head405,
+        "/hlies": head_lies,
         "/other": (200, {"X-Robots-Tag": "otherbot: noindex"}, ""),
         "/sameday": (200, {"Last-Modified": "Fri, 10 May 2024 23:59:00 GMT"}, ""),
     }
     run = await audit(f"{base}/sitemap.xml")
-    assert [f for f in run.of("finding") if f["url"] and f["url"].startswith(base + "/") and f["url"] != base + "/robots.txt"] == []
+    assert [
+        f
+        for f in run.of("finding")
+        if f["url"] and f["url"].startswith(base + "/") and f["url"] != base + "/robots.txt"
+    ] == []
     for p in ("f503", "f429", "h405", "hlies", "other", "sameday"):
         assert run.url(f"{base}/{p}")["status"] == 200
 
@@ -307,8 +392,10 @@ async def test_silent_cases(serve: Any) -> None:
 async def test_rate_limit_per_host(serve: Any) -> None:
     site = Site()
     base = await serve(site)
-    site.routes = {"/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(15)])),
-                   **{f"/p{i}": (200, HTML, "") for i in range(15)}}
+    site.routes = {
+        "/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(15)])),
+        **{f"/p{i}": (200, HTML, "") for i in range(15)},
+    }
     await audit(f"{base}/sitemap.xml", rate=5.0, concurrency=8)
     times = sorted(h.t for h in site.hits if h.path.startswith("/p"))
     assert len(times) == 15
@@ -326,8 +413,10 @@ async def test_concurrency_one_never_overlaps(serve: Any) -> None:
         await asyncio.sleep(0.01)
         return web.Response(text="x")
 
-    site.routes = {"/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(12)])),
-                   **{f"/p{i}": page for i in range(12)}}
+    site.routes = {
+        "/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(12)])),
+        **{f"/p{i}": page for i in range(12)},
+    }
     run = await audit(f"{base}/sitemap.xml", concurrency=1)
     assert len(run.of("url")) == 12
     page_hits = [h for h in site.hits if h.path.startswith("/p")]
