@@ -168,7 +168,8 @@ class StreamParser:
         self._root: Any = None
         self._last: Any = None  # feeds: last entry handled (already freed)
         self._kept: Any = None  # sitemaps: newest handled element, still attached
-        self._handled: list[Any] = []  # sitemaps: elements handled since the last purge
+        self._handled = 0  # sitemaps: handled elements still attached to the root
+        self._newest: Any = None  # sitemaps: newest handled entry
         self._fast_actions: dict[Any, int] = {}
         self._own_ns = SITEMAP_NS
         self._entry_tag = ""
@@ -186,7 +187,7 @@ class StreamParser:
         self.compressed_bytes += len(chunk)
         # Small steps keep each inflated piece small (deflate reaches ~1000:1), so
         # memory stays low and a bomb is cut off after little work.
-        step = _INPUT_STEP
+        step = _INPUT_STEP if self.gzip or not self.uncompressed_bytes else len(chunk) or 1
         for start in range(0, len(chunk), step):
             if self.stopped:
                 break
@@ -226,8 +227,7 @@ class StreamParser:
     def _stop(self) -> None:
         self.stopped = True
         self._main = self._probe = None
-        self._root = self._last = self._kept = None
-        self._handled = []
+        self._root = self._last = self._kept = self._newest = None
 
     def _gzip_failed(self, exc: GzipError) -> None:
         self.gzip = self.gzip or self._inflater.gzip_layers > 0
@@ -523,14 +523,14 @@ class StreamParser:
         kind = self._entry_kind
         off = self._line_offset
         out = self._out
-        handled = self._handled
         n = 0
+        el = None
         for _event, el in events:
             if root is None:
                 root = self._root = el.getroottree().getroot()
             if el.getparent() is not root:
-                continue  # nested (e.g. a foreign <x:url> inside a <url>)
-            handled.append(el)  # only entry tags make events (see _main_tags)
+                continue  # nested (e.g. an own-namespace <url> inside a <url>)
+            self._handled += 1  # only entry tags make events (see _main_tags)
             loc = lastmod = changefreq = priority = None
             loc_line = 0
             pos = -1
@@ -566,30 +566,29 @@ class StreamParser:
             out.append(self._sitemap_entry(el))
             n += 1
         self.entries += n
+        if n:
+            self._newest = el
 
     def _purge_batch(self) -> None:
         """Free every handled element but the newest (libxml2 may still point near it).
 
         Root-level elements that never produced an event (foreign, unknown,
-        comments) are checked before they go.
+        comments) are checked before they go: only entry tags make events, so
+        any other element before the newest entry is one of those.
         """
-        root, handled = self._root, self._handled
-        if root is None or not handled:
+        root, newest = self._root, self._newest
+        if root is None or newest is None or newest is self._kept:
             return
-        last = handled[-1]
-        idx = root.index(last)
-        kept = self._kept
-        expected = len(handled) - 1 + (kept is not None)
-        if idx != expected:
-            known = {id(x) for x in handled}
-            known.add(id(kept))
+        idx = root.index(newest)
+        if idx != self._handled - 1:
+            entry_tag = self._entry_tag
             for child in root[:idx]:
-                if id(child) not in known:
+                if child.tag != entry_tag:
                     self._check_top(child)
         del root[:idx]
-        last.clear()
-        self._kept = last
-        handled.clear()
+        newest.clear()
+        self._kept = newest
+        self._handled = 1
 
     def _feed_events(self, events: Any) -> None:
         """RSS items and Atom entries: rarely large, so kept simple."""

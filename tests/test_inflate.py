@@ -11,7 +11,9 @@ from audit.inflate import MAX_GZIP_LAYERS, GzipError, Inflater
 DOC = b"<urlset>" + b"<url><loc>https://www.example.com/p</loc></url>" * 500 + b"</urlset>"
 
 
-def inflate(data: bytes, chunk: int | None = None, max_output: int = 10**7) -> tuple[bytes, Inflater]:
+def inflate(
+    data: bytes, chunk: int | None = None, max_output: int = 10**7
+) -> tuple[bytes, Inflater]:
     inf = Inflater(max_output)
     step = chunk or max(len(data), 1)
     out = [inf.feed(data[i : i + step]) for i in range(0, len(data), step)]
