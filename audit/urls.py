@@ -22,6 +22,7 @@ __all__ = [
     "is_plain_url",
     "normalize_url",
     "origin",
+    "plain_match",
     "same_origin",
     "sitemap_directory",
     "under_path",
@@ -58,6 +59,9 @@ def _show(value: str, limit: int = 120) -> str:
     if len(value) > limit:
         value = value[: limit - 1] + "…"
     return repr(value)
+
+
+plain_match = _PLAIN.fullmatch  # the fast-path regex alone (callers check length and host)
 
 
 def is_plain_url(url: str) -> bool:

@@ -32,7 +32,7 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from audit.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
@@ -47,6 +47,7 @@ from audit.urls import (
     is_plain_url,
     normalize_url,
     origin,
+    plain_match,
 )
 
 __all__ = [
@@ -98,8 +99,71 @@ _PRICE_TYPES = frozenset({"purchase", "PURCHASE", "rent", "RENT"})
 _RESOLUTIONS = frozenset({"sd", "SD", "hd", "HD"})
 _ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
 _CACHE_SIZE = 4096  # parsed lastmod/priority values kept per sitemap
+_plain = plain_match
 
-_Lastmod = tuple[datetime, Precision, bool]  # start (UTC), precision, xsd_valid
+# A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
+# Gregorian, so start // 86400 is the UTC day's ordinal), precision, xsd_valid.
+_Lastmod = tuple[int, Precision, bool]
+_DAY_S = 86_400
+# The two forms nearly every sitemap uses, decided without building datetimes.
+_LM_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_LM_FULL = re.compile(
+    r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII
+)
+_DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
+_TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
+_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+
+
+def _day_ordinal(text: str) -> int | None:
+    ordinal = _DAY_ORDINALS.get(text)
+    if ordinal is None:
+        try:
+            ordinal = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
+        except ValueError:
+            return None  # the slow path explains what is wrong
+        if len(_DAY_ORDINALS) >= 65_536:
+            _DAY_ORDINALS.clear()
+        _DAY_ORDINALS[text] = ordinal
+    return ordinal
+
+
+def _tz_seconds(tzd: str) -> int | None:
+    seconds = _TZ_SECONDS.get(tzd)
+    if seconds is None:
+        oh, om = int(tzd[1:3]), int(tzd[4:6])
+        if om > 59 or oh > 14 or (oh == 14 and om):
+            return None
+        seconds = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
+        if len(_TZ_SECONDS) < 1024:
+            _TZ_SECONDS[tzd] = seconds
+    return seconds
+
+
+def _lastmod_fast(value: str) -> _Lastmod | None:
+    """YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD when valid; None means "ask the full parser"."""
+    if len(value) == 10:
+        if _LM_DATE.fullmatch(value) is None:
+            return None
+        ordinal = _DAY_ORDINALS.get(value) or _day_ordinal(value)
+        return None if ordinal is None else (ordinal * _DAY_S, "day", True)
+    m = _LM_FULL.fullmatch(value)
+    if m is None:
+        return None
+    day, hour_minute, second, tzd = m.groups()
+    ordinal = _DAY_ORDINALS.get(day) or _day_ordinal(day)
+    seconds = _HOUR_MINUTE.get(hour_minute)
+    tz = _TZ_SECONDS.get(tzd)
+    if tz is None:
+        tz = _tz_seconds(tzd)
+    if ordinal is None or seconds is None or tz is None or second > "59":
+        return None
+    return ordinal * _DAY_S + seconds + int(second) - tz, "second", True
+
+
+def _seconds(dt: datetime) -> int:
+    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z."""
+    return dt.toordinal() * _DAY_S + dt.hour * 3600 + dt.minute * 60 + dt.second
 
 
 def _show(value: str, limit: int = 100) -> str:
@@ -327,9 +391,10 @@ class SitemapValidator:
         self._prefix = self._scope.prefix if self._scope is not None else None
         self._src_url = seen.source_id(source) if seen is not None else 0
         self._src_sm = self.seen_sitemaps.source_id(source)
-        self._future_time = self.now + FUTURE_TOLERANCE
-        self._future_date = self.now + FUTURE_TOLERANCE_DATE
-        self._served_from = self.now - SERVED_NOW_WINDOW
+        now_s = _seconds(self.now)
+        self._future_time = now_s + int(FUTURE_TOLERANCE.total_seconds())
+        self._future_date = now_s + int(FUTURE_TOLERANCE_DATE.total_seconds())
+        self._served_from = now_s - int(SERVED_NOW_WINDOW.total_seconds())
         self._news_oldest = self.now - NEWS_MAX_AGE
         # counters for finish()
         self.checked = 0
@@ -359,29 +424,46 @@ class SitemapValidator:
         raw = entry.loc
         prefix = self._prefix
         # Fast path: a plain URL under the sitemap's directory is valid, in scope and
-        # already normalised.
+        # already normalised (the prefix vouches for the host).
         if (
             raw is not None
-            and (prefix is None or raw.startswith(prefix))
             and MIN_LOC_LENGTH <= len(raw) <= MAX_LOC_LENGTH
-            and is_plain_url(raw)
+            and (
+                raw.startswith(prefix) and _plain(raw) is not None
+                if prefix is not None
+                else is_plain_url(raw)
+            )
         ):
             loc: str | None = raw
             norm: str | None = raw
         else:
             loc, norm = self._check_loc_slow(entry, out)
         if norm is not None:
-            self._check_duplicate(entry, is_url, loc or norm, norm, out)
+            table = self.seen if is_url else self.seen_sitemaps
+            if table is not None:
+                first = table.add_fp(
+                    (hash(norm) & _MASK64) or 1, self._src_url if is_url else self._src_sm
+                )
+                if first >= 0:
+                    self._report_duplicate(entry, table, first, loc or norm, norm, out)
 
         lastmod = entry.lastmod
         if lastmod is None:
             self._no_lastmod += 1
         else:
             self._check_lastmod(lastmod, entry.line, loc, out)
-        if entry.changefreq is not None:
-            self._check_changefreq(entry.changefreq, entry.line, loc, out)
-        if entry.priority is not None:
-            self._check_priority(entry.priority, entry.line, loc, is_url, out)
+        changefreq = entry.changefreq
+        if changefreq is not None and changefreq not in CHANGEFREQS:
+            self._check_changefreq(changefreq, entry.line, loc, out)
+        priority = entry.priority
+        if priority is not None:
+            number = self._pr_cache.get(priority)
+            if is_url and number.__class__ is Decimal and self._prio_first is not None:
+                self._prio_count += 1  # the common case: a valid, already seen value
+                if number != self._prio_first:
+                    self._prio_same = False
+            else:
+                self._check_priority(priority, entry.line, loc, is_url, out)
         if entry.images:
             self._check_images(entry.images, entry.line, loc, out)
         if entry.videos:
@@ -435,18 +517,9 @@ class SitemapValidator:
                 )
         return loc, norm
 
-    def _check_duplicate(
-        self, entry: Entry, is_url: bool, loc: str, norm: str, out: list[Finding]
+    def _report_duplicate(
+        self, entry: Entry, table: SeenUrls, first: int, loc: str, norm: str, out: list[Finding]
     ) -> None:
-        if is_url:
-            table, sid = self.seen, self._src_url
-        else:
-            table, sid = self.seen_sitemaps, self._src_sm
-        if table is None:
-            return
-        first = table.add_fp(fingerprint(norm), sid)
-        if first < 0:
-            return
         where = table.source_name(first)
         if where == self.source:
             place = "earlier in this sitemap"
@@ -465,22 +538,27 @@ class SitemapValidator:
 
     def _parse_lastmod(self, text: str) -> _Lastmod | str:
         value = text.strip(_XML_SPACE)
+        if value != text:
+            fast = _lastmod_fast(value)
+            if fast is not None:
+                return fast
         if not value:
             return "is empty"
         try:
-            return parse_w3c_start(value)
+            start, precision, xsd_valid = parse_w3c_start(value)
+            return _seconds(start), precision, xsd_valid
         except ValueError as exc:
             if self.kind == "rss":  # RSS pubDate is RFC 822
                 dt = parse_rss_date(value)
                 if dt is not None:
-                    return dt, "second", True
+                    return _seconds(dt), "second", True
             return str(exc)
 
     def _check_lastmod(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
         cache = self._lm_cache
         value = cache.get(text)
         if value is None:
-            value = self._parse_lastmod(text)
+            value = _lastmod_fast(text) or self._parse_lastmod(text)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
             cache[text] = value
@@ -496,7 +574,7 @@ class SitemapValidator:
             return
         self._lastmods += 1
         start, precision, xsd_valid = value
-        day = start.toordinal()
+        day = start // _DAY_S
         days = self._days
         days[day] = days.get(day, 0) + 1
         timed = precision == "second" or precision == "minute"
@@ -746,11 +824,11 @@ class SitemapValidator:
         published = values.get("publication_date")
         if published:
             try:
-                date = parse_w3c_datetime(published)
+                parsed = parse_w3c_datetime(published)
                 why = (
                     None
-                    if date.precision not in ("year", "month")
-                    else f"gives only a {date.precision}"
+                    if parsed.precision not in ("year", "month")
+                    else f"gives only a {parsed.precision}"
                 )
             except ValueError as exc:
                 why = str(exc)
@@ -763,7 +841,7 @@ class SitemapValidator:
                     line,
                     loc,
                 )
-            elif date.end <= self._news_oldest:
+            elif parsed.end <= self._news_oldest:
                 self._add(
                     out,
                     "news-stale",
@@ -900,11 +978,11 @@ class SitemapValidator:
 def _xsd_date_problem(text: str) -> str | None:
     """Why `text` is not an xsd:date or xsd:dateTime with a timezone (video dates), or None."""
     try:
-        date = parse_w3c_datetime(text)
+        parsed = parse_w3c_datetime(text)
     except ValueError as exc:
         return str(exc)
-    if date.precision == "minute":
+    if parsed.precision == "minute":
         return "has a time without seconds"
-    if not date.xsd_valid:
-        return f"gives only a {date.precision}"
+    if not parsed.xsd_valid:
+        return f"gives only a {parsed.precision}"
     return None
