@@ -101,6 +101,15 @@ _ENCODING_RE = re.compile(rb"<\?xml\s[^>]*?encoding\s*=\s*[\"']([^\"']*)[\"']", 
 _URL_START_RE = re.compile(rb"https?://", re.IGNORECASE)
 _URL_LINE_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+\S*")
 _WS = b" \t\r\n"
+# Enough seen to classify before _SNIFF bytes: a first element tag, a doctype, or a
+# whole first text line. A slow server's first packet must not hold entries back.
+_DECIDED_RE = re.compile(rb"<[A-Za-z][^>]*>|<!doctype[^>]*>", re.IGNORECASE)
+
+
+def _decidable(buf: bytes) -> bool:
+    if _URL_START_RE.match(buf):
+        return b"\n" in buf
+    return _DECIDED_RE.search(buf) is not None
 
 # libxml2 error codes worth putting in plain words (xmlerror.h).
 _PLAIN_ERRORS = {
@@ -313,7 +322,7 @@ class StreamParser:
                     self._state = 5
                 return
             self._state = 2
-        if len(buf) < _SNIFF and not final:
+        if len(buf) < _SNIFF and not final and not _decidable(buf):
             self._pre = buf
             return
         self._classify(buf)

@@ -447,8 +447,8 @@ def test_empty_and_blank_documents_give_nothing() -> None:
 
 def test_feed_after_stop_is_ignored() -> None:
     p = StreamParser("s")
-    assert [f.code for f in p.feed(b"<html><body>") if isinstance(f, Finding)] == []
-    out = p.feed(b" " * 600)
+    assert [f.code for f in p.feed(b"<ht") if isinstance(f, Finding)] == []  # undecided yet
+    out = p.feed(b"ml><body>")  # a first tag is enough to decide
     assert [f.code for f in out if isinstance(f, Finding)] == ["sitemap-is-html"]
     assert p.feed(b"<urlset/>") == []
     assert p.close() == []
