@@ -340,6 +340,7 @@ class HttpClient:
         *,
         body_limit: int | None,
         stream: bool,
+        status_retries: bool = True,
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed."""
@@ -359,7 +360,13 @@ class HttpClient:
             held = await host.acquire(hold_slot=not stream)
             try:
                 retry, wait = await self._attempt(
-                    host, target, method, answer, body_limit=body_limit, stream=stream
+                    host,
+                    target,
+                    method,
+                    answer,
+                    body_limit=body_limit,
+                    stream=stream,
+                    status_retries=status_retries,
                 )
             finally:
                 if held:
@@ -378,6 +385,7 @@ class HttpClient:
         *,
         body_limit: int | None,
         stream: bool,
+        status_retries: bool = True,
     ) -> tuple[bool, bool]:
         """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
 
@@ -406,7 +414,7 @@ class HttpClient:
                 if retry_after is not None:
                     # a host-wide signal: every request to the host waits, retried or not
                     host.defer(retry_after)
-            if should_retry(status, None) and retries_left:
+            if status_retries and should_retry(status, None) and retries_left:
                 await _discard(resp)
                 return True, retry_after is None
             answer.status = status
@@ -418,7 +426,7 @@ class HttpClient:
                 answer.body = await _read_head(resp, body_limit)
             if not keep_open:
                 await _discard(resp)
-            return should_retry(status, None), False
+            return status_retries and should_retry(status, None), False
         except Exception as exc:
             err = translate_exception(exc, answer.url)
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
@@ -445,12 +453,15 @@ class HttpClient:
         body_limit: int | None,
         stream: bool,
         max_redirects: int,
+        status_retries: bool = True,
     ) -> _Chain:
         chain = _Chain(_Answer(url))
         current = url
         seen = {_loop_key(url)}
         while True:
-            answer = await self._send(current, method, body_limit=body_limit, stream=stream)
+            answer = await self._send(
+                current, method, body_limit=body_limit, stream=stream, status_retries=status_retries
+            )
             chain.final = answer
             chain.attempts += answer.attempts
             if answer.error is not None or answer.status not in REDIRECT_STATUSES:
@@ -498,19 +509,25 @@ class HttpClient:
         `max_redirects` defaults to config.max_redirects.
         """
         method = method.upper()
-        result = await self._fetch_once(url, method, body_bytes, max_redirects)
-        if (
-            method == "HEAD"
-            and confirm_with_get
-            and result.status is not None
-            and result.status >= 400
-        ):
+        # A HEAD error is confirmed with GET anyway, so its status is not retried:
+        # the GET's own retries decide (half the requests to a failing page).
+        confirm = method == "HEAD" and confirm_with_get
+        result = await self._fetch_once(
+            url, method, body_bytes, max_redirects, status_retries=not confirm
+        )
+        if confirm and result.status is not None and result.status >= 400:
             confirmed = await self._fetch_once(url, "GET", body_bytes, max_redirects)
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result
 
     async def _fetch_once(
-        self, url: str, method: str, body_bytes: int, max_redirects: int | None
+        self,
+        url: str,
+        method: str,
+        body_bytes: int,
+        max_redirects: int | None,
+        *,
+        status_retries: bool = True,
     ) -> FetchResult:
         limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
         chain = await self._chain(
@@ -519,6 +536,7 @@ class HttpClient:
             body_limit=limit if method == "GET" else 0,
             stream=False,
             max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
+            status_retries=status_retries,
         )
         final = chain.final
         return FetchResult(
