@@ -40,6 +40,7 @@ class Measured:
     stdout: str
     stderr: str
     timed_out: bool = False
+    machine_busy: float = 0.0  # cores busy on the whole machine during the run (all processes)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,6 +69,7 @@ def run_measured(cmd: list[str], *, timeout_s: float, tag: str) -> Measured:
     res_path = logs / f"{tag}.rusage.json"
     res_path.unlink(missing_ok=True)
     wrapped = [PY, "-S", str(BENCH / "measure.py"), str(res_path), *cmd]
+    busy0 = machine_busy_s()
     with out_path.open("wb") as out, err_path.open("wb") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
@@ -90,6 +92,7 @@ def run_measured(cmd: list[str], *, timeout_s: float, tag: str) -> Measured:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         wall = time.perf_counter() - t0
+    busy = (machine_busy_s() - busy0) / wall
     try:
         usage = json.loads(res_path.read_text())
     except (OSError, ValueError):
@@ -103,7 +106,19 @@ def run_measured(cmd: list[str], *, timeout_s: float, tag: str) -> Measured:
         stdout=out_path.read_text(errors="replace"),
         stderr=err_path.read_text(errors="replace"),
         timed_out=timed_out,
+        machine_busy=busy,
     )
+
+
+def machine_busy_s() -> float:
+    """CPU seconds spent so far by the whole machine (all cores, all processes), not idle."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
 def proc_cpu_s(pid: int) -> float:

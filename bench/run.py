@@ -253,7 +253,10 @@ def validate_bench(quick: bool) -> Section:
     ]
     f_best = best(runs["full-big"])
     counts = f_best.extra.get("counts") or Counter()
-    cpu = ", ".join(f"{m.cpu_share:.0%}" for m in runs["full-big"])
+    cpu = ", ".join(
+        f"{m.cpu_share:.0%} (other processes: {max(0.0, m.machine_busy - m.cpu_share):.1f} cores)"
+        for m in runs["full-big"]
+    )
     sec.notes += [
         f"Best of {REPEATS} interleaved runs (bare, full, bare, full) for wall time and rate; "
         f"peak RSS is the highest of the {REPEATS}. Rates are entries / process wall time "
@@ -265,8 +268,9 @@ def validate_bench(quick: bool) -> Section:
         f"--base-url {BASE_URL} --format jsonl --no-progress, with --output to a file in "
         "bench/out/ instead of /dev/null so the run can check that every entry was read "
         f"(sitemap records: {fmt_int(counts['urlset-entries'])} urlset entries; findings: "
-        f"{fmt_int(counts['finding'])}); exit status {f_best.rc}. CPU share of the full runs: "
-        f"{cpu} of one core.",
+        f"{fmt_int(counts['finding'])}); exit status {f_best.rc}.",
+        f"CPU of the {fmt_int(big.entries)} validate runs: {cpu}; below 100% means the "
+        "single-threaded run waited for a core that other work on the machine was using.",
     ]
     if fallback:
         sec.notes.append(fallback)
@@ -333,24 +337,36 @@ def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
     else:
         sec.intro.append(
             f"Server ceiling: `wrk -t1 -c64 -d5s` GET of one 200 page: {fmt_int(ceiling)} "
-            f"requests/s, nginx worker at {wrk_cpu:.0%} of a core (wrk itself has the other "
-            "core; wrk cannot do HEAD, and a GET of this 1.6 kB page costs nginx about the "
-            "same)."
+            f"requests/s with the nginx worker at only {wrk_cpu:.0%} of a core, so nginx can do "
+            "at least that (wrk's single thread on the other core is the limit there; wrk "
+            "cannot send HEAD, and a GET of this 1.6 kB page costs nginx about the same)."
         )
-        b_cpu = b.m.cpu_s / b.m.wall_s
-        b_ng = b.nginx_cpu / b.m.wall_s
-        c_cpu = c.m.cpu_s / c.m.wall_s
-        c_ng = c.nginx_cpu / c.m.wall_s
-        client_bound = ceiling > 1.5 * b_rate
-        bottleneck = (
-            "the client: nginx answers "
-            f"{ceiling / b_rate:.1f}x the bare loop's rate, so the Python side limits both runs"
-            if client_bound
-            else "the server (or the machine): the bare loop gets close to nginx's ceiling"
-        )
+
+        def shares(r: CrawlRun) -> tuple[float, float, float]:
+            client, nginx = r.m.cpu_s / r.m.wall_s, r.nginx_cpu / r.m.wall_s
+            return client, nginx, max(0.0, r.m.machine_busy - client - nginx)
+
+        b_cpu, b_ng, b_other = shares(b)
+        c_cpu, c_ng, c_other = shares(c)
+        if ceiling > 1.5 * b_rate:
+            bottleneck = (
+                f"the client. nginx serves at least {ceiling / b_rate:.1f}x the bare loop's rate "
+                f"and its worker stayed at {max(b_ng, c_ng):.0%} of a core or less, while each "
+                "Python client is one thread doing all its work on one core (the crawl spent "
+                f"{c_cpu:.0%} of a core, the bare loop {b_cpu:.0%}). On this shared 2-core "
+                f"machine other processes kept {min(b_other, c_other):.1f} to "
+                f"{max(b_other, c_other):.1f} cores busy during "
+                "these runs, so the clients did not always get a whole core"
+            )
+        else:
+            bottleneck = (
+                "the server or the machine: the bare loop gets within 1.5x of what wrk gets "
+                "from nginx"
+            )
         sec.notes.append(
-            f"CPU during the best runs: bare loop process {b_cpu:.0%} of a core, nginx worker "
-            f"{b_ng:.0%}; sitemap-audit crawl process {c_cpu:.0%}, nginx worker {c_ng:.0%}."
+            f"CPU during the best runs, in cores: bare loop process {b_cpu:.2f}, nginx worker "
+            f"{b_ng:.2f}, other processes {b_other:.2f}; sitemap-audit crawl process "
+            f"{c_cpu:.2f}, nginx worker {c_ng:.2f}, other processes {c_other:.2f}."
         )
     sec.intro.append(f"Bottleneck: {bottleneck}.")
     statuses = c.m.extra.get("counts") or Counter()
@@ -508,7 +524,10 @@ def profile_validate(quick: bool) -> Section:
     ]
     for tt, ct, nc, name in rows[:20]:
         lines.append(f"| {tt:.3f} | {tt / total:.1%} | {ct:.3f} | {nc:,} | `{name}` |")
-    sec.intro.append(f"Total profiled time {total:.2f} s (cProfile roughly doubles it).")
+    sec.intro.append(
+        f"Total profiled time {total:.2f} s, whole process (interpreter start and imports "
+        "included). Own time of a Python function includes the lxml C code it drives."
+    )
     sec.intro.append("\n".join(lines))
     return sec
 
@@ -526,9 +545,12 @@ def main() -> int:
     ap.add_argument("--million", action="store_true", help="also crawl a 1,000,000-URL site")
     ap.add_argument("--skip-validate", action="store_true")
     ap.add_argument("--skip-crawl", action="store_true")
-    ap.add_argument("--profile", action="store_true", help="add a cProfile of validate")
+    ap.add_argument(
+        "--no-profile", action="store_true", help="skip the cProfile of validate (about 10 s)"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _terminate)  # `finally` blocks stop nginx on kill too
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     OUT.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     sections: list[Section] = []
@@ -547,7 +569,7 @@ def main() -> int:
             sections += crawl_bench(args.quick, args.million, tools_note)
         else:
             sections.append(Section("Crawl", intro=[f"Skipped: {tools_note}."]))
-        if args.profile:
+        if not args.no_profile and not args.skip_validate:
             sections.append(profile_validate(args.quick))
     except KeyboardInterrupt:
         log("interrupted: nginx and any measured process were stopped; no results written")
