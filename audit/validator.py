@@ -361,6 +361,39 @@ class SitemapValidator:
     (default: a table of this sitemap's own).
     """
 
+    __slots__ = (
+        "_days",
+        "_future_date",
+        "_future_time",
+        "_lastmods",
+        "_lm_text",
+        "_lm_value",
+        "_news",
+        "_news_oldest",
+        "_no_lastmod",
+        "_pr_cache",
+        "_prefix",
+        "_prio_count",
+        "_prio_first",
+        "_prio_same",
+        "_prio_text",
+        "_scope",
+        "_served_from",
+        "_served_now",
+        "_src_sm",
+        "_src_url",
+        "_urls",
+        "checked",
+        "cross_submitted",
+        "hreflang",
+        "kind",
+        "now",
+        "seen",
+        "seen_sitemaps",
+        "sitemap_url",
+        "source",
+    )
+
     def __init__(
         self,
         source: str,
@@ -409,7 +442,8 @@ class SitemapValidator:
         self._prio_same = True
         self._news = 0
         # small caches: sitemaps repeat lastmod and priority values verbatim
-        self._lm_cache: dict[str, _Lastmod | str] = {}
+        self._lm_text = ""  # the previous lastmod: runs of equal values are common
+        self._lm_value: _Lastmod | str = "is empty"
         self._pr_cache: dict[str, Decimal | str] = {}
 
     # -- per entry ----------------------------------------------------------
@@ -441,17 +475,45 @@ class SitemapValidator:
         if norm is not None:
             table = self.seen if is_url else self.seen_sitemaps
             if table is not None:
-                first = table.add_fp(
-                    (hash(norm) & _MASK64) or 1, self._src_url if is_url else self._src_sm
-                )
-                if first >= 0:
-                    self._report_duplicate(entry, table, first, loc or norm, norm, out)
+                # SeenUrls.add_fp inlined: this runs for every URL of the audit.
+                fp = (hash(norm) & _MASK64) or 1
+                buckets = table._buckets
+                bucket = buckets[fp >> _BUCKET_SHIFT]
+                key = fp >> _SRC_BITS
+                low = key << _SRC_BITS
+                if bucket is not None:
+                    i = bisect_left(bucket, low)
+                    if i < len(bucket) and bucket[i] >> _SRC_BITS == key:
+                        self._report_duplicate(
+                            entry, table, bucket[i] & _SRC_MAX, loc or norm, norm, out
+                        )
+                    else:
+                        bucket.insert(i, low | (self._src_url if is_url else self._src_sm))
+                        table._count += 1
+                else:
+                    table.add_fp(fp, self._src_url if is_url else self._src_sm)
 
         lastmod = entry.lastmod
         if lastmod is None:
             self._no_lastmod += 1
         else:
-            self._check_lastmod(lastmod, entry.line, loc, out)
+            if lastmod == self._lm_text:
+                value = self._lm_value
+            else:
+                value = _lastmod_fast(lastmod) or self._parse_lastmod(lastmod)
+                self._lm_text, self._lm_value = lastmod, value
+            # The common cases inline: a full timestamp older than "now", or a past date.
+            if isinstance(value, tuple) and (
+                value[0] < self._served_from
+                if value[1] == "second"
+                else value[1] == "day" and value[0] <= self._future_date
+            ):
+                self._lastmods += 1
+                day = value[0] // _DAY_S
+                days = self._days
+                days[day] = days.get(day, 0) + 1
+            else:
+                self._check_lastmod(lastmod, value, entry.line, loc, out)
         changefreq = entry.changefreq
         if changefreq is not None and changefreq not in CHANGEFREQS:
             self._check_changefreq(changefreq, entry.line, loc, out)
@@ -554,14 +616,9 @@ class SitemapValidator:
                     return _seconds(dt), "second", True
             return str(exc)
 
-    def _check_lastmod(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
-        cache = self._lm_cache
-        value = cache.get(text)
-        if value is None:
-            value = _lastmod_fast(text) or self._parse_lastmod(text)
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[text] = value
+    def _check_lastmod(
+        self, text: str, value: _Lastmod | str, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
         if isinstance(value, str):
             self._add(
                 out,
