@@ -914,6 +914,7 @@ class SitemapValidator:
     ) -> None:
         hrefs: list[str] = []
         has_self = False
+        bad_href = False
         for alt in entry.alternates or ():
             code = alt.hreflang
             why = "is missing" if code is None else check_hreflang(code)
@@ -937,13 +938,14 @@ class SitemapValidator:
                     alt.line,
                     loc,
                 )
+                bad_href = True
                 continue
             hrefs.append(href)
             if norm is not None and not has_self and normalize_url(href) == norm:
                 has_self = True
         if norm is None or loc is None:
             return
-        if not has_self:
+        if not has_self and not bad_href:  # a broken href may be the self link: said already
             self._add(
                 out,
                 "hreflang-missing-self",

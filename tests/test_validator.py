@@ -737,3 +737,36 @@ def test_rule_fixture(name: str) -> None:
         assert f.line is not None or f.code.startswith(
             ("sitemap-", "lastmod-", "priority-", "news-too")
         )
+
+
+# --- language tags ---------------------------------------------------------------
+
+
+def test_language_lists_are_complete() -> None:
+    from audit.langtags import ISO_639_1, ISO_3166_1_ALPHA2
+
+    assert len(ISO_639_1) == 184 and {"en", "zh", "he", "id", "yi", "nb", "bh"} <= ISO_639_1
+    assert not {"iw", "in", "ji", "jp", "cn"} & ISO_639_1
+    assert (
+        len(ISO_3166_1_ALPHA2) == 249 and {"GB", "US", "TW", "SS", "CW", "AX"} <= ISO_3166_1_ALPHA2
+    )
+    assert not {"UK", "EU", "XK", "AN"} & ISO_3166_1_ALPHA2
+
+
+def test_language_messages() -> None:
+    from audit.langtags import check_hreflang, check_news_language
+
+    assert check_hreflang("en-UK") == (
+        "region 'UK' is not an ISO 3166-1 alpha-2 country code (did you mean GB?)"
+    )
+    assert check_hreflang("jp") == (
+        "language 'jp' is not an ISO 639-1 two-letter code (did you mean 'ja'?)"
+    )
+    assert "'en-US'" in (check_hreflang("en_US") or "")
+    assert check_news_language("iw") == "is not an ISO 639-1 code (did you mean 'he'?)"
+    assert check_news_language("zh-TW") is None and check_news_language("zh-hk") is not None
+
+
+def test_hreflang_bad_self_href_reported_once() -> None:
+    fs = make().check(url(f"{B}/en/", alternates=alts(("en", "/en/"), ("de", f"{B}/de/"))))
+    assert codes(fs) == ["hreflang-invalid"]
