@@ -90,7 +90,7 @@ def parse_w3c_start(text: str) -> tuple[datetime, Precision, bool]:
     """
     m = _W3C.fullmatch(text)
     if m is None:
-        raise ValueError("not a W3C Datetime (expected YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm)")
+        raise ValueError("not a W3C Datetime")
     ys, mos, ds, hs, mis, ss, frac, tzd = m.groups()
     year = int(ys)
     if year == 0:

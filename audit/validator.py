@@ -443,7 +443,7 @@ class SitemapValidator:
         self._news = 0
         # small caches: sitemaps repeat lastmod and priority values verbatim
         self._lm_text = ""  # the previous lastmod: runs of equal values are common
-        self._lm_value: _Lastmod | str = "is empty"
+        self._lm_value: _Lastmod | str = "empty"
         self._pr_cache: dict[str, Decimal | str] = {}
 
     # -- per entry ----------------------------------------------------------
@@ -605,7 +605,7 @@ class SitemapValidator:
             if fast is not None:
                 return fast
         if not value:
-            return "is empty"
+            return "empty"
         try:
             start, precision, xsd_valid = parse_w3c_start(value)
             return _seconds(start), precision, xsd_valid
@@ -623,7 +623,7 @@ class SitemapValidator:
             self._add(
                 out,
                 "lastmod-invalid",
-                f"<lastmod> {_show(text)} {value}: use a W3C Datetime such as "
+                f"<lastmod> {_show(text)} is invalid ({value}); use a W3C Datetime such as "
                 "2024-05-06 or 2024-05-06T07:08:09+00:00",
                 line,
                 loc,
@@ -777,7 +777,8 @@ class SitemapValidator:
             self._add(
                 out,
                 "video-required-missing",
-                f"<video:video> lacks {', '.join(missing)}: add them (Google needs them to "
+                f"<video:video> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
+                " (Google needs them to "
                 "index the video)",
                 line,
                 loc,
@@ -816,7 +817,12 @@ class SitemapValidator:
             if v is not None:
                 why = _xsd_date_problem(v)
                 if why is not None:
-                    bad(name, v, why, "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
+                    bad(
+                        name,
+                        v,
+                        f"is invalid ({why})",
+                        "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm",
+                    )
         for name in ("family_friendly", "live", "requires_subscription", "player_loc@allow_embed"):
             v = value(name)
             if v is not None and v not in _YES_NO:
@@ -862,7 +868,8 @@ class SitemapValidator:
             self._add(
                 out,
                 "news-required-missing",
-                f"<news:news> lacks {', '.join(missing)}: add them (<news:publication> needs "
+                f"<news:news> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
+                " (<news:publication> needs "
                 "<news:name> and <news:language>)",
                 line,
                 loc,
@@ -885,7 +892,7 @@ class SitemapValidator:
                 why = (
                     None
                     if parsed.precision not in ("year", "month")
-                    else f"gives only a {parsed.precision}"
+                    else f"only a {parsed.precision}, not a full date"
                 )
             except ValueError as exc:
                 why = str(exc)
@@ -893,7 +900,7 @@ class SitemapValidator:
                 self._add(
                     out,
                     "news-invalid-value",
-                    f"<news:publication_date> {_show(published)} {why}: use YYYY-MM-DD or "
+                    f"<news:publication_date> {_show(published)} is invalid ({why}); use YYYY-MM-DD or "
                     "YYYY-MM-DDThh:mm:ss+hh:mm",
                     line,
                     loc,
@@ -1041,7 +1048,7 @@ def _xsd_date_problem(text: str) -> str | None:
     except ValueError as exc:
         return str(exc)
     if parsed.precision == "minute":
-        return "has a time without seconds"
+        return "a time without seconds"
     if not parsed.xsd_valid:
-        return f"gives only a {parsed.precision}"
+        return f"only a {parsed.precision}, not a full date"
     return None
