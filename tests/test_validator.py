@@ -770,3 +770,12 @@ def test_language_messages() -> None:
 def test_hreflang_bad_self_href_reported_once() -> None:
     fs = make().check(url(f"{B}/en/", alternates=alts(("en", "/en/"), ("de", f"{B}/de/"))))
     assert codes(fs) == ["hreflang-invalid"]
+
+
+def test_seen_urls_source_registered_once() -> None:
+    seen = SeenUrls()
+    assert seen.source_id("a.xml") == seen.source_id("a.xml") == 1
+    assert seen.source_id("b.xml") == 2
+    for i in range(100):
+        seen.add(f"{B}/{i}", "a.xml")
+    assert seen.source_id("c.xml") == 3
