@@ -1007,7 +1007,9 @@ class SitemapValidator:
                 f"the sitemap is over 90% of a limit ({'; '.join(near)}): split it before it "
                 "grows past the limit",
             )
-        if entries == 0 and kind is not None:
+        # The caller skips finish() for a document it already reported as unreadable,
+        # so no entries here means an empty file or an empty root element.
+        if entries == 0:
             add(
                 "sitemap-empty",
                 "the sitemap has no entries: add the site's URLs or stop declaring it",

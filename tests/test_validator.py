@@ -549,7 +549,7 @@ def test_count_limits() -> None:
 
 def test_empty() -> None:
     assert finish_codes(make(), 0) == ["sitemap-empty"]
-    assert codes(make().finish(None, 0, 0)) == []  # nothing parsed: the parser reported why
+    assert codes(make().finish(None, 0, 0)) == ["sitemap-empty"]  # a zero-byte file
 
 
 def test_lastmod_missing_summarised() -> None:
