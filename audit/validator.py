@@ -105,7 +105,7 @@ _RELATIONSHIPS = frozenset({"allow", "deny"})
 _PRICE_TYPES = frozenset({"purchase", "PURCHASE", "rent", "RENT"})
 _RESOLUTIONS = frozenset({"sd", "SD", "hd", "HD"})
 _ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
-_CACHE_SIZE = 4096  # parsed lastmod/priority values kept per sitemap
+_CACHE_SIZE = 4096  # parsed priority values kept per sitemap (lastmod: the previous one)
 _plain = plain_match
 
 # A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
