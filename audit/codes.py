@@ -22,7 +22,11 @@ E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741
 
 _TABLE: tuple[tuple[str, Severity, str], ...] = (
     # Discovery and fetching sitemaps
-    ("robots-unreachable", W, "robots.txt answers 5xx/429, times out or cannot be reached: the host is treated as disallowed"),
+    (
+        "robots-unreachable",
+        W,
+        "robots.txt answers 5xx/429, times out or cannot be reached: the host is treated as disallowed",
+    ),
     ("robots-missing", I, "robots.txt answers 4xx: everything is allowed"),
     ("robots-no-sitemap", I, "robots.txt declares no Sitemap: line"),
     ("sitemap-not-found", E, "no sitemap could be discovered, or a declared one answers 404/410"),
@@ -33,11 +37,19 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("sitemap-is-html", E, "an HTML page was served where a sitemap was expected"),
     ("sitemap-gzip-invalid", E, "gzip data that is corrupt or truncated"),
     ("sitemap-xml-malformed", E, "the document is not well-formed XML"),
-    ("sitemap-leading-whitespace", E, "something other than a UTF-8 BOM precedes the XML declaration"),
+    (
+        "sitemap-leading-whitespace",
+        E,
+        "something other than a UTF-8 BOM precedes the XML declaration",
+    ),
     ("sitemap-doctype", W, "a DOCTYPE or entity declaration (never expanded, never fetched)"),
     ("sitemap-encoding", E, "the document is not UTF-8"),
     ("sitemap-root-invalid", E, "the root element is not urlset or sitemapindex (nor RSS/Atom)"),
-    ("sitemap-namespace", E, "missing or wrong sitemap namespace http://www.sitemaps.org/schemas/sitemap/0.9"),
+    (
+        "sitemap-namespace",
+        E,
+        "missing or wrong sitemap namespace http://www.sitemaps.org/schemas/sitemap/0.9",
+    ),
     ("sitemap-too-many-urls", E, "more than 50,000 entries in one sitemap"),
     ("sitemap-too-large", E, "more than 52,428,800 bytes uncompressed"),
     ("sitemap-near-limit", W, "over 90% of the entry or size limit"),
@@ -61,8 +73,16 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("lastmod-imprecise", W, "<lastmod> is valid W3C Datetime but rejected by the official XSD"),
     ("lastmod-future", W, "<lastmod> is later than the time of the audit"),
     ("lastmod-missing", I, "entries without <lastmod>"),
-    ("lastmod-uniform", W, "nearly every <lastmod> is the same day: search engines will distrust it"),
-    ("changefreq-invalid", E, "<changefreq> is not always/hourly/daily/weekly/monthly/yearly/never"),
+    (
+        "lastmod-uniform",
+        W,
+        "nearly every <lastmod> is the same day: search engines will distrust it",
+    ),
+    (
+        "changefreq-invalid",
+        E,
+        "<changefreq> is not always/hourly/daily/weekly/monthly/yearly/never",
+    ),
     ("priority-invalid", E, "<priority> is not a decimal from 0.0 to 1.0"),
     ("priority-uniform", I, "every URL has the same <priority>"),
     ("image-loc-missing", E, "<image:image> without <image:loc>"),
@@ -70,11 +90,19 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("image-deprecated-tag", W, "image:caption/title/geo_location/license are deprecated"),
     ("video-required-missing", E, "<video:video> lacks a required child"),
     ("video-invalid-value", E, "a <video:video> value is out of range or malformed"),
-    ("news-required-missing", E, "<news:news> lacks publication name/language, publication_date or title"),
+    (
+        "news-required-missing",
+        E,
+        "<news:news> lacks publication name/language, publication_date or title",
+    ),
     ("news-too-many", E, "more than 1,000 <news:news> URLs in one sitemap"),
     ("news-stale", W, "news publication_date is older than two days"),
     ("news-invalid-value", E, "news language is not an ISO 639 code, or a bad date"),
-    ("hreflang-invalid", E, "hreflang is not a valid language(-region) or x-default, or href is not absolute"),
+    (
+        "hreflang-invalid",
+        E,
+        "hreflang is not a valid language(-region) or x-default, or href is not absolute",
+    ),
     ("hreflang-missing-self", E, "a URL with alternates does not list itself"),
     ("hreflang-not-reciprocal", E, "A names B as an alternate but B does not name A"),
     # URL checks
@@ -93,7 +121,11 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("url-canonical-mismatch", W, "rel=canonical names another URL"),
     ("url-soft-404", W, "a 200 page that reads as not found"),
     ("url-slow", W, "the response took longer than the threshold"),
-    ("lastmod-stale", W, "Last-Modified is later than <lastmod>: the sitemap under-reports changes"),
+    (
+        "lastmod-stale",
+        W,
+        "Last-Modified is later than <lastmod>: the sitemap under-reports changes",
+    ),
     ("lastmod-ahead", W, "<lastmod> is later than Last-Modified"),
     ("last-modified-dynamic", I, "Last-Modified is always the time of the request"),
 )

@@ -18,7 +18,9 @@ ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: parse at least the first 500 KiB
 RETRY_AFTER_CAP = 120.0  # seconds: a Retry-After is honoured up to this
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
-DEFAULT_MAX_PER_HOST: int | None = None  # None: --concurrency (most audits are one host); --max-per-host caps it
+DEFAULT_MAX_PER_HOST: int | None = (
+    None  # None: --concurrency (most audits are one host); --max-per-host caps it
+)
 STREAM_TIMEOUT_FACTOR = 4.0  # a sitemap body may take this many --timeout to arrive
 
 
@@ -43,9 +45,14 @@ class CrawlConfig:
     backoff_cap: float = BACKOFF_CAP
     max_redirects: int = MAX_REDIRECTS
     extra_headers: tuple[tuple[str, str], ...] = field(default=())
-    max_per_host: int | None = DEFAULT_MAX_PER_HOST  # in-flight cap per scheme://host:port; None = concurrency
+    max_per_host: int | None = (
+        DEFAULT_MAX_PER_HOST  # in-flight cap per scheme://host:port; None = concurrency
+    )
 
     @property
     def per_host_cap(self) -> int:
         return max(1, self.max_per_host if self.max_per_host is not None else self.concurrency)
-    stream_timeout: float | None = None  # total deadline of one sitemap body; None = factor x timeout
+
+    stream_timeout: float | None = (
+        None  # total deadline of one sitemap body; None = factor x timeout
+    )

@@ -82,7 +82,8 @@ class Video:
 @dataclass(slots=True)
 class News:
     line: int
-    fields: dict[str, str] = field(default_factory=dict)  # "name", "language", "publication_date", "title"
+    # "name", "language", "publication_date", "title", ...
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -197,7 +198,8 @@ class FetchResult:
     elapsed_ms: float = 0.0  # wall time of the final request (not backoff)
     method: str = "HEAD"
     error: str | None = None  # one-line description of a network/redirect failure
-    error_kind: str | None = None  # timeout|connect|dns|tls|reset|redirect-loop|redirect-limit|redirect-invalid|redirect-scheme|other
+    # timeout|connect|dns|tls|reset|redirect-loop|redirect-limit|redirect-invalid|redirect-scheme|other
+    error_kind: str | None = None
     body_head: bytes = b""  # first bytes of the body (failures and GETs), for diagnosis
     attempts: int = 1  # requests made including retries
 
