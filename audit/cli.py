@@ -49,34 +49,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
-    return value
+def _number(kind: type[float] | type[int], minimum: float, what: str) -> Any:
+    """An argparse type: a number of `kind` at least `minimum`, with a one-line error."""
+
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if value < minimum or (kind is float and minimum == 0 and value == 0):
+            bound = "greater than 0" if kind is float else f"at least {minimum}"
+            raise argparse.ArgumentTypeError(f"must be {bound}: {text!r}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
+_positive_float = _number(float, 0, "a number")
+_positive_int = _number(int, 1, "an integer")
+_nonneg_int = _number(int, 0, "an integer")
 
 
 def _header(text: str) -> tuple[str, str]:
