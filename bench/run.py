@@ -83,8 +83,8 @@ class Section:
 
     def markdown(self) -> str:
         parts = [f"## {self.title}", ""]
-        if self.intro:
-            parts += [*self.intro, ""]
+        for paragraph in self.intro:
+            parts += [paragraph, ""]
         if self.rows:
             parts += [table([r.cells() for r in self.rows]), ""]
         if self.goals:
@@ -237,7 +237,7 @@ def validate_bench(quick: bool) -> Section:
                 f_rate,
                 max_rss(runs[f"full-{key}"]),
                 ratio,
-                ratio >= 0.5,
+                ratio >= 0.5 if key == "big" else None,  # the goal is set on the large set
             )
         )
     big_rss, small_rss = max_rss(runs["full-big"]), max_rss(runs["full-small"])
@@ -260,7 +260,9 @@ def validate_bench(quick: bool) -> Section:
     sec.notes += [
         f"Best of {REPEATS} interleaved runs (bare, full, bare, full) for wall time and rate; "
         f"peak RSS is the highest of the {REPEATS}. Rates are entries / process wall time "
-        "(start to exit, interpreter start included) for both tools.",
+        "(start to exit, interpreter start included) for both tools; the goal is set on the "
+        f"{fmt_int(big.entries)} set, where the fixed start-up cost (imports, an HTTP client "
+        "and its TLS context, compiling regexes: about 0.4 s) weighs least.",
         f"The bare loop parses only the {len(big.children)} urlset files (gzip ones through "
         "gzip.open), `iterparse(tag=url)`, `findtext(loc)`, `elem.clear()` and deletion of "
         "processed siblings; the validator also reads the index and checks every rule.",
@@ -582,8 +584,9 @@ def main() -> int:
         "# sitemap-audit benchmark results",
         "",
         f"Written by `.venv/bin/python bench/run.py{' ' + flags if flags else ''}` "
-        f"(`make bench`) in {time.perf_counter() - t0:.0f} s. Generated data, logs and the "
-        "product's reports are in bench/out/ (git-ignored).",
+        f"in {time.perf_counter() - t0:.0f} s (`make bench` runs it without flags; --million "
+        "adds the 1,000,000-URL crawl). Generated data, logs and the product's reports are in "
+        "bench/out/ (git-ignored).",
         "",
         "## Machine",
         "",
