@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Literal
 from urllib.parse import urldefrag, urljoin
 
 from audit.botsigs import detect_bot_challenge
 from audit.config import CrawlConfig
-from audit.dates import parse_http_date, parse_w3c_datetime
+from audit.dates import W3CDate, parse_http_date, parse_w3c_datetime
 from audit.records import FetchResult, Finding, Hop, UrlResult, finding
 from audit.urls import normalize_url
 
@@ -85,6 +86,11 @@ def check_fetch(
 
     status = result.status
     kind = result.error_kind
+    if kind is None and status is not None and 200 <= status < 300 and not result.redirects:
+        # the common case: no redirect, no error class, no bot challenge to look for
+        if result.elapsed_ms > config.slow_ms:
+            _slow_finding(result, config, add)
+        return _check_ok(result, out, add, lastmod, config, agent_token, now)
     chain = _chain_text(result.redirects, result.final_url, status)
 
     if kind in _LOOP_KINDS:
@@ -173,16 +179,40 @@ def check_fetch(
         )
 
     if result.elapsed_ms > config.slow_ms:
-        add(
-            "url-slow",
-            f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
-            "threshold; speed up the page or its server",
-        )
+        _slow_finding(result, config, add)
 
     if not 200 <= status < 300:
         return out
+    return _check_ok(result, out, add, lastmod, config, agent_token, now)
 
-    robots_values = result.header_all("x-robots-tag")
+
+def _check_ok(
+    result: FetchResult,
+    out: list[Finding],
+    add: _Add,
+    lastmod: str | None,
+    config: CrawlConfig,
+    agent_token: str,
+    now: datetime | None,
+) -> list[Finding]:
+    """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
+    the headers."""
+    robots_values: list[str] | None = None
+    link_values: list[str] | None = None
+    modified: str | None = None
+    date: str | None = None
+    for name, value in result.headers:
+        if name == "last-modified":
+            if modified is None:
+                modified = value
+        elif name == "date":
+            if date is None:
+                date = value
+        elif name == "x-robots-tag":
+            robots_values = [*(robots_values or ()), value]
+        elif name == "link":
+            link_values = [*(link_values or ()), value]
+
     if robots_values:
         hit = noindex_directive(robots_values, agent_token)
         if hit is not None:
@@ -192,14 +222,21 @@ def check_fetch(
                 "indexable; remove the header or remove the URL from the sitemap",
             )
 
-    link_values = result.header_all("link")
     if link_values:
         _canonical_finding(result, link_values, add)
 
     # After a redirect, Last-Modified describes another URL than the listed one.
-    if lastmod is not None and not result.redirects:
-        _lastmod_findings(result, lastmod, config, now, add)
+    if lastmod is not None and modified is not None and not result.redirects:
+        _lastmod_findings(modified, date, lastmod, config, now, add)
     return out
+
+
+def _slow_finding(result: FetchResult, config: CrawlConfig, add: _Add) -> None:
+    add(
+        "url-slow",
+        f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
+        "threshold; speed up the page or its server",
+    )
 
 
 # --- redirects -------------------------------------------------------------
@@ -362,25 +399,34 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
 # --- lastmod vs Last-Modified ----------------------------------------------
 
 
+# Most answers of a run repeat a few Last-Modified and Date values and most sitemaps a few
+# lastmod values: parse each once (the results are immutable).
+@lru_cache(maxsize=4096)
+def _w3c_span(text: str) -> W3CDate | None:
+    try:
+        return parse_w3c_datetime(text.strip())
+    except ValueError:
+        return None  # reported as lastmod-invalid by the validator
+
+
+_http_date = lru_cache(maxsize=1024)(parse_http_date)
+
+
 def _lastmod_findings(
-    result: FetchResult,
+    header: str,
+    date_header: str | None,
     lastmod: str,
     config: CrawlConfig,
     now: datetime | None,
     add: _Add,
 ) -> None:
-    header = result.header("last-modified")
-    if header is None:
+    span = _w3c_span(lastmod)
+    if span is None:
         return
-    try:
-        span = parse_w3c_datetime(lastmod.strip())
-    except ValueError:
-        return  # reported as lastmod-invalid by the validator
-    modified = parse_http_date(header)
+    modified = _http_date(header)
     if modified is None:
         return
-    date_header = result.header("date")
-    served = parse_http_date(date_header) if date_header else None
+    served = _http_date(date_header) if date_header else None
     if now is None:
         now = datetime.now(UTC)
     if (served is not None and abs(modified - served) <= _DYNAMIC_WINDOW) or abs(

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from audit.checks import check_fetch, robots_blocked_finding, url_record
 from audit.config import CrawlConfig
 from audit.errors import FetchError, TargetError
-from audit.http import HttpClient
+from audit.http import HttpClient, url_prefix
 from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
@@ -40,6 +40,7 @@ MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one
 FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
 EXPANDERS = 4  # sitemaps streamed at once
 LOCAL_CHUNK = 65536
+POLICY_CACHE_MAX = 4096  # URL prefixes whose robots policy is remembered by the workers
 
 # Content types a sitemap may be served as (RULES.md sitemap-content-type).
 _OK_TYPES = re.compile(
@@ -118,6 +119,8 @@ class Auditor:
         self._visited: set[str] = set()
         self._client: HttpClient | None = None
         self._robots: RobotsCache | None = None
+        # url_prefix() -> the origin's policy once known: no await, no reporting check per URL
+        self._policies: dict[str, RobotsPolicy] = {}
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: asyncio.Queue[UrlJob | None] = asyncio.Queue(FRONTIER_SIZE)
         self._pending = 0
@@ -649,7 +652,12 @@ class Auditor:
                 self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
-        policy = await self._robots_for(job.url)
+        prefix = url_prefix(job.url)
+        policy = self._policies.get(prefix) if prefix is not None else None
+        if policy is None:
+            policy = await self._robots_for(job.url)
+            if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
+                self._policies[prefix] = policy
         if not policy.allowed(job.url):
             self.rec.url(
                 UrlResult(

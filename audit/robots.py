@@ -82,6 +82,10 @@ def _query_name(text: str, token: str) -> str | None:
 
 
 def _is_robots_path(url: str) -> bool:
+    # urlsplit drops tabs and newlines anywhere, so only a URL with none of them can be
+    # ruled out by the substring test alone (the test every listed URL takes)
+    if "/robots.txt" not in url and "\t" not in url and "\n" not in url and "\r" not in url:
+        return False
     try:
         return urlsplit(url).path == "/robots.txt"
     except ValueError:

@@ -146,6 +146,32 @@ def test_redirect_chain() -> None:
     )
 
 
+def test_slow_redirected_page_reported_once_after_the_redirect() -> None:
+    cfg = CrawlConfig(slow_ms=100)
+    res = fr(200, final_url="http://example.com/b", redirects=(Hop(URL, 301),), elapsed_ms=150.0)
+    assert codes(res, config=cfg) == ["url-redirect", "url-slow"]
+
+
+def test_repeated_headers_on_a_clean_answer() -> None:
+    # the first Last-Modified counts; every X-Robots-Tag and Link value is read
+    found = run(
+        fr(
+            200,
+            [
+                ("Last-Modified", "Mon, 15 Jan 2024 12:00:00 GMT"),
+                ("X-Robots-Tag", "otherbot: noindex"),
+                ("Link", "<http://example.com/a>; rel=canonical"),
+                ("X-Robots-Tag", "noindex"),
+                ("Last-Modified", "Wed, 01 May 2024 12:00:00 GMT"),
+                ("Link", "<http://example.com/other>; rel=canonical"),
+            ],
+        ),
+        "2024-01-15T12:00:00Z",
+    )
+    assert [f.code for f in found] == ["url-noindex", "url-canonical-mismatch"]
+    assert "'noindex'" in found[0].message and "conflicting" in found[1].message
+
+
 @pytest.mark.parametrize("kind", ["redirect-loop", "redirect-limit"])
 def test_redirect_loop(kind: str) -> None:
     hops = (Hop(URL, 301), Hop("http://example.com/b", 301))

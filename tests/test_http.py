@@ -18,7 +18,15 @@ from aiohttp import web
 
 from audit.config import CrawlConfig
 from audit.errors import FetchError, translate_exception
-from audit.http import HttpClient, backoff_delay, parse_retry_after, should_retry
+from audit.http import (
+    HostPool,
+    HttpClient,
+    backoff_delay,
+    parse_retry_after,
+    should_retry,
+    url_prefix,
+)
+from audit.http.hosts import limiter_for
 from audit.records import Hop
 
 Server = Any  # pytest-aiohttp's TestServer
@@ -693,6 +701,29 @@ async def test_crawl_delay_and_429_lower_the_host_rate(fast_config: Any) -> None
             host.record_status(429)
         assert host.rate == 0.2  # the floor
         assert host.stats().slow
+
+
+async def test_limiter_burst_is_one_at_polite_rates_and_small_at_huge_ones() -> None:
+    for rate in (0.2, 5, 10, 199):
+        limiter = limiter_for(rate)
+        assert limiter.max_rate == 1 and limiter.time_period == pytest.approx(1 / rate)
+    fast = limiter_for(100_000)  # same average rate, 10 ms worth of requests at once
+    assert fast.max_rate == 1000 and fast.time_period == pytest.approx(0.01)
+
+
+def test_url_prefix_and_host_memo() -> None:
+    assert url_prefix("http://Example.test:80/a?b#c") == "http://Example.test:80"
+    assert url_prefix("https://h.test?q=1") == "https://h.test"
+    assert url_prefix("https://h.test") == "https://h.test"
+    assert url_prefix("/relative") is None
+    pool = HostPool(rate=0, max_in_flight=1, retry_after_cap=1)
+    host = pool.get("http://EXAMPLE.test/a")
+    assert pool.get("http://EXAMPLE.test/b") is host  # memo hit
+    assert pool.get("http://example.test:80/c") is host  # other spelling, same origin
+    assert pool.get("https://example.test/a") is not host
+    for bad in ("ftp://example.test/a", "http:///a"):
+        with pytest.raises(ValueError):
+            pool.get(bad)
 
 
 def test_config_defaults_are_sane() -> None:

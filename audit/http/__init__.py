@@ -5,7 +5,8 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
 - `HttpClient(config)`: async context manager; `fetch(url, ...) -> FetchResult`,
   `stream(url)` -> async context manager yielding a `StreamResponse`, `host(url) -> Host`,
   `host_stats() -> list[HostStats]`.
-- `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness.
+- `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness;
+  `url_prefix()`: the scheme://netloc text of a URL, a cheap memo key for per-origin state.
 - `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy.
 """
 
@@ -17,7 +18,7 @@ from audit.http.client import (
     parse_retry_after,
     should_retry,
 )
-from audit.http.hosts import MIN_RATE, Host, HostPool, HostStats, origin_of
+from audit.http.hosts import MIN_RATE, Host, HostPool, HostStats, origin_of, url_prefix
 
 __all__ = [
     "BODY_EXCERPT",
@@ -31,4 +32,5 @@ __all__ = [
     "origin_of",
     "parse_retry_after",
     "should_retry",
+    "url_prefix",
 ]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -108,10 +109,14 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max(0.0, (when - now).total_seconds())
 
 
+# For ASCII text, str.isspace() and the C0 controls are exactly \x00-\x20.
+_RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
+
+
 def _request_url(url: str) -> URL:
     # Send a well-formed URL exactly as listed (no re-quoting of its escapes); let yarl
     # percent-encode one with raw non-ASCII or spaces, as browsers do.
-    if url.isascii() and not any(c.isspace() or ord(c) < 0x20 for c in url):
+    if url.isascii() and _RAW_SPACE_OR_CONTROL(url) is None:
         return URL(url, encoded=True)
     return URL(url)
 
@@ -151,7 +156,7 @@ def _next_location(current: str, location: str | None) -> tuple[str | None, Fetc
 
 
 def _headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
-    return tuple((k.lower(), v) for k, v in resp.headers.items())
+    return tuple([(k.lower(), v) for k, v in resp.headers.items()])
 
 
 async def _read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
@@ -457,7 +462,7 @@ class HttpClient:
     ) -> _Chain:
         chain = _Chain(_Answer(url))
         current = url
-        seen = {_loop_key(url)}
+        seen: set[str] | None = None  # built at the first redirect: most URLs have none
         while True:
             answer = await self._send(
                 current, method, body_limit=body_limit, stream=stream, status_retries=status_retries
@@ -471,6 +476,8 @@ class HttpClient:
             chain.redirects.append(Hop(current, answer.status))
             location = next((v for k, v in answer.headers if k == "location"), None)
             target, error = _next_location(current, location)
+            if seen is None:
+                seen = {_loop_key(url)}
             if error is None and target is not None:
                 if _loop_key(target) in seen:
                     error = FetchError(

@@ -2,8 +2,11 @@
 
 A `Host` holds (STYLE lessons 4 and 5):
 
-- the rate limiter: `aiolimiter.AsyncLimiter(1, 1/rate)`, an even rate with a burst of one,
-  built lazily inside the running loop; no limiter at all when the rate is unlimited;
+- the rate limiter: `aiolimiter.AsyncLimiter(burst, burst/rate)`, built lazily inside the
+  running loop: an even rate with a burst of one up to BURST_FROM requests/second, above it a
+  burst of BURST_WINDOW seconds' worth of requests (the same average rate; at 100,000/s a burst
+  of one would park nearly every request on a 10-microsecond timer); no limiter at all when the
+  rate is unlimited;
 - a "not before" deadline that `Retry-After` pushes (to the later of the current and the
   requested time, capped by `retry_after_cap`, with a note when capped);
 - the in-flight cap (`max_per_host` concurrent requests), taken outside aiohttp's timeout so
@@ -30,8 +33,11 @@ MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host belo
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
 SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
 DEFAULT_PORTS = {"http": 80, "https": 443}
+BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
+BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
+_KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 
-__all__ = ["MIN_RATE", "Host", "HostPool", "HostStats", "origin_of"]
+__all__ = ["MIN_RATE", "Host", "HostPool", "HostStats", "limiter_for", "origin_of", "url_prefix"]
 
 
 def origin_of(url: str) -> str:
@@ -48,6 +54,30 @@ def origin_of(url: str) -> str:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def limiter_for(rate: float) -> AsyncLimiter:
+    """The limiter of a finite rate: burst 1 below BURST_FROM/s, BURST_WINDOW's worth above."""
+    burst = max(1, int(rate * BURST_WINDOW)) if rate >= BURST_FROM else 1
+    return AsyncLimiter(burst, burst / rate)
+
+
+def url_prefix(url: str) -> str | None:
+    """`scheme://netloc` exactly as written in an absolute URL, or None.
+
+    A memo key only: urlsplit reads scheme, host and port from this text alone, so every URL
+    with the same prefix has the same origin (`origin_of` still does the parsing once).
+    """
+    start = url.find("://")
+    if start <= 0:
+        return None
+    start += 3
+    end = len(url)
+    for sep in "/?#":
+        i = url.find(sep, start, end)
+        if i >= 0:
+            end = i
+    return url[:end]
 
 
 def _unlimited(rate: float) -> bool:
@@ -195,7 +225,7 @@ class Host:
                 return
             limiter = self._limiter
             if limiter is None:
-                limiter = self._limiter = AsyncLimiter(1, 1.0 / self._rate)
+                limiter = self._limiter = limiter_for(self._rate)
             await limiter.acquire()
             # a Retry-After may have arrived while this request waited on the limiter
             if self._not_before <= loop.time():
@@ -243,9 +273,15 @@ class HostPool:
         self._max_in_flight = max_in_flight
         self._retry_after_cap = retry_after_cap
         self._hosts: dict[str, Host] = {}
+        self._by_prefix: dict[str, Host] = {}  # url_prefix() -> host: no urlsplit per request
 
     def get(self, url: str) -> Host:
         """The host object of `url` (an absolute http(s) URL or an origin); ValueError otherwise."""
+        prefix = url_prefix(url)
+        if prefix is not None:
+            known = self._by_prefix.get(prefix)
+            if known is not None:
+                return known
         key = origin_of(url)
         host = self._hosts.get(key)
         if host is None:
@@ -255,6 +291,10 @@ class HostPool:
                 max_in_flight=self._max_in_flight,
                 retry_after_cap=self._retry_after_cap,
             )
+        if prefix is not None:
+            if len(self._by_prefix) >= _KEY_CACHE_MAX:
+                self._by_prefix.clear()
+            self._by_prefix[prefix] = host
         return host
 
     def stats(self) -> list[HostStats]:

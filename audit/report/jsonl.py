@@ -9,11 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+# One encoder for the run: json.dumps with options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
 
 def dumps_line(record: dict[str, Any]) -> str:
     """One record as one line. U+2028/2029 are escaped so no reader splits the line."""
-    text = json.dumps(record, ensure_ascii=False, default=str)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
+    text = _ENCODE(record)
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return text + "\n"
 
 
 class JsonlWriter:
