@@ -240,12 +240,14 @@ def validate_bench(quick: bool) -> Section:
                 ratio >= 0.5 if key == "big" else None,  # the goal is set on the large set
             )
         )
+    cpu_ratio = min(m.cpu_s for m in runs["bare-big"]) / min(m.cpu_s for m in runs["full-big"])
     big_rss, small_rss = max_rss(runs["full-big"]), max_rss(runs["full-small"])
     ratio_big = sec.rows[1].ratio or 0.0
     label = "1M" if not quick else fmt_int(big.entries)
     sec.goals += [
         f"full validator >= 0.5x the bare rate at {label}: {ratio_big:.2f}x: "
-        f"{yes_no(ratio_big >= 0.5)}",
+        f"{yes_no(ratio_big >= 0.5)} (on CPU time instead of wall time, which other load on "
+        f"the machine disturbs less: {cpu_ratio:.2f}x)",
         f"peak RSS at {label} < 150 MB: {big_rss:.1f} MB: {yes_no(big_rss < 150)}",
         f"peak RSS at {label} no more than 20 MB above the {fmt_int(small.entries)} peak "
         f"({small_rss:.1f} MB): +{big_rss - small_rss:.1f} MB: "
@@ -288,6 +290,7 @@ class CrawlRun:
     urls: int
     seconds: float  # the time the rate is computed over
     nginx_cpu: float  # nginx worker CPU seconds during the run
+    cpu_s: float  # client CPU seconds over the same span as `seconds`
 
 
 def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
@@ -321,6 +324,7 @@ def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
     c = min(runs["crawl"], key=lambda r: r.seconds)
     b_rate, c_rate = b.urls / b.seconds, c.urls / c.seconds
     ratio = c_rate / b_rate
+    cpu_ratio = min(r.cpu_s for r in runs["bare"]) / min(r.cpu_s for r in runs["crawl"])
     bare_rss = max(r.m.maxrss_mb for r in runs["bare"])
     crawl_rss = max(r.m.maxrss_mb for r in runs["crawl"])
     sec.rows += [
@@ -332,6 +336,8 @@ def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
     sec.goals += [
         f"crawl >= 0.70x the bare loop's URLs/s (issue 3): {ratio:.2f}x: {yes_no(ratio >= 0.70)}",
         f"crawl >= 0.80x the bare loop's URLs/s (issue 8): {ratio:.2f}x: {yes_no(ratio >= 0.80)}",
+        f"(the same ratio on client CPU time instead of wall time, which other load on the "
+        f"machine disturbs less: {cpu_ratio:.2f}x)",
     ]
     if ceiling is None:
         sec.intro.append("Server ceiling: wrk failed (see bench/out/nginx/); not measured.")
@@ -411,7 +417,7 @@ def bare_head(site: gen.Site, ng: server.Nginx, tag: str) -> CrawlRun:
     out = m.json_out()
     if m.rc != 0 or out.get("urls") != site.urls or out.get("errors"):
         raise RuntimeError(f"bare aiohttp loop failed ({out}): {fail_text(m)}")
-    return CrawlRun(m, site.urls, float(out["loop_s"]), cpu)
+    return CrawlRun(m, site.urls, float(out["loop_s"]), cpu, float(out["loop_cpu_s"]))
 
 
 def audit_crawl(
@@ -442,7 +448,7 @@ def audit_crawl(
             f"sitemap-audit crawl failed ({counts['url']} url records of {site.urls}): "
             f"{fail_text(m)}"
         )
-    return CrawlRun(m, site.urls, m.wall_s, cpu)
+    return CrawlRun(m, site.urls, m.wall_s, cpu, m.cpu_s)
 
 
 def million_crawl(rss_100k: float, urls_100k: int) -> Section:
