@@ -23,6 +23,8 @@ __all__ = [
     "normalize_url",
     "origin",
     "plain_match",
+    "plain_prefix",
+    "plain_tail_match",
     "same_origin",
     "sitemap_directory",
     "under_path",
@@ -39,11 +41,14 @@ _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 # a letter (so no IPv4 look-alikes), no port, a path, only RFC 3986 characters, upper-case
 # percent escapes, no fragment. Such a URL is valid and already normalised. Possessive
 # quantifiers keep a failing match linear.
+_PLAIN_PATH = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]++|%[0-9A-F]{2})*+"
 _PLAIN = re.compile(
-    rf"https?://(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?"
-    r"/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]++|%[0-9A-F]{2})*+",
+    rf"https?://(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?/{_PLAIN_PATH}",
     re.ASCII,
 )
+# The path part alone: after a prefix that is itself plain and ends with "/", the whole
+# URL is plain exactly when the rest matches this (a "/" is always a token boundary).
+_PLAIN_TAIL = re.compile(_PLAIN_PATH, re.ASCII)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:", re.ASCII)
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`]")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -62,6 +67,20 @@ def _show(value: str, limit: int = 120) -> str:
 
 
 plain_match = _PLAIN.fullmatch  # the fast-path regex alone (callers check length and host)
+# plain_tail_match(url, len(prefix)): the rest of `url` after a plain prefix (see plain_prefix).
+plain_tail_match = _PLAIN_TAIL.fullmatch
+
+
+def plain_prefix(prefix: str | None) -> int:
+    """len(prefix) when `prefix` is a plain URL ending in "/", else 0.
+
+    For such a prefix, a URL of allowed length that starts with it is a plain URL
+    (valid, normalised, in scope) exactly when plain_tail_match(url, len(prefix))
+    matches: the prefix already vouches for scheme, host and host length.
+    """
+    if prefix is None or not prefix.endswith("/") or not is_plain_url(prefix):
+        return 0
+    return len(prefix)
 
 
 def is_plain_url(url: str) -> bool:

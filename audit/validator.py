@@ -54,6 +54,8 @@ from audit.urls import (
     normalize_url,
     origin,
     plain_match,
+    plain_prefix,
+    plain_tail_match,
 )
 
 __all__ = [
@@ -107,6 +109,7 @@ _RESOLUTIONS = frozenset({"sd", "SD", "hd", "HD"})
 _ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
 _CACHE_SIZE = 4096  # parsed priority values kept per sitemap (lastmod: the previous one)
 _plain = plain_match
+_plain_tail = plain_tail_match
 
 # A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
 # Gregorian, so start // 86400 is the UTC day's ordinal), precision, xsd_valid.
@@ -117,6 +120,11 @@ _LM_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _LM_FULL = re.compile(
     r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII
 )
+# The same two forms for the inline path in check(): date, and hh:mm plus zone (the
+# seconds do not move a value to another UTC day: hh:mm and the zone are whole minutes).
+_LM_COMMON = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):[0-5]\d(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
+).fullmatch
 _DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
 _TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
 _HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
@@ -189,7 +197,9 @@ def fingerprint(normalized_url: str) -> int:
 
 _SRC_BITS = 12  # low bits of a stored value: which sitemap listed the URL first (0 = unknown)
 _SRC_MAX = (1 << _SRC_BITS) - 1
-_BUCKET_SHIFT = 64 - 12  # 4,096 buckets chosen by the top 12 bits of the fingerprint
+_FIRST_BITS = 12  # 4,096 buckets at first, chosen by the top bits of the fingerprint
+_MAX_BITS = 20
+_GROW_AT = 64  # average entries per bucket at which there become 4 times as many buckets
 
 
 class SeenUrls:
@@ -197,19 +207,24 @@ class SeenUrls:
 
     The 64-bit fingerprint of each normalised URL goes into one of 4,096
     sorted `array('Q')` buckets (chosen by its top 12 bits; created lazily).
+    When the buckets average 64 entries, each is split into 4 by the next 2
+    bits (slices of a sorted array, no rehashing), so a lookup stays a short
+    bisect at any size while a small table keeps few bucket objects.
     A stored value is the fingerprint's top 52 bits and, in the low 12 bits,
     the ordinal of the sitemap that listed it first (sitemaps 1..4095 are
     remembered; later ones show as unknown). Lookup is a C-level bisect,
-    insertion a memmove within one small bucket, so there is no rehashing and
-    no load factor: 1,000,000 URLs take about 9 MB. Two different URLs share a
+    insertion a memmove within one small bucket, so there is no load factor:
+    1,000,000 URLs take about 10 MB. Two different URLs share a
     52-bit fingerprint with probability about n²/2⁵³ (1e-4 for a million
     URLs): such a pair would be reported as a duplicate.
     """
 
-    __slots__ = ("_buckets", "_count", "_source_ids", "_sources")
+    __slots__ = ("_buckets", "_count", "_grow_at", "_shift", "_source_ids", "_sources")
 
     def __init__(self) -> None:
-        self._buckets: list[array[int] | None] = [None] * (1 << (64 - _BUCKET_SHIFT))
+        self._buckets: list[array[int] | None] = [None] * (1 << _FIRST_BITS)
+        self._shift = 64 - _FIRST_BITS  # fp >> _shift is the bucket index
+        self._grow_at = _GROW_AT << _FIRST_BITS
         self._count = 0
         self._sources: list[str] = []
         self._source_ids: dict[str, int] = {}
@@ -248,7 +263,7 @@ class SeenUrls:
         return self.add_fp(fingerprint(normalize_url(url)), sid) >= 0
 
     def contains_fp(self, fp: int) -> bool:
-        bucket = self._buckets[fp >> _BUCKET_SHIFT]
+        bucket = self._buckets[fp >> self._shift]
         if bucket is None:
             return False
         key = fp >> _SRC_BITS
@@ -257,7 +272,7 @@ class SeenUrls:
 
     def add_fp(self, fp: int, source_id: int = 0) -> int:
         """Add a fingerprint; -1 if it is new, else the source id it was first added with."""
-        index = fp >> _BUCKET_SHIFT
+        index = fp >> self._shift
         bucket = self._buckets[index]
         if bucket is None:
             bucket = self._buckets[index] = array("Q")
@@ -270,7 +285,30 @@ class SeenUrls:
                 return stored & _SRC_MAX
         bucket.insert(i, low | source_id)
         self._count += 1
+        if self._count > self._grow_at:
+            self._grow()
         return -1
+
+    def _grow(self) -> None:
+        """Four times as many buckets: each sorted bucket splits into 4 consecutive slices."""
+        shift = self._shift - 2
+        if shift < 64 - _MAX_BITS:
+            self._grow_at = 1 << 62  # large enough already: buckets just get longer
+            return
+        split: list[array[int] | None] = [None] * (len(self._buckets) * 4)
+        for index, bucket in enumerate(self._buckets):
+            if bucket is None:
+                continue
+            start = 0
+            for part in range(4):
+                new_index = index * 4 + part
+                end = bisect_left(bucket, (new_index + 1) << shift) if part < 3 else len(bucket)
+                if end > start:
+                    split[new_index] = bucket[start:end]
+                start = end
+        self._buckets = split
+        self._shift = shift
+        self._grow_at <<= 2
 
 
 # --- run-wide hreflang reciprocity ------------------------------------------
@@ -382,6 +420,7 @@ class SitemapValidator:
         "_news",
         "_news_oldest",
         "_no_lastmod",
+        "_old_day",
         "_pr_cache",
         "_prefix",
         "_prio_count",
@@ -393,6 +432,8 @@ class SitemapValidator:
         "_served_now",
         "_src_sm",
         "_src_url",
+        "_tail_at",
+        "_tail_prefix",
         "_urls",
         "checked",
         "cross_submitted",
@@ -439,6 +480,11 @@ class SitemapValidator:
         self._future_time = now_s + int(FUTURE_TOLERANCE.total_seconds())
         self._future_date = now_s + int(FUTURE_TOLERANCE_DATE.total_seconds())
         self._served_from = now_s - int(SERVED_NOW_WINDOW.total_seconds())
+        # A lastmod on a day before this one is in the past and outside the "served now"
+        # window whatever its time and zone (zones reach 14 hours): check() counts it inline.
+        self._old_day = self._served_from // _DAY_S - 2
+        self._tail_at = plain_prefix(self._prefix)
+        self._tail_prefix = self._prefix if self._prefix is not None and self._tail_at else ""
         self._news_oldest = self.now - NEWS_MAX_AGE
         # counters for finish()
         self.checked = 0
@@ -467,16 +513,21 @@ class SitemapValidator:
             self._urls += 1
         out: list[Finding] = []
         raw = entry.loc
-        prefix = self._prefix
         # Fast path: a plain URL under the sitemap's directory is valid, in scope and
-        # already normalised (the prefix vouches for the host).
+        # already normalised (the prefix vouches for scheme and host, so only the rest
+        # of the URL is matched when the prefix itself is plain).
+        tail_at = self._tail_at
         if (
             raw is not None
             and MIN_LOC_LENGTH <= len(raw) <= MAX_LOC_LENGTH
             and (
-                raw.startswith(prefix) and _plain(raw) is not None
-                if prefix is not None
-                else is_plain_url(raw)
+                raw.startswith(self._tail_prefix) and _plain_tail(raw, tail_at) is not None
+                if tail_at
+                else (
+                    raw.startswith(self._prefix) and _plain(raw) is not None
+                    if self._prefix is not None
+                    else is_plain_url(raw)
+                )
             )
         ):
             loc: str | None = raw
@@ -488,8 +539,7 @@ class SitemapValidator:
             if table is not None:
                 # SeenUrls.add_fp inlined: this runs for every URL of the audit.
                 fp = (hash(norm) & _MASK64) or 1
-                buckets = table._buckets
-                bucket = buckets[fp >> _BUCKET_SHIFT]
+                bucket = table._buckets[fp >> table._shift]
                 key = fp >> _SRC_BITS
                 low = key << _SRC_BITS
                 if bucket is not None:
@@ -501,6 +551,8 @@ class SitemapValidator:
                     else:
                         bucket.insert(i, low | (self._src_url if is_url else self._src_sm))
                         table._count += 1
+                        if table._count > table._grow_at:
+                            table._grow()
                 else:
                     table.add_fp(fp, self._src_url if is_url else self._src_sm)
 
@@ -508,23 +560,30 @@ class SitemapValidator:
         if lastmod is None:
             self._no_lastmod += 1
         else:
-            if lastmod == self._lm_text:
-                value = self._lm_value
-            else:
-                value = _lastmod_fast(lastmod) or self._parse_lastmod(lastmod)
-                self._lm_text, self._lm_value = lastmod, value
-            # The common cases inline: a full timestamp older than "now", or a past date.
-            if isinstance(value, tuple) and (
-                value[0] < self._served_from
-                if value[1] == "second"
-                else value[1] == "day" and value[0] <= self._future_date
-            ):
+            # The common case inline: a valid date, or date and time with a zone, on a day
+            # well before the audit (so neither "future" nor "served now" can apply); only
+            # its UTC day is counted. Anything else takes the full path.
+            m = _LM_COMMON(lastmod)
+            ordinal = None
+            if m is not None:
+                day, hour_minute, tzd = m.groups()
+                ordinal = _DAY_ORDINALS.get(day)
+                if ordinal is not None and (ordinal >= self._old_day or hour_minute is not None):
+                    if ordinal >= self._old_day:
+                        ordinal = None
+                    else:
+                        seconds = _HOUR_MINUTE.get(hour_minute)
+                        tz = _TZ_SECONDS.get(tzd)
+                        if seconds is None or tz is None:
+                            ordinal = None
+                        else:
+                            ordinal += (seconds - tz) // _DAY_S
+            if ordinal is not None:
                 self._lastmods += 1
-                day = value[0] // _DAY_S
                 days = self._days
-                days[day] = days.get(day, 0) + 1
+                days[ordinal] = days.get(ordinal, 0) + 1
             else:
-                self._check_lastmod(lastmod, value, entry.line, loc, out)
+                self._lastmod_full(lastmod, entry.line, loc, out)
         changefreq = entry.changefreq
         if changefreq is not None and changefreq not in CHANGEFREQS:
             self._check_changefreq(changefreq, entry.line, loc, out)
@@ -549,6 +608,25 @@ class SitemapValidator:
         if entry.alternates:
             self._check_alternates(entry, loc, norm, out)
         return out
+
+    def _lastmod_full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        if lastmod == self._lm_text:
+            value = self._lm_value
+        else:
+            value = _lastmod_fast(lastmod) or self._parse_lastmod(lastmod)
+            self._lm_text, self._lm_value = lastmod, value
+        # The common cases: a full timestamp older than "now", or a past date.
+        if isinstance(value, tuple) and (
+            value[0] < self._served_from
+            if value[1] == "second"
+            else value[1] == "day" and value[0] <= self._future_date
+        ):
+            self._lastmods += 1
+            day = value[0] // _DAY_S
+            days = self._days
+            days[day] = days.get(day, 0) + 1
+        else:
+            self._check_lastmod(lastmod, value, line, loc, out)
 
     def _add(
         self, out: list[Finding], code: str, message: str, line: int | None, url: str | None

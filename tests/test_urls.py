@@ -11,6 +11,8 @@ from audit.urls import (
     is_plain_url,
     normalize_url,
     origin,
+    plain_prefix,
+    plain_tail_match,
     same_origin,
     sitemap_directory,
     under_path,
@@ -109,6 +111,35 @@ def test_is_plain_url() -> None:
     assert not is_plain_url("https://www.example.com/#x")
     assert not is_plain_url("https://www.example.com/" + "a" * 2048)
     assert not is_plain_url("https://" + "a" * 60 + (".b" * 100) + ".com/")
+
+
+def test_plain_tail_after_plain_prefix() -> None:
+    prefix = "https://www.example.com/shop/"
+    at = plain_prefix(prefix)
+    assert at == len(prefix)
+    # Not usable as a vouching prefix: not plain, or not a directory.
+    assert plain_prefix(None) == 0
+    assert plain_prefix("http://127.0.0.1:8080/") == 0
+    assert plain_prefix("https://WWW.example.com/") == 0
+    assert plain_prefix("https://www.example.com/shop") == 0
+    tails = [
+        "",
+        "a/b.html",
+        "a/b?c=%C3%A9&d=1",
+        "a/b?c=%c3%a9",
+        "a b",
+        "a#frag",
+        "%",
+        "%2",
+        "%2F",
+        "é",
+        "a<b",
+        "x" * 2100,
+        "~!$&'()*+,;=:@/?",
+    ]
+    for tail in tails:
+        url = prefix + tail
+        assert (plain_tail_match(url, at) is not None) == is_plain_url(url) or len(url) > 2048, tail
 
 
 @pytest.mark.parametrize(

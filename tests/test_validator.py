@@ -580,6 +580,27 @@ def test_lastmod_uniform() -> None:
     assert "2024-05-21" in v.finish("urlset", 20, 100)[0].message
 
 
+def test_lastmod_uniform_counts_utc_days_across_zones() -> None:
+    # Each form lands on 2024-05-20 in UTC, whatever its written day; the seconds never
+    # move a value to another day. Every value repeats, so both the first reading and the
+    # later (cached) ones are counted.
+    on_20th = [
+        "2024-05-21T00:30:00+01:00",
+        "2024-05-19T22:00:00-14:00",
+        "2024-05-20T23:59:59.5Z",
+        "2024-05-21T12:59:59+13:00",
+        "2024-05-20",
+    ]
+    v = make()
+    fill(v, on_20th * 4)
+    (f,) = v.finish("urlset", 20, 100)
+    assert "20 of 20" in f.message and "2024-05-20" in f.message
+    v = make()  # just after midnight an hour east of UTC: still the 19th in UTC
+    fill(v, ["2024-05-20T00:30:00+01:00", "2024-05-20T00:59:59+01:00"] * 10)
+    (f,) = v.finish("urlset", 20, 100)
+    assert "20 of 20" in f.message and "2024-05-19" in f.message
+
+
 def test_lastmod_uniform_silent() -> None:
     v = make()
     fill(v, ["2024-05-20"] * 19)  # fewer than 20
@@ -657,6 +678,23 @@ def test_seen_urls() -> None:
     assert all(many.add(f"{B}/p/{i}") for i in range(n))
     assert len(many) == n
     assert many.nbytes < 24 * n  # 8 bytes a URL plus bucket overhead
+
+
+def test_seen_urls_grows_its_buckets() -> None:
+    # Past 64 entries a bucket on average the table splits every bucket in four; what
+    # was added before must still be found, with the source it was first added with.
+    import random
+
+    rng = random.Random(5)
+    seen = SeenUrls()
+    fps = [rng.getrandbits(64) | 1 for _ in range(300_000)]
+    for i, fp in enumerate(fps):
+        assert seen.add_fp(fp, i % 7 + 1) == -1
+    assert len(seen) == len(fps) and len(seen._buckets) > 4096
+    assert all(seen.add_fp(fps[i]) == i % 7 + 1 for i in range(0, len(fps), 97))
+    assert all(seen.contains_fp(fp) for fp in fps[1::89])
+    assert not any(seen.contains_fp(rng.getrandbits(64)) for _ in range(1000))
+    assert len(seen) == len(fps)
 
 
 def test_seen_urls_remembers_first_source() -> None:
