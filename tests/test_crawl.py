@@ -469,3 +469,39 @@ async def test_max_urls_and_scope(serve: Any) -> None:
     run2 = await audit(f"{base}/index.xml", exclude_sitemap=("shop",), max_urls=3)
     assert len(run2.of("url")) == 3
     assert run2.summary["max_urls_reached"] is True
+
+
+# --- the jsonl line encoder ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_orjson", [True, False])
+def test_jsonl_lines_are_the_same_with_or_without_orjson(
+    with_orjson: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    from audit.report import jsonl
+
+    if not with_orjson:
+        monkeypatch.setattr(jsonl, "_ORJSON", None)
+    elif jsonl._ORJSON is None:
+        pytest.skip("orjson is not installed (the optional 'fast' extra)")
+    record = {
+        "type": "url",
+        "url": "https://ex.com/caf\u00e9\u2028x",
+        "line": 7,
+        "redirects": ({"url": "https://ex.com/a", "status": 301},),
+        "elapsed_ms": 14.1,
+        "error": None,
+        "when": datetime(2024, 1, 2, tzinfo=UTC),
+    }
+    line = jsonl.dumps_line(record)
+    assert line == (
+        '{"type":"url","url":"https://ex.com/caf\u00e9\\u2028x","line":7,'
+        '"redirects":[{"url":"https://ex.com/a","status":301}],"elapsed_ms":14.1,'
+        '"error":null,"when":"2024-01-02 00:00:00+00:00"}\n'
+    )
+    # what orjson refuses (a non-str key, an int beyond 64 bits) still becomes a line
+    odd = jsonl.dumps_line({"type": "x", 1: 2**70})
+    assert json.loads(odd) == {"type": "x", "1": 2**70} and odd.count("\n") == 1

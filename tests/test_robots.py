@@ -114,6 +114,9 @@ def test_robots_txt_is_always_allowed() -> None:
         origin="http://e.test:80", url="http://e.test/robots.txt", status="unreachable"
     )
     assert ok(down, "/robots.txt") and not ok(down, "/")
+    # urlsplit drops a tab or newline anywhere in a URL: still the robots.txt path
+    assert p.allowed("http://e.test/robots\t.txt") and p.allowed("http://e.test/robo\nts.txt")
+    assert not p.allowed("http://e.test/robots.txt.bak")
 
 
 def test_crawl_delay_and_request_rate_of_the_chosen_group() -> None:

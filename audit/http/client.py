@@ -171,9 +171,12 @@ async def _read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
 
 async def _discard(resp: aiohttp.ClientResponse) -> None:
     """Give the connection back: read a small leftover body for keep-alive, else close."""
+    if resp.content.at_eof():  # a HEAD answer, or a body already read: the common case
+        resp.release()
+        return
     try:
         length = resp.content_length
-        if not resp.content.at_eof() and length is not None and length <= DRAIN_LIMIT:
+        if length is not None and length <= DRAIN_LIMIT:
             await resp.content.read(DRAIN_LIMIT + 1)
     except Exception:  # a broken leftover body only costs the connection
         resp.close()

@@ -239,7 +239,8 @@ class Host:
         if hold_slot:
             await self._in_flight.acquire()
         try:
-            await self._wait_turn()
+            if self._not_before or self._rate != math.inf:  # else nothing to wait for
+                await self._wait_turn()
         except BaseException:
             if hold_slot:
                 self._in_flight.release()

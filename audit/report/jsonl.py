@@ -1,21 +1,47 @@
 """jsonl writer: one JSON object a line, each record written as it arrives.
 
 The source of truth of an audit (DESIGN.md "jsonl report"); every record type
-passes through, known or not. Imports nothing but the standard library.
+passes through, known or not. Lines are compact JSON (no space after `,` and `:`),
+the same whether the optional orjson (`pip install 'sitemap-audit[fast]'`) encodes
+them or the standard library does (only a float's exponent may be spelled
+differently, 1e-7 / 1e-07); orjson is about ten times faster, which counts at one or
+two records per checked URL. Imports nothing but the standard
+library (and orjson when it is installed).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any, TextIO
 
+
+def _load_orjson() -> Any:
+    try:
+        return importlib.import_module("orjson")
+    except ImportError:
+        return None
+
+
+_ORJSON: Any = _load_orjson()
+# datetimes and dataclasses go through default=str, as with the standard library
+_ORJSON_OPTIONS: int = (
+    _ORJSON.OPT_PASSTHROUGH_DATETIME | _ORJSON.OPT_PASSTHROUGH_DATACLASS if _ORJSON else 0
+)
 # One encoder for the run: json.dumps with options builds a new encoder per call.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_STD_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 
 
 def dumps_line(record: dict[str, Any]) -> str:
     """One record as one line. U+2028/2029 are escaped so no reader splits the line."""
-    text = _ENCODE(record)
+    text: str | None = None
+    if _ORJSON is not None:
+        try:
+            text = _ORJSON.dumps(record, default=str, option=_ORJSON_OPTIONS).decode()
+        except TypeError:  # what orjson refuses (non-str keys, huge ints): the stdlib takes it
+            text = None
+    if text is None:
+        text = _STD_ENCODE(record)
     if "\u2028" in text or "\u2029" in text:
         text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return text + "\n"
