@@ -460,3 +460,19 @@ def test_parse_file_exposes_the_parser() -> None:
     assert sum(isinstance(x, Entry) for x in pf) == 4
     assert (pf.parser.kind, pf.parser.gzip, pf.parser.stopped) == ("urlset", True, True)
     assert pf.parser.source == str(VALID / "urlset-double.xml.gz")
+
+
+def test_nested_entry_at_a_chunk_end_is_reported_not_a_crash() -> None:
+    # An own-namespace <url> inside a <url>, the input cut right after the inner one:
+    # the outer <url> is still open, so the newest handled entry is the first one.
+    head = (
+        f'<?xml version="1.0"?>\n<urlset xmlns="{SM}">\n<url><loc>{H}/1</loc></url>\n'
+        f"<url><loc>{H}/2</loc><url><loc>{H}/n</loc></url>\n"
+    ).encode()
+    tail = f"</url>\n<url><loc>{H}/3</loc></url>\n</urlset>\n".encode()
+    p = StreamParser(f"{H}/sitemap.xml")
+    items = p.feed(head) + p.feed(tail) + p.close()
+    whole, _ = parse_bytes(head + tail)
+    assert items == whole
+    assert [x.loc for x in items if isinstance(x, Entry)] == [f"{H}/1", f"{H}/2", f"{H}/3"]
+    assert codes([x for x in items if isinstance(x, Finding)]) == [("element-unknown", 4)]
