@@ -128,6 +128,29 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ),
     ("lastmod-ahead", W, "<lastmod> is later than Last-Modified"),
     ("last-modified-dynamic", I, "Last-Modified is always the time of the request"),
+    # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
+    ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
+    (
+        "migrate-temporary-redirect",
+        W,
+        "the old URL redirects with 302/303/307; a migration needs 301 or 308",
+    ),
+    ("migrate-chain", W, "more than one redirect hop from the old URL to its new page"),
+    ("migrate-wrong-target", E, "the old URL lands on a 200 that is not its expected new URL"),
+    (
+        "migrate-to-homepage",
+        E,
+        "the old URL redirects to the new home page (search engines read it as a soft 404)",
+    ),
+    (
+        "migrate-lost",
+        E,
+        "the old URL ends in an error, no answer, a redirect loop or off the new origin",
+    ),
+    ("migrate-noindex", E, "the old URL's new page says noindex (X-Robots-Tag)"),
+    ("migrate-robots-blocked", E, "robots.txt of the new site disallows the old URL or its target"),
+    ("migrate-not-in-new-sitemap", W, "the old URL's new page is not listed in the new sitemap"),
+    ("migrate-new-sitemap-redirect", W, "a URL of the new sitemap redirects; list final URLs"),
 )
 
 CODES: dict[str, Code] = {c: Code(c, s, d) for c, s, d in _TABLE}
