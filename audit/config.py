@@ -21,7 +21,9 @@ BACKOFF_CAP = 30.0
 DEFAULT_MAX_PER_HOST: int | None = (
     None  # None: --concurrency (most audits are one host); --max-per-host caps it
 )
-STREAM_TIMEOUT_FACTOR = 4.0  # a sitemap body may take this many --timeout to arrive
+STREAM_TIMEOUT_FACTOR = 4.0
+SECRET_MIN_CHARS = 4  # shorter credential values are not redacted from reports
+AUTH_ENV = "SITEMAP_AUDIT_AUTH"  # user:password for --auth, kept out of shell history  # a sitemap body may take this many --timeout to arrive
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,8 @@ class CrawlConfig:
     backoff_base: float = BACKOFF_BASE
     backoff_cap: float = BACKOFF_CAP
     max_redirects: int = MAX_REDIRECTS
-    extra_headers: tuple[tuple[str, str], ...] = field(default=())
+    # --header: sent only to credential origins, like --auth (never into a report)
+    extra_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     max_per_host: int | None = (
         DEFAULT_MAX_PER_HOST  # in-flight cap per scheme://host:port; None = concurrency
     )
@@ -56,3 +59,28 @@ class CrawlConfig:
     stream_timeout: float | None = (
         None  # total deadline of one sitemap body; None = factor x timeout
     )
+    # --rewrite FROM=TO: listed URLs on origin FROM are requested at origin TO
+    rewrites: tuple[tuple[str, str], ...] = ()
+    # Staging access. Credentials (auth, cookies, extra_headers) go only to these origins
+    # (scheme://host[:port]); empty = only the origin a request chain starts at, never a
+    # redirect's other host. repr=False: an echo of the config never shows a secret.
+    auth: tuple[str, str] | None = field(default=None, repr=False)  # HTTP basic (user, password)
+    cookies: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    credential_origins: tuple[str, ...] = ()
+    insecure_hosts: tuple[str, ...] = ()  # host names whose TLS certificate is not verified
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values of the config, longest first, for redacting reports: the
+        password and basic token, cookie and extra header values. Values shorter than
+        SECRET_MIN_CHARS are left out: redacting "1" or "yes" would garble every report."""
+        import base64
+
+        out: list[str] = []
+        if self.auth is not None:
+            user, password = self.auth
+            out.append(password)
+            out.append(base64.b64encode(f"{user}:{password}".encode()).decode("ascii"))
+        out += [v for _, v in self.cookies]
+        out += [v for k, v in self.extra_headers if k.lower() != "user-agent"]
+        found = {v for v in out if len(v) >= SECRET_MIN_CHARS}
+        return tuple(sorted(found, key=len, reverse=True))
