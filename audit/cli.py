@@ -203,6 +203,27 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=FORMATS, default="text")
     report.add_argument("--output", "-o", metavar="PATH")
     report.add_argument("--fail-on", choices=LEVELS, default="error")
+
+    diff = sub.add_parser(
+        "diff", help="compare two jsonl reports (or state files): new, fixed, still failing"
+    )
+    diff.add_argument("old", help="the earlier report (jsonl) or state file")
+    diff.add_argument("new", help="the later report (jsonl) or state file")
+    diff.add_argument("--format", choices=("text", "markdown", "jsonl"), default="text")
+    diff.add_argument("--output", "-o", metavar="PATH")
+    diff.add_argument(
+        "--fail-on",
+        choices=LEVELS,
+        default="error",
+        help="exit 1 when a NEW finding is at or above this severity",
+    )
+    diff.add_argument(
+        "--limit",
+        type=_nonneg_int,
+        default=100,
+        metavar="N",
+        help="rows per section in text and markdown (0: all; jsonl lists all)",
+    )
     return parser
 
 
@@ -412,6 +433,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    from audit.diff import DiffError, diff_reports
+
+    for path in (args.old, args.new):
+        if not Path(path).is_file():
+            raise TargetError(f"{path}: no such report or state file")
+    with open_output(args.output) as out:
+        try:
+            summary = diff_reports(
+                args.old,
+                args.new,
+                out,
+                fmt=args.format,
+                fail_on=args.fail_on,
+                limit=args.limit,
+            )
+        except DiffError as exc:
+            raise TargetError(str(exc)) from exc
+    return Exit.FINDINGS if summary.failed else Exit.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -427,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_discover(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "diff":
+            return cmd_diff(args)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE

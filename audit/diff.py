@@ -1,0 +1,391 @@
+"""`sitemap-audit diff OLD NEW`: what changed between two audits.
+
+OLD and NEW are jsonl reports (any version: missing optional fields such as
+`line`, `elapsed_ms` or the summary are fine) or state files written by
+`--state` (detected from the SQLite header). The comparison:
+
+- findings, keyed by (code, url or else sitemap): new, fixed, still failing;
+- url records, keyed by url: URLs added to and removed from the sitemaps, and
+  URLs whose outcome (status, robots block, network failure) changed;
+- sitemap records, keyed by url: sitemaps added and removed.
+
+Memory stays bounded whatever the size of the reports: both sides are loaded
+into a temporary on-disk SQLite database in batches and compared with indexed
+queries whose rows are streamed to the writer; nothing holds one dict per URL.
+
+Imports only the standard library and audit.report (for read_jsonl and the
+severity helpers); nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from audit.report import ReportInputError, at_or_above, read_jsonl
+from audit.report.aggregate import rank, severity_of
+
+__all__ = ["DIFF_FORMATS", "DiffError", "DiffSummary", "diff_reports", "records_of"]
+
+DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
+BATCH = 5000  # rows per executemany while loading
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Sections in output order: (name, title)
+FINDING_SECTIONS: tuple[tuple[str, str], ...] = (
+    ("new", "new findings"),
+    ("fixed", "fixed findings"),
+    ("still", "still failing"),
+)
+
+
+class DiffError(ValueError):
+    """An input that cannot be compared; the message is one line naming the file."""
+
+
+@dataclass
+class DiffSummary:
+    counts: dict[str, int] = field(default_factory=dict)
+    new_at_or_above: int = 0
+    fail_on: str = "error"
+
+    @property
+    def failed(self) -> bool:
+        return self.new_at_or_above > 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": "diff-summary",
+            **self.counts,
+            "fail_on": self.fail_on,
+            "new_at_or_above": self.new_at_or_above,
+        }
+
+
+def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a jsonl report or of a state file's last run."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if head == SQLITE_MAGIC:
+        from audit.state import StateError, read_records
+
+        try:
+            yield from read_records(p)
+        except StateError as exc:
+            raise DiffError(str(exc)) from exc
+        return
+    try:
+        yield from read_jsonl(p)
+    except ReportInputError as exc:
+        raise DiffError(str(exc)) from exc
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _outcome(rec: dict[str, Any]) -> str:
+    """What a URL answered, as one comparable word: its status, else why it has none."""
+    status = _int(rec.get("status"))
+    if status is not None:
+        return str(status)
+    if rec.get("robots") == "blocked":
+        return "robots-blocked"
+    error = _str(rec.get("error"))
+    if error and error.startswith("not requested"):
+        return "not-requested"
+    return "no-answer" if error else "none"
+
+
+class _Db:
+    def __init__(self, directory: str) -> None:
+        self.conn = sqlite3.connect(str(Path(directory) / "diff.sqlite3"))
+        self.conn.executescript(
+            """
+            PRAGMA journal_mode = OFF;
+            PRAGMA synchronous = OFF;
+            PRAGMA temp_store = FILE;
+            CREATE TABLE f (side INTEGER, code TEXT, target TEXT, severity TEXT, rank INTEGER,
+                            url TEXT, sitemap TEXT, line INTEGER, message TEXT);
+            CREATE TABLE u (side INTEGER, url TEXT, outcome TEXT, sitemap TEXT);
+            CREATE TABLE s (side INTEGER, url TEXT);
+            """
+        )
+
+    def load(self, side: int, records: Iterable[dict[str, Any]]) -> None:
+        f_rows: list[tuple[Any, ...]] = []
+        u_rows: list[tuple[Any, ...]] = []
+        s_rows: list[tuple[Any, ...]] = []
+        for rec in records:
+            kind = rec.get("type")
+            if kind == "finding":
+                code = _str(rec.get("code"))
+                if code is None:
+                    continue
+                url, sitemap = _str(rec.get("url")), _str(rec.get("sitemap"))
+                sev = severity_of(rec)
+                f_rows.append(
+                    (
+                        side,
+                        code,
+                        url or sitemap or "",
+                        sev,
+                        rank(sev),
+                        url,
+                        sitemap,
+                        _int(rec.get("line")),
+                        _str(rec.get("message")) or "",
+                    )
+                )
+                if len(f_rows) >= BATCH:
+                    self.conn.executemany("INSERT INTO f VALUES (?,?,?,?,?,?,?,?,?)", f_rows)
+                    f_rows.clear()
+            elif kind == "url":
+                url = _str(rec.get("url"))
+                if url is None:
+                    continue
+                u_rows.append((side, url, _outcome(rec), _str(rec.get("sitemap"))))
+                if len(u_rows) >= BATCH:
+                    self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
+                    u_rows.clear()
+            elif kind == "sitemap":
+                url = _str(rec.get("url"))
+                if url is not None:
+                    s_rows.append((side, url))
+        self.conn.executemany("INSERT INTO f VALUES (?,?,?,?,?,?,?,?,?)", f_rows)
+        self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
+        self.conn.executemany("INSERT INTO s VALUES (?,?)", s_rows)
+
+    def index(self) -> None:
+        self.conn.executescript(
+            """
+            CREATE INDEX f_key ON f (side, code, target);
+            CREATE INDEX u_key ON u (side, url);
+            CREATE INDEX s_key ON s (side, url);
+            """
+        )
+
+    # A finding key may repeat within one report (two element-unknown in one
+    # sitemap): it is one row here, with how many times it occurs.
+    _FINDINGS = """
+        SELECT code, target, severity, url, sitemap, line, message, COUNT(*), MAX(rank) AS r
+        FROM f AS a WHERE side = ? AND {cond}
+            (SELECT 1 FROM f AS b WHERE b.side = ? AND b.code = a.code AND b.target = a.target)
+        GROUP BY code, target ORDER BY r DESC, code, target
+    """
+
+    def findings(self, section: str) -> Iterator[dict[str, Any]]:
+        side, other, cond = {
+            "new": (1, 0, "NOT EXISTS"),
+            "fixed": (0, 1, "NOT EXISTS"),
+            "still": (1, 0, "EXISTS"),
+        }[section]
+        sql = self._FINDINGS.format(cond=cond)
+        for code, target, sev, url, sitemap, line, message, count, _ in self.conn.execute(
+            sql, (side, other)
+        ):
+            yield {
+                "type": "diff-finding",
+                "change": section,
+                "code": code,
+                "severity": sev,
+                "url": url,
+                "sitemap": sitemap,
+                "line": line,
+                "message": message,
+                "count": count,
+                "key": target,
+            }
+
+    def urls(self, section: str) -> Iterator[dict[str, Any]]:
+        side, other = (1, 0) if section == "added" else (0, 1)
+        sql = """
+            SELECT url, MIN(outcome), MIN(sitemap) FROM u AS a WHERE side = ? AND NOT EXISTS
+                (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)
+            GROUP BY url ORDER BY url
+        """
+        for url, outcome, sitemap in self.conn.execute(sql, (side, other)):
+            yield {
+                "type": "diff-url",
+                "change": section,
+                "url": url,
+                "outcome": outcome,
+                "sitemap": sitemap,
+            }
+
+    def status_changes(self) -> Iterator[dict[str, Any]]:
+        sql = """
+            SELECT n.url, MIN(o.outcome), MIN(n.outcome), MIN(n.sitemap)
+            FROM u AS n JOIN u AS o ON o.side = 0 AND o.url = n.url
+            WHERE n.side = 1 AND n.outcome IS NOT o.outcome
+            GROUP BY n.url ORDER BY n.url
+        """
+        for url, old, new, sitemap in self.conn.execute(sql):
+            yield {
+                "type": "diff-status",
+                "url": url,
+                "old": old,
+                "new": new,
+                "sitemap": sitemap,
+            }
+
+    def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
+        side, other = (1, 0) if section == "sitemaps_added" else (0, 1)
+        sql = """
+            SELECT DISTINCT url FROM s AS a WHERE side = ? AND NOT EXISTS
+                (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.url) ORDER BY url
+        """
+        change = section.removeprefix("sitemaps_")
+        for (url,) in self.conn.execute(sql, (side, other)):
+            yield {"type": "diff-sitemap", "change": change, "url": url}
+
+
+# --- output -------------------------------------------------------------------
+
+
+SECTIONS: tuple[tuple[str, str], ...] = (
+    *FINDING_SECTIONS,
+    ("added", "URLs added to the sitemaps"),
+    ("removed", "URLs removed from the sitemaps"),
+    ("status", "status changes"),
+    ("sitemaps_added", "sitemaps added"),
+    ("sitemaps_removed", "sitemaps removed"),
+)
+
+
+def _rows(db: _Db, section: str) -> Iterator[dict[str, Any]]:
+    if section in ("new", "fixed", "still"):
+        return db.findings(section)
+    if section in ("added", "removed"):
+        return db.urls(section)
+    if section == "status":
+        return db.status_changes()
+    return db.sitemaps(section)
+
+
+def _where(row: dict[str, Any]) -> str:
+    sitemap, line = row.get("sitemap"), row.get("line")
+    if sitemap and line:
+        return f"{sitemap}:{line}"
+    return str(sitemap or "")
+
+
+def _line(section: str, row: dict[str, Any]) -> str:
+    if section in ("new", "fixed", "still"):
+        times = f" (x{row['count']})" if row["count"] > 1 else ""
+        where = _where(row)
+        parts = [f"{row['severity']:<7} {row['code']}{times}"]
+        if row["url"]:
+            parts.append(row["url"])
+        if where:
+            parts.append(f"[{where}]")
+        if section != "fixed" and row["message"]:
+            parts.append(row["message"])
+        return "  ".join(parts)
+    if section == "status":
+        return f"{row['old']} -> {row['new']}  {row['url']}"
+    if section in ("added", "removed"):
+        return f"{row['url']}  ({row['outcome']})"
+    return str(row["url"])
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _write_text(
+    out: TextIO, db: _Db, counts: dict[str, int], limit: int, names: tuple[str, str], md: bool
+) -> None:
+    old, new = names
+    if md:
+        out.write(f"# sitemap-audit diff\n\n`{_md(old)}` → `{_md(new)}`\n\n")
+        out.write("| change | count |\n| --- | ---: |\n")
+        for key, title in SECTIONS:
+            out.write(f"| {title} | {counts[key]} |\n")
+    else:
+        out.write(f"sitemap-audit diff\n{old} -> {new}\n")
+        out.write(
+            ", ".join(f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed"))
+            + "\n"
+        )
+    for key, title in SECTIONS:
+        if not counts[key]:
+            continue
+        out.write(f"\n## {title} ({counts[key]})\n\n" if md else f"\n{title} ({counts[key]})\n")
+        shown = 0
+        for row in _rows(db, key):
+            if limit and shown >= limit:
+                break
+            shown += 1
+            text = _line(key, row)
+            out.write(f"- {_md(text)}\n" if md else f"  {text}\n")
+        if shown < counts[key]:
+            more = counts[key] - shown
+            out.write(
+                f"- ... and {more} more (`--limit 0` lists all)\n"
+                if md
+                else f"  ... and {more} more (--limit 0 lists all)\n"
+            )
+
+
+def diff_reports(
+    old: str | Path,
+    new: str | Path,
+    out: TextIO,
+    *,
+    fmt: str = "text",
+    fail_on: str = "error",
+    limit: int = 100,
+) -> DiffSummary:
+    """Compare two reports (or state files) and write the differences as `fmt`.
+
+    `limit` bounds the rows per section of text and markdown (0: all); jsonl
+    always lists every row. Raises DiffError for an unreadable input.
+    """
+    if fmt not in DIFF_FORMATS:
+        raise DiffError(f"unknown diff format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
+    with tempfile.TemporaryDirectory(prefix="sitemap-audit-diff-") as tmp:
+        db = _Db(tmp)
+        try:
+            db.load(0, records_of(old))
+            db.load(1, records_of(new))
+            db.index()
+            counts = {key: 0 for key, _ in SECTIONS}
+            new_at_or_above = 0
+            for key, _ in SECTIONS:
+                for row in _rows(db, key):
+                    counts[key] += 1
+                    if key == "new" and at_or_above(row["severity"], fail_on):
+                        new_at_or_above += 1
+            summary = DiffSummary(counts, new_at_or_above, fail_on)
+            if fmt == "jsonl":
+                for key, _ in SECTIONS:
+                    for row in _rows(db, key):
+                        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.write(json.dumps(summary.to_json()) + "\n")
+            else:
+                _write_text(out, db, counts, limit, (str(old), str(new)), fmt == "markdown")
+                verdict = (
+                    f"FAIL: {new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
+                    if summary.failed
+                    else f"OK: no new finding at or above --fail-on {fail_on}"
+                )
+                out.write(f"\n**{verdict}**\n" if fmt == "markdown" else f"\n{verdict}\n")
+        finally:
+            db.conn.close()
+    return summary

@@ -1,0 +1,458 @@
+"""The run state (`--state PATH`): an embedded SQLite store that makes audits resumable
+and incremental.
+
+What it holds (schema version SCHEMA_VERSION):
+
+    meta      key/value: app, schema_version, fingerprint (targets + options that
+              change results), targets, run (a counter), status (running | complete)
+    urls      one row per checked URL: the run that checked it, its sitemap and
+              <lastmod>, the url record JSON, its check findings JSON, ETag, Last-Modified
+    sitemaps  one row per sitemap read: record JSON, ETag, Last-Modified, the index
+              <lastmod> that listed it
+    findings  the other findings of a run (documents, entries, robots, hreflang)
+
+How a run uses it:
+
+- a new file (or `--fresh`): run 1;
+- status `running` (the last run died: kill -9, Ctrl-C, power loss): the same run
+  resumes; URLs with a row of this run are not requested again, their stored record
+  and findings are replayed into the report;
+- status `complete`: a new, incremental run; rows of earlier runs give the ETag and
+  Last-Modified for conditional requests and the <lastmod> for `--changed-only`.
+
+Writes never run on the event loop: `put_*` only appends to a queue that a writer
+thread drains, committing every `flush_every` rows or `flush_ms` milliseconds (WAL
+mode, synchronous=NORMAL: a committed batch survives a killed process; a crash loses
+at most the last uncommitted batch, whose URLs are then simply checked again).
+Lookups of earlier results are primary-key reads on a separate connection.
+
+A file that is not SQLite, is truncated or corrupt, or belongs to another program or
+schema is refused with a one-line StateError and never written to; only `fresh=True`
+replaces it.
+
+Imports only the standard library and audit.errors; knows nothing of HTTP or parsing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from audit.errors import AuditError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Prior",
+    "StateError",
+    "StateStore",
+    "fingerprint",
+    "read_records",
+]
+
+APP: Final = "sitemap-audit"
+SCHEMA_VERSION: Final = 1
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+FLUSH_EVERY: Final = 500  # rows per transaction
+FLUSH_MS: Final = 100.0  # at most this long between a put and its commit
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE urls (
+    url TEXT PRIMARY KEY,
+    run INTEGER NOT NULL,
+    sitemap TEXT,
+    lastmod TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    record TEXT NOT NULL,
+    findings TEXT NOT NULL
+);
+CREATE TABLE sitemaps (
+    url TEXT PRIMARY KEY,
+    run INTEGER NOT NULL,
+    index_lastmod TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    record TEXT NOT NULL
+);
+CREATE TABLE findings (run INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE INDEX findings_run ON findings (run);
+"""
+
+Mode = Literal["new", "resume", "incremental"]
+
+
+class StateError(AuditError):
+    """A state file that cannot be used; the message is one line naming the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """What the state knows of one URL from this run (resume) or an earlier one."""
+
+    run: int
+    lastmod: str | None
+    etag: str | None
+    last_modified: str | None
+    record: dict[str, Any]
+    findings: list[dict[str, Any]]
+
+
+def fingerprint(mode: str, targets: list[str], options: dict[str, Any]) -> str:
+    """A stable digest of what makes two runs comparable: the targets and the options
+    that change results (not rate, concurrency, output or format)."""
+    blob = json.dumps(
+        {"mode": mode, "targets": targets, "options": options}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _refuse(path: Path, why: str) -> StateError:
+    return StateError(
+        f"{path}: {why}; it was not modified (use --fresh to start over, or another --state path)"
+    )
+
+
+def _check_magic(path: Path) -> None:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read the state file: {exc.strerror or exc}") from exc
+    if head != SQLITE_MAGIC:
+        raise _refuse(path, "not a sitemap-audit state file (not an SQLite database)")
+
+
+def _read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
+    try:
+        row = conn.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            raise _refuse(path, f"the state file is corrupt ({row[0] if row else 'no answer'})")
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        msg = str(exc)
+        if "no such table" in msg:
+            raise _refuse(path, "not a sitemap-audit state file (no meta table)") from exc
+        raise _refuse(path, f"the state file is corrupt or truncated ({msg})") from exc
+    if meta.get("app") != APP:
+        raise _refuse(path, "not a sitemap-audit state file (foreign meta table)")
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        raise _refuse(
+            path,
+            f"state schema version {meta.get('schema_version')!r}, this version reads "
+            f"{SCHEMA_VERSION}",
+        )
+    return meta
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        p = Path(str(path) + suffix)
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StateError(f"{p}: cannot remove the old state: {exc.strerror}") from exc
+
+
+# --- the writer thread -----------------------------------------------------------
+
+_Op = tuple[str, tuple[Any, ...]]
+_STOP: Final = ("stop", ())
+
+
+class _Writer(threading.Thread):
+    def __init__(self, path: Path, flush_every: int, flush_ms: float) -> None:
+        super().__init__(name="sitemap-audit-state", daemon=True)
+        self.path = path
+        self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
+        self.flush_every = max(1, flush_every)
+        self.flush_s = max(0.0, flush_ms) / 1000.0
+        self.error: BaseException | None = None
+        self.committed = 0
+
+    def run(self) -> None:
+        try:
+            conn = _connect(self.path)
+        except BaseException as exc:
+            self.error = exc
+            return
+        try:
+            self._loop(conn)
+        except BaseException as exc:  # reported by close(); the run itself goes on
+            self.error = exc
+        finally:
+            conn.close()
+
+    def _loop(self, conn: sqlite3.Connection) -> None:
+        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+        while True:
+            op = self.queue.get()
+            if op[0] == "stop":
+                return
+            batch = [op]
+            deadline = time.monotonic() + self.flush_s
+            stop = op[0] == "sync"  # commit now: someone waits for it
+            while not stop and len(batch) < self.flush_every:
+                left = deadline - time.monotonic()
+                try:
+                    op = self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if op[0] == "stop":
+                    self.queue.put(op)  # after this batch is committed
+                    break
+                batch.append(op)
+                stop = op[0] == "sync"
+            conn.execute("BEGIN")
+            for kind, args in batch:
+                if kind != "sync":
+                    self._apply(conn, kind, args, dumps)
+            conn.execute("COMMIT")
+            self.committed += len(batch)
+            for kind, args in batch:
+                if kind == "sync":
+                    args[0].set()
+
+    @staticmethod
+    def _apply(conn: sqlite3.Connection, kind: str, a: tuple[Any, ...], dumps: Any) -> None:
+        if kind == "url":
+            url, run, sitemap, lastmod, etag, lm, record, findings = a
+            conn.execute(
+                "INSERT OR REPLACE INTO urls VALUES (?,?,?,?,?,?,?,?)",
+                (url, run, sitemap, lastmod, etag, lm, dumps(record), dumps(findings)),
+            )
+        elif kind == "touch":
+            conn.execute("UPDATE urls SET run = ?, sitemap = ?, lastmod = ? WHERE url = ?", a)
+        elif kind == "sitemap":
+            url, run, index_lastmod, etag, lm, record = a
+            conn.execute(
+                "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?)",
+                (url, run, index_lastmod, etag, lm, dumps(record)),
+            )
+        elif kind == "finding":
+            run, record = a
+            conn.execute("INSERT INTO findings VALUES (?, ?)", (run, dumps(record)))
+        elif kind == "sql":
+            conn.execute(a[0], a[1:])
+        else:  # pragma: no cover - a programming error
+            raise ValueError(f"unknown state operation {kind}")
+
+
+# --- the store --------------------------------------------------------------------
+
+
+class StateStore:
+    """One run's state. Open with `StateStore.open(...)`; `close(complete=...)` at the end."""
+
+    def __init__(
+        self,
+        path: Path,
+        mode: Mode,
+        run: int,
+        reader: sqlite3.Connection,
+        writer: _Writer,
+    ) -> None:
+        self.path = path
+        self.mode: Mode = mode
+        self.run = run
+        self._reader = reader
+        self._writer = writer
+        self._put = writer.queue.put
+        self._closed = False
+        self.replayed = 0  # URLs of this run found done (resume)
+        self.carried = 0  # URLs carried forward from an earlier run (304, --changed-only)
+        self.skipped = 0  # of those, not requested at all (--changed-only)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        fingerprint: str,
+        targets: list[str],
+        fresh: bool = False,
+        flush_every: int = FLUSH_EVERY,
+        flush_ms: float = FLUSH_MS,
+    ) -> StateStore:
+        p = Path(path)
+        if fresh:
+            _remove(p)
+        if p.is_dir():
+            raise StateError(f"{p}: is a directory, not a state file")
+        exists = p.exists() and p.stat().st_size > 0
+        if exists:
+            _check_magic(p)
+        elif p.exists():  # an empty file (touch): nothing to lose, but not ours either
+            raise _refuse(p, "an empty file, not a sitemap-audit state file")
+        try:
+            conn = _connect(p)
+        except sqlite3.Error as exc:
+            raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+        try:
+            if exists:
+                meta = _read_meta(conn, p)
+                if meta.get("fingerprint") != fingerprint:
+                    raise _refuse(
+                        p,
+                        "the state of a different audit (targets "
+                        f"{meta.get('targets', '?')} or options differ)",
+                    )
+                run = int(meta.get("run", "1"))
+                if meta.get("status") == "complete":
+                    mode: Mode = "incremental"
+                    run += 1
+                else:
+                    mode = "resume"
+                conn.execute("PRAGMA journal_mode = WAL")
+            else:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(_SCHEMA)
+                mode, run = "new", 1
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("BEGIN")
+            meta_rows = {
+                "app": APP,
+                "schema_version": str(SCHEMA_VERSION),
+                "fingerprint": fingerprint,
+                "targets": " ".join(targets),
+                "run": str(run),
+                "status": "running",
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            if mode == "resume":
+                del meta_rows["started"]
+                # Documents are read again on resume and their findings recorded again.
+                conn.execute("DELETE FROM findings WHERE run = ?", (run,))
+            conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta_rows.items())
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise _refuse(p, f"the state file is corrupt or truncated ({exc})") from exc
+        except BaseException:
+            conn.close()
+            raise
+        writer = _Writer(p, flush_every, flush_ms)
+        writer.start()
+        return cls(p, mode, run, conn, writer)
+
+    # --- reads (event loop; primary-key lookups only) ---------------------------------
+
+    def prior(self, url: str) -> Prior | None:
+        row = self._reader.execute(
+            "SELECT run, lastmod, etag, last_modified, record, findings FROM urls WHERE url = ?",
+            (url,),
+        ).fetchone()
+        if row is None:
+            return None
+        run, lastmod, etag, lm, record, findings = row
+        return Prior(run, lastmod, etag, lm, json.loads(record), json.loads(findings))
+
+    def previous_sitemap(self, url: str) -> tuple[str | None, str | None, str | None] | None:
+        """(index <lastmod>, ETag, Last-Modified) of a sitemap read by an earlier run."""
+        row = self._reader.execute(
+            "SELECT index_lastmod, etag, last_modified FROM sitemaps WHERE url = ? AND run < ?",
+            (url, self.run),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    # --- writes (queued; the writer thread commits them) ---------------------------
+
+    def put_url(
+        self,
+        url: str,
+        sitemap: str | None,
+        lastmod: str | None,
+        etag: str | None,
+        last_modified: str | None,
+        record: dict[str, Any],
+        findings: list[dict[str, Any]],
+    ) -> None:
+        self._put(("url", (url, self.run, sitemap, lastmod, etag, last_modified, record, findings)))
+
+    def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
+        """An earlier result carried into this run unchanged."""
+        self._put(("touch", (self.run, sitemap, lastmod, url)))
+
+    def put_sitemap(
+        self,
+        url: str,
+        record: dict[str, Any],
+        *,
+        index_lastmod: str | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        self._put(("sitemap", (url, self.run, index_lastmod, etag, last_modified, record)))
+
+    def put_finding(self, record: dict[str, Any]) -> None:
+        self._put(("finding", (self.run, record)))
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is committed (tests, shutdown)."""
+        done = threading.Event()
+        self._put(("sync", (done,)))
+        while self._writer.is_alive() and not done.wait(0.05):
+            pass
+
+    def close(self, *, complete: bool) -> None:
+        """Stop the writer (committing what is queued); a complete run is marked so and
+        the rows of URLs and sitemaps no longer listed are dropped."""
+        if self._closed:
+            return
+        self._closed = True
+        if complete:
+            for sql in (
+                "DELETE FROM urls WHERE run < ?",
+                "DELETE FROM sitemaps WHERE run < ?",
+                "DELETE FROM findings WHERE run < ?",
+            ):
+                self._put(("sql", (sql, self.run)))
+            self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
+        self._put(_STOP)
+        self._writer.join()
+        self._reader.close()
+        if self._writer.error is not None:
+            raise StateError(f"{self.path}: writing the state failed: {self._writer.error}")
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The report records a state file holds for its latest run (for `diff`)."""
+    p = Path(path)
+    _check_magic(p)
+    try:
+        conn = sqlite3.connect(f"file:{os.fspath(p)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+    try:
+        meta = _read_meta(conn, p)
+        run = int(meta.get("run", "1"))
+        for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
+            yield json.loads(record)
+        for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):
+            yield json.loads(record)
+        for record, findings in conn.execute(
+            "SELECT record, findings FROM urls WHERE run = ? ORDER BY url", (run,)
+        ):
+            yield json.loads(record)
+            yield from json.loads(findings)
+    except sqlite3.DatabaseError as exc:
+        raise _refuse(p, f"the state file is corrupt or truncated ({exc})") from exc
+    finally:
+        conn.close()
