@@ -43,32 +43,42 @@ async def run_target(
         robots = RobotsCache(client, config.user_agent)
         auditor._client = client
         auditor._robots = robots
-        roots: list[SitemapJob] = []
-        if kind == "file":
-            roots.append(
-                SitemapJob(value, None, None, (), local=Path(value), public_url=config.base_url)
-            )
-        elif kind == "sitemap":
-            roots.append(SitemapJob(value, None, None, ()))
-        else:
-            try:
-                if kind == "robots":
-                    found, pre = await _from_robots(auditor, value)
-                else:
-                    found, pre = await discover(client, auditor._robots_for, value)
-            except TargetError as exc:
-                outcome["fatal"] = str(exc)
-                return
-            recorder.findings(pre)
-            for d in found:
-                recorder.emit(d.to_json())
-                roots.append(SitemapJob(d.url, None, None, ()))
+        try:
+            roots = await root_jobs(kind, value, auditor, recorder)
+        except TargetError as exc:
+            outcome["fatal"] = str(exc)
+            return
         if roots:
             await auditor.run_with_client(client, robots, roots)
         if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
             outcome["fatal"] = (
                 f"{value}: nothing could be audited: the sitemap could not be reached"
             )
+
+
+async def root_jobs(
+    kind: str, value: str, auditor: Auditor, recorder: Recorder
+) -> list[SitemapJob]:
+    """The root sitemap jobs of a classified target, on the auditor's client: a file or a
+    sitemap as is, a robots.txt through its Sitemap: lines, a site through discovery
+    (its `discovered` records and findings go to the recorder). TargetError when a site
+    or robots.txt cannot be reached at all."""
+    if kind == "file":
+        return [
+            SitemapJob(value, None, None, (), local=Path(value), public_url=auditor.config.base_url)
+        ]
+    if kind == "sitemap":
+        return [SitemapJob(value, None, None, ())]
+    if kind == "robots":
+        found, pre = await _from_robots(auditor, value)
+    else:
+        found, pre = await discover(auditor.client, auditor._robots_for, value)
+    recorder.findings(pre)
+    roots: list[SitemapJob] = []
+    for d in found:
+        recorder.emit(d.to_json())
+        roots.append(SitemapJob(d.url, None, None, ()))
+    return roots
 
 
 async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
