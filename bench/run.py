@@ -343,11 +343,16 @@ def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
         sec.intro.append("Server ceiling: wrk failed (see bench/out/nginx/); not measured.")
         bottleneck = "unknown (no server ceiling)"
     else:
+        limit = (
+            "nginx's one worker was saturated, so this is its ceiling"
+            if wrk_cpu >= 0.9
+            else "so nginx can do at least that (wrk's single thread on the other core was the "
+            "limit there)"
+        )
         sec.intro.append(
             f"Server ceiling: `wrk -t1 -c64 -d5s` GET of one 200 page: {fmt_int(ceiling)} "
-            f"requests/s with the nginx worker at only {wrk_cpu:.0%} of a core, so nginx can do "
-            "at least that (wrk's single thread on the other core is the limit there; wrk "
-            "cannot send HEAD, and a GET of this 1.6 kB page costs nginx about the same)."
+            f"requests/s with the nginx worker at {wrk_cpu:.0%} of a core: {limit}. wrk cannot "
+            "send HEAD; a GET of this 1.6 kB page costs nginx about the same."
         )
 
         def shares(r: CrawlRun) -> tuple[float, float, float]:
