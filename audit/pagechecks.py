@@ -1,0 +1,364 @@
+"""Page checks (`--page-checks`): judge what a page's `<head>` says about the listed URL.
+
+From a `FetchResult` and the `HeadReader` that read the page (audit.htmlhead):
+
+- `url-noindex`: a head `<meta name="robots">`, or a meta named after the configured
+  agent's product token, says `noindex` or `none`. A meta for another agent
+  (`googlebot` when auditing as `sitemap-audit`) does not apply. When `X-Robots-Tag`
+  already said noindex (checks.py reported it), that one finding gets the meta as detail.
+- `url-canonical-mismatch`: the head's `<link rel=canonical>` (resolved against `<base
+  href>` and the final URL, compared after urls.normalize_url without the fragment) names
+  another URL than the listed or final one; several head canonicals that disagree, or a
+  head canonical that disagrees with the `Link` header, are the same code with the detail.
+  One finding per URL: a Link-header mismatch checks.py reported is kept as it is when the
+  head agrees with it, and replaced by the combined finding when they conflict.
+- `url-soft-404`: the title or the first `<h1>` reads as "not found" in one of the common
+  languages (`NOT_FOUND_PATTERNS`), or the page is tiny (the whole body was read and
+  has at most `TINY_TEXT` characters of text) and its text is near-identical (difflib
+  ratio >= `SOFT404_SIMILARITY`) to what the same host answers with 200 for a random path
+  that cannot exist (the probe, fetched once per host by the pipeline). The page's own
+  path and the probe's path are masked first: error pages often echo the requested URL.
+  Pages with almost no text (`MIN_TEXT`, such as a JavaScript application's empty shell)
+  are never compared: only rendering could tell them apart.
+- `hreflang-invalid` / `hreflang-missing-self` for the head's `<link rel=alternate
+  hreflang>`; the valid hrefs are returned for the run-wide reciprocity store.
+
+When the reader stopped at the byte cap before the head ended, findings are about what
+was read and say so, and the url record's `page.truncated` is True.
+
+Pure and synchronous: must not import aiohttp or asyncio.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from audit.checks import canonical_links, noindex_directive
+from audit.htmlhead import DEFAULT_CAP, HeadReader, charset_of_content_type
+from audit.langtags import check_hreflang
+from audit.records import FetchResult, Finding, finding
+from audit.urls import is_absolute_http, normalize_url
+
+__all__ = [
+    "MIN_TEXT",
+    "NOT_FOUND_PATTERNS",
+    "SOFT404_SIMILARITY",
+    "TINY_TEXT",
+    "PageSink",
+    "PageVerdict",
+    "check_page",
+    "is_html",
+    "not_found_phrase",
+    "probe_text",
+    "similarity",
+    "soft404_text",
+]
+
+SOFT404_SIMILARITY: Final = 0.9  # difflib ratio of a tiny page's text to the probe's
+TINY_TEXT: Final = 2048  # characters of text at most, whole body read, to compare with the probe
+MIN_TEXT: Final = 20  # below this, a page has too little text to compare
+_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+
+# "Not found" in the title or h1, in the languages most sites use. A bare "404" counts only
+# at the start or end of the text or next to an error word, so "Peugeot 404 parts" does not.
+NOT_FOUND_PATTERNS: Final = re.compile(
+    r"""
+    \bnot\s+found\b | \bpage\s+(?:does\s+not|doesn[’']t)\s+exist\b | \bno\s+longer\s+exists\b
+    | ^\W*404\b | \b404\W*$
+    | \b(?:error|fehler|erreur|errore|erro|fout|błąd|page|seite|página|pagina|strona)\W{0,3}404\b
+    | \b404\W{0,3}(?:error|fehler|erreur|errore|erro|page|seite|página|pagina)\b
+    | \bnicht\s+gefunden\b | \bexistiert\s+nicht\b
+    | \bpage\s+introuvable\b | \bn[’']existe\s+pas\b | \bpage\s+non\s+trouvée\b
+    | \bno\s+encontrad[ao]\b | \bno\s+se\s+(?:encontró|ha\s+encontrado)\b | \bno\s+existe\b
+    | \bnon\s+trovat[ao]\b | \bnon\s+esiste\b
+    | \bnão\s+encontrad[ao]\b | \bnão\s+existe\b
+    | \bniet\s+gevonden\b | \bbestaat\s+niet\b
+    | \bnie\s+znaleziono\b | \bnie\s+istnieje\b
+    | \bне\s+найден[аоы]?\b | \bстраница\s+не\s+существует\b
+    | \bbulunamadı | \bhittades\s+inte\b | \bnenalezen[ao]?\b | \bei\s+löytynyt\b
+    | 見つかりません | 找不到 | 未找到 | 页面不存在 | 頁面不存在 | 찾을\s*수\s*없습니다
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_SPACES = re.compile(r"\s+")
+
+
+def is_html(content_type: str | None) -> bool:
+    """An HTML content type (text/html, application/xhtml+xml)."""
+    if not content_type:
+        return False
+    return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
+
+
+class PageSink:
+    """The body sink the HTTP client feeds (see HttpClient.fetch_page): reads the body of
+    a 200 HTML answer with a fresh HeadReader; other answers are not read for the checks."""
+
+    def __init__(self, cap: int = DEFAULT_CAP) -> None:
+        self.cap = cap
+        self.reader: HeadReader | None = None
+
+    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
+        """A final answer's body begins (again, after a failed attempt): read it?"""
+        self.reader = None
+        ctype = next((v for k, v in headers if k == "content-type"), None)
+        if status != 200 or not is_html(ctype):
+            return False
+        self.reader = HeadReader(self.cap, http_charset=charset_of_content_type(ctype))
+        return True
+
+    def feed(self, chunk: bytes) -> bool:
+        """The next piece of the body; True when no more is wanted."""
+        return self.reader is None or self.reader.feed(chunk)
+
+    def end(self, *, at_eof: bool) -> None:
+        """The body was read to its end (`at_eof`) or reading stopped."""
+        if self.reader is not None:
+            self.reader.close(at_eof=at_eof)
+
+
+@dataclass(frozen=True, slots=True)
+class PageVerdict:
+    """What the page checks made of one page."""
+
+    findings: list[Finding]  # the URL's findings: check_fetch's, merged with the page's
+    alternates: list[str]  # valid absolute hreflang hrefs of the head, for reciprocity
+    record: dict[str, Any]  # the url record's `page` object
+
+
+def not_found_phrase(text: str | None) -> str | None:
+    """The "not found" wording in a title or heading, or None."""
+    if not text:
+        return None
+    m = NOT_FOUND_PATTERNS.search(text)
+    return m.group().strip() if m else None
+
+
+def _mask(text: str, url: str) -> str:
+    """Lower-cased, whitespace collapsed, the URL and its path replaced by a placeholder."""
+    parts = urlsplit(url)
+    text = _SPACES.sub(" ", text).strip().lower()
+    for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
+        if value and value != "/":
+            text = text.replace(value.lower(), "{url}")
+    return text
+
+
+def soft404_text(reader: HeadReader, url: str) -> str | None:
+    """The text a soft-404 comparison uses (title and body, the URL masked), or None when
+    the page is not tiny (not read to its end, or too much text) or has too little text."""
+    if not reader.complete:
+        return None
+    text = _mask(f"{reader.title or ''} {reader.text}", url)
+    if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
+        return None
+    return text
+
+
+def probe_text(result: FetchResult, reader: HeadReader | None) -> str | None:
+    """The probe's comparable text: only a 200 HTML answer that is itself tiny counts."""
+    if result.status != 200 or reader is None or result.redirects:
+        return None
+    return soft404_text(reader, result.final_url)
+
+
+def similarity(a: str, b: str) -> float:
+    """difflib's ratio of two texts (1.0 = identical)."""
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if (
+        matcher.real_quick_ratio() < SOFT404_SIMILARITY
+        or matcher.quick_ratio() < SOFT404_SIMILARITY
+    ):
+        return matcher.quick_ratio()
+    return matcher.ratio()
+
+
+def _norm(url: str) -> str:
+    return normalize_url(urldefrag(url.strip())[0])
+
+
+def _directives(content: str) -> set[str]:
+    return {t.strip().lower() for t in content.split(",") if t.strip()}
+
+
+def check_page(
+    result: FetchResult,
+    reader: HeadReader,
+    prior: Sequence[Finding],
+    *,
+    agent_token: str,
+    sitemap: str | None,
+    line: int | None,
+    probe: str | None = None,
+) -> PageVerdict:
+    """The page's findings merged into `prior` (check_fetch's findings for the same URL)."""
+    out = list(prior)
+    url = result.url
+    stopped = (
+        f" (read the first {reader.bytes_read} bytes only: the head is longer than the cap, "
+        "so later tags were not seen)"
+        if reader.truncated
+        else ""
+    )
+
+    def make(code: str, message: str) -> Finding:
+        return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
+
+    # --- noindex ---------------------------------------------------------------
+    agent = agent_token.strip().lower()
+    robots_metas = [(n, c) for n, c in reader.metas if n == "robots" or (agent and n == agent)]
+    hit = next(
+        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
+        None,
+    )
+    if hit is not None:
+        meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
+        header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
+        if header is not None and any(f.code == "url-noindex" for f in out):
+            both = (
+                f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
+                f"{agent_token}: a listed URL must be indexable; remove both or remove the "
+                "URL from the sitemap"
+            )
+            out = [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
+        else:
+            out.append(
+                make(
+                    "url-noindex",
+                    f"the page's {meta} says noindex for {agent_token}: a listed URL must be "
+                    "indexable; remove the meta or remove the URL from the sitemap",
+                )
+            )
+
+    # --- canonical -------------------------------------------------------------
+    final = result.final_url or url
+    base = urljoin(final, reader.base_href) if reader.base_href else final
+    head_targets: list[str] = []
+    for href in reader.canonicals:
+        if href:
+            target = urljoin(base, href)
+            if target not in head_targets:
+                head_targets.append(target)
+    canonical_shown = head_targets[0] if len(head_targets) == 1 else None
+    if head_targets:
+        header_targets = []
+        for t in canonical_links(result.header_all("link")):
+            target = urljoin(final, t)
+            if target not in header_targets:
+                header_targets.append(target)
+        head_norm = {_norm(t) for t in head_targets}
+        header_norm = {_norm(t) for t in header_targets}
+        own = {_norm(final), _norm(url)}
+        message: str | None = None
+        if len(head_norm) > 1:
+            message = (
+                f"the page's head has {len(head_targets)} rel=canonical links naming different "
+                f"URLs: {', '.join(head_targets)}; search engines may ignore them all: keep one, "
+                "naming the listed URL"
+            )
+        elif header_targets and head_norm != header_norm:
+            message = (
+                f"the Link header names {', '.join(header_targets)} as canonical but the page's "
+                f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
+                "make them agree on the listed URL"
+            )
+        elif header_targets:
+            pass  # same as the Link header: checks.py judged it already
+        elif not is_absolute_http(head_targets[0]):
+            message = (
+                f"the page's rel=canonical {head_targets[0]!r} is not an http(s) URL; "
+                "name the listed URL"
+            )
+        elif head_norm.isdisjoint(own):
+            message = (
+                f"the page's rel=canonical names {head_targets[0]}, not {final}; list the "
+                "canonical URL in the sitemap instead, or fix the canonical"
+            )
+        if message is not None:
+            out = [f for f in out if f.code != "url-canonical-mismatch"]
+            out.append(make("url-canonical-mismatch", message))
+
+    # --- soft 404 --------------------------------------------------------------
+    why: str | None = None
+    for label, text in (("title", reader.title), ("main heading", reader.h1)):
+        phrase = not_found_phrase(text)
+        if phrase is not None:
+            why = f"its {label} {text!r} says {phrase!r}"
+            break
+    if why is None and probe is not None:
+        own_text = soft404_text(reader, final)
+        if own_text is not None:
+            ratio = similarity(own_text, probe)
+            if ratio >= SOFT404_SIMILARITY:
+                why = (
+                    f"its text is {ratio:.0%} identical to what the host answers for a path "
+                    "that does not exist"
+                )
+    if why is not None:
+        out.append(
+            make(
+                "url-soft-404",
+                f"HTTP 200, but the page reads as not found: {why}; answer 404/410 for a "
+                "missing page, or fix the page, or remove the URL from the sitemap",
+            )
+        )
+
+    # --- hreflang --------------------------------------------------------------
+    hrefs: list[str] = []
+    has_self = False
+    bad_href = False
+    own_urls = {_norm(final), _norm(url)}
+    for code, href in reader.alternates:
+        reason = check_hreflang(code)
+        if reason is not None:
+            out.append(
+                make(
+                    "hreflang-invalid",
+                    f"the page's <link rel=alternate> hreflang {code!r} {reason}: use an ISO "
+                    "639-1 language with an optional ISO 3166-1 region (en, en-GB) or x-default",
+                )
+            )
+        if not is_absolute_http(href):
+            out.append(
+                make(
+                    "hreflang-invalid",
+                    f"the page's <link rel=alternate hreflang={code!r}> href {href!r} is not an "
+                    "absolute http(s) URL: give the full URL of the alternate page",
+                )
+            )
+            bad_href = True
+            continue
+        hrefs.append(href)
+        if _norm(href) in own_urls:
+            has_self = True
+    if reader.alternates and not has_self and not bad_href:
+        out.append(
+            make(
+                "hreflang-missing-self",
+                f"the page's <link rel=alternate hreflang> links do not include {final} itself: "
+                "add one with its own language (each version must list itself and all others)",
+            )
+        )
+
+    robots_text = ", ".join(f"{n}: {c}" for n, c in robots_metas) or None
+    record: dict[str, Any] = {
+        "title": reader.title,
+        "canonical": canonical_shown,
+        "robots": robots_text,
+        "bytes_read": reader.bytes_read,
+        "truncated": reader.truncated,
+    }
+    if len(head_targets) > 1:
+        record["canonicals"] = head_targets
+    if reader.h1 is not None:
+        record["h1"] = reader.h1
+    if reader.charset_source != "default":
+        record["charset"] = reader.charset
+    if reader.error is not None:
+        record["parse_error"] = reader.error
+    return PageVerdict(out, hrefs, record)
