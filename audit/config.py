@@ -24,6 +24,7 @@ DEFAULT_MAX_PER_HOST: int | None = (
 STREAM_TIMEOUT_FACTOR = 4.0
 SECRET_MIN_CHARS = 4  # shorter credential values are not redacted from reports
 AUTH_ENV = "SITEMAP_AUDIT_AUTH"  # user:password for --auth, kept out of shell history  # a sitemap body may take this many --timeout to arrive
+DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class CrawlConfig:
     retries: int = DEFAULT_RETRIES
     user_agent: str = DEFAULT_USER_AGENT
     page_checks: bool = False
+    page_cap: int = DEFAULT_PAGE_CAP  # bytes of a page read at most by --page-checks
     max_urls: int | None = None
     slow_ms: float = DEFAULT_SLOW_MS
     lastmod_tolerance_s: float = 0.0
