@@ -141,6 +141,14 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file of options (flag names) and target/targets; flags override it",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -148,8 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     crawl = sub.add_parser("crawl", help="full audit: discover, expand, validate, check every URL")
     crawl.add_argument(
-        "target", help="site root, sitemap URL, robots.txt URL or local sitemap file"
+        "target",
+        nargs="?",
+        help="site root, sitemap URL, robots.txt URL or local sitemap file (or in --config)",
     )
+    _add_config(crawl)
     _add_output(crawl)
     _add_http(crawl)
     crawl.add_argument(
@@ -180,7 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
-    validate.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
+    validate.add_argument(
+        "target", nargs="?", help="sitemap URL or local sitemap file (plain or .gz; or in --config)"
+    )
+    _add_config(validate)
     _add_output(validate)
     _add_http(validate)
 
@@ -297,8 +311,11 @@ def _validate_regexes(config: CrawlConfig) -> None:
                 raise TargetError(f"{opt} {pat!r}: not a valid regular expression: {exc}") from exc
 
 
-def cmd_audit(args: argparse.Namespace, mode: str) -> int:
-    """crawl and validate: run the pipeline, stream records to the writer."""
+def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = None) -> int:
+    """crawl and validate: run the pipeline, stream records to the writer.
+
+    Several targets (from --config) are audited one after the other into ONE report
+    with one summary: a scheduled job gets one file, one exit status and one diff."""
     from audit.progress import make_progress
     from audit.recorder import Recorder
     from audit.report import make_writer
@@ -308,21 +325,29 @@ def cmd_audit(args: argparse.Namespace, mode: str) -> int:
     _validate_regexes(config)
     from audit.pipeline import classify_target
 
-    kind, value = classify_target(args.target)
-    if mode == "validate" and kind == "site":
-        raise TargetError(
-            f"{args.target}: a site root; validate takes a sitemap URL or file "
-            f"(use `{PROG} discover` to find them, or `{PROG} crawl`)"
-        )
+    targets = targets or [args.target]
+    jobs: list[tuple[str, str, str]] = []
+    for target in targets:
+        kind, value = classify_target(target)
+        if mode == "validate" and kind == "site":
+            raise TargetError(
+                f"{target}: a site root; validate takes a sitemap URL or file "
+                f"(use `{PROG} discover` to find them, or `{PROG} crawl`)"
+            )
+        jobs.append((target, kind, value))
+    outcomes: list[dict[str, Any]] = []
     with open_output(args.output) as out:
         writer = make_writer(args.format, out, fail_on=args.fail_on)
         recorder = Recorder([writer.write])
         progress = make_progress(not args.no_progress, "checked" if mode == "crawl" else "entries")
-        outcome: dict[str, Any] = {}
+
+        async def run_all() -> None:
+            for _target, kind, value in jobs:
+                outcomes.append({})
+                await run_target(kind, value, config, recorder, mode, progress, outcomes[-1])
+
         try:
-            interrupted = _run_interruptibly(
-                run_target(kind, value, config, recorder, mode, progress, outcome)
-            )
+            interrupted = _run_interruptibly(run_all())
         finally:
             progress.close()
         if interrupted:
@@ -332,8 +357,10 @@ def cmd_audit(args: argparse.Namespace, mode: str) -> int:
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
         return Exit.INTERRUPTED
-    if outcome.get("fatal"):
-        print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
+    fatal = [o["fatal"] for o in outcomes if o.get("fatal")]
+    for message in fatal:  # any target that could not be audited at all: exit 2
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+    if fatal:
         return Exit.USAGE
     return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
 
@@ -462,7 +489,21 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else Exit.USAGE
     try:
         if args.command in ("crawl", "validate"):
-            return cmd_audit(args, args.command)
+            targets = [args.target] if args.target else []
+            if args.config:
+                from audit.configfile import ConfigFileError, apply_config_file
+
+                try:
+                    targets = apply_config_file(
+                        parser, args, sys.argv[1:] if argv is None else argv
+                    )
+                except ConfigFileError as exc:
+                    raise TargetError(str(exc)) from exc
+            if not targets:
+                raise TargetError(
+                    f"{args.command}: a TARGET is required (or --config with targets)"
+                )
+            return cmd_audit(args, args.command, targets)
         if args.command == "inspect":
             return cmd_inspect(args)
         if args.command == "discover":
