@@ -1,0 +1,124 @@
+"""Staging access options: parsing `--auth`, `--cookie`, `--insecure-host`, the
+credential scope, and a report sink that redacts secrets.
+
+Credentials are sent by the HTTP client only to the origins of the scope (see
+`credential_scope`); this module decides the scope and keeps secrets out of
+reports. Pure: imports only the standard library and audit.rewrite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from audit.rewrite import canonical_origin
+
+__all__ = [
+    "REDACTED",
+    "auth_from",
+    "credential_scope",
+    "parse_auth",
+    "parse_cookie",
+    "parse_host",
+    "redacting",
+]
+
+REDACTED = "***"
+
+
+def parse_auth(text: str, what: str = "--auth") -> tuple[str, str]:
+    """`user:password` (the password may contain colons); ValueError with a one-line
+    reason that never repeats the password."""
+    user, sep, password = text.partition(":")
+    if not sep or not user:
+        raise ValueError(f"{what}: expected user:password")
+    return user, password
+
+
+def auth_from(option: str | None, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """--auth when given, else the SITEMAP_AUDIT_AUTH environment variable, else None."""
+    from audit.config import AUTH_ENV
+
+    if option is not None:
+        return parse_auth(option)
+    value = (os.environ if env is None else env).get(AUTH_ENV)
+    if value:
+        return parse_auth(value, f"environment variable {AUTH_ENV}")
+    return None
+
+
+def parse_cookie(text: str) -> tuple[str, str]:
+    """`name=value` of `--cookie`; ValueError with a one-line reason."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name or any(c in name for c in ";, \t"):
+        raise ValueError(f"--cookie: expected name=value, got {name or text[:20]!r}...")
+    if any(c in value for c in ";\r\n"):
+        raise ValueError(f"--cookie {name}: the value may not contain ';' or a line break")
+    return name, value.strip()
+
+
+def parse_host(text: str) -> str:
+    """A host name of `--insecure-host` (a URL or host:port is reduced to its host)."""
+    value = text.strip()
+    if "://" in value:
+        origin = canonical_origin(value)
+        if origin is None:
+            raise ValueError(f"--insecure-host {text!r}: not a host name")
+        value = origin.split("://", 1)[1]
+    if value.startswith("["):
+        value = value[1 : value.find("]")] if "]" in value else value
+    elif value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    value = value.lower().rstrip(".")
+    if not value or any(c in value for c in "/?#@ "):
+        raise ValueError(f"--insecure-host {text!r}: not a host name")
+    return value
+
+
+def credential_scope(
+    targets: Iterable[str | None], rewrites: Iterable[tuple[str, str]] = ()
+) -> tuple[str, ...]:
+    """The origins credentials are sent to: each target's origin (where its URLs are
+    requested: through a rewrite when one names it) and every rewrite target."""
+    rules = {canonical_origin(a): canonical_origin(b) for a, b in rewrites}
+    out: list[str] = []
+    for target in targets:
+        origin = canonical_origin(target) if target else None
+        if origin is not None:
+            origin = rules.get(origin) or origin
+            if origin not in out:
+                out.append(origin)
+    for target_origin in rules.values():
+        if target_origin is not None and target_origin not in out:
+            out.append(target_origin)
+    return tuple(out)
+
+
+def _redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: _redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, secrets) for v in value]
+    return value
+
+
+def redacting(
+    sink: Callable[[dict[str, Any]], None], secrets: tuple[str, ...]
+) -> Callable[[dict[str, Any]], None]:
+    """A record sink that replaces every secret in every string of a record before
+    passing it on (a server that echoes a cookie into a page excerpt, a header value
+    in a URL). Without secrets it is the sink itself: no cost for ordinary runs."""
+    if not secrets:
+        return sink
+
+    def write(record: dict[str, Any]) -> None:
+        sink(_redact(record, secrets))
+
+    return write

@@ -1,0 +1,615 @@
+"""Pre-launch migration checks: `sitemap-audit migrate OLD NEW [--map F] [--new-sitemap U]`.
+
+For every URL of OLD (a sitemap, a site, a local sitemap or a text file of URLs) it
+requests the old path and query on the NEW origin and judges where it lands. The
+best outcome is one permanent redirect (301/308) to a 200 that is the expected new
+URL (the map's, or without a map any page of the new origin); a direct 200 at the
+same path is also good. Everything else is a `migrate-*` finding (RULES.md style,
+codes in audit/codes.py) and every old URL gets exactly one outcome, counted in the
+summary's `migration` block with percentages.
+
+It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline's
+`Auditor` (streaming, validation, the bounded frontier, the workers, progress), whose
+per-URL check this module's `MigrationAuditor` replaces; requests go through the
+run's one `HttpClient` and `RobotsCache`; records go through the `Recorder` to the
+report writers. With `--new-sitemap`, a first pass expands the new site's sitemaps
+into a fingerprint set (audit.validator.SeenUrls, 8 bytes a URL) and checks each
+listed URL for redirects, before the old URLs are judged against it.
+
+`judge()` is pure: a FetchResult in, one outcome and its findings out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urldefrag, urlsplit
+
+from audit.checks import noindex_directive, url_record
+from audit.config import CrawlConfig
+from audit.errors import TargetError
+from audit.http import HttpClient
+from audit.pipeline import Auditor, UrlJob, classify_target
+from audit.progress import NoProgress, Progress
+from audit.recorder import Recorder
+from audit.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.redirect_map import RedirectMap
+from audit.rewrite import canonical_origin
+from audit.robots import RobotsCache
+from audit.runner import root_jobs
+from audit.urls import normalize_url
+from audit.validator import SeenUrls
+
+__all__ = [
+    "OUTCOMES",
+    "MigrationAuditor",
+    "MigrationRecorder",
+    "MigrationStats",
+    "NewSitemapAuditor",
+    "Verdict",
+    "finish",
+    "judge",
+    "new_url_for",
+    "run_migrate",
+    "same_target",
+]
+
+# Every old URL gets exactly one of these; when several apply, the first listed wins.
+OUTCOMES: tuple[str, ...] = (
+    "robots-blocked",
+    "lost",
+    "not-found",
+    "to-homepage",
+    "wrong-target",
+    "noindex",
+    "temporary-redirect",
+    "chain",
+    "ok",
+)
+_RANK = {o: i for i, o in enumerate(OUTCOMES)}
+_PERMANENT = frozenset({301, 308})
+# Mass redirects to the home page: more than HOMEPAGE_MASS_COUNT URLs, or more than
+# HOMEPAGE_MASS_SHARE of the old URLs (two at least), get one summary finding as well.
+HOMEPAGE_MASS_COUNT = 5
+HOMEPAGE_MASS_SHARE = 0.10
+_EXAMPLES = 3
+_MAX_LISTED_ORIGINS = 8
+
+# Findings of the OLD run that matter to a migration; the validation of the old sitemap
+# itself (lastmod, duplicates, extensions ...) is `validate`'s job and is not repeated.
+_KEPT_CODES = frozenset(
+    {
+        "sitemap-not-found",
+        "sitemap-http-error",
+        "sitemap-is-html",
+        "sitemap-xml-malformed",
+        "sitemap-gzip-invalid",
+        "sitemap-root-invalid",
+        "sitemap-encoding",
+        "sitemap-empty",
+        "text-sitemap-invalid-line",
+        "loc-missing",
+        "loc-relative",
+        "loc-invalid",
+        "loc-too-long",
+        "robots-unreachable",
+    }
+)
+
+
+def _path_query(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _norm(url: str) -> str:
+    return normalize_url(urldefrag(url.strip())[0])
+
+
+def _is_home(url: str) -> bool:
+    return _path_query(url) == "/"
+
+
+def new_url_for(old_url: str, new_origin: str) -> str:
+    """The URL the new site is asked for: the old path and query on the new origin."""
+    return new_origin + _path_query(old_url)
+
+
+def _chain_text(result: FetchResult) -> str:
+    parts = [f"{h.url} ({h.status})" for h in result.redirects]
+    status = result.status if result.status is not None else "no answer"
+    last = f"{result.final_url} ({status})"
+    if not parts or parts[-1] != last:
+        parts.append(last)
+    return " -> ".join(parts)
+
+
+def same_target(final: str, expected: str, new_origin: str) -> bool:
+    """Does a landing URL match the expected one? A map written for the production origin
+    also works against staging: an expected URL on another origin than NEW matches the
+    same path and query on NEW."""
+    if _norm(final) == _norm(expected):
+        return True
+    if canonical_origin(expected) != new_origin and canonical_origin(final) == new_origin:
+        return _path_query(_norm(final)) == _path_query(_norm(expected))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One old URL's outcome (one of OUTCOMES) and its findings as (code, message)."""
+
+    outcome: str
+    findings: tuple[tuple[str, str], ...] = ()
+    landed: str | None = None  # the 2xx URL it ends on, if any
+
+
+def judge(
+    old_url: str,
+    result: FetchResult,
+    *,
+    new_origin: str,
+    expected: str | None = None,
+    agent_token: str = "*",
+    landing_allowed: bool = True,
+) -> Verdict:
+    """Judge the new site's answer for one old URL (`result` is the fetch of
+    new_url_for(old_url)). Pure."""
+    checked = result.url
+    chain = _chain_text(result)
+    status = result.status
+    hops = result.redirects
+    want = f" (expected {expected})" if expected else ""
+    fix = f"redirect it with one 301 to {expected}" if expected else "redirect it with one 301"
+
+    if status is None or result.error_kind is not None:
+        why = result.error or result.error_kind or "no answer"
+        return Verdict(
+            "lost",
+            (
+                (
+                    "migrate-lost",
+                    f"on the new site {chain}: {why}; {fix} to a page that answers 200",
+                ),
+            ),
+        )
+    if status in (404, 410):
+        where = f"{checked} answers {status}" if not hops else f"the redirects end in {status}"
+        return Verdict(
+            "not-found",
+            (
+                (
+                    "migrate-not-found",
+                    f"on the new site {where}: {chain}{want}; {fix} to its new page, "
+                    "or it loses its links and rankings at launch",
+                ),
+            ),
+        )
+    if not 200 <= status < 300:
+        return Verdict(
+            "lost",
+            (
+                (
+                    "migrate-lost",
+                    f"on the new site {chain}{want}: HTTP {status}; {fix} to a page that "
+                    "answers 200",
+                ),
+            ),
+        )
+    final = result.final_url
+    matches = expected is not None and same_target(final, expected, new_origin)
+    if canonical_origin(final) != new_origin and not matches:
+        return Verdict(
+            "lost",
+            (
+                (
+                    "migrate-lost",
+                    f"on the new site {chain}: it leaves the new origin {new_origin}{want}; "
+                    f"{fix} to its page on {new_origin}",
+                ),
+            ),
+        )
+    if not landing_allowed:
+        return Verdict(
+            "robots-blocked",
+            (
+                (
+                    "migrate-robots-blocked",
+                    f"on the new site {chain}: robots.txt disallows {final} for "
+                    f"{agent_token}; allow it, or search engines cannot follow the move",
+                ),
+            ),
+            final,
+        )
+
+    found: list[tuple[str, str]] = []
+    to_home = _is_home(final) and not _is_home(old_url)
+    if expected is not None and not matches:
+        if to_home and not _is_home(expected):
+            found.append(
+                (
+                    "migrate-to-homepage",
+                    f"on the new site {chain}: it lands on the home page, not on {expected}; "
+                    "search engines treat it as a soft 404",
+                )
+            )
+        else:
+            what = "redirects to" if hops else "answers 200 itself at"
+            found.append(
+                (
+                    "migrate-wrong-target",
+                    f"on the new site {chain}: it {what} {final}, not the expected {expected}; "
+                    f"{fix}",
+                )
+            )
+    elif expected is None and to_home:
+        found.append(
+            (
+                "migrate-to-homepage",
+                f"on the new site {chain}: it redirects to the home page; search engines "
+                "treat it as a soft 404: redirect it to its closest new page (or map it)",
+            )
+        )
+    tags = result.header_all("x-robots-tag")
+    if tags:
+        hit = noindex_directive(tags, agent_token)
+        if hit is not None:
+            found.append(
+                (
+                    "migrate-noindex",
+                    f"on the new site {chain}: X-Robots-Tag {hit!r} says noindex for "
+                    f"{agent_token}; the page will drop out of search at launch",
+                )
+            )
+    temporary = [h for h in hops if h.status not in _PERMANENT]
+    if temporary:
+        codes = ", ".join(str(h.status) for h in temporary)
+        found.append(
+            (
+                "migrate-temporary-redirect",
+                f"on the new site {chain}: temporary redirect ({codes}); a move must be "
+                "permanent (301 or 308) for search engines to transfer the old URL's signals",
+            )
+        )
+    if len(hops) > 1:
+        found.append(
+            (
+                "migrate-chain",
+                f"on the new site {len(hops)} redirect hops: {chain}; redirect in one hop "
+                "to the final URL",
+            )
+        )
+    outcome = "ok"
+    for code, _ in found:
+        candidate = code.removeprefix("migrate-")
+        if _RANK[candidate] < _RANK[outcome]:
+            outcome = candidate
+    return Verdict(outcome, tuple(found), final)
+
+
+# --- the run ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MigrationStats:
+    """Counters of a migration run (never the URLs themselves)."""
+
+    new_origin: str
+    map_name: str | None = None
+    map_entries: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    ok_direct: int = 0  # a 200 at the same path, no redirect
+    unmapped: int = 0  # old URLs no map row or rule named (judged without a map)
+    not_in_new_sitemap: int = 0
+    new_sitemap: str | None = None
+    new_sitemap_urls: int = 0
+    new_sitemap_redirects: int = 0
+    home_examples: list[str] = field(default_factory=list)
+    skipped_findings: int = 0  # findings about the old sitemap itself, left to `validate`
+
+    @property
+    def total(self) -> int:
+        return sum(self.outcomes.values())
+
+    def add(self, verdict: Verdict, old_url: str, *, direct: bool) -> None:
+        self.outcomes[verdict.outcome] += 1
+        if verdict.outcome == "ok" and direct:
+            self.ok_direct += 1
+        if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
+            self.home_examples.append(old_url)
+
+    def mass_homepage(self) -> bool:
+        n = self.outcomes["to-homepage"]
+        total = self.total
+        return n > HOMEPAGE_MASS_COUNT or (n >= 2 and total > 0 and n / total > HOMEPAGE_MASS_SHARE)
+
+    def to_json(self) -> dict[str, Any]:
+        total = self.total
+
+        def pct(n: int) -> float:
+            return round(100.0 * n / total, 1) if total else 0.0
+
+        out: dict[str, Any] = {
+            "new_origin": self.new_origin,
+            "old_urls": total,
+            "outcomes": {
+                o: {"count": self.outcomes[o], "percent": pct(self.outcomes[o])}
+                for o in reversed(OUTCOMES)
+            },
+            "ok_direct": self.ok_direct,
+            "ok_redirect": self.outcomes["ok"] - self.ok_direct,
+        }
+        if self.map_name is not None:
+            out["map"] = {
+                "file": self.map_name,
+                "entries": self.map_entries,
+                "unmapped": self.unmapped,
+            }
+        if self.new_sitemap is not None:
+            out["new_sitemap"] = {
+                "url": self.new_sitemap,
+                "urls": self.new_sitemap_urls,
+                "redirecting": self.new_sitemap_redirects,
+                "old_urls_missing": self.not_in_new_sitemap,
+            }
+        if self.skipped_findings:
+            out["old_sitemap_findings_skipped"] = self.skipped_findings
+        return out
+
+
+class MigrationRecorder(Recorder):
+    """A Recorder that keeps the findings a migration is about: the migrate-* codes and
+    the problems that stop old URLs from being read; the old sitemap's own validation
+    findings are counted, not reported (run `validate` for those)."""
+
+    def __init__(self, sinks: list[Any], stats: MigrationStats) -> None:
+        super().__init__(sinks)
+        self.stats = stats
+
+    def finding(self, f: Finding) -> None:
+        if f.code.startswith("migrate-") or f.code in _KEPT_CODES:
+            super().finding(f)
+        else:
+            self.stats.skipped_findings += 1
+
+
+class NewSitemapAuditor(Auditor):
+    """First pass of `--new-sitemap`: every listed URL goes into `listed`; each is
+    requested once and a redirect is `migrate-new-sitemap-redirect`."""
+
+    def __init__(
+        self, config: CrawlConfig, recorder: Recorder, stats: MigrationStats, progress: Progress
+    ) -> None:
+        super().__init__(config, recorder, mode="crawl", progress=progress, on_entry=self._listed)
+        self.stats = stats
+        self.listed = SeenUrls()
+        self.origins: list[str] = []  # origins the new sitemap lists URLs on (a few)
+
+    def _listed(self, source: str, entry: Entry) -> None:
+        loc = (entry.loc or "").strip()
+        if entry.kind != "url" or not loc:
+            return
+        if not self.listed.add(loc):
+            self.stats.new_sitemap_urls += 1
+        origin = canonical_origin(loc)
+        if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
+            self.origins.append(origin)
+
+    def has(self, url: str) -> bool:
+        """Is `url` listed, on its own origin or (staging) at the same path on a listed one?"""
+        if url in self.listed:
+            return True
+        own = canonical_origin(url)
+        rest = _path_query(url)
+        return any(o != own and (o + rest) in self.listed for o in self.origins)
+
+    async def _check(self, job: UrlJob) -> None:
+        result = await self.client.fetch(job.url)
+        if result.redirects and result.status is not None:
+            self.stats.new_sitemap_redirects += 1
+            self.rec.finding(
+                finding(
+                    "migrate-new-sitemap-redirect",
+                    f"the new sitemap lists a URL that redirects: {_chain_text(result)}; "
+                    f"list the final URL {result.final_url} instead",
+                    sitemap=job.sitemap,
+                    line=job.line,
+                    url=job.url,
+                )
+            )
+
+    def _finish_run(self) -> None:
+        """Nothing to add: the hosts record and notes come from the migration pass."""
+
+
+class MigrationAuditor(Auditor):
+    """The pipeline over OLD, with each listed URL judged on the new site."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        recorder: Recorder,
+        stats: MigrationStats,
+        *,
+        new_origin: str,
+        redirect_map: RedirectMap | None = None,
+        new_sitemap: NewSitemapAuditor | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        super().__init__(config, recorder, mode="crawl", progress=progress)
+        self.stats = stats
+        self.new_origin = new_origin
+        self.redirect_map = redirect_map
+        self.new_sitemap = new_sitemap
+
+    def _finding(self, job: UrlJob, code: str, message: str) -> None:
+        self.rec.finding(finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url))
+
+    async def _check(self, job: UrlJob) -> None:
+        checked = new_url_for(job.url, self.new_origin)
+        expected: str | None = None
+        extra: dict[str, Any] = {"checked_url": checked}
+        if self.redirect_map is not None:
+            hit = self.redirect_map.expected(job.url)
+            if hit is None:
+                self.stats.unmapped += 1
+            else:
+                expected, map_line = hit
+                extra["expected"] = expected
+                extra["map_line"] = map_line
+        policy = await self._robots_for(checked)
+        if not policy.allowed(checked):
+            verdict = Verdict(
+                "robots-blocked",
+                (
+                    (
+                        "migrate-robots-blocked",
+                        f"robots.txt of the new site disallows {checked} for "
+                        f"{self.agent_token}: search engines cannot follow the move; allow it",
+                    ),
+                ),
+            )
+            extra["outcome"] = verdict.outcome
+            self.rec.url(
+                UrlResult(
+                    job.url,
+                    job.sitemap,
+                    job.line,
+                    None,
+                    None,
+                    (),
+                    job.lastmod,
+                    None,
+                    "blocked",
+                    None,
+                    None,
+                    extra,
+                )
+            )
+            self._emit(job, verdict, direct=False)
+            return
+        result = await self.client.fetch(checked)
+        landing_allowed = True
+        if (
+            result.status is not None
+            and 200 <= result.status < 300
+            and result.redirects
+            and canonical_origin(result.final_url) is not None
+        ):
+            landing = await self._robots_for(result.final_url)
+            landing_allowed = landing.allowed(result.final_url)
+        verdict = judge(
+            job.url,
+            result,
+            new_origin=self.new_origin,
+            expected=expected,
+            agent_token=self.agent_token,
+            landing_allowed=landing_allowed,
+        )
+        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        extra["outcome"] = verdict.outcome
+        self.rec.url(replace(record, url=job.url, extra={**(record.extra or {}), **extra}))
+        self._emit(job, verdict, direct=not result.redirects)
+        if (
+            self.new_sitemap is not None
+            and self.stats.new_sitemap_urls
+            and verdict.landed is not None
+            and verdict.outcome not in ("lost", "not-found", "robots-blocked")
+            and not self.new_sitemap.has(verdict.landed)
+        ):
+            self.stats.not_in_new_sitemap += 1
+            self._finding(
+                job,
+                "migrate-not-in-new-sitemap",
+                f"the old URL lands on {verdict.landed}, which the new sitemap does not list; "
+                "list it, or search engines find the new page late",
+            )
+
+    def _emit(self, job: UrlJob, verdict: Verdict, *, direct: bool) -> None:
+        self.stats.add(verdict, job.url, direct=direct)
+        for code, message in verdict.findings:
+            self._finding(job, code, message)
+
+
+def finish(stats: MigrationStats, recorder: Recorder) -> None:
+    """The mass home-page finding (when it applies) and the summary's migration block."""
+    n = stats.outcomes["to-homepage"]
+    if stats.mass_homepage():
+        share = 100.0 * n / stats.total
+        examples = ", ".join(stats.home_examples)
+        recorder.finding(
+            finding(
+                "migrate-to-homepage",
+                f"{n} of {stats.total} old URLs ({share:.1f}%) redirect to the new home page "
+                f"(e.g. {examples}): a mass redirect to the home page is a soft 404 for each; "
+                "redirect every old URL to its closest new page",
+                url=stats.new_origin + "/",
+            )
+        )
+    recorder.notes["migration"] = stats.to_json()
+
+
+async def run_migrate(
+    old: str,
+    new_origin: str,
+    config: CrawlConfig,
+    recorder: MigrationRecorder,
+    *,
+    redirect_map: RedirectMap | None = None,
+    new_sitemap: str | None = None,
+    progress: Progress | None = None,
+    outcome: dict[str, Any] | None = None,
+) -> MigrationStats:
+    """Run one migration check; records go to `recorder` (whose stats are filled in).
+
+    A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
+    """
+    stats = recorder.stats
+    if redirect_map is not None:
+        stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)
+    progress = progress or NoProgress()
+    outcome = outcome if outcome is not None else {}
+    old_kind, old_value = classify_target(old)
+    new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
+    try:
+        async with HttpClient(config) as client:
+            robots = RobotsCache(client, config.user_agent)
+            first: NewSitemapAuditor | None = None
+            if new_sitemap:
+                stats.new_sitemap = new_sitemap
+                first = NewSitemapAuditor(config, recorder, stats, progress)
+                first._client, first._robots = client, robots
+                try:
+                    roots = await root_jobs(new_kind, new_value, first, recorder)
+                except TargetError as exc:
+                    outcome["fatal"] = f"--new-sitemap: {exc}"
+                    return stats
+                if roots:
+                    await first.run_with_client(client, robots, roots)
+            auditor = MigrationAuditor(
+                config,
+                recorder,
+                stats,
+                new_origin=new_origin,
+                redirect_map=redirect_map,
+                new_sitemap=first,
+                progress=progress,
+            )
+            auditor._client, auditor._robots = client, robots
+            try:
+                roots = await root_jobs(old_kind, old_value, auditor, recorder)
+            except TargetError as exc:
+                outcome["fatal"] = str(exc)
+                return stats
+            if roots:
+                await auditor.run_with_client(client, robots, roots)
+            if roots and old_kind != "file" and auditor.state.roots_unreachable == len(roots):
+                outcome["fatal"] = (
+                    f"{old}: nothing could be checked: the sitemap could not be reached"
+                )
+            if not roots:
+                outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
+    finally:
+        finish(stats, recorder)
+    return stats

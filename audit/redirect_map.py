@@ -1,0 +1,223 @@
+"""The redirect map of `sitemap-audit migrate --map FILE.csv`: old URL -> expected new URL.
+
+A CSV file of two columns, `old,new`:
+
+- an exact row: `https://old.example.com/a,https://www.example.com/b`. The old
+  column may also be a path (`/a?x=1`), matched against the old URL's path and query;
+- a regex rule: the old column starts with `regex:` or `~`; the pattern is searched
+  in the old URL (in its path and query when the pattern starts with `^/` or `/`),
+  and the new column may use backreferences (`\\1`, `\\g<name>`) to its groups;
+- an optional header row (neither column a URL, e.g. `old,new`), blank lines and
+  lines starting with `#`.
+
+Exact rows win over rules; rules apply in file order, the first match wins. Every
+expected URL must be absolute http(s). Anything else raises `MapError`, whose
+message is one line naming the file, the line and the problem, so the CLI can stop
+before a single request is sent.
+
+Pure and synchronous: imports only the standard library and audit.urls/errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from audit.errors import TargetError
+from audit.urls import normalize_url
+
+__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map"]
+
+_REGEX_PREFIXES = ("regex:", "~")
+_BACKREF = re.compile(r"\\(?:(\d+)|g<([^>]*)>|(.))", re.DOTALL)
+
+
+class MapError(TargetError):
+    """A malformed map file: `FILE:LINE: problem` (the CLI exits 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One regex rule of the map."""
+
+    pattern: re.Pattern[str]
+    template: str
+    line: int
+    on_path: bool  # matched against path+query instead of the whole URL
+
+
+def _path_query(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _absolute(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+class RedirectMap:
+    """Exact rows and regex rules; `expected(old_url)` -> (new URL, map line) or None."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._exact: dict[str, tuple[str, int]] = {}  # normalised URL or path -> (target, line)
+        self._rules: list[Rule] = []
+
+    def __len__(self) -> int:
+        return len(self._exact) + len(self._rules)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return list(self._rules)
+
+    def add_exact(self, old: str, new: str, line: int) -> None:
+        key = old if old.startswith("/") else normalize_url(old)
+        known = self._exact.get(key)
+        if known is not None:
+            if known[0] == new:
+                return  # the same row twice is harmless
+            raise MapError(
+                f"{self.name}:{line}: {old} is already mapped to {known[0]} on line {known[1]}"
+            )
+        self._exact[key] = (new, line)
+
+    def add_rule(self, rule: Rule) -> None:
+        self._rules.append(rule)
+
+    def expected(self, old_url: str) -> tuple[str, int] | None:
+        """The expected new URL of an old URL and the map line that says so, or None."""
+        if self._exact:
+            hit = self._exact.get(normalize_url(old_url))
+            if hit is None:
+                hit = self._exact.get(_path_query(old_url))
+            if hit is not None:
+                return hit
+        path: str | None = None
+        for rule in self._rules:
+            if rule.on_path:
+                path = path if path is not None else _path_query(old_url)
+                m = rule.pattern.search(path)
+            else:
+                m = rule.pattern.search(old_url)
+            if m is None:
+                continue
+            try:
+                target = m.expand(rule.template)
+            except (re.error, IndexError):  # checked at load time; kept for safety
+                continue
+            if _absolute(target):
+                return target, rule.line
+        return None
+
+
+def _check_template(name: str, line: int, pattern: re.Pattern[str], template: str) -> None:
+    """Every backreference of the template names a group of the pattern."""
+    for m in _BACKREF.finditer(template):
+        number, group, other = m.groups()
+        if number is not None:
+            if int(number) > pattern.groups:
+                raise MapError(
+                    f"{name}:{line}: backreference \\{number} but the pattern has "
+                    f"{pattern.groups} group(s)"
+                )
+        elif group is not None:
+            if group.isdigit():
+                if int(group) > pattern.groups:
+                    raise MapError(
+                        f"{name}:{line}: backreference \\g<{group}> but the pattern has "
+                        f"{pattern.groups} group(s)"
+                    )
+            elif group not in pattern.groupindex:
+                raise MapError(
+                    f"{name}:{line}: backreference \\g<{group}> names no group of the pattern"
+                )
+        elif other is not None and other not in "\\ntrfvab":
+            raise MapError(
+                f"{name}:{line}: bad escape \\{other} in the new URL "
+                "(use \\1 or \\g<name> for groups)"
+            )
+
+
+def _is_header(old: str, new: str) -> bool:
+    """A first row naming the columns (`old,new`, `Old URL,New URL`): neither cell is a URL,
+    a path or a rule."""
+    return not old.startswith(("/", *_REGEX_PREFIXES)) and "://" not in old + new
+
+
+def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
+    """Parse the text lines of a map file (see the module docstring)."""
+    result = RedirectMap(name)
+    reader = csv.reader(lines, strict=True)
+    first = True
+    try:
+        for row in reader:
+            line = reader.line_num
+            cells = [c.strip() for c in row]
+            if not cells or all(not c for c in cells) or cells[0].startswith("#"):
+                continue
+            while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
+                cells.pop()
+            if len(cells) != 2:
+                raise MapError(f"{name}:{line}: expected 2 columns (old,new), found {len(cells)}")
+            old, new = cells
+            if first:
+                first = False
+                if _is_header(old, new):
+                    continue
+            if not old or not new:
+                raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
+            prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
+            if prefix is not None:
+                source = old[len(prefix) :].strip()
+                if not source:
+                    raise MapError(f"{name}:{line}: empty regular expression")
+                try:
+                    pattern = re.compile(source)
+                except re.error as exc:
+                    raise MapError(
+                        f"{name}:{line}: broken regular expression {source!r}: {exc}"
+                    ) from None
+                _check_template(name, line, pattern, new)
+                if not _absolute(_BACKREF.sub("x", new)):
+                    raise MapError(
+                        f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL"
+                    )
+                on_path = source.startswith(("^/", "/"))
+                result.add_rule(Rule(pattern, new, line, on_path))
+                continue
+            if not (old.startswith("/") or _absolute(old)):
+                raise MapError(
+                    f"{name}:{line}: the old URL {old!r} is neither an absolute http(s) URL "
+                    "nor a path starting with /"
+                )
+            if not _absolute(new):
+                raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
+            result.add_exact(old, new, line)
+    except csv.Error as exc:
+        raise MapError(f"{name}:{reader.line_num}: not valid CSV ({exc})") from None
+    return result
+
+
+def load_map(path: str | Path) -> RedirectMap:
+    """Read and parse a map file; MapError (one line) if it cannot be read or is malformed."""
+    name = str(path)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return parse_map(fh, name)
+    except FileNotFoundError:
+        raise MapError(f"{name}: no such map file") from None
+    except IsADirectoryError:
+        raise MapError(f"{name}: is a directory, not a map file") from None
+    except UnicodeDecodeError as exc:
+        raise MapError(f"{name}: not UTF-8 ({exc.reason})") from None
+    except OSError as exc:
+        raise MapError(f"{name}: cannot read the map file: {exc.strerror}") from None
