@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from audit import __version__
 from audit.config import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_PAGE_CAP,
     DEFAULT_RATE,
     DEFAULT_RETRIES,
     DEFAULT_SLOW_MS,
@@ -168,6 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="GET pages and check meta robots, canonical, soft 404",
     )
+    crawl.add_argument(
+        "--page-cap",
+        type=_positive_int,
+        default=DEFAULT_PAGE_CAP,
+        metavar="BYTES",
+        help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
+    )
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -250,6 +258,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         retries=args.retries,
         user_agent=args.user_agent,
         page_checks=getattr(args, "page_checks", False),
+        page_cap=getattr(args, "page_cap", DEFAULT_PAGE_CAP),
         max_urls=getattr(args, "max_urls", None),
         slow_ms=getattr(args, "slow", DEFAULT_SLOW_MS / 1000) * 1000,
         lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
