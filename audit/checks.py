@@ -402,11 +402,15 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
 # Most answers of a run repeat a few Last-Modified and Date values and most sitemaps a few
 # lastmod values: parse each once (the results are immutable).
 @lru_cache(maxsize=4096)
-def _w3c_span(text: str) -> W3CDate | None:
+def _lastmod_window(text: str, tolerance_s: float) -> tuple[W3CDate, datetime, datetime] | None:
+    """The lastmod's span and the [start, end) a Last-Modified may fall in, or None if invalid."""
     try:
-        return parse_w3c_datetime(text.strip())
+        span = parse_w3c_datetime(text.strip())
     except ValueError:
         return None  # reported as lastmod-invalid by the validator
+    tolerance = timedelta(seconds=tolerance_s)
+    # HTTP dates have whole seconds: a fractional lastmod must not read as ahead.
+    return span, span.start.replace(microsecond=0) - tolerance, span.end + tolerance
 
 
 _http_date = lru_cache(maxsize=1024)(parse_http_date)
@@ -420,9 +424,10 @@ def _lastmod_findings(
     now: datetime | None,
     add: _Add,
 ) -> None:
-    span = _w3c_span(lastmod)
-    if span is None:
+    window = _lastmod_window(lastmod, config.lastmod_tolerance_s)
+    if window is None:
         return
+    span, start, end = window
     modified = _http_date(header)
     if modified is None:
         return
@@ -438,12 +443,8 @@ def _lastmod_findings(
             "cannot be checked against it; send the content's real modification time",
         )
         return
-    tolerance = timedelta(seconds=config.lastmod_tolerance_s)
-    # HTTP dates have whole seconds: a fractional lastmod must not read as ahead.
-    start = span.start.replace(microsecond=0) - tolerance
-    end = span.end + tolerance
-    shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
     if modified >= end:
+        shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
         add(
             "lastmod-stale",
             f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
@@ -451,6 +452,7 @@ def _lastmod_findings(
             "last change",
         )
     elif modified < start:
+        shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
         add(
             "lastmod-ahead",
             f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "

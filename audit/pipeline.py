@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from audit.checks import check_fetch, robots_blocked_finding, url_record
@@ -35,9 +36,11 @@ from audit.urls import normalize_url
 from audit.validator import HreflangGraph, SeenUrls, SitemapValidator
 
 Mode = Literal["crawl", "validate", "inspect"]
+T = TypeVar("T")
 
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
+FRONTIER_LOW = 750  # a full frontier lets its producers go on once drained to this
 EXPANDERS = 4  # sitemaps streamed at once
 LOCAL_CHUNK = 65536
 POLICY_CACHE_MAX = 4096  # URL prefixes whose robots policy is remembered by the workers
@@ -67,6 +70,71 @@ class UrlJob:
     sitemap: str
     line: int | None
     lastmod: str | None
+
+
+class Frontier(Generic[T]):
+    """A bounded FIFO between the expanders and the workers, with a low-water mark.
+
+    Like `asyncio.Queue(maxsize)`, except that a producer blocked on a full frontier is woken
+    only once the workers have drained it to `low`, and then puts a batch in one go. With a
+    plain queue the expanders, far faster than the network, run in lockstep with the workers:
+    one wake-up of an expander, through its parser and validator frames, per URL taken.
+    """
+
+    def __init__(self, maxsize: int, low: int) -> None:
+        self._items: deque[T] = deque()
+        self._maxsize = max(1, maxsize)
+        self._low = min(max(0, low), self._maxsize - 1)
+        self._getters: deque[asyncio.Future[None]] = deque()
+        self._putters: deque[asyncio.Future[None]] = deque()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @staticmethod
+    def _wake_one(waiters: deque[asyncio.Future[None]]) -> None:
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+
+    @staticmethod
+    async def _wait(waiters: deque[asyncio.Future[None]]) -> None:
+        fut = asyncio.get_running_loop().create_future()
+        waiters.append(fut)
+        try:
+            await fut
+        except BaseException:
+            fut.cancel()
+            if fut in waiters:
+                waiters.remove(fut)
+            raise
+
+    async def put(self, item: T) -> None:
+        while len(self._items) >= self._maxsize:
+            try:
+                await self._wait(self._putters)
+            except BaseException:
+                if len(self._items) <= self._low:  # pass a wake-up this task did not use on
+                    self._wake_one(self._putters)
+                raise
+        self._items.append(item)
+        self._wake_one(self._getters)
+
+    async def get(self) -> T:
+        while not self._items:
+            try:
+                await self._wait(self._getters)
+            except BaseException:
+                if self._items:  # pass a wake-up this task did not use on
+                    self._wake_one(self._getters)
+                raise
+        item = self._items.popleft()
+        if len(self._items) <= self._low:
+            while self._putters:  # every blocked producer: each fills up to maxsize again
+                self._wake_one(self._putters)
+        return item
 
 
 @dataclass(slots=True)
@@ -122,7 +190,7 @@ class Auditor:
         # url_prefix() -> the origin's policy once known: no await, no reporting check per URL
         self._policies: dict[str, RobotsPolicy] = {}
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
-        self._frontier: asyncio.Queue[UrlJob | None] = asyncio.Queue(FRONTIER_SIZE)
+        self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported

@@ -505,3 +505,52 @@ def test_jsonl_lines_are_the_same_with_or_without_orjson(
     # what orjson refuses (a non-str key, an int beyond 64 bits) still becomes a line
     odd = jsonl.dumps_line({"type": "x", 1: 2**70})
     assert json.loads(odd) == {"type": "x", "1": 2**70} and odd.count("\n") == 1
+
+
+# --- the frontier between expanders and workers ---------------------------------------------
+
+
+async def test_frontier_is_fifo_bounded_and_wakes_producers_at_low_water() -> None:
+    from audit.pipeline import Frontier
+
+    frontier: Frontier[int] = Frontier(4, 1)
+    produced: list[int] = []
+
+    async def producer() -> None:
+        for n in range(10):
+            await frontier.put(n)
+            produced.append(n)
+
+    task = asyncio.create_task(producer())
+    await asyncio.sleep(0)
+    assert produced == [0, 1, 2, 3] and len(frontier) == 4  # full: the producer waits
+    assert [await frontier.get(), await frontier.get()] == [0, 1]
+    await asyncio.sleep(0)
+    assert len(produced) == 4  # above the low-water mark: still waiting
+    assert await frontier.get() == 2
+    await asyncio.sleep(0)
+    assert produced == list(range(7)) and len(frontier) == 4  # refilled in one go
+    assert [await frontier.get() for _ in range(7)] == list(range(3, 10))
+    await task
+
+
+async def test_frontier_waiters_survive_cancellation() -> None:
+    from audit.pipeline import Frontier
+
+    frontier: Frontier[str] = Frontier(2, 0)
+    cancelled = asyncio.create_task(frontier.get())
+    waiting = asyncio.create_task(frontier.get())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await frontier.put("a")
+    assert await asyncio.wait_for(waiting, 1) == "a"
+    assert cancelled.cancelled()
+    await frontier.put("b")
+    await frontier.put("c")
+    blocked = asyncio.create_task(frontier.put("d"))
+    await asyncio.sleep(0)
+    assert not blocked.done()
+    blocked.cancel()
+    assert [await frontier.get(), await frontier.get()] == ["b", "c"]
+    await frontier.put("e")  # nothing left behind by the cancelled producer
+    assert await frontier.get() == "e" and len(frontier) == 0
