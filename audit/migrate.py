@@ -565,6 +565,7 @@ async def run_migrate(
 
     A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
     """
+    recorder.redact(config.secrets())
     stats = recorder.stats
     if redirect_map is not None:
         stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)

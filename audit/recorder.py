@@ -19,6 +19,8 @@ RecordSink = Callable[[dict[str, Any]], None]
 class Recorder:
     def __init__(self, sinks: list[RecordSink]) -> None:
         self._sinks = sinks
+        self._raw_sinks = list(sinks)
+        self._secrets: tuple[str, ...] = ()
         self.started = time.monotonic()
         self.sitemaps = 0
         self.urls = 0
@@ -26,6 +28,16 @@ class Recorder:
         self.by_severity: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
+
+    def redact(self, secrets: tuple[str, ...]) -> None:
+        """From now on every record reaches the sinks with these secret values replaced
+        (staging credentials never enter a report). Idempotent; no cost without secrets."""
+        from audit.access import redacting
+
+        if not secrets or secrets == self._secrets:
+            return
+        self._secrets = secrets
+        self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
     def emit(self, record: dict[str, Any]) -> None:
         for sink in self._sinks:

@@ -7,6 +7,7 @@ straight to expansion.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,14 @@ async def run_target(
     *,
     on_entry: EntryHook | None = None,
     on_sitemap: SitemapHook | None = None,
+    make_auditor: Callable[..., Auditor] = Auditor,
 ) -> None:
     """Run one audit. A fatal problem (nothing could be audited) goes to
-    outcome['fatal'] as one line; everything else is a finding."""
+    outcome['fatal'] as one line; everything else is a finding. `make_auditor` builds
+    the Auditor (an Auditor subclass, e.g. the state-backed one of --state)."""
+    recorder.redact(config.secrets())
     run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
-    auditor = Auditor(
+    auditor = make_auditor(
         config, recorder, mode=run_mode, progress=progress, on_entry=on_entry, on_sitemap=on_sitemap
     )
     async with HttpClient(config) as client:
