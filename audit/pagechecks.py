@@ -53,6 +53,7 @@ __all__ = [
     "PageVerdict",
     "check_page",
     "is_html",
+    "needs_probe",
     "not_found_phrase",
     "probe_text",
     "similarity",
@@ -158,6 +159,16 @@ def soft404_text(reader: HeadReader, url: str) -> str | None:
     if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
         return None
     return text
+
+
+def needs_probe(reader: HeadReader, url: str) -> bool:
+    """Whether the soft-404 verdict depends on the host's probe: a tiny page whose title
+    and h1 do not already say "not found" (most pages never cost a probe request)."""
+    return (
+        not_found_phrase(reader.title) is None
+        and not_found_phrase(reader.h1) is None
+        and soft404_text(reader, url) is not None
+    )
 
 
 def probe_text(result: FetchResult, reader: HeadReader | None) -> str | None:

@@ -13,6 +13,7 @@ from audit.pagechecks import (
     SOFT404_SIMILARITY,
     PageSink,
     check_page,
+    needs_probe,
     not_found_phrase,
     similarity,
     soft404_text,
@@ -204,6 +205,9 @@ def test_soft_404_tiny_page_near_identical_to_the_probe() -> None:
     assert soft404_text(head("<div id=root></div>"), URL) is None
     # a page not read to its end is not tiny
     assert soft404_text(head(page, at_eof=False), URL) is None
+    assert needs_probe(head(page), URL)
+    assert not needs_probe(head("<title>404</title><p>Sorry, this is gone away.</p>"), URL)
+    assert not needs_probe(head(page, at_eof=False), URL)
 
 
 def test_similarity_threshold() -> None:
