@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from audit import __version__
 from audit.config import (
+    AUTH_ENV,
     DEFAULT_CONCURRENCY,
     DEFAULT_PAGE_CAP,
     DEFAULT_RATE,
@@ -78,6 +79,33 @@ def _header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def _rewrite(text: str) -> tuple[str, str]:
+    from audit.rewrite import parse_rewrite
+
+    try:
+        return parse_rewrite(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _cookie(text: str) -> tuple[str, str]:
+    from audit.access import parse_cookie
+
+    try:
+        return parse_cookie(text)
+    except ValueError as exc:  # the message never repeats the value
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _insecure_host(text: str) -> str:
+    from audit.access import parse_host
+
+    try:
+        return parse_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
     p.add_argument(
         "--format", choices=FORMATS, default=default, help=f"report format (default {default})"
@@ -119,7 +147,38 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="extra request header (repeatable)",
+        help="extra request header (repeatable; sent only to the target's origin, like --auth)",
+    )
+    p.add_argument(
+        "--rewrite",
+        type=_rewrite,
+        action="append",
+        default=[],
+        metavar="FROM=TO",
+        help="request URLs of origin FROM at origin TO, e.g. "
+        "https://www.example.com=https://staging.example.com (repeatable)",
+    )
+    p.add_argument(
+        "--auth",
+        metavar="USER:PASSWORD",
+        help=f"HTTP basic auth for the target's origin (or set {AUTH_ENV}, "
+        "which keeps it out of shell history)",
+    )
+    p.add_argument(
+        "--cookie",
+        type=_cookie,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="cookie sent to the target's origin (repeatable)",
+    )
+    p.add_argument(
+        "--insecure-host",
+        type=_insecure_host,
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="accept a self-signed TLS certificate from this host only (repeatable)",
     )
     p.add_argument(
         "--include-sitemap",
@@ -150,6 +209,22 @@ def _add_config(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_state(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--state",
+        metavar="PATH",
+        help="SQLite state file: resume after a crash; after a completed run, check incrementally",
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="with --state: discard the state and start over"
+    )
+    p.add_argument(
+        "--changed-only",
+        action="store_true",
+        help="with --state: request only URLs that are new or whose <lastmod> moved",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -162,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="site root, sitemap URL, robots.txt URL or local sitemap file (or in --config)",
     )
     _add_config(crawl)
+    _add_state(crawl)
     _add_output(crawl)
     _add_http(crawl)
     crawl.add_argument(
@@ -246,11 +322,55 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="rows per section in text and markdown (0: all; jsonl lists all)",
     )
+
+    migrate = sub.add_parser(
+        "migrate", help="pre-launch migration check: every old URL on the new site"
+    )
+    migrate.add_argument(
+        "old", help="the site as it is: sitemap URL, site root, local sitemap or file of URLs"
+    )
+    migrate.add_argument("new", help="the origin of the new site, e.g. https://staging.example.com")
+    migrate.add_argument(
+        "--map",
+        metavar="FILE.csv",
+        help="old,new rows (exact URLs or paths; regex:/~ rules with \\1 backreferences)",
+    )
+    migrate.add_argument(
+        "--new-sitemap",
+        metavar="URL",
+        help="the new site's sitemap (or site root): old URLs whose new page it does not "
+        "list, and listed URLs that redirect",
+    )
+    migrate.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
+    migrate.add_argument(
+        "--include", action="append", default=[], metavar="REGEX", help="only old URLs matching"
+    )
+    migrate.add_argument(
+        "--exclude", action="append", default=[], metavar="REGEX", help="skip old URLs matching"
+    )
+    _add_output(migrate)
+    _add_http(migrate)
     return parser
 
 
-def config_from(args: argparse.Namespace) -> CrawlConfig:
+def config_from(args: argparse.Namespace, targets: list[str | None] | None = None) -> CrawlConfig:
+    """The run's config. Credentials (--auth, --cookie, --header) are scoped to the origins
+    of `targets` (default: the command's TARGET or SITE) and of the --rewrite targets."""
+    from audit.access import auth_from, credential_scope
+
+    if targets is None:
+        targets = [getattr(args, "target", None) or getattr(args, "site", None)]
+    rewrites = tuple(getattr(args, "rewrite", ()))
+    try:
+        auth = auth_from(getattr(args, "auth", None))
+    except ValueError as exc:
+        raise TargetError(str(exc)) from None
     return CrawlConfig(
+        rewrites=rewrites,
+        auth=auth,
+        cookies=tuple(getattr(args, "cookie", ())),
+        insecure_hosts=tuple(getattr(args, "insecure_host", ())),
+        credential_origins=credential_scope(targets, rewrites),
         rate=args.rate,
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
         max_per_host=getattr(args, "max_per_host", None),
@@ -330,11 +450,11 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     from audit.report import make_writer
     from audit.runner import run_target
 
-    config = config_from(args)
+    targets = targets or [args.target]
+    config = config_from(args, list(targets))
     _validate_regexes(config)
     from audit.pipeline import classify_target
 
-    targets = targets or [args.target]
     jobs: list[tuple[str, str, str]] = []
     for target in targets:
         kind, value = classify_target(target)
@@ -344,25 +464,54 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 f"(use `{PROG} discover` to find them, or `{PROG} crawl`)"
             )
         jobs.append((target, kind, value))
+    store = _open_state(args, mode, targets, config)  # before the output is truncated
     outcomes: list[dict[str, Any]] = []
-    with open_output(args.output) as out:
-        writer = make_writer(args.format, out, fail_on=args.fail_on)
-        recorder = Recorder([writer.write])
-        progress = make_progress(not args.no_progress, "checked" if mode == "crawl" else "entries")
+    interrupted = True
+    try:
+        with open_output(args.output) as out:
+            writer = make_writer(args.format, out, fail_on=args.fail_on)
+            sinks: list[Any] = [writer.write]
+            run_opts: dict[str, Any] = {}
+            if store is not None:
+                import functools
 
-        async def run_all() -> None:
-            for _target, kind, value in jobs:
-                outcomes.append({})
-                await run_target(kind, value, config, recorder, mode, progress, outcomes[-1])
+                from audit.stateful import StatefulAuditor, StateSink
 
-        try:
-            interrupted = _run_interruptibly(run_all())
-        finally:
-            progress.close()
-        if interrupted:
-            recorder.notes["interrupted"] = True
-        recorder.emit(recorder.summary())
-        writer.close()
+                sink = StateSink(store)
+                sinks.append(sink)
+                run_opts["make_auditor"] = functools.partial(
+                    StatefulAuditor, sink=sink, changed_only=args.changed_only
+                )
+            recorder = Recorder(sinks)
+            progress = make_progress(
+                not args.no_progress, "checked" if mode == "crawl" else "entries"
+            )
+
+            async def run_all() -> None:
+                for _target, kind, value in jobs:
+                    outcomes.append({})
+                    await run_target(
+                        kind, value, config, recorder, mode, progress, outcomes[-1], **run_opts
+                    )
+
+            try:
+                interrupted = _run_interruptibly(run_all())
+            finally:
+                progress.close()
+            if interrupted:
+                recorder.notes["interrupted"] = True
+            recorder.emit(recorder.summary())
+            writer.close()
+    finally:
+        if store is not None:
+            # only a run that went through to the end is the base of an incremental one
+            store.close(complete=not interrupted and not any(o.get("fatal") for o in outcomes))
+    if store is not None and store.replayed:
+        print(
+            f"{PROG}: resumed from {store.path}: {store.replayed} URLs already checked were "
+            "not requested again",
+            file=sys.stderr,
+        )
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
         return Exit.INTERRUPTED
@@ -372,6 +521,54 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     if fatal:
         return Exit.USAGE
     return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
+
+
+# Options that change how politely or where a run goes, not what it finds: a state may be
+# resumed or continued with other values of these.
+_NOT_FINGERPRINTED = frozenset(
+    {
+        "rate",
+        "concurrency",
+        "max_per_host",
+        "timeout",
+        "retries",
+        "retry_after_cap",
+        "backoff_base",
+        "backoff_cap",
+        "stream_timeout",
+        # credentials rotate; a new password must not make the state "another audit"
+        "auth",
+        "cookies",
+        "extra_headers",
+    }
+)
+
+
+def _open_state(
+    args: argparse.Namespace, mode: str, targets: list[str], config: CrawlConfig
+) -> Any:
+    """The --state store of this run, or None; a unusable file is a one-line error."""
+    path = getattr(args, "state", None)
+    if not path:
+        for flag in ("fresh", "changed_only"):
+            if getattr(args, flag, False):
+                raise TargetError(f"--{flag.replace('_', '-')} needs --state PATH")
+        return None
+    import dataclasses
+
+    from audit.state import StateStore, fingerprint
+
+    options = {
+        f.name: getattr(config, f.name)
+        for f in dataclasses.fields(config)
+        if f.name not in _NOT_FINGERPRINTED
+    }
+    return StateStore.open(
+        path,
+        fingerprint=fingerprint(mode, targets, options),
+        targets=targets,
+        fresh=args.fresh,
+    )
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -490,6 +687,60 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return Exit.FINDINGS if summary.failed else Exit.OK
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """migrate: judge every old URL on the new site; everything is checked (NEW, the
+    targets, the map) before the first request."""
+    from audit.migrate import MigrationRecorder, MigrationStats, run_migrate
+    from audit.pipeline import classify_target
+    from audit.progress import make_progress
+    from audit.redirect_map import load_map
+    from audit.report import make_writer
+    from audit.rewrite import parse_origin
+
+    try:
+        new_origin = parse_origin(args.new, "NEW")
+    except ValueError as exc:
+        raise TargetError(str(exc)) from None
+    classify_target(args.old)
+    if args.new_sitemap:
+        classify_target(args.new_sitemap)
+    redirect_map = load_map(args.map) if args.map else None
+    # credentials are for the new site (staging), never for the live one
+    config = config_from(args, [new_origin, args.new_sitemap])
+    _validate_regexes(config)
+    with open_output(args.output) as out:
+        writer = make_writer(args.format, out, fail_on=args.fail_on)
+        recorder = MigrationRecorder([writer.write], MigrationStats(new_origin))
+        progress = make_progress(not args.no_progress, "checked")
+        outcome: dict[str, Any] = {}
+        try:
+            interrupted = _run_interruptibly(
+                run_migrate(
+                    args.old,
+                    new_origin,
+                    config,
+                    recorder,
+                    redirect_map=redirect_map,
+                    new_sitemap=args.new_sitemap,
+                    progress=progress,
+                    outcome=outcome,
+                )
+            )
+        finally:
+            progress.close()
+        if interrupted:
+            recorder.notes["interrupted"] = True
+        recorder.emit(recorder.summary())
+        writer.close()
+    if interrupted:
+        print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+        return Exit.INTERRUPTED
+    if outcome.get("fatal"):
+        print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
+        return Exit.USAGE
+    return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -521,6 +772,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_report(args)
         if args.command == "diff":
             return cmd_diff(args)
+        if args.command == "migrate":
+            return cmd_migrate(args)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE
