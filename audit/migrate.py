@@ -162,6 +162,7 @@ def judge(
     hops = result.redirects
     want = f" (expected {expected})" if expected else ""
     fix = f"redirect it with one 301 to {expected}" if expected else "redirect it with one 301"
+    fix_page = fix if expected else f"{fix} to its new page"
 
     if status is None or result.error_kind is not None:
         why = result.error or result.error_kind or "no answer"
@@ -170,7 +171,7 @@ def judge(
             (
                 (
                     "migrate-lost",
-                    f"on the new site {chain}: {why}; {fix} to a page that answers 200",
+                    f"on the new site {chain}: {why}; {fix_page}, which must answer 200",
                 ),
             ),
         )
@@ -181,7 +182,7 @@ def judge(
             (
                 (
                     "migrate-not-found",
-                    f"on the new site {where}: {chain}{want}; {fix} to its new page, "
+                    f"on the new site {where}: {chain}; {fix_page}, "
                     "or it loses its links and rankings at launch",
                 ),
             ),
@@ -192,8 +193,7 @@ def judge(
             (
                 (
                     "migrate-lost",
-                    f"on the new site {chain}{want}: HTTP {status}; {fix} to a page that "
-                    "answers 200",
+                    f"on the new site {chain}: HTTP {status}; {fix_page}, which must answer 200",
                 ),
             ),
         )
@@ -206,7 +206,7 @@ def judge(
                 (
                     "migrate-lost",
                     f"on the new site {chain}: it leaves the new origin {new_origin}{want}; "
-                    f"{fix} to its page on {new_origin}",
+                    f"{fix_page} on {new_origin}",
                 ),
             ),
         )

@@ -7,6 +7,7 @@ handlers, runs the real migration (real HTTP) and reads its records.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -463,8 +464,9 @@ async def test_cli_migrate_jsonl_exit_codes_and_bad_new(
     code = await asyncio.to_thread(main, ["migrate", o + "/s.xml", n, "--no-progress"])
     assert code == 0
     report = capsys.readouterr().out
-    assert "migration: 2 old URLs" in report
-    assert "ok                       1   50.0%" in report
+    assert f"migration: 2 old URLs checked on {n}" in report
+    assert re.search(r"\n  ok +1 +50\.0%\n", report)
+    assert re.search(r"\n  temporary-redirect +1 +50\.0%\n", report)
 
 
 # --- the demo pair ------------------------------------------------------------

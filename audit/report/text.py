@@ -103,6 +103,9 @@ class TextWriter:
                     lines.append("  " + "  ".join(parts))
                 if count > len(examples):
                     lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
+        migration = summary.get("migration")
+        if isinstance(migration, dict):
+            lines.extend(self._migration(migration))
         if agg.hosts:
             columns = host_columns(agg.hosts)
             rows = [
@@ -121,6 +124,40 @@ class TextWriter:
         lines.append("")
         lines.append(self._verdict(summary))
         return "\n".join(lines) + "\n"
+
+    def _migration(self, m: dict[str, Any]) -> list[str]:
+        """The outcome of every old URL of `migrate`, with shares (summary["migration"])."""
+        total = m.get("old_urls")
+        outcomes = m.get("outcomes")
+        if not isinstance(total, int) or not isinstance(outcomes, dict):
+            return []
+        new = _clean(str(m.get("new_origin") or ""))
+        lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
+        for name, entry in outcomes.items():
+            if not isinstance(entry, dict):
+                continue
+            count, share = entry.get("count"), entry.get("percent")
+            if not isinstance(count, int) or not isinstance(share, int | float):
+                continue
+            style = "ok" if name == "ok" else "dim" if not count else "error"
+            label = f"  {_clean(str(name)):<20} {count:>7,}  {share:>5.1f}%"
+            lines.append(self._c(style, label) if count or name == "ok" else label)
+        extra = []
+        new_sitemap = m.get("new_sitemap")
+        if isinstance(new_sitemap, dict):
+            extra.append(
+                f"new sitemap: {new_sitemap.get('urls')} URLs, {new_sitemap.get('redirecting')} "
+                f"redirecting; {new_sitemap.get('old_urls_missing')} old URLs land on pages it "
+                "does not list"
+            )
+        rmap = m.get("map")
+        if isinstance(rmap, dict):
+            extra.append(
+                f"map: {_clean(str(rmap.get('file')))}, {rmap.get('entries')} rows and rules, "
+                f"{rmap.get('unmapped')} old URLs matched none"
+            )
+        lines += [f"  {x}" for x in extra]
+        return lines
 
     def _verdict(self, summary: dict[str, Any]) -> str:
         found = summary["findings"]
