@@ -204,6 +204,7 @@ class HeadReader:
         self._hidden = 0  # depth inside script/style/... of the body
         self._text_parts: list[str] = []
         self._text_len = 0
+        self._text_cache: str | None = None  # `text`, computed once
 
     # --- results ---------------------------------------------------------------
 
@@ -215,7 +216,9 @@ class HeadReader:
     @property
     def text(self) -> str:
         """Visible text of the body that was read (up to a few KiB), whitespace collapsed."""
-        return _clean("".join(self._text_parts))
+        if self._text_cache is None:
+            self._text_cache = _clean("".join(self._text_parts))
+        return self._text_cache
 
     def meta(self, name: str) -> list[str]:
         """The content of every head `<meta name=...>` with this name (case-insensitive)."""
@@ -452,6 +455,7 @@ class HeadReader:
 
     def _add_text(self, data: str) -> None:
         if self._text_len < _TEXT_CHARS:
+            self._text_cache = None
             self._text_parts.append(data)
             self._text_len += len(data)
 

@@ -64,6 +64,11 @@ SOFT404_SIMILARITY: Final = 0.9  # difflib ratio of a tiny page's text to the pr
 TINY_TEXT: Final = 2048  # characters of text at most, whole body read, to compare with the probe
 MIN_TEXT: Final = 20  # below this, a page has too little text to compare
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+# Meta names of common crawlers, shown in the url record (only robots and the configured
+# agent's own name apply to the audit).
+_CRAWLER_METAS: Final = frozenset(
+    {"robots", "googlebot", "googlebot-news", "bingbot", "yandex", "baiduspider", "applebot"}
+)
 
 # "Not found" in the title or h1, in the languages most sites use. A bare "404" counts only
 # at the start or end of the text or next to an error word, so "Peugeot 404 parts" does not.
@@ -86,7 +91,6 @@ NOT_FOUND_PATTERNS: Final = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-_SPACES = re.compile(r"\s+")
 
 
 def is_html(content_type: str | None) -> bool:
@@ -141,9 +145,9 @@ def not_found_phrase(text: str | None) -> str | None:
 
 
 def _mask(text: str, url: str) -> str:
-    """Lower-cased, whitespace collapsed, the URL and its path replaced by a placeholder."""
+    """Lower-cased, the URL and its path replaced by a placeholder."""
     parts = urlsplit(url)
-    text = _SPACES.sub(" ", text).strip().lower()
+    text = text.lower()
     for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
         if value and value != "/":
             text = text.replace(value.lower(), "{url}")
@@ -155,7 +159,8 @@ def soft404_text(reader: HeadReader, url: str) -> str | None:
     the page is not tiny (not read to its end, or too much text) or has too little text."""
     if not reader.complete:
         return None
-    text = _mask(f"{reader.title or ''} {reader.text}", url)
+    # both parts have their whitespace collapsed already
+    text = _mask(f"{reader.title} {reader.text}" if reader.title else reader.text, url)
     if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
         return None
     return text
@@ -356,7 +361,9 @@ def check_page(
             )
         )
 
-    robots_text = ", ".join(f"{n}: {c}" for n, c in robots_metas) or None
+    # the record shows the other crawlers' metas too (they do not apply to this agent)
+    shown = [(n, c) for n, c in reader.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
+    robots_text = ", ".join(f"{n}: {c}" for n, c in shown) or None
     record: dict[str, Any] = {
         "title": reader.title,
         "canonical": canonical_shown,
