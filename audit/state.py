@@ -62,7 +62,7 @@ APP: Final = "sitemap-audit"
 SCHEMA_VERSION: Final = 1
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FLUSH_EVERY: Final = 500  # rows per transaction
-FLUSH_MS: Final = 100.0  # at most this long between a put and its commit
+FLUSH_MS: Final = 20.0  # at most this long between a put and its commit (what a kill loses)
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -3,16 +3,22 @@ resume after SIGKILL, conditional requests, --changed-only."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import signal
 import sqlite3
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from audit.cli import main
 from audit.diff import diff_reports
-from audit.state import StateError, StateStore, fingerprint, read_records
+from audit.state import FLUSH_MS, StateError, StateStore, fingerprint, read_records
 
 FP = fingerprint("crawl", ["https://www.example.com/"], {"page_checks": False})
 
@@ -185,3 +191,270 @@ def test_diff_two_state_files(tmp_path: Path) -> None:
     changes = {(r["change"], r["url"]) for r in rows if r["type"] == "diff-finding"}
     assert changes == {("new", "https://x/a"), ("fixed", "https://x/b")}
     assert summary.failed
+
+
+# --- end to end: the CLI with --state against loopback servers ------------------------
+
+N_KILL = 2000  # URLs of the SIGKILL test
+KILL_RATE = 400.0  # requests per second: bounds what one uncommitted batch may hold
+KILL_CONCURRENCY = 8
+
+
+class Pages:
+    """A site of N pages (/p/0 ...) with ETags, counting requests per path."""
+
+    def __init__(self, n: int, *, lastmod: str | None = None) -> None:
+        self.n = n
+        self.hits: Counter[str] = Counter()
+        self.conditional: Counter[str] = Counter()
+        self.not_modified: Counter[str] = Counter()
+        self.version: dict[str, int] = {}
+        self.lastmods: dict[str, str] = {}
+        self.status: dict[str, int] = {}
+        self.extra: list[str] = []
+        self.default_lastmod = lastmod
+        self.base = ""
+
+    def paths(self) -> list[str]:
+        return [f"/p/{i}" for i in range(self.n)] + self.extra
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/sitemap.xml", self.sitemap)
+        app.router.add_route("*", "/p/{i}", self.page)
+        app.router.add_route("*", "/x/{i}", self.page)
+        return app
+
+    async def sitemap(self, request: web.Request) -> web.Response:
+        rows = []
+        for path in self.paths():
+            lm = self.lastmods.get(path, self.default_lastmod)
+            tag = f"<lastmod>{lm}</lastmod>" if lm else ""
+            rows.append(f"<url><loc>{self.base}{path}</loc>{tag}</url>")
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            + "\n".join(rows)
+            + "\n</urlset>\n"
+        )
+        return web.Response(body=body.encode(), content_type="application/xml")
+
+    async def page(self, request: web.Request) -> web.Response:
+        path = request.path
+        self.hits[path] += 1
+        etag = f'"{path}-v{self.version.get(path, 1)}"'
+        status = self.status.get(path, 200)
+        if request.headers.get("If-None-Match"):
+            self.conditional[path] += 1
+            if request.headers["If-None-Match"] == etag and status == 200:
+                self.not_modified[path] += 1
+                return web.Response(status=304, headers={"ETag": etag})
+        headers = {"ETag": etag, "Content-Type": "text/html"}
+        return web.Response(status=status, headers=headers, body=b"<html>page</html>")
+
+
+async def serve_pages(aiohttp_server: Any, pages: Pages) -> str:
+    server = await aiohttp_server(pages.app())
+    pages.base = str(server.make_url("")).rstrip("/")
+    return pages.base + "/sitemap.xml"
+
+
+TIMING = ("elapsed_ms", "duration_s")
+
+
+def report(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [
+        {k: v for k, v in r.items() if k not in TIMING} for r in records if r["type"] != "hosts"
+    ]
+
+
+def canonical(records: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True) for r in records)
+
+
+def crawl_argv(target: str, state: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "crawl",
+        target,
+        "--state",
+        str(state),
+        "--format",
+        "jsonl",
+        "--output",
+        str(out),
+        "--no-progress",
+        "--rate",
+        "1000",
+        "--retries",
+        "0",
+        *extra,
+    ]
+
+
+async def run_main(argv: list[str]) -> int:
+    return await asyncio.to_thread(main, argv)
+
+
+async def test_resume_after_sigkill(aiohttp_server: Any, tmp_path: Path) -> None:
+    pages = Pages(N_KILL)
+    target = await serve_pages(aiohttp_server, pages)
+    argv_common = [
+        "--format",
+        "jsonl",
+        "--no-progress",
+        "--rate",
+        str(KILL_RATE),
+        "--concurrency",
+        str(KILL_CONCURRENCY),
+    ]
+
+    async def crawl(state: Path, out: Path, *, kill_at: int | None = None) -> int | None:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "audit",
+            "crawl",
+            target,
+            "--state",
+            str(state),
+            "--output",
+            str(out),
+            *argv_common,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        if kill_at is not None:
+            while sum(pages.hits.values()) < kill_at and proc.returncode is None:
+                await asyncio.sleep(0.005)
+            proc.send_signal(signal.SIGKILL)
+        _, err = await proc.communicate()
+        assert b"Traceback" not in err, err.decode()
+        return proc.returncode
+
+    # an uninterrupted run, for reference
+    assert await crawl(tmp_path / "ref.sqlite", tmp_path / "ref.jsonl") == 0
+    assert all(pages.hits[p] == 1 for p in pages.paths())
+    reference = report(tmp_path / "ref.jsonl")
+    pages.hits.clear()
+
+    state, out = tmp_path / "s.sqlite", tmp_path / "r.jsonl"
+    assert await crawl(state, out, kill_at=N_KILL // 2) == -signal.SIGKILL
+    before = Counter(pages.hits)
+    assert 0 < len(before) < N_KILL  # killed mid-way
+    assert await crawl(state, out) == 0
+
+    final = report(out)
+    urls = [r["url"] for r in final if r["type"] == "url"]
+    assert sorted(urls) == sorted(pages.base + p for p in pages.paths())  # each exactly once
+    assert canonical(final) == canonical(reference)  # the same report as without the crash
+
+    # Requested again: only what was in flight or not yet committed at the kill.
+    twice = [p for p in pages.paths() if pages.hits[p] == 2]
+    assert all(pages.hits[p] in (1, 2) for p in pages.paths())
+    uncommitted = int(KILL_RATE * FLUSH_MS / 1000) + 1
+    assert len(twice) <= KILL_CONCURRENCY + uncommitted, (len(twice), len(before))
+
+
+async def test_second_run_sends_conditional_requests_and_carries_304s(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    pages = Pages(20)
+    target = await serve_pages(aiohttp_server, pages)
+    state = tmp_path / "s.sqlite"
+    assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 0
+    first = report(tmp_path / "1.jsonl")
+    assert not pages.conditional and all(pages.hits[p] == 1 for p in pages.paths())
+
+    pages.version["/p/3"] = 2  # changed: a full answer
+    pages.status["/p/4"] = 404  # now gone
+    code = await run_main(crawl_argv(target, state, tmp_path / "2.jsonl"))
+    assert code == 1  # the new 404
+    second = report(tmp_path / "2.jsonl")
+    assert set(pages.conditional) == set(pages.paths())  # every URL asked conditionally
+    assert set(pages.not_modified) == set(pages.paths()) - {"/p/3", "/p/4"}
+    by_url = {r["url"]: r for r in second if r["type"] == "url"}
+    assert len(by_url) == 20 == len([r for r in second if r["type"] == "url"])
+    assert by_url[pages.base + "/p/0"]["carried"] is True
+    assert by_url[pages.base + "/p/0"]["status"] == 200
+    assert "carried" not in by_url[pages.base + "/p/3"]
+    assert by_url[pages.base + "/p/4"]["status"] == 404
+    assert [
+        r["url"] for r in second if r["type"] == "finding" and r["code"] == "url-not-found"
+    ] == [pages.base + "/p/4"]
+    assert second[-1]["carried"] == 18
+    firsts = {r["url"]: r for r in first if r["type"] == "url"}
+    carried = {k: {**v, "carried": None} for k, v in by_url.items() if v.get("carried")}
+    assert all(carried[u] == {**firsts[u], "carried": None} for u in carried)
+
+
+async def test_changed_only_requests_only_new_and_moved_urls(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    pages = Pages(30, lastmod="2024-05-01")
+    target = await serve_pages(aiohttp_server, pages)
+    state = tmp_path / "s.sqlite"
+    assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 0
+    pages.hits.clear()
+
+    for path, day in (("/p/7", "2024-06-01"), ("/p/8", "2024-06-02")):
+        pages.lastmods[path] = day
+        pages.version[path] = 2  # the content changed with it
+    pages.extra.append("/x/new")
+    out = tmp_path / "2.jsonl"
+    assert await run_main(crawl_argv(target, state, out, "--changed-only")) == 0
+    assert sorted(pages.hits) == ["/p/7", "/p/8", "/x/new"]
+    records = report(out)
+    urls = [r for r in records if r["type"] == "url"]
+    assert len(urls) == 31
+    assert sum(1 for r in urls if r.get("carried")) == 28
+    summary = records[-1]
+    assert summary["type"] == "summary" and summary["skipped_unchanged"] == 28
+    # the moved ones were asked conditionally, and answered in full (new ETag)
+    assert set(pages.conditional) == {"/p/7", "/p/8"} and not pages.not_modified
+
+
+@pytest.mark.parametrize("kind", ["not-sqlite", "truncated", "foreign", "other-audit"])
+async def test_cli_refuses_unusable_state_and_keeps_it(
+    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    pages = Pages(3)
+    target = await serve_pages(aiohttp_server, pages)
+    state = tmp_path / "state.sqlite"
+    extra: list[str] = []
+    if kind == "not-sqlite":
+        state.write_text("not a database\n" * 10)
+    elif kind == "foreign":
+        con = sqlite3.connect(state)
+        con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        con.commit()
+        con.close()
+    else:
+        assert await run_main(crawl_argv(target, state, tmp_path / "0.jsonl")) == 0
+        con = sqlite3.connect(state)
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        if kind == "truncated":
+            state.write_bytes(state.read_bytes()[:1500])
+        else:
+            extra = ["--exclude", "/nothing-matches/"]  # another audit's options
+    capsys.readouterr()
+    before = state.read_bytes()
+    pages.hits.clear()
+    out = tmp_path / "out.jsonl"
+    out.write_text("the previous report\n")
+    assert await run_main(crawl_argv(target, state, out, *extra)) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in err and str(state) in lines[0], err
+    assert "--fresh" in lines[0]
+    assert state.read_bytes() == before  # never overwritten
+    assert out.read_text() == "the previous report\n"  # nothing ran, nothing written
+    assert not pages.hits
+
+    assert await run_main(crawl_argv(target, state, out, *extra, "--fresh")) == 0
+    assert sum(pages.hits.values()) == 3
+
+
+async def test_state_flags_need_state(capsys: pytest.CaptureFixture[str]) -> None:
+    assert await run_main(["crawl", "https://x.example/", "--changed-only"]) == 2
+    assert "--changed-only needs --state" in capsys.readouterr().err

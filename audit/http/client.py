@@ -37,7 +37,7 @@ import asyncio
 import email.utils
 import random
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -153,6 +153,16 @@ def _next_location(current: str, location: str | None) -> tuple[str | None, Fetc
             url=current,
         )
     return target, None
+
+
+_IDENTITY: Final = {"Accept-Encoding": "identity"}
+
+
+def _request_headers(stream: bool, extra: Mapping[str, str] | None) -> dict[str, str] | None:
+    """Per-request headers: the raw bytes of a stream, plus a caller's extra headers."""
+    if not extra:
+        return _IDENTITY if stream else None
+    return {**_IDENTITY, **extra} if stream else dict(extra)
 
 
 def _headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
@@ -349,6 +359,7 @@ class HttpClient:
         body_limit: int | None,
         stream: bool,
         status_retries: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed."""
@@ -375,6 +386,7 @@ class HttpClient:
                     body_limit=body_limit,
                     stream=stream,
                     status_retries=status_retries,
+                    headers=headers,
                 )
             finally:
                 if held:
@@ -394,6 +406,7 @@ class HttpClient:
         body_limit: int | None,
         stream: bool,
         status_retries: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[bool, bool]:
         """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
 
@@ -412,7 +425,7 @@ class HttpClient:
                 allow_redirects=False,
                 timeout=self._stream_timeout if stream else self._fetch_timeout,
                 auto_decompress=not stream,
-                headers={"Accept-Encoding": "identity"} if stream else None,
+                headers=_request_headers(stream, headers),
             )
             status = resp.status
             host.record_status(status)
@@ -462,13 +475,19 @@ class HttpClient:
         stream: bool,
         max_redirects: int,
         status_retries: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> _Chain:
         chain = _Chain(_Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         while True:
             answer = await self._send(
-                current, method, body_limit=body_limit, stream=stream, status_retries=status_retries
+                current,
+                method,
+                body_limit=body_limit,
+                stream=stream,
+                status_retries=status_retries,
+                headers=headers,
             )
             chain.final = answer
             chain.attempts += answer.attempts
@@ -510,23 +529,27 @@ class HttpClient:
         body_bytes: int = 0,
         confirm_with_get: bool = True,
         max_redirects: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> FetchResult:
         """Check one URL; never raises for a per-URL failure.
 
         HEAD first (by default); a HEAD answer >= 400 is confirmed with GET and the GET answer
         is the result (`method` "GET", attempts of both counted). A GET keeps up to
         `body_bytes` of the body in `body_head` (0 = BODY_EXCERPT) and drops the rest.
-        `max_redirects` defaults to config.max_redirects.
+        `max_redirects` defaults to config.max_redirects. `headers` are added to every
+        request of this check (e.g. If-None-Match for an incremental run).
         """
         method = method.upper()
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
         # the GET's own retries decide (half the requests to a failing page).
         confirm = method == "HEAD" and confirm_with_get
         result = await self._fetch_once(
-            url, method, body_bytes, max_redirects, status_retries=not confirm
+            url, method, body_bytes, max_redirects, status_retries=not confirm, headers=headers
         )
         if confirm and result.status is not None and result.status >= 400:
-            confirmed = await self._fetch_once(url, "GET", body_bytes, max_redirects)
+            confirmed = await self._fetch_once(
+                url, "GET", body_bytes, max_redirects, headers=headers
+            )
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result
 
@@ -538,6 +561,7 @@ class HttpClient:
         max_redirects: int | None,
         *,
         status_retries: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> FetchResult:
         limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
         chain = await self._chain(
@@ -547,6 +571,7 @@ class HttpClient:
             stream=False,
             max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
             status_retries=status_retries,
+            headers=headers,
         )
         final = chain.final
         return FetchResult(
@@ -564,11 +589,18 @@ class HttpClient:
         )
 
     @asynccontextmanager
-    async def stream(self, url: str) -> AsyncIterator[StreamResponse]:
+    async def stream(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[StreamResponse]:
         """Open a sitemap body (GET, raw bytes, redirects followed and recorded, retried
         before the body starts). The response is closed when the block exits."""
         chain = await self._chain(
-            url, "GET", body_limit=None, stream=True, max_redirects=self.config.max_redirects
+            url,
+            "GET",
+            body_limit=None,
+            stream=True,
+            max_redirects=self.config.max_redirects,
+            headers=headers,
         )
         final = chain.final
         response = StreamResponse(
