@@ -180,7 +180,7 @@ class StreamParser:
         self._kept: Any = None  # sitemaps: newest handled element, still attached
         self._handled = 0  # sitemaps: handled elements still attached to the root
         self._newest: Any = None  # sitemaps: newest handled entry
-        self._fast_actions: dict[Any, int] = {}
+        self._fast_tags = ("", "", "", "")  # loc, lastmod, changefreq, priority tags
         self._own_ns = SITEMAP_NS
         self._entry_tag = ""
         self._entry_kind: Any = "url"
@@ -483,10 +483,10 @@ class StreamParser:
                 self._entry_tag = f"{{{ns}}}sitemap" if ns else "sitemap"
                 self._entry_kind = "sitemap"
                 self._max_order = _A_LASTMOD
-            self._fast_actions = {
-                f"{{{ns}}}{name}" if ns else name: i
-                for i, name in enumerate(_PROTOCOL_NAMES[: self._max_order + 1])
-            }
+            own = [f"{{{ns}}}{name}" if ns else name for name in _PROTOCOL_NAMES]
+            if local == "sitemapindex":
+                own[_A_CHANGEFREQ] = own[_A_PRIORITY] = ""  # not defined in <sitemap>
+            self._fast_tags = (own[0], own[1], own[2], own[3])
             if ns != SITEMAP_NS:
                 got = f"namespace {ns!r}" if ns else "no namespace"
                 self._find(
@@ -526,10 +526,12 @@ class StreamParser:
     def _sitemap_events(self, events: Any) -> None:
         """The hot path: one <url>/<sitemap> per event, children walked once."""
         root = self._root
-        fast = self._fast_actions
-        if self._has_doctype:
-            fast = {}  # entity references may split texts: take the careful path
-        get = fast.get
+        # The protocol children's tags in their XSD order; "" (never a tag) for the ones
+        # this kind of document does not have, and for all of them when a DOCTYPE may
+        # have declared entities (references split texts: the careful path takes those).
+        t_loc, t_lastmod, t_changefreq, t_priority = (
+            ("", "", "", "") if self._has_doctype else self._fast_tags
+        )
         kind = self._entry_kind
         off = self._line_offset
         out = self._out
@@ -544,25 +546,29 @@ class StreamParser:
             newest = el
             loc = lastmod = changefreq = priority = None
             loc_line = 0
-            pos = -1
+            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority
             # getchildren() builds the children in one C call: about half the cost of
             # iterating the element (lxml's child iterator is a Python-level object).
+            # Tags are compared as strings (lengths differ, so a mismatch is cheap).
             for child in el.getchildren():
-                act = get(child.tag, 9)
-                if act <= pos:
-                    break  # repeated or out of order
-                if act == 0:
+                tag = child.tag
+                if tag == t_loc and pos == 0:
                     loc = child.text or ""
                     loc_line = child.sourceline
-                elif act == 1:
+                    pos = 1
+                elif tag == t_lastmod and pos <= 1:
                     lastmod = (child.text or "").strip()
-                elif act == 2:
+                    pos = 2
+                elif tag == t_changefreq and pos <= 2:
                     changefreq = (child.text or "").strip()
-                elif act == 3:
+                    pos = 3
+                elif tag == t_priority and pos <= 3:
                     priority = (child.text or "").strip()
+                    pos = 4
                 else:
-                    break  # extensions, comments, unknown elements
-                pos = act
+                    # repeated, out of order, an extension, a comment, unknown
+                    out.append(self._sitemap_entry(el))
+                    break
             else:
                 out.append(
                     Entry(
@@ -574,8 +580,6 @@ class StreamParser:
                         priority,
                     )
                 )
-                continue
-            out.append(self._sitemap_entry(el))
         self._handled += n
         self.entries += n
         if newest is not None:
