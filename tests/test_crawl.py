@@ -554,3 +554,25 @@ async def test_frontier_waiters_survive_cancellation() -> None:
     assert [await frontier.get(), await frontier.get()] == ["b", "c"]
     await frontier.put("e")  # nothing left behind by the cancelled producer
     assert await frontier.get() == "e" and len(frontier) == 0
+
+
+# --- the CLI's event loop --------------------------------------------------------------------
+
+
+def test_event_loop_factory_uses_uvloop_only_when_installed_and_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from audit.runner import NO_UVLOOP_ENV, loop_name, new_event_loop
+
+    async def work() -> str:
+        await asyncio.sleep(0)
+        return loop_name(asyncio.get_running_loop())
+
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        expected = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+        assert runner.run(work()) == expected
+    monkeypatch.setenv(NO_UVLOOP_ENV, "1")
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        assert runner.run(work()) == "asyncio"
