@@ -176,13 +176,13 @@ def judge(
             ),
         )
     if status in (404, 410):
-        where = f"{checked} answers {status}" if not hops else f"the redirects end in {status}"
+        where = f"{checked} answers {status}" if not hops else f"the redirects end in {chain}"
         return Verdict(
             "not-found",
             (
                 (
                     "migrate-not-found",
-                    f"on the new site {where}: {chain}; {fix_page}, "
+                    f"on the new site {where}; {fix_page}, "
                     "or it loses its links and rankings at launch",
                 ),
             ),
