@@ -365,12 +365,21 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         auth = auth_from(getattr(args, "auth", None))
     except ValueError as exc:
         raise TargetError(str(exc)) from None
+    cookies = tuple(getattr(args, "cookie", ()))
+    scope = credential_scope([*targets, getattr(args, "base_url", None)], rewrites)
+    secret_headers = [k for k, _ in args.header if k.lower() != "user-agent"]
+    if (auth or cookies or secret_headers) and not scope:
+        # a local file lists URLs of any host: say which origin the credentials are for
+        raise TargetError(
+            "--auth, --cookie and --header are sent only to the target's origin: with a local "
+            "file, give --base-url or --rewrite to name it"
+        )
     return CrawlConfig(
         rewrites=rewrites,
         auth=auth,
-        cookies=tuple(getattr(args, "cookie", ())),
+        cookies=cookies,
         insecure_hosts=tuple(getattr(args, "insecure_host", ())),
-        credential_origins=credential_scope(targets, rewrites),
+        credential_origins=scope,
         rate=args.rate,
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
         max_per_host=getattr(args, "max_per_host", None),
