@@ -346,7 +346,7 @@ def crawl_bench(quick: bool, million: bool, tools_note: str) -> list[Section]:
         limit = (
             "nginx's one worker was saturated, so this is its ceiling"
             if wrk_cpu >= 0.9
-            else "so nginx can do at least that (wrk's single thread on the other core was the "
+            else "nginx can do at least that (wrk's single thread on the other core was the "
             "limit there)"
         )
         sec.intro.append(
