@@ -170,7 +170,10 @@ class HeadReader:
     def __init__(self, cap: int = DEFAULT_CAP, *, http_charset: str | None = None) -> None:
         self.cap = max(1, cap)
         self.http_charset = normalize_charset(http_charset)
-        self._raw = bytearray()  # what was read, for the one re-decode a late meta charset needs
+        # What was read, kept only while a late meta charset could still make the page be
+        # decoded again (in the head, no BOM, HTTP or earlier meta charset): memory stays small.
+        self._raw = bytearray()
+        self._keep_raw = True
         self._reset_results()
         self.bytes_read = 0
         self.done = False  # enough seen (or cap reached): feed() takes no more
@@ -236,7 +239,8 @@ class HeadReader:
             piece = chunk[pos : pos + min(_PIECE, self.cap - self.bytes_read)]
             pos += len(piece)
             self.bytes_read += len(piece)
-            self._raw += piece
+            if self._keep_raw:
+                self._raw += piece
             self._consume(piece)
             if self.bytes_read >= self.cap or self._enough():
                 self.done = True
@@ -247,8 +251,9 @@ class HeadReader:
         if at_eof and not self.done:
             self.complete = True
         if self._tokens is None and self.bytes_read:
+            raw = bytes(self._raw)
             self._begin()  # fewer than PRESCAN bytes arrived: decide the charset now
-            self._run(self._decode(bytes(self._raw), final=True))
+            self._run(self._decode(raw, final=True))
         elif self._decoder is not None:
             self._run(self._decode(b"", final=True))
         # A body cut off by the reader may end inside a tag: that half tag is not content,
@@ -271,8 +276,9 @@ class HeadReader:
         if self._tokens is None:
             if self.bytes_read < PRESCAN and not self._bom_known():
                 return  # wait for the prescan window
+            raw = bytes(self._raw)
             self._begin()
-            self._run(self._decode(bytes(self._raw), final=False))
+            self._run(self._decode(raw, final=False))
             return
         self._run(self._decode(piece, final=False))
 
@@ -298,6 +304,12 @@ class HeadReader:
         codec = {"utf-8": "utf-8-sig"}.get(self.charset, self.charset)
         self._decoder = codecs.getincrementaldecoder(codec)(errors="replace")
         self._tokens = _Tokens(self)
+        if self.charset_source != "default":
+            self._drop_raw()
+
+    def _drop_raw(self) -> None:
+        self._keep_raw = False
+        self._raw = bytearray()
 
     def _decode(self, data: bytes, *, final: bool) -> str:
         assert self._decoder is not None
@@ -335,7 +347,9 @@ class HeadReader:
         self.charset, self.charset_source = found, "meta"
         self._decoder = codecs.getincrementaldecoder(found)(errors="replace")
         self._tokens = _Tokens(self)
-        self._run(self._decode(bytes(self._raw), final=False))
+        raw = bytes(self._raw)
+        self._drop_raw()  # decided for good: no second restart
+        self._run(self._decode(raw, final=False))
 
     # --- tree building (what the tokenizer reports) -------------------------------
 
@@ -401,6 +415,7 @@ class HeadReader:
             self._add_text(" ")
 
     def _start_body(self) -> None:
+        self._drop_raw()  # a meta charset in the body changes nothing
         self.body_started = True
         self.head_ended = True
         if self._body_at is None:

@@ -65,6 +65,7 @@ def test_stops_a_window_after_the_head_and_never_past_the_cap() -> None:
         reader.bytes_read <= len(b"<html><head><title>t</title></head><body>") + BODY_WINDOW + 4096
     )
     assert reader.feed(b"more") is True  # done: takes nothing more
+    assert len(reader._raw) == 0  # nothing kept once the charset cannot change any more
 
     capped = HeadReader(1000)
     assert capped.feed(b"<head><title>x</title>" + b"<meta name=a content=b>" * 1000) is True
