@@ -185,6 +185,7 @@ class _Writer(threading.Thread):
         self.flush_every = max(1, flush_every)
         self.flush_s = max(0.0, flush_ms) / 1000.0
         self.error: BaseException | None = None
+        self.wake = threading.Event()
         self.committed = 0
 
     def run(self) -> None:
@@ -201,58 +202,90 @@ class _Writer(threading.Thread):
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+        encode = _encoder()
+        q = self.queue
         while True:
-            op = self.queue.get()
-            if op[0] == "stop":
-                return
-            batch = [op]
-            deadline = time.monotonic() + self.flush_s
-            stop = op[0] == "sync"  # commit now: someone waits for it
-            while not stop and len(batch) < self.flush_every:
-                left = deadline - time.monotonic()
+            batch = [q.get()]
+            if batch[0][0] not in ("stop", "sync") and self.flush_s:
+                # let a batch gather (the GIL is free meanwhile): one transaction for many
+                # rows; flush() and close() cut the wait short
+                self.wake.wait(self.flush_s)
+            self.wake.clear()
+            while len(batch) < self.flush_every and batch[-1][0] not in ("stop", "sync"):
                 try:
-                    op = self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait()
+                    batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-                if op[0] == "stop":
-                    self.queue.put(op)  # after this batch is committed
-                    break
-                batch.append(op)
-                stop = op[0] == "sync"
+            stop = batch[-1][0] == "stop"
             conn.execute("BEGIN")
-            for kind, args in batch:
-                if kind != "sync":
-                    self._apply(conn, kind, args, dumps)
+            i = 0
+            while i < len(batch):  # runs of one kind go to executemany, in order
+                kind = batch[i][0]
+                j = i
+                while j < len(batch) and batch[j][0] == kind:
+                    j += 1
+                if kind not in ("stop", "sync"):
+                    self._apply(conn, kind, [op[1] for op in batch[i:j]], encode)
+                i = j
             conn.execute("COMMIT")
             self.committed += len(batch)
             for kind, args in batch:
                 if kind == "sync":
                     args[0].set()
+            if stop:
+                return
 
     @staticmethod
-    def _apply(conn: sqlite3.Connection, kind: str, a: tuple[Any, ...], dumps: Any) -> None:
+    def _apply(
+        conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]], encode: Any
+    ) -> None:
         if kind == "url":
-            url, run, sitemap, lastmod, etag, lm, record, findings = a
-            conn.execute(
+            conn.executemany(
                 "INSERT OR REPLACE INTO urls VALUES (?,?,?,?,?,?,?,?)",
-                (url, run, sitemap, lastmod, etag, lm, dumps(record), dumps(findings)),
+                [
+                    (url, run, sm, lastmod, etag, lm, encode(rec), encode(fs) if fs else b"[]")
+                    for url, run, sm, lastmod, etag, lm, rec, fs in rows
+                ],
             )
         elif kind == "touch":
-            conn.execute("UPDATE urls SET run = ?, sitemap = ?, lastmod = ? WHERE url = ?", a)
+            conn.executemany(
+                "UPDATE urls SET run = ?, sitemap = ?, lastmod = ? WHERE url = ?", rows
+            )
         elif kind == "sitemap":
-            url, run, index_lastmod, etag, lm, record = a
-            conn.execute(
+            conn.executemany(
                 "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?)",
-                (url, run, index_lastmod, etag, lm, dumps(record)),
+                [(url, run, ilm, etag, lm, encode(rec)) for url, run, ilm, etag, lm, rec in rows],
             )
         elif kind == "finding":
-            run, record = a
-            conn.execute("INSERT INTO findings VALUES (?, ?)", (run, dumps(record)))
+            conn.executemany(
+                "INSERT INTO findings VALUES (?, ?)", [(run, encode(rec)) for run, rec in rows]
+            )
         elif kind == "sql":
-            conn.execute(a[0], a[1:])
+            for args in rows:
+                conn.execute(args[0], args[1:])
         else:  # pragma: no cover - a programming error
             raise ValueError(f"unknown state operation {kind}")
+
+
+def _decoder() -> Any:
+    try:
+        import orjson
+    except ImportError:
+        return json.loads
+    return orjson.loads
+
+
+_decode = _decoder()
+
+
+def _encoder() -> Any:
+    """orjson when installed (bytes, ~10x faster), else the standard library; both are
+    read back by json.loads."""
+    try:
+        import orjson
+    except ImportError:
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    return lambda obj: orjson.dumps(obj, default=str)
 
 
 # --- the store --------------------------------------------------------------------
@@ -355,6 +388,8 @@ class StateStore:
     # --- reads (event loop; primary-key lookups only) ---------------------------------
 
     def prior(self, url: str) -> Prior | None:
+        if self.mode == "new":  # nothing to look up: no read per URL at all
+            return None
         row = self._reader.execute(
             "SELECT run, lastmod, etag, last_modified, record, findings FROM urls WHERE url = ?",
             (url,),
@@ -362,7 +397,7 @@ class StateStore:
         if row is None:
             return None
         run, lastmod, etag, lm, record, findings = row
-        return Prior(run, lastmod, etag, lm, json.loads(record), json.loads(findings))
+        return Prior(run, lastmod, etag, lm, _decode(record), _decode(findings))
 
     def previous_sitemap(self, url: str) -> tuple[str | None, str | None, str | None] | None:
         """(index <lastmod>, ETag, Last-Modified) of a sitemap read by an earlier run."""
@@ -408,6 +443,7 @@ class StateStore:
         """Wait until everything queued so far is committed (tests, shutdown)."""
         done = threading.Event()
         self._put(("sync", (done,)))
+        self._writer.wake.set()
         while self._writer.is_alive() and not done.wait(0.05):
             pass
 
@@ -426,6 +462,7 @@ class StateStore:
                 self._put(("sql", (sql, self.run)))
             self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
         self._put(_STOP)
+        self._writer.wake.set()
         self._writer.join()
         self._reader.close()
         if self._writer.error is not None:

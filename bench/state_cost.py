@@ -1,0 +1,130 @@
+"""The cost of `--state` (issue 6): crawl time of the same local site without and with
+a state file, and the time of an incremental re-run of the unchanged site.
+
+    .venv/bin/python bench/state_cost.py [--urls 100000] [--repeats 2]
+
+Site: bench/gen.py's crawl site (sitemap index + children, 85% 200 pages served by one
+static file with ETag and Last-Modified, 5% 301, 5% 404, 5% robots-blocked) on nginx
+(bench/server.py). Runs, each its own `sitemap-audit crawl` process, interleaved:
+
+- plain: no --state
+- first: --state on a fresh file (every URL requested, every result written)
+- again: the same command and state after the first completed (conditional requests:
+  nginx answers 304 to If-None-Match / If-Modified-Since, results carried forward)
+- changed-only: the same plus --changed-only (nothing moved: no page is requested)
+
+Prints a small markdown table; imports nothing of the product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gen
+import server
+from common import CLI, OUT
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def crawl(origin: str, report: Path, *extra: str) -> tuple[float, float, dict[str, object]]:
+    cmd = [
+        CLI,
+        "crawl",
+        origin + "/",
+        "--rate",
+        "100000",
+        "--concurrency",
+        "64",
+        "--format",
+        "jsonl",
+        "--output",
+        str(report),
+        "--no-progress",
+        *extra,
+    ]
+    started, cpu0 = time.perf_counter(), _children_cpu()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu0
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}: {proc.stderr[-500:]}")
+    summary: dict[str, object] = {}
+    with report.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith('{"type":"summary"') or '"type": "summary"' in line:
+                summary = json.loads(line)
+    return wall, cpu, summary
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--urls", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=2)
+    opts = ap.parse_args()
+    per_file = 50_000 if opts.urls >= 50_000 else opts.urls
+    files = max(1, opts.urls // per_file)
+    port = server.free_port()
+    origin = f"http://127.0.0.1:{port}"
+    site = gen.crawl_site(OUT / f"site-{files * per_file}", origin, files, per_file, {2})
+    work = OUT / "state-cost"
+    work.mkdir(parents=True, exist_ok=True)
+    times: dict[str, list[float]] = {"plain": [], "first": [], "again": [], "changed-only": []}
+    cpus: dict[str, list[float]] = {k: [] for k in times}
+    notes: dict[str, dict[str, object]] = {}
+    ng = server.Nginx(site.root, port)
+    ng.dir = work / "nginx"  # not bench/out/nginx: another benchmark may be using that one
+    with ng:
+        for rep in range(opts.repeats):
+            state = work / f"state-{rep}.sqlite"
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(state) + suffix).unlink(missing_ok=True)
+            order = ["plain", "first"] if rep % 2 == 0 else ["first", "plain"]
+            for name in order:
+                extra = () if name == "plain" else ("--state", str(state))
+                wall, cpu, summary = crawl(origin, work / f"{name}.jsonl", *extra)
+                times[name].append(wall)
+                cpus[name].append(cpu)
+                print(f"{name}: {wall:.2f} s, cpu {cpu:.2f} s", file=sys.stderr)
+            for name, extra2 in (("again", ()), ("changed-only", ("--changed-only",))):
+                wall, cpu, summary = crawl(
+                    origin, work / f"{name}.jsonl", "--state", str(state), *extra2
+                )
+                times[name].append(wall)
+                cpus[name].append(cpu)
+                notes[name] = {k: summary.get(k) for k in ("urls", "carried", "skipped_unchanged")}
+                print(f"{name}: {wall:.2f} s, cpu {cpu:.2f} s {notes[name]}", file=sys.stderr)
+    best = {k: min(v) for k, v in times.items()}
+    cpu_best = {k: min(v) for k, v in cpus.items()}
+    print(f"\n{site.urls:,} URLs, best of {opts.repeats} (wall and client CPU seconds)\n")
+    print(
+        "| run | wall s | wall ratio | CPU s | CPU ratio | notes |\n"
+        "| --- | ---: | ---: | ---: | ---: | --- |"
+    )
+    for name in times:
+        note = ", ".join(f"{k} {v}" for k, v in notes.get(name, {}).items() if v is not None)
+        print(
+            f"| {name} | {best[name]:.2f} | {best[name] / best['plain']:.2f} | "
+            f"{cpu_best[name]:.2f} | {cpu_best[name] / cpu_best['plain']:.2f} | {note} |"
+        )
+    print(
+        f"\nstate cost: wall {best['first'] / best['plain'] - 1:+.1%}, CPU "
+        f"{cpu_best['first'] / cpu_best['plain'] - 1:+.1%} (goal under +15%); incremental "
+        f"re-run: {best['again'] / best['first']:.2f}x the first run's wall time, "
+        f"--changed-only: {best['changed-only'] / best['first']:.2f}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
