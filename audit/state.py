@@ -52,6 +52,7 @@ from audit.errors import AuditError
 __all__ = [
     "SCHEMA_VERSION",
     "Prior",
+    "PriorSitemap",
     "StateError",
     "StateStore",
     "fingerprint",
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 APP: Final = "sitemap-audit"
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FLUSH_EVERY: Final = 500  # rows per transaction
 FLUSH_MS: Final = 20.0  # at most this long between a put and its commit (what a kill loses)
@@ -70,6 +71,7 @@ CREATE TABLE urls (
     url TEXT PRIMARY KEY,
     run INTEGER NOT NULL,
     sitemap TEXT,
+    line INTEGER,
     lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
@@ -82,17 +84,36 @@ CREATE TABLE sitemaps (
     index_lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    carry INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE findings (run INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NULL);
 CREATE INDEX findings_run ON findings (run);
+CREATE INDEX findings_carry ON findings (carry_with);
 """
+# An incremental run looks up the URLs of an unchanged sitemap; created only then, so a
+# first run pays nothing for it.
+_SITEMAP_INDEX = "CREATE INDEX IF NOT EXISTS urls_sitemap ON urls (sitemap, url)"
+# Findings about a sitemap that its parent records (sitemap = parent, url = child) but
+# that come from reading the child: they go with the child when it is carried forward.
+CHILD_CODES: Final = frozenset({"sitemap-redirected", "sitemap-content-type", "index-nested"})
 
 Mode = Literal["new", "resume", "incremental"]
 
 
 class StateError(AuditError):
     """A state file that cannot be used; the message is one line naming the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriorSitemap:
+    """What the state knows of one sitemap from an earlier run."""
+
+    index_lastmod: str | None
+    etag: str | None
+    last_modified: str | None
+    record: dict[str, Any]
+    carry: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,10 +262,10 @@ class _Writer(threading.Thread):
     ) -> None:
         if kind == "url":
             conn.executemany(
-                "INSERT OR REPLACE INTO urls VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO urls VALUES (?,?,?,?,?,?,?,?,?)",
                 [
-                    (url, run, sm, lastmod, etag, lm, encode(rec), encode(fs) if fs else b"[]")
-                    for url, run, sm, lastmod, etag, lm, rec, fs in rows
+                    (url, run, sm, ln, lastmod, etag, lm, encode(rec), encode(fs) if fs else b"[]")
+                    for url, run, sm, ln, lastmod, etag, lm, rec, fs in rows
                 ],
             )
         elif kind == "touch":
@@ -253,12 +274,16 @@ class _Writer(threading.Thread):
             )
         elif kind == "sitemap":
             conn.executemany(
-                "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?)",
-                [(url, run, ilm, etag, lm, encode(rec)) for url, run, ilm, etag, lm, rec in rows],
+                "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)",
+                [
+                    (url, run, ilm, etag, lm, encode(rec), carry)
+                    for url, run, ilm, etag, lm, rec, carry in rows
+                ],
             )
         elif kind == "finding":
             conn.executemany(
-                "INSERT INTO findings VALUES (?, ?)", [(run, encode(rec)) for run, rec in rows]
+                "INSERT INTO findings VALUES (?, ?, ?)",
+                [(run, carry_with, encode(rec)) for run, carry_with, rec in rows],
             )
         elif kind == "sql":
             for args in rows:
@@ -309,9 +334,12 @@ class StateStore:
         self._writer = writer
         self._put = writer.queue.put
         self._closed = False
+        self._bulk: sqlite3.Connection | None = None
+        self._bulk_lock = threading.Lock()
         self.replayed = 0  # URLs of this run found done (resume)
         self.carried = 0  # URLs carried forward from an earlier run (304, --changed-only)
         self.skipped = 0  # of those, not requested at all (--changed-only)
+        self.sitemaps_carried = 0  # unchanged child sitemaps not read again
 
     @classmethod
     def open(
@@ -354,6 +382,8 @@ class StateStore:
                 else:
                     mode = "resume"
                 conn.execute("PRAGMA journal_mode = WAL")
+                if run > 1:
+                    conn.execute(_SITEMAP_INDEX)
             else:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(_SCHEMA)
@@ -399,13 +429,55 @@ class StateStore:
         run, lastmod, etag, lm, record, findings = row
         return Prior(run, lastmod, etag, lm, _decode(record), _decode(findings))
 
-    def previous_sitemap(self, url: str) -> tuple[str | None, str | None, str | None] | None:
-        """(index <lastmod>, ETag, Last-Modified) of a sitemap read by an earlier run."""
+    def previous_sitemap(self, url: str) -> PriorSitemap | None:
+        """What an earlier run stored of a sitemap (never a row of this run)."""
+        if self.mode == "new":
+            return None
         row = self._reader.execute(
-            "SELECT index_lastmod, etag, last_modified FROM sitemaps WHERE url = ? AND run < ?",
+            "SELECT index_lastmod, etag, last_modified, record, carry FROM sitemaps "
+            "WHERE url = ? AND run < ?",
             (url, self.run),
         ).fetchone()
-        return None if row is None else (row[0], row[1], row[2])
+        if row is None:
+            return None
+        return PriorSitemap(row[0], row[1], row[2], _decode(row[3]), bool(row[4]))
+
+    # Bulk reads for a sitemap carried forward: called through asyncio.to_thread, so
+    # they use their own connection (under a lock: expanders may call at once).
+
+    def _bulk_conn(self) -> sqlite3.Connection:
+        if self._bulk is None:
+            self._bulk = _connect(self.path)
+        return self._bulk
+
+    def sitemap_entries(
+        self, sitemap: str, after: str = "", limit: int = 2000
+    ) -> list[tuple[str, int | None, str | None]]:
+        """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url."""
+        with self._bulk_lock:
+            rows = (
+                self._bulk_conn()
+                .execute(
+                    "SELECT url, line, lastmod FROM urls "
+                    "WHERE sitemap = ? AND run < ? AND url > ? ORDER BY url LIMIT ?",
+                    (sitemap, self.run, after, limit),
+                )
+                .fetchall()
+            )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def sitemap_findings(self, sitemap: str) -> list[dict[str, Any]]:
+        """The records of an earlier run that go with `sitemap` when it is carried."""
+        with self._bulk_lock:
+            rows = (
+                self._bulk_conn()
+                .execute(
+                    "SELECT record FROM findings WHERE carry_with = ? AND run < ?",
+                    (sitemap, self.run),
+                )
+                .fetchall()
+            )
+        return [_decode(r[0]) for r in rows]
 
     # --- writes (queued; the writer thread commits them) ---------------------------
 
@@ -418,8 +490,15 @@ class StateStore:
         last_modified: str | None,
         record: dict[str, Any],
         findings: list[dict[str, Any]],
+        *,
+        line: int | None = None,
     ) -> None:
-        self._put(("url", (url, self.run, sitemap, lastmod, etag, last_modified, record, findings)))
+        self._put(
+            (
+                "url",
+                (url, self.run, sitemap, line, lastmod, etag, last_modified, record, findings),
+            )
+        )
 
     def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
         """An earlier result carried into this run unchanged."""
@@ -433,11 +512,18 @@ class StateStore:
         index_lastmod: str | None = None,
         etag: str | None = None,
         last_modified: str | None = None,
+        carry: bool = False,
     ) -> None:
-        self._put(("sitemap", (url, self.run, index_lastmod, etag, last_modified, record)))
+        """`carry`: the sitemap's entries may be carried into a later run when it is
+        unchanged (not when cross-sitemap rules such as hreflang need them read)."""
+        row = (url, self.run, index_lastmod, etag, last_modified, record, int(carry))
+        self._put(("sitemap", row))
 
     def put_finding(self, record: dict[str, Any]) -> None:
-        self._put(("finding", (self.run, record)))
+        """A record of the run that is not a URL check (findings, URLs not requested)."""
+        code = record.get("code")
+        carry_with = record.get("url") if code in CHILD_CODES else record.get("sitemap")
+        self._put(("finding", (self.run, carry_with, record)))
 
     def flush(self) -> None:
         """Wait until everything queued so far is committed (tests, shutdown)."""
@@ -465,6 +551,8 @@ class StateStore:
         self._writer.wake.set()
         self._writer.join()
         self._reader.close()
+        if self._bulk is not None:
+            self._bulk.close()
         if self._writer.error is not None:
             raise StateError(f"{self.path}: writing the state failed: {self._writer.error}")
 

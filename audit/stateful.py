@@ -14,6 +14,14 @@ plain Auditor and pays nothing for this module. For each URL taken from the fron
 4. otherwise an ordinary check; its record, findings, ETag and Last-Modified are
    queued for the store's writer thread.
 
+Sitemaps: every child sitemap's ETag / Last-Modified and the `<lastmod>` its index
+gave it are stored. In a later run, a child whose index `<lastmod>` is unchanged is
+fetched conditionally; a 304 means it is not read at all: its stored record and
+findings are replayed (`"carried": true` on the sitemap record) and the URLs it listed
+are taken from the state into the frontier, where they go through steps 1-4 as if
+parsed. Sitemaps whose entries carry hreflang alternates are always read again (the
+reciprocity check needs every alternate of the run).
+
 Every other record of the run (sitemaps, document and entry findings, URLs not
 requested) reaches the store through a recorder sink, so a state file holds the whole
 report of its last run (`sitemap-audit diff` reads it).
@@ -21,14 +29,15 @@ report of its last run (`sitemap-audit diff` reads it).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from audit.checks import check_fetch, robots_blocked_finding, url_record
-from audit.http import url_prefix
-from audit.pipeline import POLICY_CACHE_MAX, Auditor, UrlJob
+from audit.http import StreamResponse, url_prefix
+from audit.pipeline import POLICY_CACHE_MAX, Auditor, SitemapJob, UrlJob
 from audit.recorder import Recorder
-from audit.records import UrlResult
-from audit.state import Prior, StateStore
+from audit.records import Entry, Finding, UrlResult
+from audit.state import Prior, PriorSitemap, StateStore
 
 __all__ = ["StateSink", "StatefulAuditor"]
 
@@ -54,17 +63,22 @@ class StateSink:
     def __init__(self, store: StateStore) -> None:
         self.store = store
         self.paused = False
+        self.auditor: StatefulAuditor | None = None  # the running one (targets run in turn)
 
     def __call__(self, record: dict[str, Any]) -> None:
         if self.paused:
             return
         kind = record.get("type")
         if kind == "sitemap":
-            self.store.put_sitemap(str(record.get("url")), record)
+            if self.auditor is not None:
+                self.auditor._store_sitemap(record)
+            else:
+                self.store.put_sitemap(str(record.get("url")), record)
         elif kind in ("finding", "url"):
             # URLs not requested (unusable <loc>, internal errors) are kept with the
             # findings: regenerated on resume, never taken as "already checked".
             self.store.put_finding(record)
+
 
 class StatefulAuditor(Auditor):
     def __init__(
@@ -77,7 +91,12 @@ class StatefulAuditor(Auditor):
         super().__init__(*args, **kwargs)
         self.store = sink.store
         self.sink = sink
+        sink.auditor = self
         self.changed_only = changed_only
+        self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
+        self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
+        self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
+        self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
 
     def _emit(self, record: dict[str, Any], findings: list[dict[str, Any]]) -> None:
         rec: Recorder = self.rec
@@ -105,7 +124,14 @@ class StatefulAuditor(Auditor):
         self._emit(record, findings)
         self.store.carried += 1
         self.store.put_url(
-            job.url, job.sitemap, job.lastmod, prior.etag, prior.last_modified, record, findings
+            job.url,
+            job.sitemap,
+            job.lastmod,
+            prior.etag,
+            prior.last_modified,
+            record,
+            findings,
+            line=job.line,
         )
 
     # --- the URL check ------------------------------------------------------------------
@@ -129,7 +155,9 @@ class StatefulAuditor(Auditor):
             ).to_json()
             finding = robots_blocked_finding(job.url, job.sitemap, job.line).to_json()
             self._emit(blocked, [finding])
-            store.put_url(job.url, job.sitemap, job.lastmod, None, None, blocked, [finding])
+            store.put_url(
+                job.url, job.sitemap, job.lastmod, None, None, blocked, [finding], line=job.line
+            )
             return
         headers = None
         if prior is not None:
@@ -163,7 +191,92 @@ class StatefulAuditor(Auditor):
             result.header("last-modified"),
             data,
             findings,
+            line=job.line,
         )
+
+    # --- sitemaps -----------------------------------------------------------------------
+
+    def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
+        self._index_lastmod[loc] = item.lastmod
+        super()._child(job, item, loc, found)
+
+    async def _admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
+        if item.alternates:
+            self._no_carry.add(source)
+        await super()._admit(source, item, loc, found)
+
+    def _store_sitemap(self, record: dict[str, Any]) -> None:
+        url = str(record.get("url"))
+        etag, last_modified = self._validators.pop(url, (None, None))
+        self.store.put_sitemap(
+            url,
+            record,
+            index_lastmod=self._index_lastmod.get(url),
+            etag=etag,
+            last_modified=last_modified,
+            carry=url not in self._no_carry and record.get("error") is None,
+        )
+
+    def _sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
+        """Conditional headers for a child whose index <lastmod> has not moved."""
+        if job.parent is None or job.local is not None:
+            return None
+        index_lastmod = self._index_lastmod.get(job.url)
+        if index_lastmod is None:
+            return None  # without a <lastmod> the index does not vouch for the child
+        prev = self.store.previous_sitemap(job.url)
+        if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
+            return None
+        headers: dict[str, str] = {}
+        if prev.etag:
+            headers["If-None-Match"] = prev.etag
+        if prev.last_modified:
+            headers["If-Modified-Since"] = prev.last_modified
+        if headers:
+            self._asked[job.url] = prev
+        return headers or None
+
+    async def _sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+        prev = self._asked.pop(job.url, None)
+        if resp.status is not None and 200 <= resp.status < 300:
+            self._validators[job.url] = (resp.header("etag"), resp.header("last-modified"))
+            return False
+        if resp.status != 304 or prev is None:
+            return False
+        # Unchanged: the validators stay those of the earlier run (a 304 may omit them).
+        self._validators[job.url] = (
+            resp.header("etag") or prev.etag,
+            resp.header("last-modified") or prev.last_modified,
+        )
+        await self._carry_sitemap(job, prev)
+        return True
+
+    async def _carry_sitemap(self, job: SitemapJob, prev: PriorSitemap) -> None:
+        """Replay an unchanged child's record and findings; queue the URLs it listed."""
+        rec = self.rec
+        for f in await asyncio.to_thread(self.store.sitemap_findings, job.url):
+            if f.get("type") == "finding":
+                rec.by_severity[str(f.get("severity"))] += 1
+                rec.by_code[str(f.get("code"))] += 1
+            elif f.get("type") == "url":
+                rec.urls += 1
+            rec.emit(f)  # the sink stores it again, for this run
+        record = {**prev.record, "carried": True}
+        entries = record.get("entries")
+        rec.entries += entries if isinstance(entries, int) else 0
+        rec.sitemaps += 1
+        rec.emit(record)
+        self.store.sitemaps_carried += 1
+        after = ""
+        while True:
+            page = await asyncio.to_thread(self.store.sitemap_entries, job.url, after)
+            if not page:
+                return
+            for url, line, lastmod in page:
+                self.seen.add(url, job.url)  # later sitemaps still see it as listed
+                # as if parsed: exclusions, duplicates and --max-urls apply as usual
+                await super()._admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
+            after = page[-1][0]
 
     def _finish_run(self) -> None:
         notes = self.rec.notes
@@ -171,4 +284,6 @@ class StatefulAuditor(Auditor):
             notes["carried"] = self.store.carried
         if self.store.skipped:
             notes["skipped_unchanged"] = self.store.skipped
+        if self.store.sitemaps_carried:
+            notes["sitemaps_carried"] = self.store.sitemaps_carried
         super()._finish_run()
