@@ -54,7 +54,7 @@ lastmod-tolerance = 3600
     )
     args, targets = parse(["crawl", "--config", path])
     assert targets == ["https://a.example/", "https://b.example/sitemap.xml"]
-    cfg = config_from(args)
+    cfg = config_from(args, list(targets))
     assert (cfg.rate, cfg.concurrency, cfg.max_urls) == (2.5, 4, 100)
     assert cfg.user_agent == "nightly/1.0" and cfg.page_checks
     assert (cfg.slow_ms, cfg.lastmod_tolerance_s) == (2000.0, 3600.0)
@@ -83,7 +83,7 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
         ]
     )
     assert targets == ["https://cli.example/"]  # TARGET on the command line wins
-    cfg = config_from(args)
+    cfg = config_from(args, list(targets))
     assert cfg.rate == 7.0
     assert cfg.exclude == ("y",)  # a list given on the command line replaces the file's
     assert cfg.extra_headers == (("X-A", "1"),)  # a table of headers
@@ -165,9 +165,8 @@ async def test_several_targets_one_combined_report(
     code = await asyncio.to_thread(main, ["crawl", "--config", path])
     assert code == 0, capsys.readouterr().err
     records = [json.loads(x) for x in out.read_text().splitlines()]
-    assert sorted(r["url"] for r in records if r["type"] == "url") == [
-        f"{bases[0]}/one",
-        f"{bases[1]}/two",
-    ]
+    assert sorted(r["url"] for r in records if r["type"] == "url") == sorted(
+        [f"{bases[0]}/one", f"{bases[1]}/two"]
+    )
     summaries = [r for r in records if r["type"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["urls"] == 2 and summaries[0]["sitemaps"] == 2
