@@ -62,11 +62,14 @@ class StateSink:
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        self.paused = False
+        # set by StatefulAuditor._emit: the records of one URL check, as the recorder
+        # delivers them (redacted of credentials), are collected for put_url instead
+        self.capture: list[dict[str, Any]] | None = None
         self.auditor: StatefulAuditor | None = None  # the running one (targets run in turn)
 
     def __call__(self, record: dict[str, Any]) -> None:
-        if self.paused:
+        if self.capture is not None:
+            self.capture.append(record)
             return
         kind = record.get("type")
         if kind == "sitemap":
@@ -98,9 +101,14 @@ class StatefulAuditor(Auditor):
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
 
-    def _emit(self, record: dict[str, Any], findings: list[dict[str, Any]]) -> None:
+    def _emit(
+        self, record: dict[str, Any], findings: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Emit a url record and its findings; return them as the sinks got them (what
+        the state keeps is exactly what the report says, credentials redacted)."""
         rec: Recorder = self.rec
-        self.sink.paused = True
+        captured: list[dict[str, Any]] = []
+        self.sink.capture = captured
         try:
             rec.urls += 1
             rec.emit(record)
@@ -109,7 +117,10 @@ class StatefulAuditor(Auditor):
                 rec.by_code[str(f.get("code"))] += 1
                 rec.emit(f)
         finally:
-            self.sink.paused = False
+            self.sink.capture = None
+        if not captured:  # pragma: no cover - the sink is always one of the recorder's
+            return record, findings
+        return captured[0], captured[1:]
 
     def _carry(self, job: UrlJob, prior: Prior) -> None:
         """The earlier result stands; it is listed where the sitemap lists it now."""
@@ -121,7 +132,7 @@ class StatefulAuditor(Auditor):
             "carried": True,
         }
         findings = [{**f, "sitemap": job.sitemap, "line": job.line} for f in prior.findings]
-        self._emit(record, findings)
+        record, findings = self._emit(record, findings)
         self.store.carried += 1
         self.store.put_url(
             job.url,
@@ -154,9 +165,9 @@ class StatefulAuditor(Auditor):
                 job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked", None
             ).to_json()
             finding = robots_blocked_finding(job.url, job.sitemap, job.line).to_json()
-            self._emit(blocked, [finding])
+            blocked, stored = self._emit(blocked, [finding])
             store.put_url(
-                job.url, job.sitemap, job.lastmod, None, None, blocked, [finding], line=job.line
+                job.url, job.sitemap, job.lastmod, None, None, blocked, stored, line=job.line
             )
             return
         headers = None
@@ -180,9 +191,7 @@ class StatefulAuditor(Auditor):
             agent_token=self.agent_token,
             now=self.now,
         )
-        data = record.to_json()
-        findings = [f.to_json() for f in found]
-        self._emit(data, findings)
+        data, findings = self._emit(record.to_json(), [f.to_json() for f in found])
         store.put_url(
             job.url,
             job.sitemap,
