@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-GEN_VERSION = 3
+GEN_VERSION = 4
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS_IMAGE = "http://www.google.com/schemas/sitemap-image/1.1"
 PAGE_MTIME = 1_705_320_000  # 2024-01-15T12:00:00Z: Last-Modified of every 200 page
@@ -180,7 +180,9 @@ def crawl_site(
         "origin": origin,
     }
     names = [f"sitemap-{i}.xml" + (".gz" if i in gzipped else "") for i in range(1, files + 1)]
-    children = [root / "sitemaps" / name for name in names]
+    # Children beside the index at the root, as real generators lay them out: a child
+    # under /sitemaps/ could not list /p/... (sitemaps.org: loc-outside-path).
+    children = [root / name for name in names]
     rng = random.Random(seed)
     kinds = [rng.random() for _ in range(files * per_file)]
     for x in kinds:
@@ -188,7 +190,7 @@ def crawl_site(
     site = Site(root, origin, children, files * per_file, mix)
     if _stamp_ok(root, params) and all(c.is_file() for c in children):
         return site
-    (root / "sitemaps").mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
     page = root / "page.html"
     page.write_bytes(_page_html())
     os.utime(page, (PAGE_MTIME, PAGE_MTIME))
@@ -206,7 +208,7 @@ def crawl_site(
                 f"    <lastmod>{PAGE_LASTMOD}</lastmod>\n  </url>\n"
             )
         _write(path, _urlset(iter(lines)), gz=(i + 1) in gzipped)
-    locs = [f"{origin}/sitemaps/{name}" for name in names]
+    locs = [f"{origin}/{name}" for name in names]
     _write(root / "sitemap_index.xml", _index(locs, PAGE_LASTMOD), gz=False)
     _write_stamp(root, params)
     return site
