@@ -426,8 +426,11 @@ def _run_interruptibly(coro: Any) -> bool:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         await coro
 
+    from audit.runner import new_event_loop  # uvloop when the 'fast' extra is installed
+
     try:
-        asyncio.run(guarded())
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(guarded())
     except (KeyboardInterrupt, asyncio.CancelledError):
         return True
     return False
