@@ -541,22 +541,29 @@ class Auditor:
         validator: SitemapValidator,
         items: list[Entry | Finding],
     ) -> None:
+        # The per-entry path of every audit: locals, and no call when nothing was found.
+        rec = self.rec
+        check = validator.check
+        on_entry = self.on_entry
+        crawl = self.mode == "crawl"
+        entries = 0
         for item in items:
             if isinstance(item, Finding):
                 if item.severity is Severity.ERROR:
                     self._doc_errors[id(parser)] = self._doc_errors.get(id(parser), 0) + 1
-                self.rec.finding(item)
+                rec.finding(item)
                 continue
-            self.rec.entries += 1
-            found = validator.check(item)
-            self.rec.findings(found)
-            if self.on_entry is not None:
-                self.on_entry(source, item)
-            loc = (item.loc or "").strip()
+            entries += 1
+            found = check(item)
+            if found:
+                rec.findings(found)
+            if on_entry is not None:
+                on_entry(source, item)
             if item.kind == "sitemap":
-                self._child(job, item, loc, found)
-            elif self.mode == "crawl":
-                await self._admit(source, item, loc, found)
+                self._child(job, item, (item.loc or "").strip(), found)
+            elif crawl:
+                await self._admit(source, item, (item.loc or "").strip(), found)
+        rec.entries += entries
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         if not loc or any(f.code in ("loc-relative", "loc-invalid", "loc-missing") for f in found):
