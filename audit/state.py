@@ -35,6 +35,7 @@ Imports only the standard library and audit.errors; knows nothing of HTTP or par
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -91,6 +92,14 @@ CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NU
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 """
+_ROWS_PER_INSERT = 100  # 900 parameters: far below SQLite's limit of 32,766
+
+
+@functools.lru_cache(maxsize=8)
+def _insert_urls(rows: int) -> str:
+    return "INSERT OR REPLACE INTO urls VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
+
+
 # An incremental run looks up the URLs of an unchanged sitemap; created only then, so a
 # first run pays nothing for it.
 _SITEMAP_INDEX = "CREATE INDEX IF NOT EXISTS urls_sitemap ON urls (sitemap, url)"
@@ -261,13 +270,25 @@ class _Writer(threading.Thread):
         conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]], encode: Any
     ) -> None:
         if kind == "url":
-            conn.executemany(
-                "INSERT OR REPLACE INTO urls VALUES (?,?,?,?,?,?,?,?,?)",
-                [
-                    (url, run, sm, ln, lastmod, etag, lm, encode(rec), encode(fs) if fs else b"[]")
-                    for url, run, sm, ln, lastmod, etag, lm, rec, fs in rows
-                ],
-            )
+            # Many rows per statement: sqlite3 releases the GIL around each step, and
+            # executemany's step per row would make this thread wait for the event
+            # loop's GIL switch interval once per row.
+            flat: list[Any] = []
+            for url, run, sm, ln, lastmod, etag, lm, rec, fs in rows:
+                flat += (
+                    url,
+                    run,
+                    sm,
+                    ln,
+                    lastmod,
+                    etag,
+                    lm,
+                    encode(rec),
+                    encode(fs) if fs else "[]",
+                )
+            for i in range(0, len(rows), _ROWS_PER_INSERT):
+                n = min(_ROWS_PER_INSERT, len(rows) - i)
+                conn.execute(_insert_urls(n), flat[i * 9 : (i + n) * 9])
         elif kind == "touch":
             conn.executemany(
                 "UPDATE urls SET run = ?, sitemap = ?, lastmod = ? WHERE url = ?", rows
