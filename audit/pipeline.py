@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from audit.checks import check_fetch, robots_blocked_finding, url_record
 from audit.config import CrawlConfig
 from audit.errors import FetchError, TargetError
-from audit.http import HttpClient, url_prefix
+from audit.http import HttpClient, StreamResponse, url_prefix
 from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
@@ -335,7 +335,9 @@ class Auditor:
                     url=job.url,
                 )
             )
-        async with self.client.stream(job.url) as resp:
+        async with self.client.stream(job.url, headers=self._sitemap_headers(job)) as resp:
+            if await self._sitemap_answered(job, resp):
+                return
             if resp.redirects:
                 chain = " -> ".join(f"{h.url} ({h.status})" for h in resp.redirects)
                 self.rec.finding(
@@ -413,6 +415,15 @@ class Auditor:
                     reader.cancel()
                 await asyncio.gather(reader, return_exceptions=True)
             self._sitemap_done(job, parser, resp.status, error)
+
+    def _sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
+        """Extra request headers for a sitemap (a --state run asks for children conditionally)."""
+        return None
+
+    async def _sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+        """Sees every sitemap response before it is read. True: a subclass has dealt with
+        it (a 304 whose entries the --state run carried forward) and it is not read."""
+        return False
 
     async def _expand_local(self, job: SitemapJob) -> None:
         path = job.local

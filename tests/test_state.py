@@ -59,7 +59,12 @@ def test_new_resume_incremental_cycle(tmp_path: Path) -> None:
 
     st = open_store(path)
     assert (st.mode, st.run) == ("incremental", 2)
-    assert st.previous_sitemap("s") == (None, '"se"', None)
+    prev = st.previous_sitemap("s")
+    assert prev is not None and (prev.etag, prev.record, prev.carry) == (
+        '"se"',
+        {"type": "sitemap", "url": "s"},
+        False,
+    )
     st.touch_url("u1", "s", "2024-01-01")  # carried; u2 no longer listed
     st.close(complete=True)
     urls = [r["url"] for r in read_records(path) if r["type"] == "url"]
@@ -242,6 +247,9 @@ class Pages:
     async def page(self, request: web.Request) -> web.Response:
         path = request.path
         self.hits[path] += 1
+        if path == "/x/echo":  # a server that echoes a credential into a redirect
+            token = request.headers.get("X-Token", "")
+            return web.Response(status=302, headers={"Location": f"/x/landing?t={token}"})
         etag = f'"{path}-v{self.version.get(path, 1)}"'
         status = self.status.get(path, 200)
         if request.headers.get("If-None-Match"):
@@ -458,3 +466,119 @@ async def test_cli_refuses_unusable_state_and_keeps_it(
 async def test_state_flags_need_state(capsys: pytest.CaptureFixture[str]) -> None:
     assert await run_main(["crawl", "https://x.example/", "--changed-only"]) == 2
     assert "--changed-only needs --state" in capsys.readouterr().err
+
+
+class Indexed(Pages):
+    """An index of 3 child sitemaps (with <lastmod> and ETags) of 5 pages each."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.children = {c: 1 for c in range(3)}  # child -> version
+        self.sitemap_hits: Counter[str] = Counter()  # full answers
+        self.sitemap_304: Counter[str] = Counter()
+
+    def child_paths(self, c: int) -> list[str]:
+        return [f"/x/{c}-{i}" for i in range(5 + (self.children[c] - 1))]
+
+    def paths(self) -> list[str]:
+        return [p for c in self.children for p in self.child_paths(c)]
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/sitemap_index.xml", self.index)
+        app.router.add_get("/sm/{c}.xml", self.child)
+        app.router.add_route("*", "/x/{i}", self.page)
+        return app
+
+    async def index(self, request: web.Request) -> web.Response:
+        rows = "".join(
+            f"<sitemap><loc>{self.base}/sm/{c}.xml</loc><lastmod>2024-0{v}-01</lastmod></sitemap>"
+            for c, v in self.children.items()
+        )
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{rows}'
+            "</sitemapindex>\n"
+        )
+        return web.Response(body=body.encode(), content_type="application/xml")
+
+    async def child(self, request: web.Request) -> web.Response:
+        c = int(request.match_info["c"])
+        etag = f'"sm{c}-v{self.children[c]}"'
+        if request.headers.get("If-None-Match") == etag:
+            self.sitemap_304[c] += 1
+            return web.Response(status=304, headers={"ETag": etag})
+        self.sitemap_hits[c] += 1
+        rows = "".join(
+            f"<url><loc>{self.base}{p}</loc><lastmod>2024-05-01</lastmod></url>\n"
+            for p in self.child_paths(c)
+        )
+        if c == 0:  # a planted entry finding, to be carried with its sitemap
+            rows += f"<url><loc>{self.base}/x/0-bad</loc><lastmod>2024-02-30</lastmod></url>\n"
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n"
+        )
+        return web.Response(
+            body=body.encode(), content_type="application/xml", headers={"ETag": etag}
+        )
+
+
+async def test_unchanged_child_sitemaps_are_not_read_again(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    site = Indexed()
+    server = await aiohttp_server(site.app())
+    site.base = str(server.make_url("")).rstrip("/")
+    target = site.base + "/sitemap_index.xml"
+    state = tmp_path / "s.sqlite"
+    assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 1  # lastmod-invalid
+    first = report(tmp_path / "1.jsonl")
+    assert site.sitemap_hits == Counter({0: 1, 1: 1, 2: 1})
+
+    site.children[2] = 2  # child 2 changed (new ETag, new index <lastmod>, one more page)
+    assert await run_main(crawl_argv(target, state, tmp_path / "2.jsonl")) == 1
+    second = report(tmp_path / "2.jsonl")
+    assert site.sitemap_304 == Counter({0: 1, 1: 1})  # asked conditionally, not read
+    assert site.sitemap_hits == Counter({0: 1, 1: 1, 2: 2})  # only the changed one again
+
+    sitemaps = {r["url"]: r for r in second if r["type"] == "sitemap"}
+    assert sitemaps[site.base + "/sm/0.xml"].get("carried") is True
+    assert "carried" not in sitemaps[site.base + "/sm/2.xml"]
+    assert second[-1]["sitemaps_carried"] == 2
+    # every URL of the carried sitemaps is still in the report, checked as usual (304s)
+    urls = sorted(r["url"] for r in second if r["type"] == "url")
+    assert urls == sorted([site.base + p for p in site.paths()] + [site.base + "/x/0-bad"])
+    assert site.not_modified["/x/2-5"] == 0 and site.hits["/x/2-5"] == 1  # the new page
+    # the carried sitemap's findings are in the report again, once
+    bad = [r for r in second if r["type"] == "finding" and r["code"] == "lastmod-invalid"]
+    assert [r["url"] for r in bad] == [site.base + "/x/0-bad"]
+
+    def shape(records: list[dict[str, Any]]) -> list[str]:
+        drop = ("carried",)
+        keep = [
+            {k: v for k, v in r.items() if k not in drop}
+            for r in records
+            if r["type"] in ("finding", "sitemap") and "/sm/2.xml" not in json.dumps(r)
+        ]
+        return canonical(keep)
+
+    assert shape(second) == shape(first)  # the unchanged part of the report is the same
+
+
+async def test_state_keeps_no_credentials(aiohttp_server: Any, tmp_path: Path) -> None:
+    """What the state stores is what the report says: credential values redacted."""
+    secret = "s3cr3t-token-value-0123456789"
+    pages = Pages(0)
+    pages.extra = ["/x/echo"]
+    target = await serve_pages(aiohttp_server, pages)
+    state, out = tmp_path / "s.sqlite", tmp_path / "r.jsonl"
+    argv = crawl_argv(target, state, out, "--header", f"X-Token: {secret}")
+    assert await run_main(argv) in (0, 1)
+    assert pages.hits["/x/landing"] == 1  # followed with the real token
+    assert secret not in out.read_text()
+    con = sqlite3.connect(state)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    assert secret.encode() not in state.read_bytes()
+    assert any(r["type"] == "url" for r in read_records(state))
