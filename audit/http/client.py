@@ -26,6 +26,12 @@ Choices, and why:
   (default `STREAM_TIMEOUT_FACTOR x timeout`) for headers and whole body, and
   `sock_read=timeout` so a stalled socket fails sooner.
 - One retry predicate, `should_retry()`, for fetches and streams (STYLE lesson 6).
+- Staging credentials (`config.auth`, `cookies`, `extra_headers`) are added per request in
+  `_attempt`, the one place every request passes, and only when the request's origin is in
+  `config.credential_origins` (without a scope: the origin its redirect chain started at).
+  So they never follow a redirect to another host, and a robots.txt or a listed URL elsewhere
+  never sees them. `config.insecure_hosts` turns TLS verification off per request, for those
+  host names only.
 
 Knows nothing of sitemaps or robots.txt rules. Imports aiohttp, yarl and audit.{config,
 errors, records, http.hosts} only.
@@ -34,6 +40,7 @@ errors, records, http.hosts} only.
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import random
 import re
@@ -50,7 +57,7 @@ from yarl import URL
 
 from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.errors import FetchError, FetchErrorKind, translate_exception
-from audit.http.hosts import Host, HostPool, HostStats
+from audit.http.hosts import Host, HostPool, HostStats, origin_of
 from audit.records import FetchResult, Hop
 
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
@@ -163,6 +170,34 @@ def _request_headers(stream: bool, extra: Mapping[str, str] | None) -> dict[str,
     if not extra:
         return _IDENTITY if stream else None
     return {**_IDENTITY, **extra} if stream else dict(extra)
+
+
+def _credential_headers(config: CrawlConfig) -> dict[str, str]:
+    """The headers that carry the run's staging credentials (sent only within their scope)."""
+    out: dict[str, str] = {}
+    for name, value in config.extra_headers:
+        if name.lower() != "user-agent":
+            out[name] = value
+    if config.cookies:
+        out["Cookie"] = "; ".join(f"{k}={v}" for k, v in config.cookies)
+    if config.auth is not None:
+        user, password = config.auth
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        out["Authorization"] = f"Basic {token}"
+    return out
+
+
+def _origin_key(url: str) -> str:
+    """A Host key (`scheme://host:port`) of a URL or origin; "" when it has none."""
+    try:
+        return origin_of(url)
+    except ValueError:
+        return ""
+
+
+def _hostname(host_key: str) -> str:
+    rest = host_key.split("://", 1)[-1]
+    return rest.rsplit(":", 1)[0].strip("[]")
 
 
 def _headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
@@ -302,12 +337,19 @@ class HttpClient:
         self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
         stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
         self._stream_timeout = aiohttp.ClientTimeout(total=stream_total, sock_read=config.timeout)
+        self._credentials = _credential_headers(config)
+        self._scope: frozenset[str] = frozenset(
+            _origin_key(o) for o in config.credential_origins if _origin_key(o)
+        )
+        self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
 
     async def __aenter__(self) -> HttpClient:
-        headers = [("User-Agent", self.config.user_agent)]
-        overridden = {k.lower() for k, _ in self.config.extra_headers}
-        headers = [h for h in headers if h[0].lower() not in overridden]
-        headers += list(self.config.extra_headers)
+        # --header User-Agent replaces ours everywhere; other extra headers are credentials
+        agent = next(
+            (v for k, v in self.config.extra_headers if k.lower() == "user-agent"),
+            self.config.user_agent,
+        )
+        headers = [("User-Agent", agent)]
         connector = aiohttp.TCPConnector(
             limit=max(1, self.config.concurrency) + STREAM_HEADROOM,
             limit_per_host=self.config.per_host_cap + STREAM_HEADROOM,
@@ -360,9 +402,11 @@ class HttpClient:
         stream: bool,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
+        chain_origin: str | None = None,
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
-        otherwise up to `body_limit` bytes of a final GET answer are read and it is closed."""
+        otherwise up to `body_limit` bytes of a final GET answer are read and it is closed.
+        `chain_origin` is the host key the redirect chain started at (default: url's own)."""
         _ = self.session  # outside `async with` is a bug, not a per-URL failure
         answer = _Answer(url)
         try:
@@ -387,6 +431,7 @@ class HttpClient:
                     stream=stream,
                     status_retries=status_retries,
                     headers=headers,
+                    chain_origin=chain_origin,
                 )
             finally:
                 if held:
@@ -407,6 +452,7 @@ class HttpClient:
         stream: bool,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
+        chain_origin: str | None = None,
     ) -> tuple[bool, bool]:
         """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
 
@@ -418,6 +464,8 @@ class HttpClient:
         resp: aiohttp.ClientResponse | None = None
         keep_open = False
         started = loop.time()
+        if self._credentials and self._may_send_credentials(host.key, chain_origin):
+            headers = {**self._credentials, **headers} if headers else self._credentials
         try:
             resp = await self.session.request(
                 method,
@@ -426,6 +474,7 @@ class HttpClient:
                 timeout=self._stream_timeout if stream else self._fetch_timeout,
                 auto_decompress=not stream,
                 headers=_request_headers(stream, headers),
+                ssl=not (self._insecure and self._is_insecure(host.key)),
             )
             status = resp.status
             host.record_status(status)
@@ -459,6 +508,16 @@ class HttpClient:
             if resp is not None and not keep_open and not resp.closed:
                 resp.close()  # cancelled or failed half-way: never reuse the connection
 
+    def _may_send_credentials(self, host_key: str, chain_origin: str | None) -> bool:
+        """Credentials go to their scope's origins only; without a scope, to the origin a
+        redirect chain started at, never to another host it redirects to."""
+        if self._scope:
+            return host_key in self._scope
+        return chain_origin is None or host_key == chain_origin
+
+    def _is_insecure(self, host_key: str) -> bool:
+        return host_key.startswith("https:") and _hostname(host_key) in self._insecure
+
     async def _backoff(self, host: Host, retry: int) -> None:
         delay = backoff_delay(retry, self.config.backoff_base, self.config.backoff_cap)
         host.backoff_s += delay
@@ -480,6 +539,7 @@ class HttpClient:
         chain = _Chain(_Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
+        start = _origin_key(url) if self._credentials and not self._scope else None
         while True:
             answer = await self._send(
                 current,
@@ -488,6 +548,7 @@ class HttpClient:
                 stream=stream,
                 status_retries=status_retries,
                 headers=headers,
+                chain_origin=start,
             )
             chain.final = answer
             chain.attempts += answer.attempts
