@@ -16,7 +16,7 @@ import asyncio
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
@@ -30,6 +30,7 @@ from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
 from audit.records import Entry, Finding, Severity, SitemapRecord, UrlResult, finding
+from audit.rewrite import Rewriter
 from audit.robots import RobotsCache, RobotsPolicy
 from audit.spool import Spool
 from audit.urls import normalize_url
@@ -189,6 +190,8 @@ class Auditor:
         self._robots: RobotsCache | None = None
         # url_prefix() -> the origin's policy once known: no await, no reporting check per URL
         self._policies: dict[str, RobotsPolicy] = {}
+        # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
+        self._rewrite = Rewriter(config.rewrites)
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
         self._pending = 0
@@ -322,8 +325,9 @@ class Auditor:
         if job.parent is not None and self._sitemap_excluded(job.url):
             self.state.excluded_sitemaps += 1
             return
-        policy = await self._robots_for(job.url)
-        if policy.status == "ok" and not policy.allowed(job.url):
+        fetch_url = self._rewrite(job.url)  # --rewrite: read the sitemap where it is checked
+        policy = await self._robots_for(fetch_url)
+        if policy.status == "ok" and not policy.allowed(fetch_url):
             # Still read: the auditor must know the URLs it lists to report on them.
             self.rec.finding(
                 finding(
@@ -335,7 +339,7 @@ class Auditor:
                     url=job.url,
                 )
             )
-        async with self.client.stream(job.url, headers=self._sitemap_headers(job)) as resp:
+        async with self.client.stream(fetch_url, headers=self._sitemap_headers(job)) as resp:
             if await self._sitemap_answered(job, resp):
                 return
             if resp.redirects:
@@ -738,6 +742,9 @@ class Auditor:
                 self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
+        if self._rewrite:
+            await self._check_rewritten(job)
+            return
         prefix = url_prefix(job.url)
         policy = self._policies.get(prefix) if prefix is not None else None
         if policy is None:
@@ -774,6 +781,56 @@ class Auditor:
                 now=self.now,
             )
         )
+
+    async def _check_rewritten(self, job: UrlJob) -> None:
+        """_check for a run with --rewrite: the listed URL is requested at its rewritten origin,
+        whose robots.txt applies. Records keep `url` = the URL as listed and add `checked_url`
+        and `rewritten`; every finding's message names the URL checked."""
+        checked = self._rewrite(job.url)
+        extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
+
+        def told(found: list[Finding]) -> list[Finding]:
+            if extra is None:
+                return found
+            return [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
+
+        policy = await self._robots_for(checked)
+        if not policy.allowed(checked):
+            self.rec.url(
+                UrlResult(
+                    job.url,
+                    job.sitemap,
+                    job.line,
+                    None,
+                    None,
+                    (),
+                    job.lastmod,
+                    None,
+                    "blocked",
+                    None,
+                    None,
+                    extra,
+                )
+            )
+            self.rec.findings(told([robots_blocked_finding(job.url, job.sitemap, job.line)]))
+            return
+        result = await self.client.fetch(checked)
+        if extra is not None:
+            result = replace(result, url=job.url)  # findings and the record name the listing
+        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        if extra is not None:
+            record = replace(record, extra={**(record.extra or {}), **extra})
+        self.rec.url(record)
+        found = check_fetch(
+            result,
+            lastmod=job.lastmod,
+            sitemap=job.sitemap,
+            line=job.line,
+            config=self.config,
+            agent_token=self.agent_token,
+            now=self.now,
+        )
+        self.rec.findings(told(found))
 
 
 def classify_target(target: str) -> tuple[str, str]:
