@@ -156,9 +156,13 @@ class Inflater:
             if room <= 0:  # max_length=0 would mean "unlimited" to zlib
                 self._truncated = self._done = True
                 break
+            before = self._d.copy()
             try:
                 chunk = self._d.decompress(data, room)
             except zlib.error as exc:
+                # zlib drops the whole output of a call that fails: decode this input again
+                # up to the fault, so what comes out does not depend on the chunk sizes.
+                out.append(_salvage(before, data, room))
                 return b"".join(out), f"corrupt gzip data (layer {self._depth + 1}): {exc}"
             self._produced += len(chunk)
             out.append(chunk)
@@ -171,3 +175,19 @@ class Inflater:
                 break
             data = self._d.unconsumed_tail
         return b"".join(out), None
+
+
+def _salvage(d: zlib._Decompress, data: bytes, room: int) -> bytes:
+    """What `d` inflates from `data` before it meets the fault (at most `room` bytes),
+    fed byte by byte as the smallest chunks would have been."""
+    out: list[bytes] = []
+    for i in range(len(data)):
+        try:
+            piece = d.decompress(data[i : i + 1], room)
+        except zlib.error:
+            break
+        out.append(piece)
+        room -= len(piece)
+        if room <= 0 or d.eof or d.unconsumed_tail:
+            break
+    return b"".join(out)
