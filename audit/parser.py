@@ -97,7 +97,8 @@ _HTML_RE = re.compile(
     rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>/]",
     re.IGNORECASE | re.DOTALL,
 )
-_ENCODING_RE = re.compile(rb"<\?xml\s[^>]*?encoding\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE)
+# The value stops at markup: a quote that never comes must not pull in what follows.
+_ENCODING_RE = re.compile(rb"<\?xml\s[^>]*?encoding\s*=\s*[\"']([^\"'<>]*)[\"']", re.IGNORECASE)
 _URL_START_RE = re.compile(rb"https?://", re.IGNORECASE)
 _URL_LINE_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+\S*")
 _WS = b" \t\r\n"
@@ -109,6 +110,10 @@ _DECIDED_RE = re.compile(rb"<[A-Za-z][^>]*>|<!doctype[^>]*>", re.IGNORECASE)
 def _decidable(buf: bytes) -> bool:
     if _URL_START_RE.match(buf):
         return b"\n" in buf
+    if buf[:1] != b"<":
+        # Junk first (a PHP notice...): whether an <?xml follows decides, so take the
+        # whole window, or the answer would depend on where the chunks happen to end.
+        return False
     return _DECIDED_RE.search(buf) is not None
 
 
@@ -188,7 +193,8 @@ class StreamParser:
         self._max_order = _A_PRIORITY
         self._has_doctype = False
         # text
-        self._text_buf = b""
+        self._text_parts: list[bytes] = []  # the unfinished line, in pieces (never re-copied)
+        self._cut = False  # close(cut=True): the input broke off
         self._text_line = 0
 
     # --- public API ----------------------------------------------------------
@@ -211,13 +217,18 @@ class StreamParser:
                 self._take(data)
         return self._flush()
 
-    def close(self) -> list[Entry | Finding]:
+    def close(self, *, cut: bool = False) -> list[Entry | Finding]:
+        """End of input. `cut`: the input broke off (a network failure the caller reports):
+        what was complete is kept, and the unfinished tail (a partial line, element or gzip
+        member) is dropped without a finding of its own; it is not the document's fault."""
+        self._cut = cut
         if not self.stopped:
             try:
                 data = self._inflater.close()
             except GzipError as exc:
                 self._take(exc.partial)
-                self._gzip_failed(exc)
+                if not cut:
+                    self._gzip_failed(exc)
             else:
                 self._take(data)
         if not self.stopped:
@@ -813,6 +824,8 @@ class StreamParser:
             self._main.close()
         except etree.XMLSyntaxError as exc:
             self._events()
+            if self._cut:
+                return self._stop()
             return self._malformed(exc)
         self._events()
         root = self._root
@@ -855,23 +868,28 @@ class StreamParser:
     # --- text sitemaps -----------------------------------------------------------
 
     def _text_feed(self, data: bytes) -> None:
-        buf = self._text_buf + data
-        end = buf.rfind(b"\n")
+        end = data.rfind(b"\n")
         if end < 0:
-            self._text_buf = buf
+            # The line goes on: keep the piece; joining only at the line's end keeps a
+            # huge single line linear instead of quadratic.
+            self._text_parts.append(data)
             return
-        self._text_buf = buf[end + 1 :]
-        for raw in buf[: end + 1].split(b"\n")[:-1]:
+        block = data[: end + 1]
+        if self._text_parts:
+            block = b"".join([*self._text_parts, block])
+        rest = data[end + 1 :]
+        self._text_parts = [rest] if rest else []
+        for raw in block.split(b"\n")[:-1]:
             self._text_line += 1
             self._text_one(raw)
             if self.stopped:
                 return
 
     def _text_close(self) -> None:
-        if self._text_buf:
+        if self._text_parts and not self._cut:  # a line cut off by the network is not a URL
             self._text_line += 1
-            self._text_one(self._text_buf)
-            self._text_buf = b""
+            self._text_one(b"".join(self._text_parts))
+        self._text_parts = []
         self._stop()
 
     def _text_one(self, raw: bytes) -> None:
