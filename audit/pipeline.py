@@ -490,7 +490,7 @@ class Auditor:
                     url=job.url,
                 )
             )
-        items = parser.close()
+        items = parser.close(cut=error is not None)
         if ctype_pending and not parser.is_html and parser.compressed_bytes:
             self.rec.finding(
                 finding(
