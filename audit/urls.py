@@ -50,7 +50,8 @@ _PLAIN = re.compile(
 # URL is plain exactly when the rest matches this (a "/" is always a token boundary).
 _PLAIN_TAIL = re.compile(_PLAIN_PATH, re.ASCII)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:", re.ASCII)
-_BAD_CHARS = re.compile(r"[\x00-\x20\x7f<>\"{}|\\^`]")
+# C0 and C1 control characters, space, DEL and the characters RFC 3986 never allows raw
+_BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f<>\"{}|\\^`]")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _LOWER_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_\-]{0,61}[A-Za-z0-9_])?", re.ASCII)
@@ -215,7 +216,8 @@ def check_loc(raw: str | None) -> list[Problem]:
     if bad is not None:
         ch = bad.group()
         what = "a space" if ch == " " else f"the character {ch!r}"
-        invalid.append(f"contains {what} (percent-encode it as %{ord(ch):02X})")
+        escaped = "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+        invalid.append(f"contains {what} (percent-encode it as {escaped})")
     if _BAD_PCT.search(url):
         invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
     authority, _tail = _split_authority(url[m.end() + 2 :])
