@@ -32,7 +32,7 @@ __all__ = [
 _Add = Callable[[str, str], None]
 _PERMANENT = frozenset({301, 308})
 _LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
-_BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme"})
+_BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
 _DYNAMIC_WINDOW = timedelta(seconds=2)
 _BODY_EXCERPT_CHARS = 300
 # Headers that explain a failure; copied into the url record of failed requests.
@@ -107,9 +107,10 @@ def check_fetch(
             if kind == "redirect-invalid"
             else "Location uses a scheme other than http/https"
         )
+        what = "was not followed" if kind == "redirect-private" else "has no usable Location"
         add(
             "url-redirect-error",
-            f"a redirect has no usable Location ({detail}): {chain}; "
+            f"a redirect {what} ({detail}): {chain}; "
             "fix the redirect or list the final URL in the sitemap",
         )
         return out

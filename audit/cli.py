@@ -173,6 +173,12 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="cookie sent to the target's origin (repeatable)",
     )
     p.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="follow redirects from a public host to private, loopback and link-local "
+        "addresses (by default reported and not followed)",
+    )
+    p.add_argument(
         "--insecure-host",
         type=_insecure_host,
         action="append",
@@ -379,6 +385,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         auth=auth,
         cookies=cookies,
         insecure_hosts=tuple(getattr(args, "insecure_host", ())),
+        allow_private=getattr(args, "allow_private", False),
         credential_origins=scope,
         rate=args.rate,
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),

@@ -69,7 +69,10 @@ class CrawlConfig:
     auth: tuple[str, str] | None = field(default=None, repr=False)  # HTTP basic (user, password)
     cookies: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     credential_origins: tuple[str, ...] = ()
-    insecure_hosts: tuple[str, ...] = ()  # host names whose TLS certificate is not verified
+    insecure_hosts: tuple[str, ...] = ()
+    # --allow-private: follow redirects from a public host to private, loopback and
+    # link-local addresses (169.254.169.254 ...); off, they are reported, not followed
+    allow_private: bool = False  # host names whose TLS certificate is not verified
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

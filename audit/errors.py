@@ -5,7 +5,8 @@
     |                          a bad TARGET, an unreadable local file, a site with nothing to audit
     +-- FetchError             one request failed at network or redirect level; `kind` says how:
                                timeout | connect | dns | tls | reset | redirect-loop |
-                               redirect-limit | redirect-invalid | redirect-scheme | other
+                               redirect-limit | redirect-invalid | redirect-scheme |
+                               redirect-private | other
 
 Outcomes are values (STYLE lesson 2): `HttpClient.fetch()` never raises a FetchError, it
 returns a `FetchResult` whose `error`/`error_kind` carry the same message and kind.
@@ -39,6 +40,7 @@ FetchErrorKind = Literal[
     "redirect-limit",
     "redirect-invalid",
     "redirect-scheme",
+    "redirect-private",
     "other",
 ]
 
@@ -53,6 +55,7 @@ FETCH_ERROR_KINDS: Final[frozenset[str]] = frozenset(
         "redirect-limit",
         "redirect-invalid",
         "redirect-scheme",
+        "redirect-private",
         "other",
     }
 )

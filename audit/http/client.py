@@ -34,7 +34,7 @@ Choices, and why:
   host names only.
 
 Knows nothing of sitemaps or robots.txt rules. Imports aiohttp, yarl and audit.{config,
-errors, records, http.hosts} only.
+errors, records, http.hosts, http.addresses} only.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from yarl import URL
 
 from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.errors import FetchError, FetchErrorKind, translate_exception
+from audit.http.addresses import redirect_to_private
 from audit.http.hosts import Host, HostPool, HostStats, origin_of
 from audit.records import FetchResult, Hop
 
@@ -573,6 +574,15 @@ class HttpClient:
                         f"more than {max_redirects} redirects from {url}",
                         kind="redirect-limit",
                         url=url,
+                    )
+                elif not self.config.allow_private and redirect_to_private(url, target):
+                    # a public host must not steer us into our own network (cloud metadata,
+                    # admin ports); a chain that starts there is the user's choice
+                    error = FetchError(
+                        f"{current} redirects to a private, loopback or link-local address "
+                        f"({target[:200]}); not followed (--allow-private follows it)",
+                        kind="redirect-private",
+                        url=current,
                     )
             if error is not None or target is None:
                 chain.error = error
