@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from audit.http.addresses import is_private_host, redirect_to_private
 from tests.crawlkit import HTML, TEXT, XML, Run, Site, audit, index, urlset
 
 Behaviour = Callable[[asyncio.StreamReader, asyncio.StreamWriter, bytes], Awaitable[None]]
@@ -363,3 +364,155 @@ async def test_sitemap_index_on_a_server_that_fails_every_way(raw_server: Any) -
     assert run.url(f"{base}/page")["status"] == 200
     assert len(run.of("sitemap")) == 7
     assert "fatal" not in run.outcome
+
+
+# --- no cookie jar --------------------------------------------------------------------
+
+
+async def test_cookies_a_site_sets_are_never_sent_back(
+    serve: Callable[[Site], Awaitable[str]],
+) -> None:
+    site = Site()
+    base = await serve(site)
+    cookie = {"Set-Cookie": "session=tracked-7f3a; Path=/"}
+    site.routes = {
+        "/robots.txt": (404, {**TEXT, **cookie}, ""),
+        "/sitemap.xml": (200, {**XML, **cookie}, urlset(*(f"{base}/p/{i}" for i in range(5)))),
+        **{f"/p/{i}": (302, {"Location": f"/q/{i}", **cookie}, "") for i in range(5)},
+        **{f"/q/{i}": (200, {**HTML, **cookie}, "") for i in range(5)},
+    }
+    run = await audit(f"{base}/sitemap.xml", concurrency=1)
+    assert len(run.of("url")) == 5
+    assert len(site.hits) > 10
+    assert not [h for h in site.hits if "tracked-7f3a" in str(h.headers)]
+
+
+# --- redirects to private addresses -------------------------------------------------------
+
+PRIVATE = [
+    "127.0.0.1",
+    "127.1",
+    "0x7f000001",
+    "2130706433",
+    "017700000001",
+    "10.1.2.3",
+    "172.16.0.1",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "::1",
+    "[::1]",
+    "fe80::1",
+    "fe80::1%eth0",
+    "fc00::1",
+    "::ffff:127.0.0.1",
+    "[::ffff:169.254.169.254]",
+    "localhost",
+    "LOCALHOST.",
+    "api.localhost",
+]
+PUBLIC = [
+    "8.8.8.8",
+    "93.184.216.34",
+    "2001:4860::8888",
+    "example.com",
+    "1.2.3.4.example.com",
+    "cafe.be",
+    "deadbeef",
+    "localhost.example.com",
+]
+
+
+def test_private_host_classification() -> None:
+    assert [h for h in PRIVATE if not is_private_host(h)] == []
+    assert [h for h in PUBLIC if is_private_host(h)] == []
+
+
+@pytest.mark.parametrize(
+    ("start", "location", "blocked"),
+    [
+        ("https://www.example.com/a", "http://169.254.169.254/latest/meta-data/", True),
+        ("https://www.example.com/a", "http://[fe80::1]/", True),
+        ("https://www.example.com/a", "http://localhost:6379/", True),
+        ("https://www.example.com/a", "http://10.0.0.5/admin", True),
+        ("https://www.example.com/a", "http://2130706433/", True),
+        ("https://www.example.com/a", "https://www.example.org/b", False),
+        ("http://127.0.0.1:8080/a", "http://127.0.0.1:9999/b", False),  # a loopback target
+        ("http://10.0.0.1/a", "http://192.168.0.1/b", False),  # an intranet audit
+        ("http://localhost/a", "http://169.254.169.254/", False),
+    ],
+)
+def test_redirect_to_private_decision(start: str, location: str, blocked: bool) -> None:
+    assert redirect_to_private(start, location) is blocked
+
+
+def _public_looking_loopback_name() -> str | None:
+    """The machine's own name when it resolves to a loopback address (Debian's /etc/hosts):
+    a DNS name, not an IP literal or `localhost`, so the rule sees a public host."""
+    name = socket.gethostname()
+    if not name or is_private_host(name):
+        return None
+    try:
+        infos = socket.getaddrinfo(name, None, socket.AF_INET)
+    except OSError:
+        return None
+    addrs = {info[4][0] for info in infos}
+    return name if addrs == {"127.0.0.1"} else None
+
+
+async def test_redirect_from_a_public_host_to_loopback_is_not_followed(
+    serve: Callable[[Site], Awaitable[str]],
+) -> None:
+    name = _public_looking_loopback_name()
+    if name is None:
+        pytest.skip("the host name does not resolve to 127.0.0.1 only")
+    site = Site()
+    base = await serve(site)
+    port = base.rsplit(":", 1)[1]
+    public = f"http://{name}:{port}"
+    site.routes = {
+        "/robots.txt": (404, TEXT, ""),
+        "/sitemap.xml": (200, XML, urlset(f"{public}/page", f"{public}/by-name")),
+        "/page": (301, {"Location": f"http://127.0.0.1:{port}/internal"}, ""),
+        "/by-name": (302, {"Location": f"http://localhost:{port}/internal?2"}, ""),
+        "/internal": (200, HTML, "internal"),
+        "/moved.xml": (301, {"Location": f"http://127.0.0.1:{port}/sitemap.xml"}, ""),
+    }
+    run = await audit(f"{public}/sitemap.xml")
+    # (link-local and private ranges are covered above without a request: never leave loopback)
+    for path in ("/page", "/by-name"):
+        rec = run.url(f"{public}{path}")
+        assert rec["error_kind"] == "redirect-private", rec
+        assert "--allow-private" in rec["error"]
+    assert {f["url"] for f in run.findings("url-redirect-error")} == {
+        f"{public}/page",
+        f"{public}/by-name",
+    }
+    assert "/internal" not in site.paths()
+    run = await audit(f"{public}/moved.xml", mode="validate")
+    (err,) = run.findings("sitemap-http-error")
+    assert "--allow-private" in err["message"]
+    assert site.paths().count("/sitemap.xml") == 1  # only the first crawl's fetch
+
+    run = await audit(f"{public}/sitemap.xml", allow_private=True)
+    assert run.url(f"{public}/page")["status"] == 200
+    assert run.url(f"{public}/by-name")["status"] == 200
+    assert "/internal" in site.paths()
+
+
+async def test_a_loopback_target_follows_loopback_redirects(
+    serve: Callable[[Site], Awaitable[str]],
+) -> None:
+    site = Site()
+    base = await serve(site)
+    port = base.rsplit(":", 1)[1]
+    site.routes = {
+        "/robots.txt": (404, TEXT, ""),
+        "/sitemap.xml": (200, XML, urlset(f"{base}/page")),
+        "/page": (301, {"Location": f"http://localhost:{port}/internal"}, ""),
+        "/internal": (200, HTML, ""),
+    }
+    run = await audit(f"{base}/sitemap.xml")
+    rec = run.url(f"{base}/page")
+    assert rec["status"] == 200 and rec["final_url"] == f"http://localhost:{port}/internal"
