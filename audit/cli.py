@@ -577,10 +577,12 @@ def _open_state(
 
     from audit.state import StateStore, fingerprint
 
+    # Only options set away from their defaults: an option added by a later version (at
+    # its default) must not make an existing state "another audit".
     options = {
-        f.name: getattr(config, f.name)
+        f.name: value
         for f in dataclasses.fields(config)
-        if f.name not in _NOT_FINGERPRINTED
+        if f.name not in _NOT_FINGERPRINTED and (value := getattr(config, f.name)) != f.default
     }
     return StateStore.open(
         path,
