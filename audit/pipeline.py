@@ -29,7 +29,15 @@ from audit.http import HttpClient, StreamResponse, url_prefix
 from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
-from audit.records import Entry, Finding, Severity, SitemapRecord, UrlResult, finding
+from audit.records import (
+    Entry,
+    Finding,
+    Severity,
+    SitemapRecord,
+    UrlResult,
+    clip_url,
+    finding,
+)
 from audit.rewrite import Rewriter
 from audit.robots import RobotsCache, RobotsPolicy
 from audit.spool import Spool
@@ -649,7 +657,7 @@ class Auditor:
         if unusable:
             self.rec.url(
                 UrlResult(
-                    loc,
+                    clip_url(loc),
                     source,
                     item.line,
                     None,

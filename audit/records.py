@@ -48,6 +48,17 @@ class Finding:
         }
 
 
+# A URL read from the network may be megabytes long (libxml2 allows 10 MB of text):
+# reports keep its start, enough to find it, not all of it.
+MAX_REPORTED_URL = 8192
+
+
+def clip_url(url: str) -> str:
+    if len(url) <= MAX_REPORTED_URL:
+        return url
+    return f"{url[:MAX_REPORTED_URL]}...[{len(url) - MAX_REPORTED_URL:,} more characters]"
+
+
 def finding(
     code: str,
     message: str,
@@ -60,6 +71,8 @@ def finding(
     """Build a Finding with the severity RULES.md gives its code."""
     from audit.codes import severity_of
 
+    if url is not None and len(url) > MAX_REPORTED_URL:
+        url = clip_url(url)
     return Finding(code, severity_of(code), message, sitemap, line, url, column)
 
 

@@ -576,3 +576,17 @@ def test_event_loop_factory_uses_uvloop_only_when_installed_and_allowed(
     monkeypatch.setenv(NO_UVLOOP_ENV, "1")
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         assert runner.run(work()) == "asyncio"
+
+
+async def test_a_megabyte_loc_is_clipped_in_the_report(serve: Any) -> None:
+    site = Site()
+    base = await serve(site)
+    huge = f"{base}/" + "x" * 1_000_000
+    site.routes = {"/sitemap.xml": (200, XML, urlset(huge, f"{base}/ok")), "/ok": (200, HTML, "")}
+    run = await audit(f"{base}/sitemap.xml")
+    (too_long,) = run.findings("loc-too-long")
+    assert too_long["url"].startswith(huge[:100]) and len(too_long["url"]) < 8300
+    records = [r for r in run.of("url") if r["url"] != f"{base}/ok"]
+    assert len(records) == 1 and len(records[0]["url"]) < 8300
+    assert records[0]["error"] == "not requested: loc-too-long"
+    assert len([h for h in site.hits if h.path.startswith("/x")]) == 0
