@@ -4,7 +4,8 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
 
 - `HttpClient(config)`: async context manager; `fetch(url, ...) -> FetchResult`,
   `stream(url)` -> async context manager yielding a `StreamResponse`, `host(url) -> Host`,
-  `host_stats() -> list[HostStats]`.
+  `host_stats() -> list[HostStats]`; `fetch_page(url, sink, cap=...) -> FetchResult`: one
+  GET whose body goes to a `BodySink` until it has enough (page checks).
 - `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness;
   `url_prefix()`: the scheme://netloc text of a URL, a cheap memo key for per-origin state.
 - `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy.
@@ -12,6 +13,7 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
 
 from audit.http.client import (
     BODY_EXCERPT,
+    BodySink,
     HttpClient,
     StreamResponse,
     backoff_delay,
@@ -23,6 +25,7 @@ from audit.http.hosts import MIN_RATE, Host, HostPool, HostStats, origin_of, url
 __all__ = [
     "BODY_EXCERPT",
     "MIN_RATE",
+    "BodySink",
     "Host",
     "HostPool",
     "HostStats",

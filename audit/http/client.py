@@ -26,6 +26,10 @@ Choices, and why:
   (default `STREAM_TIMEOUT_FACTOR x timeout`) for headers and whole body, and
   `sock_read=timeout` so a stalled socket fails sooner.
 - One retry predicate, `should_retry()`, for fetches and streams (STYLE lesson 6).
+- `fetch_page()` (page checks) is one GET whose final answer's decompressed body goes to a
+  `BodySink` chunk by chunk until the sink has seen enough or `cap` bytes were read; then the
+  connection is closed unless the little that is left can be drained (never the rest of a
+  large body). A retried attempt restarts the sink (`start()` again).
 - Staging credentials (`config.auth`, `cookies`, `extra_headers`) are added per request in
   `_attempt`, the one place every request passes, and only when the request's origin is in
   `config.credential_origins` (without a scope: the origin its redirect chain started at).
@@ -44,12 +48,12 @@ import base64
 import email.utils
 import random
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Final
+from typing import Final, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
@@ -69,9 +73,11 @@ RETRY_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 # DNS and TLS failures do not heal in seconds; a refused or reset connection may
 RETRY_ERROR_KINDS: Final = frozenset({"timeout", "connect", "reset"})
 DRAIN_LIMIT: Final = 16 * 1024  # a small unwanted body is read so the connection is reused
+PAGE_READ: Final = 64 * 1024  # bytes asked of the socket at once for a BodySink
 
 __all__ = [
     "BODY_EXCERPT",
+    "BodySink",
     "HttpClient",
     "StreamResponse",
     "backoff_delay",
@@ -212,6 +218,38 @@ async def _read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
         if not chunk:
             break
         buf += chunk
+    return bytes(buf)
+
+
+class BodySink(Protocol):
+    """Where `HttpClient.fetch_page()` sends a page's body."""
+
+    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
+        """A final answer arrived (again, after a failed attempt): True to be fed its body."""
+        ...
+
+    def feed(self, chunk: bytes) -> bool:
+        """The next piece of the decompressed body; True when no more is wanted."""
+        ...
+
+    def end(self, *, at_eof: bool) -> None:
+        """Reading stopped; `at_eof` when the body ended there."""
+        ...
+
+
+async def _read_into(resp: aiohttp.ClientResponse, sink: BodySink, cap: int) -> bytes:
+    """Feed the body to `sink` until it has enough, the body ends or `cap` bytes were read."""
+    buf = bytearray()
+    at_eof = False
+    while len(buf) < cap:
+        chunk = await resp.content.read(min(PAGE_READ, cap - len(buf)))
+        if not chunk:
+            at_eof = True
+            break
+        buf += chunk
+        if sink.feed(chunk):
+            break
+    sink.end(at_eof=at_eof or resp.content.at_eof())
     return bytes(buf)
 
 
@@ -404,6 +442,7 @@ class HttpClient:
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
         chain_origin: str | None = None,
+        sink: BodySink | None = None,
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed.
@@ -433,6 +472,7 @@ class HttpClient:
                     status_retries=status_retries,
                     headers=headers,
                     chain_origin=chain_origin,
+                    sink=sink,
                 )
             finally:
                 if held:
@@ -454,6 +494,7 @@ class HttpClient:
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
         chain_origin: str | None = None,
+        sink: BodySink | None = None,
     ) -> tuple[bool, bool]:
         """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
 
@@ -494,7 +535,12 @@ class HttpClient:
                 answer.resp = resp
                 keep_open = True
             elif body_limit and method == "GET" and status not in REDIRECT_STATUSES:
-                answer.body = await _read_head(resp, body_limit)
+                if sink is None:
+                    answer.body = await _read_head(resp, body_limit)
+                elif sink.start(status, answer.headers):
+                    answer.body = await _read_into(resp, sink, body_limit)
+                else:  # not a page the sink wants: an excerpt for diagnosis, as any GET
+                    answer.body = await _read_head(resp, min(body_limit, BODY_EXCERPT))
             if not keep_open:
                 await _discard(resp)
             return status_retries and should_retry(status, None), False
@@ -536,6 +582,7 @@ class HttpClient:
         max_redirects: int,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
+        sink: BodySink | None = None,
     ) -> _Chain:
         chain = _Chain(_Answer(url))
         current = url
@@ -550,6 +597,7 @@ class HttpClient:
                 status_retries=status_retries,
                 headers=headers,
                 chain_origin=start,
+                sink=sink,
             )
             chain.final = answer
             chain.attempts += answer.attempts
@@ -633,6 +681,7 @@ class HttpClient:
         *,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
+        sink: BodySink | None = None,
     ) -> FetchResult:
         limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
         chain = await self._chain(
@@ -643,6 +692,7 @@ class HttpClient:
             max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
             status_retries=status_retries,
             headers=headers,
+            sink=sink,
         )
         final = chain.final
         return FetchResult(
@@ -658,6 +708,14 @@ class HttpClient:
             body_head=final.body,
             attempts=chain.attempts,
         )
+
+    async def fetch_page(self, url: str, sink: BodySink, *, cap: int) -> FetchResult:
+        """GET one page: one request (no HEAD first), redirects, retries and politeness as
+        for every fetch. The final answer's decompressed body goes to `sink` (if its
+        `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
+        is what was read. The rest of the body is never downloaded. Never raises for a
+        per-URL failure."""
+        return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink)
 
     @asynccontextmanager
     async def stream(
