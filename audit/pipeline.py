@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -25,12 +26,16 @@ from urllib.parse import urlsplit
 from audit.checks import check_fetch, robots_blocked_finding, url_record
 from audit.config import CrawlConfig
 from audit.errors import FetchError, TargetError
+from audit.hreflangstore import HreflangStore
+from audit.htmlhead import HeadReader
 from audit.http import HttpClient, StreamResponse, url_prefix
+from audit.pagechecks import PageSink, check_page, needs_probe, probe_text
 from audit.parser import StreamParser
 from audit.progress import NoProgress, Progress
 from audit.recorder import Recorder
 from audit.records import (
     Entry,
+    FetchResult,
     Finding,
     Severity,
     SitemapRecord,
@@ -187,7 +192,9 @@ class Auditor:
         self.state = RunState()
         self.seen = SeenUrls()
         self.seen_crawl = SeenUrls()  # URLs admitted to the frontier (one url record each)
-        self.hreflang = HreflangGraph()
+        # with page checks, pages add hreflang links too: a store that merges both sources
+        self.hreflang: HreflangGraph = HreflangStore() if config.page_checks else HreflangGraph()
+        self._probes: dict[str, asyncio.Task[str | None]] = {}  # origin -> soft-404 probe
         self.agent_token = config.user_agent.split("/", 1)[0].strip() or "*"
         self._include = [re.compile(p) for p in config.include]
         self._exclude = [re.compile(p) for p in config.exclude]
@@ -244,7 +251,13 @@ class Auditor:
             self._finish_run()
 
     def _finish_run(self) -> None:
-        if not self.state.interrupted:
+        store = self.hreflang if isinstance(self.hreflang, HreflangStore) else None
+        if store is not None:
+            if not self.state.interrupted:
+                for f in store.iter_findings():  # streamed: may come from the on-disk table
+                    self.rec.finding(f)
+            store.close()
+        elif not self.state.interrupted:
             self.rec.findings(self.hreflang.finish())
         notes = self.rec.notes
         if self.state.max_urls_reached:
@@ -274,6 +287,11 @@ class Auditor:
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise
+        finally:
+            probes = [t for t in self._probes.values() if not t.done()]
+            for task in probes:  # only left when the run was cancelled
+                task.cancel()
+            await asyncio.gather(*probes, return_exceptions=True)
 
     async def _closer(self, workers: int) -> None:
         """When no sitemap is pending, stop the expanders, then the workers."""
@@ -776,19 +794,81 @@ class Auditor:
             )
             self.rec.finding(robots_blocked_finding(job.url, job.sitemap, job.line))
             return
-        result = await self.client.fetch(job.url)
-        self.rec.url(url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod))
-        self.rec.findings(
-            check_fetch(
-                result,
-                lastmod=job.lastmod,
-                sitemap=job.sitemap,
-                line=job.line,
-                config=self.config,
-                agent_token=self.agent_token,
-                now=self.now,
-            )
+        result, sink = await self._fetch(job.url)
+        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        found = check_fetch(
+            result,
+            lastmod=job.lastmod,
+            sitemap=job.sitemap,
+            line=job.line,
+            config=self.config,
+            agent_token=self.agent_token,
+            now=self.now,
         )
+        if sink is not None and sink.reader is not None and result.status == 200:
+            found, record = await self._page_checks(job, result, sink.reader, found, record)
+        self.rec.url(record)
+        self.rec.findings(found)
+
+    async def _fetch(self, url: str) -> tuple[FetchResult, PageSink | None]:
+        """The request of one listed URL: HEAD (GET to confirm an error), or with page checks
+        one GET whose body is read up to the end of the head or the cap."""
+        if not self.config.page_checks:
+            return await self.client.fetch(url), None
+        sink = PageSink(self.config.page_cap)
+        return await self.client.fetch_page(url, sink, cap=self.config.page_cap), sink
+
+    async def _page_checks(
+        self,
+        job: UrlJob,
+        result: FetchResult,
+        reader: HeadReader,
+        found: list[Finding],
+        record: UrlResult,
+    ) -> tuple[list[Finding], UrlResult]:
+        """--page-checks on a 200 HTML page: findings merged with check_fetch's, the url
+        record with a `page` object, the head's hreflang links into the run's store."""
+        probe = None
+        if needs_probe(reader, result.final_url):
+            probe = await self._probe_for(result.final_url)
+        verdict = check_page(
+            result,
+            reader,
+            found,
+            agent_token=self.agent_token,
+            sitemap=job.sitemap,
+            line=job.line,
+            probe=probe,
+        )
+        if verdict.alternates and isinstance(self.hreflang, HreflangStore):
+            page_url = result.final_url if result.redirects else result.url
+            self.hreflang.add(
+                page_url, verdict.alternates, sitemap=job.sitemap, line=job.line, source="page"
+            )
+        extra = {**(record.extra or {}), "page": verdict.record}
+        return verdict.findings, replace(record, extra=extra)
+
+    async def _probe_for(self, url: str) -> str | None:
+        """The host's answer to a path that cannot exist, fetched once per origin per run
+        (the first caller fetches, the others wait for it, as for robots.txt)."""
+        origin = origin_of(url)
+        task = self._probes.get(origin)
+        if task is None:
+            task = self._probes[origin] = asyncio.create_task(self._load_probe(origin))
+        # shield: a cancelled caller must not cancel the probe other pages wait on
+        return await asyncio.shield(task)
+
+    async def _load_probe(self, origin: str) -> str | None:
+        url = f"{origin}/sitemap-audit-probe-{secrets.token_hex(8)}"
+        try:
+            policy = await self._robots_for(url)
+            if not policy.allowed(url):
+                return None  # polite: no probe where robots.txt says no
+            sink = PageSink(self.config.page_cap)
+            result = await self.client.fetch_page(url, sink, cap=self.config.page_cap)
+        except Exception:  # a failed probe only means no similarity check for this host
+            return None
+        return probe_text(result, sink.reader)
 
     async def _check_rewritten(self, job: UrlJob) -> None:
         """_check for a run with --rewrite: the listed URL is requested at its rewritten origin,
@@ -822,13 +902,12 @@ class Auditor:
             )
             self.rec.findings(told([robots_blocked_finding(job.url, job.sitemap, job.line)]))
             return
-        result = await self.client.fetch(checked)
+        result, sink = await self._fetch(checked)
         if extra is not None:
             result = replace(result, url=job.url)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
             record = replace(record, extra={**(record.extra or {}), **extra})
-        self.rec.url(record)
         found = check_fetch(
             result,
             lastmod=job.lastmod,
@@ -838,6 +917,9 @@ class Auditor:
             agent_token=self.agent_token,
             now=self.now,
         )
+        if sink is not None and sink.reader is not None and result.status == 200:
+            found, record = await self._page_checks(job, result, sink.reader, found, record)
+        self.rec.url(record)
         self.rec.findings(told(found))
 
 
