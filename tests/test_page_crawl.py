@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from audit.cli import main
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, urlset
 
 XHTML_NS = 'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
@@ -353,3 +356,44 @@ async def test_compressed_and_redirected_pages_are_read_decompressed(serve: Any)
     # the canonical names the final URL: the redirect is the finding, not the canonical
     assert "url-redirect" in run.codes() and "url-canonical-mismatch" not in run.codes()
     assert run.url(f"{base}/old")["page"]["canonical"] == f"{base}/new"
+
+
+async def test_a_retried_answer_is_read_afresh(serve: Any) -> None:
+    calls = {"n": 0}
+
+    async def flaky(request: web.Request) -> web.StreamResponse:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return web.Response(status=503, text="<title>Page not found</title>")
+        return web.Response(text=page("<title>Fine</title>"), content_type="text/html")
+
+    site = Site()
+    base = await serve(site.app())
+    site.routes = {
+        "/robots.txt": robots(base),
+        "/sitemap.xml": (200, XML, urlset(f"{base}/flaky")),
+        "/flaky": flaky,
+    }
+    run = await audit(base + "/", page_checks=True)
+    rec = run.url(f"{base}/flaky")
+    assert rec["status"] == 200 and rec["page"]["title"] == "Fine"
+    assert "url-soft-404" not in run.codes() and calls["n"] == 2
+
+
+async def test_cli_page_checks_and_page_cap(serve: Any, tmp_path: Any) -> None:
+    site = Site()
+    base = await serve(site.app())
+    site.routes = {
+        "/robots.txt": robots(base),
+        "/sitemap.xml": (200, XML, urlset(f"{base}/a")),
+        "/a": (200, HTML, page("<title>Not Found</title>" + "<meta name=x content=y>" * 200)),
+    }
+    out = tmp_path / "report.jsonl"
+    argv = ["crawl", f"{base}/sitemap.xml", "--page-checks", "--page-cap", "1024"]
+    argv += ["--format", "jsonl", "--output", str(out), "--no-progress", "--fail-on", "never"]
+    rc = await asyncio.to_thread(main, argv)
+    assert rc == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    [url] = [r for r in records if r["type"] == "url"]
+    assert url["page"]["bytes_read"] <= 1024 and url["page"]["truncated"] is True
+    assert "url-soft-404" in [r["code"] for r in records if r["type"] == "finding"]
