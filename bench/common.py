@@ -59,10 +59,14 @@ class Measured:
         return value if isinstance(value, dict) else {}
 
 
-def run_measured(cmd: list[str], *, timeout_s: float, tag: str) -> Measured:
+def run_measured(
+    cmd: list[str], *, timeout_s: float, tag: str, env: dict[str, str] | None = None
+) -> Measured:
     """Run `cmd` under bench/measure.py (see there why) and return its wall time, peak RSS
     and CPU time; kill its whole process group past `timeout_s`. Output goes to files under
-    OUT/logs so a chatty child can never block on a full pipe."""
+    OUT/logs so a chatty child can never block on a full pipe. Peak RSS of a command that
+    starts processes of its own is the largest single process of its tree (ru_maxrss of
+    RUSAGE_CHILDREN), CPU time the sum over the tree."""
     logs = OUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     out_path, err_path = logs / f"{tag}.out", logs / f"{tag}.err"
@@ -79,6 +83,7 @@ def run_measured(cmd: list[str], *, timeout_s: float, tag: str) -> Measured:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=ROOT,
+            env=env,
         )
         timed_out = False
         try:
@@ -205,15 +210,15 @@ def _git_head() -> str:
 HEADERS = ["tool", "URLs/entries", "wall s", "per s", "peak RSS MB", "ratio", "goal met"]
 
 
-def table(rows: list[list[str]]) -> str:
+def table(rows: list[list[str]], headers: list[str] = HEADERS) -> str:
     """A GitHub-flavoured markdown table, which also reads fine on a terminal."""
-    widths = [max(len(r[i]) for r in [HEADERS, *rows]) for i in range(len(HEADERS))]
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
 
     sep = "| " + " | ".join("-" * w for w in widths) + " |"
-    return "\n".join([line(HEADERS), sep, *(line(r) for r in rows)])
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
 
 
 def fmt_int(n: float) -> str:
