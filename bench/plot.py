@@ -19,8 +19,15 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 
-OURS, OTHER = "#2b6cb0", "#a0aec0"
+OURS, BASELINE, OTHER = "#2b6cb0", "#4a5568", "#a0aec0"
+
+
+def color(row: dict[str, Any]) -> str:
+    if str(row["tool"]).startswith("bare"):
+        return BASELINE  # the limit for Python here, not a tool anyone would run
+    return OURS if row.get("ours") else OTHER
 
 
 def panel_plot(figures: dict[str, Any], key: str, label: str, dest: Path) -> None:
@@ -36,7 +43,7 @@ def panel_plot(figures: dict[str, Any], key: str, label: str, dest: Path) -> Non
     for ax, task in zip(axes[:, 0], tasks, strict=True):
         rows = list(reversed(task["rows"]))
         values = [float(r[key]) for r in rows]
-        colors = [OURS if r.get("ours") else OTHER for r in rows]
+        colors = [color(r) for r in rows]
         bars = ax.barh([r["tool"] for r in rows], values, color=colors)
         top = max(values) if values else 1.0
         for bar, value in zip(bars, values, strict=True):
@@ -51,9 +58,14 @@ def panel_plot(figures: dict[str, Any], key: str, label: str, dest: Path) -> Non
         ax.set_title(task["task"], fontsize=10, loc="left")
         ax.tick_params(axis="y", labelsize=8)
         ax.tick_params(axis="x", labelsize=8)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:,.0f}"))
         ax.grid(axis="x", alpha=0.3)
     axes[-1, 0].set_xlabel(label)
-    fig.suptitle(f"{figures['title']}: {label} (blue: sitemap-audit)", fontsize=11)
+    fig.suptitle(
+        f"{figures['title']}: {label}\n"
+        "blue: sitemap-audit, dark grey: bare Python loop (the limit), light grey: alternatives",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(dest, dpi=110)
     plt.close(fig)
