@@ -5,8 +5,14 @@ What it holds (schema version SCHEMA_VERSION):
 
     meta      key/value: app, schema_version, fingerprint (targets + options that
               change results), targets, run (a counter), status (running | complete)
-    urls      one row per checked URL: the run that checked it, its sitemap and
+    urls      the last COMPLETED run: one row per checked URL, with its sitemap, line and
               <lastmod>, the url record JSON, its check findings JSON, ETag, Last-Modified
+              (indexed by url, and by sitemap for carried sitemaps)
+    results   the same columns for the run in progress, appended as URLs are checked:
+              no index while a run writes it (an index keyed by URL is an insert at a
+              random place per row, three times the cost); indexed only when a dead run
+              is resumed; at completion it becomes `urls` and gets its indexes in one
+              sorted build
     sitemaps  one row per sitemap read: record JSON, ETag, Last-Modified, the index
               <lastmod> that listed it
     findings  the other findings of a run (documents, entries, robots, hreflang)
@@ -24,7 +30,7 @@ Writes never run on the event loop: `put_*` only appends to a queue that a write
 thread drains, committing every `flush_every` rows or `flush_ms` milliseconds (WAL
 mode, synchronous=NORMAL: a committed batch survives a killed process; a crash loses
 at most the last uncommitted batch, whose URLs are then simply checked again).
-Lookups of earlier results are primary-key reads on a separate connection.
+Lookups of earlier results are indexed reads on a separate connection.
 
 A file that is not SQLite, is truncated or corrupt, or belongs to another program or
 schema is refused with a one-line StateError and never written to; only `fresh=True`
@@ -61,7 +67,7 @@ __all__ = [
 ]
 
 APP: Final = "sitemap-audit"
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FLUSH_EVERY: Final = 500  # rows per transaction
 FLUSH_MS: Final = 20.0  # at most this long between a put and its commit (what a kill loses)
@@ -69,7 +75,7 @@ FLUSH_MS: Final = 20.0  # at most this long between a put and its commit (what a
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls (
-    url TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
     run INTEGER NOT NULL,
     sitemap TEXT,
     line INTEGER,
@@ -79,6 +85,9 @@ CREATE TABLE urls (
     record TEXT NOT NULL,
     findings TEXT NOT NULL
 );
+CREATE INDEX urls_url ON urls (url);
+CREATE INDEX urls_sitemap ON urls (sitemap, url);
+CREATE TABLE results AS SELECT * FROM urls WHERE 0;
 CREATE TABLE sitemaps (
     url TEXT PRIMARY KEY,
     run INTEGER NOT NULL,
@@ -97,12 +106,22 @@ _ROWS_PER_INSERT = 100  # 900 parameters: far below SQLite's limit of 32,766
 
 @functools.lru_cache(maxsize=8)
 def _insert_urls(rows: int) -> str:
-    return "INSERT OR REPLACE INTO urls VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
+    return "INSERT INTO results VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
 
 
-# An incremental run looks up the URLs of an unchanged sitemap; created only then, so a
-# first run pays nothing for it.
-_SITEMAP_INDEX = "CREATE INDEX IF NOT EXISTS urls_sitemap ON urls (sitemap, url)"
+# A resumed run looks up the results of its dead predecessor by URL.
+_RESULTS_INDEX = "CREATE INDEX IF NOT EXISTS results_url ON results (url)"
+# Completion: the run's results (the last row of a URL: a resumed run may have checked
+# an in-flight URL twice) become `urls`, indexed in one sorted build each.
+_DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
+_COMPLETE = """
+DROP INDEX IF EXISTS results_url;
+DROP TABLE urls;
+ALTER TABLE results RENAME TO urls;
+CREATE INDEX urls_url ON urls (url);
+CREATE INDEX urls_sitemap ON urls (sitemap, url);
+CREATE TABLE results AS SELECT * FROM urls WHERE 0;
+"""
 # Findings about a sitemap that its parent records (sitemap = parent, url = child) but
 # that come from reading the child: they go with the child when it is carried forward.
 CHILD_CODES: Final = frozenset({"sitemap-redirected", "sitemap-content-type", "index-nested"})
@@ -291,7 +310,9 @@ class _Writer(threading.Thread):
                 conn.execute(_insert_urls(n), flat[i * 9 : (i + n) * 9])
         elif kind == "touch":
             conn.executemany(
-                "UPDATE urls SET run = ?, sitemap = ?, lastmod = ? WHERE url = ?", rows
+                "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
+                "findings FROM urls WHERE url = ?",
+                rows,
             )
         elif kind == "sitemap":
             conn.executemany(
@@ -309,6 +330,11 @@ class _Writer(threading.Thread):
         elif kind == "sql":
             for args in rows:
                 conn.execute(args[0], args[1:])
+        elif kind == "script":  # statements without parameters, inside the batch's transaction
+            for (script,) in rows:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
         else:  # pragma: no cover - a programming error
             raise ValueError(f"unknown state operation {kind}")
 
@@ -403,8 +429,8 @@ class StateStore:
                 else:
                     mode = "resume"
                 conn.execute("PRAGMA journal_mode = WAL")
-                if run > 1:
-                    conn.execute(_SITEMAP_INDEX)
+                if mode == "resume":
+                    conn.execute(_RESULTS_INDEX)
             else:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(_SCHEMA)
@@ -439,12 +465,22 @@ class StateStore:
     # --- reads (event loop; primary-key lookups only) ---------------------------------
 
     def prior(self, url: str) -> Prior | None:
+        """This run's result of `url` (resume), else the last completed run's."""
         if self.mode == "new":  # nothing to look up: no read per URL at all
             return None
-        row = self._reader.execute(
-            "SELECT run, lastmod, etag, last_modified, record, findings FROM urls WHERE url = ?",
-            (url,),
-        ).fetchone()
+        row = None
+        if self.mode == "resume":
+            row = self._reader.execute(
+                "SELECT run, lastmod, etag, last_modified, record, findings FROM results "
+                "WHERE url = ? ORDER BY rowid DESC LIMIT 1",
+                (url,),
+            ).fetchone()
+        if row is None and self.run > 1:
+            row = self._reader.execute(
+                "SELECT run, lastmod, etag, last_modified, record, findings FROM urls "
+                "WHERE url = ?",
+                (url,),
+            ).fetchone()
         if row is None:
             return None
         run, lastmod, etag, lm, record, findings = row
@@ -480,8 +516,8 @@ class StateStore:
                 self._bulk_conn()
                 .execute(
                     "SELECT url, line, lastmod FROM urls "
-                    "WHERE sitemap = ? AND run < ? AND url > ? ORDER BY url LIMIT ?",
-                    (sitemap, self.run, after, limit),
+                    "WHERE sitemap = ? AND url > ? ORDER BY url LIMIT ?",
+                    (sitemap, after, limit),
                 )
                 .fetchall()
             )
@@ -561,11 +597,10 @@ class StateStore:
             return
         self._closed = True
         if complete:
-            for sql in (
-                "DELETE FROM urls WHERE run < ?",
-                "DELETE FROM sitemaps WHERE run < ?",
-                "DELETE FROM findings WHERE run < ?",
-            ):
+            if self.mode == "resume":  # only a resumed run may hold a URL twice
+                self._put(("sql", (_DEDUPE,)))
+            self._put(("script", (_COMPLETE,)))
+            for sql in ("DELETE FROM sitemaps WHERE run < ?", "DELETE FROM findings WHERE run < ?"):
                 self._put(("sql", (sql, self.run)))
             self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
         self._put(_STOP)
@@ -589,12 +624,14 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     try:
         meta = _read_meta(conn, p)
         run = int(meta.get("run", "1"))
+        # a run in progress (or dead) has its URLs in results; a completed one in urls
+        table = "urls" if meta.get("status") == "complete" else "results"
         for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
             yield json.loads(record)
         for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):
             yield json.loads(record)
         for record, findings in conn.execute(
-            "SELECT record, findings FROM urls WHERE run = ? ORDER BY url", (run,)
+            f"SELECT record, findings FROM {table} WHERE run = ? ORDER BY url", (run,)
         ):
             yield json.loads(record)
             yield from json.loads(findings)

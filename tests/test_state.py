@@ -89,7 +89,7 @@ def test_writes_are_batched_and_flush_commits(tmp_path: Path) -> None:
         st.put_url(f"u{i}", "s", None, None, None, rec(f"u{i}"), [])
     st.flush()
     other = sqlite3.connect(path)
-    assert other.execute("SELECT COUNT(*) FROM urls").fetchone()[0] == 10
+    assert other.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 10
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     other.close()
     st.close(complete=True)
