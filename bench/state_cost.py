@@ -102,7 +102,10 @@ def main() -> int:
                 )
                 times[name].append(wall)
                 cpus[name].append(cpu)
-                notes[name] = {k: summary.get(k) for k in ("urls", "carried", "skipped_unchanged")}
+                notes[name] = {
+                    k: summary.get(k)
+                    for k in ("urls", "carried", "skipped_unchanged", "sitemaps_carried")
+                }
                 print(f"{name}: {wall:.2f} s, cpu {cpu:.2f} s {notes[name]}", file=sys.stderr)
     best = {k: min(v) for k, v in times.items()}
     cpu_best = {k: min(v) for k, v in cpus.items()}
