@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from audit.checks import check_fetch, robots_blocked_finding, url_record
@@ -84,6 +84,7 @@ class UrlJob:
     sitemap: str
     line: int | None
     lastmod: str | None
+    context: Any = None  # what a subclass's hooks carry from before the request to after it
 
 
 class Frontier(Generic[T]):
@@ -768,55 +769,82 @@ class Auditor:
                 self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
-        if self._rewrite:
-            await self._check_rewritten(job)
+        """One listed URL: robots.txt first (a blocked URL is never requested), then the
+        request, then the checks. With --rewrite the URL is requested at its rewritten
+        origin (whose robots.txt applies); records keep `url` as listed and add
+        `checked_url`. Subclasses (--state) hook in through _before_request,
+        _request_headers, _after_answer and _deliver, so every option composes."""
+        if self._before_request(job):
             return
-        prefix = url_prefix(job.url)
+        checked = self._rewrite(job.url) if self._rewrite else job.url
+        extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
+        prefix = url_prefix(checked)
         policy = self._policies.get(prefix) if prefix is not None else None
         if policy is None:
-            policy = await self._robots_for(job.url)
+            policy = await self._robots_for(checked)
             if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
                 self._policies[prefix] = policy
-        if not policy.allowed(job.url):
-            self.rec.url(
-                UrlResult(
-                    job.url,
-                    job.sitemap,
-                    job.line,
-                    None,
-                    None,
-                    (),
-                    job.lastmod,
-                    None,
-                    "blocked",
-                    None,
-                )
+        result: FetchResult | None = None
+        if not policy.allowed(checked):
+            record = UrlResult(
+                job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked",
+                None, None, extra,
+            )  # fmt: skip
+            found = [robots_blocked_finding(job.url, job.sitemap, job.line)]
+        else:
+            result, sink = await self._fetch(checked, self._request_headers(job))
+            if self._after_answer(job, result):
+                return
+            if extra is not None:
+                result = replace(result, url=job.url)  # findings and the record name the listing
+            record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+            if extra is not None:
+                record = replace(record, extra={**(record.extra or {}), **extra})
+            found = check_fetch(
+                result,
+                lastmod=job.lastmod,
+                sitemap=job.sitemap,
+                line=job.line,
+                config=self.config,
+                agent_token=self.agent_token,
+                now=self.now,
             )
-            self.rec.finding(robots_blocked_finding(job.url, job.sitemap, job.line))
-            return
-        result, sink = await self._fetch(job.url)
-        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-        found = check_fetch(
-            result,
-            lastmod=job.lastmod,
-            sitemap=job.sitemap,
-            line=job.line,
-            config=self.config,
-            agent_token=self.agent_token,
-            now=self.now,
-        )
-        if sink is not None and sink.reader is not None and result.status == 200:
-            found, record = await self._page_checks(job, result, sink.reader, found, record)
-        self.rec.url(record)
-        self.rec.findings(found)
+            if sink is not None and sink.reader is not None and result.status == 200:
+                found, record = await self._page_checks(job, result, sink.reader, found, record)
+        if extra is not None:
+            found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
+        self._deliver(job, record, found, result)
 
-    async def _fetch(self, url: str) -> tuple[FetchResult, PageSink | None]:
+    # Hooks of _check: no-ops here; a --state run answers from, and writes to, its store.
+
+    def _before_request(self, job: UrlJob) -> bool:
+        """True when the URL's outcome is already delivered (no request)."""
+        return False
+
+    def _request_headers(self, job: UrlJob) -> dict[str, str] | None:
+        return None
+
+    def _after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+        """True when the answer was handled here (e.g. a 304 carrying a stored result)."""
+        return False
+
+    def _deliver(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> None:
+        self.rec.url(record)
+        if found:
+            self.rec.findings(found)
+
+    async def _fetch(
+        self, url: str, headers: dict[str, str] | None = None
+    ) -> tuple[FetchResult, PageSink | None]:
         """The request of one listed URL: HEAD (GET to confirm an error), or with page checks
         one GET whose body is read up to the end of the head or the cap."""
         if not self.config.page_checks:
-            return await self.client.fetch(url), None
+            return await self.client.fetch(url, headers=headers), None
         sink = PageSink(self.config.page_cap)
-        return await self.client.fetch_page(url, sink, cap=self.config.page_cap), sink
+        cap = self.config.page_cap
+        return await self.client.fetch_page(url, sink, cap=cap, headers=headers), sink
 
     async def _page_checks(
         self,
@@ -869,58 +897,6 @@ class Auditor:
         except Exception:  # a failed probe only means no similarity check for this host
             return None
         return probe_text(result, sink.reader)
-
-    async def _check_rewritten(self, job: UrlJob) -> None:
-        """_check for a run with --rewrite: the listed URL is requested at its rewritten origin,
-        whose robots.txt applies. Records keep `url` = the URL as listed and add `checked_url`
-        and `rewritten`; every finding's message names the URL checked."""
-        checked = self._rewrite(job.url)
-        extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
-
-        def told(found: list[Finding]) -> list[Finding]:
-            if extra is None:
-                return found
-            return [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
-
-        policy = await self._robots_for(checked)
-        if not policy.allowed(checked):
-            self.rec.url(
-                UrlResult(
-                    job.url,
-                    job.sitemap,
-                    job.line,
-                    None,
-                    None,
-                    (),
-                    job.lastmod,
-                    None,
-                    "blocked",
-                    None,
-                    None,
-                    extra,
-                )
-            )
-            self.rec.findings(told([robots_blocked_finding(job.url, job.sitemap, job.line)]))
-            return
-        result, sink = await self._fetch(checked)
-        if extra is not None:
-            result = replace(result, url=job.url)  # findings and the record name the listing
-        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-        if extra is not None:
-            record = replace(record, extra={**(record.extra or {}), **extra})
-        found = check_fetch(
-            result,
-            lastmod=job.lastmod,
-            sitemap=job.sitemap,
-            line=job.line,
-            config=self.config,
-            agent_token=self.agent_token,
-            now=self.now,
-        )
-        if sink is not None and sink.reader is not None and result.status == 200:
-            found, record = await self._page_checks(job, result, sink.reader, found, record)
-        self.rec.url(record)
-        self.rec.findings(told(found))
 
 
 def classify_target(target: str) -> tuple[str, str]:

@@ -32,11 +32,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from audit.checks import check_fetch, robots_blocked_finding, url_record
-from audit.http import StreamResponse, url_prefix
-from audit.pipeline import POLICY_CACHE_MAX, Auditor, SitemapJob, UrlJob
+from audit.http import StreamResponse
+from audit.pipeline import Auditor, SitemapJob, UrlJob
 from audit.recorder import Recorder
-from audit.records import Entry, Finding, UrlResult
+from audit.records import Entry, FetchResult, Finding, UrlResult
 from audit.state import Prior, PriorSitemap, StateStore
 
 __all__ = ["StateSink", "StatefulAuditor"]
@@ -147,57 +146,43 @@ class StatefulAuditor(Auditor):
 
     # --- the URL check ------------------------------------------------------------------
 
-    async def _check(self, job: UrlJob) -> None:
+    def _before_request(self, job: UrlJob) -> bool:
         store = self.store
         prior = store.prior(job.url)
-        if prior is not None and prior.run == store.run:  # checked before the crash
+        if prior is None:
+            return False
+        if prior.run == store.run:  # checked before the crash: replayed, not re-requested
             self._emit(prior.record, prior.findings)
             store.replayed += 1
-            return
-        prefix = url_prefix(job.url)
-        policy = self._policies.get(prefix) if prefix is not None else None
-        if policy is None:
-            policy = await self._robots_for(job.url)
-            if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
-                self._policies[prefix] = policy
-        if not policy.allowed(job.url):
-            blocked = UrlResult(
-                job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked", None
-            ).to_json()
-            finding = robots_blocked_finding(job.url, job.sitemap, job.line).to_json()
-            blocked, stored = self._emit(blocked, [finding])
-            store.put_url(
-                job.url, job.sitemap, job.lastmod, None, None, blocked, stored, line=job.line
-            )
-            return
-        headers = None
-        if prior is not None:
-            if self.changed_only and prior.lastmod == job.lastmod:
-                self._carry(job, prior)
-                store.skipped += 1
-                return
-            headers = _conditional(prior)
-        result = await self.client.fetch(job.url, headers=headers)
+            return True
+        if self.changed_only and prior.lastmod == job.lastmod:
+            self._carry(job, prior)
+            store.skipped += 1
+            return True
+        job.context = prior
+        return False
+
+    def _request_headers(self, job: UrlJob) -> dict[str, str] | None:
+        prior: Prior | None = job.context
+        return _conditional(prior) if prior is not None else None
+
+    def _after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+        prior: Prior | None = job.context
         if result.status == 304 and prior is not None:
             self._carry(job, prior)
-            return
-        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-        found = check_fetch(
-            result,
-            lastmod=job.lastmod,
-            sitemap=job.sitemap,
-            line=job.line,
-            config=self.config,
-            agent_token=self.agent_token,
-            now=self.now,
-        )
+            return True
+        return False
+
+    def _deliver(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> None:
         data, findings = self._emit(record.to_json(), [f.to_json() for f in found])
-        store.put_url(
+        self.store.put_url(
             job.url,
             job.sitemap,
             job.lastmod,
-            result.header("etag"),
-            result.header("last-modified"),
+            result.header("etag") if result is not None else None,
+            result.header("last-modified") if result is not None else None,
             data,
             findings,
             line=job.line,

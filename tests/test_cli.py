@@ -258,3 +258,43 @@ async def test_sigint_writes_the_report_and_exits_130(aiohttp_server: Any, tmp_p
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert records[-1]["type"] == "summary" and records[-1]["interrupted"] is True
     assert 0 < len([r for r in records if r["type"] == "url"]) < 200
+
+
+async def test_state_page_checks_and_rewrite_compose(aiohttp_server: Any, tmp_path: Path) -> None:
+    """--state goes through the same URL check as a plain run: page checks and a rewrite
+    apply, and a second run answers from the state without a request."""
+    live, staging = Site(), Site()
+    live_server = await aiohttp_server(live.app())
+    staging_server = await aiohttp_server(staging.app())
+    live_base = str(live_server.make_url("")).rstrip("/")
+    staging_base = str(staging_server.make_url("")).rstrip("/")
+    page = '<html><head><meta name="robots" content="noindex"><title>x</title></head></html>'
+    staging.routes = {  # staging serves the new sitemap, written with the live site's URLs
+        "/sitemap.xml": (200, XML, urlset(f"{live_base}/hidden", f"{live_base}/ok")),
+        "/hidden": (200, HTML, page),
+        "/ok": (200, HTML, "<html><head></head></html>"),
+    }
+    state, out = tmp_path / "s.db", tmp_path / "r.jsonl"
+    argv = [
+        "crawl", f"{live_base}/sitemap.xml", "--state", str(state), "--page-checks",
+        "--rewrite", f"{live_base}={staging_base}", "--format", "jsonl", "--output", str(out),
+        "--allow-private",
+    ]  # fmt: skip
+    rc = await asyncio.to_thread(main, argv)
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    noindex = [r for r in records if r["type"] == "finding" and r["code"] == "url-noindex"]
+    assert rc == 1 and [r["url"] for r in noindex] == [f"{live_base}/hidden"]
+    assert "checked at" in noindex[0]["message"]
+    assert sorted(staging.paths()) == ["/hidden", "/ok", "/robots.txt", "/sitemap.xml"]
+    assert live.hits == []  # everything was read and checked on staging
+    assert all(h.method == "GET" for h in staging.hits)  # page checks: one GET per URL
+    # a second run after a completed one re-checks (these pages send no validators for a
+    # conditional request) and reports the same URLs, page checks included
+    rc2 = await asyncio.to_thread(main, argv)
+    again = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (
+        rc2 == 1 and [r["code"] for r in again if r["type"] == "finding"].count("url-noindex") == 1
+    )
+    assert [r["url"] for r in again if r["type"] == "url"] == [
+        r["url"] for r in records if r["type"] == "url"
+    ]

@@ -709,13 +709,15 @@ class HttpClient:
             attempts=chain.attempts,
         )
 
-    async def fetch_page(self, url: str, sink: BodySink, *, cap: int) -> FetchResult:
+    async def fetch_page(
+        self, url: str, sink: BodySink, *, cap: int, headers: Mapping[str, str] | None = None
+    ) -> FetchResult:
         """GET one page: one request (no HEAD first), redirects, retries and politeness as
         for every fetch. The final answer's decompressed body goes to `sink` (if its
         `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
         is what was read. The rest of the body is never downloaded. Never raises for a
         per-URL failure."""
-        return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink)
+        return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
 
     @asynccontextmanager
     async def stream(
