@@ -85,7 +85,6 @@ def test_corrupt_gzip_raises_on_feed_and_keeps_partial_output() -> None:
         inflate(bytes(data), 1)
     assert "\n" not in str(err.value)
 
-
     def until_fault(step: int) -> bytes:
         inf, out = Inflater(10**7), b""
         try:
