@@ -117,7 +117,7 @@ class Run:
         return self.of("summary")[-1]
 
 
-async def audit(target: str, mode: str = "crawl", **cfg: Any) -> Run:
+async def audit(target: str, mode: str = "crawl", *, deadline: float = 50, **cfg: Any) -> Run:
     """Run the real pipeline (real HTTP) and collect the records it emits."""
     options = {**FAST, **cfg}
     config = CrawlConfig(**options)
@@ -126,7 +126,7 @@ async def audit(target: str, mode: str = "crawl", **cfg: Any) -> Run:
     kind, value = classify_target(target)
     outcome: dict[str, Any] = {}
     await asyncio.wait_for(
-        run_target(kind, value, config, recorder, mode, NoProgress(), outcome), timeout=50
+        run_target(kind, value, config, recorder, mode, NoProgress(), outcome), timeout=deadline
     )
     recorder.emit(recorder.summary())
     return Run(records, outcome)
