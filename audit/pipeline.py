@@ -313,6 +313,12 @@ class Auditor:
         self._pending += 1
         self._sitemaps.put_nowait(job)
 
+    def _about_sitemap(self, job: SitemapJob, code: str, message: str) -> None:
+        """A finding about a sitemap, placed where its parent lists it."""
+        self.rec.finding(
+            finding(code, message, sitemap=job.parent, line=job.parent_line, url=job.url)
+        )
+
     def _sitemap_excluded(self, url: str) -> bool:
         if self._include_sm and not any(p.search(url) for p in self._include_sm):
             return True
@@ -356,67 +362,45 @@ class Auditor:
         policy = await self._robots_for(fetch_url)
         if policy.status == "ok" and not policy.allowed(fetch_url):
             # Still read: the auditor must know the URLs it lists to report on them.
-            self.rec.finding(
-                finding(
-                    "sitemap-robots-blocked",
-                    f"robots.txt disallows this sitemap for {self.agent_token}: search engines will "
-                    "not read it; allow it in robots.txt",
-                    sitemap=job.parent,
-                    line=job.parent_line,
-                    url=job.url,
-                )
+            self._about_sitemap(
+                job,
+                "sitemap-robots-blocked",
+                f"robots.txt disallows this sitemap for {self.agent_token}: search engines will "
+                "not read it; allow it in robots.txt",
             )
         async with self.client.stream(fetch_url, headers=self._sitemap_headers(job)) as resp:
             if await self._sitemap_answered(job, resp):
                 return
             if resp.redirects:
                 chain = " -> ".join(f"{h.url} ({h.status})" for h in resp.redirects)
-                self.rec.finding(
-                    finding(
-                        "sitemap-redirected",
-                        f"the sitemap redirects: {chain} -> {resp.final_url}; list the final URL",
-                        sitemap=job.parent,
-                        line=job.parent_line,
-                        url=job.url,
-                    )
+                self._about_sitemap(
+                    job,
+                    "sitemap-redirected",
+                    f"the sitemap redirects: {chain} -> {resp.final_url}; list the final URL",
                 )
             if resp.status is None:
                 if job.parent is None:
                     self.state.roots_unreachable += 1
-                self.rec.finding(
-                    finding(
-                        "sitemap-http-error",
-                        f"the sitemap could not be fetched: {resp.error}",
-                        sitemap=job.parent,
-                        line=job.parent_line,
-                        url=job.url,
-                    )
+                self._about_sitemap(
+                    job, "sitemap-http-error", f"the sitemap could not be fetched: {resp.error}"
                 )
                 self.rec.sitemap(
                     SitemapRecord(job.url, job.parent, None, None, 0, 0, False, resp.error)
                 )
                 return
             if resp.status in (404, 410):
-                self.rec.finding(
-                    finding(
-                        "sitemap-not-found",
-                        f"the sitemap answers {resp.status}; publish it or remove the reference to it",
-                        sitemap=job.parent,
-                        line=job.parent_line,
-                        url=job.url,
-                    )
+                self._about_sitemap(
+                    job,
+                    "sitemap-not-found",
+                    f"the sitemap answers {resp.status}; publish it or remove the reference to it",
                 )
                 self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
                 return
             if not 200 <= resp.status < 300:
-                self.rec.finding(
-                    finding(
-                        "sitemap-http-error",
-                        f"the sitemap answers HTTP {resp.status}; it must answer 200",
-                        sitemap=job.parent,
-                        line=job.parent_line,
-                        url=job.url,
-                    )
+                self._about_sitemap(
+                    job,
+                    "sitemap-http-error",
+                    f"the sitemap answers HTTP {resp.status}; it must answer 200",
                 )
                 self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
                 return
@@ -489,15 +473,11 @@ class Auditor:
                 if ctype_pending and (parser.kind is not None or parser.is_html or parser.stopped):
                     # An HTML body is reported as sitemap-is-html; its content type says nothing new.
                     if not parser.is_html:
-                        self.rec.finding(
-                            finding(
-                                "sitemap-content-type",
-                                f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
-                                "application/xml, text/xml, text/plain or application/gzip",
-                                sitemap=job.parent,
-                                line=job.parent_line,
-                                url=job.url,
-                            )
+                        self._about_sitemap(
+                            job,
+                            "sitemap-content-type",
+                            f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
+                            "application/xml, text/xml, text/plain or application/gzip",
                         )
                     ctype_pending = False
                 if items:
@@ -507,41 +487,29 @@ class Auditor:
                     break
         except FetchError as exc:
             error = str(exc)
-            self.rec.finding(
-                finding(
-                    "sitemap-http-error",
-                    f"the sitemap body broke off after {parser.compressed_bytes} bytes: {exc}; "
-                    "entries read before it were kept",
-                    sitemap=job.parent,
-                    line=job.parent_line,
-                    url=job.url,
-                )
+            self._about_sitemap(
+                job,
+                "sitemap-http-error",
+                f"the sitemap body broke off after {parser.compressed_bytes} bytes: {exc}; "
+                "entries read before it were kept",
             )
         items = parser.close(cut=error is not None)
         if ctype_pending and not parser.is_html and parser.compressed_bytes:
-            self.rec.finding(
-                finding(
-                    "sitemap-content-type",
-                    f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
-                    "application/xml, text/xml, text/plain or application/gzip",
-                    sitemap=job.parent,
-                    line=job.parent_line,
-                    url=job.url,
-                )
+            self._about_sitemap(
+                job,
+                "sitemap-content-type",
+                f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
+                "application/xml, text/xml, text/plain or application/gzip",
             )
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
         if parser.kind == "sitemapindex" and job.parent is not None:
-            self.rec.finding(
-                finding(
-                    "index-nested",
-                    "a sitemap index lists another sitemap index; search engines do not follow "
-                    "nested indexes: list its children in the top index",
-                    sitemap=job.parent,
-                    line=job.parent_line,
-                    url=job.url,
-                )
+            self._about_sitemap(
+                job,
+                "index-nested",
+                "a sitemap index lists another sitemap index; search engines do not follow "
+                "nested indexes: list its children in the top index",
             )
         # A document already reported as unreadable (HTML, not XML, broken gzip) is
         # not also "empty"; one that broke off mid-way still gets its counts checked.
