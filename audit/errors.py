@@ -26,7 +26,7 @@ import asyncio
 import errno
 import socket
 import ssl
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import aiohttp
 
@@ -44,21 +44,7 @@ FetchErrorKind = Literal[
     "other",
 ]
 
-FETCH_ERROR_KINDS: Final[frozenset[str]] = frozenset(
-    {
-        "timeout",
-        "connect",
-        "dns",
-        "tls",
-        "reset",
-        "redirect-loop",
-        "redirect-limit",
-        "redirect-invalid",
-        "redirect-scheme",
-        "redirect-private",
-        "other",
-    }
-)
+FETCH_ERROR_KINDS: Final[frozenset[str]] = frozenset(get_args(FetchErrorKind))
 
 __all__ = [
     "FETCH_ERROR_KINDS",

@@ -195,6 +195,21 @@ class UrlResult:
         return out
 
 
+def header_value(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    """The first value of a header among lower-cased (name, value) pairs."""
+    name = name.lower()
+    for k, v in headers:
+        if k == name:
+            return v
+    return None
+
+
+def header_values(headers: tuple[tuple[str, str], ...], name: str) -> list[str]:
+    """Every value of a header that may repeat."""
+    name = name.lower()
+    return [v for k, v in headers if k == name]
+
+
 @dataclass(frozen=True, slots=True)
 class FetchResult:
     """What the HTTP layer saw for one URL, after redirects and retries.
@@ -217,12 +232,7 @@ class FetchResult:
     attempts: int = 1  # requests made including retries
 
     def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k == name:
-                return v
-        return None
+        return header_value(self.headers, name)
 
     def header_all(self, name: str) -> list[str]:
-        name = name.lower()
-        return [v for k, v in self.headers if k == name]
+        return header_values(self.headers, name)

@@ -63,7 +63,7 @@ from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.errors import FetchError, FetchErrorKind, translate_exception
 from audit.http.addresses import redirect_to_private
 from audit.http.hosts import Host, HostPool, HostStats, origin_of
-from audit.records import FetchResult, Hop
+from audit.records import FetchResult, Hop, header_value, header_values
 
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
@@ -328,15 +328,10 @@ class StreamResponse:
         self._resp = resp
 
     def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k == name:
-                return v
-        return None
+        return header_value(self.headers, name)
 
     def header_all(self, name: str) -> list[str]:
-        name = name.lower()
-        return [v for k, v in self.headers if k == name]
+        return header_values(self.headers, name)
 
     async def iter_chunks(self) -> AsyncIterator[bytes]:
         """The raw body, chunk by chunk, as the socket delivers it. Raises FetchError mid-body."""
