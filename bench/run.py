@@ -383,7 +383,7 @@ def crawl_bench(
         f"{fmt_int(per_file)} (one gzipped), mix {mix} (200 = page with Last-Modified, "
         "301 = redirect to a 200, 404, robots = under robots.txt `Disallow: /private/`), "
         f"served by nginx ({tools_note}) on 127.0.0.1 with one worker process, access log off; "
-        "config generated into bench/out/nginx/.",
+        "config generated into bench/out/nginx/PORT/.",
     ]
     fast_rt, nofast_rt = envs.runtime.get("fast", {}), envs.runtime.get("nofast", {})
     adv_urls = min(ALT_CRAWL_URLS, site.urls)
@@ -492,7 +492,7 @@ def crawl_bench(
         if v.failed:
             sec.notes.append(f"{v.label}: {v.failed}")
     if ceiling is None:
-        sec.intro.append("Server ceiling: wrk failed (see bench/out/nginx/); not measured.")
+        sec.intro.append("Server ceiling: wrk failed (see bench/out/nginx/PORT/); not measured.")
         bottleneck = "unknown (no server ceiling)"
     else:
         limit = (

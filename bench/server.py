@@ -1,7 +1,7 @@
 """nginx for the crawl benchmark: install (Debian packages), configure, start, stop, measure.
 
 nginx runs in the foreground (`daemon off`) as a child of the benchmark, on 127.0.0.1
-only, with its config, pid file, logs and temp files under bench/out/nginx/. The
+only, with its config, pid file, logs and temp files under bench/out/nginx/PORT/. The
 benchmark stops it at the end whatever happens (see run.py). Imports nothing of the product.
 """
 
@@ -123,7 +123,7 @@ class Nginx:
     def __init__(self, root: Path, port: int) -> None:
         self.root = root
         self.port = port
-        self.dir = OUT / "nginx"
+        self.dir = OUT / "nginx" / str(port)  # one directory per server: several may run at once
         self.proc: subprocess.Popen[bytes] | None = None
         self.worker_pid: int | None = None
 
