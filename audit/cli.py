@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import signal
 import sys
 from collections.abc import Iterator
@@ -68,6 +69,15 @@ def _number(kind: type[float] | type[int], minimum: float, what: str) -> Any:
 
 
 _positive_float = _number(float, 0, "a number")
+
+
+def _rate(text: str) -> float:
+    """--rate: requests per second, or `unlimited` (also `inf`): no limiter at all."""
+    if text.strip().lower() == "unlimited":
+        return math.inf
+    return float(_positive_float(text))
+
+
 _positive_int = _number(int, 1, "an integer")
 _nonneg_int = _number(int, 0, "an integer")
 
@@ -119,7 +129,10 @@ def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
 
 def _add_http(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--rate", type=_positive_float, default=DEFAULT_RATE, help="requests per second per host"
+        "--rate",
+        type=_rate,
+        default=DEFAULT_RATE,
+        help="requests per second per host (`unlimited`: no limit)",
     )
     p.add_argument(
         "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight"

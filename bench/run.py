@@ -552,7 +552,7 @@ def crawl_bench(
         f"its process took {b.m.wall_s:.2f} s in all). Every other row's time is its whole "
         "process, start to exit: interpreter start, discovery (robots.txt), streaming the "
         "index and both children over HTTP and validating them, every URL check, the report.",
-        f"Command: {CLI_NAME} crawl {origin}/ --rate 100000 --concurrency 64 --format jsonl "
+        f"Command: {CLI_NAME} crawl {origin}/ --rate unlimited --concurrency 64 --format jsonl "
         "--no-progress, with --output to a file in bench/out/ instead of /dev/null so the run "
         f"can check that every listed URL got exactly one url record ({fmt_int(c.urls)} of "
         f"{fmt_int(site.urls)}); exit status {c.m.rc} (1 = findings such as the planted 404s). "
@@ -655,7 +655,7 @@ def audit_crawl(
         "crawl",
         site.origin + "/",
         "--rate",
-        "100000",
+        "unlimited",
         "--concurrency",
         "64",
         "--format",

@@ -298,3 +298,25 @@ async def test_state_page_checks_and_rewrite_compose(aiohttp_server: Any, tmp_pa
     assert [r["url"] for r in again if r["type"] == "url"] == [
         r["url"] for r in records if r["type"] == "url"
     ]
+
+
+async def test_rate_unlimited(aiohttp_server: Any, tmp_path: Path) -> None:
+    """`--rate unlimited` (the spelling of the issue; `inf` too) runs without a limiter:
+    the hosts record shows no rate, where a number shows that number."""
+    site = Site()
+    server = await aiohttp_server(site.app())
+    base = str(server.make_url("")).rstrip("/")
+    site.routes = {
+        "/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(5)])),
+        **{f"/p{i}": (200, HTML, "<html></html>") for i in range(5)},
+    }
+    rates = {}
+    for given in ("unlimited", "inf", "50"):
+        out = tmp_path / f"{given}.jsonl"
+        argv = ["crawl", f"{base}/sitemap.xml", "--rate", given, "--format", "jsonl"]
+        rc = await asyncio.to_thread(main, [*argv, "--output", str(out), "--no-progress"])
+        records = [json.loads(x) for x in out.read_text().splitlines()]
+        assert rc == 0 and len([r for r in records if r["type"] == "url"]) == 5
+        (hosts,) = [r for r in records if r["type"] == "hosts"]
+        rates[given] = {h["rate"] for h in hosts["hosts"]}
+    assert rates == {"unlimited": {None}, "inf": {None}, "50": {50.0}}
