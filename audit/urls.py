@@ -37,13 +37,21 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _XML_SPACE = " \t\r\n"
 
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-# The common case: lower-case http(s), a dotted lower-case DNS host whose last label starts with
-# a letter (so no IPv4 look-alikes), no port, a path, only RFC 3986 characters, upper-case
-# percent escapes, no fragment. Such a URL is valid and already normalised. Possessive
-# quantifiers keep a failing match linear.
+# A dotted lower-case DNS name whose last label starts with a letter (no IPv4 look-alike),
+# or an IPv4 address as Python's ipaddress accepts it (no leading zeros, octets <= 255).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_PLAIN_HOST = rf"(?:(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?|{_OCTET}(?:\.{_OCTET}){{3}})"
+# An explicit port as normalize_url writes it: 1-65535, no leading zero; never the scheme's
+# default (normalisation drops that one), hence the look-aheads on the "/" that follows.
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+# The common case: lower-case http(s), a plain host, an optional non-default port (staging
+# hosts, local mirrors), a path, only RFC 3986 characters, upper-case percent escapes, no
+# fragment. Such a URL is valid and already normalised. Possessive quantifiers keep a
+# failing match linear.
 _PLAIN_PATH = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]++|%[0-9A-F]{2})*+"
 _PLAIN = re.compile(
-    rf"https?://(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?/{_PLAIN_PATH}",
+    rf"(?:http://{_PLAIN_HOST}(?::(?!80/){_PORT})?|https://{_PLAIN_HOST}(?::(?!443/){_PORT})?)"
+    rf"/{_PLAIN_PATH}",
     re.ASCII,
 )
 # The path part alone: after a prefix that is itself plain and ends with "/", the whole

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit import urls
 from audit.urls import (
     LocScope,
     check_loc,
@@ -111,6 +116,46 @@ def test_is_plain_url() -> None:
     assert not is_plain_url("https://www.example.com/#x")
     assert not is_plain_url("https://www.example.com/" + "a" * 2048)
     assert not is_plain_url("https://" + "a" * 60 + (".b" * 100) + ".com/")
+    # Staging hosts: an IPv4 address and a non-default port are plain; a default port, a
+    # leading zero, a port or octet out of range are left to the full checks.
+    assert is_plain_url("http://127.0.0.1:8080/a")
+    assert is_plain_url("https://staging.example.com:8443/a")
+    assert is_plain_url("https://www.example.com:80/a")
+    assert not is_plain_url("http://www.example.com:80/a")
+    assert not is_plain_url("http://www.example.com:08080/a")
+    assert not is_plain_url("http://www.example.com:65536/a")
+    assert not is_plain_url("http://www.example.com:0/a")
+    assert not is_plain_url("http://10.0.0.256/a")
+    assert not is_plain_url("http://10.0.0.01/a")
+
+
+_HOSTS = st.one_of(
+    st.from_regex(r"[a-z][a-z0-9-]{0,8}(\.[a-z0-9-]{1,8}){1,3}", fullmatch=True),
+    st.lists(st.integers(0, 300).map(str) | st.sampled_from(["00", "01", "099"]), min_size=4,
+             max_size=4).map(".".join),
+)  # fmt: skip
+_PORTS = st.none() | st.integers(0, 70000).map(str) | st.sampled_from(["", "080", "0443", "80"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    host=_HOSTS,
+    port=_PORTS,
+    path=st.from_regex(r"/[a-z0-9/._~%A-F-]{0,20}", fullmatch=True),
+)
+def test_plain_urls_pass_the_full_checks(
+    scheme: str, host: str, port: str | None, path: str
+) -> None:
+    """The fast path never vouches for a URL the full checks would fault or rewrite."""
+    url = f"{scheme}://{host}{'' if port is None else ':' + port}{path}"
+    if not is_plain_url(url):
+        return
+    with pytest.MonkeyPatch.context() as m:  # the full checks alone
+        m.setattr(urls, "is_plain_url", lambda _u: False)
+        m.setattr(urls, "_PLAIN", re.compile(r"(?!)"))
+        assert urls.check_loc(url) == [], url
+        assert urls.normalize_url(url) == url, url
 
 
 def test_plain_tail_after_plain_prefix() -> None:
@@ -119,7 +164,8 @@ def test_plain_tail_after_plain_prefix() -> None:
     assert at == len(prefix)
     # Not usable as a vouching prefix: not plain, or not a directory.
     assert plain_prefix(None) == 0
-    assert plain_prefix("http://127.0.0.1:8080/") == 0
+    assert plain_prefix("http://127.0.0.1:8080/") == len("http://127.0.0.1:8080/")
+    assert plain_prefix("http://127.0.0.1:80/") == 0  # the default port: not normalised
     assert plain_prefix("https://WWW.example.com/") == 0
     assert plain_prefix("https://www.example.com/shop") == 0
     tails = [
