@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import signal
@@ -775,7 +776,18 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
 
 
+def _tune_gc() -> None:
+    """For a whole process run only (never inside a caller's process): an audit allocates
+    and frees millions of short-lived records and almost no reference cycles, so the
+    cyclic collector's default of a pass every 700 net allocations costs 2-4% of a run
+    for nothing. Start-up objects are frozen out of its scans; passes become rarer."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the console script or `python -m audit`: this process is ours
+        _tune_gc()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ import pytest
 
 from audit.cli import main
 from tests.crawlkit import HTML, TEXT, XML, Site, index, urlset
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sitemaps"
 
 GOOD = urlset(
     "https://www.example.com/a",
@@ -320,3 +324,22 @@ async def test_rate_unlimited(aiohttp_server: Any, tmp_path: Path) -> None:
         (hosts,) = [r for r in records if r["type"] == "hosts"]
         rates[given] = {h["rate"] for h in hosts["hosts"]}
     assert rates == {"unlimited": {None}, "inf": {None}, "50": {50.0}}
+
+
+def test_gc_tuning_only_for_a_process_run(tmp_path: Path) -> None:
+    """The command line tunes the cyclic collector of its own process; a caller's
+    process (main(argv)) keeps its settings."""
+    before = gc.get_threshold()
+    assert main(["validate", str(FIXTURES / "valid" / "urlset.xml"), "--no-progress"]) == 0
+    assert gc.get_threshold() == before
+    code = (
+        "import gc, sys; from audit.cli import main; before = gc.get_threshold(); "
+        "sys.argv = ['sitemap-audit', 'validate', sys.argv[1], '--no-progress', '--output', "
+        "sys.argv[2]]; rc = main(); "
+        "print(rc, before != gc.get_threshold())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(FIXTURES / "valid" / "urlset.xml"), str(tmp_path / "r")],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.split() == ["0", "True"]
