@@ -71,9 +71,11 @@ def _convert(path: str, key: str, action: argparse.Action, value: Any) -> Any:
             if not isinstance(item, str):
                 raise wrong("a string", item)
             result: Any = item
-        elif conv in (int, float) or getattr(conv, "__name__", "") == "parse":
-            # a number option: TOML numbers only (a quoted "10" is a mistake worth naming)
-            if isinstance(item, bool) or not isinstance(item, int | float):
+        elif conv in (int, float) or getattr(conv, "__name__", "") in ("parse", "_rate"):
+            # a number option: TOML numbers only (a quoted "10" is a mistake worth naming),
+            # but for `rate = "unlimited"`, the word the command line takes too
+            rate_word = getattr(conv, "__name__", "") == "_rate" and item == "unlimited"
+            if not rate_word and (isinstance(item, bool) or not isinstance(item, int | float)):
                 raise wrong("a number", item)
             try:
                 result = conv(str(item)) if callable(conv) else item

@@ -160,7 +160,11 @@ class SitemapRecord:
         }
 
 
-@dataclass(frozen=True, slots=True)
+# UrlResult and FetchResult are built once or twice per checked URL: not `frozen`, whose
+# __init__ sets each field through object.__setattr__ (about 2% of a crawl). They are
+# values all the same: never assigned to after construction (dataclasses.replace makes
+# a changed copy).
+@dataclass(slots=True)
 class UrlResult:
     url: str
     sitemap: str | None
@@ -210,7 +214,7 @@ def header_values(headers: tuple[tuple[str, str], ...], name: str) -> list[str]:
     return [v for k, v in headers if k == name]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FetchResult:
     """What the HTTP layer saw for one URL, after redirects and retries.
 

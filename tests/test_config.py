@@ -90,6 +90,13 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
     assert args.format == "jsonl"  # not on the command line: the file's value
 
 
+@pytest.mark.parametrize("value", ['"unlimited"', "inf"])
+def test_rate_unlimited_in_the_file(tmp_path: Path, value: str) -> None:
+    path = conf(tmp_path, f'target = "https://a.example/"\nrate = {value}\n')
+    args, targets = parse(["crawl", "--config", path, "--no-progress"])
+    assert config_from(args, list(targets)).rate == float("inf")
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
