@@ -17,7 +17,8 @@ after it has started, so that the caller keeps what it already parsed.
 ssl and OS errors; callers write `raise translate_exception(exc, url) from exc`.
 
 This module imports nothing from the rest of the package and no third-party code
-except aiohttp (for the exception classes it translates).
+except aiohttp, imported when an exception is translated (a run that requests nothing
+never loads it).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import errno
 import socket
 import ssl
 from typing import Final, Literal, get_args
-
-import aiohttp
 
 FetchErrorKind = Literal[
     "timeout",
@@ -113,6 +112,8 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
     """
     if isinstance(exc, FetchError):
         return exc
+    import aiohttp  # here, not at the top: a local `validate` never loads the HTTP stack
+
     kind: FetchErrorKind
     # aiohttp.ServerTimeoutError (and ConnectionTimeoutError, SocketTimeoutError) subclass
     # asyncio.TimeoutError, which is the builtin TimeoutError on 3.11 (an OSError).

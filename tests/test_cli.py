@@ -343,3 +343,24 @@ def test_gc_tuning_only_for_a_process_run(tmp_path: Path) -> None:
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.split() == ["0", "True"]
+
+
+def test_local_validate_never_loads_the_http_stack(tmp_path: Path) -> None:
+    """Validating local files requests nothing, so aiohttp (and its TLS context, a tenth
+    of a second of start-up) is never imported; a URL target loads it."""
+    code = (
+        "import sys; from audit.cli import main; "
+        "rc = main(['validate', sys.argv[1], '--no-progress', '--output', sys.argv[2]]); "
+        "print(rc, 'aiohttp' in sys.modules)"
+    )
+    sitemap = str(FIXTURES / "valid" / "urlset.xml")
+    out = subprocess.run(
+        [sys.executable, "-c", code, sitemap, str(tmp_path / "r")],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.split() == ["0", "False"]
+    out = subprocess.run(  # a URL nobody answers: the client is opened and fails cleanly
+        [sys.executable, "-c", code, "http://127.0.0.1:9/sitemap.xml", str(tmp_path / "r")],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.split() == ["2", "True"]

@@ -53,10 +53,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import urljoin, urlsplit
 
-import aiohttp
 from yarl import URL
 
 from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
@@ -64,6 +63,9 @@ from audit.errors import FetchError, FetchErrorKind, translate_exception
 from audit.http.addresses import redirect_to_private
 from audit.http.hosts import Host, HostPool, HostStats, origin_of
 from audit.records import FetchResult, Hop, header_value, header_values
+
+if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
+    import aiohttp
 
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
@@ -360,6 +362,9 @@ class StreamResponse:
 class HttpClient:
     """The run's HTTP client. Use as `async with HttpClient(config) as client:`."""
 
+    _fetch_timeout: aiohttp.ClientTimeout  # both set by _open
+    _stream_timeout: aiohttp.ClientTimeout
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.hosts = HostPool(
@@ -368,9 +373,7 @@ class HttpClient:
             retry_after_cap=config.retry_after_cap,
         )
         self._session: aiohttp.ClientSession | None = None
-        self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
-        stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
-        self._stream_timeout = aiohttp.ClientTimeout(total=stream_total, sock_read=config.timeout)
+        self._entered = False
         self._credentials = _credential_headers(config)
         self._scope: frozenset[str] = frozenset(
             _origin_key(o) for o in config.credential_origins if _origin_key(o)
@@ -378,26 +381,37 @@ class HttpClient:
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
 
     async def __aenter__(self) -> HttpClient:
+        self._entered = True
+        return self
+
+    def _open(self) -> aiohttp.ClientSession:
+        """The session, made at the first request (inside the running loop): aiohttp and
+        its TLS context load only in a run that requests something, so a `validate` of
+        local files never pays for them."""
+        import aiohttp
+
+        config = self.config
+        self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
+        stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
+        self._stream_timeout = aiohttp.ClientTimeout(total=stream_total, sock_read=config.timeout)
         # --header User-Agent replaces ours everywhere; other extra headers are credentials
         agent = next(
-            (v for k, v in self.config.extra_headers if k.lower() == "user-agent"),
-            self.config.user_agent,
+            (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
         )
-        headers = [("User-Agent", agent)]
         connector = aiohttp.TCPConnector(
-            limit=max(1, self.config.concurrency) + STREAM_HEADROOM,
-            limit_per_host=self.config.per_host_cap + STREAM_HEADROOM,
+            limit=max(1, config.concurrency) + STREAM_HEADROOM,
+            limit_per_host=config.per_host_cap + STREAM_HEADROOM,
             ttl_dns_cache=300,
             keepalive_timeout=30,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
-            headers=headers,
+            headers=[("User-Agent", agent)],
             cookie_jar=aiohttp.DummyCookieJar(),
             timeout=self._fetch_timeout,
             auto_decompress=True,
         )
-        return self
+        return self._session
 
     async def __aexit__(
         self,
@@ -408,15 +422,19 @@ class HttpClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._entered = False
         session, self._session = self._session, None
         if session is not None:
             await session.close()
 
     @property
     def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            raise RuntimeError("HttpClient used outside `async with`")
-        return self._session
+        session = self._session
+        if session is None:
+            if not self._entered:
+                raise RuntimeError("HttpClient used outside `async with`")
+            session = self._open()
+        return session
 
     def host(self, url: str) -> Host:
         """The politeness object of the URL's scheme://host:port (ValueError if not http(s))."""
