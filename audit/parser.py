@@ -83,6 +83,7 @@ _INPUT_STEP = 16384  # bytes of input handed to the Inflater at once
 _ROUTE_STEP = 1 << 20  # bytes of inflated data handed to lxml at once
 _SNIFF = 512  # bytes after leading whitespace that decide what the document is
 _IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
+_IMAGE_LOC = f"{{{IMAGE_NS}}}loc"
 
 ParseItem = Entry | Finding
 
@@ -186,6 +187,7 @@ class StreamParser:
         self._handled = 0  # sitemaps: handled elements still attached to the root
         self._newest: Any = None  # sitemaps: newest handled entry
         self._fast_tags = ("", "", "", "")  # loc, lastmod, changefreq, priority tags
+        self._image_tag = ""  # <image:image> where it is an extension of this document
         self._own_ns = SITEMAP_NS
         self._entry_tag = ""
         self._entry_kind: Any = "url"
@@ -498,6 +500,8 @@ class StreamParser:
             if local == "sitemapindex":
                 own[_A_CHANGEFREQ] = own[_A_PRIORITY] = ""  # not defined in <sitemap>
             self._fast_tags = (own[0], own[1], own[2], own[3])
+            if local == "urlset" and ns != IMAGE_NS:
+                self._image_tag = f"{{{IMAGE_NS}}}image"
             if ns != SITEMAP_NS:
                 got = f"namespace {ns!r}" if ns else "no namespace"
                 self._find(
@@ -543,9 +547,13 @@ class StreamParser:
         t_loc, t_lastmod, t_changefreq, t_priority = (
             ("", "", "", "") if self._has_doctype else self._fast_tags
         )
+        # <image:image> children are common enough to stay on this path (after the
+        # protocol children, like any extension); "" where they do not apply.
+        t_image = "" if self._has_doctype else self._image_tag
         kind = self._entry_kind
         off = self._line_offset
         out = self._out
+        image = self._image
         n = 0
         newest = None
         for _event, el in events:
@@ -556,14 +564,18 @@ class StreamParser:
             n += 1  # only entry tags make events (see _main_tags)
             newest = el
             loc = lastmod = changefreq = priority = None
+            images: list[Image] | None = None
             loc_line = 0
-            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority
+            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, extensions
             # getchildren() builds the children in one C call: about half the cost of
             # iterating the element (lxml's child iterator is a Python-level object).
             # Tags are compared as strings (lengths differ, so a mismatch is cheap).
             for child in el.getchildren():
                 tag = child.tag
                 if tag == t_loc and pos == 0:
+                    if len(child):  # a comment or PI inside splits the text: the careful path
+                        out.append(self._sitemap_entry(el))
+                        break
                     loc = child.text or ""
                     loc_line = child.sourceline
                     pos = 1
@@ -576,8 +588,13 @@ class StreamParser:
                 elif tag == t_priority and pos <= 3:
                     priority = (child.text or "").strip()
                     pos = 4
+                elif tag == t_image:
+                    if images is None:
+                        images = []
+                    images.append(image(child, child.sourceline + off))
+                    pos = 5  # a protocol child after it is out of order: the careful path
                 else:
-                    # repeated, out of order, an extension, a comment, unknown
+                    # repeated, out of order, another extension, a comment, unknown
                     out.append(self._sitemap_entry(el))
                     break
             else:
@@ -589,6 +606,7 @@ class StreamParser:
                         lastmod,
                         changefreq,
                         priority,
+                        images,
                     )
                 )
         self._handled += n
@@ -780,6 +798,10 @@ class StreamParser:
         deprecated: list[str] = []
         for child in el.getchildren():
             tag = child.tag
+            if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
+                if loc is None:
+                    loc = child.text or ""
+                continue
             if tag.__class__ is not str or _ns(tag) != IMAGE_NS:
                 continue
             name = _local(tag)

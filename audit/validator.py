@@ -110,6 +110,8 @@ _ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
 _CACHE_SIZE = 4096  # parsed priority values kept per sitemap (lastmod: the previous one)
 _plain = plain_match
 _plain_tail = plain_tail_match
+# What check() returns for a clean entry: shared, so never mutated (tests guard it).
+_NO_FINDINGS: list[Finding] = []
 
 # A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
 # Gregorian, so start // 86400 is the UTC day's ordinal), precision, xsd_valid.
@@ -120,14 +122,12 @@ _LM_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _LM_FULL = re.compile(
     r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII
 )
-# The same two forms for the inline path in check(): date, and hh:mm plus zone (the
-# seconds do not move a value to another UTC day: hh:mm and the zone are whole minutes).
-_LM_COMMON = re.compile(
-    r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):[0-5]\d(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
-).fullmatch
+# Tables of valid pieces: a key's presence vouches for its syntax (check() relies on it).
 _DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
 _TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
 _HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+_T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in _HOUR_MINUTE.items()}  # "Thh:mm"
+_COLON_SECONDS = frozenset(f":{s:02d}" for s in range(60))  # ":ss", 00 to 59
 
 
 def _day_ordinal(text: str) -> int | None:
@@ -197,6 +197,7 @@ def fingerprint(normalized_url: str) -> int:
 
 _SRC_BITS = 12  # low bits of a stored value: which sitemap listed the URL first (0 = unknown)
 _SRC_MAX = (1 << _SRC_BITS) - 1
+_KEY_MASK = _MASK64 ^ _SRC_MAX  # the fingerprint bits a stored value keeps
 _FIRST_BITS = 12  # 4,096 buckets at first, chosen by the top bits of the fingerprint
 _MAX_BITS = 20
 _GROW_AT = 64  # average entries per bucket at which there become 4 times as many buckets
@@ -420,6 +421,7 @@ class SitemapValidator:
         "_news",
         "_news_oldest",
         "_no_lastmod",
+        "_non_urls",
         "_old_day",
         "_pr_cache",
         "_prefix",
@@ -434,7 +436,6 @@ class SitemapValidator:
         "_src_url",
         "_tail_at",
         "_tail_prefix",
-        "_urls",
         "checked",
         "cross_submitted",
         "hreflang",
@@ -488,7 +489,7 @@ class SitemapValidator:
         self._news_oldest = self.now - NEWS_MAX_AGE
         # counters for finish()
         self.checked = 0
-        self._urls = 0
+        self._non_urls = 0  # entries that are not <url> (an index's <sitemap>)
         self._no_lastmod = 0
         self._lastmods = 0
         self._days: dict[int, int] = {}
@@ -506,12 +507,14 @@ class SitemapValidator:
     # -- per entry ----------------------------------------------------------
 
     def check(self, entry: Entry) -> list[Finding]:
-        """Findings for one entry (empty for a clean one)."""
+        """Findings for one entry (empty for a clean one; never mutate the list returned)."""
         self.checked += 1
         is_url = entry.kind == "url"
-        if is_url:
-            self._urls += 1
-        out: list[Finding] = []
+        if not is_url:
+            self._non_urls += 1
+        # A clean entry gets the shared empty list: no allocation on the common path.
+        # Every branch that reports replaces it with a list of its own first.
+        out = _NO_FINDINGS
         raw = entry.loc
         # Fast path: a plain URL under the sitemap's directory is valid, in scope and
         # already normalised (the prefix vouches for scheme and host, so only the rest
@@ -533,18 +536,21 @@ class SitemapValidator:
             loc: str | None = raw
             norm: str | None = raw
         else:
+            out = []
             loc, norm = self._check_loc_slow(entry, out)
         if norm is not None:
             table = self.seen if is_url else self.seen_sitemaps
             if table is not None:
-                # SeenUrls.add_fp inlined: this runs for every URL of the audit.
-                fp = (hash(norm) & _MASK64) or 1
-                bucket = table._buckets[fp >> table._shift]
-                key = fp >> _SRC_BITS
-                low = key << _SRC_BITS
+                # SeenUrls.add_fp inlined: this runs for every URL of the audit. `low` is
+                # the stored form without a source: fingerprint(norm) >> 12 << 12.
+                low = hash(norm) & _KEY_MASK
+                bucket = table._buckets[low >> table._shift]
                 if bucket is not None:
                     i = bisect_left(bucket, low)
-                    if i < len(bucket) and bucket[i] >> _SRC_BITS == key:
+                    # bucket[i] >= low: the same key exactly when only the source bits differ
+                    if i < len(bucket) and bucket[i] - low <= _SRC_MAX:
+                        if out is _NO_FINDINGS:
+                            out = []
                         self._report_duplicate(
                             entry, table, bucket[i] & _SRC_MAX, loc or norm, norm, out
                         )
@@ -554,48 +560,73 @@ class SitemapValidator:
                         if table._count > table._grow_at:
                             table._grow()
                 else:
-                    table.add_fp(fp, self._src_url if is_url else self._src_sm)
+                    table.add_fp(low, self._src_url if is_url else self._src_sm)
 
         lastmod = entry.lastmod
         if lastmod is None:
             self._no_lastmod += 1
         else:
-            # The common case inline: a valid date, or date and time with a zone, on a day
-            # well before the audit (so neither "future" nor "served now" can apply); only
-            # its UTC day is counted. Anything else takes the full path.
-            m = _LM_COMMON(lastmod)
-            ordinal = None
-            if m is not None:
-                day, hour_minute, tzd = m.groups()
-                ordinal = _DAY_ORDINALS.get(day)
-                if ordinal is not None and (ordinal >= self._old_day or hour_minute is not None):
-                    if ordinal >= self._old_day:
+            # The common case inline: a valid date, or date and time (whole seconds) with a
+            # zone, on a day well before the audit (so neither "future" nor "served now" can
+            # apply); only its UTC day is counted. Decided by length, slices and lookups in
+            # tables of valid parts (no regex); anything else takes the full path.
+            n = len(lastmod)
+            if n == 20 or n == 25:  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+                ordinal = _DAY_ORDINALS.get(lastmod[:10])
+                if ordinal is not None and ordinal < self._old_day:
+                    seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
+                    tz = _TZ_SECONDS.get(lastmod[19:])
+                    if seconds is None or tz is None or lastmod[16:19] not in _COLON_SECONDS:
                         ordinal = None
                     else:
-                        seconds = _HOUR_MINUTE.get(hour_minute)
-                        tz = _TZ_SECONDS.get(tzd)
-                        if seconds is None or tz is None:
-                            ordinal = None
-                        else:
-                            ordinal += (seconds - tz) // _DAY_S
+                        # hh:mm and the zone are whole minutes: seconds never change the day
+                        ordinal += (seconds - tz) // _DAY_S
+                else:
+                    ordinal = None
+            elif n == 10:  # YYYY-MM-DD
+                ordinal = _DAY_ORDINALS.get(lastmod)
+                if ordinal is not None and ordinal >= self._old_day:
+                    ordinal = None
+            else:
+                ordinal = None
             if ordinal is not None:
                 self._lastmods += 1
                 days = self._days
                 days[ordinal] = days.get(ordinal, 0) + 1
             else:
+                if out is _NO_FINDINGS:
+                    out = []
                 self._lastmod_full(lastmod, entry.line, loc, out)
         changefreq = entry.changefreq
         if changefreq is not None and changefreq not in CHANGEFREQS:
+            if out is _NO_FINDINGS:
+                out = []
             self._check_changefreq(changefreq, entry.line, loc, out)
         priority = entry.priority
         if priority is not None:
             number = self._pr_cache.get(priority)
             if is_url and number.__class__ is Decimal and self._prio_first is not None:
                 self._prio_count += 1  # the common case: a valid, already seen value
-                if number != self._prio_first:
+                if self._prio_same and number != self._prio_first:
                     self._prio_same = False
             else:
+                if out is _NO_FINDINGS:
+                    out = []
                 self._check_priority(priority, entry.line, loc, is_url, out)
+        if (
+            entry.images is not None
+            or entry.videos is not None
+            or entry.news is not None
+            or entry.alternates is not None
+        ):
+            if out is _NO_FINDINGS:
+                out = []
+            self._check_extensions(entry, loc, norm, out)
+        return out if out else _NO_FINDINGS
+
+    def _check_extensions(
+        self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
+    ) -> None:
         if entry.images:
             self._check_images(entry.images, entry.line, loc, out)
         if entry.videos:
@@ -607,7 +638,6 @@ class SitemapValidator:
                 self._check_news(news, loc, out)
         if entry.alternates:
             self._check_alternates(entry, loc, norm, out)
-        return out
 
     def _lastmod_full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
         if lastmod == self._lm_text:
@@ -1117,7 +1147,11 @@ class SitemapValidator:
                     "sitemap seems to stamp the time it is served; give each page's real "
                     "modification time",
                 )
-        if self._prio_same and self._prio_count >= 2 and self._prio_count == self._urls:
+        if (
+            self._prio_same
+            and self._prio_count >= 2
+            and self._prio_count == self.checked - self._non_urls
+        ):
             add(
                 "priority-uniform",
                 f"all {self._prio_count:,} URLs have <priority> {_show(self._prio_text)}: a "
