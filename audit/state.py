@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -67,14 +68,19 @@ __all__ = [
 ]
 
 APP: Final = "sitemap-audit"
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
-FLUSH_EVERY: Final = 500  # rows per transaction
-FLUSH_MS: Final = 20.0  # at most this long between a put and its commit (what a kill loses)
+FLUSH_MS: Final = 50.0  # at most this long between a put and its commit (what a kill loses)
+FLUSH_EVERY: Final = 2048  # queued writes per transaction at most
+# Large pages: URL rows are appended, never updated, so a page is written about once;
+# 64 KiB pages make a sixteenth of the page writes, WAL frames and checkpoint copies of
+# 4 KiB ones. Reads go through mmap (no copy of a whole page per lookup).
+PAGE_SIZE: Final = 65536
+MMAP_SIZE: Final = 1 << 30
 
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE urls (
+# The URL rows of a run (results) and of the last completed one (urls). NOT NULL on url
+# also lets an INSERT OR IGNORE skip the padding rows of a batch (see _insert_urls).
+_URL_TABLE = """(
     url TEXT NOT NULL,
     run INTEGER NOT NULL,
     sitemap TEXT,
@@ -82,31 +88,43 @@ CREATE TABLE urls (
     lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
-    record TEXT NOT NULL,
-    findings TEXT NOT NULL
-);
+    record BLOB NOT NULL,
+    findings BLOB
+)"""
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE urls {_URL_TABLE};
 CREATE INDEX urls_url ON urls (url);
 CREATE INDEX urls_sitemap ON urls (sitemap, url);
-CREATE TABLE results AS SELECT * FROM urls WHERE 0;
+CREATE TABLE results {_URL_TABLE};
 CREATE TABLE sitemaps (
     url TEXT PRIMARY KEY,
     run INTEGER NOT NULL,
     index_lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
-    record TEXT NOT NULL,
+    record BLOB NOT NULL,
     carry INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NULL);
+CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record BLOB NOT NULL);
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 """
-_ROWS_PER_INSERT = 100  # 900 parameters: far below SQLite's limit of 32,766
+_URL_COLUMNS: Final = 9
+# The URL rows of a batch go in as ONE statement: sqlite3 releases the GIL around each
+# step (and reset) of a statement, and taking it back from a busy event loop means waiting
+# for the loop's switch interval and then making the loop wait in turn; a step per row,
+# or per chunk, would do that hand-over many times a batch. A statement for every batch
+# size would be prepared afresh each time (preparing a 500-row INSERT costs more than
+# running it), so there is one per power of two, prepared once; the rows short of it are
+# all-NULL padding that INSERT OR IGNORE skips (url NOT NULL).
+_SIZES: Final = tuple(1 << i for i in range(4, 12))  # 16 ... 2048 rows
+_NULL_ROW: Final = (None,) * _URL_COLUMNS
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=len(_SIZES))
 def _insert_urls(rows: int) -> str:
-    return "INSERT INTO results VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
+    return "INSERT OR IGNORE INTO results VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
 
 
 # A resumed run looks up the results of its dead predecessor by URL.
@@ -114,13 +132,13 @@ _RESULTS_INDEX = "CREATE INDEX IF NOT EXISTS results_url ON results (url)"
 # Completion: the run's results (the last row of a URL: a resumed run may have checked
 # an in-flight URL twice) become `urls`, indexed in one sorted build each.
 _DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
-_COMPLETE = """
+_COMPLETE = f"""
 DROP INDEX IF EXISTS results_url;
 DROP TABLE urls;
 ALTER TABLE results RENAME TO urls;
 CREATE INDEX urls_url ON urls (url);
 CREATE INDEX urls_sitemap ON urls (sitemap, url);
-CREATE TABLE results AS SELECT * FROM urls WHERE 0;
+CREATE TABLE results {_URL_TABLE};
 """
 # Findings about a sitemap that its parent records (sitemap = parent, url = child) but
 # that come from reading the child: they go with the child when it is carried forward.
@@ -206,6 +224,7 @@ def _read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     return conn
 
 
@@ -224,6 +243,7 @@ def _remove(path: Path) -> None:
 
 _Op = tuple[str, tuple[Any, ...]]
 _STOP: Final = ("stop", ())
+_CONTROL: Final = ("stop", "sync")
 
 
 class _Writer(threading.Thread):
@@ -231,7 +251,7 @@ class _Writer(threading.Thread):
         super().__init__(name="sitemap-audit-state", daemon=True)
         self.path = path
         self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
-        self.flush_every = max(1, flush_every)
+        self.flush_every = min(max(1, flush_every), _SIZES[-1])
         self.flush_s = max(0.0, flush_ms) / 1000.0
         self.error: BaseException | None = None
         self.wake = threading.Event()
@@ -251,63 +271,63 @@ class _Writer(threading.Thread):
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        encode = _encoder()
         q = self.queue
         while True:
             batch = [q.get()]
-            if batch[0][0] not in ("stop", "sync") and self.flush_s:
+            if batch[0][0] not in _CONTROL and self.flush_s and q.qsize() < self.flush_every:
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
                 # rows; flush() and close() cut the wait short
                 self.wake.wait(self.flush_s)
             self.wake.clear()
-            while len(batch) < self.flush_every and batch[-1][0] not in ("stop", "sync"):
+            while len(batch) < self.flush_every and batch[-1][0] not in _CONTROL:
                 try:
                     batch.append(q.get_nowait())
                 except queue.Empty:
                     break
             stop = batch[-1][0] == "stop"
-            conn.execute("BEGIN")
-            i = 0
-            while i < len(batch):  # runs of one kind go to executemany, in order
-                kind = batch[i][0]
-                j = i
-                while j < len(batch) and batch[j][0] == kind:
-                    j += 1
-                if kind not in ("stop", "sync"):
-                    self._apply(conn, kind, [op[1] for op in batch[i:j]], encode)
-                i = j
-            conn.execute("COMMIT")
+            last = batch[-1][0]
+            rows = len(batch) - (last in _CONTROL)
+            if (
+                rows
+                and batch[0][0] == "url"
+                and batch[rows - 1][0] == "url"
+                and all(op[0] == "url" for op in batch[:rows])
+            ):
+                # the common batch: URL rows only, one statement, its own transaction
+                self._insert_urls(conn, [op[1] for op in batch[:rows]])
+            elif rows:
+                conn.execute("BEGIN")
+                i = 0
+                while i < rows:  # runs of one kind go in together, in order
+                    kind = batch[i][0]
+                    j = i
+                    while j < rows and batch[j][0] == kind:
+                        j += 1
+                    self._apply(conn, kind, [op[1] for op in batch[i:j]])
+                    i = j
+                conn.execute("COMMIT")
             self.committed += len(batch)
-            for kind, args in batch:
-                if kind == "sync":
-                    args[0].set()
+            if last == "sync":
+                batch[-1][1][0].set()
             if stop:
                 return
 
     @staticmethod
-    def _apply(
-        conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]], encode: Any
-    ) -> None:
+    def _insert_urls(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+        """Rows queued as the INSERT's parameters (JSON already encoded), at most
+        FLUSH_EVERY of them: one statement, padded to its size."""
+        for size in _SIZES:
+            if size >= len(rows):
+                break
+        flat = list(itertools.chain.from_iterable(rows))
+        if len(rows) < size:
+            flat += _NULL_ROW * (size - len(rows))
+        conn.execute(_insert_urls(size), flat)
+
+    @classmethod
+    def _apply(cls, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
         if kind == "url":
-            # Many rows per statement: sqlite3 releases the GIL around each step, and
-            # executemany's step per row would make this thread wait for the event
-            # loop's GIL switch interval once per row.
-            flat: list[Any] = []
-            for url, run, sm, ln, lastmod, etag, lm, rec, fs in rows:
-                flat += (
-                    url,
-                    run,
-                    sm,
-                    ln,
-                    lastmod,
-                    etag,
-                    lm,
-                    encode(rec),
-                    encode(fs) if fs else "[]",
-                )
-            for i in range(0, len(rows), _ROWS_PER_INSERT):
-                n = min(_ROWS_PER_INSERT, len(rows) - i)
-                conn.execute(_insert_urls(n), flat[i * 9 : (i + n) * 9])
+            cls._insert_urls(conn, rows)
         elif kind == "touch":
             conn.executemany(
                 "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
@@ -315,18 +335,9 @@ class _Writer(threading.Thread):
                 rows,
             )
         elif kind == "sitemap":
-            conn.executemany(
-                "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)",
-                [
-                    (url, run, ilm, etag, lm, encode(rec), carry)
-                    for url, run, ilm, etag, lm, rec, carry in rows
-                ],
-            )
+            conn.executemany("INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)", rows)
         elif kind == "finding":
-            conn.executemany(
-                "INSERT INTO findings VALUES (?, ?, ?)",
-                [(run, carry_with, encode(rec)) for run, carry_with, rec in rows],
-            )
+            conn.executemany("INSERT INTO findings VALUES (?, ?, ?)", rows)
         elif kind == "sql":
             for args in rows:
                 conn.execute(args[0], args[1:])
@@ -357,8 +368,10 @@ def _encoder() -> Any:
         import orjson
     except ImportError:
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-    return lambda obj: orjson.dumps(obj, default=str)
+    return functools.partial(orjson.dumps, default=str)
 
+
+_encode = _encoder()
 
 # --- the store --------------------------------------------------------------------
 
@@ -432,6 +445,7 @@ class StateStore:
                 if mode == "resume":
                     conn.execute(_RESULTS_INDEX)
             else:
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(_SCHEMA)
                 mode, run = "new", 1
@@ -484,7 +498,7 @@ class StateStore:
         if row is None:
             return None
         run, lastmod, etag, lm, record, findings = row
-        return Prior(run, lastmod, etag, lm, _decode(record), _decode(findings))
+        return Prior(run, lastmod, etag, lm, _decode(record), _decode(findings) if findings else [])
 
     def previous_sitemap(self, url: str) -> PriorSitemap | None:
         """What an earlier run stored of a sitemap (never a row of this run)."""
@@ -550,12 +564,22 @@ class StateStore:
         *,
         line: int | None = None,
     ) -> None:
-        self._put(
-            (
-                "url",
-                (url, self.run, sitemap, line, lastmod, etag, last_modified, record, findings),
-            )
+        # Encoded here, not in the writer: a dict waiting in the queue would outlive a
+        # collection of the young generation and be promoted, and every promoted object
+        # brings the next full collection of the whole heap closer (bytes are not tracked).
+        encode = _encode
+        row = (
+            url,
+            self.run,
+            sitemap,
+            line,
+            lastmod,
+            etag,
+            last_modified,
+            encode(record),
+            encode(findings) if findings else None,
         )
+        self._put(("url", row))
 
     def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
         """An earlier result carried into this run unchanged."""
@@ -573,14 +597,14 @@ class StateStore:
     ) -> None:
         """`carry`: the sitemap's entries may be carried into a later run when it is
         unchanged (not when cross-sitemap rules such as hreflang need them read)."""
-        row = (url, self.run, index_lastmod, etag, last_modified, record, int(carry))
+        row = (url, self.run, index_lastmod, etag, last_modified, _encode(record), int(carry))
         self._put(("sitemap", row))
 
     def put_finding(self, record: dict[str, Any]) -> None:
         """A record of the run that is not a URL check (findings, URLs not requested)."""
         code = record.get("code")
         carry_with = record.get("url") if code in CHILD_CODES else record.get("sitemap")
-        self._put(("finding", (self.run, carry_with, record)))
+        self._put(("finding", (self.run, carry_with, _encode(record))))
 
     def flush(self) -> None:
         """Wait until everything queued so far is committed (tests, shutdown)."""
@@ -634,7 +658,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
             f"SELECT record, findings FROM {table} WHERE run = ? ORDER BY url", (run,)
         ):
             yield json.loads(record)
-            yield from json.loads(findings)
+            if findings:
+                yield from json.loads(findings)
     except sqlite3.DatabaseError as exc:
         raise _refuse(p, f"the state file is corrupt or truncated ({exc})") from exc
     finally:
