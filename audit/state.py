@@ -77,6 +77,7 @@ FLUSH_EVERY: Final = 2048  # queued writes per transaction at most
 # 4 KiB ones. Reads go through mmap (no copy of a whole page per lookup).
 PAGE_SIZE: Final = 65536
 MMAP_SIZE: Final = 1 << 30
+SNAPSHOT_LOOKUPS: Final = 5000
 
 # The URL rows of a run (results) and of the last completed one (urls). NOT NULL on url
 # also lets an INSERT OR IGNORE skip the padding rows of a batch (see _insert_urls).
@@ -260,6 +261,8 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         try:
             conn = _connect(self.path)
+            # per connection: the writer's would otherwise be FULL, an fsync per commit
+            conn.execute("PRAGMA synchronous = NORMAL")
         except BaseException as exc:
             self.error = exc
             return
@@ -400,6 +403,21 @@ class StateStore:
         self.carried = 0  # URLs carried forward from an earlier run (304, --changed-only)
         self.skipped = 0  # of those, not requested at all (--changed-only)
         self.sitemaps_carried = 0  # unchanged child sitemaps not read again
+        self._lookups = 0
+        if mode != "new":
+            self._snapshot()
+
+    def _snapshot(self) -> None:
+        """Lookups read one snapshot, renewed every SNAPSHOT_LOOKUPS: a query of its own
+        would take and drop the WAL read lock each time and find its page cache stale
+        after every commit of the writer. What they read (earlier runs, and this run
+        before a resume) does not change while the run writes; renewing lets checkpoints
+        reach the end of the WAL."""
+        reader = self._reader
+        if reader.in_transaction:
+            reader.execute("COMMIT")
+        reader.execute("BEGIN")
+        reader.execute("SELECT 1 FROM meta LIMIT 1").fetchone()  # the snapshot starts here
 
     @classmethod
     def open(
@@ -482,6 +500,9 @@ class StateStore:
         """This run's result of `url` (resume), else the last completed run's."""
         if self.mode == "new":  # nothing to look up: no read per URL at all
             return None
+        self._lookups += 1
+        if self._lookups % SNAPSHOT_LOOKUPS == 0:
+            self._snapshot()
         row = None
         if self.mode == "resume":
             row = self._reader.execute(
@@ -522,20 +543,25 @@ class StateStore:
         return self._bulk
 
     def sitemap_entries(
-        self, sitemap: str, after: str = "", limit: int = 2000
+        self, sitemap: str, after: str = "", limit: int = 10_000
     ) -> list[tuple[str, int | None, str | None]]:
         """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url."""
+        # One row holding the page as JSON: sqlite3 releases and retakes the GIL at every
+        # row it steps to, and each retake waits on the busy event loop and then stalls it.
         with self._bulk_lock:
-            rows = (
+            row = (
                 self._bulk_conn()
                 .execute(
+                    "SELECT json_group_array(json_array(url, line, lastmod)) FROM ("
                     "SELECT url, line, lastmod FROM urls "
-                    "WHERE sitemap = ? AND url > ? ORDER BY url LIMIT ?",
+                    "WHERE sitemap = ? AND url > ? ORDER BY url LIMIT ?)",
                     (sitemap, after, limit),
                 )
-                .fetchall()
+                .fetchone()
             )
-        return [(r[0], r[1], r[2]) for r in rows]
+        entries = _decode(row[0]) if row is not None and row[0] else []
+        entries.sort()  # in url order already (a no-op pass); the caller pages on the last
+        return [(url, line, lastmod) for url, line, lastmod in entries]
 
     def sitemap_findings(self, sitemap: str) -> list[dict[str, Any]]:
         """The records of an earlier run that go with `sitemap` when it is carried."""
@@ -620,6 +646,8 @@ class StateStore:
         if self._closed:
             return
         self._closed = True
+        if self._reader.in_transaction:
+            self._reader.execute("COMMIT")
         if complete:
             if self.mode == "resume":  # only a resumed run may hold a URL twice
                 self._put(("sql", (_DEDUPE,)))

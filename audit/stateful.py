@@ -99,6 +99,18 @@ class StatefulAuditor(Auditor):
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
+        # Told of every entry through the entry hook (a plain call; an _admit override
+        # would be one more coroutine per listed URL).
+        outer = self.on_entry
+        if outer is None:
+            self.on_entry = self._entry
+        else:
+
+            def both(source: str, item: Entry) -> None:
+                outer(source, item)
+                self._entry(source, item)
+
+            self.on_entry = both
 
     def _emit(
         self, record: dict[str, Any], findings: list[dict[str, Any]]
@@ -194,10 +206,9 @@ class StatefulAuditor(Auditor):
         self._index_lastmod[loc] = item.lastmod
         super()._child(job, item, loc, found)
 
-    async def _admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
+    def _entry(self, source: str, item: Entry) -> None:
         if item.alternates:
             self._no_carry.add(source)
-        await super()._admit(source, item, loc, found)
 
     def _store_sitemap(self, record: dict[str, Any]) -> None:
         url = str(record.get("url"))
@@ -269,7 +280,7 @@ class StatefulAuditor(Auditor):
             for url, line, lastmod in page:
                 self.seen.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await super()._admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self._admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
     def _finish_run(self) -> None:
