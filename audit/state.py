@@ -79,18 +79,21 @@ PAGE_SIZE: Final = 65536
 MMAP_SIZE: Final = 1 << 30
 SNAPSHOT_LOOKUPS: Final = 5000
 
-# The URL rows of a run (results) and of the last completed one (urls). NOT NULL on url
-# also lets an INSERT OR IGNORE skip the padding rows of a batch (see _insert_urls).
+# The URL rows of a run (results) and of the last completed one (urls). Values are
+# text, never NULL or bytes ('' is "none"): sqlite3 binds str and int directly, but looks
+# up an adapter for None and bytes, a failed attribute lookup each that costs more than
+# the row's insert. CHECK (run > 0) lets INSERT OR IGNORE skip padding rows (see
+# _insert_urls).
 _URL_TABLE = """(
     url TEXT NOT NULL,
-    run INTEGER NOT NULL,
+    run INTEGER NOT NULL CHECK (run > 0),
     sitemap TEXT,
     line INTEGER,
     lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
-    record BLOB NOT NULL,
-    findings BLOB
+    record TEXT NOT NULL,
+    findings TEXT
 )"""
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -104,10 +107,10 @@ CREATE TABLE sitemaps (
     index_lastmod TEXT,
     etag TEXT,
     last_modified TEXT,
-    record BLOB NOT NULL,
+    record TEXT NOT NULL,
     carry INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record BLOB NOT NULL);
+CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NULL);
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 """
@@ -118,9 +121,9 @@ _URL_COLUMNS: Final = 9
 # or per chunk, would do that hand-over many times a batch. A statement for every batch
 # size would be prepared afresh each time (preparing a 500-row INSERT costs more than
 # running it), so there is one per power of two, prepared once; the rows short of it are
-# all-NULL padding that INSERT OR IGNORE skips (url NOT NULL).
+# padding of zeros (cheapest to bind) that INSERT OR IGNORE skips (CHECK (run > 0)).
 _SIZES: Final = tuple(1 << i for i in range(4, 12))  # 16 ... 2048 rows
-_NULL_ROW: Final = (None,) * _URL_COLUMNS
+_PAD_ROW: Final = (0,) * _URL_COLUMNS
 
 
 @functools.lru_cache(maxsize=len(_SIZES))
@@ -256,6 +259,10 @@ class _Writer(threading.Thread):
         self.flush_s = max(0.0, flush_ms) / 1000.0
         self.error: BaseException | None = None
         self.wake = threading.Event()
+        # control operations (sync, stop) queued and done: each counter is written by
+        # one thread only; while one is pending no batch waits to gather
+        self.controls_queued = 0
+        self.controls_done = 0
         self.committed = 0
 
     def run(self) -> None:
@@ -277,11 +284,16 @@ class _Writer(threading.Thread):
         q = self.queue
         while True:
             batch = [q.get()]
-            if batch[0][0] not in _CONTROL and self.flush_s and q.qsize() < self.flush_every:
+            self.wake.clear()
+            if (
+                batch[0][0] not in _CONTROL
+                and self.flush_s
+                and q.qsize() < self.flush_every
+                and self.controls_queued == self.controls_done
+            ):
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
                 # rows; flush() and close() cut the wait short
                 self.wake.wait(self.flush_s)
-            self.wake.clear()
             while len(batch) < self.flush_every and batch[-1][0] not in _CONTROL:
                 try:
                     batch.append(q.get_nowait())
@@ -310,6 +322,8 @@ class _Writer(threading.Thread):
                     i = j
                 conn.execute("COMMIT")
             self.committed += len(batch)
+            if last in _CONTROL:
+                self.controls_done += 1
             if last == "sync":
                 batch[-1][1][0].set()
             if stop:
@@ -324,7 +338,7 @@ class _Writer(threading.Thread):
                 break
         flat = list(itertools.chain.from_iterable(rows))
         if len(rows) < size:
-            flat += _NULL_ROW * (size - len(rows))
+            flat += _PAD_ROW * (size - len(rows))
         conn.execute(_insert_urls(size), flat)
 
     @classmethod
@@ -365,13 +379,18 @@ _decode = _decoder()
 
 
 def _encoder() -> Any:
-    """orjson when installed (bytes, ~10x faster), else the standard library; both are
-    read back by json.loads."""
+    """JSON text: orjson when installed (~10x faster), else the standard library; both
+    are read back by json.loads. Text, not orjson's bytes: sqlite3 binds str directly."""
     try:
         import orjson
     except ImportError:
         return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-    return functools.partial(orjson.dumps, default=str)
+    dumps = orjson.dumps
+
+    def encode(obj: Any) -> str:
+        return dumps(obj, default=str).decode()
+
+    return encode
 
 
 _encode = _encoder()
@@ -519,7 +538,14 @@ class StateStore:
         if row is None:
             return None
         run, lastmod, etag, lm, record, findings = row
-        return Prior(run, lastmod, etag, lm, _decode(record), _decode(findings) if findings else [])
+        return Prior(
+            run,
+            lastmod or None,
+            etag or None,
+            lm or None,
+            _decode(record),
+            _decode(findings) if findings else [],
+        )
 
     def previous_sitemap(self, url: str) -> PriorSitemap | None:
         """What an earlier run stored of a sitemap (never a row of this run)."""
@@ -561,7 +587,7 @@ class StateStore:
             )
         entries = _decode(row[0]) if row is not None and row[0] else []
         entries.sort()  # in url order already (a no-op pass); the caller pages on the last
-        return [(url, line, lastmod) for url, line, lastmod in entries]
+        return [(url, line, lastmod or None) for url, line, lastmod in entries]
 
     def sitemap_findings(self, sitemap: str) -> list[dict[str, Any]]:
         """The records of an earlier run that go with `sitemap` when it is carried."""
@@ -592,18 +618,19 @@ class StateStore:
     ) -> None:
         # Encoded here, not in the writer: a dict waiting in the queue would outlive a
         # collection of the young generation and be promoted, and every promoted object
-        # brings the next full collection of the whole heap closer (bytes are not tracked).
+        # brings the next full collection of the whole heap closer (str is not tracked).
+        # '' for None: see _URL_TABLE.
         encode = _encode
         row = (
             url,
             self.run,
-            sitemap,
+            sitemap or "",
             line,
-            lastmod,
-            etag,
-            last_modified,
+            lastmod or "",
+            etag or "",
+            last_modified or "",
             encode(record),
-            encode(findings) if findings else None,
+            encode(findings) if findings else "",
         )
         self._put(("url", row))
 
@@ -635,6 +662,7 @@ class StateStore:
     def flush(self) -> None:
         """Wait until everything queued so far is committed (tests, shutdown)."""
         done = threading.Event()
+        self._writer.controls_queued += 1
         self._put(("sync", (done,)))
         self._writer.wake.set()
         while self._writer.is_alive() and not done.wait(0.05):
@@ -655,6 +683,7 @@ class StateStore:
             for sql in ("DELETE FROM sitemaps WHERE run < ?", "DELETE FROM findings WHERE run < ?"):
                 self._put(("sql", (sql, self.run)))
             self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
+        self._writer.controls_queued += 1
         self._put(_STOP)
         self._writer.wake.set()
         self._writer.join()
