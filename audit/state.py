@@ -6,8 +6,9 @@ What it holds (schema version SCHEMA_VERSION):
     meta      key/value: app, schema_version, fingerprint (targets + options that
               change results), targets, run (a counter), status (running | complete)
     urls      the last COMPLETED run: one row per checked URL, with its sitemap, line and
-              <lastmod>, the url record JSON, its check findings JSON, ETag, Last-Modified
-              (indexed by url, and by sitemap for carried sitemaps)
+              <lastmod>, the url record JSON, its check findings JSON ('' when none),
+              ETag, Last-Modified ('' when absent) (indexed by url, and by sitemap for
+              carried sitemaps); 64 KiB pages
     results   the same columns for the run in progress, appended as URLs are checked:
               no index while a run writes it (an index keyed by URL is an insert at a
               random place per row, three times the cost); indexed only when a dead run
@@ -26,11 +27,16 @@ How a run uses it:
 - status `complete`: a new, incremental run; rows of earlier runs give the ETag and
   Last-Modified for conditional requests and the <lastmod> for `--changed-only`.
 
-Writes never run on the event loop: `put_*` only appends to a queue that a writer
-thread drains, committing every `flush_every` rows or `flush_ms` milliseconds (WAL
-mode, synchronous=NORMAL: a committed batch survives a killed process; a crash loses
-at most the last uncommitted batch, whose URLs are then simply checked again).
-Lookups of earlier results are indexed reads on a separate connection.
+Writes never run on the event loop: `put_*` encodes the record (JSON text) and appends
+the row to a queue that a writer thread drains, committing every `flush_every` rows or
+`flush_ms` milliseconds, the URL rows of a batch in one statement (WAL mode,
+synchronous=NORMAL: a committed batch survives a killed process; a crash loses at most
+the last uncommitted batch, whose URLs are then simply checked again). A new run (no
+earlier results) reads nothing per URL. Lookups of earlier results are indexed reads on
+a separate connection, on a snapshot renewed every SNAPSHOT_LOOKUPS lookups.
+
+Schema 4 (64 KiB pages, text values) replaced 3; a state of schema 3 is refused by its
+version (start it over with --fresh).
 
 A file that is not SQLite, is truncated or corrupt, or belongs to another program or
 schema is refused with a one-line StateError and never written to; only `fresh=True`
@@ -70,7 +76,7 @@ __all__ = [
 APP: Final = "sitemap-audit"
 SCHEMA_VERSION: Final = 4
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
-FLUSH_MS: Final = 50.0  # at most this long between a put and its commit (what a kill loses)
+FLUSH_MS: Final = 100.0  # at most this long between a put and its commit (what a kill loses)
 FLUSH_EVERY: Final = 2048  # queued writes per transaction at most
 # Large pages: URL rows are appended, never updated, so a page is written about once;
 # 64 KiB pages make a sixteenth of the page writes, WAL frames and checkpoint copies of
@@ -263,7 +269,6 @@ class _Writer(threading.Thread):
         # one thread only; while one is pending no batch waits to gather
         self.controls_queued = 0
         self.controls_done = 0
-        self.committed = 0
 
     def run(self) -> None:
         try:
@@ -299,35 +304,38 @@ class _Writer(threading.Thread):
                     batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-            stop = batch[-1][0] == "stop"
-            last = batch[-1][0]
-            rows = len(batch) - (last in _CONTROL)
-            if (
-                rows
-                and batch[0][0] == "url"
-                and batch[rows - 1][0] == "url"
-                and all(op[0] == "url" for op in batch[:rows])
-            ):
-                # the common batch: URL rows only, one statement, its own transaction
-                self._insert_urls(conn, [op[1] for op in batch[:rows]])
-            elif rows:
-                conn.execute("BEGIN")
-                i = 0
-                while i < rows:  # runs of one kind go in together, in order
-                    kind = batch[i][0]
-                    j = i
-                    while j < rows and batch[j][0] == kind:
-                        j += 1
-                    self._apply(conn, kind, [op[1] for op in batch[i:j]])
-                    i = j
-                conn.execute("COMMIT")
-            self.committed += len(batch)
-            if last in _CONTROL:
+            self.write(conn, batch)
+            if batch[-1][0] in _CONTROL:
                 self.controls_done += 1
-            if last == "sync":
-                batch[-1][1][0].set()
-            if stop:
+            if batch[-1][0] == "stop":
                 return
+
+    @classmethod
+    def write(cls, conn: sqlite3.Connection, batch: list[_Op]) -> None:
+        """Commit one batch of queued operations (a control operation only last)."""
+        last = batch[-1][0]
+        rows = len(batch) - (last in _CONTROL)
+        if (
+            rows
+            and batch[0][0] == "url"
+            and batch[rows - 1][0] == "url"
+            and all(op[0] == "url" for op in batch[:rows])
+        ):
+            # the common batch: URL rows only, one statement, its own transaction
+            cls._insert_urls(conn, [op[1] for op in batch[:rows]])
+        elif rows:
+            conn.execute("BEGIN")
+            i = 0
+            while i < rows:  # runs of one kind go in together, in order
+                kind = batch[i][0]
+                j = i
+                while j < rows and batch[j][0] == kind:
+                    j += 1
+                cls._apply(conn, kind, [op[1] for op in batch[i:j]])
+                i = j
+            conn.execute("COMMIT")
+        if last == "sync":
+            batch[-1][1][0].set()
 
     @staticmethod
     def _insert_urls(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
