@@ -27,12 +27,11 @@ How a run uses it:
 - status `complete`: a new, incremental run; rows of earlier runs give the ETag and
   Last-Modified for conditional requests and the <lastmod> for `--changed-only`.
 
-Writes are batched: `put_*` encodes the record (JSON text) and appends the row to a
-batch, committed on the caller's thread (the event loop) every `flush_every` rows or at
-the first put `flush_ms` milliseconds after the last commit; the URL rows of a batch go
-in as one statement, a few milliseconds (WAL mode, synchronous=NORMAL: a committed batch
-survives a killed process; a crash loses at most the batch in progress, whose URLs are
-then simply checked again). A new run (no
+Writes never run on the event loop: `put_*` encodes the record (JSON text) and appends
+the row to a queue that a writer thread drains, committing every `flush_every` rows or
+`flush_ms` milliseconds, the URL rows of a batch in one statement (WAL mode,
+synchronous=NORMAL: a committed batch survives a killed process; a crash loses at most
+the last uncommitted batch, whose URLs are then simply checked again). A new run (no
 earlier results) reads nothing per URL. Lookups of earlier results are indexed reads on
 a separate connection, on a snapshot renewed every SNAPSHOT_LOOKUPS lookups.
 
@@ -53,6 +52,7 @@ import hashlib
 import itertools
 import json
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -249,68 +249,93 @@ def _remove(path: Path) -> None:
             raise StateError(f"{p}: cannot remove the old state: {exc.strerror}") from exc
 
 
-# --- the writer -----------------------------------------------------------------
+# --- the writer thread -----------------------------------------------------------
 
 _Op = tuple[str, tuple[Any, ...]]
+_STOP: Final = ("stop", ())
+_CONTROL: Final = ("stop", "sync")
 
 
-class _Writer:
-    """Batches writes and commits them on the caller's thread, every `flush_every`
-    operations or when `flush_ms` have passed since the last commit, at the next put.
-
-    No thread: a writer thread had to take the GIL back from the event loop at every
-    SQLite call (each step releases it), and those hand-overs, and the writer's work on
-    the core nginx and the kernel share, cost the loop more than the writes themselves.
-    A batch is one INSERT (a few milliseconds every 100 ms); SQLite's own checkpoint
-    runs in the commit that fills the WAL (64 MiB, about every 90,000 URLs).
-    """
-
+class _Writer(threading.Thread):
     def __init__(self, path: Path, flush_every: int, flush_ms: float) -> None:
-        self.conn = _connect(path)
-        self.conn.execute("PRAGMA synchronous = NORMAL")  # per connection (else FULL)
+        super().__init__(name="sitemap-audit-state", daemon=True)
+        self.path = path
+        self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self.flush_every = min(max(1, flush_every), _SIZES[-1])
         self.flush_s = max(0.0, flush_ms) / 1000.0
-        self.ops: list[_Op] = []
-        self.due = 0.0
         self.error: BaseException | None = None
+        self.wake = threading.Event()
+        # control operations (sync, stop) queued and done: each counter is written by
+        # one thread only; while one is pending no batch waits to gather
+        self.controls_queued = 0
+        self.controls_done = 0
 
-    def put(self, op: _Op) -> None:
-        ops = self.ops
-        ops.append(op)
-        if len(ops) >= self.flush_every or time.monotonic() >= self.due:
-            self.commit()
-
-    def commit(self) -> None:
-        ops, self.ops = self.ops, []
-        self.due = time.monotonic() + self.flush_s
-        if not ops or self.error is not None:
-            return  # after a failure the run goes on without its state (close() says so)
+    def run(self) -> None:
         try:
-            self.write(self.conn, ops)
-        except Exception as exc:
+            conn = _connect(self.path)
+            # per connection: the writer's would otherwise be FULL, an fsync per commit
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException as exc:
             self.error = exc
+            return
+        try:
+            self._loop(conn)
+        except BaseException as exc:  # reported by close(); the run itself goes on
+            self.error = exc
+        finally:
+            conn.close()
 
-    def close(self) -> None:
-        self.commit()
-        self.conn.close()
+    def _loop(self, conn: sqlite3.Connection) -> None:
+        q = self.queue
+        while True:
+            batch = [q.get()]
+            self.wake.clear()
+            if (
+                batch[0][0] not in _CONTROL
+                and self.flush_s
+                and q.qsize() < self.flush_every
+                and self.controls_queued == self.controls_done
+            ):
+                # let a batch gather (the GIL is free meanwhile): one transaction for many
+                # rows; flush() and close() cut the wait short
+                self.wake.wait(self.flush_s)
+            while len(batch) < self.flush_every and batch[-1][0] not in _CONTROL:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            self.write(conn, batch)
+            if batch[-1][0] in _CONTROL:
+                self.controls_done += 1
+            if batch[-1][0] == "stop":
+                return
 
     @classmethod
     def write(cls, conn: sqlite3.Connection, batch: list[_Op]) -> None:
-        """Commit one batch of operations."""
-        if batch[0][0] == "url" and batch[-1][0] == "url" and all(op[0] == "url" for op in batch):
+        """Commit one batch of queued operations (a control operation only last)."""
+        last = batch[-1][0]
+        rows = len(batch) - (last in _CONTROL)
+        if (
+            rows
+            and batch[0][0] == "url"
+            and batch[rows - 1][0] == "url"
+            and all(op[0] == "url" for op in batch[:rows])
+        ):
             # the common batch: URL rows only, one statement, its own transaction
-            cls._insert_urls(conn, [op[1] for op in batch])
-            return
-        conn.execute("BEGIN")
-        i = 0
-        while i < len(batch):  # runs of one kind go in together, in order
-            kind = batch[i][0]
-            j = i
-            while j < len(batch) and batch[j][0] == kind:
-                j += 1
-            cls._apply(conn, kind, [op[1] for op in batch[i:j]])
-            i = j
-        conn.execute("COMMIT")
+            cls._insert_urls(conn, [op[1] for op in batch[:rows]])
+        elif rows:
+            conn.execute("BEGIN")
+            i = 0
+            while i < rows:  # runs of one kind go in together, in order
+                kind = batch[i][0]
+                j = i
+                while j < rows and batch[j][0] == kind:
+                    j += 1
+                cls._apply(conn, kind, [op[1] for op in batch[i:j]])
+                i = j
+            conn.execute("COMMIT")
+        if last == "sync":
+            batch[-1][1][0].set()
 
     @staticmethod
     def _insert_urls(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -397,7 +422,7 @@ class StateStore:
         self.run = run
         self._reader = reader
         self._writer = writer
-        self._put = writer.put
+        self._put = writer.queue.put
         self._closed = False
         self._bulk: sqlite3.Connection | None = None
         self._bulk_lock = threading.Lock()
@@ -492,11 +517,8 @@ class StateStore:
         except BaseException:
             conn.close()
             raise
-        try:
-            writer = _Writer(p, flush_every, flush_ms)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+        writer = _Writer(p, flush_every, flush_ms)
+        writer.start()
         return cls(p, mode, run, conn, writer)
 
     # --- reads (event loop; primary-key lookups only) ---------------------------------
@@ -602,9 +624,9 @@ class StateStore:
         *,
         line: int | None = None,
     ) -> None:
-        # Encoded now: a dict waiting in the batch would outlive a collection of the
-        # young generation and be promoted, and every promoted object brings the next
-        # full collection of the whole heap closer (str is not tracked).
+        # Encoded here, not in the writer: a dict waiting in the queue would outlive a
+        # collection of the young generation and be promoted, and every promoted object
+        # brings the next full collection of the whole heap closer (str is not tracked).
         # '' for None: see _URL_TABLE.
         encode = _encode
         row = (
@@ -646,8 +668,13 @@ class StateStore:
         self._put(("finding", (self.run, carry_with, _encode(record))))
 
     def flush(self) -> None:
-        """Commit everything queued so far (tests, shutdown)."""
-        self._writer.commit()
+        """Wait until everything queued so far is committed (tests, shutdown)."""
+        done = threading.Event()
+        self._writer.controls_queued += 1
+        self._put(("sync", (done,)))
+        self._writer.wake.set()
+        while self._writer.is_alive() and not done.wait(0.05):
+            pass
 
     def close(self, *, complete: bool) -> None:
         """Stop the writer (committing what is queued); a complete run is marked so and
@@ -664,7 +691,10 @@ class StateStore:
             for sql in ("DELETE FROM sitemaps WHERE run < ?", "DELETE FROM findings WHERE run < ?"):
                 self._put(("sql", (sql, self.run)))
             self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
-        self._writer.close()
+        self._writer.controls_queued += 1
+        self._put(_STOP)
+        self._writer.wake.set()
+        self._writer.join()
         self._reader.close()
         if self._bulk is not None:
             self._bulk.close()

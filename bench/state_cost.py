@@ -49,7 +49,7 @@ def crawl(origin: str, report: Path, *extra: str) -> tuple[float, float, dict[st
         "crawl",
         origin + "/",
         "--rate",
-        "100000",
+        "unlimited",
         "--concurrency",
         "64",
         "--format",

@@ -37,7 +37,7 @@ def test_every_row_of_a_batch_of_any_size_is_stored_once(tmp_path: Path, n: int)
     """Batches are padded to a power of two with NULL rows that must never be stored,
     and batches larger than the largest statement are split."""
     path = tmp_path / "s.sqlite"
-    st = open_store(path, flush_ms=60_000)  # after the first put, batches of FLUSH_EVERY
+    st = open_store(path, flush_ms=60_000)  # nothing commits until flush: one big batch
     for i in range(n):
         findings = [{"type": "finding", "code": "url-not-found", "url": f"u{i}"}] if i % 3 else []
         st.put_url(
