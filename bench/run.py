@@ -417,6 +417,20 @@ def crawl_bench(
                 "sitemap-audit crawl --state (fresh file)",
                 lambda t: audit_crawl(site, ng, t, state=True),
             ),
+            # the same command again on the state the run above completed: an unchanged
+            # site (conditional requests, 304s carried), then with --changed-only
+            Variant(
+                "again",
+                "sitemap-audit crawl --state, again (unchanged site)",
+                lambda t: audit_crawl(site, ng, t, state_of=_state_tag(t)),
+            ),
+            Variant(
+                "changed",
+                "sitemap-audit crawl --state --changed-only, again",
+                lambda t: audit_crawl(
+                    site, ng, t, state_of=_state_tag(t), extra=["--changed-only"]
+                ),
+            ),
         ]
         if envs.alt_py is not None and envs.alternatives:
             alt_py = envs.alt_py
@@ -488,6 +502,26 @@ def crawl_bench(
         f"(the same ratio on client CPU time instead of wall time, which other load on the "
         f"machine disturbs less: {cpu_ratio:.2f}x)",
     ]
+    state_v, again_v, changed_v = by.get("state"), by.get("again"), by.get("changed")
+    if state_v and state_v.runs and not state_v.failed:
+        cost = c_rate / state_v.rate()
+        cpu_cost = crawl_v.cpu_rate() / state_v.cpu_rate()
+        pairs = sorted(
+            s.seconds / p.seconds for p, s in zip(crawl_v.runs, state_v.runs, strict=False)
+        )
+        sec.goals.append(
+            f"--state on a new file costs {cost:.2f}x the plain crawl's time (best of each; "
+            f"{cpu_cost:.2f}x on CPU; the pairs of one repeat: "
+            f"{', '.join(f'{x:.2f}' for x in pairs)}) (issue 6: under 1.15x): "
+            f"{yes_no(cost < 1.15)}"
+        )
+        for rerun, what in ((again_v, "conditional requests"), (changed_v, "--changed-only")):
+            if rerun and rerun.runs and not rerun.failed:
+                sec.goals.append(
+                    f"incremental re-run of the unchanged site with {what}: "
+                    f"{state_v.rate() / rerun.rate():.2f}x the first --state run's time "
+                    f"({state_v.cpu_rate() / rerun.cpu_rate():.2f}x on CPU)"
+                )
     for v in variants:
         if v.failed:
             sec.notes.append(f"{v.label}: {v.failed}")
@@ -558,7 +592,10 @@ def crawl_bench(
         f"{fmt_int(site.urls)}); exit status {c.m.rc} (1 = findings such as the planted 404s). "
         "The --page-checks row adds --page-checks (a GET of every 200 page, its head parsed "
         "for meta robots, canonical and soft 404); the --state row adds --state with a state "
-        "file deleted before each run (every URL requested, every result written to SQLite).",
+        "file deleted before each run (every URL requested, every result written to SQLite); "
+        "the two rows after it run the same command again on the state that run completed "
+        "(the site unchanged: conditional requests answered 304, sitemaps carried), then "
+        "with --changed-only (no page requested).",
         f"Event loop and JSON encoder (audit.runner.new_event_loop / loop_name; the jsonl "
         f"writer takes orjson when it can import it): the project's .venv has the optional "
         f"extra `fast` (orjson + uvloop) installed: {fast_rt.get('loop')}, "
@@ -648,7 +685,10 @@ def audit_crawl(
     exe: list[str] | None = None,
     extra: list[str] | None = None,
     state: bool = False,
+    state_of: str | None = None,
 ) -> CrawlRun:
+    """One measured crawl. `state`: with --state on a new file named after the tag;
+    `state_of`: with --state on the file a run of that tag left (an incremental run)."""
     report = OUT / f"{tag}.jsonl"
     cmd = [
         *(exe or [CLI]),
@@ -670,6 +710,8 @@ def audit_crawl(
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(str(db) + suffix).unlink(missing_ok=True)
         cmd += ["--state", str(db)]
+    elif state_of is not None:
+        cmd += ["--state", str(OUT / f"{state_of}.sqlite")]
     c0 = ng.worker_cpu_s()
     m = run_measured(cmd, timeout_s=limit_s, tag=tag)
     cpu = ng.worker_cpu_s() - c0
@@ -681,6 +723,11 @@ def audit_crawl(
             f"{fail_text(m)}"
         )
     return CrawlRun(m, site.urls, m.wall_s, cpu, m.cpu_s)
+
+
+def _state_tag(tag: str) -> str:
+    """The tag of the --state run of the same repeat ("crawl-again-2" -> "crawl-state-2")."""
+    return f"crawl-state-{tag.rsplit('-', 1)[1]}"
 
 
 def adv_headers(site: gen.Site, ng: server.Nginx, tag: str, alt_py: Path, urls: int) -> CrawlRun:
