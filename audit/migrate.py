@@ -472,19 +472,8 @@ class MigrationAuditor(Auditor):
             )
             extra["outcome"] = verdict.outcome
             self.rec.url(
-                UrlResult(
-                    job.url,
-                    job.sitemap,
-                    job.line,
-                    None,
-                    None,
-                    (),
-                    job.lastmod,
-                    None,
-                    "blocked",
-                    None,
-                    None,
-                    extra,
+                UrlResult.unrequested(
+                    job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
                 )
             )
             self._emit(job, verdict, direct=False)

@@ -643,17 +643,12 @@ class Auditor:
         unusable = [f for f in found if f.code in ("loc-relative", "loc-invalid", "loc-too-long")]
         if unusable:
             self.rec.url(
-                UrlResult(
+                UrlResult.unrequested(
                     clip_url(loc),
                     source,
                     item.line,
-                    None,
-                    None,
-                    (),
                     item.lastmod,
-                    None,
                     "allowed",
-                    None,
                     f"not requested: {unusable[0].code}",
                 )
             )
@@ -719,17 +714,12 @@ class Auditor:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
                 self.rec.url(
-                    UrlResult(
+                    UrlResult.unrequested(
                         job.url,
                         job.sitemap,
                         job.line,
-                        None,
-                        None,
-                        (),
                         job.lastmod,
-                        None,
                         "allowed",
-                        None,
                         f"internal error: {type(exc).__name__}: {exc}",
                     )
                 )
@@ -754,10 +744,9 @@ class Auditor:
                 self._policies[prefix] = policy
         result: FetchResult | None = None
         if not policy.allowed(checked):
-            record = UrlResult(
-                job.url, job.sitemap, job.line, None, None, (), job.lastmod, None, "blocked",
-                None, None, extra,
-            )  # fmt: skip
+            record = UrlResult.unrequested(
+                job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
+            )
             found = [robots_blocked_finding(job.url, job.sitemap, job.line)]
         else:
             result, sink = await self._fetch(checked, self._request_headers(job))

@@ -179,6 +179,20 @@ class UrlResult:
     error: str | None = None
     extra: dict[str, Any] | None = None  # headers that matter, body excerpt of failures, ...
 
+    @classmethod
+    def unrequested(
+        cls,
+        url: str,
+        sitemap: str | None,
+        line: int | None,
+        lastmod: str | None,
+        robots: Literal["allowed", "blocked"],
+        error: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> UrlResult:
+        """The record of a listed URL that got no request (blocked, unusable, failed)."""
+        return cls(url, sitemap, line, None, None, (), lastmod, None, robots, None, error, extra)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "type": "url",

@@ -47,12 +47,17 @@ def _conditional(prior: Prior) -> dict[str, str] | None:
     status = rec.get("status")
     if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
         return None
+    return _validator_headers(prior.etag, prior.last_modified) or None
+
+
+def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified (empty: none)."""
     headers: dict[str, str] = {}
-    if prior.etag:
-        headers["If-None-Match"] = prior.etag
-    if prior.last_modified:
-        headers["If-Modified-Since"] = prior.last_modified
-    return headers or None
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
 
 
 class StateSink:
@@ -232,11 +237,7 @@ class StatefulAuditor(Auditor):
         prev = self.store.previous_sitemap(job.url)
         if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
             return None
-        headers: dict[str, str] = {}
-        if prev.etag:
-            headers["If-None-Match"] = prev.etag
-        if prev.last_modified:
-            headers["If-Modified-Since"] = prev.last_modified
+        headers = _validator_headers(prev.etag, prev.last_modified)
         if headers:
             self._asked[job.url] = prev
         return headers or None

@@ -474,8 +474,8 @@ class Indexed(Pages):
     def __init__(self) -> None:
         super().__init__(0)
         self.children = {c: 1 for c in range(3)}  # child -> version
-        self.sitemap_hits: Counter[str] = Counter()  # full answers
-        self.sitemap_304: Counter[str] = Counter()
+        self.sitemap_hits: Counter[int] = Counter()  # full answers
+        self.sitemap_304: Counter[int] = Counter()
 
     def child_paths(self, c: int) -> list[str]:
         return [f"/x/{c}-{i}" for i in range(5 + (self.children[c] - 1))]
