@@ -474,8 +474,9 @@ def url_record(
     robots: Literal["allowed", "blocked"] = "allowed",
 ) -> UrlResult:
     """The jsonl `url` record; failures carry diagnostic headers and a body excerpt."""
+    status = result.status
     extra: dict[str, object] | None = None
-    failed = result.status is None or result.status >= 400 or result.error is not None
+    failed = status is None or status >= 400 or result.error is not None
     if failed and robots == "allowed":
         extra = {"method": result.method, "attempts": result.attempts}
         if result.error_kind:
@@ -488,20 +489,39 @@ def url_record(
             extra["headers"] = headers
         if result.body_head:
             extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
+    last_modified: str | None = None
+    for name, value in result.headers:  # result.header() inlined: once per URL
+        if name == "last-modified":
+            last_modified = value
+            break
+    # positional: keyword arguments cost more, once per URL
+    if status is None:
+        return UrlResult(
+            result.url, sitemap, line, None, None, result.redirects, lastmod, last_modified,
+            robots, None, result.error, extra,
+        )  # fmt: skip
     return UrlResult(
-        url=result.url,
-        sitemap=sitemap,
-        line=line,
-        status=result.status,
-        final_url=result.final_url if result.status is not None else None,
-        redirects=result.redirects,
-        lastmod=lastmod,
-        last_modified=result.header("last-modified"),
-        robots=robots,
-        elapsed_ms=round(result.elapsed_ms, 1) if result.status is not None else None,
-        error=result.error,
-        extra=extra,
-    )
+        result.url, sitemap, line, status, result.final_url, result.redirects, lastmod,
+        last_modified, robots, _round_ms(result.elapsed_ms), result.error, extra,
+    )  # fmt: skip
+
+
+# round(x, 1) goes through a decimal string (~0.3 µs), and answer times repeat: the
+# event loop's clock often ticks in whole milliseconds. Only floats > 0 are kept: not
+# -0.0 (equal to 0.0, rounds to -0.0), NaN or an int (equal to its float, rounds to int).
+_ROUNDED: dict[float, float] = {}
+_ROUNDED_MAX = 4096
+
+
+def _round_ms(ms: float) -> float:
+    if type(ms) is not float or not ms > 0.0:
+        return round(ms, 1)
+    rounded = _ROUNDED.get(ms)
+    if rounded is None:
+        rounded = round(ms, 1)
+        if len(_ROUNDED) < _ROUNDED_MAX:
+            _ROUNDED[ms] = rounded
+    return rounded
 
 
 _CHARSET = re.compile(r"charset\s*=\s*\"?([\w.:-]+)", re.IGNORECASE)

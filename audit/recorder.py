@@ -52,7 +52,7 @@ class Recorder:
         self.emit(rec.to_json())
 
     def finding(self, f: Finding) -> None:
-        self.by_severity[f.severity.value] += 1
+        self.by_severity[f.severity._value_] += 1  # not .value: a Python-level property
         self.by_code[f.code] += 1
         self.emit(f.to_json())
 

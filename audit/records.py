@@ -40,7 +40,8 @@ class Finding:
         return {
             "type": "finding",
             "code": self.code,
-            "severity": self.severity.value,
+            # _value_, not .value: enum's `value` is a Python-level property (two per finding)
+            "severity": self.severity._value_,
             "url": self.url,
             "sitemap": self.sitemap,
             "line": self.line,
@@ -69,11 +70,23 @@ def finding(
     column: int | None = None,
 ) -> Finding:
     """Build a Finding with the severity RULES.md gives its code."""
-    from audit.codes import severity_of
-
     if url is not None and len(url) > MAX_REPORTED_URL:
         url = clip_url(url)
-    return Finding(code, severity_of(code), message, sitemap, line, url, column)
+    severity = _SEVERITIES.get(code)
+    if severity is None:
+        severity = _SEVERITIES[code] = _severity_of(code)
+    return Finding(code, severity, message, sitemap, line, url, column)
+
+
+# code -> severity, filled on first use: importing audit.codes (which imports this
+# module) inside finding() cost an import statement per finding.
+_SEVERITIES: dict[str, Severity] = {}
+
+
+def _severity_of(code: str) -> Severity:
+    from audit.codes import severity_of
+
+    return severity_of(code)
 
 
 # --- entries, as the streaming parser emits them ---------------------------
@@ -201,7 +214,9 @@ class UrlResult:
             "line": self.line,
             "status": self.status,
             "final_url": self.final_url,
-            "redirects": [{"url": h.url, "status": h.status} for h in self.redirects],
+            "redirects": [{"url": h.url, "status": h.status} for h in self.redirects]
+            if self.redirects
+            else [],
             "lastmod": self.lastmod,
             "last_modified": self.last_modified,
             "robots": self.robots,
