@@ -26,7 +26,7 @@ from audit.http import (
     should_retry,
     url_prefix,
 )
-from audit.http.hosts import limiter_for
+from audit.http.hosts import Host, limiter_for
 from audit.records import Hop
 
 Server = Any  # pytest-aiohttp's TestServer
@@ -730,3 +730,42 @@ def test_config_defaults_are_sane() -> None:
     config = CrawlConfig()
     assert config.per_host_cap == config.concurrency  # one host may use every worker unless capped
     assert config.stream_timeout is None
+
+
+async def test_host_slots_first_come_first_served_and_cancel_passes_the_slot_on() -> None:
+    host = Host("http://h.test:80", rate=0, max_in_flight=1, retry_after_cap=1)
+    assert host.try_acquire()  # free slot, no deadline, unlimited rate: taken at once
+    assert not host.try_acquire()  # the cap is one
+    order: list[str] = []
+
+    async def take(name: str) -> None:
+        await host.acquire()
+        order.append(name)
+
+    first = asyncio.create_task(take("first"))
+    second = asyncio.create_task(take("second"))
+    third = asyncio.create_task(take("third"))
+    await asyncio.sleep(0)
+    first.cancel()  # cancelled while waiting: it must not keep a place in the queue
+    await asyncio.sleep(0)
+    host.release()  # the slot goes to the oldest live waiter
+    await asyncio.sleep(0)
+    assert order == ["second"]
+    host.release()  # handed to "third", which is cancelled before it runs: passed on
+    third.cancel()
+    await asyncio.gather(first, third, return_exceptions=True)
+    assert order == ["second"]
+    assert host.try_acquire()  # the slot "third" never used is free again
+    assert not host.try_acquire()
+    host.release()
+    await second
+    assert host.requests == 3  # try_acquire twice plus "second"
+
+
+async def test_try_acquire_declines_when_a_wait_is_due() -> None:
+    limited = Host("http://h.test:80", rate=5, max_in_flight=4, retry_after_cap=1)
+    assert not limited.try_acquire()  # a finite rate always goes through the limiter
+    deferred = Host("http://h.test:80", rate=0, max_in_flight=4, retry_after_cap=1)
+    deferred.defer(0.05)
+    assert not deferred.try_acquire()  # a Retry-After deadline is waited for
+    assert deferred.requests == 0 and limited.requests == 0

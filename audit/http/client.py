@@ -31,7 +31,7 @@ Choices, and why:
   connection is closed unless the little that is left can be drained (never the rest of a
   large body). A retried attempt restarts the sink (`start()` again).
 - Staging credentials (`config.auth`, `cookies`, `extra_headers`) are added per request in
-  `_attempt`, the one place every request passes, and only when the request's origin is in
+  `_send`, the one place every request passes, and only when the request's origin is in
   `config.credential_origins` (without a scope: the origin its redirect chain started at).
   So they never follow a redirect to another host, and a robots.txt or a listed URL elsewhere
   never sees them. `config.insecure_hosts` turns TLS verification off per request, for those
@@ -364,6 +364,7 @@ class HttpClient:
 
     _fetch_timeout: aiohttp.ClientTimeout  # both set by _open
     _stream_timeout: aiohttp.ClientTimeout
+    _loop: asyncio.AbstractEventLoop
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
@@ -390,6 +391,7 @@ class HttpClient:
         local files never pays for them."""
         import aiohttp
 
+        self._loop = asyncio.get_running_loop()
         config = self.config
         self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
         stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
@@ -459,8 +461,12 @@ class HttpClient:
     ) -> _Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed.
-        `chain_origin` is the host key the redirect chain started at (default: url's own)."""
-        _ = self.session  # outside `async with` is a bug, not a per-URL failure
+        `chain_origin` is the host key the redirect chain started at (default: url's own).
+
+        A retryable answer is discarded only when a retry will follow; the last one is kept.
+        Every request of a run passes through here, once per attempt (one frame: this is the
+        per-URL path)."""
+        session = self.session  # outside `async with` is a bug, not a per-URL failure
         answer = _Answer(url)
         try:
             host = self.hosts.get(url)
@@ -468,105 +474,83 @@ class HttpClient:
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
+        if self._credentials and self._may_send_credentials(host.key, chain_origin):
+            headers = {**self._credentials, **headers} if headers else self._credentials
+        request_headers = _request_headers(stream, headers)
+        timeout = self._stream_timeout if stream else self._fetch_timeout
+        verify = not (self._insecure and self._is_insecure(host.key))
         retries = max(0, self.config.retries)
+        loop = self._loop
         while True:
             if answer.attempts:
                 host.retries += 1
             answer.attempts += 1
-            held = await host.acquire(hold_slot=not stream)
+            if stream:
+                held = await host.acquire(hold_slot=False)
+            else:
+                held = host.try_acquire() or await host.acquire()
+            answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
+            resp: aiohttp.ClientResponse | None = None
+            keep_open = False
+            started = loop.time()
             try:
-                retry, wait = await self._attempt(
-                    host,
-                    target,
+                resp = await session.request(
                     method,
-                    answer,
-                    body_limit=body_limit,
-                    stream=stream,
-                    status_retries=status_retries,
-                    headers=headers,
-                    chain_origin=chain_origin,
-                    sink=sink,
+                    target,
+                    allow_redirects=False,
+                    timeout=timeout,
+                    auto_decompress=not stream,
+                    headers=request_headers,
+                    ssl=verify,
                 )
+                status = resp.status
+                host.record_status(status)
+                retry_after = None
+                if status in (429, 503):
+                    retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                    if retry_after is not None:
+                        # a host-wide signal: every request to the host waits, retried or not
+                        host.defer(retry_after)
+                retry = status_retries and should_retry(status, None)
+                if retry and answer.attempts <= retries:
+                    await _discard(resp)
+                    wait = retry_after is None
+                else:
+                    wait = False
+                    answer.status = status
+                    answer.headers = _headers(resp)
+                    if stream and status not in REDIRECT_STATUSES:
+                        answer.resp = resp
+                        keep_open = True
+                    elif body_limit and method == "GET" and status not in REDIRECT_STATUSES:
+                        if sink is None:
+                            answer.body = await _read_head(resp, body_limit)
+                        elif sink.start(status, answer.headers):
+                            answer.body = await _read_into(resp, sink, body_limit)
+                        else:  # not a page the sink wants: an excerpt for diagnosis, as any GET
+                            answer.body = await _read_head(resp, min(body_limit, BODY_EXCERPT))
+                    if keep_open:
+                        pass
+                    elif resp.content.at_eof():  # a HEAD answer, a body read: no await
+                        resp.release()
+                    else:
+                        await _discard(resp)
+            except Exception as exc:
+                err = translate_exception(exc, answer.url)
+                answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
+                if resp is not None:
+                    resp.close()
+                retry, wait = should_retry(None, err.kind), True
             finally:
+                answer.elapsed_ms = (loop.time() - started) * 1000.0
+                if resp is not None and not keep_open and not resp.closed:
+                    resp.close()  # cancelled or failed half-way: never reuse the connection
                 if held:
                     host.release()  # never hold a slot through a backoff sleep
             if not retry or answer.attempts > retries:
                 return answer
             if wait:
                 await self._backoff(host, answer.attempts - 1)
-
-    async def _attempt(
-        self,
-        host: Host,
-        target: URL,
-        method: str,
-        answer: _Answer,
-        *,
-        body_limit: int | None,
-        stream: bool,
-        status_retries: bool = True,
-        headers: Mapping[str, str] | None = None,
-        chain_origin: str | None = None,
-        sink: BodySink | None = None,
-    ) -> tuple[bool, bool]:
-        """One request. Fills `answer`; returns (retryable, needs a backoff sleep).
-
-        A retryable answer is discarded only when a retry will follow; the last one is kept.
-        """
-        loop = asyncio.get_running_loop()
-        retries_left = answer.attempts <= max(0, self.config.retries)
-        answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
-        resp: aiohttp.ClientResponse | None = None
-        keep_open = False
-        started = loop.time()
-        if self._credentials and self._may_send_credentials(host.key, chain_origin):
-            headers = {**self._credentials, **headers} if headers else self._credentials
-        try:
-            resp = await self.session.request(
-                method,
-                target,
-                allow_redirects=False,
-                timeout=self._stream_timeout if stream else self._fetch_timeout,
-                auto_decompress=not stream,
-                headers=_request_headers(stream, headers),
-                ssl=not (self._insecure and self._is_insecure(host.key)),
-            )
-            status = resp.status
-            host.record_status(status)
-            retry_after = None
-            if status in (429, 503):
-                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-                if retry_after is not None:
-                    # a host-wide signal: every request to the host waits, retried or not
-                    host.defer(retry_after)
-            if status_retries and should_retry(status, None) and retries_left:
-                await _discard(resp)
-                return True, retry_after is None
-            answer.status = status
-            answer.headers = _headers(resp)
-            if stream and status not in REDIRECT_STATUSES:
-                answer.resp = resp
-                keep_open = True
-            elif body_limit and method == "GET" and status not in REDIRECT_STATUSES:
-                if sink is None:
-                    answer.body = await _read_head(resp, body_limit)
-                elif sink.start(status, answer.headers):
-                    answer.body = await _read_into(resp, sink, body_limit)
-                else:  # not a page the sink wants: an excerpt for diagnosis, as any GET
-                    answer.body = await _read_head(resp, min(body_limit, BODY_EXCERPT))
-            if not keep_open:
-                await _discard(resp)
-            return status_retries and should_retry(status, None), False
-        except Exception as exc:
-            err = translate_exception(exc, answer.url)
-            answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
-            if resp is not None:
-                resp.close()
-            return should_retry(None, err.kind), True
-        finally:
-            answer.elapsed_ms = (loop.time() - started) * 1000.0
-            if resp is not None and not keep_open and not resp.closed:
-                resp.close()  # cancelled or failed half-way: never reuse the connection
 
     def _may_send_credentials(self, host_key: str, chain_origin: str | None) -> bool:
         """Credentials go to their scope's origins only; without a scope, to the origin a

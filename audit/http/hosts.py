@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -130,7 +131,10 @@ class Host:
         self._rate = self.max_rate
         self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use
         self._retry_after_cap = retry_after_cap
-        self._in_flight = asyncio.Semaphore(max(1, max_in_flight))
+        # The in-flight cap: free slots and the requests waiting for one, first come first
+        # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping)
+        self._free = max(1, max_in_flight)
+        self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._not_before = 0.0  # loop time
         self._streak = 0  # consecutive 429/503
         self.slow = False
@@ -231,25 +235,60 @@ class Host:
             if self._not_before <= loop.time():
                 return
 
+    def try_acquire(self) -> bool:
+        """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
+        rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
+        if (
+            self._free
+            and not self._slot_waiters
+            and not self._not_before
+            and self._rate == math.inf
+        ):
+            self._free -= 1
+            self.requests += 1
+            return True
+        return False
+
     async def acquire(self, *, hold_slot: bool = True) -> bool:
         """Wait for this host's turn: deadline, rate limiter and (optionally) an in-flight slot.
 
         Returns True when a slot is held; the caller must then `release()` it.
         """
         if hold_slot:
-            await self._in_flight.acquire()
+            await self._take_slot()
         try:
             if self._not_before or self._rate != math.inf:  # else nothing to wait for
                 await self._wait_turn()
         except BaseException:
             if hold_slot:
-                self._in_flight.release()
+                self.release()
             raise
         self.requests += 1
         return hold_slot
 
+    async def _take_slot(self) -> None:
+        if self._free and not self._slot_waiters:
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(waiter)
+        try:
+            await waiter  # release() hands its slot over by setting the result
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot, then cancelled: pass it on
+            elif waiter in self._slot_waiters:  # a release() may have dropped it already
+                self._slot_waiters.remove(waiter)
+            raise
+
     def release(self) -> None:
-        self._in_flight.release()
+        waiters = self._slot_waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
     def stats(self) -> HostStats:
         return HostStats(
