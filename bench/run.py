@@ -63,6 +63,10 @@ from common import (
 )
 
 REPEATS = 3  # best of 3 interleaved: the shared machine swings single runs by 10-20%
+# the crawl table, whose goals are ratios of pairs (crawl/bare, --state/plain): 5 repeats
+# make its best and its median steadier against the same swings
+CRAWL_REPEATS = 5
+PAIRED = ("bare", "crawl", "state", "again", "changed")  # the other rows: REPEATS runs
 BASE_URL = "https://bench.example/sitemap_index.xml"
 RUN_LIMIT_S = 900.0  # one measured process, at most
 ALT_LIMIT_S = 600.0  # one run of an alternative, at most
@@ -397,22 +401,9 @@ def crawl_bench(
                 lambda t: audit_crawl(site, ng, t),
             ),
         ]
-        if envs.nofast_py is not None:
-            nofast_py = envs.nofast_py
-            variants.append(
-                Variant(
-                    "nofast",
-                    f"crawl without the `fast` extra ({nofast_rt.get('loop')}, "
-                    f"{nofast_rt.get('json')})",
-                    lambda t: audit_crawl(site, ng, t, exe=[str(nofast_py), "-m", "audit"]),
-                )
-            )
+        # --state and its re-runs right after the plain crawl: each repeat's pair is
+        # measured seconds apart, so the machine's drift between pairs cancels out
         variants += [
-            Variant(
-                "pages",
-                "sitemap-audit crawl --page-checks",
-                lambda t: audit_crawl(site, ng, t, extra=["--page-checks"]),
-            ),
             Variant(
                 "state",
                 "sitemap-audit crawl --state (fresh file)",
@@ -433,6 +424,23 @@ def crawl_bench(
                 ),
             ),
         ]
+        if envs.nofast_py is not None:
+            nofast_py = envs.nofast_py
+            variants.append(
+                Variant(
+                    "nofast",
+                    f"crawl without the `fast` extra ({nofast_rt.get('loop')}, "
+                    f"{nofast_rt.get('json')})",
+                    lambda t: audit_crawl(site, ng, t, exe=[str(nofast_py), "-m", "audit"]),
+                )
+            )
+        variants += [
+            Variant(
+                "pages",
+                "sitemap-audit crawl --page-checks",
+                lambda t: audit_crawl(site, ng, t, extra=["--page-checks"]),
+            ),
+        ]
         if envs.alt_py is not None and envs.alternatives:
             alt_py = envs.alt_py
             variants.append(
@@ -448,9 +456,9 @@ def crawl_bench(
         c0 = ng.worker_cpu_s()
         ceiling = server.wrk(page)
         wrk_cpu = (ng.worker_cpu_s() - c0) / 5.0
-        for rep in range(1, REPEATS + 1):
+        for rep in range(1, CRAWL_REPEATS + 1):
             for v in variants:
-                if v.failed:
+                if v.failed or (rep > REPEATS and v.key not in PAIRED):
                     continue
                 log(f"crawl {fmt_int(site.urls)} URLs, repeat {rep}: {v.label}")
                 try:
@@ -582,8 +590,9 @@ def crawl_bench(
     bare_statuses = b.m.json_out().get("statuses", {})
     order = ", ".join(v.key for v in variants)
     sec.notes += [
-        f"Best of {REPEATS} interleaved runs (in each repeat: {order}); peak RSS is the "
-        f"highest of the {REPEATS}. Ratios: URLs/s of the row over URLs/s of the bare loop or "
+        f"Best of {CRAWL_REPEATS} interleaved runs of {', '.join(PAIRED)} and of {REPEATS} of "
+        f"the other rows (in each repeat: {order}); peak RSS is the highest of the runs. "
+        "Ratios: URLs/s of the row over URLs/s of the bare loop or "
         "of the plain crawl (wall), and the same over URLs per client CPU second (CPU), which "
         "other load on this shared machine disturbs less. The bare loop's time is its request "
         "loop only (the URL list is read from the local sitemap files before its clock starts; "
