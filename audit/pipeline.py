@@ -126,6 +126,14 @@ class Frontier(Generic[T]):
                 waiters.remove(fut)
             raise
 
+    def try_put(self, item: T) -> bool:
+        """Put without waiting when there is room (no coroutine on the per-URL path)."""
+        if len(self._items) >= self._maxsize:
+            return False
+        self._items.append(item)
+        self._wake_one(self._getters)
+        return True
+
     async def put(self, item: T) -> None:
         while len(self._items) >= self._maxsize:
             try:
@@ -145,6 +153,10 @@ class Frontier(Generic[T]):
                 if self._items:  # pass a wake-up this task did not use on
                     self._wake_one(self._getters)
                 raise
+        return self.take()
+
+    def take(self) -> T:
+        """The next item of a frontier that is not empty, without waiting."""
         item = self._items.popleft()
         if len(self._items) <= self._low:
             while self._putters:  # every blocked producer: each fills up to maxsize again
@@ -208,6 +220,7 @@ class Auditor:
         self._policies: dict[str, RobotsPolicy] = {}
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
         self._rewrite = Rewriter(config.rewrites)
+        self._rewriting = bool(self._rewrite)  # asked once per listed URL
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
         self._pending = 0
@@ -327,7 +340,7 @@ class Auditor:
     def _url_excluded(self, url: str) -> bool:
         if self._include and not any(p.search(url) for p in self._include):
             return True
-        return any(p.search(url) for p in self._exclude)
+        return bool(self._exclude) and any(p.search(url) for p in self._exclude)
 
     async def _expander(self) -> None:
         while True:
@@ -654,7 +667,9 @@ class Auditor:
             )
             self.progress.advance()
             return
-        await self._frontier.put(UrlJob(loc, source, item.line, item.lastmod))
+        job = UrlJob(loc, source, item.line, item.lastmod)
+        if not self._frontier.try_put(job):
+            await self._frontier.put(job)
 
     def _sitemap_done(
         self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None
@@ -704,8 +719,9 @@ class Auditor:
     # --- workers ------------------------------------------------------------
 
     async def _worker(self) -> None:
+        frontier = self._frontier
         while True:
-            job = await self._frontier.get()
+            job = frontier.take() if len(frontier) else await frontier.get()
             if job is None:
                 return
             try:
@@ -734,7 +750,7 @@ class Auditor:
         _request_headers, _after_answer and _deliver, so every option composes."""
         if self._before_request(job):
             return
-        checked = self._rewrite(job.url) if self._rewrite else job.url
+        checked = self._rewrite(job.url) if self._rewriting else job.url
         extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
         prefix = url_prefix(checked)
         policy = self._policies.get(prefix) if prefix is not None else None

@@ -534,6 +534,22 @@ async def test_frontier_is_fifo_bounded_and_wakes_producers_at_low_water() -> No
     await task
 
 
+async def test_frontier_try_put_and_take_never_wait_and_keep_the_low_water_mark() -> None:
+    from audit.pipeline import Frontier
+
+    frontier: Frontier[int] = Frontier(3, 1)
+    assert [frontier.try_put(n) for n in range(4)] == [True, True, True, False]  # full at 3
+    blocked = asyncio.create_task(frontier.put(3))
+    getter_woken = asyncio.create_task(frontier.get())  # takes 0 once it runs
+    await asyncio.sleep(0)
+    assert await getter_woken == 0
+    assert frontier.take() == 1  # down to the low-water mark: the producer may go on
+    await asyncio.sleep(0)
+    assert blocked.done() and len(frontier) == 2
+    assert [frontier.take(), frontier.take()] == [2, 3]  # FIFO across both ways in
+    assert len(frontier) == 0 and frontier.try_put(4) and await frontier.get() == 4
+
+
 async def test_frontier_waiters_survive_cancellation() -> None:
     from audit.pipeline import Frontier
 
