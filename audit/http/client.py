@@ -691,19 +691,20 @@ class HttpClient:
             headers=headers,
             sink=sink,
         )
-        final = chain.final
+        final, error = chain.final, chain.error
+        # positional, in FetchResult's field order: this runs once per checked URL
         return FetchResult(
-            url=url,
-            final_url=final.url,
-            status=final.status,
-            headers=final.headers,
-            redirects=tuple(chain.redirects),
-            elapsed_ms=final.elapsed_ms,
-            method=method,
-            error=str(chain.error) if chain.error else None,
-            error_kind=chain.error.kind if chain.error else None,
-            body_head=final.body,
-            attempts=chain.attempts,
+            url,
+            final.url,
+            final.status,
+            final.headers,
+            tuple(chain.redirects) if chain.redirects else (),
+            final.elapsed_ms,
+            method,
+            None if error is None else str(error),
+            None if error is None else error.kind,
+            final.body,
+            chain.attempts,
         )
 
     async def fetch_page(
