@@ -34,6 +34,7 @@ _PERMANENT = frozenset({301, 308})
 _LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
 _BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
 _DYNAMIC_WINDOW = timedelta(seconds=2)
+_DYNAMIC_BEFORE = -_DYNAMIC_WINDOW
 _BODY_EXCERPT_CHARS = 300
 # Headers that explain a failure; copied into the url record of failed requests.
 _DIAGNOSTIC_HEADERS = (
@@ -417,6 +418,11 @@ def _lastmod_window(text: str, tolerance_s: float) -> tuple[W3CDate, datetime, d
 _http_date = lru_cache(maxsize=1024)(parse_http_date)
 
 
+@lru_cache(maxsize=1024)
+def _utc_text(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _lastmod_findings(
     header: str,
     date_header: str | None,
@@ -435,9 +441,10 @@ def _lastmod_findings(
     served = _http_date(date_header) if date_header else None
     if now is None:
         now = datetime.now(UTC)
-    if (served is not None and abs(modified - served) <= _DYNAMIC_WINDOW) or abs(
-        modified - now
-    ) <= _DYNAMIC_WINDOW:
+    # chained comparisons: abs() of a negative timedelta allocates one more
+    if (served is not None and _DYNAMIC_BEFORE <= modified - served <= _DYNAMIC_WINDOW) or (
+        _DYNAMIC_BEFORE <= modified - now <= _DYNAMIC_WINDOW
+    ):
         add(
             "last-modified-dynamic",
             f"Last-Modified ({header}) is the time of the request, so <lastmod> {lastmod} "
@@ -445,7 +452,7 @@ def _lastmod_findings(
         )
         return
     if modified >= end:
-        shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
+        shown = _utc_text(modified)
         add(
             "lastmod-stale",
             f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
@@ -453,7 +460,7 @@ def _lastmod_findings(
             "last change",
         )
     elif modified < start:
-        shown = modified.strftime("%Y-%m-%dT%H:%M:%SZ")
+        shown = _utc_text(modified)
         add(
             "lastmod-ahead",
             f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
