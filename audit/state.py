@@ -47,12 +47,12 @@ Imports only the standard library and audit.errors; knows nothing of HTTP or par
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import itertools
 import json
 import os
-import queue
 import sqlite3
 import threading
 import time
@@ -257,16 +257,22 @@ _CONTROL: Final = ("stop", "sync")
 
 
 class _Writer(threading.Thread):
+    """Commits the queued operations, woken by the clock (every flush_s) rather than by
+    each put: every time this thread takes the GIL back while the event loop runs, the
+    loop is made to stop for it (after the switch interval, then a context switch each
+    way, milliseconds on a busy machine), and SimpleQueue.get plus a gathering wait
+    took it twice a batch before the INSERT. A put is a deque append, nothing else."""
+
     def __init__(self, path: Path, flush_every: int, flush_ms: float) -> None:
         super().__init__(name="sitemap-audit-state", daemon=True)
         self.path = path
-        self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
+        self.ops: collections.deque[_Op] = collections.deque()
         self.flush_every = min(max(1, flush_every), _SIZES[-1])
-        self.flush_s = max(0.0, flush_ms) / 1000.0
+        self.flush_s = max(0.001, flush_ms / 1000.0)  # a wait of 0 would spin
         self.error: BaseException | None = None
-        self.wake = threading.Event()
+        self.wake = threading.Event()  # flush() and close(): no wait for the clock
         # control operations (sync, stop) queued and done: each counter is written by
-        # one thread only; while one is pending no batch waits to gather
+        # one thread only; while none is pending a batch is taken without a scan
         self.controls_queued = 0
         self.controls_done = 0
 
@@ -286,29 +292,33 @@ class _Writer(threading.Thread):
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        q = self.queue
+        ops = self.ops
         while True:
-            batch = [q.get()]
-            self.wake.clear()
-            if (
-                batch[0][0] not in _CONTROL
-                and self.flush_s
-                and q.qsize() < self.flush_every
-                and self.controls_queued == self.controls_done
-            ):
-                # let a batch gather (the GIL is free meanwhile): one transaction for many
-                # rows; flush() and close() cut the wait short
-                self.wake.wait(self.flush_s)
-            while len(batch) < self.flush_every and batch[-1][0] not in _CONTROL:
-                try:
-                    batch.append(q.get_nowait())
-                except queue.Empty:
-                    break
-            self.write(conn, batch)
+            self.wake.wait(self.flush_s)
+            self.wake.clear()  # a set() after this finds its operation still queued below
+            while ops:
+                batch = self._take()
+                self.write(conn, batch)
+                if batch[-1][0] in _CONTROL:
+                    self.controls_done += 1
+                    if batch[-1][0] == "stop":
+                        return
+
+    def _take(self) -> list[_Op]:
+        """The next batch: what is queued, up to flush_every, ending at a control."""
+        ops = self.ops
+        popleft = ops.popleft
+        n = min(len(ops), self.flush_every)
+        # A control is counted before it is appended: one among the first n was counted
+        # before n was read, so the check below (after n) sees it.
+        if self.controls_queued == self.controls_done:
+            return [popleft() for _ in range(n)]
+        batch: list[_Op] = []
+        for _ in range(n):
+            batch.append(popleft())
             if batch[-1][0] in _CONTROL:
-                self.controls_done += 1
-            if batch[-1][0] == "stop":
-                return
+                break
+        return batch
 
     @classmethod
     def write(cls, conn: sqlite3.Connection, batch: list[_Op]) -> None:
@@ -403,6 +413,17 @@ def _encoder() -> Any:
 
 _encode = _encoder()
 
+
+def _orjson_dumps() -> Any:
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson.dumps
+
+
+_ORJSON_DUMPS: Any = _orjson_dumps()
+
 # --- the store --------------------------------------------------------------------
 
 
@@ -422,7 +443,7 @@ class StateStore:
         self.run = run
         self._reader = reader
         self._writer = writer
-        self._put = writer.queue.put
+        self._put = writer.ops.append
         self._closed = False
         self._bulk: sqlite3.Connection | None = None
         self._bulk_lock = threading.Lock()
@@ -621,26 +642,35 @@ class StateStore:
         last_modified: str | None,
         record: dict[str, Any],
         findings: list[dict[str, Any]],
-        *,
         line: int | None = None,
     ) -> None:
         # Encoded here, not in the writer: a dict waiting in the queue would outlive a
         # collection of the young generation and be promoted, and every promoted object
         # brings the next full collection of the whole heap closer (str is not tracked).
-        # '' for None: see _URL_TABLE.
-        encode = _encode
-        row = (
-            url,
-            self.run,
-            sitemap or "",
-            line,
-            lastmod or "",
-            etag or "",
-            last_modified or "",
-            encode(record),
-            encode(findings) if findings else "",
+        # '' for None: see _URL_TABLE. Once per checked URL: orjson called directly (no
+        # wrapper frame), one tuple, one put.
+        dumps = _ORJSON_DUMPS
+        if dumps is None:
+            text, found = _encode(record), _encode(findings) if findings else ""
+        else:
+            text = dumps(record, default=str).decode()
+            found = dumps(findings, default=str).decode() if findings else ""
+        self._put(
+            (
+                "url",
+                (
+                    url,
+                    self.run,
+                    sitemap or "",
+                    line,
+                    lastmod or "",
+                    etag or "",
+                    last_modified or "",
+                    text,
+                    found,
+                ),
+            )
         )
-        self._put(("url", row))
 
     def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
         """An earlier result carried into this run unchanged."""

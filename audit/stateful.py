@@ -35,7 +35,7 @@ from typing import Any
 from audit.http import StreamResponse
 from audit.pipeline import Auditor, SitemapJob, UrlJob
 from audit.recorder import Recorder
-from audit.records import Entry, FetchResult, Finding, UrlResult
+from audit.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.state import Prior, PriorSitemap, StateStore
 
 __all__ = ["StateSink", "StatefulAuditor"]
@@ -72,8 +72,9 @@ class StateSink:
         self.auditor: StatefulAuditor | None = None  # the running one (targets run in turn)
 
     def __call__(self, record: dict[str, Any]) -> None:
-        if self.capture is not None:
-            self.capture.append(record)
+        capture = self.capture
+        if capture is not None:
+            capture.append(record)
             return
         kind = record.get("type")
         if kind == "sitemap":
@@ -165,6 +166,8 @@ class StatefulAuditor(Auditor):
 
     def _before_request(self, job: UrlJob) -> bool:
         store = self.store
+        if store.mode == "new":  # nothing stored before this run: no lookup, no call
+            return False
         prior = store.prior(job.url)
         if prior is None:
             return False
@@ -193,16 +196,24 @@ class StatefulAuditor(Auditor):
     def _deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
-        data, findings = self._emit(record.to_json(), [f.to_json() for f in found])
+        # The plain delivery (counters, dicts, every sink); the state's sink captures the
+        # dicts as the sinks got them. Once per checked URL: kept to a few calls.
+        sink = self.sink
+        captured: list[dict[str, Any]] = []
+        sink.capture = captured
+        try:
+            super()._deliver(job, record, found, result)
+        finally:
+            sink.capture = None
         self.store.put_url(
             job.url,
             job.sitemap,
             job.lastmod,
-            result.header("etag") if result is not None else None,
-            result.header("last-modified") if result is not None else None,
-            data,
-            findings,
-            line=job.line,
+            header_value(result.headers, "etag") if result is not None else None,
+            record.last_modified,  # the answer's Last-Modified (None without one)
+            captured[0],
+            captured[1:],
+            job.line,
         )
 
     # --- sitemaps -----------------------------------------------------------------------
