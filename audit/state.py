@@ -47,12 +47,12 @@ Imports only the standard library and audit.errors; knows nothing of HTTP or par
 
 from __future__ import annotations
 
-import collections
 import functools
 import hashlib
 import itertools
 import json
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -257,22 +257,16 @@ _CONTROL: Final = ("stop", "sync")
 
 
 class _Writer(threading.Thread):
-    """Commits the queued operations, woken by the clock (every flush_s) rather than by
-    each put: every time this thread takes the GIL back while the event loop runs, the
-    loop is made to stop for it (after the switch interval, then a context switch each
-    way, milliseconds on a busy machine), and SimpleQueue.get plus a gathering wait
-    took it twice a batch before the INSERT. A put is a deque append, nothing else."""
-
     def __init__(self, path: Path, flush_every: int, flush_ms: float) -> None:
         super().__init__(name="sitemap-audit-state", daemon=True)
         self.path = path
-        self.ops: collections.deque[_Op] = collections.deque()
+        self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self.flush_every = min(max(1, flush_every), _SIZES[-1])
-        self.flush_s = max(0.001, flush_ms / 1000.0)  # a wait of 0 would spin
+        self.flush_s = max(0.0, flush_ms) / 1000.0
         self.error: BaseException | None = None
-        self.wake = threading.Event()  # flush() and close(): no wait for the clock
+        self.wake = threading.Event()
         # control operations (sync, stop) queued and done: each counter is written by
-        # one thread only; while none is pending a batch is taken without a scan
+        # one thread only; while one is pending no batch waits to gather
         self.controls_queued = 0
         self.controls_done = 0
 
@@ -292,33 +286,29 @@ class _Writer(threading.Thread):
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        ops = self.ops
+        q = self.queue
         while True:
-            self.wake.wait(self.flush_s)
-            self.wake.clear()  # a set() after this finds its operation still queued below
-            while ops:
-                batch = self._take()
-                self.write(conn, batch)
-                if batch[-1][0] in _CONTROL:
-                    self.controls_done += 1
-                    if batch[-1][0] == "stop":
-                        return
-
-    def _take(self) -> list[_Op]:
-        """The next batch: what is queued, up to flush_every, ending at a control."""
-        ops = self.ops
-        popleft = ops.popleft
-        n = min(len(ops), self.flush_every)
-        # A control is counted before it is appended: one among the first n was counted
-        # before n was read, so the check below (after n) sees it.
-        if self.controls_queued == self.controls_done:
-            return [popleft() for _ in range(n)]
-        batch: list[_Op] = []
-        for _ in range(n):
-            batch.append(popleft())
+            batch = [q.get()]
+            self.wake.clear()
+            if (
+                batch[0][0] not in _CONTROL
+                and self.flush_s
+                and q.qsize() < self.flush_every
+                and self.controls_queued == self.controls_done
+            ):
+                # let a batch gather (the GIL is free meanwhile): one transaction for many
+                # rows; flush() and close() cut the wait short
+                self.wake.wait(self.flush_s)
+            while len(batch) < self.flush_every and batch[-1][0] not in _CONTROL:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            self.write(conn, batch)
             if batch[-1][0] in _CONTROL:
-                break
-        return batch
+                self.controls_done += 1
+            if batch[-1][0] == "stop":
+                return
 
     @classmethod
     def write(cls, conn: sqlite3.Connection, batch: list[_Op]) -> None:
@@ -443,7 +433,7 @@ class StateStore:
         self.run = run
         self._reader = reader
         self._writer = writer
-        self._put = writer.ops.append
+        self._put = writer.queue.put
         self._closed = False
         self._bulk: sqlite3.Connection | None = None
         self._bulk_lock = threading.Lock()
