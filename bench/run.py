@@ -1154,7 +1154,8 @@ def main() -> int:
         *(f"| {k} | {v} |" for k, v in facts.items()),
         "",
         "The machine is shared: other work running at the same time shows as noise, which the "
-        "interleaved best-of-3 design damps but cannot remove. The product's bytecode is "
+        "interleaved best-of-N design (3 runs; 5 for the crawl's paired rows) damps but cannot "
+        "remove. The product's bytecode is "
         "compiled (`python -m compileall audit`) before the runs, as in any installed copy, "
         "so no measured run spends its time compiling the package.",
         "",
