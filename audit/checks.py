@@ -18,7 +18,7 @@ from urllib.parse import urldefrag, urljoin
 from audit.botsigs import detect_bot_challenge
 from audit.config import CrawlConfig
 from audit.dates import W3CDate, parse_http_date, parse_w3c_datetime
-from audit.records import FetchResult, Finding, Hop, UrlResult, finding
+from audit.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
 from audit.urls import normalize_url
 
 __all__ = [
@@ -496,11 +496,7 @@ def url_record(
             extra["headers"] = headers
         if result.body_head:
             extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
-    last_modified: str | None = None
-    for name, value in result.headers:  # result.header() inlined: once per URL
-        if name == "last-modified":
-            last_modified = value
-            break
+    last_modified = header_value(result.headers, "last-modified")
     # positional: keyword arguments cost more, once per URL
     if status is None:
         return UrlResult(

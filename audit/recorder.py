@@ -40,8 +40,6 @@ class Recorder:
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
     def emit(self, record: dict[str, Any]) -> None:
-        """Pass one record to every sink. url() and finding() run this loop themselves
-        (one call fewer per record, one or two records per checked URL)."""
         for sink in self._sinks:
             sink(record)
 
@@ -51,16 +49,12 @@ class Recorder:
 
     def url(self, rec: UrlResult) -> None:
         self.urls += 1
-        record = rec.to_json()
-        for sink in self._sinks:
-            sink(record)
+        self.emit(rec.to_json())
 
     def finding(self, f: Finding) -> None:
         self.by_severity[f.severity._value_] += 1  # not .value: a Python-level property
         self.by_code[f.code] += 1
-        record = f.to_json()
-        for sink in self._sinks:
-            sink(record)
+        self.emit(f.to_json())
 
     def findings(self, fs: list[Finding]) -> None:
         for f in fs:

@@ -386,24 +386,6 @@ def _decoder() -> Any:
 _decode = _decoder()
 
 
-def _encoder() -> Any:
-    """JSON text: orjson when installed (~10x faster), else the standard library; both
-    are read back by json.loads. Text, not orjson's bytes: sqlite3 binds str directly."""
-    try:
-        import orjson
-    except ImportError:
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-    dumps = orjson.dumps
-
-    def encode(obj: Any) -> str:
-        return dumps(obj, default=str).decode()
-
-    return encode
-
-
-_encode = _encoder()
-
-
 def _orjson_dumps() -> Any:
     try:
         import orjson
@@ -413,6 +395,23 @@ def _orjson_dumps() -> Any:
 
 
 _ORJSON_DUMPS: Any = _orjson_dumps()
+
+
+def _encoder() -> Any:
+    """JSON text: orjson when installed (~10x faster), else the standard library; both
+    are read back by json.loads. Text, not orjson's bytes: sqlite3 binds str directly."""
+    dumps = _ORJSON_DUMPS
+    if dumps is None:
+        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+    def encode(obj: Any) -> str:
+        text: str = dumps(obj, default=str).decode()
+        return text
+
+    return encode
+
+
+_encode = _encoder()
 
 # --- the store --------------------------------------------------------------------
 

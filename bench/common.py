@@ -59,6 +59,32 @@ class Measured:
         return value if isinstance(value, dict) else {}
 
 
+def crawl_cmd(origin: str, report: Path, *extra: str, exe: list[str] | None = None) -> list[str]:
+    """The benchmark's crawl: every URL of the site at an unlimited rate, 64 workers, a
+    jsonl report to a file (so a run can be checked), no progress bar."""
+    return [
+        *(exe or [CLI]),
+        "crawl",
+        origin + "/",
+        "--rate",
+        "unlimited",
+        "--concurrency",
+        "64",
+        "--format",
+        "jsonl",
+        "--output",
+        str(report),
+        "--no-progress",
+        *extra,
+    ]
+
+
+def remove_state(db: Path) -> None:
+    """Delete a state file and SQLite's companions, for a run on a new file."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+
+
 def run_measured(
     cmd: list[str], *, timeout_s: float, tag: str, env: dict[str, str] | None = None
 ) -> Measured:

@@ -28,11 +28,10 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import gen
 import server
-from common import BENCH, CLI, OUT, PY, fmt_int, machine_facts, table
+from common import BENCH, OUT, PY, crawl_cmd, fmt_int, machine_facts, remove_state, table
 
 SIZES = (2_000, 10_000)  # URLs per site: two files of half each, the second gzipped
 RUN_LIMIT_S = 900.0
@@ -74,23 +73,9 @@ def main() -> int:
         origin = f"http://127.0.0.1:{port}"
         site = gen.crawl_site(OUT / f"cg-site-{size}", origin, 2, size // 2, {2})
         with server.Nginx(site.root, port):
-            crawl = [
-                CLI,
-                "crawl",
-                origin + "/",
-                "--rate",
-                "unlimited",
-                "--concurrency",
-                "64",
-                "--format",
-                "jsonl",
-                "--output",
-                str(OUT / f"cg-crawl-{size}.jsonl"),
-                "--no-progress",
-            ]
+            crawl = crawl_cmd(origin, OUT / f"cg-crawl-{size}.jsonl")
             db = OUT / f"cg-state-{size}.sqlite"
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(str(db) + suffix).unlink(missing_ok=True)
+            remove_state(db)
             runs = {
                 "bare": [PY, str(BENCH / "bare_head.py"), *map(str, site.children)],
                 "crawl": crawl,

@@ -55,8 +55,10 @@ from common import (
     PY,
     ROOT,
     Measured,
+    crawl_cmd,
     fmt_int,
     machine_facts,
+    remove_state,
     run_measured,
     table,
     yes_no,
@@ -703,25 +705,10 @@ def audit_crawl(
     """One measured crawl. `state`: with --state on a new file named after the tag;
     `state_of`: with --state on the file a run of that tag left (an incremental run)."""
     report = OUT / f"{tag}.jsonl"
-    cmd = [
-        *(exe or [CLI]),
-        "crawl",
-        site.origin + "/",
-        "--rate",
-        "unlimited",
-        "--concurrency",
-        "64",
-        "--format",
-        "jsonl",
-        "--output",
-        str(report),
-        "--no-progress",
-        *(extra or []),
-    ]
+    cmd = crawl_cmd(site.origin, report, *(extra or []), exe=exe)
     if state:
         db = OUT / f"{tag}.sqlite"
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
+        remove_state(db)
         cmd += ["--state", str(db)]
     elif state_of is not None:
         cmd += ["--state", str(OUT / f"{state_of}.sqlite")]

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen
 import server
-from common import CLI, OUT
+from common import OUT, crawl_cmd, remove_state
 
 
 def _children_cpu() -> float:
@@ -44,21 +44,7 @@ def _children_cpu() -> float:
 
 
 def crawl(origin: str, report: Path, *extra: str) -> tuple[float, float, dict[str, object]]:
-    cmd = [
-        CLI,
-        "crawl",
-        origin + "/",
-        "--rate",
-        "unlimited",
-        "--concurrency",
-        "64",
-        "--format",
-        "jsonl",
-        "--output",
-        str(report),
-        "--no-progress",
-        *extra,
-    ]
+    cmd = crawl_cmd(origin, report, *extra)
     started, cpu0 = time.perf_counter(), _children_cpu()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall, cpu = time.perf_counter() - started, _children_cpu() - cpu0
@@ -92,8 +78,7 @@ def main() -> int:
     with ng:
         for rep in range(opts.repeats):
             state = work / f"state-{rep}.sqlite"
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(state) + suffix).unlink(missing_ok=True)
+            remove_state(state)
             order = ["plain", "first"] if rep % 2 == 0 else ["first", "plain"]
             for name in order:
                 extra = () if name == "plain" else ("--state", str(state))

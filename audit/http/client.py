@@ -255,10 +255,18 @@ async def _read_into(resp: aiohttp.ClientResponse, sink: BodySink, cap: int) -> 
     return bytes(buf)
 
 
+def _release_if_read(resp: aiohttp.ClientResponse) -> bool:
+    """Give the connection back if nothing is left to read (a HEAD answer, a body already
+    read: the common case, with no coroutine); False otherwise."""
+    if resp.content.at_eof():
+        resp.release()
+        return True
+    return False
+
+
 async def _discard(resp: aiohttp.ClientResponse) -> None:
     """Give the connection back: read a small leftover body for keep-alive, else close."""
-    if resp.content.at_eof():  # a HEAD answer, or a body already read: the common case
-        resp.release()
+    if _release_if_read(resp):
         return
     try:
         length = resp.content_length
@@ -267,9 +275,7 @@ async def _discard(resp: aiohttp.ClientResponse) -> None:
     except Exception:  # a broken leftover body only costs the connection
         resp.close()
         return
-    if resp.content.at_eof():
-        resp.release()
-    else:
+    if not _release_if_read(resp):
         resp.close()  # never download a body nobody wants
 
 
@@ -352,11 +358,8 @@ class StreamResponse:
 
     def _close(self) -> None:
         resp, self._resp = self._resp, None
-        if resp is not None:
-            if resp.content.at_eof():
-                resp.release()
-            else:
-                resp.close()
+        if resp is not None and not _release_if_read(resp):
+            resp.close()
 
 
 class HttpClient:
@@ -529,11 +532,7 @@ class HttpClient:
                             answer.body = await _read_into(resp, sink, body_limit)
                         else:  # not a page the sink wants: an excerpt for diagnosis, as any GET
                             answer.body = await _read_head(resp, min(body_limit, BODY_EXCERPT))
-                    if keep_open:
-                        pass
-                    elif resp.content.at_eof():  # a HEAD answer, a body read: no await
-                        resp.release()
-                    else:
+                    if not keep_open and not _release_if_read(resp):
                         await _discard(resp)
             except Exception as exc:
                 err = translate_exception(exc, answer.url)
