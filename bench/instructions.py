@@ -1,7 +1,7 @@
 """Instructions per URL under callgrind: a measure of the crawl's work that the machine's
 speed swings do not move.
 
-    .venv/bin/python bench/instructions.py      (about 8 minutes; needs valgrind)
+    .venv/bin/python bench/instructions.py      (about 5 minutes; needs valgrind)
 
 Wall time on this shared machine swings 15-25% between two runs of the same command, so a
 change of a few percent cannot be seen in bench/run.py's tables. Counting the instructions
