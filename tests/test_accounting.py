@@ -71,7 +71,11 @@ def fault_server(
 async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
     raw_server: Any, seed: int
 ) -> None:
-    rng = random.Random(seed)
+    # Each path draws from its own seeded sequence, so which fault a page gets does not
+    # depend on the order in which concurrent requests happen to arrive.
+    def rng(path: str) -> random.Random:
+        return random.Random(f"{seed}:{path}")
+
     routes: dict[str, Behaviour | bytes] = {"/robots.txt": answer(404)}
     base_box: list[str] = []
     base = await raw_site(raw_server, routes)
@@ -80,12 +84,22 @@ async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
     # A 429 halves its host's rate for the rest of the run (politeness), so the main host
     # never sends one; a second host with a few pages sends at most one.
     routes.update(
-        {p: fault_server(rng, base_box, pages, [0]) for p in [*pages, "/unlisted", "/self-loop"]}
+        {
+            p: fault_server(rng(p), base_box, pages, [0])
+            for p in [*pages, "/unlisted", "/self-loop"]
+        }
     )
+
+    async def dead(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _m: bytes) -> None:
+        reset(w)
+
+    # one page that always resets, so an unreachable URL is certain whatever the rolls
+    routes["/dead"] = dead
     other_routes: dict[str, Behaviour | bytes] = {"/robots.txt": answer(404)}
     other = await raw_site(raw_server, other_routes)
     others = [f"/q/{i}" for i in range(4)]
-    other_routes.update({p: fault_server(rng, base_box, pages, [1]) for p in others})
+    budget = [1]  # shared by the second host's pages: at most one 429 in all
+    other_routes.update({p: fault_server(rng(p), base_box, pages, budget) for p in others})
 
     a, b, c, cut = pages[:50], pages[40:90], pages[90:110], pages[110:]
     routes["/a.xml"] = answer(200, urlset(*(base + p for p in a + a[:5])).encode(), XML)
@@ -94,7 +108,7 @@ async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
         gzip.compress(urlset(*(base + p for p in b)).encode()),
         {"Content-Type": "application/gzip"},
     )
-    c_urls = [base + p for p in c] + [other + p for p in others]
+    c_urls = [base + p for p in [*c, "/dead"]] + [other + p for p in others]
     routes["/c.txt"] = answer(200, "\n".join(c_urls).encode(), {"Content-Type": "text/plain"})
     # the last child breaks off after half its entries: only those were ever listed
     cut_doc = urlset(*(base + p for p in cut)).encode()
