@@ -84,10 +84,7 @@ async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
     # A 429 halves its host's rate for the rest of the run (politeness), so the main host
     # never sends one; a second host with a few pages sends at most one.
     routes.update(
-        {
-            p: fault_server(rng(p), base_box, pages, [0])
-            for p in [*pages, "/unlisted", "/self-loop"]
-        }
+        {p: fault_server(rng(p), base_box, pages, [0]) for p in [*pages, "/unlisted", "/self-loop"]}
     )
 
     async def dead(_r: asyncio.StreamReader, w: asyncio.StreamWriter, _m: bytes) -> None:
