@@ -65,9 +65,11 @@ from common import (
 )
 
 REPEATS = 3  # best of 3 interleaved: the shared machine swings single runs by 10-20%
-# the crawl table, whose goals are ratios of pairs (crawl/bare, --state/plain): 5 repeats
-# make its best and its median steadier against the same swings
-CRAWL_REPEATS = 5
+# the crawl table, whose goals are ratios of pairs (crawl/bare, --state/plain): more
+# repeats make its best and its median steadier against the same swings. With 5, the
+# --state pairs of one run spread from 0.84x to 1.32x, so their median could move by
+# ~0.1 from one run to the next; 7 cost ~2.5 minutes more.
+CRAWL_REPEATS = 7
 PAIRED = ("bare", "crawl", "state", "again", "changed")  # the other rows: REPEATS runs
 BASE_URL = "https://bench.example/sitemap_index.xml"
 RUN_LIMIT_S = 900.0  # one measured process, at most
@@ -1141,7 +1143,8 @@ def main() -> int:
         *(f"| {k} | {v} |" for k, v in facts.items()),
         "",
         "The machine is shared: other work running at the same time shows as noise, which the "
-        "interleaved best-of-N design (3 runs; 5 for the crawl's paired rows) damps but cannot "
+        f"interleaved best-of-N design ({REPEATS} runs; {CRAWL_REPEATS} for the crawl's paired "
+        "rows) damps but cannot "
         "remove. The product's bytecode is "
         "compiled (`python -m compileall audit`) before the runs, as in any installed copy, "
         "so no measured run spends its time compiling the package.",
