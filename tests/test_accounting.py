@@ -71,8 +71,8 @@ def fault_server(
 async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
     raw_server: Any, seed: int
 ) -> None:
-    # Each path draws from its own seeded sequence, so which fault a page gets does not
-    # depend on the order in which concurrent requests happen to arrive.
+    # Each path draws from its own seeded sequence, so the order in which concurrent
+    # requests arrive matters only where a redirect lands on another listed page.
     def rng(path: str) -> random.Random:
         return random.Random(f"{seed}:{path}")
 
