@@ -496,16 +496,12 @@ def url_record(
             extra["headers"] = headers
         if result.body_head:
             extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
-    last_modified = header_value(result.headers, "last-modified")
+    answered = status is not None  # no final URL or time without an answer
     # positional: keyword arguments cost more, once per URL
-    if status is None:
-        return UrlResult(
-            result.url, sitemap, line, None, None, result.redirects, lastmod, last_modified,
-            robots, None, result.error, extra,
-        )  # fmt: skip
     return UrlResult(
-        result.url, sitemap, line, status, result.final_url, result.redirects, lastmod,
-        last_modified, robots, _round_ms(result.elapsed_ms), result.error, extra,
+        result.url, sitemap, line, status, result.final_url if answered else None,
+        result.redirects, lastmod, header_value(result.headers, "last-modified"), robots,
+        _round_ms(result.elapsed_ms) if answered else None, result.error, extra,
     )  # fmt: skip
 
 

@@ -135,15 +135,13 @@ class Frontier(Generic[T]):
         return True
 
     async def put(self, item: T) -> None:
-        while len(self._items) >= self._maxsize:
+        while not self.try_put(item):
             try:
                 await self._wait(self._putters)
             except BaseException:
                 if len(self._items) <= self._low:  # pass a wake-up this task did not use on
                     self._wake_one(self._putters)
                 raise
-        self._items.append(item)
-        self._wake_one(self._getters)
 
     async def get(self) -> T:
         while not self._items:

@@ -375,26 +375,17 @@ class _Writer(threading.Thread):
             raise ValueError(f"unknown state operation {kind}")
 
 
-def _decoder() -> Any:
-    try:
-        import orjson
-    except ImportError:
-        return json.loads
-    return orjson.loads
-
-
-_decode = _decoder()
-
-
-def _orjson_dumps() -> Any:
+def _load_orjson() -> Any:
     try:
         import orjson
     except ImportError:
         return None
-    return orjson.dumps
+    return orjson
 
 
-_ORJSON_DUMPS: Any = _orjson_dumps()
+_ORJSON: Any = _load_orjson()
+_decode: Any = json.loads if _ORJSON is None else _ORJSON.loads
+_ORJSON_DUMPS: Any = None if _ORJSON is None else _ORJSON.dumps
 
 
 def _encoder() -> Any:

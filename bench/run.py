@@ -519,7 +519,7 @@ def crawl_bench(
     if state_v and state_v.runs and not state_v.failed:
         cost = c_rate / state_v.rate()
         cpu_cost = crawl_v.cpu_rate() / state_v.cpu_rate()
-        # each repeat runs plain and --state minutes apart at most: the median of those
+        # each repeat runs plain and --state seconds apart: the median of those
         # pairs is what the machine's swings (10-20% between two runs) disturb least
         pairs = sorted(
             s.seconds / p.seconds for p, s in zip(crawl_v.runs, state_v.runs, strict=False)

@@ -238,14 +238,15 @@ class Host:
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        if (
-            self._free
-            and not self._slot_waiters
-            and not self._not_before
-            and self._rate == math.inf
-        ):
-            self._free -= 1
+        if not self._not_before and self._rate == math.inf and self._grab_slot():
             self.requests += 1
+            return True
+        return False
+
+    def _grab_slot(self) -> bool:
+        """Take a free slot if nobody is waiting for one (first come, first served)."""
+        if self._free and not self._slot_waiters:
+            self._free -= 1
             return True
         return False
 
@@ -267,8 +268,7 @@ class Host:
         return hold_slot
 
     async def _take_slot(self) -> None:
-        if self._free and not self._slot_waiters:
-            self._free -= 1
+        if self._grab_slot():
             return
         waiter = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(waiter)
