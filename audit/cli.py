@@ -30,6 +30,7 @@ from audit.config import (
     DEFAULT_SLOW_MS,
     DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT,
+    FETCH_WORKERS_MAX,
     CrawlConfig,
 )
 from audit.errors import AuditError, TargetError
@@ -81,6 +82,16 @@ def _rate(text: str) -> float:
 
 _positive_int = _number(int, 1, "an integer")
 _nonneg_int = _number(int, 0, "an integer")
+
+
+def _fetch_workers(text: str) -> int | None:
+    """--fetch-workers: `auto` (None), or 0 to FETCH_WORKERS_MAX processes."""
+    if text.strip().lower() == "auto":
+        return None
+    count = _nonneg_int(text)
+    if count > FETCH_WORKERS_MAX:
+        raise argparse.ArgumentTypeError(f"at most {FETCH_WORKERS_MAX}, got {count}")
+    return int(count)
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -146,6 +157,14 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request"
+    )
+    p.add_argument(
+        "--fetch-workers",
+        type=_fetch_workers,
+        default=None,
+        metavar="N",
+        help="processes that send the plain HEAD/GET checks of a large crawl, so it uses "
+        "more than one core (`auto`: one when a second core is free; 0: none)",
     )
     p.add_argument(
         "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
@@ -403,6 +422,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         credential_origins=scope,
         rate=args.rate,
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
+        fetch_workers=getattr(args, "fetch_workers", None),
         max_per_host=getattr(args, "max_per_host", None),
         timeout=args.timeout,
         retries=args.retries,
@@ -447,7 +467,7 @@ def _run_interruptibly(coro: Any) -> bool:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         await coro
 
-    from audit.runner import new_event_loop  # uvloop when the 'fast' extra is installed
+    from audit.eventloop import new_event_loop  # uvloop when the 'fast' extra is installed
 
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
@@ -562,6 +582,8 @@ _NOT_FINGERPRINTED = frozenset(
     {
         "rate",
         "concurrency",
+        "fetch_workers",
+        "fetch_workers_after",
         "max_per_host",
         "timeout",
         "retries",

@@ -24,6 +24,8 @@ DEFAULT_MAX_PER_HOST: int | None = (
 STREAM_TIMEOUT_FACTOR = 4.0
 SECRET_MIN_CHARS = 4  # shorter credential values are not redacted from reports
 AUTH_ENV = "SITEMAP_AUDIT_AUTH"  # user:password for --auth, kept out of shell history  # a sitemap body may take this many --timeout to arrive
+FETCH_WORKERS_MAX = 8
+DEFAULT_FETCH_WORKERS_AFTER = 500  # plain exchanges before a crawl starts its fetch workers
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 
 
@@ -73,6 +75,10 @@ class CrawlConfig:
     # --allow-private: follow redirects from a public host to private, loopback and
     # link-local addresses (169.254.169.254 ...); off, they are reported, not followed
     allow_private: bool = False  # host names whose TLS certificate is not verified
+    # --fetch-workers: processes that run plain HTTP exchanges on other cores (None: auto,
+    # one when a second core is there); they start after this many exchanges ran here
+    fetch_workers: int | None = None
+    fetch_workers_after: int = DEFAULT_FETCH_WORKERS_AFTER
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

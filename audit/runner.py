@@ -7,9 +7,6 @@ straight to expansion.
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,30 +20,6 @@ from audit.progress import Progress
 from audit.recorder import Recorder
 from audit.records import Finding, finding
 from audit.robots import RobotsCache
-
-NO_UVLOOP_ENV = "SITEMAP_AUDIT_NO_UVLOOP"
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """The event loop for a CLI run: uvloop's when it is installed (the optional extra
-    'fast') and SITEMAP_AUDIT_NO_UVLOOP is not set, else asyncio's default loop.
-
-    For `asyncio.Runner(loop_factory=new_event_loop)`; library callers keep their own loop.
-    """
-    if not os.environ.get(NO_UVLOOP_ENV):
-        try:
-            uvloop = importlib.import_module("uvloop")
-        except ImportError:
-            pass
-        else:
-            loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
-            return loop
-    return asyncio.new_event_loop()
-
-
-def loop_name(loop: asyncio.AbstractEventLoop) -> str:
-    """'uvloop' or 'asyncio', for reports and benchmarks."""
-    return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
 
 
 async def run_target(

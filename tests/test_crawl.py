@@ -580,7 +580,7 @@ def test_event_loop_factory_uses_uvloop_only_when_installed_and_allowed(
 ) -> None:
     import importlib.util
 
-    from audit.runner import NO_UVLOOP_ENV, loop_name, new_event_loop
+    from audit.eventloop import NO_UVLOOP_ENV, loop_name, new_event_loop
 
     async def work() -> str:
         await asyncio.sleep(0)

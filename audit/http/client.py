@@ -67,6 +67,8 @@ from audit.records import FetchResult, Hop, header_value, header_values
 if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
     import aiohttp
 
+    from audit.http.workers import FetchWorkers
+
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
 REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
@@ -279,6 +281,55 @@ async def _discard(resp: aiohttp.ClientResponse) -> None:
         resp.close()  # never download a body nobody wants
 
 
+# One plain exchange's outcome, in a shape that crosses a process pipe (marshal):
+# (status or None, lower-cased headers, body, error message or None, error kind or None,
+# elapsed ms).
+Exchange = tuple[
+    int | None, tuple[tuple[str, str], ...], bytes, str | None, FetchErrorKind | None, float
+]
+
+
+async def exchange(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    target: URL,
+    headers: Mapping[str, str] | None,
+    verify: bool,
+    body_limit: int,
+    retryable: bool,
+) -> Exchange:
+    """One request and its answer, no retries, no politeness: the part of a plain fetch
+    (not a stream, no body sink) that may run in a fetch worker process. `target` is
+    `_request_url(url)`. A GET's final answer keeps up to `body_limit` bytes of body; the
+    answer of a `retryable` attempt with a retry status is discarded. Never raises for a
+    network failure (cancellation aside)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    resp: aiohttp.ClientResponse | None = None
+    try:
+        resp = await session.request(
+            method, target, allow_redirects=False, headers=headers, ssl=verify
+        )
+        status = resp.status
+        answer_headers = _headers(resp)
+        body = b""
+        if retryable and status in RETRY_STATUSES:
+            await _discard(resp)
+        else:
+            if body_limit and method == "GET" and status not in REDIRECT_STATUSES:
+                body = await _read_head(resp, body_limit)
+            if not _release_if_read(resp):
+                await _discard(resp)
+        return status, answer_headers, body, None, None, (loop.time() - started) * 1000.0
+    except Exception as exc:
+        err = translate_exception(exc, url)
+        return None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0
+    finally:
+        if resp is not None and not resp.closed:
+            resp.close()  # cancelled or failed half-way: never reuse the connection
+
+
 @dataclass(slots=True)
 class _Answer:
     """One URL's final answer after retries (internal)."""
@@ -383,6 +434,12 @@ class HttpClient:
             _origin_key(o) for o in config.credential_origins if _origin_key(o)
         )
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
+        # fetch workers (workers.py) start once this many plain exchanges ran here: a small
+        # audit never pays for a process
+        self._workers: FetchWorkers | None = None
+        self._workers_task: asyncio.Task[bool] | None = None
+        self._plain_count = 0
+        self._workers_after = config.fetch_workers_after if self._worker_count() > 0 else -1
 
     async def __aenter__(self) -> HttpClient:
         self._entered = True
@@ -426,8 +483,57 @@ class HttpClient:
     ) -> None:
         await self.aclose()
 
+    def _worker_count(self) -> int:
+        count = self.config.fetch_workers
+        if count is None:
+            from audit.http.workers import auto_worker_count
+
+            count = auto_worker_count()
+        return max(0, count)
+
+    def _start_workers(self) -> None:
+        from audit.http.workers import FetchWorkers
+
+        config = self.config
+        agent = next(
+            (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
+        )
+        self._workers = FetchWorkers(
+            self._worker_count(),
+            {
+                "user_agent": agent,
+                "timeout": config.timeout,
+                "concurrency": max(1, config.concurrency),
+                "per_host": config.per_host_cap,
+            },
+        )
+        self._workers_task = self._loop.create_task(self._workers.start())
+
+    def _workers_gone(self, workers: FetchWorkers) -> None:
+        if not workers.ready and self._workers is workers:
+            self._workers_idle = workers  # kept for its count; closed with the client
+            self._workers = None
+
+    @property
+    def worker_exchanges(self) -> int:
+        """Exchanges that fetch worker processes ran for this client (0 without workers)."""
+        workers = self._workers or getattr(self, "_workers_idle", None)
+        return workers.exchanges if workers is not None else 0
+
+    @property
+    def worker_pids(self) -> list[int]:
+        return self._workers.pids if self._workers is not None else []
+
     async def aclose(self) -> None:
         self._entered = False
+        task, self._workers_task = self._workers_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        for workers in (self._workers, getattr(self, "_workers_idle", None)):
+            if workers is not None:
+                await workers.aclose()
+        self._workers = None
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -484,6 +590,8 @@ class HttpClient:
         verify = not (self._insecure and self._is_insecure(host.key))
         retries = max(0, self.config.retries)
         loop = self._loop
+        plain = not stream and sink is None
+        plain_limit = body_limit or 0
         while True:
             if answer.attempts:
                 host.retries += 1
@@ -493,6 +601,57 @@ class HttpClient:
             else:
                 held = host.try_acquire() or await host.acquire()
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
+            if plain:
+                # a plain attempt: the exchange itself may run in a fetch worker process
+                retryable = status_retries and answer.attempts <= retries
+                try:
+                    workers = self._workers
+                    if workers is not None and workers.ready:
+                        outcome = await workers.exchange(
+                            method, url, request_headers, verify, plain_limit, retryable
+                        )
+                        if outcome is None:  # the worker is gone: this run goes on here
+                            self._workers_gone(workers)
+                            outcome = await exchange(
+                                session, method, url, target, request_headers, verify,
+                                plain_limit, retryable,
+                            )  # fmt: skip
+                    else:
+                        outcome = await exchange(
+                            session, method, url, target, request_headers, verify,
+                            plain_limit, retryable,
+                        )  # fmt: skip
+                        self._plain_count += 1
+                        if self._plain_count == self._workers_after:
+                            self._start_workers()
+                finally:
+                    if held:
+                        host.release()  # never hold a slot through a backoff sleep
+                status, answer_headers, body, message, kind, answer.elapsed_ms = outcome
+                if kind is not None:
+                    answer.error = FetchError(message or "", kind=kind, url=url)
+                    retry, wait = kind in RETRY_ERROR_KINDS, True
+                else:
+                    assert status is not None
+                    host.record_status(status)
+                    retry_after = None
+                    if status in (429, 503):
+                        retry_after = parse_retry_after(
+                            next((v for k, v in answer_headers if k == "retry-after"), None)
+                        )
+                        if retry_after is not None:
+                            host.defer(retry_after)  # host-wide, as below
+                    retry = retryable and status in RETRY_STATUSES
+                    if retry:
+                        wait = retry_after is None
+                    else:
+                        wait = False
+                        answer.status, answer.headers, answer.body = status, answer_headers, body
+                if not retry or answer.attempts > retries:
+                    return answer
+                if wait:
+                    await self._backoff(host, answer.attempts - 1)
+                continue
             resp: aiohttp.ClientResponse | None = None
             keep_open = False
             started = loop.time()

@@ -1,0 +1,124 @@
+"""A fetch worker process: runs `client.exchange()` for its parent (see workers.py).
+
+    python -m audit.http.fetchworker SETTINGS_JSON
+
+SETTINGS_JSON: {"user_agent", "timeout", "concurrency", "per_host"}. Requests arrive on
+stdin and answers leave on stdout, as frames (workers.py). Ctrl-C is the parent's to
+handle: the worker ignores SIGINT and ends when its stdin does, cancelling what is in
+flight. Anything unexpected is one line on stderr, which the parent reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import Any
+
+from audit.http.client import _request_url, exchange
+from audit.http.workers import frame, split_frames
+
+_PREFIX = "sitemap-audit fetch worker"
+
+
+async def serve(settings: dict[str, Any]) -> None:
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    connector = aiohttp.TCPConnector(
+        limit=max(1, int(settings["concurrency"])),
+        limit_per_host=max(1, int(settings["per_host"])),
+        ttl_dns_cache=300,
+        keepalive_timeout=30,
+    )
+    session = aiohttp.ClientSession(
+        connector=connector,
+        headers=[("User-Agent", str(settings["user_agent"]))],
+        cookie_jar=aiohttp.DummyCookieJar(),
+        timeout=aiohttp.ClientTimeout(total=float(settings["timeout"])),
+        auto_decompress=True,
+    )
+    tasks: dict[int, asyncio.Task[None]] = {}
+    outbox: list[Any] = []
+    ended = loop.create_future()
+
+    out_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+
+    def flush() -> None:
+        batch = outbox[:]
+        outbox.clear()
+        if not out_transport.is_closing():
+            out_transport.write(frame(batch))
+
+    def reply(message: tuple[Any, ...]) -> None:
+        if not outbox:
+            loop.call_soon(flush)  # one frame per event-loop turn
+        outbox.append(message)
+
+    async def run(rid: int, method: str, url: str, headers: Any, verify: bool, body_limit: int,
+                  retryable: bool) -> None:  # fmt: skip
+        try:
+            outcome = await exchange(
+                session, method, url, _request_url(url), dict(headers) if headers else None,
+                verify, body_limit, retryable,
+            )  # fmt: skip
+        except Exception as exc:  # never lose an answer: the parent is waiting for it
+            outcome = (None, (), b"", f"fetch worker failed on {url}: {exc!r}", "other", 0.0)
+        finally:
+            tasks.pop(rid, None)
+        reply((rid, *outcome))
+
+    class Input(asyncio.Protocol):
+        def __init__(self) -> None:
+            self.buf = bytearray()
+
+        def data_received(self, data: bytes) -> None:
+            self.buf += data
+            for message in split_frames(self.buf):
+                if len(message) == 1:  # a cancel: the parent no longer waits for it
+                    task = tasks.pop(message[0], None)
+                    if task is not None:
+                        task.cancel()
+                else:
+                    tasks[message[0]] = loop.create_task(run(*message))
+
+        def eof_received(self) -> bool | None:
+            if not ended.done():
+                ended.set_result(None)
+            return None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+    await loop.connect_read_pipe(Input, sys.stdin.buffer)
+    sys.stdout = sys.stderr  # the pipe carries frames only: a stray print must not garble it
+    reply_ready = frame([])
+    out_transport.write(reply_ready)
+    try:
+        await ended
+    finally:
+        for task in list(tasks.values()):
+            task.cancel()
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        await session.close()
+        out_transport.close()
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        settings = json.loads(argv[1])
+        from audit.eventloop import new_event_loop
+
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(serve(settings))
+    except Exception as exc:
+        print(f"{_PREFIX}: error: {exc!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,294 @@
+"""Fetch worker processes: a crawl's plain HTTP exchanges on another CPU core.
+
+Why: a large crawl is bound by one core, and most of that core is aiohttp's own
+per-request work (building the request, parsing the answer, the event loop). A worker
+process runs only `client.exchange()`, one request and its answer; the parent keeps
+everything that decides: politeness (the in-flight slot and rate are taken in the parent
+before an exchange is sent, so a worker never adds requests the host would not get
+anyway), retries and backoff, Retry-After, redirects, robots.txt and every check. So a run
+with workers sends the same requests, in the same order and at the same pace, as one
+without.
+
+Only plain exchanges go to a worker: HEAD, and GET with a bounded body excerpt. Sitemap
+streams and page-check bodies (`BodySink`) stay in the parent, whose parser reads them.
+
+Protocol, over the worker's stdin and stdout: frames of a 4-byte big-endian length and a
+`marshal`ed list (marshal: core types only, no code, fast). Parent to worker: a request
+`(id, method, url, headers or None, verify, body_limit, retryable)` or a cancel `(id,)`.
+Worker to parent: `(id, *Exchange)`; its first frame, an empty list, says it is ready.
+Messages are batched per event-loop turn. The worker exits at the end of its stdin.
+
+A worker that dies or never starts costs nothing but speed: its pending exchanges answer
+None and the client runs them, and the rest of the run, in its own process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import marshal
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final, cast
+
+from audit.http.client import Exchange
+
+__all__ = ["FetchWorkers", "auto_worker_count"]
+
+log = logging.getLogger("audit.http")
+
+_LEN: Final = 4  # bytes of a frame's length prefix
+START_TIMEOUT: Final = 30.0  # seconds for a worker to import and say it is ready
+STOP_TIMEOUT: Final = 5.0  # seconds for a worker to exit after its stdin closes
+_STDERR_KEEP: Final = 2048  # bytes of a worker's stderr kept for the message if it dies
+
+
+def auto_worker_count() -> int:
+    """Workers for `--fetch-workers auto`: one when this process may use a second core."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return 1 if cores >= 2 else 0
+
+
+def frame(messages: list[Any]) -> bytes:
+    payload = marshal.dumps(messages)
+    return len(payload).to_bytes(_LEN, "big") + payload
+
+
+def split_frames(buf: bytearray) -> list[Any]:
+    """The messages of the complete frames at the start of `buf`, removed from it."""
+    messages: list[Any] = []
+    pos, end = 0, len(buf)
+    while end - pos >= _LEN:
+        size = int.from_bytes(buf[pos : pos + _LEN], "big")
+        if end - pos - _LEN < size:
+            break
+        messages.extend(marshal.loads(buf[pos + _LEN : pos + _LEN + size]))
+        pos += _LEN + size
+    if pos:
+        del buf[:pos]
+    return messages
+
+
+class _Worker(asyncio.SubprocessProtocol):
+    """The parent's end of one worker process."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: dict[int, asyncio.Future[Exchange | None]] = {}
+        self.ready = loop.create_future()  # True at the worker's first frame, False if it dies
+        self.alive = True
+        self.exchanges = 0
+        self._buf = bytearray()
+        self._stderr = bytearray()
+        self._outbox: list[Any] = []
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self.exited = loop.create_future()
+
+    # --- asyncio.SubprocessProtocol -------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio's; they have the same methods
+        self._transport = cast(asyncio.SubprocessTransport, transport)
+        self._stdin = cast(asyncio.WriteTransport, self._transport.get_pipe_transport(0))
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 2:
+            self._stderr += data
+            del self._stderr[:-_STDERR_KEEP]
+            return
+        self._buf += data
+        try:
+            replies = split_frames(self._buf)
+        except (ValueError, EOFError, TypeError):  # a garbled pipe: treat the worker as gone
+            self._gone()
+            return
+        if not self.ready.done():
+            self.ready.set_result(True)
+        pending = self.pending
+        for reply in replies:
+            future = pending.pop(reply[0], None)
+            if future is not None and not future.done():
+                self.exchanges += 1
+                future.set_result(reply[1:])
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._gone()
+
+    def process_exited(self) -> None:
+        self._gone()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    # --- the parent's side ------------------------------------------------------------
+
+    def _gone(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        if not self.ready.done():
+            self.ready.set_result(False)
+        for future in self.pending.values():
+            if not future.done():
+                future.set_result(None)
+        self.pending.clear()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        if not self._outbox:
+            self.loop.call_soon(self._flush)  # one frame per event-loop turn
+        self._outbox.append(message)
+
+    def _flush(self) -> None:
+        outbox, self._outbox = self._outbox, []
+        stdin = self._stdin
+        if self.alive and stdin is not None and not stdin.is_closing():
+            stdin.write(frame(outbox))
+
+    def why_gone(self) -> str:
+        code = self._transport.get_returncode() if self._transport else None
+        lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
+        detail = lines[-1] if lines else (f"exit code {code}" if code is not None else "")
+        return detail or "it stopped answering"
+
+    def close_input(self) -> None:
+        if self._stdin is not None and not self._stdin.is_closing():
+            self._stdin.close()
+
+    def kill(self) -> None:
+        if self._transport is not None and self._transport.get_returncode() is None:
+            self._transport.kill()
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._transport.get_pid() if self._transport else None
+
+
+class FetchWorkers:
+    """`count` worker processes for one HttpClient. `start()` them (in a task: it waits for
+    imports), then `exchange()` while `ready`; `aclose()` at the end."""
+
+    def __init__(self, count: int, settings: Mapping[str, Any]) -> None:
+        self.count = max(1, count)
+        self.settings = dict(settings)
+        self._workers: list[_Worker] = []
+        self._live: list[_Worker] = []
+        self._next_id = 0
+        self._turn = 0
+        self.ready = False
+
+    async def start(self) -> bool:
+        """Spawn the workers and wait until each says it is ready; True if any is."""
+        loop = asyncio.get_running_loop()
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        # the worker imports this very package, wherever it was imported from
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        args = json.dumps(self.settings)
+        for _ in range(self.count):
+            worker = _Worker(loop)
+            try:
+                await loop.subprocess_exec(
+                    lambda w=worker: w,  # type: ignore[misc]
+                    sys.executable,
+                    "-m",
+                    "audit.http.fetchworker",
+                    args,
+                    env=env,
+                )
+            except OSError as exc:
+                log.warning("sitemap-audit: cannot start a fetch worker (%s); fetching here", exc)
+                break
+            self._workers.append(worker)
+        for worker in self._workers:
+            try:
+                ok = await asyncio.wait_for(asyncio.shield(worker.ready), START_TIMEOUT)
+            except TimeoutError:
+                ok = False
+            if ok:
+                self._live.append(worker)
+            else:
+                worker.kill()
+                log.warning(
+                    "sitemap-audit: a fetch worker did not start (%s); fetching here",
+                    worker.why_gone(),
+                )
+        self.ready = bool(self._live)
+        return self.ready
+
+    @property
+    def exchanges(self) -> int:
+        """Exchanges answered by the workers so far."""
+        return sum(w.exchanges for w in self._workers)
+
+    @property
+    def pids(self) -> list[int]:
+        return [pid for w in self._workers if (pid := w.pid) is not None]
+
+    def _pick(self) -> _Worker | None:
+        live = self._live
+        while live:
+            self._turn = (self._turn + 1) % len(live)
+            worker = live[self._turn]
+            if worker.alive:
+                return worker
+            live.remove(worker)
+            log.warning(
+                "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
+                worker.why_gone(),
+            )
+        self.ready = False
+        return None
+
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str] | None,
+        verify: bool,
+        body_limit: int,
+        retryable: bool,
+    ) -> Exchange | None:
+        """`client.exchange()` in a worker; None when no worker can run it (then the caller
+        runs it itself)."""
+        worker = self._pick()
+        if worker is None:
+            return None
+        self._next_id += 1
+        rid = self._next_id
+        future: asyncio.Future[Exchange | None] = worker.loop.create_future()
+        worker.pending[rid] = future
+        worker.send(
+            (rid, method, url, tuple(headers.items()) if headers else None, verify, body_limit,
+             retryable)
+        )  # fmt: skip
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if worker.pending.pop(rid, None) is not None:
+                worker.send((rid,))  # the worker drops the request: its slot is released here
+            raise
+
+    async def aclose(self) -> None:
+        """End every worker: close its input, wait a little, then kill it."""
+        self.ready = False
+        workers, self._workers, self._live = self._workers, [], []
+        for worker in workers:
+            worker.close_input()
+        for worker in workers:
+            try:
+                await asyncio.wait_for(asyncio.shield(worker.exited), STOP_TIMEOUT)
+            except TimeoutError:
+                worker.kill()
+            worker._gone()
+            worker.close()
