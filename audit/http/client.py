@@ -436,7 +436,8 @@ class HttpClient:
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
         # fetch workers (workers.py) start once this many plain exchanges ran here: a small
         # audit never pays for a process
-        self._workers: FetchWorkers | None = None
+        self._workers: FetchWorkers | None = None  # None again if every worker dies
+        self._worker_pool: FetchWorkers | None = None  # for stats and closing
         self._workers_task: asyncio.Task[bool] | None = None
         self._plain_count = 0
         self._workers_after = config.fetch_workers_after if self._worker_count() > 0 else -1
@@ -498,7 +499,7 @@ class HttpClient:
         agent = next(
             (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
         )
-        self._workers = FetchWorkers(
+        self._workers = self._worker_pool = FetchWorkers(
             self._worker_count(),
             {
                 "user_agent": agent,
@@ -510,19 +511,26 @@ class HttpClient:
         self._workers_task = self._loop.create_task(self._workers.start())
 
     def _workers_gone(self, workers: FetchWorkers) -> None:
-        if not workers.ready and self._workers is workers:
-            self._workers_idle = workers  # kept for its count; closed with the client
-            self._workers = None
+        if not workers.ready:
+            self._workers = None  # every worker is gone: the rest of the run fetches here
+
+    async def wait_fetch_workers(self) -> bool:
+        """Wait until the fetch workers, once started, are ready; True when they run. For
+        callers that want every later exchange in a worker (tests, benchmarks)."""
+        task = self._workers_task
+        if task is None:
+            return False
+        return await asyncio.shield(task) and self._workers is not None and self._workers.ready
 
     @property
     def worker_exchanges(self) -> int:
         """Exchanges that fetch worker processes ran for this client (0 without workers)."""
-        workers = self._workers or getattr(self, "_workers_idle", None)
-        return workers.exchanges if workers is not None else 0
+        return self._worker_pool.exchanges if self._worker_pool is not None else 0
 
     @property
     def worker_pids(self) -> list[int]:
-        return self._workers.pids if self._workers is not None else []
+        """The fetch worker processes started (running or not)."""
+        return self._worker_pool.pids if self._worker_pool is not None else []
 
     async def aclose(self) -> None:
         self._entered = False
@@ -530,10 +538,9 @@ class HttpClient:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        for workers in (self._workers, getattr(self, "_workers_idle", None)):
-            if workers is not None:
-                await workers.aclose()
         self._workers = None
+        if self._worker_pool is not None:
+            await self._worker_pool.aclose()
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -617,13 +624,13 @@ class HttpClient:
                                 plain_limit, retryable,
                             )  # fmt: skip
                     else:
+                        if self._plain_count == self._workers_after:
+                            self._start_workers()
+                        self._plain_count += 1
                         outcome = await exchange(
                             session, method, url, target, request_headers, verify,
                             plain_limit, retryable,
                         )  # fmt: skip
-                        self._plain_count += 1
-                        if self._plain_count == self._workers_after:
-                            self._start_workers()
                 finally:
                     if held:
                         host.release()  # never hold a slot through a backoff sleep

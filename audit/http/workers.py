@@ -30,7 +30,7 @@ import logging
 import marshal
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -78,8 +78,9 @@ def split_frames(buf: bytearray) -> list[Any]:
 class _Worker(asyncio.SubprocessProtocol):
     """The parent's end of one worker process."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_gone: Callable[[_Worker], None]) -> None:
         self.loop = loop
+        self._on_gone = on_gone
         self.pending: dict[int, asyncio.Future[Exchange | None]] = {}
         self.ready = loop.create_future()  # True at the worker's first frame, False if it dies
         self.alive = True
@@ -139,6 +140,7 @@ class _Worker(asyncio.SubprocessProtocol):
             if not future.done():
                 future.set_result(None)
         self.pending.clear()
+        self._on_gone(self)
 
     def send(self, message: tuple[Any, ...]) -> None:
         if not self._outbox:
@@ -185,6 +187,7 @@ class FetchWorkers:
         self._live: list[_Worker] = []
         self._next_id = 0
         self._turn = 0
+        self._closing = False
         self.ready = False
 
     async def start(self) -> bool:
@@ -196,7 +199,7 @@ class FetchWorkers:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         args = json.dumps(self.settings)
         for _ in range(self.count):
-            worker = _Worker(loop)
+            worker = _Worker(loop, self._lost)
             try:
                 await loop.subprocess_exec(
                     lambda w=worker: w,  # type: ignore[misc]
@@ -235,20 +238,23 @@ class FetchWorkers:
     def pids(self) -> list[int]:
         return [pid for w in self._workers if (pid := w.pid) is not None]
 
-    def _pick(self) -> _Worker | None:
-        live = self._live
-        while live:
-            self._turn = (self._turn + 1) % len(live)
-            worker = live[self._turn]
-            if worker.alive:
-                return worker
-            live.remove(worker)
+    def _lost(self, worker: _Worker) -> None:
+        if worker not in self._live:
+            return  # still starting (start() reports it) or already closed
+        self._live.remove(worker)
+        self.ready = bool(self._live)
+        if not self._closing:
             log.warning(
                 "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
                 worker.why_gone(),
             )
-        self.ready = False
-        return None
+
+    def _pick(self) -> _Worker | None:
+        live = self._live
+        if not live:
+            return None
+        self._turn = (self._turn + 1) % len(live)
+        return live[self._turn]
 
     async def exchange(
         self,
@@ -282,7 +288,14 @@ class FetchWorkers:
     async def aclose(self) -> None:
         """End every worker: close its input, wait a little, then kill it."""
         self.ready = False
-        workers, self._workers, self._live = self._workers, [], []
+        self._closing = True
+        workers, self._live = self._workers, []  # _workers stay: their counts are the stats
+        if workers:
+            log.debug(
+                "sitemap-audit: %d fetch worker(s) ran %d exchanges",
+                len(workers),
+                sum(w.exchanges for w in workers),
+            )
         for worker in workers:
             worker.close_input()
         for worker in workers:
