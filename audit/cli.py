@@ -164,7 +164,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="processes that send the plain HEAD/GET checks of a large crawl, so it uses "
-        "more than one core (`auto`: one when a second core is free; 0: none)",
+        "more than one core (`auto`: one per core, up to 4, none on one core; 0: none)",
     )
     p.add_argument(
         "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"

@@ -76,7 +76,7 @@ class CrawlConfig:
     # link-local addresses (169.254.169.254 ...); off, they are reported, not followed
     allow_private: bool = False  # host names whose TLS certificate is not verified
     # --fetch-workers: processes that run plain HTTP exchanges on other cores (None: auto,
-    # one when a second core is there); they start after this many exchanges ran here
+    # one per core up to 4, none on one core); they start after this many exchanges here
     fetch_workers: int | None = None
     fetch_workers_after: int = DEFAULT_FETCH_WORKERS_AFTER
 

@@ -91,8 +91,9 @@ def run_measured(
     """Run `cmd` under bench/measure.py (see there why) and return its wall time, peak RSS
     and CPU time; kill its whole process group past `timeout_s`. Output goes to files under
     OUT/logs so a chatty child can never block on a full pipe. Peak RSS of a command that
-    starts processes of its own is the largest single process of its tree (ru_maxrss of
-    RUSAGE_CHILDREN), CPU time the sum over the tree."""
+    starts processes of its own is the higher of its largest single process (ru_maxrss of
+    RUSAGE_CHILDREN) and the tree's summed RSS sampled every 100 ms; CPU time is the sum
+    over the tree."""
     logs = OUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     out_path, err_path = logs / f"{tag}.out", logs / f"{tag}.err"
