@@ -127,9 +127,9 @@ def installed_version(py: Path, name: str) -> str:
 
 
 def runtime_of(py: Path) -> dict[str, str]:
-    """The event loop and jsonl encoder the product picks in the environment of `py`
-    (audit.eventloop.new_event_loop / loop_name; audit/report/jsonl.py takes orjson when it
-    can import it)."""
+    """The event loop, jsonl encoder and fetch worker count the product picks in the
+    environment of `py` (audit.eventloop.new_event_loop / loop_name; audit/report/jsonl.py
+    takes orjson when it can import it; audit.http.workers.auto_worker_count)."""
     code = (
         "import importlib.util, json\n"
         "from audit.eventloop import loop_name, new_event_loop\n"
@@ -137,7 +137,8 @@ def runtime_of(py: Path) -> dict[str, str]:
         "name = loop_name(loop)\n"
         "loop.close()\n"
         "enc = 'orjson' if importlib.util.find_spec('orjson') else 'json (stdlib)'\n"
-        "print(json.dumps({'loop': name, 'json': enc}))\n"
+        "from audit.http.workers import auto_worker_count\n"
+        "print(json.dumps({'loop': name, 'json': enc, 'workers': auto_worker_count()}))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "SITEMAP_AUDIT_NO_UVLOOP"}
     try:
@@ -152,8 +153,12 @@ def runtime_of(py: Path) -> dict[str, str]:
         )
         value = json.loads(res.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
-        return {"loop": "unknown", "json": "unknown"}
-    return {"loop": str(value["loop"]), "json": str(value["json"])}
+        return {"loop": "unknown", "json": "unknown", "workers": "unknown"}
+    return {
+        "loop": str(value["loop"]),
+        "json": str(value["json"]),
+        "workers": str(value["workers"]),
+    }
 
 
 def served_set(src: gen.SitemapSet, origin: str) -> Path:

@@ -401,7 +401,8 @@ def crawl_bench(
             Variant("bare", "bare aiohttp HEAD loop (c=64)", lambda t: bare_head(site, ng, t)),
             Variant(
                 "crawl",
-                f"sitemap-audit crawl (c=64; {fast_rt.get('loop')}, {fast_rt.get('json')})",
+                f"sitemap-audit crawl (c=64; {fast_rt.get('loop')}, {fast_rt.get('json')}; "
+                f"{fast_rt.get('workers')} fetch workers, the default here)",
                 lambda t: audit_crawl(site, ng, t),
             ),
         ]
@@ -439,6 +440,12 @@ def crawl_bench(
                 )
             )
         variants += [
+            # the same crawl in one process: what the fetch workers add
+            Variant(
+                "single",
+                "sitemap-audit crawl --fetch-workers 0 (one process)",
+                lambda t: audit_crawl(site, ng, t, extra=["--fetch-workers", "0"]),
+            ),
             Variant(
                 "pages",
                 "sitemap-audit crawl --page-checks",
@@ -566,12 +573,12 @@ def crawl_bench(
         if ceiling > 1.5 * b_rate:
             bottleneck = (
                 f"the client. nginx serves at least {ceiling / b_rate:.1f}x the bare loop's rate "
-                f"and its worker stayed at {max(b_ng, c_ng):.0%} of a core or less, while each "
-                "Python client is one thread doing all its work on one core (the crawl spent "
-                f"{c_cpu:.0%} of a core, the bare loop {b_cpu:.0%}). On this shared 2-core "
-                f"machine other processes kept {min(b_other, c_other):.1f} to "
-                f"{max(b_other, c_other):.1f} cores busy during "
-                "these runs, so the clients did not always get a whole core"
+                f"and its worker stayed at {max(b_ng, c_ng):.0%} of a core or less. The bare "
+                f"loop is one thread on one core ({b_cpu:.0%} of a core); the crawl's parent "
+                "and its fetch workers together kept "
+                f"{c_cpu:.2f} cores busy, with nginx sharing the same 2 cores. Other processes "
+                f"kept {min(b_other, c_other):.1f} to {max(b_other, c_other):.1f} cores busy "
+                "during these runs"
             )
         else:
             bottleneck = (
@@ -580,8 +587,15 @@ def crawl_bench(
             )
         sec.notes.append(
             f"CPU during the best runs, in cores: bare loop process {b_cpu:.2f}, nginx worker "
-            f"{b_ng:.2f}, other processes {b_other:.2f}; sitemap-audit crawl process "
-            f"{c_cpu:.2f}, nginx worker {c_ng:.2f}, other processes {c_other:.2f}."
+            f"{b_ng:.2f}, other processes {b_other:.2f}; sitemap-audit crawl (parent and "
+            f"fetch workers) {c_cpu:.2f}, nginx worker {c_ng:.2f}, other processes "
+            f"{c_other:.2f}.",
+            "Fetch workers (--fetch-workers, default auto: one per core up to 4): the crawl "
+            "sends its plain HEAD/GET exchanges through worker processes while the parent "
+            "keeps politeness, retries, redirects, robots.txt, checks and the report. So the "
+            "crawl uses both cores and the bare loop, one process, one; the --fetch-workers 0 "
+            "row is the same crawl in one process. Peak RSS of a crawl row is the summed RSS "
+            "of its process tree (bench/measure.py).",
         )
     sec.intro.append(f"Bottleneck: {bottleneck}.")
     statuses = c.m.extra.get("counts") or Counter()
@@ -673,8 +687,8 @@ def alt_crawl_section(adv: Variant, crawl_v: Variant, adv_urls: int, urls: int) 
         f"{out.get('statuses')}.",
         "Time is the whole process (python driver: read the URL list from the local sitemap "
         "files, crawl_headers, count the output), CPU time and peak RSS cover the Scrapy "
-        "processes it starts too (peak RSS: the largest single process; the driver, with "
-        "pandas loaded, waits while each Scrapy process runs).",
+        "processes it starts too (peak RSS: the summed RSS of the driver, with pandas "
+        "loaded, and the Scrapy process it waits for, as for every row).",
     ]
     return sec
 
