@@ -26,6 +26,13 @@ __all__ = ["ConfigFileError", "apply_config_file", "load_config_file"]
 _NOT_GIVEN = object()
 _TARGET_KEYS = ("target", "targets")
 _NOT_IN_FILE = ("help", "version", "config", "target")
+# argparse converters of number options (by function name; cli._number's are all "parse")
+# and the words each also takes, as on the command line
+_NUMBERS: dict[str, tuple[str, ...]] = {
+    "parse": (),
+    "_rate": ("unlimited",),
+    "_fetch_workers": ("auto",),
+}
 
 
 class ConfigFileError(ValueError):
@@ -71,11 +78,11 @@ def _convert(path: str, key: str, action: argparse.Action, value: Any) -> Any:
             if not isinstance(item, str):
                 raise wrong("a string", item)
             result: Any = item
-        elif conv in (int, float) or getattr(conv, "__name__", "") in ("parse", "_rate"):
+        elif conv in (int, float) or getattr(conv, "__name__", "") in _NUMBERS:
             # a number option: TOML numbers only (a quoted "10" is a mistake worth naming),
             # but for `rate = "unlimited"`, the word the command line takes too
-            rate_word = getattr(conv, "__name__", "") == "_rate" and item == "unlimited"
-            if not rate_word and (isinstance(item, bool) or not isinstance(item, int | float)):
+            word = item in _NUMBERS.get(getattr(conv, "__name__", ""), ())
+            if not word and (isinstance(item, bool) or not isinstance(item, int | float)):
                 raise wrong("a number", item)
             try:
                 result = conv(str(item)) if callable(conv) else item

@@ -585,7 +585,7 @@ def crawl_bench(
                 "the server or the machine: the bare loop gets within 1.5x of what wrk gets "
                 "from nginx"
             )
-        sec.notes.append(
+        sec.notes += [
             f"CPU during the best runs, in cores: bare loop process {b_cpu:.2f}, nginx worker "
             f"{b_ng:.2f}, other processes {b_other:.2f}; sitemap-audit crawl (parent and "
             f"fetch workers) {c_cpu:.2f}, nginx worker {c_ng:.2f}, other processes "
@@ -596,7 +596,7 @@ def crawl_bench(
             "crawl uses both cores and the bare loop, one process, one; the --fetch-workers 0 "
             "row is the same crawl in one process. Peak RSS of a crawl row is the summed RSS "
             "of its process tree (bench/measure.py).",
-        )
+        ]
     sec.intro.append(f"Bottleneck: {bottleneck}.")
     statuses = c.m.extra.get("counts") or Counter()
     url_statuses = ", ".join(

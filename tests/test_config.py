@@ -104,6 +104,8 @@ def test_rate_unlimited_in_the_file(tmp_path: Path, value: str) -> None:
         ('rate = "fast"\n', "key 'rate': expected a number, got a string"),
         ("concurrency = 0\n", "key 'concurrency': must be at least 1"),
         ("concurrency = 2.5\n", "key 'concurrency': not an integer"),
+        ('fetch-workers = "many"\n', "key 'fetch-workers': expected a number, got a string"),
+        ("fetch-workers = 9\n", "key 'fetch-workers': at most 8"),
         ('page-checks = "yes"\n', "key 'page-checks': expected true or false, got a string"),
         ('format = "pdf"\n', "key 'format': 'pdf' is not one of"),
         ("exclude = [1]\n", "key 'exclude': expected a string, got an integer"),
@@ -177,3 +179,26 @@ async def test_several_targets_one_combined_report(
     )
     summaries = [r for r in records if r["type"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["urls"] == 2 and summaries[0]["sitemaps"] == 2
+
+
+@pytest.mark.parametrize(("value", "expected"), [('"auto"', None), ("0", 0), ("2", 2)])
+def test_fetch_workers_in_the_file(tmp_path: Path, value: str, expected: int | None) -> None:
+    path = conf(tmp_path, f'target = "https://a.example/"\nfetch-workers = {value}\n')
+    args, targets = parse(["crawl", "--config", path, "--no-progress"])
+    assert config_from(args, list(targets)).fetch_workers == expected
+
+
+def test_fetch_workers_default_is_auto() -> None:
+    args = build_parser().parse_args(["crawl", "https://a.example/", "--no-progress"])
+    assert config_from(args).fetch_workers is None
+    args = build_parser().parse_args(["crawl", "https://a.example/", "--fetch-workers", "3"])
+    assert config_from(args).fetch_workers == 3
+
+
+@pytest.mark.parametrize(("value", "needle"), [("9", "at most 8"), ("-1", "at least 0")])
+def test_fetch_workers_out_of_range(
+    capsys: pytest.CaptureFixture[str], value: str, needle: str
+) -> None:
+    code = main(["crawl", "https://a.example/", "--fetch-workers", value])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err

@@ -4,6 +4,7 @@ the same politeness, and a worker that dies, never starts or is interrupted lose
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import logging
 import os
@@ -379,8 +380,8 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
-async def test_ctrl_c_ends_the_workers_with_the_run(tmp_path: Path) -> None:
+async def _crawl_until_workers_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A CLI crawl of a slow 3,000-page site, once its fetch worker runs: (process, workers)."""
     site = Site()
 
     async def slow(_: web.Request) -> web.Response:
@@ -397,21 +398,40 @@ async def test_ctrl_c_ends_the_workers_with_the_run(tmp_path: Path) -> None:
         [sys.executable, "-m", "audit", "crawl", f"{base}/sitemap.xml", "--no-progress",
          "--rate", "unlimited", "--concurrency", "8", "--fetch-workers", "1",
          "--format", "jsonl", "--output", str(tmp_path / "report.jsonl")],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )  # fmt: skip
+    workers: list[int] = []
+    for _ in range(600):  # bounded: 30 s for 500 checks and a worker start
+        await asyncio.sleep(0.05)
+        workers = _children(proc.pid)
+        if workers and len(site.hits) > 700:
+            return proc, workers
+    proc.kill()
+    pytest.fail(f"no fetch worker started; {len(site.hits)} requests; {proc.communicate()[1]!r}")
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan's exit may wait for init to reap it)."""
     try:
-        workers: list[int] = []
-        for _ in range(600):  # bounded: 30 s for 500 checks and a worker start
-            await asyncio.sleep(0.05)
-            workers = _children(proc.pid)
-            if workers and len(site.hits) > 700:
-                break
-        if not workers:
-            proc.kill()
-            pytest.fail(
-                f"no fetch worker started; {len(site.hits)} requests; {proc.communicate()[1]!r}"
-            )
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+async def _gone(pids: list[int]) -> bool:
+    for _ in range(200):  # bounded: 10 s
+        if not any(_running(p) for p in pids):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+async def test_ctrl_c_ends_the_workers_with_the_run(tmp_path: Path) -> None:
+    proc, workers = await _crawl_until_workers_run(tmp_path)
+    try:
         proc.send_signal(signal.SIGINT)
         loop = asyncio.get_running_loop()
         _, err = await loop.run_in_executor(None, lambda: proc.communicate(timeout=30))
@@ -420,12 +440,24 @@ async def test_ctrl_c_ends_the_workers_with_the_run(tmp_path: Path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert b"Traceback" not in err
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
-        await asyncio.sleep(0.05)
-    assert not any(Path(f"/proc/{w}").exists() for w in workers)
+    assert await _gone(workers)
     report = (tmp_path / "report.jsonl").read_text()
     assert report.count('"type":"url"') + report.count('"type": "url"') > 500
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+async def test_workers_end_when_the_run_is_killed(tmp_path: Path) -> None:
+    """SIGKILL gives the parent no chance to close anything: a worker ends at the end of
+    its input, so none is left behind."""
+    proc, workers = await _crawl_until_workers_run(tmp_path)
+    proc.kill()
+    proc.communicate()
+    try:
+        assert await _gone(workers)
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -463,3 +495,29 @@ class _Capture(logging.Handler):
             if "fetch worker(s) ran" in message:
                 return int(message.split(" ran ")[1].split()[0])
         return None
+
+
+async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(
+    aiohttp_server: ServerFactory, fast_config: Callable[..., CrawlConfig], caplog: Any
+) -> None:
+    """A stopped worker (SIGSTOP) answers nothing: after two timeouts and a grace it is
+    killed, and its pending requests are sent from the parent, so the run never stalls."""
+    server = await aiohttp_server(Scenario().app())
+    base = str(server.make_url("")).rstrip("/")
+    caplog.set_level(logging.WARNING, logger="audit.http")
+    async with HttpClient(fast_config(timeout=0.5, **WORKER)) as client:
+        await client.fetch(f"{base}/ok")
+        assert await client.wait_fetch_workers()
+        (pid,) = client.worker_pids
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            result = await asyncio.wait_for(client.fetch(f"{base}/ok?after=stop"), 20)
+            waited = time.monotonic() - started
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert result.status == 200 and result.error is None
+    assert waited >= 2 * 0.5  # not before the worker could have answered
+    warnings = [r.getMessage() for r in caplog.records if r.name == "audit.http"]
+    assert len(warnings) == 1 and "answered nothing for too long" in warnings[0], warnings

@@ -198,6 +198,32 @@ def _credential_headers(config: CrawlConfig) -> dict[str, str]:
     return out
 
 
+def _user_agent(config: CrawlConfig) -> str:
+    # --header User-Agent replaces ours everywhere; other extra headers are credentials
+    return next(
+        (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
+    )
+
+
+def new_session(
+    user_agent: str, timeout: aiohttp.ClientTimeout, *, limit: int, per_host: int
+) -> aiohttp.ClientSession:
+    """The run's session settings, for the client and its fetch workers alike: keep-alive
+    pool, DNS cache, no cookie jar (crawlers are stateless), decompressed bodies."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(
+        limit=limit, limit_per_host=per_host, ttl_dns_cache=300, keepalive_timeout=30
+    )
+    return aiohttp.ClientSession(
+        connector=connector,
+        headers=[("User-Agent", user_agent)],
+        cookie_jar=aiohttp.DummyCookieJar(),
+        timeout=timeout,
+        auto_decompress=True,
+    )
+
+
 def _origin_key(url: str) -> str:
     """A Host key (`scheme://host:port`) of a URL or origin; "" when it has none."""
     try:
@@ -457,22 +483,11 @@ class HttpClient:
         self._fetch_timeout = aiohttp.ClientTimeout(total=config.timeout)
         stream_total = config.stream_timeout or config.timeout * STREAM_TIMEOUT_FACTOR
         self._stream_timeout = aiohttp.ClientTimeout(total=stream_total, sock_read=config.timeout)
-        # --header User-Agent replaces ours everywhere; other extra headers are credentials
-        agent = next(
-            (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
-        )
-        connector = aiohttp.TCPConnector(
+        self._session = new_session(
+            _user_agent(config),
+            self._fetch_timeout,
             limit=max(1, config.concurrency) + STREAM_HEADROOM,
-            limit_per_host=config.per_host_cap + STREAM_HEADROOM,
-            ttl_dns_cache=300,
-            keepalive_timeout=30,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers=[("User-Agent", agent)],
-            cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=self._fetch_timeout,
-            auto_decompress=True,
+            per_host=config.per_host_cap + STREAM_HEADROOM,
         )
         return self._session
 
@@ -496,13 +511,10 @@ class HttpClient:
         from audit.http.workers import FetchWorkers
 
         config = self.config
-        agent = next(
-            (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
-        )
         self._workers = self._worker_pool = FetchWorkers(
             self._worker_count(),
             {
-                "user_agent": agent,
+                "user_agent": _user_agent(config),
                 "timeout": config.timeout,
                 "concurrency": max(1, config.concurrency),
                 "per_host": config.per_host_cap,

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from audit.http.client import _request_url, exchange
+from audit.http.client import _request_url, exchange, new_session
 from audit.http.workers import frame, split_frames
 
 _PREFIX = "sitemap-audit fetch worker"
@@ -26,18 +26,11 @@ async def serve(settings: dict[str, Any]) -> None:
     import aiohttp
 
     loop = asyncio.get_running_loop()
-    connector = aiohttp.TCPConnector(
+    session = new_session(
+        str(settings["user_agent"]),
+        aiohttp.ClientTimeout(total=float(settings["timeout"])),
         limit=max(1, int(settings["concurrency"])),
-        limit_per_host=max(1, int(settings["per_host"])),
-        ttl_dns_cache=300,
-        keepalive_timeout=30,
-    )
-    session = aiohttp.ClientSession(
-        connector=connector,
-        headers=[("User-Agent", str(settings["user_agent"]))],
-        cookie_jar=aiohttp.DummyCookieJar(),
-        timeout=aiohttp.ClientTimeout(total=float(settings["timeout"])),
-        auto_decompress=True,
+        per_host=max(1, int(settings["per_host"])),
     )
     tasks: dict[int, asyncio.Task[None]] = {}
     outbox: list[Any] = []

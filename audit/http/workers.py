@@ -43,6 +43,7 @@ log = logging.getLogger("audit.http")
 _LEN: Final = 4  # bytes of a frame's length prefix
 START_TIMEOUT: Final = 30.0  # seconds for a worker to import and say it is ready
 STOP_TIMEOUT: Final = 5.0  # seconds for a worker to exit after its stdin closes
+HANG_GRACE: Final = 2.0  # seconds beyond two timeouts before a silent worker is killed
 _STDERR_KEEP: Final = 2048  # bytes of a worker's stderr kept for the message if it dies
 
 
@@ -93,6 +94,8 @@ class _Worker(asyncio.SubprocessProtocol):
         self.ready = loop.create_future()  # True at the worker's first frame, False if it dies
         self.alive = True
         self.exchanges = 0
+        self.last_heard = loop.time()
+        self.hung = False
         self._buf = bytearray()
         self._stderr = bytearray()
         self._outbox: list[Any] = []
@@ -112,6 +115,7 @@ class _Worker(asyncio.SubprocessProtocol):
             self._stderr += data
             del self._stderr[:-_STDERR_KEEP]
             return
+        self.last_heard = self.loop.time()
         self._buf += data
         try:
             replies = split_frames(self._buf)
@@ -162,6 +166,8 @@ class _Worker(asyncio.SubprocessProtocol):
             stdin.write(frame(outbox))
 
     def why_gone(self) -> str:
+        if self.hung:
+            return "it answered nothing for too long and was stopped"
         code = self._transport.get_returncode() if self._transport else None
         lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
         detail = lines[-1] if lines else (f"exit code {code}" if code is not None else "")
@@ -196,6 +202,10 @@ class FetchWorkers:
         self._next_id = 0
         self._turn = 0
         self._closing = False
+        self._watchdog: asyncio.Task[None] | None = None
+        # a worker that answers nothing for this long while requests wait is hung (SIGSTOP,
+        # a stuck interpreter): every exchange ends within the timeout, failed or not
+        self.hang_after = 2.0 * float(self.settings.get("timeout", 30.0)) + HANG_GRACE
         self.ready = False
 
     async def start(self) -> bool:
@@ -235,7 +245,19 @@ class FetchWorkers:
                     worker.why_gone(),
                 )
         self.ready = bool(self._live)
+        if self.ready:
+            self._watchdog = loop.create_task(self._watch())
         return self.ready
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._live:
+            await asyncio.sleep(min(1.0, self.hang_after / 4))
+            now = loop.time()
+            for worker in list(self._live):
+                if worker.pending and now - worker.last_heard > self.hang_after:
+                    worker.hung = True
+                    worker.kill()  # its exit hands its pending requests back (_gone)
 
     @property
     def exchanges(self) -> int:
@@ -281,6 +303,8 @@ class FetchWorkers:
         self._next_id += 1
         rid = self._next_id
         future: asyncio.Future[Exchange | None] = worker.loop.create_future()
+        if not worker.pending:  # the hang clock runs only while requests wait
+            worker.last_heard = worker.loop.time()
         worker.pending[rid] = future
         worker.send(
             (rid, method, url, tuple(headers.items()) if headers else None, verify, body_limit,
@@ -297,6 +321,8 @@ class FetchWorkers:
         """End every worker: close its input, wait a little, then kill it."""
         self.ready = False
         self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         workers, self._live = self._workers, []  # _workers stay: their counts are the stats
         if workers:
             log.debug(
