@@ -9,6 +9,8 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
 - `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness;
   `url_prefix()`: the scheme://netloc text of a URL, a cheap memo key for per-origin state.
 - `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy.
+- Fetch workers (workers.py, fetchworker.py): processes that run a crawl's plain exchanges
+  (`client.exchange()`) on other cores; `HttpClient` starts them itself (config.fetch_workers).
 """
 
 from audit.http.client import (

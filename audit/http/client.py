@@ -131,7 +131,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 _RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
 
 
-def _request_url(url: str) -> URL:
+def request_url(url: str) -> URL:
     # Send a well-formed URL exactly as listed (no re-quoting of its escapes); let yarl
     # percent-encode one with raw non-ASCII or spaces, as browsers do.
     if url.isascii() and _RAW_SPACE_OR_CONTROL(url) is None:
@@ -327,7 +327,7 @@ async def exchange(
 ) -> Exchange:
     """One request and its answer, no retries, no politeness: the part of a plain fetch
     (not a stream, no body sink) that may run in a fetch worker process. `target` is
-    `_request_url(url)`. A GET's final answer keeps up to `body_limit` bytes of body; the
+    `request_url(url)`. A GET's final answer keeps up to `body_limit` bytes of body; the
     answer of a `retryable` attempt with a retry status is discarded. Never raises for a
     network failure (cancellation aside)."""
     loop = asyncio.get_running_loop()
@@ -598,7 +598,7 @@ class HttpClient:
         answer = _Answer(url)
         try:
             host = self.hosts.get(url)
-            target = _request_url(url)
+            target = request_url(url)
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from audit.http.client import _request_url, exchange, new_session
+from audit.http.client import exchange, new_session, request_url
 from audit.http.workers import frame, split_frames
 
 _PREFIX = "sitemap-audit fetch worker"
@@ -53,7 +53,7 @@ async def serve(settings: dict[str, Any]) -> None:
                   retryable: bool) -> None:  # fmt: skip
         try:
             outcome = await exchange(
-                session, method, url, _request_url(url), dict(headers) if headers else None,
+                session, method, url, request_url(url), dict(headers) if headers else None,
                 verify, body_limit, retryable,
             )  # fmt: skip
         except Exception as exc:  # never lose an answer: the parent is waiting for it

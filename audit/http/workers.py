@@ -6,8 +6,7 @@ process runs only `client.exchange()`, one request and its answer; the parent ke
 everything that decides: politeness (the in-flight slot and rate are taken in the parent
 before an exchange is sent, so a worker never adds requests the host would not get
 anyway), retries and backoff, Retry-After, redirects, robots.txt and every check. So a run
-with workers sends the same requests, in the same order and at the same pace, as one
-without.
+with workers sends the same requests, under the same per-host limits, as one without.
 
 Only plain exchanges go to a worker: HEAD, and GET with a bounded body excerpt. Sitemap
 streams and page-check bodies (`BodySink`) stay in the parent, whose parser reads them.
