@@ -12,7 +12,8 @@ Each tool runs on two generated sites of the same mix (2,000 and 10,000 URLs, se
 nginx on 127.0.0.1), so that the fixed cost (interpreter, imports, discovery) cancels out:
 per URL = (count at 10,000 - count at 2,000) / 8,000. Tools: the bare aiohttp HEAD loop
 (bench/bare_head.py, the same process as in the crawl table, URL list read before its
-loop), `sitemap-audit crawl`, and the same crawl with `--state` on a new file.
+loop), `sitemap-audit crawl --fetch-workers 0` (all the crawl's work in the one process
+callgrind watches), and the same crawl with `--state` on a new file.
 
 What this leaves out, so read the ratios as the share of CPU work, not of time: kernel
 work (system calls, loopback TCP: the bare loop runs on asyncio's selector loop, the
@@ -73,7 +74,9 @@ def main() -> int:
         origin = f"http://127.0.0.1:{port}"
         site = gen.crawl_site(OUT / f"cg-site-{size}", origin, 2, size // 2, {2})
         with server.Nginx(site.root, port):
-            crawl = crawl_cmd(origin, OUT / f"cg-crawl-{size}.jsonl")
+            # one process: callgrind follows no child, so a fetch worker's instructions
+            # would go uncounted
+            crawl = crawl_cmd(origin, OUT / f"cg-crawl-{size}.jsonl", "--fetch-workers", "0")
             db = OUT / f"cg-state-{size}.sqlite"
             remove_state(db)
             runs = {
