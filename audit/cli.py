@@ -164,7 +164,8 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="processes that send the plain HEAD/GET checks of a large crawl, so it uses "
-        "more than one core (`auto`: one per core, up to 4, none on one core; 0: none)",
+        "more than one core (`auto`: one per core, up to 4, none on one core, once it runs "
+        "1,000 checks a second; 0: none)",
     )
     p.add_argument(
         "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
@@ -584,6 +585,7 @@ _NOT_FINGERPRINTED = frozenset(
         "concurrency",
         "fetch_workers",
         "fetch_workers_after",
+        "fetch_workers_min_rate",
         "max_per_host",
         "timeout",
         "retries",

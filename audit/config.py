@@ -26,6 +26,7 @@ SECRET_MIN_CHARS = 4  # shorter credential values are not redacted from reports
 AUTH_ENV = "SITEMAP_AUDIT_AUTH"  # user:password for --auth, kept out of shell history  # a sitemap body may take this many --timeout to arrive
 FETCH_WORKERS_MAX = 8
 DEFAULT_FETCH_WORKERS_AFTER = 500  # plain exchanges before a crawl starts its fetch workers
+FETCH_WORKERS_MIN_RATE = 1000.0  # exchanges/s from which auto starts them (one process: ~7,000)
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 
 
@@ -79,6 +80,9 @@ class CrawlConfig:
     # one per core up to 4, none on one core); they start after this many exchanges here
     fetch_workers: int | None = None
     fetch_workers_after: int = DEFAULT_FETCH_WORKERS_AFTER
+    # auto only: and only while the last `fetch_workers_after` exchanges ran at this many a
+    # second or more (a polite --rate never needs a second process)
+    fetch_workers_min_rate: float = FETCH_WORKERS_MIN_RATE
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from audit.config import CrawlConfig
 from audit.http import HttpClient
+from audit.http.workers import auto_worker_count
 from audit.records import FetchResult
 from tests.crawlkit import HTML, XML, Site, audit, urlset
 
@@ -521,3 +522,23 @@ async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(
     assert waited >= 2 * 0.5  # not before the worker could have answered
     warnings = [r.getMessage() for r in caplog.records if r.name == "audit.http"]
     assert len(warnings) == 1 and "answered nothing for too long" in warnings[0], warnings
+
+
+@pytest.mark.skipif(auto_worker_count() == 0, reason="auto starts no worker on one core")
+@pytest.mark.parametrize(("min_rate", "started"), [(1e-6, True), (1e12, False)])
+async def test_auto_starts_workers_only_for_a_fast_crawl(
+    aiohttp_server: ServerFactory,
+    fast_config: Callable[..., CrawlConfig],
+    min_rate: float,
+    started: bool,
+) -> None:
+    """`auto` measures the rate of a window of exchanges and starts workers only when one
+    process runs that fast: a polite --rate never gets a second process."""
+    server = await aiohttp_server(Scenario().app())
+    base = str(server.make_url("")).rstrip("/")
+    config = fast_config(fetch_workers=None, fetch_workers_after=5, fetch_workers_min_rate=min_rate)
+    async with HttpClient(config) as client:
+        for n in range(12):  # past the first window (5) and its measured one (10)
+            assert (await client.fetch(f"{base}/ok?n={n}")).status == 200
+        assert await client.wait_fetch_workers() is started
+        assert len(client.worker_pids) == (auto_worker_count() if started else 0)

@@ -467,6 +467,7 @@ class HttpClient:
         self._workers_task: asyncio.Task[bool] | None = None
         self._plain_count = 0
         self._workers_after = config.fetch_workers_after if self._worker_count() > 0 else -1
+        self._window_start: float | None = None  # auto: when the current count window began
 
     async def __aenter__(self) -> HttpClient:
         self._entered = True
@@ -506,6 +507,20 @@ class HttpClient:
 
             count = auto_worker_count()
         return max(0, count)
+
+    def _workers_due(self) -> None:
+        """The exchange count reached `_workers_after`: start the fetch workers, or with
+        `auto`, only if the last window of exchanges ran fast enough to need them (measured
+        over a window of the same count; a slower crawl is looked at again a window later)."""
+        config = self.config
+        if config.fetch_workers is None:
+            now = self._loop.time()
+            began, self._window_start = self._window_start, now
+            window = max(1, config.fetch_workers_after)
+            if began is None or now - began > window / config.fetch_workers_min_rate:
+                self._workers_after += window
+                return
+        self._start_workers()
 
     def _start_workers(self) -> None:
         from audit.http.workers import FetchWorkers
@@ -637,7 +652,7 @@ class HttpClient:
                             )  # fmt: skip
                     else:
                         if self._plain_count == self._workers_after:
-                            self._start_workers()
+                            self._workers_due()
                         self._plain_count += 1
                         outcome = await exchange(
                             session, method, url, target, request_headers, verify,
