@@ -200,33 +200,17 @@ async def test_credentials_reach_only_their_origin_through_a_worker(
     assert [a for _, _, a in other.seen] == [None]  # the redirect's other host: no credentials
 
 
-async def test_politeness_is_the_parents_with_a_worker() -> None:
+async def test_politeness_is_the_parents_with_a_worker(caplog: Any) -> None:
     """The in-flight cap is taken in the parent, so a worker never exceeds it."""
-    site = Site()
-
-    async def slow_page(_: web.Request) -> web.Response:
-        await asyncio.sleep(0.02)
-        return web.Response(text="ok", headers=HTML)
-
-    pages = [f"/p{i}" for i in range(120)]
-    for page in pages:
-        site.routes[page] = slow_page
-    server = await _serve(site)
-    base = str(server.make_url("")).rstrip("/")
-    site.routes["/sitemap.xml"] = (200, XML, urlset(*(base + p for p in pages)))
-    caplog_handler = _Capture()
-    logging.getLogger("audit.http").addHandler(caplog_handler)
-    logging.getLogger("audit.http").setLevel(logging.DEBUG)
-    try:
-        run = await audit(f"{base}/sitemap.xml", concurrency=16, max_per_host=3, **WORKER)
-    finally:
-        logging.getLogger("audit.http").removeHandler(caplog_handler)
-        logging.getLogger("audit.http").setLevel(logging.NOTSET)
+    site, base, pages = await _slow_site(120, 0.02)
+    caplog.set_level(logging.DEBUG, logger="audit.http")
+    run = await audit(f"{base}/sitemap.xml", concurrency=16, max_per_host=3, **WORKER)
     assert len(run.of("url")) == len(pages)
     assert all(r["status"] == 200 for r in run.of("url"))
     assert site.max_in_flight <= 3
-    served = caplog_handler.exchanges()
-    assert served is not None and served > 0, caplog_handler.messages
+    messages = [r.getMessage() for r in caplog.records if r.name == "audit.http"]
+    served = [int(m.split(" ran ")[1].split()[0]) for m in messages if "worker(s) ran" in m]
+    assert served and served[0] > 0, messages
 
 
 async def test_a_crawl_with_workers_reports_what_one_without_does() -> None:
@@ -383,18 +367,7 @@ def _children(pid: int) -> list[int]:
 
 async def _crawl_until_workers_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
     """A CLI crawl of a slow 3,000-page site, once its fetch worker runs: (process, workers)."""
-    site = Site()
-
-    async def slow(_: web.Request) -> web.Response:
-        await asyncio.sleep(0.05)
-        return web.Response(text="ok", headers=HTML)
-
-    pages = [f"/s{i}" for i in range(3000)]
-    for page in pages:
-        site.routes[page] = slow
-    server = await _serve(site)
-    base = str(server.make_url("")).rstrip("/")
-    site.routes["/sitemap.xml"] = (200, XML, urlset(*(base + p for p in pages)))
+    site, base, _ = await _slow_site(3000, 0.05)
     proc = subprocess.Popen(
         [sys.executable, "-m", "audit", "crawl", f"{base}/sitemap.xml", "--no-progress",
          "--rate", "unlimited", "--concurrency", "8", "--fetch-workers", "1",
@@ -483,19 +456,22 @@ async def _close_servers() -> Any:
         await _SERVERS.pop().close()
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
+async def _slow_site(count: int, delay: float) -> tuple[Site, str, list[str]]:
+    """A served site of `count` pages that each answer after `delay` seconds, listed in
+    /sitemap.xml: (site, base URL, page paths)."""
+    site = Site()
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+    async def slow(_: web.Request) -> web.Response:
+        await asyncio.sleep(delay)
+        return web.Response(text="ok", headers=HTML)
 
-    def exchanges(self) -> int | None:
-        for message in self.messages:
-            if "fetch worker(s) ran" in message:
-                return int(message.split(" ran ")[1].split()[0])
-        return None
+    pages = [f"/s{i}" for i in range(count)]
+    for page in pages:
+        site.routes[page] = slow
+    server = await _serve(site)
+    base = str(server.make_url("")).rstrip("/")
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*(base + p for p in pages)))
+    return site, base, pages
 
 
 async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(

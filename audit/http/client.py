@@ -198,6 +198,25 @@ def _credential_headers(config: CrawlConfig) -> dict[str, str]:
     return out
 
 
+def _defer_host(host: Host, retry_after: str | None) -> float | None:
+    """A 429/503's Retry-After is a host-wide signal: every request to the host waits,
+    retried or not. The delay in seconds, or None without a usable value."""
+    delay = parse_retry_after(retry_after)
+    if delay is not None:
+        host.defer(delay)
+    return delay
+
+
+def _worker_count(config: CrawlConfig) -> int:
+    """Fetch worker processes of a run: --fetch-workers, or auto's count for this machine."""
+    count = config.fetch_workers
+    if count is None:
+        from audit.http.workers import auto_worker_count
+
+        count = auto_worker_count()
+    return max(0, count)
+
+
 def _user_agent(config: CrawlConfig) -> str:
     # --header User-Agent replaces ours everywhere; other extra headers are credentials
     return next(
@@ -462,11 +481,11 @@ class HttpClient:
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
         # fetch workers (workers.py) start once this many plain exchanges ran here: a small
         # audit never pays for a process
-        self._workers: FetchWorkers | None = None  # None again if every worker dies
-        self._worker_pool: FetchWorkers | None = None  # for stats and closing
+        self._workers: FetchWorkers | None = None  # once started; used while `ready`
         self._workers_task: asyncio.Task[bool] | None = None
+        self._worker_count = _worker_count(config)
         self._plain_count = 0
-        self._workers_after = config.fetch_workers_after if self._worker_count() > 0 else -1
+        self._workers_after = config.fetch_workers_after if self._worker_count > 0 else -1
         self._window_start: float | None = None  # auto: when the current count window began
 
     async def __aenter__(self) -> HttpClient:
@@ -500,14 +519,6 @@ class HttpClient:
     ) -> None:
         await self.aclose()
 
-    def _worker_count(self) -> int:
-        count = self.config.fetch_workers
-        if count is None:
-            from audit.http.workers import auto_worker_count
-
-            count = auto_worker_count()
-        return max(0, count)
-
     def _workers_due(self) -> None:
         """The exchange count reached `_workers_after`: start the fetch workers, or with
         `auto`, only if the last window of exchanges ran fast enough to need them (measured
@@ -526,8 +537,8 @@ class HttpClient:
         from audit.http.workers import FetchWorkers
 
         config = self.config
-        self._workers = self._worker_pool = FetchWorkers(
-            self._worker_count(),
+        self._workers = FetchWorkers(
+            self._worker_count,
             {
                 "user_agent": _user_agent(config),
                 "timeout": config.timeout,
@@ -536,10 +547,6 @@ class HttpClient:
             },
         )
         self._workers_task = self._loop.create_task(self._workers.start())
-
-    def _workers_gone(self, workers: FetchWorkers) -> None:
-        if not workers.ready:
-            self._workers = None  # every worker is gone: the rest of the run fetches here
 
     async def wait_fetch_workers(self) -> bool:
         """Wait until the fetch workers, once started, are ready; True when they run. For
@@ -552,12 +559,12 @@ class HttpClient:
     @property
     def worker_exchanges(self) -> int:
         """Exchanges that fetch worker processes ran for this client (0 without workers)."""
-        return self._worker_pool.exchanges if self._worker_pool is not None else 0
+        return self._workers.exchanges if self._workers is not None else 0
 
     @property
     def worker_pids(self) -> list[int]:
         """The fetch worker processes started (running or not)."""
-        return self._worker_pool.pids if self._worker_pool is not None else []
+        return self._workers.pids if self._workers is not None else []
 
     async def aclose(self) -> None:
         self._entered = False
@@ -565,9 +572,8 @@ class HttpClient:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        self._workers = None
-        if self._worker_pool is not None:
-            await self._worker_pool.aclose()
+        if self._workers is not None:
+            await self._workers.aclose()
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -639,21 +645,18 @@ class HttpClient:
                 # a plain attempt: the exchange itself may run in a fetch worker process
                 retryable = status_retries and answer.attempts <= retries
                 try:
+                    outcome: Exchange | None = None
                     workers = self._workers
                     if workers is not None and workers.ready:
+                        # None: every worker is gone, so this run goes on here
                         outcome = await workers.exchange(
                             method, url, request_headers, verify, plain_limit, retryable
                         )
-                        if outcome is None:  # the worker is gone: this run goes on here
-                            self._workers_gone(workers)
-                            outcome = await exchange(
-                                session, method, url, target, request_headers, verify,
-                                plain_limit, retryable,
-                            )  # fmt: skip
                     else:
                         if self._plain_count == self._workers_after:
                             self._workers_due()
                         self._plain_count += 1
+                    if outcome is None:
                         outcome = await exchange(
                             session, method, url, target, request_headers, verify,
                             plain_limit, retryable,
@@ -670,11 +673,7 @@ class HttpClient:
                     host.record_status(status)
                     retry_after = None
                     if status in (429, 503):
-                        retry_after = parse_retry_after(
-                            next((v for k, v in answer_headers if k == "retry-after"), None)
-                        )
-                        if retry_after is not None:
-                            host.defer(retry_after)  # host-wide, as below
+                        retry_after = _defer_host(host, header_value(answer_headers, "retry-after"))
                     retry = retryable and status in RETRY_STATUSES
                     if retry:
                         wait = retry_after is None
@@ -703,10 +702,7 @@ class HttpClient:
                 host.record_status(status)
                 retry_after = None
                 if status in (429, 503):
-                    retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-                    if retry_after is not None:
-                        # a host-wide signal: every request to the host waits, retried or not
-                        host.defer(retry_after)
+                    retry_after = _defer_host(host, resp.headers.get("Retry-After"))
                 retry = status_retries and should_retry(status, None)
                 if retry and answer.attempts <= retries:
                     await _discard(resp)

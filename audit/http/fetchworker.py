@@ -87,8 +87,7 @@ async def serve(settings: dict[str, Any]) -> None:
 
     await loop.connect_read_pipe(Input, sys.stdin.buffer)
     sys.stdout = sys.stderr  # the pipe carries frames only: a stray print must not garble it
-    reply_ready = frame([])
-    out_transport.write(reply_ready)
+    out_transport.write(frame([]))  # an empty first frame: ready
     try:
         await ended
     finally:
