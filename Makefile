@@ -30,9 +30,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check audit tests bench
 	$(BIN)/ruff format --check audit tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 demo: $(STAMP)
-	$(BIN)/python -m audit.demo
+	$(BIN)/python -m audit.cli.demo
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -128,11 +128,11 @@ def installed_version(py: Path, name: str) -> str:
 
 def runtime_of(py: Path) -> dict[str, str]:
     """The event loop, jsonl encoder and fetch worker count the product picks in the
-    environment of `py` (audit.eventloop.new_event_loop / loop_name; audit/report/jsonl.py
+    environment of `py` (audit.core.eventloop.new_event_loop / loop_name; audit/report/jsonl.py
     takes orjson when it can import it; audit.http.workers.auto_worker_count)."""
     code = (
         "import importlib.util, json\n"
-        "from audit.eventloop import loop_name, new_event_loop\n"
+        "from audit.core.eventloop import loop_name, new_event_loop\n"
         "loop = new_event_loop()\n"
         "name = loop_name(loop)\n"
         "loop.close()\n"

@@ -2,8 +2,8 @@
 
 Used by bench/run.py only when `sitemap-audit validate` itself fails (product not ready).
     python bench/full_validate.py PUBLIC_DIR_URL FILE...
-Each FILE is streamed in 1 MiB chunks through audit.parser.StreamParser, and every entry
-through one audit.validator.SitemapValidator per file (one SeenUrls for the run).
+Each FILE is streamed in 1 MiB chunks through audit.sitemap.parser.StreamParser, and every entry
+through one audit.rules.validator.SitemapValidator per file (one SeenUrls for the run).
 Prints one JSON line: {"entries": N, "findings": F, "loop_s": S}.
 """
 
@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from audit.parser import StreamParser
-from audit.records import Entry
-from audit.validator import HreflangGraph, SeenUrls, SitemapValidator
+from audit.core.records import Entry
+from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
+from audit.sitemap.parser import StreamParser
 
 CHUNK = 1 << 20
 

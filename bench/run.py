@@ -627,7 +627,7 @@ def crawl_bench(
         "the two rows after it run the same command again on the state that run completed "
         "(the site unchanged: conditional requests answered 304, sitemaps carried), then "
         "with --changed-only (no page requested).",
-        f"Event loop and JSON encoder (audit.eventloop.new_event_loop / loop_name; the jsonl "
+        f"Event loop and JSON encoder (audit.core.eventloop.new_event_loop / loop_name; the jsonl "
         f"writer takes orjson when it can import it): the project's .venv has the optional "
         f"extra `fast` (orjson + uvloop) installed: {fast_rt.get('loop')}, "
         f"{fast_rt.get('json')}. The row without it runs the same work tree as "

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from audit.config import CrawlConfig
+from audit.core.config import CrawlConfig
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

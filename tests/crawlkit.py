@@ -11,11 +11,11 @@ from typing import Any
 
 from aiohttp import web
 
-from audit.config import CrawlConfig
-from audit.pipeline import classify_target
-from audit.progress import NoProgress
-from audit.recorder import Recorder
-from audit.runner import run_target
+from audit.core.config import CrawlConfig
+from audit.pipeline.auditor import classify_target
+from audit.pipeline.progress import NoProgress
+from audit.pipeline.recorder import Recorder
+from audit.pipeline.runner import run_target
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

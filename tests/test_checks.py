@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from audit.botsigs import detect_bot_challenge
-from audit.checks import (
+from audit.checks.botsigs import detect_bot_challenge
+from audit.checks.response import (
     body_excerpt,
     canonical_links,
     check_fetch,
@@ -25,9 +25,9 @@ from audit.checks import (
     robots_blocked_finding,
     url_record,
 )
-from audit.config import CrawlConfig
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, Hop, Severity
 from audit.fixtures.server import make_app
-from audit.records import FetchResult, Finding, Hop, Severity
 
 URL = "http://example.com/a"
 SITEMAP = "http://example.com/sitemap.xml"

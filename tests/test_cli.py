@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from audit.cli import main
+from audit.cli.main import main
 from tests.crawlkit import HTML, TEXT, XML, Site, index, urlset
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sitemaps"
@@ -333,7 +333,7 @@ def test_gc_tuning_only_for_a_process_run(tmp_path: Path) -> None:
     assert main(["validate", str(FIXTURES / "valid" / "urlset.xml"), "--no-progress"]) == 0
     assert gc.get_threshold() == before
     code = (
-        "import gc, sys; from audit.cli import main; before = gc.get_threshold(); "
+        "import gc, sys; from audit.cli.main import main; before = gc.get_threshold(); "
         "sys.argv = ['sitemap-audit', 'validate', sys.argv[1], '--no-progress', '--output', "
         "sys.argv[2]]; rc = main(); "
         "print(rc, before != gc.get_threshold())"
@@ -349,7 +349,7 @@ def test_local_validate_never_loads_the_http_stack(tmp_path: Path) -> None:
     """Validating local files requests nothing, so aiohttp (and its TLS context, a tenth
     of a second of start-up) is never imported; a URL target loads it."""
     code = (
-        "import sys; from audit.cli import main; "
+        "import sys; from audit.cli.main import main; "
         "rc = main(['validate', sys.argv[1], '--no-progress', '--output', sys.argv[2]]); "
         "print(rc, 'aiohttp' in sys.modules)"
     )

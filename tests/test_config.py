@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from audit.cli import build_parser, config_from, main
-from audit.configfile import ConfigFileError, _subparser, apply_config_file, load_config_file
+from audit.cli.configfile import ConfigFileError, _subparser, apply_config_file, load_config_file
+from audit.cli.main import build_parser, config_from, main
 from tests.crawlkit import HTML, XML, Site, urlset
 
 GOOD = urlset(

@@ -511,7 +511,7 @@ def test_jsonl_lines_are_the_same_with_or_without_orjson(
 
 
 async def test_frontier_is_fifo_bounded_and_wakes_producers_at_low_water() -> None:
-    from audit.pipeline import Frontier
+    from audit.pipeline.auditor import Frontier
 
     frontier: Frontier[int] = Frontier(4, 1)
     produced: list[int] = []
@@ -535,7 +535,7 @@ async def test_frontier_is_fifo_bounded_and_wakes_producers_at_low_water() -> No
 
 
 async def test_frontier_try_put_and_take_never_wait_and_keep_the_low_water_mark() -> None:
-    from audit.pipeline import Frontier
+    from audit.pipeline.auditor import Frontier
 
     frontier: Frontier[int] = Frontier(3, 1)
     assert [frontier.try_put(n) for n in range(4)] == [True, True, True, False]  # full at 3
@@ -551,7 +551,7 @@ async def test_frontier_try_put_and_take_never_wait_and_keep_the_low_water_mark(
 
 
 async def test_frontier_waiters_survive_cancellation() -> None:
-    from audit.pipeline import Frontier
+    from audit.pipeline.auditor import Frontier
 
     frontier: Frontier[str] = Frontier(2, 0)
     cancelled = asyncio.create_task(frontier.get())
@@ -580,7 +580,7 @@ def test_event_loop_factory_uses_uvloop_only_when_installed_and_allowed(
 ) -> None:
     import importlib.util
 
-    from audit.eventloop import NO_UVLOOP_ENV, loop_name, new_event_loop
+    from audit.core.eventloop import NO_UVLOOP_ENV, loop_name, new_event_loop
 
     async def work() -> str:
         await asyncio.sleep(0)

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.access import credential_scope, parse_host
-from audit.cli import main
-from audit.config import CrawlConfig
+from audit.cli.main import main
+from audit.core.config import CrawlConfig
 from audit.http import HttpClient
-from audit.rewrite import Rewriter, parse_rewrite
+from audit.http.access import credential_scope, parse_host
+from audit.http.rewrite import Rewriter, parse_rewrite
 from tests.crawlkit import FAST, HTML, TEXT, XML, Site, audit, urlset
 
 PASSWORD = "s3cret-pa55word"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from audit.dates import parse_http_date, parse_rss_date, parse_w3c_datetime
+from audit.rules.dates import parse_http_date, parse_rss_date, parse_w3c_datetime
 
 
 @pytest.mark.parametrize(

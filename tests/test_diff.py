@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from audit.cli import main
-from audit.diff import diff_reports
+from audit.cli.main import main
+from audit.state.diff import diff_reports
 
 B = "https://www.example.com"
 

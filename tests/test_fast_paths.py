@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from audit.parser import StreamParser
-from audit.records import Entry, Finding
-from audit.validator import _NO_FINDINGS, SeenUrls, SitemapValidator
+from audit.core.records import Entry, Finding
+from audit.rules.validator import _NO_FINDINGS, SeenUrls, SitemapValidator
+from audit.sitemap.parser import StreamParser
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMG = "http://www.google.com/schemas/sitemap-image/1.1"

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.config import CrawlConfig
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult
 from audit.http import HttpClient
 from audit.http.workers import auto_worker_count
-from audit.records import FetchResult
 from tests.crawlkit import HTML, XML, Site, audit, urlset
 
 Server = Any  # pytest-aiohttp's TestServer

@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from lxml import etree
 
-from audit.botsigs import detect_bot_challenge
+from audit.checks.botsigs import detect_bot_challenge
 from audit.fixtures.server import REQUEST_LOG, ManifestError, load_site, main, make_app, run_server
 
 ROOT = Path(__file__).resolve().parent.parent

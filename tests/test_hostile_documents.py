@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.parser import MAX_UNCOMPRESSED_BYTES
+from audit.sitemap.parser import MAX_UNCOMPRESSED_BYTES
 from tests.crawlkit import HTML, TEXT, XML, Run, Site, audit, index, urlset
 
 HOSTILE = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from audit.htmlhead import BODY_WINDOW, PRESCAN, HeadReader, normalize_charset
+from audit.checks.htmlhead import BODY_WINDOW, PRESCAN, HeadReader, normalize_charset
 
 
 def read(data: bytes, cap: int = 512 * 1024, step: int = 7, **kw: object) -> HeadReader:

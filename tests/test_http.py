@@ -16,8 +16,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from audit.config import CrawlConfig
-from audit.errors import FetchError, translate_exception
+from audit.core.config import CrawlConfig
+from audit.core.errors import FetchError, translate_exception
+from audit.core.records import Hop
 from audit.http import (
     HostPool,
     HttpClient,
@@ -27,7 +28,6 @@ from audit.http import (
     url_prefix,
 )
 from audit.http.hosts import Host, limiter_for
-from audit.records import Hop
 
 Server = Any  # pytest-aiohttp's TestServer
 ServerFactory = Callable[[web.Application], Awaitable[Server]]

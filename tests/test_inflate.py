@@ -1,4 +1,4 @@
-"""audit.inflate: gzip by magic bytes, nested layers, members, a hard output cap."""
+"""audit.sitemap.inflate: gzip by magic bytes, nested layers, members, a hard output cap."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from audit.inflate import MAX_GZIP_LAYERS, GzipError, Inflater
+from audit.sitemap.inflate import MAX_GZIP_LAYERS, GzipError, Inflater
 
 DOC = b"<urlset>" + b"<url><loc>https://www.example.com/p</loc></url>" * 500 + b"</urlset>"
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from audit.cli import main
-from audit.config import CrawlConfig
+from audit.cli.main import main
+from audit.core.config import CrawlConfig
 from audit.fixtures.server import REQUEST_LOG, make_app
-from audit.migrate import MigrationRecorder, MigrationStats, run_migrate
-from audit.redirect_map import MapError, RedirectMap, load_map, parse_map
+from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
+from audit.migrate.redirect_map import MapError, RedirectMap, load_map, parse_map
 from tests.crawlkit import FAST, HTML, TEXT, XML, Run, Site, urlset
 
 ROOT = Path(__file__).resolve().parent.parent

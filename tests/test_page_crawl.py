@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.cli import main
+from audit.cli.main import main
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, urlset
 
 XHTML_NS = 'xmlns:xhtml="http://www.w3.org/1999/xhtml"'

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import os
 
-from audit.checks import check_fetch
-from audit.config import CrawlConfig
-from audit.hreflangstore import HreflangStore
-from audit.htmlhead import HeadReader
-from audit.pagechecks import (
+from audit.checks.htmlhead import HeadReader
+from audit.checks.page import (
     SOFT404_SIMILARITY,
     PageSink,
     check_page,
@@ -18,8 +15,11 @@ from audit.pagechecks import (
     similarity,
     soft404_text,
 )
-from audit.records import FetchResult, Finding, Hop
-from audit.validator import SeenUrls
+from audit.checks.response import check_fetch
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, Hop
+from audit.rules.hreflang import HreflangStore
+from audit.rules.validator import SeenUrls
 
 URL = "https://example.com/shop/item"
 AGENT = "sitemap-audit"

@@ -1,4 +1,4 @@
-"""audit.parser: every fixture under fixtures/sitemaps through the streaming parser."""
+"""audit.sitemap.parser: every fixture under fixtures/sitemaps through the streaming parser."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.parser import MAX_UNCOMPRESSED_BYTES, StreamParser, parse_file
-from audit.records import Entry, Finding
+from audit.core.records import Entry, Finding
+from audit.sitemap.parser import MAX_UNCOMPRESSED_BYTES, StreamParser, parse_file
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "sitemaps"
 VALID, BROKEN = FIX / "valid", FIX / "broken"

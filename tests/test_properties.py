@@ -20,9 +20,9 @@ from xml.sax.saxutils import escape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.parser import StreamParser
-from audit.records import Entry, Finding, Severity
-from audit.validator import SitemapValidator
+from audit.core.records import Entry, Finding, Severity
+from audit.rules.validator import SitemapValidator
+from audit.sitemap.parser import StreamParser
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP_URL = "https://www.example.com/sitemap.xml"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from audit.checks import url_record
-from audit.records import FetchResult
+from audit.checks.response import url_record
+from audit.core.records import FetchResult
 from audit.report.jsonl import dumps_line
 
 

@@ -18,7 +18,7 @@ import pytest
 from lxml import etree
 from lxml import html as lhtml
 
-from audit.codes import CODES
+from audit.core.codes import CODES
 from audit.report import (
     FORMATS,
     ReportInputError,
@@ -107,7 +107,7 @@ def summary_of(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def stream() -> list[dict[str, Any]]:
-    """An audit as audit/pipeline.py emits it: index, three children (one 404), url checks."""
+    """An audit as audit/pipeline/auditor.py emits it: index, three children (one 404), url checks."""
     recs: list[dict[str, Any]] = [
         find("robots-no-sitemap", "robots.txt declares no Sitemap: line", ROBOTS, None, None),
         sm(INDEX, None, "sitemapindex", 200, 3),

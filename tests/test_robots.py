@@ -9,9 +9,9 @@ from typing import Any
 
 from aiohttp import web
 
-from audit.config import ROBOTS_MAX_BYTES
+from audit.core.config import ROBOTS_MAX_BYTES
 from audit.http import HttpClient
-from audit.robots import RobotsCache, RobotsPolicy, parse_robots, product_token
+from audit.http.robots import RobotsCache, RobotsPolicy, parse_robots, product_token
 
 UA = "sitemap-audit/0.1.0"
 ServerFactory = Callable[[web.Application], Awaitable[Any]]

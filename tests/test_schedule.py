@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from audit.cli import build_parser, main
-from audit.configfile import _subparser, load_config_file
+from audit.cli.configfile import _subparser, load_config_file
+from audit.cli.main import build_parser, main
 from tests.crawlkit import HTML, XML, Site, urlset
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "schedule"

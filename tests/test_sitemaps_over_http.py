@@ -112,7 +112,7 @@ async def test_valid_kinds_are_silent_over_http(serve_file: Any, name: str) -> N
 
 @pytest.mark.parametrize("name", VALID)
 def test_valid_kinds_are_silent_as_files(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from audit.cli import main
+    from audit.cli.main import main
 
     path = FIXTURES / "sitemaps" / "valid" / name
     rc = main(

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.cli import main
-from audit.diff import diff_reports
-from audit.state import FLUSH_MS, StateError, StateStore, fingerprint, read_records
+from audit.cli.main import main
+from audit.state.diff import diff_reports
+from audit.state.store import FLUSH_MS, StateError, StateStore, fingerprint, read_records
 
 FP = fingerprint("crawl", ["https://www.example.com/"], {"page_checks": False})
 
@@ -588,8 +588,8 @@ def test_options_at_their_defaults_are_not_fingerprinted(tmp_path: Path) -> None
     """A later version's new option (at its default) must not orphan an existing state."""
     import argparse
 
-    from audit.cli import _open_state
-    from audit.config import CrawlConfig
+    from audit.cli.main import _open_state
+    from audit.core.config import CrawlConfig
 
     args = argparse.Namespace(state=str(tmp_path / "s.sqlite"), fresh=False, changed_only=False)
     targets = ["https://www.example.com/"]

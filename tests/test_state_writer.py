@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-import audit.state as state_mod
-from audit.state import SCHEMA_VERSION, StateError, StateStore, fingerprint, read_records
+import audit.state.store as state_mod
+from audit.state.store import SCHEMA_VERSION, StateError, StateStore, fingerprint, read_records
 
 FP = fingerprint("crawl", ["https://www.example.com/"], {})
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import urls
-from audit.urls import (
+from audit.rules import urls
+from audit.rules.urls import (
     LocScope,
     check_loc,
     is_absolute_http,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.records import Alternate, Entry, Finding, Image, News, Severity, Video
-from audit.validator import (
+from audit.core.records import Alternate, Entry, Finding, Image, News, Severity, Video
+from audit.rules.validator import (
     HreflangGraph,
     SeenUrls,
     SitemapValidator,
@@ -701,7 +701,7 @@ def test_seen_urls_remembers_first_source() -> None:
     seen = SeenUrls()
     seen.add(f"{B}/a", "s1.xml")
     seen.add(f"{B}/b", "s2.xml")
-    from audit.validator import fingerprint
+    from audit.rules.validator import fingerprint
 
     assert seen.source_name(seen.add_fp(fingerprint(f"{B}/b"))) == "s2.xml"
     assert seen.source_name(seen.add_fp(fingerprint(f"{B}/a"))) == "s1.xml"
@@ -710,7 +710,7 @@ def test_seen_urls_remembers_first_source() -> None:
 # --- fixtures through the real parser ----------------------------------------------
 
 try:
-    from audit.parser import parse_file
+    from audit.sitemap.parser import parse_file
 
     HAVE_PARSER = True
 except ImportError:  # pragma: no cover - the parser lands separately
@@ -763,7 +763,7 @@ def test_every_fixture_exists() -> None:
     assert codes_with_fixture == produced | {"clean"}
 
 
-@pytest.mark.skipif(not HAVE_PARSER, reason="audit.parser.parse_file not available yet")
+@pytest.mark.skipif(not HAVE_PARSER, reason="audit.sitemap.parser.parse_file not available yet")
 @pytest.mark.parametrize("name", FIXTURES)
 def test_rule_fixture(name: str) -> None:
     expected = name.split(".")[0]
@@ -781,7 +781,7 @@ def test_rule_fixture(name: str) -> None:
 
 
 def test_language_lists_are_complete() -> None:
-    from audit.langtags import ISO_639_1, ISO_3166_1_ALPHA2
+    from audit.rules.langtags import ISO_639_1, ISO_3166_1_ALPHA2
 
     assert len(ISO_639_1) == 184 and {"en", "zh", "he", "id", "yi", "nb", "bh"} <= ISO_639_1
     assert not {"iw", "in", "ji", "jp", "cn"} & ISO_639_1
@@ -792,7 +792,7 @@ def test_language_lists_are_complete() -> None:
 
 
 def test_language_messages() -> None:
-    from audit.langtags import check_hreflang, check_news_language
+    from audit.rules.langtags import check_hreflang, check_news_language
 
     assert check_hreflang("en-UK") == (
         "region 'UK' is not an ISO 3166-1 alpha-2 country code (did you mean GB?)"

@@ -58,11 +58,11 @@ from urllib.parse import urljoin, urlsplit
 
 from yarl import URL
 
-from audit.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
-from audit.errors import FetchError, FetchErrorKind, translate_exception
+from audit.core.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
+from audit.core.errors import FetchError, FetchErrorKind, translate_exception
+from audit.core.records import FetchResult, Hop, header_value, header_values
 from audit.http.addresses import redirect_to_private
 from audit.http.hosts import Host, HostPool, HostStats, origin_of
-from audit.records import FetchResult, Hop, header_value, header_values
 
 if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
     import aiohttp

@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         settings = json.loads(argv[1])
-        from audit.eventloop import new_event_loop
+        from audit.core.eventloop import new_event_loop
 
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
             runner.run(serve(settings))

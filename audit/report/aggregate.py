@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from audit.codes import CODES
+from audit.core.codes import CODES
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
@@ -422,7 +422,7 @@ JOIN_PENDING = 20_000
 class UrlJoiner:
     """Pairs each url record with the findings about the same URL, in bounded memory.
 
-    What it relies on about record order (true of audit/pipeline.py): a URL's
+    What it relies on about record order (true of audit/pipeline/auditor.py): a URL's
     HTTP findings come right after its url record, and its entry findings
     (validator) come before it. A url record waits while the next `window`
     url records arrive; findings for a URL with no url record yet wait (up to

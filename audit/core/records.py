@@ -7,21 +7,12 @@ jsonl format in DESIGN.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Literal
 
-
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
+from audit.core.codes import severity_of as _severity_of
+from audit.core.severity import Severity as Severity  # re-exported: the records name it
 
 
-_RANK = {Severity.ERROR: 3, Severity.WARNING: 2, Severity.INFO: 1}
 
 DocKind = Literal["urlset", "sitemapindex", "text", "rss", "atom"]
 
@@ -78,15 +69,9 @@ def finding(
     return Finding(code, severity, message, sitemap, line, url, column)
 
 
-# code -> severity, filled on first use: importing audit.codes (which imports this
-# module) inside finding() cost an import statement per finding.
+# code -> severity, filled on first use: a dict lookup is cheaper than codes' table walk
 _SEVERITIES: dict[str, Severity] = {}
 
-
-def _severity_of(code: str) -> Severity:
-    from audit.codes import severity_of
-
-    return severity_of(code)
 
 
 # --- entries, as the streaming parser emits them ---------------------------

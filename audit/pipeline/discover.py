@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-from audit.errors import TargetError
+from audit.core.errors import TargetError
+from audit.core.records import Finding, finding
 from audit.http import HttpClient
-from audit.records import Finding, finding
-from audit.robots import RobotsPolicy
-from audit.urls import normalize_url
+from audit.http.robots import RobotsPolicy
+from audit.rules.urls import normalize_url
 
 COMMON_PATHS = ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml", "/sitemap.xml.gz")
 HOME_BYTES = 256 * 1024

@@ -3,7 +3,7 @@ credential scope, and a report sink that redacts secrets.
 
 Credentials are sent by the HTTP client only to the origins of the scope (see
 `credential_scope`); this module decides the scope and keeps secrets out of
-reports. Pure: imports only the standard library and audit.rewrite.
+reports. Pure: imports only the standard library and audit.http.rewrite.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from audit.rewrite import canonical_origin
+from audit.http.rewrite import canonical_origin
 
 __all__ = [
     "REDACTED",
@@ -38,7 +38,7 @@ def parse_auth(text: str, what: str = "--auth") -> tuple[str, str]:
 
 def auth_from(option: str | None, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """--auth when given, else the SITEMAP_AUDIT_AUTH environment variable, else None."""
-    from audit.config import AUTH_ENV
+    from audit.core.config import AUTH_ENV
 
     if option is not None:
         return parse_auth(option)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit.records import Severity
+from audit.core.severity import Severity
 
 
 @dataclass(frozen=True, slots=True)

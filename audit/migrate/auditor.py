@@ -5,7 +5,7 @@ requests the old path and query on the NEW origin and judges where it lands. The
 best outcome is one permanent redirect (301/308) to a 200 that is the expected new
 URL (the map's, or without a map any page of the new origin); a direct 200 at the
 same path is also good. Everything else is a `migrate-*` finding (RULES.md style,
-codes in audit/codes.py) and every old URL gets exactly one outcome, counted in the
+codes in audit/core/codes.py) and every old URL gets exactly one outcome, counted in the
 summary's `migration` block with percentages.
 
 It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline's
@@ -13,7 +13,7 @@ It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline
 per-URL check this module's `MigrationAuditor` replaces; requests go through the
 run's one `HttpClient` and `RobotsCache`; records go through the `Recorder` to the
 report writers. With `--new-sitemap`, a first pass expands the new site's sitemaps
-into a fingerprint set (audit.validator.SeenUrls, 8 bytes a URL) and checks each
+into a fingerprint set (audit.rules.validator.SeenUrls, 8 bytes a URL) and checks each
 listed URL for redirects, before the old URLs are judged against it.
 
 `judge()` is pure: a FetchResult in, one outcome and its findings out.
@@ -26,20 +26,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
-from audit.checks import noindex_directive, url_record
-from audit.config import CrawlConfig
-from audit.errors import TargetError
+from audit.checks.response import noindex_directive, url_record
+from audit.core.config import CrawlConfig
+from audit.core.errors import TargetError
+from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
 from audit.http import HttpClient
-from audit.pipeline import Auditor, UrlJob, classify_target
-from audit.progress import NoProgress, Progress
-from audit.recorder import Recorder
-from audit.records import Entry, FetchResult, Finding, UrlResult, finding
-from audit.redirect_map import RedirectMap
-from audit.rewrite import canonical_origin
-from audit.robots import RobotsCache
-from audit.runner import root_jobs
-from audit.urls import normalize_url
-from audit.validator import SeenUrls
+from audit.http.rewrite import canonical_origin
+from audit.http.robots import RobotsCache
+from audit.migrate.redirect_map import RedirectMap
+from audit.pipeline.auditor import Auditor, UrlJob, classify_target
+from audit.pipeline.progress import NoProgress, Progress
+from audit.pipeline.recorder import Recorder
+from audit.pipeline.runner import root_jobs
+from audit.rules.urls import normalize_url
+from audit.rules.validator import SeenUrls
 
 __all__ = [
     "OUTCOMES",

@@ -41,10 +41,10 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
-from audit.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
-from audit.langtags import check_hreflang, check_news_language
-from audit.records import Entry, Finding, Image, News, Video, finding
-from audit.urls import (
+from audit.core.records import Entry, Finding, Image, News, Video, finding
+from audit.rules.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
+from audit.rules.langtags import check_hreflang, check_news_language
+from audit.rules.urls import (
     MAX_LOC_LENGTH,
     MIN_LOC_LENGTH,
     LocScope,

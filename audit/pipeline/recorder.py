@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from audit.records import Finding, Severity, SitemapRecord, UrlResult
+from audit.core.records import Finding, Severity, SitemapRecord, UrlResult
 
 RecordSink = Callable[[dict[str, Any]], None]
 
@@ -32,7 +32,7 @@ class Recorder:
     def redact(self, secrets: tuple[str, ...]) -> None:
         """From now on every record reaches the sinks with these secret values replaced
         (staging credentials never enter a report). Idempotent; no cost without secrets."""
-        from audit.access import redacting
+        from audit.http.access import redacting
 
         if not secrets or secrets == self._secrets:
             return

@@ -32,11 +32,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
-from audit.pipeline import Auditor, SitemapJob, UrlJob
-from audit.recorder import Recorder
-from audit.records import Entry, FetchResult, Finding, UrlResult, header_value
-from audit.state import Prior, PriorSitemap, StateStore
+from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+from audit.pipeline.recorder import Recorder
+from audit.state.store import Prior, PriorSitemap, StateStore
 
 __all__ = ["StateSink", "StatefulAuditor"]
 

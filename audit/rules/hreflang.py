@@ -25,9 +25,9 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Final, Literal
 
-from audit.records import Finding, finding
-from audit.urls import normalize_url
-from audit.validator import HreflangGraph, SeenUrls, fingerprint
+from audit.core.records import Finding, finding
+from audit.rules.urls import normalize_url
+from audit.rules.validator import HreflangGraph, SeenUrls, fingerprint
 
 __all__ = ["MEMORY_PAIRS", "HreflangStore"]
 

@@ -1,7 +1,7 @@
 """Streaming sitemap parser: bytes in (in chunks), entries and findings out.
 
 Pure and synchronous: imports nothing of HTTP or asyncio (only zlib via
-audit.inflate, and lxml).
+audit.sitemap.inflate, and lxml).
 
     p = StreamParser(source="https://example.com/sitemap.xml")
     for chunk in chunks:
@@ -57,8 +57,8 @@ from typing import Any
 
 from lxml import etree
 
-from audit.inflate import GzipError, Inflater
-from audit.records import Alternate, DocKind, Entry, Finding, Image, News, Video, finding
+from audit.core.records import Alternate, DocKind, Entry, Finding, Image, News, Video, finding
+from audit.sitemap.inflate import GzipError, Inflater
 
 __all__ = [
     "MAX_ENTRIES",

@@ -76,7 +76,7 @@ def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
     except OSError as exc:
         raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if head == SQLITE_MAGIC:
-        from audit.state import StateError, read_records
+        from audit.state.store import StateError, read_records
 
         try:
             yield from read_records(p)

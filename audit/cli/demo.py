@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from audit.cli import main as cli_main
+from audit.cli.main import main as cli_main
 from audit.fixtures.server import run_server
 
 DEMO_SITE = Path(__file__).resolve().parent.parent / "fixtures" / "demo"

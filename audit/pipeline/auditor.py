@@ -23,17 +23,12 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from audit.checks import check_fetch, robots_blocked_finding, url_record
-from audit.config import CrawlConfig
-from audit.errors import FetchError, TargetError
-from audit.hreflangstore import HreflangStore
-from audit.htmlhead import HeadReader
-from audit.http import HttpClient, StreamResponse, url_prefix
-from audit.pagechecks import PageSink, check_page, needs_probe, probe_text
-from audit.parser import StreamParser
-from audit.progress import NoProgress, Progress
-from audit.recorder import Recorder
-from audit.records import (
+from audit.checks.htmlhead import HeadReader
+from audit.checks.page import PageSink, check_page, needs_probe, probe_text
+from audit.checks.response import check_fetch, robots_blocked_finding, url_record
+from audit.core.config import CrawlConfig
+from audit.core.errors import FetchError, TargetError
+from audit.core.records import (
     Entry,
     FetchResult,
     Finding,
@@ -43,11 +38,16 @@ from audit.records import (
     clip_url,
     finding,
 )
-from audit.rewrite import Rewriter
-from audit.robots import RobotsCache, RobotsPolicy
-from audit.spool import Spool
-from audit.urls import normalize_url
-from audit.validator import HreflangGraph, SeenUrls, SitemapValidator
+from audit.http import HttpClient, StreamResponse, url_prefix
+from audit.http.rewrite import Rewriter
+from audit.http.robots import RobotsCache, RobotsPolicy
+from audit.pipeline.progress import NoProgress, Progress
+from audit.pipeline.recorder import Recorder
+from audit.pipeline.spool import Spool
+from audit.rules.hreflang import HreflangStore
+from audit.rules.urls import normalize_url
+from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
+from audit.sitemap.parser import StreamParser
 
 Mode = Literal["crawl", "validate", "inspect"]
 T = TypeVar("T")

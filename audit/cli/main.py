@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit import __version__
-from audit.config import (
+from audit.core.config import (
     AUTH_ENV,
     DEFAULT_CONCURRENCY,
     DEFAULT_PAGE_CAP,
@@ -33,7 +33,7 @@ from audit.config import (
     FETCH_WORKERS_MAX,
     CrawlConfig,
 )
-from audit.errors import AuditError, TargetError
+from audit.core.errors import AuditError, TargetError
 
 PROG = "sitemap-audit"
 
@@ -102,7 +102,7 @@ def _header(text: str) -> tuple[str, str]:
 
 
 def _rewrite(text: str) -> tuple[str, str]:
-    from audit.rewrite import parse_rewrite
+    from audit.http.rewrite import parse_rewrite
 
     try:
         return parse_rewrite(text)
@@ -111,7 +111,7 @@ def _rewrite(text: str) -> tuple[str, str]:
 
 
 def _cookie(text: str) -> tuple[str, str]:
-    from audit.access import parse_cookie
+    from audit.http.access import parse_cookie
 
     try:
         return parse_cookie(text)
@@ -120,7 +120,7 @@ def _cookie(text: str) -> tuple[str, str]:
 
 
 def _insecure_host(text: str) -> str:
-    from audit.access import parse_host
+    from audit.http.access import parse_host
 
     try:
         return parse_host(text)
@@ -396,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from(args: argparse.Namespace, targets: list[str | None] | None = None) -> CrawlConfig:
     """The run's config. Credentials (--auth, --cookie, --header) are scoped to the origins
     of `targets` (default: the command's TARGET or SITE) and of the --rewrite targets."""
-    from audit.access import auth_from, credential_scope
+    from audit.http.access import auth_from, credential_scope
 
     if targets is None:
         targets = [getattr(args, "target", None) or getattr(args, "site", None)]
@@ -468,7 +468,7 @@ def _run_interruptibly(coro: Any) -> bool:
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         await coro
 
-    from audit.eventloop import new_event_loop  # uvloop when the 'fast' extra is installed
+    from audit.core.eventloop import new_event_loop  # uvloop when the 'fast' extra is installed
 
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
@@ -499,15 +499,15 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
 
     Several targets (from --config) are audited one after the other into ONE report
     with one summary: a scheduled job gets one file, one exit status and one diff."""
-    from audit.progress import make_progress
-    from audit.recorder import Recorder
+    from audit.pipeline.progress import make_progress
+    from audit.pipeline.recorder import Recorder
+    from audit.pipeline.runner import run_target
     from audit.report import make_writer
-    from audit.runner import run_target
 
     targets = targets or [args.target]
     config = config_from(args, list(targets))
     _validate_regexes(config)
-    from audit.pipeline import classify_target
+    from audit.pipeline.auditor import classify_target
 
     jobs: list[tuple[str, str, str]] = []
     for target in targets:
@@ -529,7 +529,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             if store is not None:
                 import functools
 
-                from audit.stateful import StatefulAuditor, StateSink
+                from audit.state.incremental import StatefulAuditor, StateSink
 
                 sink = StateSink(store)
                 sinks.append(sink)
@@ -613,7 +613,7 @@ def _open_state(
         return None
     import dataclasses
 
-    from audit.state import StateStore, fingerprint
+    from audit.state.store import StateStore, fingerprint
 
     # Only options set away from their defaults: an option added by a later version (at
     # its default) must not make an existing state "another audit".
@@ -631,13 +631,13 @@ def _open_state(
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from audit.inspect import Inspector
-    from audit.progress import NoProgress
-    from audit.recorder import Recorder
-    from audit.runner import run_target
+    from audit.pipeline.progress import NoProgress
+    from audit.pipeline.recorder import Recorder
+    from audit.pipeline.runner import run_target
+    from audit.sitemap.inspect import Inspector
 
     config = config_from(args)
-    from audit.pipeline import classify_target
+    from audit.pipeline.auditor import classify_target
 
     kind, value = classify_target(args.target)
     if kind == "site":
@@ -681,8 +681,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from audit.pipeline import classify_target
-    from audit.runner import run_discover
+    from audit.pipeline.auditor import classify_target
+    from audit.pipeline.runner import run_discover
 
     kind, value = classify_target(args.site)
     if kind != "site":
@@ -716,7 +716,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise TargetError(str(exc)) from exc
     if isinstance(summary, dict) and args.fail_on != "never":
-        from audit.records import Severity
+        from audit.core.records import Severity
 
         threshold = Severity(args.fail_on).rank
         counts = summary.get("findings", {})
@@ -726,7 +726,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from audit.diff import DiffError, diff_reports
+    from audit.state.diff import DiffError, diff_reports
 
     for path in (args.old, args.new):
         if not Path(path).is_file():
@@ -749,12 +749,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     """migrate: judge every old URL on the new site; everything is checked (NEW, the
     targets, the map) before the first request."""
-    from audit.migrate import MigrationRecorder, MigrationStats, run_migrate
-    from audit.pipeline import classify_target
-    from audit.progress import make_progress
-    from audit.redirect_map import load_map
+    from audit.http.rewrite import parse_origin
+    from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
+    from audit.migrate.redirect_map import load_map
+    from audit.pipeline.auditor import classify_target
+    from audit.pipeline.progress import make_progress
     from audit.report import make_writer
-    from audit.rewrite import parse_origin
 
     try:
         new_origin = parse_origin(args.new, "NEW")
@@ -821,7 +821,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("crawl", "validate"):
             targets = [args.target] if args.target else []
             if args.config:
-                from audit.configfile import ConfigFileError, apply_config_file
+                from audit.cli.configfile import ConfigFileError, apply_config_file
 
                 try:
                     targets = apply_config_file(

@@ -11,15 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from audit.config import CrawlConfig
-from audit.discover import Discovered, discover
-from audit.errors import TargetError
+from audit.core.config import CrawlConfig
+from audit.core.errors import TargetError
+from audit.core.records import Finding, finding
 from audit.http import HttpClient
-from audit.pipeline import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
-from audit.progress import Progress
-from audit.recorder import Recorder
-from audit.records import Finding, finding
-from audit.robots import RobotsCache
+from audit.http.robots import RobotsCache
+from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
+from audit.pipeline.discover import Discovered, discover
+from audit.pipeline.progress import Progress
+from audit.pipeline.recorder import Recorder
 
 
 async def run_target(

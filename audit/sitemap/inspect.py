@@ -10,9 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from audit.dates import parse_w3c_datetime
-from audit.parser import StreamParser
-from audit.records import Entry, SitemapRecord
+from audit.core.records import Entry, SitemapRecord
+from audit.rules.dates import parse_w3c_datetime
+from audit.sitemap.parser import StreamParser
 
 
 @dataclass(slots=True)

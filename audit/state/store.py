@@ -42,7 +42,7 @@ A file that is not SQLite, is truncated or corrupt, or belongs to another progra
 schema is refused with a one-line StateError and never written to; only `fresh=True`
 replaces it.
 
-Imports only the standard library and audit.errors; knows nothing of HTTP or parsing.
+Imports only the standard library and audit.core.errors; knows nothing of HTTP or parsing.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from audit.errors import AuditError
+from audit.core.errors import AuditError
 
 __all__ = [
     "SCHEMA_VERSION",

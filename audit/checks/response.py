@@ -15,11 +15,11 @@ from functools import lru_cache
 from typing import Literal
 from urllib.parse import urldefrag, urljoin
 
-from audit.botsigs import detect_bot_challenge
-from audit.config import CrawlConfig
-from audit.dates import W3CDate, parse_http_date, parse_w3c_datetime
-from audit.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
-from audit.urls import normalize_url
+from audit.checks.botsigs import detect_bot_challenge
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
+from audit.rules.dates import W3CDate, parse_http_date, parse_w3c_datetime
+from audit.rules.urls import normalize_url
 
 __all__ = [
     "canonical_links",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from audit.errors import TargetError
-from audit.urls import normalize_url
+from audit.core.errors import TargetError
+from audit.rules.urls import normalize_url
 
 __all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map"]
 

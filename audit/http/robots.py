@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
-from audit.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
+from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
+from audit.core.records import Hop
 from audit.http import HttpClient, origin_of
-from audit.records import Hop
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
 

@@ -1,6 +1,6 @@
 """Page checks (`--page-checks`): judge what a page's `<head>` says about the listed URL.
 
-From a `FetchResult` and the `HeadReader` that read the page (audit.htmlhead):
+From a `FetchResult` and the `HeadReader` that read the page (audit.checks.htmlhead):
 
 - `url-noindex`: a head `<meta name="robots">`, or a meta named after the configured
   agent's product token, says `noindex` or `none`. A meta for another agent
@@ -38,11 +38,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-from audit.checks import canonical_links, noindex_directive
-from audit.htmlhead import DEFAULT_CAP, HeadReader, charset_of_content_type
-from audit.langtags import check_hreflang
-from audit.records import FetchResult, Finding, finding
-from audit.urls import is_absolute_http, normalize_url
+from audit.checks.htmlhead import DEFAULT_CAP, HeadReader, charset_of_content_type
+from audit.checks.response import canonical_links, noindex_directive
+from audit.core.records import FetchResult, Finding, finding
+from audit.rules.langtags import check_hreflang
+from audit.rules.urls import is_absolute_http, normalize_url
 
 __all__ = [
     "MIN_TEXT",
