@@ -17,7 +17,7 @@ from lxml import etree
 from audit.checks.botsigs import detect_bot_challenge
 from audit.fixtures.server import REQUEST_LOG, ManifestError, load_site, main, make_app, run_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo"
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 ServerFactory = Callable[..., Any]

@@ -752,7 +752,7 @@ async def test_loopback_bot_challenge_and_failure_record(aiohttp_server: ServerF
 
 # --- the demo site: every planted URL-level code --------------------------------------
 
-DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
 ENTRY = re.compile(r"<loc>\{base\}([^<]*)</loc>\s*(?:<lastmod>([^<]*)</lastmod>)?")
 
 # path -> codes check_fetch must give (README.md of the demo); robots and

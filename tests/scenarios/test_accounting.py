@@ -23,7 +23,7 @@ import pytest
 
 from audit.report import make_writer
 from tests.crawlkit import audit, index, urlset
-from tests.test_hostile_servers import Behaviour, answer, raw_site, reset
+from tests.scenarios.test_hostile_servers import Behaviour, answer, raw_site, reset
 
 HTML = {"Content-Type": "text/html"}
 XML = {"Content-Type": "application/xml"}

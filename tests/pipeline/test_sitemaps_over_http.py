@@ -15,7 +15,7 @@ import pytest
 
 from tests.crawlkit import XML, Site, audit
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 BROKEN = [
     ("sitemaps/broken/leading-whitespace.xml", "sitemap-leading-whitespace"),

@@ -1,6 +1,6 @@
 """Hostile servers, through the whole pipeline: what the report says.
 
-tests/test_http.py proves the client's behaviour one request at a time (timeouts,
+tests/http/test_client.py proves the client's behaviour one request at a time (timeouts,
 trickles, cuts, Retry-After, schemes, loops); these prove the run as a whole: the
 right finding for the right URL, every listed URL still accounted for, the run ends.
 

@@ -13,7 +13,7 @@ import pytest
 from audit.core.records import Entry, Finding
 from audit.sitemap.parser import MAX_UNCOMPRESSED_BYTES, StreamParser, parse_file
 
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "sitemaps"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "sitemaps"
 VALID, BROKEN = FIX / "valid", FIX / "broken"
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 H = "https://www.example.com"

@@ -20,7 +20,7 @@ from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
 from audit.migrate.redirect_map import MapError, RedirectMap, load_map, parse_map
 from tests.crawlkit import FAST, HTML, TEXT, XML, Run, Site, urlset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from audit.cli.configfile import _subparser, load_config_file
 from audit.cli.main import build_parser, main
 from tests.crawlkit import HTML, XML, Site, urlset
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "schedule"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "schedule"
 OPERATORS = {"&&", "||", ";", "(", ")", "|", "&"}
 
 

@@ -18,7 +18,7 @@ import pytest
 from audit.cli.main import main
 from tests.crawlkit import HTML, TEXT, XML, Site, index, urlset
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sitemaps"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sitemaps"
 
 GOOD = urlset(
     "https://www.example.com/a",

@@ -5,7 +5,7 @@ cleanly. Small documents live in fixtures/hostile/ (`__BASE__` is replaced by th
 server's URL); big ones are generated here, and the largest are streamed by the
 server so that the test itself never holds them.
 
-fixtures/sitemaps/broken/ and tests/test_parser.py already cover the parser side of
+fixtures/sitemaps/broken/ and tests/sitemap/test_parser.py already cover the parser side of
 several of these (XXE with a relative SYSTEM id, billion laughs in text, a truncated
 file, a latin-1 declaration); the tests here add the network side: what the server saw,
 what the report says, how much memory the whole run took.
@@ -28,7 +28,7 @@ from aiohttp import web
 from audit.sitemap.parser import MAX_UNCOMPRESSED_BYTES
 from tests.crawlkit import HTML, TEXT, XML, Run, Site, audit, index, urlset
 
-HOSTILE = Path(__file__).resolve().parent.parent / "fixtures" / "hostile"
+HOSTILE = Path(__file__).resolve().parents[2] / "fixtures" / "hostile"
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SM}">\n'
 MiB = 1 << 20

@@ -22,7 +22,7 @@ from audit.rules.validator import (
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
 B = "https://www.example.com"
 SITEMAP = f"{B}/sitemap.xml"
-RULES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+RULES = Path(__file__).resolve().parents[2] / "fixtures" / "rules"
 
 
 def make(**kw: object) -> SitemapValidator:
