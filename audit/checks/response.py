@@ -86,68 +86,94 @@ def check_fetch(
         out.append(finding(code, message, sitemap=sitemap, line=line, url=result.url))
 
     status = result.status
-    kind = result.error_kind
-    if kind is None and status is not None and 200 <= status < 300 and not result.redirects:
+    if (
+        result.error_kind is None
+        and status is not None
+        and 200 <= status < 300
+        and not result.redirects
+    ):
         # the common case: no redirect, no error class, no bot challenge to look for
         if result.elapsed_ms > config.slow_ms:
             _slow_finding(result, config, add)
         return _check_ok(result, out, add, lastmod, config, agent_token, now)
+    if _check_not_plain(result, config, add):
+        return _check_ok(result, out, add, lastmod, config, agent_token, now)
+    return out
+
+
+def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> bool:
+    """The findings of an answer that is not a plain 2xx: an error class, a redirect or a
+    failing status. True when it still ended in a 2xx whose headers are to be checked."""
+    status = result.status
     chain = _chain_text(result.redirects, result.final_url, status)
-
-    if kind in _LOOP_KINDS:
-        what = "revisits a URL" if kind == "redirect-loop" else "exceeds the redirect limit"
-        add(
-            "url-redirect-loop",
-            f"the redirect chain {what}: {chain}; "
-            "fix the redirects and list the final URL in the sitemap",
-        )
-        return out
-    if kind in _BAD_REDIRECT_KINDS:
-        detail = result.error or (
-            "Location is missing or invalid"
-            if kind == "redirect-invalid"
-            else "Location uses a scheme other than http/https"
-        )
-        what = "was not followed" if kind == "redirect-private" else "has no usable Location"
-        add(
-            "url-redirect-error",
-            f"a redirect {what} ({detail}): {chain}; "
-            "fix the redirect or list the final URL in the sitemap",
-        )
-        return out
+    terminal = _TERMINAL_KINDS.get(result.error_kind or "")
+    if terminal is not None:
+        terminal(result, chain, add)
+        return False
     if status is None:
-        why = result.error or kind or "unknown error"
-        add(
-            "url-unreachable",
-            f"no answer after {result.attempts} attempt(s): {why}"
-            "; check DNS, the server and the network, or remove the URL from the sitemap",
-        )
-        return out
-
+        _unreachable_finding(result, add)
+        return False
     blocker = detect_bot_challenge(status, result.headers, result.body_head)
     # A chain ending in a hard error is one url-redirect-error; a challenge or a
     # 429 at its end is transient, so the redirect and the block are both reported.
-    chain_failed = bool(result.redirects) and status >= 400 and blocker is None and status != 429
-    if result.redirects:
-        if chain_failed:
-            add(
-                "url-redirect-error",
-                f"the redirect chain ends in HTTP {status}: {chain}; "
-                "point the redirect at a working page or remove the URL from the sitemap",
-            )
-        else:
-            _redirect_findings(result, chain, add)
-    elif 300 <= status < 400:
-        # The HTTP layer follows every usable Location, so a final 3xx had none.
+    if result.redirects and status >= 400 and blocker is None and status != 429:
         add(
             "url-redirect-error",
-            f"HTTP {status} without a usable Location; fix the redirect "
-            "or list the final URL in the sitemap",
+            f"the redirect chain ends in HTTP {status}: {chain}; "
+            "point the redirect at a working page or remove the URL from the sitemap",
         )
+    else:
+        _redirect_findings(result, status, chain, add)
+        _status_finding(result, status, blocker, add)
+    if result.elapsed_ms > config.slow_ms:
+        _slow_finding(result, config, add)
+    return 200 <= status < 300
 
-    if chain_failed:
-        pass  # reported as url-redirect-error above
-    elif blocker is not None:
+
+def _loop_finding(result: FetchResult, chain: str, add: _Add) -> None:
+    loop = result.error_kind == "redirect-loop"
+    what = "revisits a URL" if loop else "exceeds the redirect limit"
+    add(
+        "url-redirect-loop",
+        f"the redirect chain {what}: {chain}; "
+        "fix the redirects and list the final URL in the sitemap",
+    )
+
+
+def _bad_redirect_finding(result: FetchResult, chain: str, add: _Add) -> None:
+    kind = result.error_kind
+    detail = result.error or (
+        "Location is missing or invalid"
+        if kind == "redirect-invalid"
+        else "Location uses a scheme other than http/https"
+    )
+    what = "was not followed" if kind == "redirect-private" else "has no usable Location"
+    add(
+        "url-redirect-error",
+        f"a redirect {what} ({detail}): {chain}; "
+        "fix the redirect or list the final URL in the sitemap",
+    )
+
+
+# Error classes that end the checks of a URL with one finding.
+_TERMINAL_KINDS: dict[str, Callable[[FetchResult, str, _Add], None]] = {
+    **dict.fromkeys(_LOOP_KINDS, _loop_finding),
+    **dict.fromkeys(_BAD_REDIRECT_KINDS, _bad_redirect_finding),
+}
+
+
+def _unreachable_finding(result: FetchResult, add: _Add) -> None:
+    why = result.error or result.error_kind or "unknown error"
+    add(
+        "url-unreachable",
+        f"no answer after {result.attempts} attempt(s): {why}"
+        "; check DNS, the server and the network, or remove the URL from the sitemap",
+    )
+
+
+def _status_finding(result: FetchResult, status: int, blocker: str | None, add: _Add) -> None:
+    """The finding the final status itself calls for (a bot challenge first), if any."""
+    if blocker is not None:
         add(
             "url-bot-blocked",
             f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
@@ -160,13 +186,7 @@ def check_fetch(
             f"HTTP {status} {word}; remove the URL from the sitemap or restore the page",
         )
     elif status == 429:
-        retry = result.header("retry-after")
-        hint = f" (Retry-After: {retry})" if retry else ""
-        add(
-            "url-rate-limited",
-            f"still HTTP 429 Too Many Requests after {result.attempts} attempt(s){hint}; "
-            "lower --rate or ask the site to allow the auditor",
-        )
+        _rate_limited_finding(result, add)
     elif 400 <= status < 500:
         add(
             "url-client-error",
@@ -180,12 +200,15 @@ def check_fetch(
             "or remove the URL from the sitemap",
         )
 
-    if result.elapsed_ms > config.slow_ms:
-        _slow_finding(result, config, add)
 
-    if not 200 <= status < 300:
-        return out
-    return _check_ok(result, out, add, lastmod, config, agent_token, now)
+def _rate_limited_finding(result: FetchResult, add: _Add) -> None:
+    retry = result.header("retry-after")
+    hint = f" (Retry-After: {retry})" if retry else ""
+    add(
+        "url-rate-limited",
+        f"still HTTP 429 Too Many Requests after {result.attempts} attempt(s){hint}; "
+        "lower --rate or ask the site to allow the auditor",
+    )
 
 
 def _check_ok(
@@ -214,23 +237,23 @@ def _check_ok(
             robots_values = [*(robots_values or ()), value]
         elif name == "link":
             link_values = [*(link_values or ()), value]
-
     if robots_values:
-        hit = noindex_directive(robots_values, agent_token)
-        if hit is not None:
-            add(
-                "url-noindex",
-                f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
-                "indexable; remove the header or remove the URL from the sitemap",
-            )
-
+        _noindex_finding(robots_values, agent_token, add)
     if link_values:
         _canonical_finding(result, link_values, add)
-
-    # After a redirect, Last-Modified describes another URL than the listed one.
-    if lastmod is not None and modified is not None and not result.redirects:
-        _lastmod_findings(modified, date, lastmod, config, now, add)
+    if lastmod is not None and modified is not None:
+        _lastmod_findings(result, modified, date, lastmod, config, now, add)
     return out
+
+
+def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> None:
+    hit = noindex_directive(robots_values, agent_token)
+    if hit is not None:
+        add(
+            "url-noindex",
+            f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
+            "indexable; remove the header or remove the URL from the sitemap",
+        )
 
 
 def _slow_finding(result: FetchResult, config: CrawlConfig, add: _Add) -> None:
@@ -252,8 +275,17 @@ def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> st
     return " -> ".join(parts)
 
 
-def _redirect_findings(result: FetchResult, chain: str, add: _Add) -> None:
+def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) -> None:
     hops = result.redirects
+    if not hops:
+        if 300 <= status < 400:
+            # The HTTP layer follows every usable Location, so a final 3xx had none.
+            add(
+                "url-redirect-error",
+                f"HTTP {status} without a usable Location; fix the redirect "
+                "or list the final URL in the sitemap",
+            )
+        return
     permanent = all(h.status in _PERMANENT for h in hops)
     kind = "permanent" if permanent else "temporary"
     add(
@@ -337,38 +369,46 @@ def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
     name: list[str] = []
     val: list[str] = []
     in_value = False
-    quoted = False
     i = pos
     while i < n:
         c = value[i]
-        if quoted:
-            if c == "\\" and i + 1 < n:
-                val.append(value[i + 1])
-                i += 1
-            elif c == '"':
-                quoted = False
-            else:
-                val.append(c)
-        elif c == '"' and in_value:
-            quoted = True
+        if c == '"' and in_value:
+            i = _quoted_value(value, i + 1, n, val)
         elif c in ";,":
-            key = "".join(name).strip().lower()
-            if key and key not in params:
-                params[key] = "".join(val).strip()
+            _keep_param(params, name, val)
             name, val, in_value = [], [], False
             if c == ",":
                 return params, i + 1
         elif c == "=" and not in_value:
             in_value = True
-        elif in_value:
-            val.append(c)
         else:
-            name.append(c)
+            (val if in_value else name).append(c)
         i += 1
+    _keep_param(params, name, val)
+    return params, n
+
+
+def _quoted_value(value: str, i: int, n: int, val: list[str]) -> int:
+    """Append a quoted string's characters (from `i`, after the opening quote) to `val`;
+    the index of its closing quote, or `n` when it is unterminated."""
+    while i < n:
+        c = value[i]
+        if c == "\\" and i + 1 < n:
+            val.append(value[i + 1])
+            i += 1
+        elif c == '"':
+            return i
+        else:
+            val.append(c)
+        i += 1
+    return n
+
+
+def _keep_param(params: dict[str, str], name: list[str], val: list[str]) -> None:
+    """The first value of a parameter name wins."""
     key = "".join(name).strip().lower()
     if key and key not in params:
         params[key] = "".join(val).strip()
-    return params, n
 
 
 def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> None:
@@ -424,6 +464,7 @@ def _utc_text(when: datetime) -> str:
 
 
 def _lastmod_findings(
+    result: FetchResult,
     header: str,
     date_header: str | None,
     lastmod: str,
@@ -431,6 +472,8 @@ def _lastmod_findings(
     now: datetime | None,
     add: _Add,
 ) -> None:
+    if result.redirects:
+        return  # after a redirect, Last-Modified describes another URL than the listed one
     window = _lastmod_window(lastmod, config.lastmod_tolerance_s)
     if window is None:
         return
@@ -451,16 +494,23 @@ def _lastmod_findings(
             "cannot be checked against it; send the content's real modification time",
         )
         return
+    if not start <= modified < end:
+        _lastmod_mismatch(modified, span, end, lastmod, add)
+
+
+def _lastmod_mismatch(
+    modified: datetime, span: W3CDate, end: datetime, lastmod: str, add: _Add
+) -> None:
+    """Last-Modified outside the lastmod's window: after it (stale) or before it (ahead)."""
+    shown = _utc_text(modified)
     if modified >= end:
-        shown = _utc_text(modified)
         add(
             "lastmod-stale",
             f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
             "precision): the sitemap under-reports changes; update <lastmod> to the page's "
             "last change",
         )
-    elif modified < start:
-        shown = _utc_text(modified)
+    else:
         add(
             "lastmod-ahead",
             f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
@@ -483,19 +533,8 @@ def url_record(
     """The jsonl `url` record; failures carry diagnostic headers and a body excerpt."""
     status = result.status
     extra: dict[str, object] | None = None
-    failed = status is None or status >= 400 or result.error is not None
-    if failed and robots == "allowed":
-        extra = {"method": result.method, "attempts": result.attempts}
-        if result.error_kind:
-            extra["error_kind"] = result.error_kind
-        headers: dict[str, str] = {}
-        for name, value in result.headers:
-            if name in _DIAGNOSTIC_HEADERS:
-                headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        if headers:
-            extra["headers"] = headers
-        if result.body_head:
-            extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
+    if (status is None or status >= 400 or result.error is not None) and robots == "allowed":
+        extra = _failure_extra(result)
     answered = status is not None  # no final URL or time without an answer
     # positional: keyword arguments cost more, once per URL
     return UrlResult(
@@ -503,6 +542,23 @@ def url_record(
         result.redirects, lastmod, header_value(result.headers, "last-modified"), robots,
         _round_ms(result.elapsed_ms) if answered else None, result.error, extra,
     )  # fmt: skip
+
+
+def _failure_extra(result: FetchResult) -> dict[str, object]:
+    """What a failed request's url record adds: how it was tried, diagnostic headers and
+    a body excerpt."""
+    extra: dict[str, object] = {"method": result.method, "attempts": result.attempts}
+    if result.error_kind:
+        extra["error_kind"] = result.error_kind
+    headers: dict[str, str] = {}
+    for name, value in result.headers:
+        if name in _DIAGNOSTIC_HEADERS:
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    if headers:
+        extra["headers"] = headers
+    if result.body_head:
+        extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
+    return extra
 
 
 # round(x, 1) goes through a decimal string (~0.3 µs), and answer times repeat: the
