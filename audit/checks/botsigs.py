@@ -60,34 +60,69 @@ def detect_bot_challenge(
     """
     if status not in CHALLENGE_STATUSES:
         return None
+    named, server, cf_ray, cookies = _scan_headers(headers)
+    if named is not None:
+        return named
+    return _cookie_signature(cookies) or _body_signature(status, server, cf_ray, body_head)
+
+
+def _scan_headers(headers: Iterable[tuple[str, str]]) -> tuple[str | None, str, bool, list[str]]:
+    """A blocker named by a header alone, else what the later signatures need: the Server
+    value (lower-cased), whether a CF-Ray came, and the Set-Cookie values (lower-cased)."""
     server = ""
     cf_ray = False
     cookies: list[str] = []
     for name, value in headers:
         if name in _HEADER_NAMES:
-            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})"
+            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})", server, cf_ray, cookies
         if name.startswith("cf-chl"):
-            return f"Cloudflare challenge ({name})"
+            return f"Cloudflare challenge ({name})", server, cf_ray, cookies
         if name == "server":
             server = value.lower()
         elif name == "cf-ray":
             cf_ray = True
         elif name == "set-cookie":
             cookies.append(value.lower())
+    return None, server, cf_ray, cookies
+
+
+def _cookie_signature(cookies: list[str]) -> str | None:
     for cookie in cookies:
         for marker, vendor in _COOKIE_MARKERS:
             if marker in cookie:
                 return f"{vendor} (cookie {marker.rstrip('=')})"
+    return None
+
+
+def _body_signature(status: int, server: str, cf_ray: bool, body_head: bytes) -> str | None:
     body = body_head[:16384].decode("utf-8", "replace").lower() if body_head else ""
-    if (cf_ray or "cloudflare" in server) and status in (403, 503):
-        for marker in _CLOUDFLARE_MARKERS:
-            if marker in body:
-                return f"Cloudflare challenge (page marker {marker!r})"
-    if "access denied" in body and "reference #" in body:
-        return "Akamai (Access Denied page with a Reference #)"
-    if "akamaighost" in server and "reference #" in body:
-        return "Akamai (AkamaiGHost Reference # page)"
+    return (
+        _cloudflare_page(status, server, cf_ray, body)
+        or _akamai_page(server, body)
+        or _vendor_page(body)
+    )
+
+
+def _vendor_page(body: str) -> str | None:
     for marker, vendor in _BODY_MARKERS:
         if marker in body:
             return f"{vendor} (page marker {marker!r})"
+    return None
+
+
+def _cloudflare_page(status: int, server: str, cf_ray: bool, body: str) -> str | None:
+    """Cloudflare's page markers, trusted only on a 403/503 with its headers."""
+    if not (cf_ray or "cloudflare" in server) or status not in (403, 503):
+        return None
+    marker = next((m for m in _CLOUDFLARE_MARKERS if m in body), None)
+    return None if marker is None else f"Cloudflare challenge (page marker {marker!r})"
+
+
+def _akamai_page(server: str, body: str) -> str | None:
+    if "reference #" not in body:
+        return None
+    if "access denied" in body:
+        return "Akamai (Access Denied page with a Reference #)"
+    if "akamaighost" in server:
+        return "Akamai (AkamaiGHost Reference # page)"
     return None
