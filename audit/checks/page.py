@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import urldefrag, urljoin, urlsplit
@@ -213,7 +213,6 @@ def check_page(
     probe: str | None = None,
 ) -> PageVerdict:
     """The page's findings merged into `prior` (check_fetch's findings for the same URL)."""
-    out = list(prior)
     url = result.url
     stopped = (
         f" (read the first {reader.bytes_read} bytes only: the head is longer than the cap, "
@@ -225,96 +224,12 @@ def check_page(
     def make(code: str, message: str) -> Finding:
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
-    # --- noindex ---------------------------------------------------------------
-    agent = agent_token.strip().lower()
-    robots_metas = [(n, c) for n, c in reader.metas if n == "robots" or (agent and n == agent)]
-    hit = next(
-        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
-        None,
-    )
-    if hit is not None:
-        meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
-        header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
-        if header is not None and any(f.code == "url-noindex" for f in out):
-            both = (
-                f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
-                f"{agent_token}: a listed URL must be indexable; remove both or remove the "
-                "URL from the sitemap"
-            )
-            out = [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
-        else:
-            out.append(
-                make(
-                    "url-noindex",
-                    f"the page's {meta} says noindex for {agent_token}: a listed URL must be "
-                    "indexable; remove the meta or remove the URL from the sitemap",
-                )
-            )
-
-    # --- canonical -------------------------------------------------------------
     final = result.final_url or url
-    base = urljoin(final, reader.base_href) if reader.base_href else final
-    head_targets: list[str] = []
-    for href in reader.canonicals:
-        if href:
-            target = urljoin(base, href)
-            if target not in head_targets:
-                head_targets.append(target)
-    canonical_shown = head_targets[0] if len(head_targets) == 1 else None
-    if head_targets:
-        header_targets = []
-        for t in canonical_links(result.header_all("link")):
-            target = urljoin(final, t)
-            if target not in header_targets:
-                header_targets.append(target)
-        head_norm = {_norm(t) for t in head_targets}
-        header_norm = {_norm(t) for t in header_targets}
-        own = {_norm(final), _norm(url)}
-        message: str | None = None
-        if len(head_norm) > 1:
-            message = (
-                f"the page's head has {len(head_targets)} rel=canonical links naming different "
-                f"URLs: {', '.join(head_targets)}; search engines may ignore them all: keep one, "
-                "naming the listed URL"
-            )
-        elif header_targets and head_norm != header_norm:
-            message = (
-                f"the Link header names {', '.join(header_targets)} as canonical but the page's "
-                f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
-                "make them agree on the listed URL"
-            )
-        elif header_targets:
-            pass  # same as the Link header: checks.py judged it already
-        elif not is_absolute_http(head_targets[0]):
-            message = (
-                f"the page's rel=canonical {head_targets[0]!r} is not an http(s) URL; "
-                "name the listed URL"
-            )
-        elif head_norm.isdisjoint(own):
-            message = (
-                f"the page's rel=canonical names {head_targets[0]}, not {final}; list the "
-                "canonical URL in the sitemap instead, or fix the canonical"
-            )
-        if message is not None:
-            out = [f for f in out if f.code != "url-canonical-mismatch"]
-            out.append(make("url-canonical-mismatch", message))
-
-    # --- soft 404 --------------------------------------------------------------
-    why: str | None = None
-    for label, text in (("title", reader.title), ("main heading", reader.h1)):
-        phrase = not_found_phrase(text)
-        if phrase is not None:
-            why = f"its {label} {text!r} says {phrase!r}"
-            break
-    if why is None and probe is not None:
-        own_text = soft404_text(reader, final)
-        if own_text is not None:
-            ratio = similarity(own_text, probe)
-            if ratio >= SOFT404_SIMILARITY:
-                why = (
-                    f"its text is {ratio:.0%} identical to what the host answers for a path "
-                    "that does not exist"
-                )
+    robots_metas = _agent_metas(reader, agent_token)
+    out = _noindex(list(prior), result, robots_metas, agent_token, make)
+    head_targets = _head_canonicals(reader, final)
+    out = _canonical(out, result, head_targets, final, make)
+    why = _soft404_reason(reader, final, probe)
     if why is not None:
         out.append(
             make(
@@ -323,22 +238,155 @@ def check_page(
                 "missing page, or fix the page, or remove the URL from the sitemap",
             )
         )
+    hrefs = _hreflang(out, reader, final, url, make)
+    return PageVerdict(out, hrefs, _page_record(reader, robots_metas, head_targets))
 
-    # --- hreflang --------------------------------------------------------------
+
+_Make = Callable[[str, str], Finding]
+
+
+# --- noindex ---------------------------------------------------------------------
+
+
+def _agent_metas(reader: HeadReader, agent_token: str) -> list[tuple[str, str]]:
+    """The head metas that apply to the agent: `robots` and the agent's own token."""
+    agent = agent_token.strip().lower()
+    return [(n, c) for n, c in reader.metas if n == "robots" or (agent and n == agent)]
+
+
+def _noindex(
+    out: list[Finding],
+    result: FetchResult,
+    robots_metas: list[tuple[str, str]],
+    agent_token: str,
+    make: _Make,
+) -> list[Finding]:
+    """A meta noindex: its own finding, or the detail of the X-Robots-Tag one."""
+    hit = next(
+        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
+        None,
+    )
+    if hit is None:
+        return out
+    meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
+    header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
+    if header is not None and any(f.code == "url-noindex" for f in out):
+        both = (
+            f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
+            f"{agent_token}: a listed URL must be indexable; remove both or remove the "
+            "URL from the sitemap"
+        )
+        return [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
+    out.append(
+        make(
+            "url-noindex",
+            f"the page's {meta} says noindex for {agent_token}: a listed URL must be "
+            "indexable; remove the meta or remove the URL from the sitemap",
+        )
+    )
+    return out
+
+
+# --- canonical -------------------------------------------------------------------
+
+
+def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
+    """Each href resolved against `base`, duplicates dropped, in order."""
+    targets: list[str] = []
+    for href in hrefs:
+        target = urljoin(base, href)
+        if target not in targets:
+            targets.append(target)
+    return targets
+
+
+def _head_canonicals(reader: HeadReader, final: str) -> list[str]:
+    """The head's rel=canonical targets, resolved against `<base href>` and the final URL."""
+    base = urljoin(final, reader.base_href) if reader.base_href else final
+    return _joined(base, (href for href in reader.canonicals if href))
+
+
+def _canonical(
+    out: list[Finding], result: FetchResult, head_targets: list[str], final: str, make: _Make
+) -> list[Finding]:
+    """One url-canonical-mismatch per URL: the head's replaces the Link header's."""
+    if not head_targets:
+        return out
+    header_targets = _joined(final, canonical_links(result.header_all("link")))
+    message = _canonical_message(head_targets, header_targets, final, result.url)
+    if message is None:
+        return out
+    kept = [f for f in out if f.code != "url-canonical-mismatch"]
+    kept.append(make("url-canonical-mismatch", message))
+    return kept
+
+
+def _canonical_message(
+    head_targets: list[str], header_targets: list[str], final: str, url: str
+) -> str | None:
+    head_norm = {_norm(t) for t in head_targets}
+    if len(head_norm) > 1:
+        return (
+            f"the page's head has {len(head_targets)} rel=canonical links naming different "
+            f"URLs: {', '.join(head_targets)}; search engines may ignore them all: keep one, "
+            "naming the listed URL"
+        )
+    if header_targets:
+        if head_norm == {_norm(t) for t in header_targets}:
+            return None  # same as the Link header: checks.py judged it already
+        return (
+            f"the Link header names {', '.join(header_targets)} as canonical but the page's "
+            f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
+            "make them agree on the listed URL"
+        )
+    if not is_absolute_http(head_targets[0]):
+        return (
+            f"the page's rel=canonical {head_targets[0]!r} is not an http(s) URL; "
+            "name the listed URL"
+        )
+    if head_norm.isdisjoint({_norm(final), _norm(url)}):
+        return (
+            f"the page's rel=canonical names {head_targets[0]}, not {final}; list the "
+            "canonical URL in the sitemap instead, or fix the canonical"
+        )
+    return None
+
+
+# --- soft 404 --------------------------------------------------------------------
+
+
+def _soft404_reason(reader: HeadReader, final: str, probe: str | None) -> str | None:
+    """Why the page reads as not found (its wording, or its likeness to the probe), or None."""
+    for label, text in (("title", reader.title), ("main heading", reader.h1)):
+        phrase = not_found_phrase(text)
+        if phrase is not None:
+            return f"its {label} {text!r} says {phrase!r}"
+    if probe is None:
+        return None
+    own_text = soft404_text(reader, final)
+    if own_text is None:
+        return None
+    ratio = similarity(own_text, probe)
+    if ratio < SOFT404_SIMILARITY:
+        return None
+    return (
+        f"its text is {ratio:.0%} identical to what the host answers for a path that does not exist"
+    )
+
+
+# --- hreflang --------------------------------------------------------------------
+
+
+def _hreflang(
+    out: list[Finding], reader: HeadReader, final: str, url: str, make: _Make
+) -> list[str]:
+    """Append the head's hreflang findings to `out`; the valid hrefs, for reciprocity."""
     hrefs: list[str] = []
     has_self = False
     bad_href = False
     own_urls = {_norm(final), _norm(url)}
     for code, href in reader.alternates:
-        reason = check_hreflang(code)
-        if reason is not None:
-            out.append(
-                make(
-                    "hreflang-invalid",
-                    f"the page's <link rel=alternate> hreflang {code!r} {reason}: use an ISO "
-                    "639-1 language with an optional ISO 3166-1 region (en, en-GB) or x-default",
-                )
-            )
+        out.extend(_hreflang_code_finding(code, make))
         if not is_absolute_http(href):
             out.append(
                 make(
@@ -360,14 +408,32 @@ def check_page(
                 "add one with its own language (each version must list itself and all others)",
             )
         )
+    return hrefs
 
-    # the record shows the other crawlers' metas too (they do not apply to this agent)
-    shown = [(n, c) for n, c in reader.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
-    robots_text = ", ".join(f"{n}: {c}" for n, c in shown) or None
+
+def _hreflang_code_finding(code: str, make: _Make) -> list[Finding]:
+    reason = check_hreflang(code)
+    if reason is None:
+        return []
+    return [
+        make(
+            "hreflang-invalid",
+            f"the page's <link rel=alternate> hreflang {code!r} {reason}: use an ISO "
+            "639-1 language with an optional ISO 3166-1 region (en, en-GB) or x-default",
+        )
+    ]
+
+
+# --- the url record's `page` object ----------------------------------------------
+
+
+def _page_record(
+    reader: HeadReader, robots_metas: list[tuple[str, str]], head_targets: list[str]
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "title": reader.title,
-        "canonical": canonical_shown,
-        "robots": robots_text,
+        "canonical": head_targets[0] if len(head_targets) == 1 else None,
+        "robots": _robots_shown(reader, robots_metas),
         "bytes_read": reader.bytes_read,
         "truncated": reader.truncated,
     }
@@ -379,4 +445,10 @@ def check_page(
         record["charset"] = reader.charset
     if reader.error is not None:
         record["parse_error"] = reader.error
-    return PageVerdict(out, hrefs, record)
+    return record
+
+
+def _robots_shown(reader: HeadReader, robots_metas: list[tuple[str, str]]) -> str | None:
+    """The record shows the other crawlers' metas too (they do not apply to this agent)."""
+    shown = [(n, c) for n, c in reader.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
+    return ", ".join(f"{n}: {c}" for n, c in shown) or None
