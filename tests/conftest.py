@@ -1,5 +1,13 @@
 """Shared, generic test fixtures. Keep small; tests write their handlers inline.
 
+Slow tests (over about half a second each) carry `@pytest.mark.slow`. `make test` runs
+everything; `.venv/bin/pytest -m 'not slow'` is the quick run while working.
+
+- `serve(site, **kwargs)`: starts a loopback aiohttp server (pytest-aiohttp's
+  `aiohttp_server`, closed at the end of the test) for a `tests.crawlkit.Site`, anything
+  else with an `.app()`, or an `aiohttp.web.Application` such as the fixture server's
+  `make_app(dir)`; kwargs go to `aiohttp_server` (e.g. `ssl=`). Returns the base URL
+  without a trailing slash, "http://127.0.0.1:PORT".
 - `fast_config(**overrides)`: a CrawlConfig with tiny timeouts, backoff and Retry-After cap.
 - `raw_server(handler)`: a plain TCP server on 127.0.0.1 for behaviour aiohttp's test
   server cannot produce (never answering, trickling, cutting a response off). The handler
@@ -13,10 +21,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from audit.core.config import CrawlConfig
+from tests.crawlkit import Serve
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@pytest.fixture
+def serve(aiohttp_server: Any) -> Serve:
+    async def start(site: Any, **kwargs: Any) -> str:
+        app = site if isinstance(site, web.Application) else site.app()
+        server = await aiohttp_server(app, **kwargs)
+        return str(server.make_url("")).rstrip("/")
+
+    return start
 
 
 @pytest.fixture

@@ -11,13 +11,12 @@ from typing import Any
 
 from aiohttp import web
 
+from audit.api import Audit
 from audit.core.config import CrawlConfig
-from audit.pipeline.auditor import classify_target
-from audit.pipeline.progress import NoProgress
-from audit.pipeline.recorder import Recorder
-from audit.pipeline.runner import run_target
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# The `serve` fixture of tests/conftest.py: serve(site_or_app, **server_kwargs) -> base URL.
+Serve = Callable[..., Awaitable[str]]
 
 FAST = {"timeout": 3.0, "retries": 2, "backoff_base": 0.01, "backoff_cap": 0.05, "rate": 1000.0}
 
@@ -118,15 +117,11 @@ class Run:
 
 
 async def audit(target: str, mode: str = "crawl", *, deadline: float = 50, **cfg: Any) -> Run:
-    """Run the real pipeline (real HTTP) and collect the records it emits."""
+    """Run the real pipeline (real HTTP) through the front door and collect its records."""
     options = {**FAST, **cfg}
-    config = CrawlConfig(**options)
     records: list[dict[str, Any]] = []
-    recorder = Recorder([records.append])
-    kind, value = classify_target(target)
-    outcome: dict[str, Any] = {}
-    await asyncio.wait_for(
-        run_target(kind, value, config, recorder, mode, NoProgress(), outcome), timeout=deadline
-    )
-    recorder.emit(recorder.summary())
+    run = Audit(target, CrawlConfig(**options), mode=mode, sinks=[records.append])
+    await asyncio.wait_for(run.run(), timeout=deadline)
+    run.finish()
+    outcome = run.outcomes[0]
     return Run(records, outcome)

@@ -28,6 +28,7 @@ from audit.checks.response import (
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, Severity
 from audit.fixtures.server import make_app
+from tests.crawlkit import Serve
 
 URL = "http://example.com/a"
 SITEMAP = "http://example.com/sitemap.xml"
@@ -649,7 +650,7 @@ ServerFactory = Callable[..., Any]
 
 
 async def test_loopback_status_noindex_canonical_and_redirects(
-    aiohttp_server: ServerFactory,
+    serve: Serve,
 ) -> None:
     async def gone(request: web.Request) -> web.Response:
         return web.Response(status=410, text="gone")
@@ -682,8 +683,7 @@ async def test_loopback_status_noindex_canonical_and_redirects(
     app.router.add_get("/canonical", canonical)
     app.router.add_get("/hop/{n}", hop)
     app.router.add_get("/final", final)
-    server = await aiohttp_server(app)
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(app)
     async with aiohttp.ClientSession() as session:
         assert codes(await fetch(session, f"{base}/gone")) == ["url-not-found"]
         assert codes(await fetch(session, f"{base}/robots")) == []
@@ -774,14 +774,13 @@ DEMO_EXPECTED = {
 }
 
 
-async def test_demo_site_planted_url_codes(aiohttp_server: ServerFactory) -> None:
+async def test_demo_site_planted_url_codes(serve: Serve) -> None:
     entries: dict[str, str | None] = {}
     for name in ("sitemap-pages.xml", "sitemap-products.xml", "_src/sitemap-blog.xml"):
         for path, lastmod in ENTRY.findall((DEMO / name).read_text()):
             entries[path] = lastmod or None
     assert len(entries) == 32
-    server = await aiohttp_server(make_app(DEMO))
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(make_app(DEMO))
     cfg = CrawlConfig(slow_ms=1000)
     got: dict[str, list[str]] = {}
     async with aiohttp.ClientSession() as session:

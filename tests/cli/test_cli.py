@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from audit.cli.main import main
-from tests.crawlkit import HTML, TEXT, XML, Site, index, urlset
+from tests.crawlkit import HTML, TEXT, XML, Serve, Site, index, urlset
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sitemaps"
 
@@ -169,11 +169,10 @@ def test_inspect_counts_and_urls(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 async def test_crawl_cli_exit_codes_over_http(
-    aiohttp_server: Any, unused_tcp_port: int, tmp_path: Path
+    serve: Serve, unused_tcp_port: int, tmp_path: Path
 ) -> None:
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
     site.routes = {
         "/robots.txt": (200, TEXT, f"Sitemap: {base}/sitemap.xml\n"),
         "/sitemap.xml": (200, XML, urlset(f"{base}/ok", f"{base}/missing")),
@@ -218,10 +217,9 @@ async def test_crawl_cli_exit_codes_over_http(
     }
 
 
-async def test_sigint_writes_the_report_and_exits_130(aiohttp_server: Any, tmp_path: Path) -> None:
+async def test_sigint_writes_the_report_and_exits_130(serve: Serve, tmp_path: Path) -> None:
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
 
     async def slow(request: Any) -> Any:
         from aiohttp import web
@@ -264,14 +262,12 @@ async def test_sigint_writes_the_report_and_exits_130(aiohttp_server: Any, tmp_p
     assert 0 < len([r for r in records if r["type"] == "url"]) < 200
 
 
-async def test_state_page_checks_and_rewrite_compose(aiohttp_server: Any, tmp_path: Path) -> None:
+async def test_state_page_checks_and_rewrite_compose(serve: Serve, tmp_path: Path) -> None:
     """--state goes through the same URL check as a plain run: page checks and a rewrite
     apply, and a second run answers from the state without a request."""
     live, staging = Site(), Site()
-    live_server = await aiohttp_server(live.app())
-    staging_server = await aiohttp_server(staging.app())
-    live_base = str(live_server.make_url("")).rstrip("/")
-    staging_base = str(staging_server.make_url("")).rstrip("/")
+    live_base = await serve(live)
+    staging_base = await serve(staging)
     page = '<html><head><meta name="robots" content="noindex"><title>x</title></head></html>'
     staging.routes = {  # staging serves the new sitemap, written with the live site's URLs
         "/sitemap.xml": (200, XML, urlset(f"{live_base}/hidden", f"{live_base}/ok")),
@@ -304,12 +300,11 @@ async def test_state_page_checks_and_rewrite_compose(aiohttp_server: Any, tmp_pa
     ]
 
 
-async def test_rate_unlimited(aiohttp_server: Any, tmp_path: Path) -> None:
+async def test_rate_unlimited(serve: Serve, tmp_path: Path) -> None:
     """`--rate unlimited` (the spelling of the issue; `inf` too) runs without a limiter:
     the hosts record shows no rate, where a number shows that number."""
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
     site.routes = {
         "/sitemap.xml": (200, XML, urlset(*[f"{base}/p{i}" for i in range(5)])),
         **{f"/p{i}": (200, HTML, "<html></html>") for i in range(5)},

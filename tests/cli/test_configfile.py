@@ -10,7 +10,7 @@ import pytest
 
 from audit.cli.configfile import ConfigFileError, _subparser, apply_config_file, load_config_file
 from audit.cli.main import build_parser, config_from, main
-from tests.crawlkit import HTML, XML, Site, urlset
+from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
 GOOD = urlset(
     "https://www.example.com/a",
@@ -151,13 +151,12 @@ def test_validate_uses_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 async def test_several_targets_one_combined_report(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bases = []
     for name in ("one", "two"):
         site = Site()
-        server = await aiohttp_server(site.app())
-        base = str(server.make_url("")).rstrip("/")
+        base = await serve(site)
         site.routes = {
             "/sitemap.xml": (200, XML, urlset(f"{base}/{name}")),
             f"/{name}": (200, HTML, name),

@@ -19,7 +19,7 @@ from audit.core.config import CrawlConfig
 from audit.http import HttpClient
 from audit.http.access import credential_scope, parse_host
 from audit.http.rewrite import Rewriter, parse_rewrite
-from tests.crawlkit import FAST, HTML, TEXT, XML, Site, audit, urlset
+from tests.crawlkit import FAST, HTML, TEXT, XML, Serve, Site, audit, urlset
 
 PASSWORD = "s3cret-pa55word"
 TOKEN = base64.b64encode(f"stage:{PASSWORD}".encode()).decode()
@@ -35,15 +35,6 @@ CREDS: dict[str, Any] = {
 def _secret_headers(hit: Any) -> dict[str, str]:
     keep = ("authorization", "cookie", "x-staging-key")
     return {k.lower(): v for k, v in hit.headers.items() if k.lower() in keep}
-
-
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Any:
-    async def start(site: Site) -> str:
-        server = await aiohttp_server(site.app())
-        return str(server.make_url("")).rstrip("/")
-
-    return start
 
 
 # --- scoping in the HTTP client -------------------------------------------------
@@ -114,11 +105,10 @@ async def test_crawl_sends_credentials_to_the_target_only(serve: Any) -> None:
 
 
 async def test_report_never_contains_the_password(
-    aiohttp_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
 
     async def echo(request: web.Request) -> web.Response:
         # a hostile or debugging server that echoes what it was sent
@@ -199,11 +189,11 @@ def test_config_echo_and_usage_errors_mask_secrets(
 
 
 async def test_migrate_sends_credentials_to_the_new_site_only(
-    aiohttp_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old, new = Site(), Site()
-    o = str((await aiohttp_server(old.app())).make_url("")).rstrip("/")
-    n = str((await aiohttp_server(new.app())).make_url("")).rstrip("/")
+    o = await serve(old)
+    n = await serve(new)
     old.routes = {"/s.xml": (200, XML, urlset(o + "/a", o + "/b"))}
     new.routes = {
         "/a": (301, {"Location": "/new-a"}, ""),
@@ -333,12 +323,11 @@ def _self_signed(tmp_path: Path) -> ssl.SSLContext:
 
 
 async def test_insecure_host_accepts_a_self_signed_certificate_for_that_host_only(
-    aiohttp_server: Any, tmp_path: Path
+    serve: Serve, tmp_path: Path
 ) -> None:
     site = Site()
     site.routes = {"/p": (200, HTML, "x")}
-    server = await aiohttp_server(site.app(), ssl=_self_signed(tmp_path))
-    url = str(server.make_url("/p"))
+    url = await serve(site, ssl=_self_signed(tmp_path)) + "/p"
     assert url.startswith("https://127.0.0.1:")
     async with HttpClient(CrawlConfig(**FAST)) as client:
         refused = await client.fetch(url)

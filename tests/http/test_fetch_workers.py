@@ -24,7 +24,7 @@ from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult
 from audit.http import HttpClient
 from audit.http.workers import auto_worker_count
-from tests.crawlkit import HTML, XML, Site, audit, urlset
+from tests.crawlkit import HTML, XML, Serve, Site, audit, urlset
 
 Server = Any  # pytest-aiohttp's TestServer
 ServerFactory = Callable[[web.Application], Awaitable[Server]]
@@ -141,11 +141,10 @@ def _untag(value: Any, tag: str) -> Any:
 
 
 async def test_a_worker_gives_the_answers_of_in_process_fetching(
-    aiohttp_server: ServerFactory, fast_config: Callable[..., CrawlConfig]
+    serve: Serve, fast_config: Callable[..., CrawlConfig]
 ) -> None:
     scenario = Scenario()
-    server = await aiohttp_server(scenario.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(scenario)
     async with HttpClient(fast_config(timeout=1.0, **IN_PROCESS)) as client:
         here = await fetch_all(client, base, "here")
         assert client.worker_exchanges == 0 and client.worker_pids == []
@@ -172,22 +171,21 @@ async def test_a_worker_gives_the_answers_of_in_process_fetching(
 
 
 async def test_credentials_reach_only_their_origin_through_a_worker(
-    aiohttp_server: ServerFactory, fast_config: Callable[..., CrawlConfig]
+    serve: Serve, fast_config: Callable[..., CrawlConfig]
 ) -> None:
     scenario = Scenario()
     other = Scenario()
-    elsewhere = await aiohttp_server(other.app())
+    elsewhere = await serve(other)
 
     async def away(request: web.Request) -> web.StreamResponse:
         if request.path == "/away":
             scenario.seen.append(("GET", "/away", request.headers.get("Authorization")))
-            raise web.HTTPFound(str(elsewhere.make_url("/ok")))
+            raise web.HTTPFound(elsewhere + "/ok")
         return await scenario.handle(request)
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", away)
-    start = await aiohttp_server(app)
-    origin = str(start.make_url("")).rstrip("/")
+    origin = await serve(app)
     config = fast_config(auth=("staff", "s3cret-pass"), credential_origins=(origin,), **WORKER)
     async with HttpClient(config) as client:
         await client.fetch(f"{origin}/ok")
@@ -256,7 +254,7 @@ async def test_a_crawl_with_workers_reports_what_one_without_does() -> None:
 
 
 async def test_a_worker_that_dies_loses_no_request(
-    aiohttp_server: ServerFactory, fast_config: Callable[..., CrawlConfig], caplog: Any
+    serve: Serve, fast_config: Callable[..., CrawlConfig], caplog: Any
 ) -> None:
     release = asyncio.Event()
     arrived = 0
@@ -273,8 +271,7 @@ async def test_a_worker_that_dies_loses_no_request(
     app = web.Application()
     app.router.add_route("*", "/held/{n}", held)
     app.router.add_route("*", "/ok/{n}", ok)
-    server = await aiohttp_server(app)
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(app)
     caplog.set_level(logging.WARNING, logger="audit.http")
     async with HttpClient(fast_config(timeout=10.0, **WORKER)) as client:
         await client.fetch(f"{base}/ok/0")
@@ -303,7 +300,7 @@ async def test_a_worker_that_dies_loses_no_request(
 
 
 async def test_a_worker_that_cannot_start_leaves_the_fetching_here(
-    aiohttp_server: ServerFactory,
+    serve: Serve,
     fast_config: Callable[..., CrawlConfig],
     caplog: Any,
     monkeypatch: pytest.MonkeyPatch,
@@ -313,8 +310,7 @@ async def test_a_worker_that_cannot_start_leaves_the_fetching_here(
     broken.write_text("#!/bin/sh\necho 'ImportError: no module named aiohttp' >&2\nexit 3\n")
     broken.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(broken))
-    server = await aiohttp_server(Scenario().app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(Scenario())
     caplog.set_level(logging.WARNING, logger="audit.http")
     async with HttpClient(fast_config(**WORKER)) as client:
         first = await client.fetch(f"{base}/ok")
@@ -475,12 +471,11 @@ async def _slow_site(count: int, delay: float) -> tuple[Site, str, list[str]]:
 
 
 async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(
-    aiohttp_server: ServerFactory, fast_config: Callable[..., CrawlConfig], caplog: Any
+    serve: Serve, fast_config: Callable[..., CrawlConfig], caplog: Any
 ) -> None:
     """A stopped worker (SIGSTOP) answers nothing: after two timeouts and a grace it is
     killed, and its pending requests are sent from the parent, so the run never stalls."""
-    server = await aiohttp_server(Scenario().app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(Scenario())
     caplog.set_level(logging.WARNING, logger="audit.http")
     async with HttpClient(fast_config(timeout=0.5, **WORKER)) as client:
         await client.fetch(f"{base}/ok")
@@ -503,15 +498,14 @@ async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(
 @pytest.mark.skipif(auto_worker_count() == 0, reason="auto starts no worker on one core")
 @pytest.mark.parametrize(("min_rate", "started"), [(1e-6, True), (1e12, False)])
 async def test_auto_starts_workers_only_for_a_fast_crawl(
-    aiohttp_server: ServerFactory,
+    serve: Serve,
     fast_config: Callable[..., CrawlConfig],
     min_rate: float,
     started: bool,
 ) -> None:
     """`auto` measures the rate of a window of exchanges and starts workers only when one
     process runs that fast: a polite --rate never gets a second process."""
-    server = await aiohttp_server(Scenario().app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(Scenario())
     config = fast_config(fetch_workers=None, fetch_workers_after=5, fetch_workers_min_rate=min_rate)
     async with HttpClient(config) as client:
         for n in range(12):  # past the first window (5) and its measured one (10)

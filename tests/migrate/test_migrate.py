@@ -1,6 +1,6 @@
 """`sitemap-audit migrate`: old URLs judged on a new site, over two loopback servers.
 
-Every test starts an 'old' and a 'new' server (aiohttp_server twice) with inline
+Every test starts an 'old' and a 'new' server (the serve fixture, twice) with inline
 handlers, runs the real migration (real HTTP) and reads its records.
 """
 
@@ -18,18 +18,9 @@ from audit.core.config import CrawlConfig
 from audit.fixtures.server import REQUEST_LOG, make_app
 from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
 from audit.migrate.redirect_map import MapError, RedirectMap, load_map, parse_map
-from tests.crawlkit import FAST, HTML, TEXT, XML, Run, Site, urlset
+from tests.crawlkit import FAST, HTML, TEXT, XML, Run, Serve, Site, urlset
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Any:
-    async def start(site: Site) -> str:
-        server = await aiohttp_server(site.app())
-        return str(server.make_url("")).rstrip("/")
-
-    return start
 
 
 def moved(location: str, status: int = 301) -> tuple[int, dict[str, str], str]:
@@ -360,11 +351,11 @@ def test_malformed_map_names_file_line_and_problem(text: str, problem: str) -> N
 
 
 async def test_malformed_map_stops_the_cli_before_any_request(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     old, new = Site(), Site()
-    o = str((await aiohttp_server(old.app())).make_url("")).rstrip("/")
-    n = str((await aiohttp_server(new.app())).make_url("")).rstrip("/")
+    o = await serve(old)
+    n = await serve(new)
     bad = tmp_path / "bad.csv"
     bad.write_text(f"old,new\n{o}/a,{n}/b\nregex:^/x/(.*,{n}/y/\\1\n")
 
@@ -441,11 +432,11 @@ async def test_new_sitemap_listing_production_urls_matches_staging_paths(serve: 
 
 
 async def test_cli_migrate_jsonl_exit_codes_and_bad_new(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     old, new = Site(), Site()
-    o = str((await aiohttp_server(old.app())).make_url("")).rstrip("/")
-    n = str((await aiohttp_server(new.app())).make_url("")).rstrip("/")
+    o = await serve(old)
+    n = await serve(new)
     old.routes = {"/s.xml": (200, XML, urlset(o + "/a", o + "/b"))}
     new.routes = {"/a": moved("/x"), "/x": PAGE, "/b": moved("/y", 302), "/y": PAGE}
     out = tmp_path / "r.jsonl"
@@ -472,14 +463,12 @@ async def test_cli_migrate_jsonl_exit_codes_and_bad_new(
 # --- the demo pair ------------------------------------------------------------
 
 
-async def test_demo_migration(aiohttp_server: Any) -> None:
+async def test_demo_migration(serve: Serve) -> None:
     """fixtures/demo (old) against fixtures/demo-new (new) with the demo map: the outcomes
     fixtures/demo-new/README.md promises."""
-    old_server = await aiohttp_server(make_app(ROOT / "fixtures" / "demo"))
+    o = await serve(make_app(ROOT / "fixtures" / "demo"))
     new_app = make_app(ROOT / "fixtures" / "demo-new")
-    new_server = await aiohttp_server(new_app)
-    o = str(old_server.make_url("")).rstrip("/")
-    n = str(new_server.make_url("")).rstrip("/")
+    n = await serve(new_app)
     rmap = load_map(ROOT / "fixtures" / "migration" / "redirect-map.csv")
     run = await migrate(o + "/", n, redirect_map=rmap, new_sitemap=n + "/sitemap.xml")
     assert outcomes(run) == {

@@ -13,15 +13,6 @@ from aiohttp import web
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, index, urlset
 
 
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Any:
-    async def start(site: Site) -> str:
-        server = await aiohttp_server(site.app())
-        return str(server.make_url("")).rstrip("/")
-
-    return start
-
-
 def robots(base: str, extra: str = "") -> tuple[int, dict[str, str], str]:
     return 200, TEXT, f"User-agent: *\n{extra}\nsitemap: {base}/sitemap.xml\n"
 

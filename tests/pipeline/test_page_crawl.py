@@ -6,22 +6,12 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from audit.cli.main import main
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, urlset
 
 XHTML_NS = 'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
-
-
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Any:
-    async def start(app: web.Application) -> str:
-        server = await aiohttp_server(app)
-        return str(server.make_url("")).rstrip("/")
-
-    return start
 
 
 def robots(base: str) -> tuple[int, dict[str, str], str]:
@@ -49,7 +39,7 @@ def alt_urlset(entries: dict[str, list[tuple[str, str]]]) -> str:
 
 async def test_noindex_from_meta_robots_and_the_agent_meta(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (
@@ -79,7 +69,7 @@ async def test_noindex_from_meta_robots_and_the_agent_meta(serve: Any) -> None:
 
 async def test_canonical_mismatch_conflicts_and_silent_equivalents(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     upper = base.replace("http://", "HTTP://")
     site.routes = {
         "/robots.txt": robots(base),
@@ -118,7 +108,7 @@ async def test_canonical_mismatch_conflicts_and_silent_equivalents(serve: Any) -
 
 async def test_soft_404_by_title_and_h1_in_other_languages_and_charsets(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     ru = "Страница не найдена".encode("cp1251")
     site.routes = {
         "/robots.txt": robots(base),
@@ -177,7 +167,7 @@ async def test_soft_404_by_similarity_with_one_probe_per_host(serve: Any) -> Non
 
 async def test_no_probe_when_the_site_answers_404_for_missing_pages(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/tiny")),
@@ -190,7 +180,7 @@ async def test_no_probe_when_the_site_answers_404_for_missing_pages(serve: Any) 
 
 async def test_hreflang_from_heads_merged_with_sitemap_alternates(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     en, de, fr, es = (f"{base}/{x}" for x in ("en", "de", "fr", "es"))
 
     def alts(*pairs: tuple[str, str]) -> str:
@@ -220,7 +210,7 @@ async def test_hreflang_from_heads_merged_with_sitemap_alternates(serve: Any) ->
 
 async def test_hreflang_missing_self_in_the_head(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/a")),
@@ -232,7 +222,7 @@ async def test_hreflang_missing_self_in_the_head(serve: Any) -> None:
 
 async def test_head_longer_than_the_cap_is_read_up_to_it_and_says_so(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     filler = '<meta name="x" content="' + "y" * 100 + '">'
     long_head = (
         '<html><head><link rel="canonical" href="/other">'
@@ -254,7 +244,7 @@ async def test_head_longer_than_the_cap_is_read_up_to_it_and_says_so(serve: Any)
 
 async def test_broken_html_never_a_traceback(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     pages: dict[str, bytes] = {
         "/unclosed": b"<html><head><title>Unclosed <meta name=robots content=noindex",
         "/nohead": b"Just text, no tags at all <link rel=canonical href=/x>",
@@ -281,7 +271,7 @@ async def test_broken_html_never_a_traceback(serve: Any) -> None:
 
 async def test_non_html_and_errors_are_not_page_checked(serve: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/doc.pdf", f"{base}/missing")),
@@ -315,7 +305,7 @@ async def test_an_endless_body_is_read_no_further_than_the_cap(serve: Any) -> No
         return resp
 
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/endless")),
@@ -342,7 +332,7 @@ async def test_compressed_and_redirected_pages_are_read_decompressed(serve: Any)
         return resp
 
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/gz", f"{base}/old")),
@@ -368,7 +358,7 @@ async def test_a_retried_answer_is_read_afresh(serve: Any) -> None:
         return web.Response(text=page("<title>Fine</title>"), content_type="text/html")
 
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/flaky")),
@@ -382,7 +372,7 @@ async def test_a_retried_answer_is_read_afresh(serve: Any) -> None:
 
 async def test_cli_page_checks_and_page_cap(serve: Any, tmp_path: Any) -> None:
     site = Site()
-    base = await serve(site.app())
+    base = await serve(site)
     site.routes = {
         "/robots.txt": robots(base),
         "/sitemap.xml": (200, XML, urlset(f"{base}/a")),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.crawlkit import XML, Site, audit
+from tests.crawlkit import XML, Serve, Site, audit
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -44,11 +44,10 @@ VALID = sorted(p.name for p in (FIXTURES / "sitemaps" / "valid").iterdir())
 
 
 @pytest.fixture
-async def serve_file(aiohttp_server: Any) -> Any:
+async def serve_file(serve: Serve) -> Any:
     async def start(rel: str) -> tuple[str, Site]:
         site = Site()
-        server = await aiohttp_server(site.app())
-        base = str(server.make_url("")).rstrip("/")
+        base = await serve(site)
         data = (FIXTURES / rel).read_bytes()
         ctype = (
             "application/gzip"
@@ -74,11 +73,10 @@ async def test_document_codes_over_http(serve_file: Any, rel: str, code: str) ->
     assert run.of("summary")
 
 
-async def test_sitemap_too_large_over_http(aiohttp_server: Any) -> None:
+async def test_sitemap_too_large_over_http(serve: Serve) -> None:
     """A document past 52,428,800 bytes is cut off at the limit, its entries kept."""
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
     head = b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
     entry = f"<url><loc>{base}/p</loc></url>\n".encode()
     filler = b"<!--" + b"x" * 1_000_000 + b"-->\n"

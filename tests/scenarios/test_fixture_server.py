@@ -16,6 +16,7 @@ from lxml import etree
 
 from audit.checks.botsigs import detect_bot_challenge
 from audit.fixtures.server import REQUEST_LOG, ManifestError, load_site, main, make_app, run_server
+from tests.crawlkit import Serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo"
@@ -101,11 +102,6 @@ def site(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def serve(aiohttp_server: ServerFactory, site_dir: Path) -> tuple[Any, str]:
-    server = await aiohttp_server(make_app(site_dir))
-    return server, str(server.make_url("")).rstrip("/")
-
-
 async def get(
     session: aiohttp.ClientSession, url: str, method: str = "GET"
 ) -> tuple[int, Any, bytes]:
@@ -113,8 +109,8 @@ async def get(
         return resp.status, resp.headers, await resp.read()
 
 
-async def test_base_substitution_in_text_files(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_base_substitution_in_text_files(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         status, headers, body = await get(s, f"{base}/sitemap.xml")
         assert status == 200 and headers["Content-Type"].startswith("application/xml")
@@ -132,8 +128,8 @@ async def test_base_substitution_in_text_files(aiohttp_server: ServerFactory, si
         assert body.decode() == f"<p>{base}</p>"
 
 
-async def test_static_gzip_bytes_intact(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_static_gzip_bytes_intact(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession(auto_decompress=False) as s:
         status, headers, body = await get(s, f"{base}/static.xml.gz")
     assert status == 200
@@ -142,8 +138,8 @@ async def test_static_gzip_bytes_intact(aiohttp_server: ServerFactory, site: Pat
     assert body == (site / "static.xml.gz").read_bytes()
 
 
-async def test_generated_gzip_from_template(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_generated_gzip_from_template(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession(auto_decompress=False) as s:
         status, headers, first = await get(s, f"{base}/child.xml.gz")
         _, _, second = await get(s, f"{base}/child.xml.gz")
@@ -152,8 +148,8 @@ async def test_generated_gzip_from_template(aiohttp_server: ServerFactory, site:
     assert gzip.decompress(first).decode() == SITEMAP.replace("{base}", base)
 
 
-async def test_status_codes_and_defaults(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_status_codes_and_defaults(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         assert (await get(s, f"{base}/gone"))[0] == 410
         assert (await get(s, f"{base}/error"))[0] == 500
@@ -168,8 +164,8 @@ async def test_status_codes_and_defaults(aiohttp_server: ServerFactory, site: Pa
             assert (await get(s, base + path))[0] == 404, path
 
 
-async def test_planted_headers(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_planted_headers(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         status, headers, _ = await get(s, f"{base}/headers")
     assert status == 200
@@ -179,8 +175,8 @@ async def test_planted_headers(aiohttp_server: ServerFactory, site: Path) -> Non
     assert headers.getall("Content-Type") == ["text/plain; charset=utf-8"]
 
 
-async def test_redirects(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_redirects(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         status, headers, _ = await get(s, f"{base}/moved")
         assert (status, headers["Location"]) == (301, "/listed")
@@ -191,16 +187,16 @@ async def test_redirects(aiohttp_server: ServerFactory, site: Path) -> None:
             assert resp.status == 200 and str(resp.url) == f"{base}/listed"
 
 
-async def test_head_lies(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_head_lies(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         assert (await get(s, f"{base}/head-405", "HEAD"))[0] == 405
         assert (await get(s, f"{base}/head-405"))[0] == 200
         assert (await get(s, f"{base}/listed", "HEAD"))[0] == 200
 
 
-async def test_fail_times(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_fail_times(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         first = await get(s, f"{base}/flaky", "HEAD")
         second = await get(s, f"{base}/flaky")
@@ -210,17 +206,16 @@ async def test_fail_times(aiohttp_server: ServerFactory, site: Path) -> None:
         assert [(await get(s, f"{base}/limited"))[0] for _ in range(2)] == [429, 200]
 
 
-async def test_delay_outlasts_a_short_client_timeout(
-    aiohttp_server: ServerFactory, site: Path
-) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_delay_outlasts_a_short_client_timeout(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=0.2)) as s:
         with pytest.raises(asyncio.TimeoutError):
             await get(s, f"{base}/slow")
 
 
 async def test_reset_aborts_the_connection(aiohttp_server: ServerFactory, site: Path) -> None:
-    server, base = await serve(aiohttp_server, site)
+    server = await aiohttp_server(make_app(site))
+    base = str(server.make_url("")).rstrip("/")
     async with aiohttp.ClientSession() as s:
         with pytest.raises(aiohttp.ClientConnectionError):
             await get(s, f"{base}/reset")
@@ -228,8 +223,8 @@ async def test_reset_aborts_the_connection(aiohttp_server: ServerFactory, site: 
     assert "/reset" in [r.path for r in server.app[REQUEST_LOG]]
 
 
-async def test_bot_challenge(aiohttp_server: ServerFactory, site: Path) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_bot_challenge(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         status, headers, body = await get(s, f"{base}/challenge")
     assert status == 403
@@ -239,10 +234,8 @@ async def test_bot_challenge(aiohttp_server: ServerFactory, site: Path) -> None:
     assert detect_bot_challenge(status, pairs, body) is not None
 
 
-async def test_dynamic_last_modified_is_the_request_time(
-    aiohttp_server: ServerFactory, site: Path
-) -> None:
-    _, base = await serve(aiohttp_server, site)
+async def test_dynamic_last_modified_is_the_request_time(serve: Serve, site: Path) -> None:
+    base = await serve(make_app(site))
     async with aiohttp.ClientSession() as s:
         _, headers, _ = await get(s, f"{base}/live")
     modified = parsedate_to_datetime(headers["Last-Modified"])
@@ -251,7 +244,8 @@ async def test_dynamic_last_modified_is_the_request_time(
 
 
 async def test_request_log(aiohttp_server: ServerFactory, site: Path) -> None:
-    server, base = await serve(aiohttp_server, site)
+    server = await aiohttp_server(make_app(site))
+    base = str(server.make_url("")).rstrip("/")
     async with aiohttp.ClientSession(headers={"User-Agent": "probe/1.0"}) as s:
         await get(s, f"{base}/robots.txt")
         await get(s, f"{base}/q?a=1&b=2", "HEAD")
@@ -331,7 +325,8 @@ async def test_module_entry_prints_base_url() -> None:
 
 
 async def test_demo_site(aiohttp_server: ServerFactory) -> None:
-    server, base = await serve(aiohttp_server, DEMO)
+    server = await aiohttp_server(make_app(DEMO))
+    base = str(server.make_url("")).rstrip("/")
     async with aiohttp.ClientSession(auto_decompress=False) as s:
         status, _, robots = await get(s, f"{base}/robots.txt")
         text = robots.decode()

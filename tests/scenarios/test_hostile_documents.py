@@ -36,15 +36,6 @@ MiB = 1 << 20
 LIMIT_MARGIN = 2048
 
 
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Callable[[Site], Awaitable[str]]:
-    async def start(site: Site) -> str:
-        server = await aiohttp_server(site.app())
-        return str(server.make_url("")).rstrip("/")
-
-    return start
-
-
 def fixture(name: str, base: str) -> bytes:
     return (HOSTILE / name).read_bytes().replace(b"__BASE__", base.encode())
 

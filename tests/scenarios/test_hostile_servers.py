@@ -68,15 +68,6 @@ def reset(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
-@pytest.fixture
-async def serve(aiohttp_server: Any) -> Callable[[Site], Awaitable[str]]:
-    async def start(site: Site) -> str:
-        server = await aiohttp_server(site.app())
-        return str(server.make_url("")).rstrip("/")
-
-    return start
-
-
 def one_record_per_url(run: Run, urls: list[str]) -> None:
     got = sorted(r["url"] for r in run.of("url"))
     assert got == sorted(urls)

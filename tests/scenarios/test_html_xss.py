@@ -14,14 +14,13 @@ import io
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 from xml.sax.saxutils import escape
 
 import pytest
 from lxml import html as lhtml
 
 from audit.report import make_writer
-from tests.crawlkit import HTML, TEXT, XML, Site, audit
+from tests.crawlkit import HTML, TEXT, XML, Serve, Site, audit
 from tests.report.test_report import chromium
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -56,12 +55,9 @@ def sitemap(base: str) -> bytes:
     CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
     reason="no Chromium installed (Debian package chromium)",
 )
-async def test_crawled_payloads_do_not_run_in_the_html_report(
-    aiohttp_server: Any, tmp_path: Path
-) -> None:
+async def test_crawled_payloads_do_not_run_in_the_html_report(serve: Serve, tmp_path: Path) -> None:
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
     site.routes = {
         "/robots.txt": (404, TEXT, ""),
         "/sitemap.xml": (200, XML, sitemap(base)),

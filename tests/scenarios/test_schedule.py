@@ -15,7 +15,7 @@ import pytest
 
 from audit.cli.configfile import _subparser, load_config_file
 from audit.cli.main import build_parser, main
-from tests.crawlkit import HTML, XML, Site, urlset
+from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "schedule"
 OPERATORS = {"&&", "||", ";", "(", ")", "|", "&"}
@@ -166,13 +166,12 @@ def test_github_actions_workflow() -> None:
 
 
 async def test_nightly_sequence(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What the examples run, night after night: crawl with --state, diff, exit 1 only on
     a regression."""
     site = Site()
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
+    base = await serve(site)
     site.routes = {
         "/sitemap.xml": (200, XML, urlset(f"{base}/a", f"{base}/b")),
         "/a": (200, HTML, "a"),

@@ -19,6 +19,7 @@ from aiohttp import web
 from audit.cli.main import main
 from audit.state.diff import diff_reports
 from audit.state.store import FLUSH_MS, StateError, StateStore, fingerprint, read_records
+from tests.crawlkit import Serve
 
 FP = fingerprint("crawl", ["https://www.example.com/"], {"page_checks": False})
 
@@ -261,9 +262,8 @@ class Pages:
         return web.Response(status=status, headers=headers, body=b"<html>page</html>")
 
 
-async def serve_pages(aiohttp_server: Any, pages: Pages) -> str:
-    server = await aiohttp_server(pages.app())
-    pages.base = str(server.make_url("")).rstrip("/")
+async def serve_pages(serve: Serve, pages: Pages) -> str:
+    pages.base = await serve(pages)
     return pages.base + "/sitemap.xml"
 
 
@@ -304,9 +304,9 @@ async def run_main(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
-async def test_resume_after_sigkill(aiohttp_server: Any, tmp_path: Path) -> None:
+async def test_resume_after_sigkill(serve: Serve, tmp_path: Path) -> None:
     pages = Pages(N_KILL)
-    target = await serve_pages(aiohttp_server, pages)
+    target = await serve_pages(serve, pages)
     argv_common = [
         "--format",
         "jsonl",
@@ -364,10 +364,10 @@ async def test_resume_after_sigkill(aiohttp_server: Any, tmp_path: Path) -> None
 
 
 async def test_second_run_sends_conditional_requests_and_carries_304s(
-    aiohttp_server: Any, tmp_path: Path
+    serve: Serve, tmp_path: Path
 ) -> None:
     pages = Pages(20)
-    target = await serve_pages(aiohttp_server, pages)
+    target = await serve_pages(serve, pages)
     state = tmp_path / "s.sqlite"
     assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 0
     first = report(tmp_path / "1.jsonl")
@@ -395,11 +395,9 @@ async def test_second_run_sends_conditional_requests_and_carries_304s(
     assert all(carried[u] == {**firsts[u], "carried": None} for u in carried)
 
 
-async def test_changed_only_requests_only_new_and_moved_urls(
-    aiohttp_server: Any, tmp_path: Path
-) -> None:
+async def test_changed_only_requests_only_new_and_moved_urls(serve: Serve, tmp_path: Path) -> None:
     pages = Pages(30, lastmod="2024-05-01")
-    target = await serve_pages(aiohttp_server, pages)
+    target = await serve_pages(serve, pages)
     state = tmp_path / "s.sqlite"
     assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 0
     pages.hits.clear()
@@ -423,10 +421,10 @@ async def test_changed_only_requests_only_new_and_moved_urls(
 
 @pytest.mark.parametrize("kind", ["not-sqlite", "truncated", "foreign", "other-audit"])
 async def test_cli_refuses_unusable_state_and_keeps_it(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
 ) -> None:
     pages = Pages(3)
-    target = await serve_pages(aiohttp_server, pages)
+    target = await serve_pages(serve, pages)
     state = tmp_path / "state.sqlite"
     extra: list[str] = []
     if kind == "not-sqlite":
@@ -524,12 +522,9 @@ class Indexed(Pages):
         )
 
 
-async def test_unchanged_child_sitemaps_are_not_read_again(
-    aiohttp_server: Any, tmp_path: Path
-) -> None:
+async def test_unchanged_child_sitemaps_are_not_read_again(serve: Serve, tmp_path: Path) -> None:
     site = Indexed()
-    server = await aiohttp_server(site.app())
-    site.base = str(server.make_url("")).rstrip("/")
+    site.base = await serve(site)
     target = site.base + "/sitemap_index.xml"
     state = tmp_path / "s.sqlite"
     assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl")) == 1  # lastmod-invalid
@@ -566,12 +561,12 @@ async def test_unchanged_child_sitemaps_are_not_read_again(
     assert shape(second) == shape(first)  # the unchanged part of the report is the same
 
 
-async def test_state_keeps_no_credentials(aiohttp_server: Any, tmp_path: Path) -> None:
+async def test_state_keeps_no_credentials(serve: Serve, tmp_path: Path) -> None:
     """What the state stores is what the report says: credential values redacted."""
     secret = "s3cr3t-token-value-0123456789"
     pages = Pages(0)
     pages.extra = ["/x/echo"]
-    target = await serve_pages(aiohttp_server, pages)
+    target = await serve_pages(serve, pages)
     state, out = tmp_path / "s.sqlite", tmp_path / "r.jsonl"
     argv = crawl_argv(target, state, out, "--header", f"X-Token: {secret}")
     assert await run_main(argv) in (0, 1)
