@@ -499,67 +499,46 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
 
     Several targets (from --config) are audited one after the other into ONE report
     with one summary: a scheduled job gets one file, one exit status and one diff."""
+    from audit.api import Audit, check_targets
     from audit.pipeline.progress import make_progress
-    from audit.pipeline.recorder import Recorder
-    from audit.pipeline.runner import run_target
     from audit.report import make_writer
 
     targets = targets or [args.target]
     config = config_from(args, list(targets))
     _validate_regexes(config)
-    from audit.pipeline.auditor import classify_target
-
-    jobs: list[tuple[str, str, str]] = []
-    for target in targets:
-        kind, value = classify_target(target)
-        if mode == "validate" and kind == "site":
-            raise TargetError(
-                f"{target}: a site root; validate takes a sitemap URL or file "
-                f"(use `{PROG} discover` to find them, or `{PROG} crawl`)"
-            )
-        jobs.append((target, kind, value))
+    check_targets(targets, mode)  # every target before anything is opened
     store = _open_state(args, mode, targets, config)  # before the output is truncated
-    outcomes: list[dict[str, Any]] = []
     interrupted = True
+    run: Audit | None = None
     try:
         with open_output(args.output) as out:
             writer = make_writer(args.format, out, fail_on=args.fail_on)
             sinks: list[Any] = [writer.write]
-            run_opts: dict[str, Any] = {}
+            hooks = None
             if store is not None:
-                import functools
-
-                from audit.state.incremental import StatefulAuditor, StateSink
+                from audit.state.incremental import StateHook, StateSink
 
                 sink = StateSink(store)
                 sinks.append(sink)
-                run_opts["make_auditor"] = functools.partial(
-                    StatefulAuditor, sink=sink, changed_only=args.changed_only
-                )
-            recorder = Recorder(sinks)
+                changed_only = args.changed_only
+
+                def hooks() -> list[Any]:  # one per target: each run's sitemaps and notes
+                    return [StateHook(sink, changed_only=changed_only)]
+
             progress = make_progress(
                 not args.no_progress, "checked" if mode == "crawl" else "entries"
             )
-
-            async def run_all() -> None:
-                for _target, kind, value in jobs:
-                    outcomes.append({})
-                    await run_target(
-                        kind, value, config, recorder, mode, progress, outcomes[-1], **run_opts
-                    )
-
+            run = Audit(targets, config, mode=mode, sinks=sinks, hooks=hooks, progress=progress)
             try:
-                interrupted = _run_interruptibly(run_all())
+                interrupted = _run_interruptibly(run.run())
             finally:
                 progress.close()
-            if interrupted:
-                recorder.notes["interrupted"] = True
-            recorder.emit(recorder.summary())
+            result = run.finish(interrupted=interrupted)
             writer.close()
     finally:
         if store is not None:
             # only a run that went through to the end is the base of an incremental one
-            store.close(complete=not interrupted and not any(o.get("fatal") for o in outcomes))
+            store.close(complete=not interrupted and run is not None and not run.fatal)
     if store is not None and store.replayed:
         print(
             f"{PROG}: resumed from {store.path}: {store.replayed} URLs already checked were "
@@ -569,12 +548,11 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
         return Exit.INTERRUPTED
-    fatal = [o["fatal"] for o in outcomes if o.get("fatal")]
-    for message in fatal:  # any target that could not be audited at all: exit 2
+    for message in result.fatal:  # any target that could not be audited at all: exit 2
         print(f"{PROG}: error: {message}", file=sys.stderr)
-    if fatal:
+    if result.fatal:
         return Exit.USAGE
-    return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
+    return Exit.FINDINGS if result.failed(args.fail_on) else Exit.OK
 
 
 # Options that change how politely or where a run goes, not what it finds: a state may be
@@ -631,41 +609,35 @@ def _open_state(
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from audit.pipeline.progress import NoProgress
-    from audit.pipeline.recorder import Recorder
-    from audit.pipeline.runner import run_target
+    from audit.api import Audit, check_targets
     from audit.sitemap.inspect import Inspector
 
     config = config_from(args)
-    from audit.pipeline.auditor import classify_target
-
-    kind, value = classify_target(args.target)
-    if kind == "site":
-        raise TargetError(f"{args.target}: a site root; inspect takes a sitemap URL or file")
+    check_targets(args.target, "inspect")  # before the output is opened
     inspector = Inspector()
     with open_output(args.output) as out:
-        on_entry = inspector.on_entry
         if args.urls:
 
-            def on_entry(source: str, entry: Any) -> None:
+            def urls_only(source: str, entry: Any) -> None:
                 if entry.kind == "url" and entry.loc and entry.loc.strip():
                     out.write(entry.loc.strip() + "\n")
 
-        recorder = Recorder([])
-        outcome: dict[str, Any] = {}
-        interrupted = _run_interruptibly(
-            run_target(
-                kind,
-                value,
+            run = Audit(
+                args.target,
                 config,
-                recorder,
-                "inspect",
-                NoProgress(),
-                outcome,
-                on_entry=on_entry,
+                mode="inspect",
+                on_entry=urls_only,
                 on_sitemap=inspector.on_sitemap,
             )
-        )
+        else:
+            run = Audit(
+                args.target,
+                config,
+                mode="inspect",
+                on_entry=inspector.on_entry,
+                on_sitemap=inspector.on_sitemap,
+            )
+        interrupted = _run_interruptibly(run.run())
         if not args.urls:
             if args.format == "json":
                 json.dump([inspector.stats[u].to_json() for u in inspector.order], out, indent=2)
@@ -674,34 +646,26 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 inspector.write_text(out)
     if interrupted:
         return Exit.INTERRUPTED
-    if outcome.get("fatal"):
-        print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
-        return Exit.USAGE
-    return Exit.OK
+    for message in run.fatal:
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+    return Exit.USAGE if run.fatal else Exit.OK
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from audit.pipeline.auditor import classify_target
-    from audit.pipeline.runner import run_discover
+    from audit.api import discover_async
 
-    kind, value = classify_target(args.site)
-    if kind != "site":
-        raise TargetError(
-            f"{args.site}: discover takes a site root URL such as https://www.example.com/"
-        )
-    config = config_from(args)
-    found, findings = asyncio.run(run_discover(value, config))
-    for d in found:
+    found = asyncio.run(discover_async(args.site, config=config_from(args)))
+    for d in found.sitemaps:
         if args.format == "jsonl":
-            print(json.dumps(d.to_json()))
+            print(json.dumps(d))
         else:
-            print(f"{d.url}\t(from {d.source})")
-    for f in findings:
+            print(f"{d['url']}\t(from {d['source']})")
+    for f in found.findings:
         if args.format == "jsonl":
-            print(json.dumps(f.to_json()))
+            print(json.dumps(f))
         else:
-            print(f"{f.severity.value}: {f.code}: {f.message}", file=sys.stderr)
-    return Exit.OK if found else Exit.FINDINGS
+            print(f"{f['severity']}: {f['code']}: {f['message']}", file=sys.stderr)
+    return Exit.OK if found.sitemaps else Exit.FINDINGS
 
 
 def cmd_report(args: argparse.Namespace) -> int:

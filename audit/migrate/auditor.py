@@ -9,8 +9,8 @@ codes in audit/core/codes.py) and every old URL gets exactly one outcome, counte
 summary's `migration` block with percentages.
 
 It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline's
-`Auditor` (streaming, validation, the bounded frontier, the workers, progress), whose
-per-URL check this module's `MigrationAuditor` replaces; requests go through the
+`Auditor` (streaming, validation, the bounded frontier, the workers, progress), given
+this module's `MigrationCheck` as its per-URL check; requests go through the
 run's one `HttpClient` and `RobotsCache`; records go through the `Recorder` to the
 report writers. With `--new-sitemap`, a first pass expands the new site's sitemaps
 into a fingerprint set (audit.rules.validator.SeenUrls, 8 bytes a URL) and checks each
@@ -35,6 +35,7 @@ from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.auditor import Auditor, UrlJob, classify_target
+from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import root_jobs
@@ -43,10 +44,11 @@ from audit.rules.validator import SeenUrls
 
 __all__ = [
     "OUTCOMES",
-    "MigrationAuditor",
+    "MigrationCheck",
     "MigrationRecorder",
     "MigrationStats",
-    "NewSitemapAuditor",
+    "NewSitemapCheck",
+    "NewSitemapListing",
     "Verdict",
     "finish",
     "judge",
@@ -374,19 +376,16 @@ class MigrationRecorder(Recorder):
             self.stats.skipped_findings += 1
 
 
-class NewSitemapAuditor(Auditor):
-    """First pass of `--new-sitemap`: every listed URL goes into `listed`; each is
-    requested once and a redirect is `migrate-new-sitemap-redirect`."""
+class NewSitemapListing(Hook):
+    """First pass of `--new-sitemap`, at the entry hook: every listed URL goes into
+    `listed` (a fingerprint set), to judge the old URLs' landings against."""
 
-    def __init__(
-        self, config: CrawlConfig, recorder: Recorder, stats: MigrationStats, progress: Progress
-    ) -> None:
-        super().__init__(config, recorder, mode="crawl", progress=progress, on_entry=self._listed)
+    def __init__(self, stats: MigrationStats) -> None:
         self.stats = stats
         self.listed = SeenUrls()
         self.origins: list[str] = []  # origins the new sitemap lists URLs on (a few)
 
-    def _listed(self, source: str, entry: Entry) -> None:
+    def entry(self, source: str, entry: Entry) -> None:
         loc = (entry.loc or "").strip()
         if entry.kind != "url" or not loc:
             return
@@ -404,11 +403,20 @@ class NewSitemapAuditor(Auditor):
         rest = _path_query(url)
         return any(o != own and (o + rest) in self.listed for o in self.origins)
 
-    async def _check(self, job: UrlJob) -> None:
-        result = await self.client.fetch(job.url)
+
+class NewSitemapCheck:
+    """The first pass's URL check: each new URL requested once; a redirect is
+    `migrate-new-sitemap-redirect`."""
+
+    def __init__(self, auditor: Auditor, stats: MigrationStats) -> None:
+        self.auditor = auditor
+        self.stats = stats
+
+    async def __call__(self, job: UrlJob) -> None:
+        result = await self.auditor.client.fetch(job.url)
         if result.redirects and result.status is not None:
             self.stats.new_sitemap_redirects += 1
-            self.rec.finding(
+            self.auditor.rec.finding(
                 finding(
                     "migrate-new-sitemap-redirect",
                     f"the new sitemap lists a URL that redirects: {_chain_text(result)}; "
@@ -419,25 +427,22 @@ class NewSitemapAuditor(Auditor):
                 )
             )
 
-    def _finish_run(self) -> None:
-        """Nothing to add: the hosts record and notes come from the migration pass."""
 
-
-class MigrationAuditor(Auditor):
-    """The pipeline over OLD, with each listed URL judged on the new site."""
+class MigrationCheck:
+    """The pipeline's URL check over OLD: each listed URL judged on the new site."""
 
     def __init__(
         self,
-        config: CrawlConfig,
-        recorder: Recorder,
+        auditor: Auditor,
         stats: MigrationStats,
         *,
         new_origin: str,
         redirect_map: RedirectMap | None = None,
-        new_sitemap: NewSitemapAuditor | None = None,
-        progress: Progress | None = None,
+        new_sitemap: NewSitemapListing | None = None,
     ) -> None:
-        super().__init__(config, recorder, mode="crawl", progress=progress)
+        self.auditor = auditor
+        self.rec = auditor.rec
+        self.agent_token = auditor.agent_token
         self.stats = stats
         self.new_origin = new_origin
         self.redirect_map = redirect_map
@@ -446,7 +451,7 @@ class MigrationAuditor(Auditor):
     def _finding(self, job: UrlJob, code: str, message: str) -> None:
         self.rec.finding(finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url))
 
-    async def _check(self, job: UrlJob) -> None:
+    async def __call__(self, job: UrlJob) -> None:
         checked = new_url_for(job.url, self.new_origin)
         expected: str | None = None
         extra: dict[str, Any] = {"checked_url": checked}
@@ -458,7 +463,7 @@ class MigrationAuditor(Auditor):
                 expected, map_line = hit
                 extra["expected"] = expected
                 extra["map_line"] = map_line
-        policy = await self._robots_for(checked)
+        policy = await self.auditor.robots_for(checked)
         if not policy.allowed(checked):
             verdict = Verdict(
                 "robots-blocked",
@@ -478,7 +483,7 @@ class MigrationAuditor(Auditor):
             )
             self._emit(job, verdict, direct=False)
             return
-        result = await self.client.fetch(checked)
+        result = await self.auditor.client.fetch(checked)
         landing_allowed = True
         if (
             result.status is not None
@@ -486,7 +491,7 @@ class MigrationAuditor(Auditor):
             and result.redirects
             and canonical_origin(result.final_url) is not None
         ):
-            landing = await self._robots_for(result.final_url)
+            landing = await self.auditor.robots_for(result.final_url)
             landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
             job.url,
@@ -565,11 +570,19 @@ async def run_migrate(
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
-            first: NewSitemapAuditor | None = None
+            listing: NewSitemapListing | None = None
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
-                first = NewSitemapAuditor(config, recorder, stats, progress)
-                first._client, first._robots = client, robots
+                listing = NewSitemapListing(stats)
+                first = Auditor(
+                    config,
+                    recorder,
+                    progress=progress,
+                    hooks=[listing],
+                    url_check=lambda a: NewSitemapCheck(a, stats),
+                    summarise=False,  # the hosts record and notes come from the migration pass
+                )
+                first.attach_client(client, robots)
                 try:
                     roots = await root_jobs(new_kind, new_value, first, recorder)
                 except TargetError as exc:
@@ -577,16 +590,18 @@ async def run_migrate(
                     return stats
                 if roots:
                     await first.run_with_client(client, robots, roots)
-            auditor = MigrationAuditor(
-                config,
-                recorder,
-                stats,
-                new_origin=new_origin,
-                redirect_map=redirect_map,
-                new_sitemap=first,
-                progress=progress,
-            )
-            auditor._client, auditor._robots = client, robots
+
+            def check(a: Auditor) -> MigrationCheck:
+                return MigrationCheck(
+                    a,
+                    stats,
+                    new_origin=new_origin,
+                    redirect_map=redirect_map,
+                    new_sitemap=listing,
+                )
+
+            auditor = Auditor(config, recorder, progress=progress, url_check=check)
+            auditor.attach_client(client, robots)
             try:
                 roots = await root_jobs(old_kind, old_value, auditor, recorder)
             except TargetError as exc:

@@ -4,10 +4,13 @@
                   -> frontier (bounded) -> workers (robots, fetch, checks)
                   -> recorder (writers, counters)
 
-It owns no protocol rule and no HTTP detail: the parser and validator judge
-documents, the HTTP layer fetches, the checks judge responses. Everything runs
-in one asyncio.TaskGroup, so an error or Ctrl-C cancels all stages and the
-caller still writes the report of what was done.
+The parser and validator judge documents, the HTTP layer fetches, the checks
+judge responses (audit.checks.sitemaps words the findings about a sitemap's
+answer); the auditor decides what happens next. Capabilities plug in through
+`audit.pipeline.hooks` (a `Hook` at fixed points, or a `UrlCheck` that
+replaces how one URL is checked), never by overriding its methods.
+Everything runs in one asyncio.TaskGroup, so an error or Ctrl-C cancels all
+stages and the caller still writes the report of what was done.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import asyncio
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +44,7 @@ from audit.core.records import (
 from audit.http import HttpClient, StreamResponse, url_prefix
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
+from audit.pipeline.hooks import Hook, UrlCheck, overridden
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -84,7 +88,7 @@ class UrlJob:
     sitemap: str
     line: int | None
     lastmod: str | None
-    context: Any = None  # what a subclass's hooks carry from before the request to after it
+    context: Any = None  # what a hook carries from before the request to after it
 
 
 class Frontier(Generic[T]):
@@ -192,12 +196,17 @@ class Auditor:
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         now: datetime | None = None,
+        hooks: Sequence[Hook] = (),
+        url_check: Callable[[Auditor], UrlCheck] | None = None,
+        summarise: bool = True,
     ) -> None:
         self.config = config
+        self.summarise = summarise  # False: a first pass whose hosts and notes come later
         self.rec = recorder
         self.mode = mode
         self.progress = progress or NoProgress()
-        self.on_entry = on_entry
+        self.hooks = tuple(hooks)
+        self.on_entry = _chain_entry(on_entry, [h.entry for h in self._at("entry")])
         self.on_sitemap = on_sitemap
         self.now = now or datetime.now(UTC)
         self.state = RunState()
@@ -224,6 +233,22 @@ class Auditor:
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
+        # Each hook point as the bound methods that do something there (none: no cost).
+        self._child_hooks = [h.child for h in self._at("child")]
+        self._sitemap_header_hooks = [h.sitemap_headers for h in self._at("sitemap_headers")]
+        self._sitemap_answer_hooks = [h.sitemap_answered for h in self._at("sitemap_answered")]
+        self._sitemap_done_hooks = [h.sitemap_done for h in self._at("sitemap_done")]
+        self._before_hooks = [h.before_request for h in self._at("before_request")]
+        self._header_hooks = [h.request_headers for h in self._at("request_headers")]
+        self._answer_hooks = [h.after_answer for h in self._at("after_answer")]
+        self._deliver_hooks = [h.deliver for h in self._at("deliver")]
+        self._end_hooks = [h.end_of_run for h in self._at("end_of_run")]
+        self.check_url: UrlCheck = url_check(self) if url_check is not None else self._check
+        for hook in self.hooks:
+            hook.attach(self)
+
+    def _at(self, point: str) -> list[Hook]:
+        return [h for h in self.hooks if overridden(h, point)]
 
     # --- public entry points ------------------------------------------------
 
@@ -239,11 +264,15 @@ class Auditor:
             raise RuntimeError("no robots cache outside run()")
         return self._robots
 
+    def attach_client(self, client: HttpClient, robots: RobotsCache) -> None:
+        """Use the caller's client and robots.txt cache (discovery shares them)."""
+        self._client = client
+        self._robots = robots
+
     async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
         """Audit the given sitemaps (already discovered). Findings of discovery go first."""
         async with HttpClient(self.config) as client:
-            self._client = client
-            self._robots = RobotsCache(client, self.config.user_agent)
+            self.attach_client(client, RobotsCache(client, self.config.user_agent))
             for f in pre or []:
                 self.rec.finding(f)
             try:
@@ -255,14 +284,17 @@ class Auditor:
         self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
     ) -> None:
         """Like run(), on a client the caller opened (discovery shares it)."""
-        self._client = client
-        self._robots = robots
+        self.attach_client(client, robots)
         try:
             await self._run_stages(roots)
         finally:
             self._finish_run()
 
     def _finish_run(self) -> None:
+        for end in self._end_hooks:
+            end()
+        if not self.summarise:
+            return
         store = self.hreflang if isinstance(self.hreflang, HreflangStore) else None
         if store is not None:
             if not self.state.interrupted:
@@ -443,12 +475,19 @@ class Auditor:
             self._sitemap_done(job, parser, resp.status, error)
 
     def _sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
-        """Extra request headers for a sitemap (a --state run asks for children conditionally)."""
-        return None
+        """Extra request headers for a sitemap, from the hooks (conditional requests)."""
+        headers: dict[str, str] | None = None
+        for hook in self._sitemap_header_hooks:
+            more = hook(job)
+            if more:
+                headers = {**(headers or {}), **more}
+        return headers
 
     async def _sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
-        """Sees every sitemap response before it is read. True: a subclass has dealt with
-        it (a 304 whose entries the --state run carried forward) and it is not read."""
+        """True when a hook dealt with the answer (a 304 whose entries it carried)."""
+        for hook in self._sitemap_answer_hooks:
+            if await hook(job, resp):
+                return True
         return False
 
     async def _expand_local(self, job: SitemapJob) -> None:
@@ -583,10 +622,12 @@ class Auditor:
             if item.kind == "sitemap":
                 self._child(job, item, (item.loc or "").strip(), found)
             elif crawl:
-                await self._admit(source, item, (item.loc or "").strip(), found)
+                await self.admit(source, item, (item.loc or "").strip(), found)
         rec.entries += entries
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
+        for hook in self._child_hooks:
+            hook(job, item, loc)
         if not loc or any(f.code in ("loc-relative", "loc-invalid", "loc-missing") for f in found):
             return
         if self.mode == "inspect" and job.parent is not None:
@@ -637,7 +678,7 @@ class Auditor:
         candidate = job.local.parent / rel
         return candidate if candidate.is_file() else None
 
-    async def _admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
+    async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued."""
         if not loc:
             return
@@ -686,8 +727,15 @@ class Auditor:
         self.rec.sitemap(rec)
         if self.on_sitemap is not None:
             self.on_sitemap(rec, parser)
+        for hook in self._sitemap_done_hooks:
+            hook(rec, parser)
 
     # --- robots -------------------------------------------------------------
+
+    async def robots_for(self, url: str) -> RobotsPolicy:
+        """The robots.txt policy of the URL's host; reports an unreachable or missing
+        robots.txt once per host."""
+        return await self._robots_for(url)
 
     async def _robots_for(self, url: str) -> RobotsPolicy:
         policy = await self.robots.get(url)
@@ -723,7 +771,7 @@ class Auditor:
             if job is None:
                 return
             try:
-                await self._check(job)
+                await self.check_url(job)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
@@ -744,10 +792,11 @@ class Auditor:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
         request, then the checks. With --rewrite the URL is requested at its rewritten
         origin (whose robots.txt applies); records keep `url` as listed and add
-        `checked_url`. Subclasses (--state) hook in through _before_request,
-        _request_headers, _after_answer and _deliver, so every option composes."""
-        if self._before_request(job):
-            return
+        `checked_url`. Hooks (--state) act before the request, on its headers, after the
+        answer and at delivery, so every option composes."""
+        for before in self._before_hooks:
+            if before(job):
+                return
         checked = self._rewrite(job.url) if self._rewriting else job.url
         extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
         prefix = url_prefix(checked)
@@ -764,7 +813,7 @@ class Auditor:
             found = [robots_blocked_finding(job.url, job.sitemap, job.line)]
         else:
             result, sink = await self._fetch(checked, self._request_headers(job))
-            if self._after_answer(job, result):
+            if self._answer_hooks and self._after_answer(job, result):
                 return
             if extra is not None:
                 result = replace(result, url=job.url)  # findings and the record name the listing
@@ -786,22 +835,29 @@ class Auditor:
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
 
-    # Hooks of _check: no-ops here; a --state run answers from, and writes to, its store.
-
-    def _before_request(self, job: UrlJob) -> bool:
-        """True when the URL's outcome is already delivered (no request)."""
-        return False
+    # The hook points of _check (a --state run answers from, and writes to, its store).
 
     def _request_headers(self, job: UrlJob) -> dict[str, str] | None:
-        return None
+        headers: dict[str, str] | None = None
+        for hook in self._header_hooks:
+            more = hook(job)
+            if more:
+                headers = {**(headers or {}), **more}
+        return headers
 
     def _after_answer(self, job: UrlJob, result: FetchResult) -> bool:
-        """True when the answer was handled here (e.g. a 304 carrying a stored result)."""
-        return False
+        return any(hook(job, result) for hook in self._answer_hooks)
 
     def _deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
+        for hook in self._deliver_hooks:
+            if hook(job, record, found, result):
+                return
+        self.deliver(record, found)
+
+    def deliver(self, record: UrlResult, found: list[Finding]) -> None:
+        """A URL's record and its findings to the recorder."""
         self.rec.url(record)
         if found:
             self.rec.findings(found)
@@ -868,6 +924,21 @@ class Auditor:
         except Exception:  # a failed probe only means no similarity check for this host
             return None
         return probe_text(result, sink.reader)
+
+
+def _chain_entry(
+    first: EntryHook | None, more: list[Callable[[str, Entry], None]]
+) -> EntryHook | None:
+    """One entry callback for the per-entry path: the caller's and the hooks' in turn."""
+    calls = [c for c in (first, *more) if c is not None]
+    if len(calls) <= 1:
+        return calls[0] if calls else None
+
+    def every(source: str, item: Entry) -> None:
+        for call in calls:
+            call(source, item)
+
+    return every
 
 
 def classify_target(target: str) -> tuple[str, str]:

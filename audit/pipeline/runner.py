@@ -7,7 +7,7 @@ straight to expansion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from audit.http import HttpClient
 from audit.http.robots import RobotsCache
 from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
 from audit.pipeline.discover import Discovered, discover
+from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
 
@@ -33,20 +34,27 @@ async def run_target(
     *,
     on_entry: EntryHook | None = None,
     on_sitemap: SitemapHook | None = None,
-    make_auditor: Callable[..., Auditor] = Auditor,
+    hooks: Sequence[Hook] = (),
+    url_check: Callable[[Auditor], UrlCheck] | None = None,
 ) -> None:
     """Run one audit. A fatal problem (nothing could be audited) goes to
-    outcome['fatal'] as one line; everything else is a finding. `make_auditor` builds
-    the Auditor (an Auditor subclass, e.g. the state-backed one of --state)."""
+    outcome['fatal'] as one line; everything else is a finding. `hooks` and `url_check`
+    plug capabilities into the pipeline (the state of --state is a hook)."""
     recorder.redact(config.secrets())
     run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
-    auditor = make_auditor(
-        config, recorder, mode=run_mode, progress=progress, on_entry=on_entry, on_sitemap=on_sitemap
+    auditor = Auditor(
+        config,
+        recorder,
+        mode=run_mode,
+        progress=progress,
+        on_entry=on_entry,
+        on_sitemap=on_sitemap,
+        hooks=hooks,
+        url_check=url_check,
     )
     async with HttpClient(config) as client:
         robots = RobotsCache(client, config.user_agent)
-        auditor._client = client
-        auditor._robots = robots
+        auditor.attach_client(client, robots)
         try:
             roots = await root_jobs(kind, value, auditor, recorder)
         except TargetError as exc:
@@ -76,7 +84,7 @@ async def root_jobs(
     if kind == "robots":
         found, pre = await _from_robots(auditor, value)
     else:
-        found, pre = await discover(auditor.client, auditor._robots_for, value)
+        found, pre = await discover(auditor.client, auditor.robots_for, value)
     recorder.findings(pre)
     roots: list[SitemapJob] = []
     for d in found:
@@ -86,7 +94,7 @@ async def root_jobs(
 
 
 async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
-    policy = await auditor._robots_for(robots_url)
+    policy = await auditor.robots_for(robots_url)
     if policy.status == "unreachable" and policy.http_status is None:
         raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
     found = [Discovered(u, "robots.txt") for u in policy.sitemaps]

@@ -1,7 +1,9 @@
 """A run with `--state`: the Auditor's URL checks backed by the state store.
 
-`StatefulAuditor` replaces `Auditor._check` only; a run without `--state` uses the
-plain Auditor and pays nothing for this module. For each URL taken from the frontier:
+`StateHook` plugs into the pipeline through its hooks (audit.pipeline.hooks): before
+a request, its headers, after the answer, at delivery, for sitemaps, and at the end
+of the run. A run without `--state` has no such hook and pays nothing for this
+module. For each URL taken from the frontier:
 
 1. a row of THIS run in the state (the run died and is resumed): the stored url
    record and its findings are replayed into the report, nothing is requested;
@@ -35,10 +37,11 @@ from typing import Any
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+from audit.pipeline.hooks import Hook
 from audit.pipeline.recorder import Recorder
 from audit.state.store import Prior, PriorSitemap, StateStore
 
-__all__ = ["StateSink", "StatefulAuditor"]
+__all__ = ["StateHook", "StateSink"]
 
 
 def _conditional(prior: Prior) -> dict[str, str] | None:
@@ -66,10 +69,10 @@ class StateSink:
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        # set by StatefulAuditor._emit: the records of one URL check, as the recorder
+        # set by StateHook._emit: the records of one URL check, as the recorder
         # delivers them (redacted of credentials), are collected for put_url instead
         self.capture: list[dict[str, Any]] | None = None
-        self.auditor: StatefulAuditor | None = None  # the running one (targets run in turn)
+        self.hook: StateHook | None = None  # the running run's (targets run in turn)
 
     def __call__(self, record: dict[str, Any]) -> None:
         capture = self.capture
@@ -78,8 +81,8 @@ class StateSink:
             return
         kind = record.get("type")
         if kind == "sitemap":
-            if self.auditor is not None:
-                self.auditor._store_sitemap(record)
+            if self.hook is not None:
+                self.hook.store_sitemap(record)
             else:
                 self.store.put_sitemap(str(record.get("url")), record)
         elif kind in ("finding", "url"):
@@ -88,35 +91,32 @@ class StateSink:
             self.store.put_finding(record)
 
 
-class StatefulAuditor(Auditor):
-    def __init__(
-        self,
-        *args: Any,
-        sink: StateSink,
-        changed_only: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
+class StateHook(Hook):
+    """The --state store at the pipeline's hook points; one per audited target."""
+
+    def __init__(self, sink: StateSink, *, changed_only: bool = False) -> None:
         self.store = sink.store
         self.sink = sink
-        sink.auditor = self
+        sink.hook = self
         self.changed_only = changed_only
+        self._auditor: Auditor | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
-        # Told of every entry through the entry hook (a plain call; an _admit override
-        # would be one more coroutine per listed URL).
-        outer = self.on_entry
-        if outer is None:
-            self.on_entry = self._entry
-        else:
 
-            def both(source: str, item: Entry) -> None:
-                outer(source, item)
-                self._entry(source, item)
+    def attach(self, auditor: Auditor) -> None:
+        self._auditor = auditor
 
-            self.on_entry = both
+    @property
+    def auditor(self) -> Auditor:
+        if self._auditor is None:
+            raise RuntimeError("StateHook used before it was attached to an Auditor")
+        return self._auditor
+
+    @property
+    def rec(self) -> Recorder:
+        return self.auditor.rec
 
     def _emit(
         self, record: dict[str, Any], findings: list[dict[str, Any]]
@@ -164,7 +164,7 @@ class StatefulAuditor(Auditor):
 
     # --- the URL check ------------------------------------------------------------------
 
-    def _before_request(self, job: UrlJob) -> bool:
+    def before_request(self, job: UrlJob) -> bool:
         store = self.store
         if store.mode == "new":  # nothing stored before this run: no lookup, no call
             return False
@@ -182,27 +182,27 @@ class StatefulAuditor(Auditor):
         job.context = prior
         return False
 
-    def _request_headers(self, job: UrlJob) -> dict[str, str] | None:
+    def request_headers(self, job: UrlJob) -> dict[str, str] | None:
         prior: Prior | None = job.context
         return _conditional(prior) if prior is not None else None
 
-    def _after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
         prior: Prior | None = job.context
         if result.status == 304 and prior is not None:
             self._carry(job, prior)
             return True
         return False
 
-    def _deliver(
+    def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> None:
+    ) -> bool:
         # The plain delivery (counters, dicts, every sink); the state's sink captures the
         # dicts as the sinks got them. Once per checked URL: kept to a few calls.
         sink = self.sink
         captured: list[dict[str, Any]] = []
         sink.capture = captured
         try:
-            super()._deliver(job, record, found, result)
+            self.auditor.deliver(record, found)
         finally:
             sink.capture = None
         self.store.put_url(
@@ -215,18 +215,20 @@ class StatefulAuditor(Auditor):
             captured[1:],
             job.line,
         )
+        return True
 
     # --- sitemaps -----------------------------------------------------------------------
 
-    def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
-        self._index_lastmod[loc] = item.lastmod
-        super()._child(job, item, loc, found)
+    def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
+        self._index_lastmod[loc] = entry.lastmod
 
-    def _entry(self, source: str, item: Entry) -> None:
+    def entry(self, source: str, entry: Entry) -> None:
+        item = entry
         if item.alternates:
             self._no_carry.add(source)
 
-    def _store_sitemap(self, record: dict[str, Any]) -> None:
+    def store_sitemap(self, record: dict[str, Any]) -> None:
+        """A sitemap record of this run into the store, with its validators."""
         url = str(record.get("url"))
         etag, last_modified = self._validators.pop(url, (None, None))
         self.store.put_sitemap(
@@ -238,7 +240,7 @@ class StatefulAuditor(Auditor):
             carry=url not in self._no_carry and record.get("error") is None,
         )
 
-    def _sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
+    def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         """Conditional headers for a child whose index <lastmod> has not moved."""
         if job.parent is None or job.local is not None:
             return None
@@ -253,7 +255,7 @@ class StatefulAuditor(Auditor):
             self._asked[job.url] = prev
         return headers or None
 
-    async def _sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
         prev = self._asked.pop(job.url, None)
         if resp.status is not None and 200 <= resp.status < 300:
             self._validators[job.url] = (resp.header("etag"), resp.header("last-modified"))
@@ -290,12 +292,12 @@ class StatefulAuditor(Auditor):
             if not page:
                 return
             for url, line, lastmod in page:
-                self.seen.add(url, job.url)  # later sitemaps still see it as listed
+                self.auditor.seen.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await self._admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self.auditor.admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
-    def _finish_run(self) -> None:
+    def end_of_run(self) -> None:
         notes = self.rec.notes
         if self.store.carried:
             notes["carried"] = self.store.carried
@@ -303,4 +305,3 @@ class StatefulAuditor(Auditor):
             notes["skipped_unchanged"] = self.store.skipped
         if self.store.sitemaps_carried:
             notes["sitemaps_carried"] = self.store.sitemaps_carried
-        super()._finish_run()

@@ -1,0 +1,107 @@
+"""How a capability plugs into the pipeline: typed hooks, not overridden privates.
+
+A `Hook` sees the run at fixed points and changes it only through its return
+values and the auditor's public methods. The base class does nothing at every
+point; a capability overrides the points it needs, and the auditor calls only
+the points a hook overrides (a run without hooks pays nothing per URL).
+
+    attach(auditor)            once, before the first sitemap is read
+    entry(source, entry)       every entry a sitemap lists, as it is parsed
+    child(job, entry, loc)     an index lists a child sitemap
+    sitemap_headers(job)       extra request headers for a sitemap
+    sitemap_answered(job, r)   a sitemap's answer before it is read; True: handled here
+    sitemap_done(rec, parser)  a sitemap was read to its end
+    before_request(job)        a listed URL before anything is sent; True: delivered here
+    request_headers(job)       extra request headers for a listed URL
+    after_answer(job, result)  the final answer; True: handled here (no checks run)
+    deliver(job, rec, found)   the url record and findings; True: delivered here
+    end_of_run()               the run ends (completed or not), before the summary
+
+`UrlCheck` is the one step a capability may replace whole: how a listed URL is
+checked (`migrate` judges each old URL on the new site). It is given to the
+Auditor, never patched into it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
+    from audit.http import StreamResponse
+    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.sitemap.parser import StreamParser
+
+__all__ = ["HOOK_POINTS", "Hook", "UrlCheck", "overridden"]
+
+
+class Hook:
+    """A no-op at every point; subclass and override what the capability needs."""
+
+    def attach(self, auditor: Auditor) -> None:
+        """Called once with the auditor the hook serves."""
+
+    def entry(self, source: str, entry: Entry) -> None:
+        """Every parsed entry of every sitemap (the per-entry path: keep it cheap)."""
+
+    def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
+        """An index lists the child sitemap `loc` (before it is scheduled)."""
+
+    def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
+        """Extra request headers for a sitemap (conditional requests)."""
+        return None
+
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+        """A sitemap's answer before its body is read. True: the hook dealt with it
+        (a 304 whose entries it carried forward) and the body is not read."""
+        return False
+
+    def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
+        """A sitemap was read to its end (its record is already delivered)."""
+
+    def before_request(self, job: UrlJob) -> bool:
+        """A listed URL before robots.txt or a request. True: its outcome is delivered."""
+        return False
+
+    def request_headers(self, job: UrlJob) -> dict[str, str] | None:
+        """Extra request headers for a listed URL."""
+        return None
+
+    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+        """The URL's final answer, before checks. True: the hook delivered its outcome."""
+        return False
+
+    def deliver(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> bool:
+        """A URL's record and findings. True: the hook delivered them itself (through
+        `Auditor.deliver`), so the auditor does not deliver them again."""
+        return False
+
+    def end_of_run(self) -> None:
+        """The run ends, completed or interrupted; notes for the summary go here."""
+
+
+HOOK_POINTS = (
+    "entry",
+    "child",
+    "sitemap_headers",
+    "sitemap_answered",
+    "sitemap_done",
+    "before_request",
+    "request_headers",
+    "after_answer",
+    "deliver",
+    "end_of_run",
+)
+
+
+def overridden(hook: Hook, point: str) -> bool:
+    """Does this hook do something at `point`? (The auditor skips the no-op defaults.)"""
+    return getattr(type(hook), point) is not getattr(Hook, point)
+
+
+class UrlCheck(Protocol):
+    """How one listed URL is checked: the standard check, or a capability's own."""
+
+    async def __call__(self, job: UrlJob) -> None: ...
