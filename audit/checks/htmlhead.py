@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Final
 
@@ -250,24 +251,33 @@ class HeadReader:
         """No more input. `at_eof`: the body ended there (not cut off by the reader)."""
         if at_eof and not self.done:
             self.complete = True
+        self._flush_decoder()
+        # A body cut off by the reader may end inside a tag: that half tag is not content,
+        # so the tokenizer's held-back input is flushed only at the real end of the body.
+        if at_eof:
+            self._close_tokens()
+        if self._in_title:
+            self._end_title()
+        if self.complete:
+            self.head_ended = True  # the document ended: nothing more can be in its head
+        self.done = True
+
+    def _flush_decoder(self) -> None:
+        """Decode what is left: all of it when fewer than PRESCAN bytes arrived."""
         if self._tokens is None and self.bytes_read:
             raw = bytes(self._raw)
             self._begin()  # fewer than PRESCAN bytes arrived: decide the charset now
             self._run(self._decode(raw, final=True))
         elif self._decoder is not None:
             self._run(self._decode(b"", final=True))
-        # A body cut off by the reader may end inside a tag: that half tag is not content,
-        # so the tokenizer's held-back input is flushed only at the real end of the body.
-        if self._tokens is not None and at_eof:
-            try:
-                self._tokens.close()
-            except Exception as exc:  # the tokenizer must never take the audit down
-                self.error = self.error or f"{type(exc).__name__}: {exc}"
-        if self._in_title:
-            self._end_title()
-        if self.complete:
-            self.head_ended = True  # the document ended: nothing more can be in its head
-        self.done = True
+
+    def _close_tokens(self) -> None:
+        if self._tokens is None:
+            return
+        try:
+            self._tokens.close()
+        except Exception as exc:  # the tokenizer must never take the audit down
+            self.error = self.error or f"{type(exc).__name__}: {exc}"
 
     def _enough(self) -> bool:
         return self._body_at is not None and self.bytes_read - self._body_at >= BODY_WINDOW
@@ -369,40 +379,45 @@ class HeadReader:
         self._body_tag(tag, attrs)
 
     def _head_tag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "meta":
-            a = _attrs(attrs)
-            charset = a.get("charset")
-            if charset is None and a.get("http-equiv", "").lower() == "content-type":
-                m = _CHARSET_PARAM.search(a.get("content", ""))
-                charset = m.group(1) if m else None
-            if charset:
-                self._late_charset(charset)
-                if self._restart_to is not None:
-                    return
-            name = a.get("name")
-            if name is not None and "content" in a and len(self.metas) < _MAX_TAGS:
-                self.metas.append((name.strip().lower(), a["content"]))
-        elif tag == "link":
-            a = _attrs(attrs)
-            rels = a.get("rel", "").lower().split()
-            href = a.get("href")
-            if href is None or len(self.canonicals) + len(self.alternates) >= _MAX_TAGS:
+        handler = _HEAD_HANDLERS.get(tag)
+        if handler is not None:
+            handler(self, tag, attrs)
+
+    def _head_meta(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = _attrs(attrs)
+        charset = _meta_charset(a)
+        if charset:
+            self._late_charset(charset)
+            if self._restart_to is not None:
                 return
-            if "canonical" in rels:
-                self.canonicals.append(href.strip())
-            if "alternate" in rels and "hreflang" in a:
-                self.alternates.append((a["hreflang"], href.strip()))
-        elif tag == "base":
-            href = _attrs(attrs).get("href")
-            if href is not None and self.base_href is None:
-                self.base_href = href.strip()  # the first base with an href wins
-        elif tag == "title":
-            if self.title is None:
-                self._in_title = True
-                self._title_parts = []
-        elif tag in ("noscript", "template", "script", "style"):
-            self._skip = tag
-            self._skip_depth = 1
+        name = a.get("name")
+        if name is not None and "content" in a and len(self.metas) < _MAX_TAGS:
+            self.metas.append((name.strip().lower(), a["content"]))
+
+    def _head_link(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = _attrs(attrs)
+        rels = a.get("rel", "").lower().split()
+        href = a.get("href")
+        if href is None or len(self.canonicals) + len(self.alternates) >= _MAX_TAGS:
+            return
+        if "canonical" in rels:
+            self.canonicals.append(href.strip())
+        if "alternate" in rels and "hreflang" in a:
+            self.alternates.append((a["hreflang"], href.strip()))
+
+    def _head_base(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        href = _attrs(attrs).get("href")
+        if href is not None and self.base_href is None:
+            self.base_href = href.strip()  # the first base with an href wins
+
+    def _head_title(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.title is None:
+            self._in_title = True
+            self._title_parts = []
+
+    def _head_skip(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._skip = tag
+        self._skip_depth = 1
 
     def _body_tag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "link" and "canonical" in _attrs(attrs).get("rel", "").lower().split():
@@ -423,28 +438,34 @@ class HeadReader:
 
     def _end(self, tag: str) -> None:
         if self._skip is not None:
-            if tag == self._skip:
-                self._skip_depth -= 1
-                if self._skip_depth <= 0:
-                    self._skip = None
-            return
-        if self._in_title:
+            self._end_skipped(tag)
+        elif self._in_title:
             if tag == "title":
                 self._end_title()
-            return
-        if not self.body_started:
-            if tag == "head":
-                self.head_ended = True
-            elif tag in ("body", "html", "br", "p"):
-                self._start_body()  # "</p>" and "</br>" create elements: the body has begun
-            return
-        if tag in _HIDDEN and self._hidden:
+        elif not self.body_started:
+            self._end_in_head(tag)
+        elif tag in _HIDDEN and self._hidden:
             self._hidden -= 1
         elif tag == "h1" and self._in_h1:
-            self._in_h1 -= 1
-            if not self._in_h1:
-                self._h1_done = True
-                self.h1 = _clean("".join(self._h1_parts))[:_H1_CHARS] or None
+            self._end_h1()
+
+    def _end_skipped(self, tag: str) -> None:
+        if tag == self._skip:
+            self._skip_depth -= 1
+            if self._skip_depth <= 0:
+                self._skip = None
+
+    def _end_in_head(self, tag: str) -> None:
+        if tag == "head":
+            self.head_ended = True
+        elif tag in ("body", "html", "br", "p"):
+            self._start_body()  # "</p>" and "</br>" create elements: the body has begun
+
+    def _end_h1(self) -> None:
+        self._in_h1 -= 1
+        if not self._in_h1:
+            self._h1_done = True
+            self.h1 = _clean("".join(self._h1_parts))[:_H1_CHARS] or None
 
     def _end_title(self) -> None:
         self._in_title = False
@@ -458,12 +479,13 @@ class HeadReader:
                 self._title_parts.append(data)
             return
         if not self.body_started:
-            if data.strip():
-                self._start_body()  # text cannot be in a head: the body has begun
-            else:
-                return
-        if self._hidden:
-            return
+            if not data.strip():
+                return  # whitespace between head elements
+            self._start_body()  # text cannot be in a head: the body has begun
+        if not self._hidden:
+            self._body_text(data)
+
+    def _body_text(self, data: str) -> None:
         if self._in_h1 and not self._h1_done and sum(map(len, self._h1_parts)) < _H1_CHARS:
             self._h1_parts.append(data)
         self._add_text(data)
@@ -473,6 +495,26 @@ class HeadReader:
             self._text_cache = None
             self._text_parts.append(data)
             self._text_len += len(data)
+
+
+_HeadHandler = Callable[[HeadReader, str, list[tuple[str, str | None]]], None]
+# What a start tag in the head does (other head tags, such as <style>, do nothing).
+_HEAD_HANDLERS: Final[dict[str, _HeadHandler]] = {
+    "meta": HeadReader._head_meta,
+    "link": HeadReader._head_link,
+    "base": HeadReader._head_base,
+    "title": HeadReader._head_title,
+    **dict.fromkeys(("noscript", "template", "script", "style"), HeadReader._head_skip),
+}
+
+
+def _meta_charset(a: dict[str, str]) -> str | None:
+    """The charset a head meta declares: `charset`, or `http-equiv=content-type`'s."""
+    charset = a.get("charset")
+    if charset is None and a.get("http-equiv", "").lower() == "content-type":
+        m = _CHARSET_PARAM.search(a.get("content", ""))
+        charset = m.group(1) if m else None
+    return charset
 
 
 def _attrs(attrs: list[tuple[str, str | None]]) -> dict[str, str]:
