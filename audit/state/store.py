@@ -35,6 +35,21 @@ the last uncommitted batch, whose URLs are then simply checked again). A new run
 earlier results) reads nothing per URL. Lookups of earlier results are indexed reads on
 a separate connection, on a snapshot renewed every SNAPSHOT_LOOKUPS lookups.
 
+One state file, one run: `open` takes an exclusive lock on `PATH.lock` (flock, held
+until `close`; the kernel drops it when the process dies however it dies, so a killed
+run leaves no stale lock) and writes the holder's pid, host and start time into it. A
+second run on the same state is refused with a StateError naming the holder (exit 2)
+instead of resuming the live run's rows. Without fcntl (Windows) there is no lock.
+
+A state is marked complete only when it holds every URL row this run wrote: at
+completion the rows of the run are counted against the rows present when it started
+plus the rows its writer inserted; a mismatch (another process wrote to or completed
+the same state) leaves it `running`, so the next run resumes instead of trusting it.
+
+A new state is created in one transaction (schema and meta together). A file left
+half-created by an older version or a full disk (empty, or holding only tables of this
+schema and no meta rows) holds nothing: it is recognised and created again.
+
 Schema 4 (64 KiB pages, text values) replaced 3; a state of schema 3 is refused by its
 version (start it over with --fresh).
 
@@ -53,6 +68,7 @@ import itertools
 import json
 import os
 import queue
+import socket
 import sqlite3
 import threading
 import time
@@ -63,6 +79,11 @@ from typing import Any, Final, Literal
 
 from audit.core.errors import AuditError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock (see the docstring)
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "SCHEMA_VERSION",
     "Prior",
@@ -71,6 +92,7 @@ __all__ = [
     "StateStore",
     "fingerprint",
     "read_records",
+    "read_status",
 ]
 
 APP: Final = "sitemap-audit"
@@ -120,6 +142,7 @@ CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NU
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 """
+_STATEMENTS: Final = tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())
 _URL_COLUMNS: Final = 9
 # The URL rows of a batch go in as ONE statement: sqlite3 releases the GIL around each
 # step (and reset) of a statement, and taking it back from a busy event loop means waiting
@@ -249,6 +272,77 @@ def _remove(path: Path) -> None:
             raise StateError(f"{p}: cannot remove the old state: {exc.strerror}") from exc
 
 
+def _normal(sql: str) -> str:
+    return " ".join(sql.split())
+
+
+_OURS: Final = frozenset(_normal(s) for s in _STATEMENTS)
+
+
+def _half_created(conn: sqlite3.Connection) -> bool:
+    """True for a database that a creation cut short left behind (a full disk, a kill):
+    no table but this schema's (each exactly as this module creates it) and no meta row,
+    so no run ever wrote to it and nothing is lost by creating it again. A file of
+    another program, or a meta table not made by this module, is not."""
+    try:
+        rows = conn.execute("SELECT name, sql FROM sqlite_master").fetchall()
+        for name, sql in rows:
+            if sql is None:  # the automatic index of a PRIMARY KEY
+                if not str(name).startswith("sqlite_autoindex_"):
+                    return False
+            elif _normal(str(sql)) not in _OURS:
+                return False
+        if any(name == "meta" for name, _ in rows):
+            return bool(conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0)
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+class _Lock:
+    """An exclusive flock on PATH.lock for one run; the file tells who holds it."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+
+    @classmethod
+    def take(cls, state: Path) -> _Lock:
+        if fcntl is None:  # pragma: no cover - Windows
+            return cls(None)
+        lock_path = Path(str(state) + ".lock")
+        try:
+            # O_CLOEXEC: a child process (a fetch worker) never holds the lock
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StateError(
+                f"{lock_path}: cannot create the state's lock file: {exc.strerror or exc}"
+            ) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+            os.close(fd)
+            raise StateError(
+                f"{state}: in use by another run ({holder or 'holder unknown'}); wait for it "
+                "to end, or use another --state path"
+            ) from None
+        # Rewritten, never removed: unlinking a lock file lets a third process lock a new
+        # file while the second still holds the old one.
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        holder = f"pid {os.getpid()} on {socket.gethostname()}, started {started}"
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (holder + "\n").encode(), 0)
+        except OSError:  # a full disk: the lock holds all the same, its holder is unnamed
+            pass
+        return cls(fd)
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)  # closing the last descriptor drops the flock
+
+
 # --- the writer thread -----------------------------------------------------------
 
 _Op = tuple[str, tuple[Any, ...]]
@@ -257,9 +351,13 @@ _CONTROL: Final = ("stop", "sync")
 
 
 class _Writer(threading.Thread):
-    def __init__(self, path: Path, flush_every: int, flush_ms: float) -> None:
+    def __init__(self, path: Path, flush_every: int, flush_ms: float, rows: int = 0) -> None:
         super().__init__(name="sitemap-audit-state", daemon=True)
         self.path = path
+        # URL rows of the run in `results`: those there at open, plus every row this
+        # writer inserts; checked at completion (see _complete)
+        self.rows = rows
+        self.incomplete: str | None = None  # why completion was refused
         self.queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self.flush_every = min(max(1, flush_every), _SIZES[-1])
         self.flush_s = max(0.0, flush_ms) / 1000.0
@@ -310,8 +408,7 @@ class _Writer(threading.Thread):
             if batch[-1][0] == "stop":
                 return
 
-    @classmethod
-    def write(cls, conn: sqlite3.Connection, batch: list[_Op]) -> None:
+    def write(self, conn: sqlite3.Connection, batch: list[_Op]) -> None:
         """Commit one batch of queued operations (a control operation only last)."""
         last = batch[-1][0]
         rows = len(batch) - (last in _CONTROL)
@@ -322,7 +419,7 @@ class _Writer(threading.Thread):
             and all(op[0] == "url" for op in batch[:rows])
         ):
             # the common batch: URL rows only, one statement, its own transaction
-            cls._insert_urls(conn, [op[1] for op in batch[:rows]])
+            self._insert_urls(conn, [op[1] for op in batch[:rows]])
         elif rows:
             conn.execute("BEGIN")
             i = 0
@@ -331,14 +428,13 @@ class _Writer(threading.Thread):
                 j = i
                 while j < rows and batch[j][0] == kind:
                     j += 1
-                cls._apply(conn, kind, [op[1] for op in batch[i:j]])
+                self._apply(conn, kind, [op[1] for op in batch[i:j]])
                 i = j
             conn.execute("COMMIT")
         if last == "sync":
             batch[-1][1][0].set()
 
-    @staticmethod
-    def _insert_urls(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Rows queued as the INSERT's parameters (JSON already encoded), at most
         FLUSH_EVERY of them: one statement, padded to its size."""
         for size in _SIZES:
@@ -347,18 +443,17 @@ class _Writer(threading.Thread):
         flat = list(itertools.chain.from_iterable(rows))
         if len(rows) < size:
             flat += _PAD_ROW * (size - len(rows))
-        conn.execute(_insert_urls(size), flat)
+        self.rows += conn.execute(_insert_urls(size), flat).rowcount
 
-    @classmethod
-    def _apply(cls, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
+    def _apply(self, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
         if kind == "url":
-            cls._insert_urls(conn, rows)
+            self._insert_urls(conn, rows)
         elif kind == "touch":
-            conn.executemany(
+            self.rows += conn.executemany(
                 "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
                 "findings FROM urls WHERE url = ?",
                 rows,
-            )
+            ).rowcount
         elif kind == "sitemap":
             conn.executemany("INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)", rows)
         elif kind == "finding":
@@ -366,13 +461,30 @@ class _Writer(threading.Thread):
         elif kind == "sql":
             for args in rows:
                 conn.execute(args[0], args[1:])
-        elif kind == "script":  # statements without parameters, inside the batch's transaction
-            for (script,) in rows:
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+        elif kind == "complete":
+            for run, dedupe in rows:
+                self._complete(conn, run, dedupe)
         else:  # pragma: no cover - a programming error
             raise ValueError(f"unknown state operation {kind}")
+
+    def _complete(self, conn: sqlite3.Connection, run: int, dedupe: bool) -> None:
+        """Make the run's results the base of the next run, unless they are not all the
+        rows it wrote (inside the batch's transaction)."""
+        (held,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
+        if held != self.rows:
+            self.incomplete = (
+                f"it holds {held} URL rows of this run where {self.rows} were written "
+                "(another process wrote to it)"
+            )
+            return
+        if dedupe:  # only a resumed run may hold a URL twice
+            conn.execute(_DEDUPE)
+        for statement in _COMPLETE.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("DELETE FROM sitemaps WHERE run < ?", (run,))
+        conn.execute("DELETE FROM findings WHERE run < ?", (run,))
+        conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
 
 
 def _load_orjson() -> Any:
@@ -425,6 +537,7 @@ class StateStore:
         self._writer = writer
         self._put = writer.queue.put
         self._closed = False
+        self._lock = _Lock(None)  # set by open()
         self._bulk: sqlite3.Connection | None = None
         self._bulk_lock = threading.Lock()
         self.replayed = 0  # URLs of this run found done (resume)
@@ -459,21 +572,45 @@ class StateStore:
         flush_ms: float = FLUSH_MS,
     ) -> StateStore:
         p = Path(path)
-        if fresh:
-            _remove(p)
         if p.is_dir():
             raise StateError(f"{p}: is a directory, not a state file")
-        exists = p.exists() and p.stat().st_size > 0
-        if exists:
+        lock = _Lock.take(p)  # before anything is read, removed (--fresh) or written
+        try:
+            store = cls._open_locked(p, fingerprint, targets, fresh, flush_every, flush_ms)
+        except BaseException:
+            lock.release()
+            raise
+        store._lock = lock
+        return store
+
+    @classmethod
+    def _open_locked(
+        cls,
+        p: Path,
+        fingerprint: str,
+        targets: list[str],
+        fresh: bool,
+        flush_every: int,
+        flush_ms: float,
+    ) -> StateStore:
+        if fresh:
+            _remove(p)
+        size = p.stat().st_size if p.exists() else None
+        if size:
             _check_magic(p)
-        elif p.exists():  # an empty file (touch): nothing to lose, but not ours either
-            raise _refuse(p, "an empty file, not a sitemap-audit state file")
         try:
             conn = _connect(p)
         except sqlite3.Error as exc:
             raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+        if size is not None and _half_created(conn):
+            # an empty file, or a creation cut short: nothing in it to keep
+            conn.close()
+            _remove(p)
+            conn = _connect(p)
+            size = None
+        mode: Mode = "new" if size is None else "resume"
         try:
-            if exists:
+            if size is not None:
                 meta = _read_meta(conn, p)
                 if meta.get("fingerprint") != fingerprint:
                     raise _refuse(
@@ -483,20 +620,10 @@ class StateStore:
                     )
                 run = int(meta.get("run", "1"))
                 if meta.get("status") == "complete":
-                    mode: Mode = "incremental"
+                    mode = "incremental"
                     run += 1
-                else:
-                    mode = "resume"
-                conn.execute("PRAGMA journal_mode = WAL")
-                if mode == "resume":
-                    conn.execute(_RESULTS_INDEX)
             else:
-                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.executescript(_SCHEMA)
-                mode, run = "new", 1
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("BEGIN")
+                run = 1
             meta_rows = {
                 "app": APP,
                 "schema_version": str(SCHEMA_VERSION),
@@ -506,21 +633,45 @@ class StateStore:
                 "status": "running",
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
-            if mode == "resume":
-                del meta_rows["started"]
-                # Documents are read again on resume and their findings recorded again.
-                conn.execute("DELETE FROM findings WHERE run = ?", (run,))
-            conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta_rows.items())
-            conn.execute("COMMIT")
+            rows = cls._begin_run(conn, mode, run, meta_rows)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise _refuse(p, f"the state file is corrupt or truncated ({exc})") from exc
+            if mode == "new":  # ours, just made, holding nothing: not left half-created
+                _remove(p)
+                raise StateError(f"{p}: cannot create the state file ({exc})") from exc
+            raise StateError(f"{p}: cannot write to the state file ({exc})") from exc
         except BaseException:
             conn.close()
             raise
-        writer = _Writer(p, flush_every, flush_ms)
+        writer = _Writer(p, flush_every, flush_ms, rows)
         writer.start()
         return cls(p, mode, run, conn, writer)
+
+    @staticmethod
+    def _begin_run(
+        conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[str, str]
+    ) -> int:
+        """Mark the run started (a new state: created, schema and meta in one
+        transaction, so that a failure leaves no half-made state); return the URL rows
+        already in `results` (a resumed run's)."""
+        if mode == "new":
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
+        conn.execute("PRAGMA journal_mode = WAL")
+        if mode == "resume":
+            conn.execute(_RESULTS_INDEX)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("BEGIN")
+        if mode == "new":
+            for statement in _STATEMENTS:
+                conn.execute(statement)
+        if mode == "resume":
+            del meta_rows["started"]
+            # Documents are read again on resume and their findings recorded again.
+            conn.execute("DELETE FROM findings WHERE run = ?", (run,))
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta_rows.items())
+        (rows,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
+        conn.execute("COMMIT")
+        return int(rows)
 
     # --- reads (event loop; primary-key lookups only) ---------------------------------
 
@@ -692,24 +843,42 @@ class StateStore:
         if self._closed:
             return
         self._closed = True
-        if self._reader.in_transaction:
-            self._reader.execute("COMMIT")
-        if complete:
-            if self.mode == "resume":  # only a resumed run may hold a URL twice
-                self._put(("sql", (_DEDUPE,)))
-            self._put(("script", (_COMPLETE,)))
-            for sql in ("DELETE FROM sitemaps WHERE run < ?", "DELETE FROM findings WHERE run < ?"):
-                self._put(("sql", (sql, self.run)))
-            self._put(("sql", ("UPDATE meta SET value = 'complete' WHERE key = 'status'",)))
-        self._writer.controls_queued += 1
-        self._put(_STOP)
-        self._writer.wake.set()
-        self._writer.join()
-        self._reader.close()
-        if self._bulk is not None:
-            self._bulk.close()
+        try:
+            if self._reader.in_transaction:
+                self._reader.execute("COMMIT")
+            if complete:
+                self._put(("complete", (self.run, self.mode == "resume")))
+            self._writer.controls_queued += 1
+            self._put(_STOP)
+            self._writer.wake.set()
+            self._writer.join()
+            self._reader.close()
+            if self._bulk is not None:
+                self._bulk.close()
+        finally:
+            self._lock.release()  # after the last write
         if self._writer.error is not None:
             raise StateError(f"{self.path}: writing the state failed: {self._writer.error}")
+        if self._writer.incomplete is not None:
+            raise StateError(
+                f"{self.path}: not marked complete: {self._writer.incomplete}; the next run "
+                "resumes it"
+            )
+
+
+def read_status(path: str | Path) -> str:
+    """The status of a state file's latest run: `complete`, or `running` (in progress,
+    or died). Raises StateError for a file that is not a usable state."""
+    p = Path(path)
+    _check_magic(p)
+    try:
+        conn = sqlite3.connect(f"file:{os.fspath(p)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+    try:
+        return _read_meta(conn, p).get("status", "running")
+    finally:
+        conn.close()
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
