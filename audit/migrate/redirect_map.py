@@ -101,6 +101,10 @@ class RedirectMap:
                 hit = self._exact.get(_path_query(old_url))
             if hit is not None:
                 return hit
+        return self._rule_hit(old_url)
+
+    def _rule_hit(self, old_url: str) -> tuple[str, int] | None:
+        """The first rule that matches and expands to an absolute URL, and its line."""
         path: str | None = None
         for rule in self._rules:
             if rule.on_path:
@@ -108,43 +112,52 @@ class RedirectMap:
                 m = rule.pattern.search(path)
             else:
                 m = rule.pattern.search(old_url)
-            if m is None:
-                continue
-            try:
-                target = m.expand(rule.template)
-            except (re.error, IndexError):  # checked at load time; kept for safety
-                continue
-            if _absolute(target):
+            target = _expand(rule, m)
+            if target is not None:
                 return target, rule.line
         return None
+
+
+def _expand(rule: Rule, m: re.Match[str] | None) -> str | None:
+    """The rule's new URL for a match, or None (no match, or not an absolute URL)."""
+    if m is None:
+        return None
+    try:
+        target = m.expand(rule.template)
+    except (re.error, IndexError):  # checked at load time; kept for safety
+        return None
+    return target if _absolute(target) else None
 
 
 def _check_template(name: str, line: int, pattern: re.Pattern[str], template: str) -> None:
     """Every backreference of the template names a group of the pattern."""
     for m in _BACKREF.finditer(template):
-        number, group, other = m.groups()
-        if number is not None:
-            if int(number) > pattern.groups:
-                raise MapError(
-                    f"{name}:{line}: backreference \\{number} but the pattern has "
-                    f"{pattern.groups} group(s)"
-                )
-        elif group is not None:
-            if group.isdigit():
-                if int(group) > pattern.groups:
-                    raise MapError(
-                        f"{name}:{line}: backreference \\g<{group}> but the pattern has "
-                        f"{pattern.groups} group(s)"
-                    )
-            elif group not in pattern.groupindex:
-                raise MapError(
-                    f"{name}:{line}: backreference \\g<{group}> names no group of the pattern"
-                )
-        elif other is not None and other not in "\\ntrfvab":
-            raise MapError(
-                f"{name}:{line}: bad escape \\{other} in the new URL "
-                "(use \\1 or \\g<name> for groups)"
-            )
+        problem = _backref_problem(pattern, *m.groups())
+        if problem is not None:
+            raise MapError(f"{name}:{line}: {problem}")
+
+
+def _backref_problem(
+    pattern: re.Pattern[str], number: str | None, group: str | None, other: str | None
+) -> str | None:
+    """What is wrong with one backslash sequence of a template, or None."""
+    if number is not None:
+        return _group_count_problem(pattern, f"\\{number}", int(number))
+    if group is not None:
+        if group.isdigit():
+            return _group_count_problem(pattern, f"\\g<{group}>", int(group))
+        if group not in pattern.groupindex:
+            return f"backreference \\g<{group}> names no group of the pattern"
+        return None
+    if other is not None and other not in "\\ntrfvab":
+        return f"bad escape \\{other} in the new URL (use \\1 or \\g<name> for groups)"
+    return None
+
+
+def _group_count_problem(pattern: re.Pattern[str], shown: str, number: int) -> str | None:
+    if number > pattern.groups:
+        return f"backreference {shown} but the pattern has {pattern.groups} group(s)"
+    return None
 
 
 def _is_header(old: str, new: str) -> bool:
@@ -161,50 +174,66 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
     try:
         for row in reader:
             line = reader.line_num
-            cells = [c.strip() for c in row]
-            if not cells or all(not c for c in cells) or cells[0].startswith("#"):
+            cells = _cells(row, name, line)
+            if cells is None:
                 continue
-            while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
-                cells.pop()
-            if len(cells) != 2:
-                raise MapError(f"{name}:{line}: expected 2 columns (old,new), found {len(cells)}")
-            old, new = cells
             if first:
                 first = False
-                if _is_header(old, new):
+                if _is_header(*cells):
                     continue
-            if not old or not new:
-                raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
-            prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
-            if prefix is not None:
-                source = old[len(prefix) :].strip()
-                if not source:
-                    raise MapError(f"{name}:{line}: empty regular expression")
-                try:
-                    pattern = re.compile(source)
-                except re.error as exc:
-                    raise MapError(
-                        f"{name}:{line}: broken regular expression {source!r}: {exc}"
-                    ) from None
-                _check_template(name, line, pattern, new)
-                if not _absolute(_BACKREF.sub("x", new)):
-                    raise MapError(
-                        f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL"
-                    )
-                on_path = source.startswith(("^/", "/"))
-                result.add_rule(Rule(pattern, new, line, on_path))
-                continue
-            if not (old.startswith("/") or _absolute(old)):
-                raise MapError(
-                    f"{name}:{line}: the old URL {old!r} is neither an absolute http(s) URL "
-                    "nor a path starting with /"
-                )
-            if not _absolute(new):
-                raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
-            result.add_exact(old, new, line)
+            _add_row(result, cells, name, line)
     except csv.Error as exc:
         raise MapError(f"{name}:{reader.line_num}: not valid CSV ({exc})") from None
     return result
+
+
+def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
+    """The (old, new) cells of a row, or None for a blank or comment line."""
+    cells = [c.strip() for c in row]
+    if not cells or all(not c for c in cells) or cells[0].startswith("#"):
+        return None
+    while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
+        cells.pop()
+    if len(cells) != 2:
+        raise MapError(f"{name}:{line}: expected 2 columns (old,new), found {len(cells)}")
+    return cells[0], cells[1]
+
+
+def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) -> None:
+    """One row of the map: a regex rule or an exact row."""
+    old, new = cells
+    if not old or not new:
+        raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
+    prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
+    if prefix is not None:
+        result.add_rule(_rule(old[len(prefix) :].strip(), new, name, line))
+    else:
+        _check_exact(old, new, name, line)
+        result.add_exact(old, new, line)
+
+
+def _check_exact(old: str, new: str, name: str, line: int) -> None:
+    if not (old.startswith("/") or _absolute(old)):
+        raise MapError(
+            f"{name}:{line}: the old URL {old!r} is neither an absolute http(s) URL "
+            "nor a path starting with /"
+        )
+    if not _absolute(new):
+        raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
+
+
+def _rule(source: str, new: str, name: str, line: int) -> Rule:
+    """A regex rule: the pattern compiles and the template's groups exist."""
+    if not source:
+        raise MapError(f"{name}:{line}: empty regular expression")
+    try:
+        pattern = re.compile(source)
+    except re.error as exc:
+        raise MapError(f"{name}:{line}: broken regular expression {source!r}: {exc}") from None
+    _check_template(name, line, pattern, new)
+    if not _absolute(_BACKREF.sub("x", new)):
+        raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
+    return Rule(pattern, new, line, source.startswith(("^/", "/")))
 
 
 def load_map(path: str | Path) -> RedirectMap:
