@@ -65,6 +65,21 @@ def sitemap_links(html: bytes, base: str) -> list[str]:
 RobotsGetter = Callable[[str], Awaitable[RobotsPolicy]]
 
 
+class _Found:
+    """The sitemaps found so far, each once (compared normalised)."""
+
+    def __init__(self) -> None:
+        self.items: list[Discovered] = []
+        self.seen: set[str] = set()
+
+    def add(self, url: str, source: str, *, key_url: str | None = None) -> None:
+        """Record `url` unless `key_url` (default: the URL itself) was seen already."""
+        key = normalize_url(key_url if key_url is not None else url)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.items.append(Discovered(url, source))
+
+
 async def discover(
     client: HttpClient,
     robots_get: RobotsGetter,
@@ -75,57 +90,14 @@ async def discover(
     """Find the sitemaps of a site root. With `exhaustive`, try every source
     (the `discover` command); otherwise stop at the first source that yields."""
     root = site.rstrip("/")
-    found: list[Discovered] = []
+    found = _Found()
     findings: list[Finding] = []
-    seen: set[str] = set()
-
-    def add(url: str, source: str) -> None:
-        key = normalize_url(url)
-        if key not in seen:
-            seen.add(key)
-            found.append(Discovered(url, source))
-
-    policy = await robots_get(root + "/")
-    if policy.status == "unreachable" and policy.http_status is None:
-        home = await client.fetch(root + "/", method="GET", body_bytes=1)
-        if home.status is None:
-            raise TargetError(f"{root}/: site cannot be reached: {home.error}")
-    for url in policy.sitemaps:
-        add(url, "robots.txt")
-    if policy.status == "ok" and not policy.sitemaps:
-        findings.append(
-            finding(
-                "robots-no-sitemap",
-                "robots.txt declares no Sitemap: line; add one so every crawler finds the sitemaps",
-                url=root + "/robots.txt",
-            )
-        )
-    if found and not exhaustive:
-        return found, findings
-
-    for path in COMMON_PATHS:
-        url = root + path
-        if not policy.allowed(url):
-            continue  # probing a disallowed path would be impolite
-        res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
-        if res.status is not None and 200 <= res.status < 300 and looks_like_sitemap(res.body_head):
-            # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
-            final = res.final_url or url
-            if normalize_url(final) in seen:
-                continue
-            seen.add(normalize_url(final))
-            found.append(Discovered(url, "common path"))
-    if found and not exhaustive:
-        return found, findings
-
-    home = await client.fetch(
-        root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False
-    )
-    if home.status is not None and 200 <= home.status < 300:
-        for url in sitemap_links(home.body_head, home.final_url or root + "/"):
-            add(url, "home page")
-
-    if not found:
+    policy = await _robots_sitemaps(client, robots_get, root, found, findings)
+    if not found.items or exhaustive:
+        await _common_paths(client, policy, root, found)
+    if not found.items or exhaustive:
+        await _home_page_links(client, root, found)
+    if not found.items:
         findings.append(
             finding(
                 "sitemap-not-found",
@@ -136,4 +108,56 @@ async def discover(
                 url=root + "/",
             )
         )
-    return found, findings
+    return found.items, findings
+
+
+async def _robots_sitemaps(
+    client: HttpClient,
+    robots_get: RobotsGetter,
+    root: str,
+    found: _Found,
+    findings: list[Finding],
+) -> RobotsPolicy:
+    """The `Sitemap:` lines of robots.txt; TargetError when the site does not answer."""
+    policy = await robots_get(root + "/")
+    if policy.status == "unreachable" and policy.http_status is None:
+        home = await client.fetch(root + "/", method="GET", body_bytes=1)
+        if home.status is None:
+            raise TargetError(f"{root}/: site cannot be reached: {home.error}")
+    for url in policy.sitemaps:
+        found.add(url, "robots.txt")
+    if policy.status == "ok" and not policy.sitemaps:
+        findings.append(
+            finding(
+                "robots-no-sitemap",
+                "robots.txt declares no Sitemap: line; add one so every crawler finds the sitemaps",
+                url=root + "/robots.txt",
+            )
+        )
+    return policy
+
+
+async def _common_paths(client: HttpClient, policy: RobotsPolicy, root: str, found: _Found) -> None:
+    """The common sitemap paths robots.txt allows that answer with a sitemap."""
+    for path in COMMON_PATHS:
+        url = root + path
+        if not policy.allowed(url):
+            continue  # probing a disallowed path would be impolite
+        res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
+        if _answered_2xx(res.status) and looks_like_sitemap(res.body_head):
+            # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
+            found.add(url, "common path", key_url=res.final_url or url)
+
+
+async def _home_page_links(client: HttpClient, root: str, found: _Found) -> None:
+    """The `<link rel="sitemap">` elements of the home page."""
+    home = await client.fetch(
+        root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False
+    )
+    if _answered_2xx(home.status):
+        for url in sitemap_links(home.body_head, home.final_url or root + "/"):
+            found.add(url, "home page")
+
+
+def _answered_2xx(status: int | None) -> bool:
+    return status is not None and 200 <= status < 300
