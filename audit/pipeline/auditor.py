@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from audit.checks import sitemaps
 from audit.checks.htmlhead import HeadReader
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
@@ -63,10 +64,6 @@ EXPANDERS = 4  # sitemaps streamed at once
 LOCAL_CHUNK = 65536
 POLICY_CACHE_MAX = 4096  # URL prefixes whose robots policy is remembered by the workers
 
-# Content types a sitemap may be served as (RULES.md sitemap-content-type).
-_OK_TYPES = re.compile(
-    r"^(?:text/(?:xml|plain)|application/(?:xml|(?:[\w.+-]+\+xml)|x-gzip|gzip|x-gunzip|gzip-compressed))$"
-)
 
 EntryHook = Callable[[str, Entry], None]
 SitemapHook = Callable[[SitemapRecord, StreamParser], None]
@@ -381,13 +378,8 @@ class Auditor:
                 if not self.state.max_urls_reached:
                     await self._expand(job)
             except FetchError as exc:
-                self.rec.finding(
-                    finding(
-                        "sitemap-http-error",
-                        f"{exc}; the sitemap could not be read",
-                        sitemap=job.url,
-                    )
-                )
+                code, message = sitemaps.sitemap_unreadable(str(exc))
+                self.rec.finding(finding(code, message, sitemap=job.url))
             finally:
                 self._pending -= 1
                 self.progress.sitemap_done()
@@ -395,6 +387,8 @@ class Auditor:
                     self._done.set()
 
     async def _expand(self, job: SitemapJob) -> None:
+        """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
+        stream a readable body through the parser."""
         if job.local is not None:
             await self._expand_local(job)
             return
@@ -405,50 +399,20 @@ class Auditor:
         policy = await self._robots_for(fetch_url)
         if policy.status == "ok" and not policy.allowed(fetch_url):
             # Still read: the auditor must know the URLs it lists to report on them.
-            self._about_sitemap(
-                job,
-                "sitemap-robots-blocked",
-                f"robots.txt disallows this sitemap for {self.agent_token}: search engines will "
-                "not read it; allow it in robots.txt",
-            )
+            self._about_sitemap(job, *sitemaps.sitemap_robots_blocked(self.agent_token))
         async with self.client.stream(fetch_url, headers=self._sitemap_headers(job)) as resp:
             if await self._sitemap_answered(job, resp):
                 return
             if resp.redirects:
-                chain = " -> ".join(f"{h.url} ({h.status})" for h in resp.redirects)
                 self._about_sitemap(
-                    job,
-                    "sitemap-redirected",
-                    f"the sitemap redirects: {chain} -> {resp.final_url}; list the final URL",
+                    job, *sitemaps.sitemap_redirected(resp.redirects, resp.final_url)
                 )
-            if resp.status is None:
-                if job.parent is None:
-                    self.state.roots_unreachable += 1
-                self._about_sitemap(
-                    job, "sitemap-http-error", f"the sitemap could not be fetched: {resp.error}"
-                )
-                self.rec.sitemap(
-                    SitemapRecord(job.url, job.parent, None, None, 0, 0, False, resp.error)
-                )
-                return
-            if resp.status in (404, 410):
-                self._about_sitemap(
-                    job,
-                    "sitemap-not-found",
-                    f"the sitemap answers {resp.status}; publish it or remove the reference to it",
-                )
-                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
-                return
-            if not 200 <= resp.status < 300:
-                self._about_sitemap(
-                    job,
-                    "sitemap-http-error",
-                    f"the sitemap answers HTTP {resp.status}; it must answer 200",
-                )
-                self.rec.sitemap(SitemapRecord(job.url, job.parent, None, resp.status, 0, 0, False))
+            verdict = sitemaps.sitemap_answer(resp.status, resp.error)
+            if verdict is not None:
+                self._unreadable(job, verdict, resp.status, resp.error)
                 return
             ctype = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
-            ctype_ok = bool(_OK_TYPES.match(ctype))
+            ctype_ok = sitemaps.content_type_ok(ctype)
             parser = StreamParser(job.url)
             spool = Spool()
 
@@ -473,6 +437,15 @@ class Auditor:
                     reader.cancel()
                 await asyncio.gather(reader, return_exceptions=True)
             self._sitemap_done(job, parser, resp.status, error)
+
+    def _unreadable(
+        self, job: SitemapJob, verdict: sitemaps.Verdict, status: int | None, error: str | None
+    ) -> None:
+        """A sitemap that answered no readable body: its finding and its (empty) record."""
+        if status is None and job.parent is None:
+            self.state.roots_unreachable += 1
+        self._about_sitemap(job, *verdict)
+        self.rec.sitemap(SitemapRecord(job.url, job.parent, None, status, 0, 0, False, error))
 
     def _sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         """Extra request headers for a sitemap, from the hooks (conditional requests)."""
@@ -523,12 +496,7 @@ class Auditor:
                 if ctype_pending and (parser.kind is not None or parser.is_html or parser.stopped):
                     # An HTML body is reported as sitemap-is-html; its content type says nothing new.
                     if not parser.is_html:
-                        self._about_sitemap(
-                            job,
-                            "sitemap-content-type",
-                            f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
-                            "application/xml, text/xml, text/plain or application/gzip",
-                        )
+                        self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
                     ctype_pending = False
                 if items:
                     validator = validator or self._validator(job, source, parser)
@@ -537,30 +505,15 @@ class Auditor:
                     break
         except FetchError as exc:
             error = str(exc)
-            self._about_sitemap(
-                job,
-                "sitemap-http-error",
-                f"the sitemap body broke off after {parser.compressed_bytes} bytes: {exc}; "
-                "entries read before it were kept",
-            )
+            self._about_sitemap(job, *sitemaps.sitemap_broke_off(parser.compressed_bytes, error))
         items = parser.close(cut=error is not None)
         if ctype_pending and not parser.is_html and parser.compressed_bytes:
-            self._about_sitemap(
-                job,
-                "sitemap-content-type",
-                f"served as {ctype or 'no Content-Type'}; serve sitemaps as "
-                "application/xml, text/xml, text/plain or application/gzip",
-            )
+            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
         if parser.kind == "sitemapindex" and job.parent is not None:
-            self._about_sitemap(
-                job,
-                "index-nested",
-                "a sitemap index lists another sitemap index; search engines do not follow "
-                "nested indexes: list its children in the top index",
-            )
+            self._about_sitemap(job, *sitemaps.index_nested())
         # A document already reported as unreadable (HTML, not XML, broken gzip) is
         # not also "empty"; one that broke off mid-way still gets its counts checked.
         if parser.entries or not self._doc_errors.get(id(parser)):
@@ -637,16 +590,9 @@ class Auditor:
             normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
         )
         if key in job.ancestors or key == own:
-            self.rec.finding(
-                finding(
-                    "index-loop",
-                    "this sitemap is reached again through its own descendants; remove the "
-                    "reference that closes the loop",
-                    sitemap=job.public_url or job.url,
-                    line=item.line,
-                    url=loc,
-                )
-            )
+            code, message = sitemaps.index_loop()
+            sitemap = job.public_url or job.url
+            self.rec.finding(finding(code, message, sitemap=sitemap, line=item.line, url=loc))
             return
         if len(job.ancestors) >= MAX_INDEX_DEPTH:
             return
@@ -742,24 +688,9 @@ class Auditor:
         origin = origin_of(url)
         if origin not in self.state.hosts_reported:
             self.state.hosts_reported.add(origin)
-            robots_url = origin + "/robots.txt"
-            if policy.status == "unreachable":
-                self.rec.finding(
-                    finding(
-                        "robots-unreachable",
-                        f"robots.txt could not be read ({policy.error or policy.http_status}); search "
-                        "engines treat the whole host as disallowed until it answers",
-                        url=robots_url,
-                    )
-                )
-            elif policy.status == "missing":
-                self.rec.finding(
-                    finding(
-                        "robots-missing",
-                        f"robots.txt answers {policy.http_status}: everything is allowed",
-                        url=robots_url,
-                    )
-                )
+            verdict = sitemaps.robots_verdict(policy.status, policy.error, policy.http_status)
+            if verdict is not None:
+                self.rec.finding(finding(*verdict, url=origin + "/robots.txt"))
         return policy
 
     # --- workers ------------------------------------------------------------
