@@ -37,23 +37,25 @@ Choices, and why:
   never sees them. `config.insecure_hosts` turns TLS verification off per request, for those
   host names only.
 
-Knows nothing of sitemaps or robots.txt rules. Imports aiohttp, yarl and audit.{config,
-errors, records, http.hosts, http.addresses} only.
+- One send path per request (`HttpClient._send`, STYLE lesson 18): the host's politeness
+  slot, ONE retry loop with one predicate (retry.py) for plain, streamed and page-check
+  requests, then the exchange: a plain one (`exchange.exchange()`, in this process or in a
+  fetch worker, `_dispatch`) or an opened one (`_attempt_open`: a stream, or a body for a
+  `BodySink`). The redirect loop (`_chain`) calls it once per hop.
+
+Knows nothing of sitemaps or robots.txt rules. Imports aiohttp (lazily), yarl and
+audit.core, audit.http.{addresses, exchange, hosts, retry, workers} only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import email.utils
-import random
-import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin, urlsplit
 
 from yarl import URL
@@ -62,22 +64,36 @@ from audit.core.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.core.errors import FetchError, FetchErrorKind, translate_exception
 from audit.core.records import FetchResult, Hop, header_value, header_values
 from audit.http.addresses import redirect_to_private
-from audit.http.hosts import Host, HostPool, HostStats, origin_of
+from audit.http.exchange import (
+    REDIRECT_STATUSES,
+    BodySink,
+    Exchange,
+    discard,
+    exchange,
+    new_session,
+    read_head,
+    read_into,
+    release_if_read,
+    request_url,
+    response_headers,
+)
+from audit.http.hosts import Host, HostPool, HostStats, origin_key
+from audit.http.retry import (
+    BACKOFF,
+    DONE,
+    after_error,
+    after_status,
+    backoff_delay,
+    parse_retry_after,
+    should_retry,
+)
+from audit.http.workers import FetchWorkers, auto_worker_count
 
 if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
     import aiohttp
 
-    from audit.http.workers import FetchWorkers
-
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
-REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
-# 408 request timeout, 429 too many requests, 500/502/503/504 transient server trouble
-RETRY_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
-# DNS and TLS failures do not heal in seconds; a refused or reset connection may
-RETRY_ERROR_KINDS: Final = frozenset({"timeout", "connect", "reset"})
-DRAIN_LIMIT: Final = 16 * 1024  # a small unwanted body is read so the connection is reused
-PAGE_READ: Final = 64 * 1024  # bytes asked of the socket at once for a BodySink
 
 __all__ = [
     "BODY_EXCERPT",
@@ -90,64 +106,15 @@ __all__ = [
 ]
 
 
-def should_retry(status: int | None, error_kind: str | None) -> bool:
-    """The one retry predicate: transient statuses and transient network failures."""
-    if error_kind is not None:
-        return error_kind in RETRY_ERROR_KINDS
-    return status is not None and status in RETRY_STATUSES
-
-
-def backoff_delay(retry: int, base: float, cap: float, rand: float | None = None) -> float:
-    """Exponential backoff with jitter for the `retry`-th retry (0-based): in [d/2, d],
-    d = min(cap, base * 2**retry)."""
-    ceiling = min(cap, base * (2.0**retry))
-    r = random.random() if rand is None else rand
-    return max(0.0, ceiling / 2 + r * ceiling / 2)
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After value (delay-seconds or HTTP date); None if unusable.
-
-    A date in the past means "now" (0.0). The cap is applied by the host, not here.
-    """
-    if value is None:
-        return None
-    value = value.strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return float(int(value))
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # asctime and RFC 850 forms carry no zone: HTTP dates are GMT
-        when = when.replace(tzinfo=UTC)
-    now = now or datetime.now(UTC)
-    return max(0.0, (when - now).total_seconds())
-
-
-# For ASCII text, str.isspace() and the C0 controls are exactly \x00-\x20.
-_RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
-
-
-def request_url(url: str) -> URL:
-    # Send a well-formed URL exactly as listed (no re-quoting of its escapes); let yarl
-    # percent-encode one with raw non-ASCII or spaces, as browsers do.
-    if url.isascii() and _RAW_SPACE_OR_CONTROL(url) is None:
-        return URL(url, encoded=True)
-    return URL(url)
-
-
 def _loop_key(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path or '/'}?{parts.query}"
 
 
-def _next_location(current: str, location: str | None) -> tuple[str | None, FetchError | None]:
+def _next_location(current: str, location: str | None) -> str | FetchError:
     """Resolve a Location header against the current URL, or say why it cannot be followed."""
     if location is None or not location.strip():
-        return None, FetchError(
+        return FetchError(
             f"{current} redirects without a Location header", kind="redirect-invalid", url=current
         )
     location = location.strip()
@@ -156,7 +123,7 @@ def _next_location(current: str, location: str | None) -> tuple[str | None, Fetc
         parts = urlsplit(target)
         scheme = parts.scheme.lower()
         if scheme and scheme not in ("http", "https"):
-            return None, FetchError(
+            return FetchError(
                 f"{current} redirects to a {scheme}: URL ({location[:200]}); not followed",
                 kind="redirect-scheme",
                 url=current,
@@ -165,12 +132,12 @@ def _next_location(current: str, location: str | None) -> tuple[str | None, Fetc
             raise ValueError("no host")
         _ = parts.port  # ValueError for a bad port
     except ValueError:
-        return None, FetchError(
+        return FetchError(
             f"{current} redirects to an invalid Location: {location[:200]!r}",
             kind="redirect-invalid",
             url=current,
         )
-    return target, None
+    return target
 
 
 _IDENTITY: Final = {"Accept-Encoding": "identity"}
@@ -198,21 +165,10 @@ def _credential_headers(config: CrawlConfig) -> dict[str, str]:
     return out
 
 
-def _defer_host(host: Host, retry_after: str | None) -> float | None:
-    """A 429/503's Retry-After is a host-wide signal: every request to the host waits,
-    retried or not. The delay in seconds, or None without a usable value."""
-    delay = parse_retry_after(retry_after)
-    if delay is not None:
-        host.defer(delay)
-    return delay
-
-
 def _worker_count(config: CrawlConfig) -> int:
     """Fetch worker processes of a run: --fetch-workers, or auto's count for this machine."""
     count = config.fetch_workers
     if count is None:
-        from audit.http.workers import auto_worker_count
-
         count = auto_worker_count()
     return max(0, count)
 
@@ -224,155 +180,53 @@ def _user_agent(config: CrawlConfig) -> str:
     )
 
 
-def new_session(
-    user_agent: str, timeout: aiohttp.ClientTimeout, *, limit: int, per_host: int
-) -> aiohttp.ClientSession:
-    """The run's session settings, for the client and its fetch workers alike: keep-alive
-    pool, DNS cache, no cookie jar (crawlers are stateless), decompressed bodies."""
-    import aiohttp
-
-    connector = aiohttp.TCPConnector(
-        limit=limit, limit_per_host=per_host, ttl_dns_cache=300, keepalive_timeout=30
-    )
-    return aiohttp.ClientSession(
-        connector=connector,
-        headers=[("User-Agent", user_agent)],
-        cookie_jar=aiohttp.DummyCookieJar(),
-        timeout=timeout,
-        auto_decompress=True,
-    )
+def _take_exchange(answer: _Answer, host: Host, outcome: Exchange, retryable: bool) -> int:
+    """Put a plain exchange's outcome into `answer`; what it asks of the retry loop."""
+    status, headers, body, message, kind, answer.elapsed_ms = outcome
+    if kind is not None:
+        answer.error = FetchError(message or "", kind=kind, url=answer.url)
+        return after_error(kind)
+    assert status is not None
+    step = after_status(host, status, headers, retryable)
+    if step == DONE:  # a retried answer was discarded: it is nobody's answer
+        answer.status, answer.headers, answer.body = status, headers, body
+    return step
 
 
-def _origin_key(url: str) -> str:
-    """A Host key (`scheme://host:port`) of a URL or origin; "" when it has none."""
-    try:
-        return origin_of(url)
-    except ValueError:
-        return ""
+@dataclass(slots=True)
+class _Opened:
+    """The fixed parts of a request whose response the client reads itself: a sitemap
+    stream (left open for the caller) or a page GET whose body goes to a `BodySink`."""
 
+    session: aiohttp.ClientSession
+    method: str
+    target: URL
+    headers: Mapping[str, str] | None
+    verify: bool
+    timeout: aiohttp.ClientTimeout
+    stream: bool
+    body_limit: int | None
+    sink: BodySink | None
 
-def _hostname(host_key: str) -> str:
-    rest = host_key.split("://", 1)[-1]
-    return rest.rsplit(":", 1)[0].strip("[]")
+    def keeps_open(self, status: int) -> bool:
+        """A stream's final answer stays open for its reader."""
+        return self.stream and status not in REDIRECT_STATUSES
 
-
-def _headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
-    return tuple([(k.lower(), v) for k, v in resp.headers.items()])
-
-
-async def _read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < limit:
-        chunk = await resp.content.read(limit - len(buf))
-        if not chunk:
-            break
-        buf += chunk
-    return bytes(buf)
-
-
-class BodySink(Protocol):
-    """Where `HttpClient.fetch_page()` sends a page's body."""
-
-    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
-        """A final answer arrived (again, after a failed attempt): True to be fed its body."""
-        ...
-
-    def feed(self, chunk: bytes) -> bool:
-        """The next piece of the decompressed body; True when no more is wanted."""
-        ...
-
-    def end(self, *, at_eof: bool) -> None:
-        """Reading stopped; `at_eof` when the body ended there."""
-        ...
-
-
-async def _read_into(resp: aiohttp.ClientResponse, sink: BodySink, cap: int) -> bytes:
-    """Feed the body to `sink` until it has enough, the body ends or `cap` bytes were read."""
-    buf = bytearray()
-    at_eof = False
-    while len(buf) < cap:
-        chunk = await resp.content.read(min(PAGE_READ, cap - len(buf)))
-        if not chunk:
-            at_eof = True
-            break
-        buf += chunk
-        if sink.feed(chunk):
-            break
-    sink.end(at_eof=at_eof or resp.content.at_eof())
-    return bytes(buf)
-
-
-def _release_if_read(resp: aiohttp.ClientResponse) -> bool:
-    """Give the connection back if nothing is left to read (a HEAD answer, a body already
-    read: the common case, with no coroutine); False otherwise."""
-    if resp.content.at_eof():
-        resp.release()
-        return True
-    return False
-
-
-async def _discard(resp: aiohttp.ClientResponse) -> None:
-    """Give the connection back: read a small leftover body for keep-alive, else close."""
-    if _release_if_read(resp):
-        return
-    try:
-        length = resp.content_length
-        if length is not None and length <= DRAIN_LIMIT:
-            await resp.content.read(DRAIN_LIMIT + 1)
-    except Exception:  # a broken leftover body only costs the connection
-        resp.close()
-        return
-    if not _release_if_read(resp):
-        resp.close()  # never download a body nobody wants
-
-
-# One plain exchange's outcome, in a shape that crosses a process pipe (marshal):
-# (status or None, lower-cased headers, body, error message or None, error kind or None,
-# elapsed ms).
-Exchange = tuple[
-    int | None, tuple[tuple[str, str], ...], bytes, str | None, FetchErrorKind | None, float
-]
-
-
-async def exchange(
-    session: aiohttp.ClientSession,
-    method: str,
-    url: str,
-    target: URL,
-    headers: Mapping[str, str] | None,
-    verify: bool,
-    body_limit: int,
-    retryable: bool,
-) -> Exchange:
-    """One request and its answer, no retries, no politeness: the part of a plain fetch
-    (not a stream, no body sink) that may run in a fetch worker process. `target` is
-    `request_url(url)`. A GET's final answer keeps up to `body_limit` bytes of body; the
-    answer of a `retryable` attempt with a retry status is discarded. Never raises for a
-    network failure (cancellation aside)."""
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    resp: aiohttp.ClientResponse | None = None
-    try:
-        resp = await session.request(
-            method, target, allow_redirects=False, headers=headers, ssl=verify
-        )
-        status = resp.status
-        answer_headers = _headers(resp)
-        body = b""
-        if retryable and status in RETRY_STATUSES:
-            await _discard(resp)
-        else:
-            if body_limit and method == "GET" and status not in REDIRECT_STATUSES:
-                body = await _read_head(resp, body_limit)
-            if not _release_if_read(resp):
-                await _discard(resp)
-        return status, answer_headers, body, None, None, (loop.time() - started) * 1000.0
-    except Exception as exc:
-        err = translate_exception(exc, url)
-        return None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0
-    finally:
-        if resp is not None and not resp.closed:
-            resp.close()  # cancelled or failed half-way: never reuse the connection
+    def read_body(
+        self, resp: aiohttp.ClientResponse, headers: tuple[tuple[str, str], ...]
+    ) -> Awaitable[bytes] | None:
+        """The reader of a final answer's body, or None when no body is wanted (a HEAD,
+        a redirect). Returns the coroutine: the caller awaits it, no extra frame."""
+        limit = self.body_limit
+        if not limit or self.method != "GET" or resp.status in REDIRECT_STATUSES:
+            return None
+        sink = self.sink
+        if sink is None:
+            return read_head(resp, limit)
+        if sink.start(resp.status, headers):
+            return read_into(resp, sink, limit)
+        # not a page the sink wants: an excerpt for diagnosis, as any GET
+        return read_head(resp, min(limit, BODY_EXCERPT))
 
 
 @dataclass(slots=True)
@@ -454,7 +308,7 @@ class StreamResponse:
 
     def _close(self) -> None:
         resp, self._resp = self._resp, None
-        if resp is not None and not _release_if_read(resp):
+        if resp is not None and not release_if_read(resp):
             resp.close()
 
 
@@ -476,7 +330,7 @@ class HttpClient:
         self._entered = False
         self._credentials = _credential_headers(config)
         self._scope: frozenset[str] = frozenset(
-            _origin_key(o) for o in config.credential_origins if _origin_key(o)
+            origin_key(o) for o in config.credential_origins if origin_key(o)
         )
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
         # fetch workers (workers.py) start once this many plain exchanges ran here: a small
@@ -612,133 +466,151 @@ class HttpClient:
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed.
         `chain_origin` is the host key the redirect chain started at (default: url's own).
 
-        A retryable answer is discarded only when a retry will follow; the last one is kept.
-        Every request of a run passes through here, once per attempt (one frame: this is the
-        per-URL path)."""
+        The one retry loop of every request: take the host's turn, one attempt, then what
+        the attempt asks (retry.py). A retryable answer is discarded only when a retry will
+        follow; the last one is kept. Every request of a run passes through here, once per
+        attempt (one frame: this is the per-URL path; a plain attempt is the exchange's own
+        coroutine, no other)."""
         session = self.session  # outside `async with` is a bug, not a per-URL failure
         answer = _Answer(url)
         try:
-            host = self.hosts.get(url)
-            target = request_url(url)
+            host, target, request_headers, verify = self._prepare(
+                url, stream, headers, chain_origin
+            )
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
-        if self._credentials and self._may_send_credentials(host.key, chain_origin):
-            headers = {**self._credentials, **headers} if headers else self._credentials
-        request_headers = _request_headers(stream, headers)
-        timeout = self._stream_timeout if stream else self._fetch_timeout
-        verify = not (self._insecure and self._is_insecure(host.key))
+        opened = self._opened(
+            session, method, target, request_headers, verify, stream, body_limit, sink
+        )
         retries = max(0, self.config.retries)
-        loop = self._loop
-        plain = not stream and sink is None
         plain_limit = body_limit or 0
         while True:
-            if answer.attempts:
-                host.retries += 1
             answer.attempts += 1
-            if stream:
+            retryable = status_retries and answer.attempts <= retries
+            if stream:  # a stream takes the host's turn but no in-flight slot
                 held = await host.acquire(hold_slot=False)
             else:
                 held = host.try_acquire() or await host.acquire()
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
-            if plain:
-                # a plain attempt: the exchange itself may run in a fetch worker process
-                retryable = status_retries and answer.attempts <= retries
-                try:
-                    outcome: Exchange | None = None
-                    workers = self._workers
-                    if workers is not None and workers.ready:
-                        # None: every worker is gone, so this run goes on here
-                        outcome = await workers.exchange(
-                            method, url, request_headers, verify, plain_limit, retryable
-                        )
-                    else:
-                        if self._plain_count == self._workers_after:
-                            self._workers_due()
-                        self._plain_count += 1
-                    if outcome is None:
-                        outcome = await exchange(
-                            session, method, url, target, request_headers, verify,
-                            plain_limit, retryable,
-                        )  # fmt: skip
-                finally:
-                    if held:
-                        host.release()  # never hold a slot through a backoff sleep
-                status, answer_headers, body, message, kind, answer.elapsed_ms = outcome
-                if kind is not None:
-                    answer.error = FetchError(message or "", kind=kind, url=url)
-                    retry, wait = kind in RETRY_ERROR_KINDS, True
-                else:
-                    assert status is not None
-                    host.record_status(status)
-                    retry_after = None
-                    if status in (429, 503):
-                        retry_after = _defer_host(host, header_value(answer_headers, "retry-after"))
-                    retry = retryable and status in RETRY_STATUSES
-                    if retry:
-                        wait = retry_after is None
-                    else:
-                        wait = False
-                        answer.status, answer.headers, answer.body = status, answer_headers, body
-                if not retry or answer.attempts > retries:
-                    return answer
-                if wait:
-                    await self._backoff(host, answer.attempts - 1)
-                continue
-            resp: aiohttp.ClientResponse | None = None
-            keep_open = False
-            started = loop.time()
             try:
-                resp = await session.request(
-                    method,
-                    target,
-                    allow_redirects=False,
-                    timeout=timeout,
-                    auto_decompress=not stream,
-                    headers=request_headers,
-                    ssl=verify,
-                )
-                status = resp.status
-                host.record_status(status)
-                retry_after = None
-                if status in (429, 503):
-                    retry_after = _defer_host(host, resp.headers.get("Retry-After"))
-                retry = status_retries and should_retry(status, None)
-                if retry and answer.attempts <= retries:
-                    await _discard(resp)
-                    wait = retry_after is None
+                if opened is None:
+                    # None from a worker: every worker is gone, so this run goes on here
+                    outcome = await self._dispatch(
+                        session, method, url, target, request_headers, verify, plain_limit,
+                        retryable,
+                    ) or await exchange(
+                        session, method, url, target, request_headers, verify, plain_limit,
+                        retryable,
+                    )  # fmt: skip
+                    step = _take_exchange(answer, host, outcome, retryable)
                 else:
-                    wait = False
-                    answer.status = status
-                    answer.headers = _headers(resp)
-                    if stream and status not in REDIRECT_STATUSES:
-                        answer.resp = resp
-                        keep_open = True
-                    elif body_limit and method == "GET" and status not in REDIRECT_STATUSES:
-                        if sink is None:
-                            answer.body = await _read_head(resp, body_limit)
-                        elif sink.start(status, answer.headers):
-                            answer.body = await _read_into(resp, sink, body_limit)
-                        else:  # not a page the sink wants: an excerpt for diagnosis, as any GET
-                            answer.body = await _read_head(resp, min(body_limit, BODY_EXCERPT))
-                    if not keep_open and not _release_if_read(resp):
-                        await _discard(resp)
-            except Exception as exc:
-                err = translate_exception(exc, answer.url)
-                answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
-                if resp is not None:
-                    resp.close()
-                retry, wait = should_retry(None, err.kind), True
+                    step = await self._attempt_open(answer, host, opened, retryable)
             finally:
-                answer.elapsed_ms = (loop.time() - started) * 1000.0
-                if resp is not None and not keep_open and not resp.closed:
-                    resp.close()  # cancelled or failed half-way: never reuse the connection
                 if held:
                     host.release()  # never hold a slot through a backoff sleep
-            if not retry or answer.attempts > retries:
+            if step == DONE or answer.attempts > retries:
                 return answer
-            if wait:
+            if step == BACKOFF:
                 await self._backoff(host, answer.attempts - 1)
+            host.retries += 1
+
+    def _prepare(
+        self,
+        url: str,
+        stream: bool,
+        headers: Mapping[str, str] | None,
+        chain_origin: str | None,
+    ) -> tuple[Host, URL, dict[str, str] | None, bool]:
+        """A request's host, target URL, headers (credentials within their scope) and TLS
+        verification; ValueError for a URL that is not absolute http(s)."""
+        host = self.hosts.get(url)
+        target = request_url(url)
+        if self._credentials and self._may_send_credentials(host.key, chain_origin):
+            headers = {**self._credentials, **headers} if headers else self._credentials
+        verify = not (self._insecure and self._is_insecure(host))
+        return host, target, _request_headers(stream, headers), verify
+
+    def _opened(
+        self,
+        session: aiohttp.ClientSession,
+        method: str,
+        target: URL,
+        headers: Mapping[str, str] | None,
+        verify: bool,
+        stream: bool,
+        body_limit: int | None,
+        sink: BodySink | None,
+    ) -> _Opened | None:
+        """The fixed parts of a stream or a body-sink request; None for a plain exchange."""
+        if not stream and sink is None:
+            return None
+        timeout = self._stream_timeout if stream else self._fetch_timeout
+        return _Opened(session, method, target, headers, verify, timeout, stream, body_limit, sink)
+
+    def _dispatch(
+        self,
+        session: aiohttp.ClientSession,
+        method: str,
+        url: str,
+        target: URL,
+        headers: Mapping[str, str] | None,
+        verify: bool,
+        body_limit: int,
+        retryable: bool,
+    ) -> Awaitable[Exchange | None]:
+        """Where a plain exchange runs: a fetch worker while they are ready, else here (and
+        counted, to start the workers when due). Returns the coroutine to await."""
+        workers = self._workers
+        if workers is not None and workers.ready:
+            return workers.exchange(method, url, headers, verify, body_limit, retryable)
+        if self._plain_count == self._workers_after:
+            self._workers_due()
+        self._plain_count += 1
+        return exchange(session, method, url, target, headers, verify, body_limit, retryable)
+
+    async def _attempt_open(
+        self, answer: _Answer, host: Host, request: _Opened, retryable: bool
+    ) -> int:
+        """One attempt whose response is read here: a stream (kept open in `answer.resp`)
+        or a GET for a body sink. The host counts the status as soon as it arrives; what
+        the attempt asks of the retry loop is returned."""
+        loop = self._loop
+        started = loop.time()
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            resp = await request.session.request(
+                request.method,
+                request.target,
+                allow_redirects=False,
+                timeout=request.timeout,
+                auto_decompress=not request.stream,
+                headers=request.headers,
+                ssl=request.verify,
+            )
+            headers = response_headers(resp)
+            step = after_status(host, resp.status, headers, retryable)
+            if step != DONE:
+                await discard(resp)
+                return step
+            answer.status, answer.headers = resp.status, headers
+            if request.keeps_open(resp.status):
+                answer.resp, resp = resp, None  # the caller reads and closes it
+                return DONE
+            reading = request.read_body(resp, headers)
+            if reading is not None:
+                answer.body = await reading
+            if not release_if_read(resp):
+                await discard(resp)
+            return DONE
+        except Exception as exc:
+            err = translate_exception(exc, answer.url)
+            answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
+            return after_error(err.kind)
+        finally:
+            answer.elapsed_ms = (loop.time() - started) * 1000.0
+            if resp is not None and not resp.closed:
+                resp.close()  # cancelled or failed half-way: never reuse the connection
 
     def _may_send_credentials(self, host_key: str, chain_origin: str | None) -> bool:
         """Credentials go to their scope's origins only; without a scope, to the origin a
@@ -747,8 +619,8 @@ class HttpClient:
             return host_key in self._scope
         return chain_origin is None or host_key == chain_origin
 
-    def _is_insecure(self, host_key: str) -> bool:
-        return host_key.startswith("https:") and _hostname(host_key) in self._insecure
+    def _is_insecure(self, host: Host) -> bool:
+        return host.scheme == "https" and host.hostname in self._insecure
 
     async def _backoff(self, host: Host, retry: int) -> None:
         delay = backoff_delay(retry, self.config.backoff_base, self.config.backoff_cap)
@@ -769,10 +641,12 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         sink: BodySink | None = None,
     ) -> _Chain:
+        """The redirect loop: one `_send` per hop, every 3xx hop recorded, until a final
+        answer, a failure or a redirect that is not followed (`_next_hop`)."""
         chain = _Chain(_Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
-        start = _origin_key(url) if self._credentials and not self._scope else None
+        start = origin_key(url) if self._credentials and not self._scope else None
         while True:
             answer = await self._send(
                 current,
@@ -791,37 +665,47 @@ class HttpClient:
                 return chain
             assert answer.status is not None
             chain.redirects.append(Hop(current, answer.status))
-            location = next((v for k, v in answer.headers if k == "location"), None)
-            target, error = _next_location(current, location)
             if seen is None:
                 seen = {_loop_key(url)}
-            if error is None and target is not None:
-                if _loop_key(target) in seen:
-                    error = FetchError(
-                        f"redirect loop: {target} was already visited",
-                        kind="redirect-loop",
-                        url=url,
-                    )
-                elif len(chain.redirects) > max_redirects:
-                    error = FetchError(
-                        f"more than {max_redirects} redirects from {url}",
-                        kind="redirect-limit",
-                        url=url,
-                    )
-                elif not self.config.allow_private and redirect_to_private(url, target):
-                    # a public host must not steer us into our own network (cloud metadata,
-                    # admin ports); a chain that starts there is the user's choice
-                    error = FetchError(
-                        f"{current} redirects to a private, loopback or link-local address "
-                        f"({target[:200]}); not followed (--allow-private follows it)",
-                        kind="redirect-private",
-                        url=current,
-                    )
-            if error is not None or target is None:
-                chain.error = error
+            target = self._next_hop(url, current, answer.headers, seen, chain, max_redirects)
+            if isinstance(target, FetchError):
+                chain.error = target
                 return chain
             seen.add(_loop_key(target))
             current = target
+
+    def _next_hop(
+        self,
+        url: str,
+        current: str,
+        headers: tuple[tuple[str, str], ...],
+        seen: set[str],
+        chain: _Chain,
+        max_redirects: int,
+    ) -> str | FetchError:
+        """Where the redirect from `current` goes, or why it is not followed: no usable
+        Location, a loop, too many hops, or a public host pointing into a private network."""
+        target = _next_location(current, header_value(headers, "location"))
+        if isinstance(target, FetchError):
+            return target
+        if _loop_key(target) in seen:
+            return FetchError(
+                f"redirect loop: {target} was already visited", kind="redirect-loop", url=url
+            )
+        if len(chain.redirects) > max_redirects:
+            return FetchError(
+                f"more than {max_redirects} redirects from {url}", kind="redirect-limit", url=url
+            )
+        if not self.config.allow_private and redirect_to_private(url, target):
+            # a public host must not steer us into our own network (cloud metadata,
+            # admin ports); a chain that starts there is the user's choice
+            return FetchError(
+                f"{current} redirects to a private, loopback or link-local address "
+                f"({target[:200]}); not followed (--allow-private follows it)",
+                kind="redirect-private",
+                url=current,
+            )
+        return target
 
     # --- public API ---------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from audit.http.client import exchange, new_session, request_url
+from audit.http.exchange import exchange, new_session, request_url
 from audit.http.workers import frame, split_frames
 
 _PREFIX = "sitemap-audit fetch worker"

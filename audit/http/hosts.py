@@ -38,23 +38,50 @@ BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
 BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
 _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 
-__all__ = ["MIN_RATE", "Host", "HostPool", "HostStats", "limiter_for", "origin_of", "url_prefix"]
+__all__ = [
+    "MIN_RATE",
+    "Host",
+    "HostPool",
+    "HostStats",
+    "limiter_for",
+    "origin_key",
+    "origin_of",
+    "url_prefix",
+]
 
 
-def origin_of(url: str) -> str:
-    """`scheme://host:port` of an absolute URL, lower-cased, port always explicit.
+def _origin_parts(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of an absolute http(s) URL, lower-cased, the port always set.
 
-    Raises ValueError for a URL without an http(s) scheme or host.
+    The one parse behind `origin_of`, `origin_key` and `Host.scheme`/`Host.hostname`.
+    Raises ValueError for a URL without an http(s) scheme or host, or with a bad port.
     """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
     if scheme not in DEFAULT_PORTS or not host:
         raise ValueError(f"not an absolute http(s) URL: {url!r}")
-    port = parts.port or DEFAULT_PORTS[scheme]  # ValueError for a bad port
+    return scheme, host, parts.port or DEFAULT_PORTS[scheme]  # ValueError for a bad port
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host:port` of an absolute URL, lower-cased, port always explicit: a
+    `Host` key.
+
+    Raises ValueError for a URL without an http(s) scheme or host.
+    """
+    scheme, host, port = _origin_parts(url)
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def origin_key(url: str) -> str:
+    """`origin_of(url)`, or "" (a key no host has) for a URL without an http(s) origin."""
+    try:
+        return origin_of(url)
+    except ValueError:
+        return ""
 
 
 def limiter_for(rate: float) -> AsyncLimiter:
@@ -66,8 +93,9 @@ def limiter_for(rate: float) -> AsyncLimiter:
 def url_prefix(url: str) -> str | None:
     """`scheme://netloc` exactly as written in an absolute URL, or None.
 
-    A memo key only: urlsplit reads scheme, host and port from this text alone, so every URL
-    with the same prefix has the same origin (`origin_of` still does the parsing once).
+    A memo key only, not an origin: urlsplit reads scheme, host and port from this text
+    alone, so every URL with the same prefix has the same origin (`origin_of` still does
+    the parsing once).
     """
     start = url.find("://")
     if start <= 0:
@@ -127,6 +155,7 @@ class Host:
         retry_after_cap: float,
     ) -> None:
         self.key = key
+        self.scheme, self.hostname, _ = _origin_parts(key)  # hostname: no [] around IPv6
         self.max_rate = math.inf if _unlimited(rate) else rate  # --rate: never exceeded
         self._rate = self.max_rate
         self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use

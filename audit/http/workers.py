@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-from audit.http.client import Exchange
+from audit.http.exchange import Exchange
 
 __all__ = ["FetchWorkers", "auto_worker_count"]
 
