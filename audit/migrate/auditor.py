@@ -147,6 +147,30 @@ class Verdict:
     landed: str | None = None  # the 2xx URL it ends on, if any
 
 
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """What every message about one old URL's answer says (internal to judge)."""
+
+    old_url: str
+    result: FetchResult
+    new_origin: str
+    expected: str | None
+    agent_token: str
+    chain: str
+
+    @property
+    def fix(self) -> str:
+        return (
+            f"redirect it with one 301 to {self.expected}"
+            if self.expected
+            else "redirect it with one 301"
+        )
+
+    @property
+    def fix_page(self) -> str:
+        return self.fix if self.expected else f"{self.fix} to its new page"
+
+
 def judge(
     old_url: str,
     result: FetchResult,
@@ -158,112 +182,91 @@ def judge(
 ) -> Verdict:
     """Judge the new site's answer for one old URL (`result` is the fetch of
     new_url_for(old_url)). Pure."""
-    checked = result.url
-    chain = _chain_text(result)
-    status = result.status
-    hops = result.redirects
-    want = f" (expected {expected})" if expected else ""
-    fix = f"redirect it with one 301 to {expected}" if expected else "redirect it with one 301"
-    fix_page = fix if expected else f"{fix} to its new page"
-
-    if status is None or result.error_kind is not None:
-        why = result.error or result.error_kind or "no answer"
-        return Verdict(
-            "lost",
-            (
-                (
-                    "migrate-lost",
-                    f"on the new site {chain}: {why}; {fix_page}, which must answer 200",
-                ),
-            ),
-        )
-    if status in (404, 410):
-        where = f"{checked} answers {status}" if not hops else f"the redirects end in {chain}"
-        return Verdict(
-            "not-found",
-            (
-                (
-                    "migrate-not-found",
-                    f"on the new site {where}; {fix_page}, "
-                    "or it loses its links and rankings at launch",
-                ),
-            ),
-        )
-    if not 200 <= status < 300:
-        return Verdict(
-            "lost",
-            (
-                (
-                    "migrate-lost",
-                    f"on the new site {chain}: HTTP {status}; {fix_page}, which must answer 200",
-                ),
-            ),
-        )
+    case = _Case(old_url, result, new_origin, expected, agent_token, _chain_text(result))
+    failed = _failed_answer(case)
+    if failed is not None:
+        return failed
     final = result.final_url
     matches = expected is not None and same_target(final, expected, new_origin)
     if canonical_origin(final) != new_origin and not matches:
-        return Verdict(
-            "lost",
-            (
-                (
-                    "migrate-lost",
-                    f"on the new site {chain}: it leaves the new origin {new_origin}{want}; "
-                    f"{fix_page} on {new_origin}",
-                ),
-            ),
+        want = f" (expected {expected})" if expected else ""
+        message = (
+            f"on the new site {case.chain}: it leaves the new origin {new_origin}{want}; "
+            f"{case.fix_page} on {new_origin}"
         )
+        return Verdict("lost", (("migrate-lost", message),))
     if not landing_allowed:
-        return Verdict(
-            "robots-blocked",
-            (
-                (
-                    "migrate-robots-blocked",
-                    f"on the new site {chain}: robots.txt disallows {final} for "
-                    f"{agent_token}; allow it, or search engines cannot follow the move",
-                ),
-            ),
-            final,
+        message = (
+            f"on the new site {case.chain}: robots.txt disallows {final} for "
+            f"{agent_token}; allow it, or search engines cannot follow the move"
         )
+        return Verdict("robots-blocked", (("migrate-robots-blocked", message),), final)
+    found = [*_landing(case, matches), *_noindex(case), *_hops(case)]
+    return Verdict(_worst_outcome(found), tuple(found), final)
 
-    found: list[tuple[str, str]] = []
-    to_home = _is_home(final) and not _is_home(old_url)
-    if expected is not None and not matches:
-        if to_home and not _is_home(expected):
-            found.append(
-                (
-                    "migrate-to-homepage",
-                    f"on the new site {chain}: it lands on the home page, not on {expected}; "
-                    "search engines treat it as a soft 404",
-                )
-            )
-        else:
-            what = "redirects to" if hops else "answers 200 itself at"
-            found.append(
-                (
-                    "migrate-wrong-target",
-                    f"on the new site {chain}: it {what} {final}, not the expected {expected}; "
-                    f"{fix}",
-                )
-            )
-    elif expected is None and to_home:
-        found.append(
-            (
-                "migrate-to-homepage",
-                f"on the new site {chain}: it redirects to the home page; search engines "
-                "treat it as a soft 404: redirect it to its closest new page (or map it)",
-            )
+
+def _failed_answer(case: _Case) -> Verdict | None:
+    """No usable 2xx answer: lost or not found; None when the answer is a 2xx."""
+    result, chain = case.result, case.chain
+    status = result.status
+    if status is None or result.error_kind is not None:
+        why = result.error or result.error_kind or "no answer"
+        message = f"on the new site {chain}: {why}; {case.fix_page}, which must answer 200"
+        return Verdict("lost", (("migrate-lost", message),))
+    if status in (404, 410):
+        hops = result.redirects
+        where = f"{result.url} answers {status}" if not hops else f"the redirects end in {chain}"
+        message = (
+            f"on the new site {where}; {case.fix_page}, "
+            "or it loses its links and rankings at launch"
         )
-    tags = result.header_all("x-robots-tag")
-    if tags:
-        hit = noindex_directive(tags, agent_token)
-        if hit is not None:
-            found.append(
-                (
-                    "migrate-noindex",
-                    f"on the new site {chain}: X-Robots-Tag {hit!r} says noindex for "
-                    f"{agent_token}; the page will drop out of search at launch",
-                )
-            )
+        return Verdict("not-found", (("migrate-not-found", message),))
+    if not 200 <= status < 300:
+        message = f"on the new site {chain}: HTTP {status}; {case.fix_page}, which must answer 200"
+        return Verdict("lost", (("migrate-lost", message),))
+    return None
+
+
+def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
+    """Where the 2xx landed against where it should: the home page, or another page."""
+    final, expected, chain = case.result.final_url, case.expected, case.chain
+    to_home = _is_home(final) and not _is_home(case.old_url)
+    if expected is None:
+        if not to_home:
+            return []
+        message = (
+            f"on the new site {chain}: it redirects to the home page; search engines "
+            "treat it as a soft 404: redirect it to its closest new page (or map it)"
+        )
+        return [("migrate-to-homepage", message)]
+    if matches:
+        return []
+    if to_home and not _is_home(expected):
+        message = (
+            f"on the new site {chain}: it lands on the home page, not on {expected}; "
+            "search engines treat it as a soft 404"
+        )
+        return [("migrate-to-homepage", message)]
+    what = "redirects to" if case.result.redirects else "answers 200 itself at"
+    message = f"on the new site {chain}: it {what} {final}, not the expected {expected}; {case.fix}"
+    return [("migrate-wrong-target", message)]
+
+
+def _noindex(case: _Case) -> list[tuple[str, str]]:
+    tags = case.result.header_all("x-robots-tag")
+    hit = noindex_directive(tags, case.agent_token) if tags else None
+    if hit is None:
+        return []
+    message = (
+        f"on the new site {case.chain}: X-Robots-Tag {hit!r} says noindex for "
+        f"{case.agent_token}; the page will drop out of search at launch"
+    )
+    return [("migrate-noindex", message)]
+
+
+def _hops(case: _Case) -> list[tuple[str, str]]:
+    hops, chain = case.result.redirects, case.chain
+    found: list[tuple[str, str]] = []
     temporary = [h for h in hops if h.status not in _PERMANENT]
     if temporary:
         codes = ", ".join(str(h.status) for h in temporary)
@@ -282,12 +285,16 @@ def judge(
                 "to the final URL",
             )
         )
+    return found
+
+
+def _worst_outcome(found: list[tuple[str, str]]) -> str:
     outcome = "ok"
     for code, _ in found:
         candidate = code.removeprefix("migrate-")
         if _RANK[candidate] < _RANK[outcome]:
             outcome = candidate
-    return Verdict(outcome, tuple(found), final)
+    return outcome
 
 
 # --- the run ------------------------------------------------------------------
