@@ -94,6 +94,14 @@ def _fetch_workers(text: str) -> int | None:
     return int(count)
 
 
+def _robots_agent(text: str) -> str:
+    from audit.core.agent import is_product_token
+
+    if not is_product_token(text.strip()):
+        raise argparse.ArgumentTypeError(f"not a product token (letters, '_', '-'): {text!r}")
+    return text.strip()
+
+
 def _header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     if not sep or not name.strip():
@@ -174,6 +182,14 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         "--user-agent",
         default=DEFAULT_USER_AGENT,
         help="User-Agent; its product token picks the robots.txt group",
+    )
+    p.add_argument(
+        "--robots-agent",
+        type=_robots_agent,
+        default=None,
+        metavar="TOKEN",
+        help="the product token robots.txt groups and scoped noindex are matched with "
+        "(default: the crawler named in --user-agent)",
     )
     p.add_argument(
         "--header",
@@ -428,6 +444,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         timeout=args.timeout,
         retries=args.retries,
         user_agent=args.user_agent,
+        robots_agent=getattr(args, "robots_agent", None),
         page_checks=getattr(args, "page_checks", False),
         page_cap=getattr(args, "page_cap", DEFAULT_PAGE_CAP),
         max_urls=getattr(args, "max_urls", None),

@@ -83,6 +83,9 @@ class CrawlConfig:
     # auto only: and only while the last `fetch_workers_after` exchanges ran at this many a
     # second or more (a polite --rate never needs a second process)
     fetch_workers_min_rate: float = FETCH_WORKERS_MIN_RATE
+    # --robots-agent: the product token robots.txt groups and scoped noindex are matched
+    # with; None = the one named in user_agent (core/agent.py robots_token)
+    robots_agent: str | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

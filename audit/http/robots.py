@@ -11,18 +11,19 @@ rely on"):
   5xx, 429, timeouts and network failures (after the shared retry predicate) ->
   "unreachable", disallow all; a redirect chain that cannot be completed (more than five
   hops, a loop, no usable Location) is "unavailable" in RFC terms -> "missing";
-- the group is the one whose user-agent equals the product token of the configured UA
-  (case-insensitive; "sitemap-audit" from "sitemap-audit/0.1.0"), else `*`, else none
-  (allow all). protego alone would also take a group named by a prefix of the token
-  ("sitemap" for "sitemap-audit"); RFC 9309 matches the whole token, so the group is
-  chosen here and protego is queried with that group's exact name;
-- longest match wins, a tie goes to Allow, `*` and `$` wildcards (protego);
-  `/robots.txt` is always allowed, whatever the status;
+- groups and matching are robotstxt.py's (RFC 9309: records other than user-agent, allow
+  and disallow end no group; groups naming one agent merge; the token's own group, else
+  `*`, else none: allow all; longest match wins, a tie goes to Allow, `*` and `$`
+  wildcards, percent-encoding normalised); `/robots.txt` is always allowed, whatever the
+  status;
+- the agent is a product token (core/agent.py `robots_token`): `--robots-agent`, else the
+  crawler named in the User-Agent (`Googlebot` of `Mozilla/5.0 (compatible; Googlebot/2.1;
+  ...)`, `sitemap-audit` of `sitemap-audit/0.1.0`); the policy says which (`agent`);
 - `Sitemap:` lines are global, case-insensitive, anywhere in the file;
 - `Crawl-delay` and `Request-rate` of the chosen group lower the host's request rate
   (never above --rate): not in the RFC, but a polite auditor honours them.
 
-Knows nothing of sitemaps; imports protego and the HTTP layer, never aiohttp directly.
+Knows nothing of sitemaps; imports the HTTP layer, never aiohttp directly.
 """
 
 from __future__ import annotations
@@ -32,15 +33,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-from protego import Protego
-
+from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
 from audit.core.records import Hop
 from audit.http import HttpClient, origin_of
+from audit.http.robotstxt import Group, RobotsTxt, parse_robots_txt
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
 
-_UA_FIELDS = frozenset({"user-agent", "useragent", "user agent"})
 _REDIRECT_FAILURES = frozenset(
     {"redirect-loop", "redirect-limit", "redirect-invalid", "redirect-scheme"}
 )
@@ -49,36 +49,8 @@ __all__ = ["RobotsCache", "RobotsPolicy", "RobotsStatus", "parse_robots", "produ
 
 
 def product_token(user_agent: str) -> str:
-    """The robots.txt product token of a User-Agent: everything before the first '/'."""
-    return user_agent.split("/", 1)[0].strip()
-
-
-def _group_names(text: str) -> list[str]:
-    names: list[str] = []
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0]
-        if ":" not in line:
-            continue
-        name, value = line.split(":", 1)
-        if name.strip().lower() in _UA_FIELDS:
-            value = value.strip().lower()
-            if value:
-                names.append(value)
-    return names
-
-
-def _query_name(text: str, token: str) -> str | None:
-    """The user-agent value to query protego with, so that it picks the RFC 9309 group."""
-    token = token.lower()
-    names = _group_names(text)
-    for name in names:
-        if name == token:
-            return name
-    for name in names:
-        # "User-agent: sitemap-audit/2.0" names the product, version aside
-        if product_token(name) == token and token:
-            return name
-    return "*" if "*" in names else None
+    """The robots.txt product token of a User-Agent string (core/agent.py `robots_token`)."""
+    return robots_token(user_agent)
 
 
 def _is_robots_path(url: str) -> bool:
@@ -106,55 +78,54 @@ class RobotsPolicy:
     error: str | None = None
     redirects: tuple[Hop, ...] = ()
     truncated: bool = False  # longer than ROBOTS_MAX_BYTES: only the start was read
-    _parser: Protego | None = None
-    _group: str | None = None  # protego query name of the chosen group; None = no group
+    agent: str = "*"  # the product token the policy was judged for
+    _robots: RobotsTxt | None = None
+    _group: Group | None = None  # the agent's group; None = no group applies (allow all)
 
-    def allowed(self, url: str) -> bool:
-        """May the configured agent fetch `url` (a URL of this origin)?"""
+    def allowed(self, url: str, agent: str | None = None) -> bool:
+        """May the configured agent (or the product token `agent`) fetch `url` of this origin?"""
         if _is_robots_path(url):
-            return True  # RFC 9309 2.5: robots.txt itself is always allowed
+            return True  # RFC 9309 2.2.2: robots.txt itself is always allowed
         if self.status == "missing":
             return True
         if self.status == "unreachable":
             return False
-        if self._parser is None or self._group is None:
-            return True
-        return bool(self._parser.can_fetch(url, self._group))
+        if agent is not None and agent.lower() != self.agent.lower() and self._robots:
+            return self._robots.allowed(url, agent)
+        return self._group is None or self._group.allowed(url)
 
 
 def parse_robots(
     text: str,
     user_agent: str,
     *,
+    robots_agent: str | None = None,
     origin: str = "",
     url: str = "",
     http_status: int | None = 200,
     redirects: tuple[Hop, ...] = (),
     truncated: bool = False,
 ) -> RobotsPolicy:
-    """Parse a robots.txt body (already decoded) into an "ok" policy for `user_agent`."""
-    text = text.lstrip("\ufeff")
-    parser = Protego.parse(text)
-    group = _query_name(text, product_token(user_agent))
-    crawl_delay: float | None = None
-    request_rate: float | None = None
-    if group is not None:
-        delay = parser.crawl_delay(group)
-        crawl_delay = float(delay) if delay is not None else None
-        rate = parser.request_rate(group)
-        if rate is not None and rate.seconds > 0:
-            request_rate = rate.requests / rate.seconds
+    """Parse a robots.txt body (already decoded) into an "ok" policy for the agent.
+
+    The agent is `robots_agent` when given (`--robots-agent`), else the product token of
+    `user_agent`.
+    """
+    robots = parse_robots_txt(text)
+    agent = robots_token(user_agent, robots_agent)
+    group = robots.group(agent)
     return RobotsPolicy(
         origin=origin,
         url=url,
         status="ok",
         http_status=http_status,
-        sitemaps=[s.strip() for s in parser.sitemaps if s.strip()],
-        crawl_delay=crawl_delay,
-        request_rate=request_rate,
+        sitemaps=list(robots.sitemaps),
+        crawl_delay=group.crawl_delay if group else None,
+        request_rate=group.request_rate if group else None,
         redirects=redirects,
         truncated=truncated,
-        _parser=parser,
+        agent=agent,
+        _robots=robots,
         _group=group,
     )
 
@@ -162,6 +133,11 @@ def parse_robots(
 def _decode(body: bytes) -> tuple[str, bool]:
     """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
     truncated = len(body) > ROBOTS_MAX_BYTES
+    # a BOM, or the start of one left by a broken encoder, is no part of the first line
+    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
+        if body.startswith(bom):
+            body = body[len(bom) :]
+            break
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
@@ -180,9 +156,16 @@ def _robots_url(origin: str) -> str:
 class RobotsCache:
     """robots.txt policies of the run, fetched once per origin and shared."""
 
-    def __init__(self, client: HttpClient, user_agent: str) -> None:
+    def __init__(
+        self, client: HttpClient, user_agent: str, *, robots_agent: str | None = None
+    ) -> None:
+        """`robots_agent` (else the client's `--robots-agent`) is the token outright."""
         self._client = client
         self._user_agent = user_agent
+        if robots_agent is None:
+            robots_agent = client.config.robots_agent
+        self._robots_agent = robots_agent
+        self.agent = robots_token(user_agent, robots_agent)  # the product token judged for
         self._tasks: dict[str, asyncio.Task[RobotsPolicy]] = {}
 
     async def get(self, url_or_origin: str) -> RobotsPolicy:
@@ -246,6 +229,7 @@ class RobotsCache:
         policy = parse_robots(
             text,
             self._user_agent,
+            robots_agent=self._robots_agent,
             origin=origin,
             url=url,
             http_status=status,
