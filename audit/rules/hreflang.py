@@ -1,5 +1,6 @@
 """hreflang reciprocity across a whole audit, from sitemaps and pages, in bounded memory.
 
+`HreflangGraph` is the sitemap-only graph (kept small: only unanswered links are held).
 `HreflangStore` is a drop-in `HreflangGraph` for runs with page checks: a URL's
 alternates may arrive twice (its sitemap entry's `xhtml:link` and its page's
 `<link rel=alternate hreflang>`), so a link counts when either source names it (the
@@ -26,10 +27,9 @@ from collections.abc import Iterable, Iterator
 from typing import Final, Literal
 
 from audit.core.records import Finding, finding
-from audit.rules.urls import normalize_url
-from audit.rules.validator import HreflangGraph, SeenUrls, fingerprint
+from audit.rules.fingerprints import SeenUrls, url_fingerprint
 
-__all__ = ["MEMORY_PAIRS", "HreflangStore"]
+__all__ = ["MEMORY_PAIRS", "HreflangGraph", "HreflangStore"]
 
 MEMORY_PAIRS: Final = 100_000  # links held in memory before they go to disk (~25 MB)
 _SIGN: Final = 1 << 63
@@ -50,10 +50,103 @@ def _show(value: str, limit: int = 100) -> str:
     return repr(value)
 
 
+class HreflangGraph:
+    """Collects each URL's hreflang alternates and reports links that are not returned.
+
+    Stored compactly: the set of URLs that declared alternates is a SeenUrls
+    table of fingerprints, and only *unanswered* links are kept, keyed by a
+    hash of (fingerprint A, fingerprint B). When B later names A (or named it
+    earlier), the pair is dropped, so a healthy site keeps almost nothing; what
+    remains at the end is exactly what gets reported. The pending dict is the
+    piece to spill to disk if sites with millions of broken links need it.
+
+    A URL listed with alternates more than once counts once (the first time).
+    `seen` (all URLs of the audit) tells "B is in the audit without
+    alternates" from "B was not audited"; without it, every unanswered link is
+    reported. SitemapValidator wires the run's SeenUrls in when it has one.
+    """
+
+    __slots__ = ("_nodes", "_pending", "seen")
+
+    # how "B lists no alternates" ends in a finding (the store adds where they could be)
+    _NO_ALTERNATES = "lists no hreflang alternates at all"
+
+    def __init__(self, seen: SeenUrls | None = None) -> None:
+        self.seen = seen
+        self._nodes = SeenUrls()
+        # pair hash -> (fp of B, A as listed, B as listed, sitemap, line)
+        self._pending: dict[int, tuple[int, str, str, str | None, int | None]] = {}
+
+    def __len__(self) -> int:
+        """URLs that declared alternates."""
+        return len(self._nodes)
+
+    @property
+    def pending(self) -> int:
+        """Links not (yet) returned."""
+        return len(self._pending)
+
+    def add(
+        self,
+        url: str,
+        hrefs: Iterable[str],
+        *,
+        sitemap: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """Record that `url` names each of `hrefs` (absolute URLs) as an alternate."""
+        fa = url_fingerprint(url)
+        if self._nodes.add_fp(fa) >= 0:
+            return
+        pending = self._pending
+        done = {fa}
+        for href in hrefs:
+            fb = url_fingerprint(href)
+            if fb in done:
+                continue
+            done.add(fb)
+            back = hash((fb, fa))
+            if back in pending:
+                del pending[back]  # B named A before: the pair is reciprocal
+            else:
+                pending[hash((fa, fb))] = (fb, url, href, sitemap, line)
+
+    def _why_unanswered(self, fb: int, a: str, b: str) -> str | None:
+        """Why B's side of A -> B is missing, or None when B is not in the audit (its page
+        may carry the links)."""
+        if self._nodes.contains_fp(fb):
+            return f"{_show(b)} lists hreflang alternates that do not include {_show(a)}"
+        if self.seen is None or self.seen.contains_fp(fb):
+            return f"{_show(b)} {self._NO_ALTERNATES}"
+        return None
+
+    def finish(self) -> list[Finding]:
+        """hreflang-not-reciprocal, once per unanswered link (A names B, B does not name A)."""
+        out: list[Finding] = []
+        for fb, a, b, sitemap, line in self._pending.values():
+            why = self._why_unanswered(fb, a, b)
+            if why is None:
+                continue
+            out.append(
+                finding(
+                    "hreflang-not-reciprocal",
+                    f"{_show(a)} names {_show(b)} as an hreflang alternate, but {why}: "
+                    f"add a return link to {_show(a)} in the entry of {_show(b)} "
+                    "(every version must list itself and all the others)",
+                    sitemap=sitemap,
+                    line=line,
+                    url=a,
+                )
+            )
+        return out
+
+
 class HreflangStore(HreflangGraph):
     """Union of every source's hreflang links; memory bounded by spilling to SQLite."""
 
     __slots__ = ("_db", "_links", "_memory_pairs", "_path", "_total")
+
+    _NO_ALTERNATES = "lists no hreflang alternates at all (sitemap entry or page)"
 
     def __init__(self, seen: SeenUrls | None = None, *, memory_pairs: int = MEMORY_PAIRS) -> None:
         super().__init__(seen)
@@ -83,11 +176,11 @@ class HreflangStore(HreflangGraph):
         source: Source = "sitemap",
     ) -> None:
         """Record that `url` names each of `hrefs` (absolute URLs) as an alternate."""
-        fa = fingerprint(normalize_url(url))
+        fa = url_fingerprint(url)
         self._nodes.add_fp(fa)
         links = self._links
         for href in hrefs:
-            fb = fingerprint(normalize_url(href))
+            fb = url_fingerprint(href)
             if fb == fa:
                 continue
             self._total += 1
@@ -137,12 +230,9 @@ class HreflangStore(HreflangGraph):
     def iter_findings(self) -> Iterator[Finding]:
         """hreflang-not-reciprocal, once per unanswered link, streamed from memory or disk."""
         for fb, (a, b, sitemap, line, source) in self._unanswered():
-            if self._nodes.contains_fp(fb):
-                why = f"{_show(b)} lists hreflang alternates that do not include {_show(a)}"
-            elif self.seen is None or self.seen.contains_fp(fb):
-                why = f"{_show(b)} lists no hreflang alternates at all (sitemap entry or page)"
-            else:
-                continue  # B is not in the audit: its page may carry the links
+            why = self._why_unanswered(fb, a, b)
+            if why is None:
+                continue
             where = "its sitemap entry" if source == "sitemap" else "its page's <head>"
             fix = (
                 f"add a return link to {_show(a)} in the entry of {_show(b)}"

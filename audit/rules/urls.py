@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "is_plain_url",
     "normalize_url",
     "origin",
+    "plain_loc_test",
     "plain_match",
     "plain_prefix",
     "plain_tail_match",
@@ -90,6 +92,38 @@ def plain_prefix(prefix: str | None) -> int:
     if prefix is None or not prefix.endswith("/") or not is_plain_url(prefix):
         return 0
     return len(prefix)
+
+
+def plain_loc_test(prefix: str | None) -> Callable[[str], bool]:
+    """The one-call fast test for a `<loc>` under `prefix` (None: anywhere).
+
+    The test is True when the URL is plain (valid, already normalised) and starts with
+    `prefix`; False means "take the full checks", not "invalid". Built once per sitemap:
+    a plain prefix (see plain_prefix) vouches for scheme and host, so only the rest of
+    the URL is matched.
+    """
+    if prefix is None:
+        return is_plain_url
+    tail_at = plain_prefix(prefix)
+    if tail_at:
+
+        def plain_after_prefix(url: str) -> bool:
+            return (
+                MIN_LOC_LENGTH <= len(url) <= MAX_LOC_LENGTH
+                and url.startswith(prefix)
+                and plain_tail_match(url, tail_at) is not None
+            )
+
+        return plain_after_prefix
+
+    def plain_under_prefix(url: str) -> bool:
+        return (
+            MIN_LOC_LENGTH <= len(url) <= MAX_LOC_LENGTH
+            and url.startswith(prefix)
+            and plain_match(url) is not None
+        )
+
+    return plain_under_prefix
 
 
 def is_plain_url(url: str) -> bool:
@@ -174,6 +208,17 @@ def check_loc(raw: str | None) -> list[Problem]:
         return [("loc-missing", "<loc> is empty: put the page's absolute URL in it")]
     if len(url) == len(raw) and is_plain_url(url):
         return []
+    out = _text_problems(raw, url)
+    scheme = _scheme_problem(url)
+    if isinstance(scheme, tuple):  # not an http(s) URL: the checks below would mislead
+        out.append(scheme)
+        return out
+    out.extend(_url_problems(url, scheme))
+    return out
+
+
+def _text_problems(raw: str, url: str) -> list[Problem]:
+    """loc-whitespace and loc-too-long: `url` is `raw` stripped."""
     out: list[Problem] = []
     if url != raw:
         out.append(
@@ -190,53 +235,39 @@ def check_loc(raw: str | None) -> list[Problem]:
                 f"shorten the URL {_show(url, 80)}",
             )
         )
+    return out
+
+
+def _scheme_problem(url: str) -> Problem | int:
+    """loc-relative or loc-invalid for a URL that is not http(s)://...; else where its
+    authority starts (just after the '//')."""
     m = _SCHEME.match(url)
     # "www.example.com:8080/x" and "localhost:8080/x" parse as schemes: they lack one.
     if m is None or "." in m.group() or url[m.end() : m.end() + 1].isdigit():
-        out.append(
-            (
-                "loc-relative",
-                f"<loc> {_show(url)} is not an absolute URL: "
-                "give the full URL starting with https:// and the host",
-            )
+        return (
+            "loc-relative",
+            f"<loc> {_show(url)} is not an absolute URL: "
+            "give the full URL starting with https:// and the host",
         )
-        return out
-    if m.group()[:-1].lower() in _DEFAULT_PORTS and url[m.end() : m.end() + 2] != "//":
-        out.append(
-            (
-                "loc-invalid",
-                f"<loc> {_show(url)} lacks '//' after the scheme: write it as scheme://host/path",
-            )
-        )
-        return out
     scheme = m.group()[:-1].lower()
     if scheme not in _DEFAULT_PORTS:
-        out.append(
-            (
-                "loc-invalid",
-                f"<loc> {_show(url)} uses scheme {scheme!r}: "
-                "only http and https URLs are allowed in sitemaps",
-            )
+        return (
+            "loc-invalid",
+            f"<loc> {_show(url)} uses scheme {scheme!r}: "
+            "only http and https URLs are allowed in sitemaps",
         )
-        return out
-    invalid: list[str] = []
-    bad = _BAD_CHARS.search(url)
-    if bad is not None:
-        ch = bad.group()
-        what = "a space" if ch == " " else f"the character {ch!r}"
-        escaped = "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
-        invalid.append(f"contains {what} (percent-encode it as {escaped})")
-    if _BAD_PCT.search(url):
-        invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
-    authority, _tail = _split_authority(url[m.end() + 2 :])
-    host, port = _host_port(authority)
-    problem = _host_problem(host)
-    if problem is not None:
-        invalid.append(problem)
-    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
-        invalid.append(f"has an invalid port {_show(port)}")
-    if len(url) < MIN_LOC_LENGTH:
-        invalid.append(f"is shorter than {MIN_LOC_LENGTH} characters")
+    if url[m.end() : m.end() + 2] != "//":
+        return (
+            "loc-invalid",
+            f"<loc> {_show(url)} lacks '//' after the scheme: write it as scheme://host/path",
+        )
+    return m.end() + 2
+
+
+def _url_problems(url: str, authority_at: int) -> list[Problem]:
+    """loc-invalid, loc-not-encoded and loc-fragment for an http(s) URL."""
+    out: list[Problem] = []
+    invalid = _invalid_parts(url, authority_at)
     if invalid:
         out.append(
             (
@@ -262,6 +293,29 @@ def check_loc(raw: str | None) -> list[Problem]:
             )
         )
     return out
+
+
+def _invalid_parts(url: str, authority_at: int) -> list[str]:
+    """What makes an http(s) URL invalid: characters, escapes, host, port, length."""
+    invalid: list[str] = []
+    bad = _BAD_CHARS.search(url)
+    if bad is not None:
+        ch = bad.group()
+        what = "a space" if ch == " " else f"the character {ch!r}"
+        escaped = "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+        invalid.append(f"contains {what} (percent-encode it as {escaped})")
+    if _BAD_PCT.search(url):
+        invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
+    authority, _tail = _split_authority(url[authority_at:])
+    host, port = _host_port(authority)
+    problem = _host_problem(host)
+    if problem is not None:
+        invalid.append(problem)
+    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
+        invalid.append(f"has an invalid port {_show(port)}")
+    if len(url) < MIN_LOC_LENGTH:
+        invalid.append(f"is shorter than {MIN_LOC_LENGTH} characters")
+    return invalid
 
 
 def is_absolute_http(url: str) -> bool:
@@ -361,12 +415,15 @@ class LocScope:
     common in-scope URL costs one `str.startswith`.
     """
 
-    __slots__ = ("_origin", "_prefix", "sitemap_url")
+    __slots__ = ("_origin", "_prefix", "is_plain", "sitemap_url")
 
     def __init__(self, sitemap_url: str) -> None:
         self.sitemap_url = sitemap_url
         self._origin = origin(sitemap_url)
         self._prefix = sitemap_directory(sitemap_url) if self._origin is not None else None
+        # is_plain(url): True for a plain URL in scope, which classify() would pass and
+        # check_loc() find valid (one call, the per-entry fast path; see plain_loc_test).
+        self.is_plain: Callable[[str], bool] = plain_loc_test(self._prefix)
 
     @property
     def prefix(self) -> str | None:

@@ -22,9 +22,9 @@ fires at >= 20 lastmods with >= 90% on one UTC day, or >= 5 timed lastmods all
 within 10 minutes before the audit (stamped with the serving time); news-stale
 when the whole publication_date span ends more than 2 days before the audit.
 
-Fingerprints use Python's `hash()` of the normalised URL: fast, 64 bits, and
-stable within one process only (PYTHONHASHSEED): a run that is resumed in a new
-process must re-add the URLs it had seen.
+The URL fingerprint table (`SeenUrls`, `fingerprint`) lives in audit.rules.fingerprints
+and the sitemap-only hreflang graph (`HreflangGraph`) in audit.rules.hreflang; both stay
+importable from here.
 
 Video and news extension values come as `fields` dicts of local name -> text;
 attributes, where the parser records them, as "element@attribute"
@@ -35,27 +35,22 @@ attributes, where the parser records them, as "element@attribute"
 from __future__ import annotations
 
 import re
-from array import array
-from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
-from audit.core.records import Entry, Finding, Image, News, Video, finding
+from audit.core.records import Alternate, Entry, Finding, Image, News, Video, finding
 from audit.rules.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
+from audit.rules.fingerprints import SeenUrls, fingerprint
+from audit.rules.hreflang import HreflangGraph
 from audit.rules.langtags import check_hreflang, check_news_language
 from audit.rules.urls import (
-    MAX_LOC_LENGTH,
-    MIN_LOC_LENGTH,
     LocScope,
     check_loc,
     is_absolute_http,
     is_plain_url,
     normalize_url,
     origin,
-    plain_match,
-    plain_prefix,
-    plain_tail_match,
 )
 
 __all__ = [
@@ -96,7 +91,6 @@ CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "year
 DEPRECATED_IMAGE_TAGS = ("caption", "title", "geo_location", "license")
 
 _XML_SPACE = " \t\r\n"
-_MASK64 = (1 << 64) - 1
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)  # xsd:decimal lexical form
 _NON_NEG_INT = re.compile(r"\+?\d+", re.ASCII)  # xsd:nonNegativeInteger lexical form
 _YES_NO = frozenset({"yes", "Yes", "YES", "no", "No", "NO"})  # video.xsd tYesNo
@@ -108,10 +102,14 @@ _PRICE_TYPES = frozenset({"purchase", "PURCHASE", "rent", "RENT"})
 _RESOLUTIONS = frozenset({"sd", "SD", "hd", "HD"})
 _ZERO, _ONE, _FIVE = Decimal(0), Decimal(1), Decimal(5)
 _CACHE_SIZE = 4096  # parsed priority values kept per sitemap (lastmod: the previous one)
-_plain = plain_match
-_plain_tail = plain_tail_match
 # What check() returns for a clean entry: shared, so never mutated (tests guard it).
 _NO_FINDINGS: list[Finding] = []
+
+
+def _writable(out: list[Finding]) -> list[Finding]:
+    """`out`, or a new list instead of the shared empty one, before a finding is added."""
+    return [] if out is _NO_FINDINGS else out
+
 
 # A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
 # Gregorian, so start // 86400 is the UTC day's ordinal), precision, xsd_valid.
@@ -188,215 +186,6 @@ def _show(value: str, limit: int = 100) -> str:
     return repr(value)
 
 
-def fingerprint(normalized_url: str) -> int:
-    """The 64-bit fingerprint of an already normalised URL (never 0)."""
-    return (hash(normalized_url) & _MASK64) or 1
-
-
-# --- run-wide duplicate detection -------------------------------------------
-
-_SRC_BITS = 12  # low bits of a stored value: which sitemap listed the URL first (0 = unknown)
-_SRC_MAX = (1 << _SRC_BITS) - 1
-_KEY_MASK = _MASK64 ^ _SRC_MAX  # the fingerprint bits a stored value keeps
-_FIRST_BITS = 12  # 4,096 buckets at first, chosen by the top bits of the fingerprint
-_MAX_BITS = 20
-_GROW_AT = 64  # average entries per bucket at which there become 4 times as many buckets
-
-
-class SeenUrls:
-    """A set of URLs that stores 8 bytes per URL instead of the URL strings.
-
-    The 64-bit fingerprint of each normalised URL goes into one of 4,096
-    sorted `array('Q')` buckets (chosen by its top 12 bits; created lazily).
-    When the buckets average 64 entries, each is split into 4 by the next 2
-    bits (slices of a sorted array, no rehashing), so a lookup stays a short
-    bisect at any size while a small table keeps few bucket objects.
-    A stored value is the fingerprint's top 52 bits and, in the low 12 bits,
-    the ordinal of the sitemap that listed it first (sitemaps 1..4095 are
-    remembered; later ones show as unknown). Lookup is a C-level bisect,
-    insertion a memmove within one small bucket, so there is no load factor:
-    1,000,000 URLs take about 10 MB. Two different URLs share a
-    52-bit fingerprint with probability about n²/2⁵³ (1e-4 for a million
-    URLs): such a pair would be reported as a duplicate.
-    """
-
-    __slots__ = ("_buckets", "_count", "_grow_at", "_shift", "_source_ids", "_sources")
-
-    def __init__(self) -> None:
-        self._buckets: list[array[int] | None] = [None] * (1 << _FIRST_BITS)
-        self._shift = 64 - _FIRST_BITS  # fp >> _shift is the bucket index
-        self._grow_at = _GROW_AT << _FIRST_BITS
-        self._count = 0
-        self._sources: list[str] = []
-        self._source_ids: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __contains__(self, url: object) -> bool:
-        return isinstance(url, str) and self.contains_fp(fingerprint(normalize_url(url)))
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes allocated by the buckets and their index (the dominant memory cost)."""
-        total = 8 * len(self._buckets)
-        for bucket in self._buckets:
-            if bucket is not None:
-                total += bucket.buffer_info()[1] * 8 + 64
-        return total
-
-    def source_id(self, source: str) -> int:
-        """The ordinal of a sitemap (registered on first use) stored with the URLs it lists first."""
-        sid = self._source_ids.get(source)
-        if sid is None:
-            if len(self._sources) >= _SRC_MAX:
-                return 0
-            self._sources.append(source)
-            sid = self._source_ids[source] = len(self._sources)
-        return sid
-
-    def source_name(self, source_id: int) -> str | None:
-        return self._sources[source_id - 1] if 0 < source_id <= len(self._sources) else None
-
-    def add(self, url: str, source: str | None = None) -> bool:
-        """Add a URL (normalised here); True if it had been added before."""
-        sid = self.source_id(source) if source is not None else 0
-        return self.add_fp(fingerprint(normalize_url(url)), sid) >= 0
-
-    def contains_fp(self, fp: int) -> bool:
-        bucket = self._buckets[fp >> self._shift]
-        if bucket is None:
-            return False
-        key = fp >> _SRC_BITS
-        i = bisect_left(bucket, key << _SRC_BITS)
-        return i < len(bucket) and bucket[i] >> _SRC_BITS == key
-
-    def add_fp(self, fp: int, source_id: int = 0) -> int:
-        """Add a fingerprint; -1 if it is new, else the source id it was first added with."""
-        index = fp >> self._shift
-        bucket = self._buckets[index]
-        if bucket is None:
-            bucket = self._buckets[index] = array("Q")
-        key = fp >> _SRC_BITS
-        low = key << _SRC_BITS
-        i = bisect_left(bucket, low)
-        if i < len(bucket):
-            stored = bucket[i]
-            if stored >> _SRC_BITS == key:
-                return stored & _SRC_MAX
-        bucket.insert(i, low | source_id)
-        self._count += 1
-        if self._count > self._grow_at:
-            self._grow()
-        return -1
-
-    def _grow(self) -> None:
-        """Four times as many buckets: each sorted bucket splits into 4 consecutive slices."""
-        shift = self._shift - 2
-        if shift < 64 - _MAX_BITS:
-            self._grow_at = 1 << 62  # large enough already: buckets just get longer
-            return
-        split: list[array[int] | None] = [None] * (len(self._buckets) * 4)
-        for index, bucket in enumerate(self._buckets):
-            if bucket is None:
-                continue
-            start = 0
-            for part in range(4):
-                new_index = index * 4 + part
-                end = bisect_left(bucket, (new_index + 1) << shift) if part < 3 else len(bucket)
-                if end > start:
-                    split[new_index] = bucket[start:end]
-                start = end
-        self._buckets = split
-        self._shift = shift
-        self._grow_at <<= 2
-
-
-# --- run-wide hreflang reciprocity ------------------------------------------
-
-
-class HreflangGraph:
-    """Collects each URL's hreflang alternates and reports links that are not returned.
-
-    Stored compactly: the set of URLs that declared alternates is a SeenUrls
-    table of fingerprints, and only *unanswered* links are kept, keyed by a
-    hash of (fingerprint A, fingerprint B). When B later names A (or named it
-    earlier), the pair is dropped, so a healthy site keeps almost nothing; what
-    remains at the end is exactly what gets reported. The pending dict is the
-    piece to spill to disk if sites with millions of broken links need it.
-
-    A URL listed with alternates more than once counts once (the first time).
-    `seen` (all URLs of the audit) tells "B is in the audit without
-    alternates" from "B was not audited"; without it, every unanswered link is
-    reported. SitemapValidator wires the run's SeenUrls in when it has one.
-    """
-
-    __slots__ = ("_nodes", "_pending", "seen")
-
-    def __init__(self, seen: SeenUrls | None = None) -> None:
-        self.seen = seen
-        self._nodes = SeenUrls()
-        # pair hash -> (fp of B, A as listed, B as listed, sitemap, line)
-        self._pending: dict[int, tuple[int, str, str, str | None, int | None]] = {}
-
-    def __len__(self) -> int:
-        """URLs that declared alternates."""
-        return len(self._nodes)
-
-    @property
-    def pending(self) -> int:
-        """Links not (yet) returned."""
-        return len(self._pending)
-
-    def add(
-        self,
-        url: str,
-        hrefs: Iterable[str],
-        *,
-        sitemap: str | None = None,
-        line: int | None = None,
-    ) -> None:
-        """Record that `url` names each of `hrefs` (absolute URLs) as an alternate."""
-        fa = fingerprint(normalize_url(url))
-        if self._nodes.add_fp(fa) >= 0:
-            return
-        pending = self._pending
-        done = {fa}
-        for href in hrefs:
-            fb = fingerprint(normalize_url(href))
-            if fb in done:
-                continue
-            done.add(fb)
-            back = hash((fb, fa))
-            if back in pending:
-                del pending[back]  # B named A before: the pair is reciprocal
-            else:
-                pending[hash((fa, fb))] = (fb, url, href, sitemap, line)
-
-    def finish(self) -> list[Finding]:
-        """hreflang-not-reciprocal, once per unanswered link (A names B, B does not name A)."""
-        out: list[Finding] = []
-        for fb, a, b, sitemap, line in self._pending.values():
-            if self._nodes.contains_fp(fb):
-                why = f"{_show(b)} lists hreflang alternates that do not include {_show(a)}"
-            elif self.seen is None or self.seen.contains_fp(fb):
-                why = f"{_show(b)} lists no hreflang alternates at all"
-            else:
-                continue  # B is not in the audit: its page may carry the links
-            out.append(
-                finding(
-                    "hreflang-not-reciprocal",
-                    f"{_show(a)} names {_show(b)} as an hreflang alternate, but {why}: "
-                    f"add a return link to {_show(a)} in the entry of {_show(b)} "
-                    "(every version must list itself and all the others)",
-                    sitemap=sitemap,
-                    line=line,
-                    url=a,
-                )
-            )
-        return out
-
-
 # --- per-sitemap validation -------------------------------------------------
 
 
@@ -423,8 +212,8 @@ class SitemapValidator:
         "_no_lastmod",
         "_non_urls",
         "_old_day",
+        "_plain_loc",
         "_pr_cache",
-        "_prefix",
         "_prio_count",
         "_prio_first",
         "_prio_same",
@@ -434,8 +223,6 @@ class SitemapValidator:
         "_served_now",
         "_src_sm",
         "_src_url",
-        "_tail_at",
-        "_tail_prefix",
         "checked",
         "cross_submitted",
         "hreflang",
@@ -474,7 +261,9 @@ class SitemapValidator:
         self.cross_submitted = cross_submitted
         self.kind = kind
         self._scope = LocScope(sitemap_url) if sitemap_url else None
-        self._prefix = self._scope.prefix if self._scope is not None else None
+        # The <loc> fast path: a plain URL (in scope, with a sitemap URL) is valid and
+        # already normalised.
+        self._plain_loc = self._scope.is_plain if self._scope is not None else is_plain_url
         self._src_url = seen.source_id(source) if seen is not None else 0
         self._src_sm = self.seen_sitemaps.source_id(source)
         now_s = _seconds(self.now)
@@ -484,8 +273,6 @@ class SitemapValidator:
         # A lastmod on a day before this one is in the past and outside the "served now"
         # window whatever its time and zone (zones reach 14 hours): check() counts it inline.
         self._old_day = self._served_from // _DAY_S - 2
-        self._tail_at = plain_prefix(self._prefix)
-        self._tail_prefix = self._prefix if self._prefix is not None and self._tail_at else ""
         self._news_oldest = self.now - NEWS_MAX_AGE
         # counters for finish()
         self.checked = 0
@@ -507,122 +294,108 @@ class SitemapValidator:
     # -- per entry ----------------------------------------------------------
 
     def check(self, entry: Entry) -> list[Finding]:
-        """Findings for one entry (empty for a clean one; never mutate the list returned)."""
+        """Findings for one entry (empty for a clean one; never mutate the list returned).
+
+        The per-entry path of the audit: the common case of each field (a plain <loc>, a
+        past lastmod, a known priority) is decided by one call at most, and a clean entry
+        gets the shared empty list (no allocation). Every step that reports swaps the
+        shared list for one of its own first (_writable).
+        """
         self.checked += 1
         is_url = entry.kind == "url"
         if not is_url:
             self._non_urls += 1
-        # A clean entry gets the shared empty list: no allocation on the common path.
-        # Every branch that reports replaces it with a list of its own first.
         out = _NO_FINDINGS
         raw = entry.loc
-        # Fast path: a plain URL under the sitemap's directory is valid, in scope and
-        # already normalised (the prefix vouches for scheme and host, so only the rest
-        # of the URL is matched when the prefix itself is plain).
-        tail_at = self._tail_at
-        if (
-            raw is not None
-            and MIN_LOC_LENGTH <= len(raw) <= MAX_LOC_LENGTH
-            and (
-                raw.startswith(self._tail_prefix) and _plain_tail(raw, tail_at) is not None
-                if tail_at
-                else (
-                    raw.startswith(self._prefix) and _plain(raw) is not None
-                    if self._prefix is not None
-                    else is_plain_url(raw)
-                )
-            )
-        ):
+        if raw is not None and self._plain_loc(raw):
             loc: str | None = raw
             norm: str | None = raw
         else:
             out = []
             loc, norm = self._check_loc_slow(entry, out)
         if norm is not None:
-            table = self.seen if is_url else self.seen_sitemaps
-            if table is not None:
-                # SeenUrls.add_fp inlined: this runs for every URL of the audit. `low` is
-                # the stored form without a source: fingerprint(norm) >> 12 << 12.
-                low = hash(norm) & _KEY_MASK
-                bucket = table._buckets[low >> table._shift]
-                if bucket is not None:
-                    i = bisect_left(bucket, low)
-                    # bucket[i] >= low: the same key exactly when only the source bits differ
-                    if i < len(bucket) and bucket[i] - low <= _SRC_MAX:
-                        if out is _NO_FINDINGS:
-                            out = []
-                        self._report_duplicate(
-                            entry, table, bucket[i] & _SRC_MAX, loc or norm, norm, out
-                        )
-                    else:
-                        bucket.insert(i, low | (self._src_url if is_url else self._src_sm))
-                        table._count += 1
-                        if table._count > table._grow_at:
-                            table._grow()
-                else:
-                    table.add_fp(low, self._src_url if is_url else self._src_sm)
-
+            out = self._check_duplicate(entry, is_url, loc, norm, out)
         lastmod = entry.lastmod
         if lastmod is None:
             self._no_lastmod += 1
         else:
-            # The common case inline: a valid date, or date and time (whole seconds) with a
-            # zone, on a day well before the audit (so neither "future" nor "served now" can
-            # apply); only its UTC day is counted. Decided by length, slices and lookups in
-            # tables of valid parts (no regex); anything else takes the full path.
-            n = len(lastmod)
-            if n == 20 or n == 25:  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
-                ordinal = _DAY_ORDINALS.get(lastmod[:10])
-                if ordinal is not None and ordinal < self._old_day:
-                    seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
-                    tz = _TZ_SECONDS.get(lastmod[19:])
-                    if seconds is None or tz is None or lastmod[16:19] not in _COLON_SECONDS:
-                        ordinal = None
-                    else:
-                        # hh:mm and the zone are whole minutes: seconds never change the day
-                        ordinal += (seconds - tz) // _DAY_S
-                else:
-                    ordinal = None
-            elif n == 10:  # YYYY-MM-DD
-                ordinal = _DAY_ORDINALS.get(lastmod)
-                if ordinal is not None and ordinal >= self._old_day:
-                    ordinal = None
-            else:
-                ordinal = None
-            if ordinal is not None:
-                self._lastmods += 1
-                days = self._days
-                days[ordinal] = days.get(ordinal, 0) + 1
-            else:
-                if out is _NO_FINDINGS:
-                    out = []
-                self._lastmod_full(lastmod, entry.line, loc, out)
+            out = self._count_lastmod(lastmod, entry.line, loc, out)
         changefreq = entry.changefreq
         if changefreq is not None and changefreq not in CHANGEFREQS:
-            if out is _NO_FINDINGS:
-                out = []
+            out = _writable(out)
             self._check_changefreq(changefreq, entry.line, loc, out)
-        priority = entry.priority
-        if priority is not None:
-            number = self._pr_cache.get(priority)
-            if is_url and number.__class__ is Decimal and self._prio_first is not None:
-                self._prio_count += 1  # the common case: a valid, already seen value
-                if self._prio_same and number != self._prio_first:
-                    self._prio_same = False
-            else:
-                if out is _NO_FINDINGS:
-                    out = []
-                self._check_priority(priority, entry.line, loc, is_url, out)
+        if entry.priority is not None:
+            out = self._count_priority(entry.priority, entry.line, loc, is_url, out)
         if (
             entry.images is not None
             or entry.videos is not None
             or entry.news is not None
             or entry.alternates is not None
         ):
-            if out is _NO_FINDINGS:
-                out = []
+            out = _writable(out)
             self._check_extensions(entry, loc, norm, out)
         return out if out else _NO_FINDINGS
+
+    def _check_duplicate(
+        self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]
+    ) -> list[Finding]:
+        """loc-duplicate: a <url> against the run's table, a <sitemap> against the index's."""
+        table = self.seen if is_url else self.seen_sitemaps
+        if table is None:
+            return out
+        first = table.add_normalized(norm, self._src_url if is_url else self._src_sm)
+        if first < 0:
+            return out
+        out = _writable(out)
+        self._report_duplicate(entry, table, first, loc or norm, norm, out)
+        return out
+
+    def _count_lastmod(
+        self, lastmod: str, line: int, loc: str | None, out: list[Finding]
+    ) -> list[Finding]:
+        """Count a <lastmod>; the full checks only when it is not the common case.
+
+        The common case: a valid date, or date and time (whole seconds) with a zone, on a
+        day well before the audit (so neither "future" nor "served now" can apply); only
+        its UTC day is counted. Decided by length, slices and lookups in tables of valid
+        parts (no regex).
+        """
+        n = len(lastmod)
+        day = None
+        if n == 20 or n == 25:  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+            ordinal = _DAY_ORDINALS.get(lastmod[:10])
+            if ordinal is not None and ordinal < self._old_day:
+                seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
+                tz = _TZ_SECONDS.get(lastmod[19:])
+                if seconds is not None and tz is not None and lastmod[16:19] in _COLON_SECONDS:
+                    # hh:mm and the zone are whole minutes: seconds never change the day
+                    day = ordinal + (seconds - tz) // _DAY_S
+        elif n == 10:  # YYYY-MM-DD
+            ordinal = _DAY_ORDINALS.get(lastmod)
+            if ordinal is not None and ordinal < self._old_day:
+                day = ordinal
+        if day is None:
+            out = _writable(out)
+            self._lastmod_full(lastmod, line, loc, out)
+            return out
+        self._lastmods += 1
+        days = self._days
+        days[day] = days.get(day, 0) + 1
+        return out
+
+    def _count_priority(
+        self, priority: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
+    ) -> list[Finding]:
+        """Count a <priority>; the full checks unless it is a valid value seen before."""
+        number = self._pr_cache.get(priority)
+        if is_url and number.__class__ is Decimal and self._prio_first is not None:
+            self._prio_count += 1
+            if self._prio_same and number != self._prio_first:
+                self._prio_same = False
+            return out
+        out = _writable(out)
+        self._check_priority(priority, line, loc, is_url, out)
+        return out
 
     def _check_extensions(
         self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
@@ -880,18 +653,8 @@ class SitemapValidator:
     def _check_video(self, video: Video, loc: str | None, out: list[Finding]) -> None:
         f = video.fields
         line = video.line
-
-        def value(name: str) -> str | None:
-            v = f.get(name)
-            return None if v is None else v.strip(_XML_SPACE)
-
-        missing = [
-            f"<video:{name}>"
-            for name in ("thumbnail_loc", "title", "description")
-            if not value(name)
-        ]
-        if not value("content_loc") and not value("player_loc"):
-            missing.append("<video:content_loc> or <video:player_loc>")
+        values = {k: v.strip(_XML_SPACE) for k, v in f.items() if v is not None}
+        missing = _video_missing(values)
         if missing:
             self._add(
                 out,
@@ -902,77 +665,14 @@ class SitemapValidator:
                 line,
                 loc,
             )
-
-        def bad(name: str, raw: str, why: str, fix: str) -> None:
+        for name, shown, why, fix in _video_problems(f, values):
             self._add(
                 out,
                 "video-invalid-value",
-                f"<video:{name}> {_show(raw, 60)} {why}: {fix}",
+                f"<video:{name}> {_show(shown, 60)} {why}: {fix}",
                 line,
                 loc,
             )
-
-        for name, limit in (
-            ("title", VIDEO_MAX_TITLE),
-            ("description", VIDEO_MAX_DESCRIPTION),
-            ("category", VIDEO_MAX_CATEGORY),
-        ):
-            v = f.get(name)
-            if v is not None and len(v) > limit:
-                bad(name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
-        v = value("duration")
-        if v is not None and (
-            not _NON_NEG_INT.fullmatch(v) or not 1 <= int(v) <= VIDEO_MAX_DURATION
-        ):
-            bad("duration", v, "is not a whole number of seconds from 1 to 28,800", "fix it")
-        v = value("rating")
-        if v is not None and (not _DECIMAL.fullmatch(v) or not _ZERO <= Decimal(v) <= _FIVE):
-            bad("rating", v, "is not a number from 0.0 to 5.0", "fix it")
-        v = value("view_count")
-        if v is not None and not _NON_NEG_INT.fullmatch(v):
-            bad("view_count", v, "is not a non-negative whole number", "fix it")
-        for name in ("publication_date", "expiration_date"):
-            v = value(name)
-            if v is not None:
-                why = _xsd_date_problem(v)
-                if why is not None:
-                    bad(
-                        name,
-                        v,
-                        f"is invalid ({why})",
-                        "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm",
-                    )
-        for name in ("family_friendly", "live", "requires_subscription", "player_loc@allow_embed"):
-            v = value(name)
-            if v is not None and v not in _YES_NO:
-                bad(name, v, "is not yes or no", "write yes or no")
-        v = value("restriction")
-        if v is not None and not _COUNTRY_LIST.fullmatch(v):
-            bad(
-                "restriction",
-                v,
-                "is not a space-separated list of ISO 3166 country codes",
-                "write upper-case two-letter codes such as 'US CA'",
-            )
-        v = value("platform")
-        if v is not None and not _PLATFORM_LIST.fullmatch(v):
-            bad("platform", v, "is not a list of web, mobile, tv", "write e.g. 'web mobile'")
-        for name in ("restriction@relationship", "platform@relationship"):
-            v = value(name)
-            if v is not None and v not in _RELATIONSHIPS:
-                bad(name, v, "is not allow or deny", "write allow or deny")
-        v = value("price@currency")
-        if v is not None and not _CURRENCY.fullmatch(v):
-            bad("price@currency", v, "is not an ISO 4217 code", "write e.g. EUR or USD")
-        v = value("price@type")
-        if v is not None and v not in _PRICE_TYPES:
-            bad("price@type", v, "is not purchase or rent", "write purchase or rent")
-        v = value("price@resolution")
-        if v is not None and v not in _RESOLUTIONS:
-            bad("price@resolution", v, "is not sd or hd", "write sd or hd")
-        v = value("price")
-        if v and (not _DECIMAL.fullmatch(v) or Decimal(v) < _ZERO):
-            bad("price", v, "is not a non-negative decimal", "write e.g. 1.99")
 
     def _check_news(self, news: News, loc: str | None, out: list[Finding]) -> None:
         f = news.fields
@@ -1006,34 +706,40 @@ class SitemapValidator:
                 )
         published = values.get("publication_date")
         if published:
-            try:
-                parsed = parse_w3c_datetime(published)
-                why = (
-                    None
-                    if parsed.precision not in ("year", "month")
-                    else f"only a {parsed.precision}, not a full date"
-                )
-            except ValueError as exc:
-                why = str(exc)
-            if why is not None:
-                self._add(
-                    out,
-                    "news-invalid-value",
-                    f"<news:publication_date> {_show(published)} is invalid ({why}); use YYYY-MM-DD or "
-                    "YYYY-MM-DDThh:mm:ss+hh:mm",
-                    line,
-                    loc,
-                )
-            elif parsed.end <= self._news_oldest:
-                self._add(
-                    out,
-                    "news-stale",
-                    f"<news:publication_date> {_show(published)} is more than two days before "
-                    f"the audit ({self.now:%Y-%m-%d}): news sitemaps should list only articles "
-                    "of the last two days; drop the <news:news> of older ones",
-                    line,
-                    loc,
-                )
+            self._check_news_date(published, line, loc, out)
+
+    def _check_news_date(
+        self, published: str, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        try:
+            parsed = parse_w3c_datetime(published)
+        except ValueError as exc:
+            why: str | None = str(exc)
+        else:
+            why = (
+                None
+                if parsed.precision not in ("year", "month")
+                else f"only a {parsed.precision}, not a full date"
+            )
+        if why is not None:
+            self._add(
+                out,
+                "news-invalid-value",
+                f"<news:publication_date> {_show(published)} is invalid ({why}); use YYYY-MM-DD or "
+                "YYYY-MM-DDThh:mm:ss+hh:mm",
+                line,
+                loc,
+            )
+        elif parsed.end <= self._news_oldest:
+            self._add(
+                out,
+                "news-stale",
+                f"<news:publication_date> {_show(published)} is more than two days before "
+                f"the audit ({self.now:%Y-%m-%d}): news sitemaps should list only articles "
+                "of the last two days; drop the <news:news> of older ones",
+                line,
+                loc,
+            )
 
     def _check_alternates(
         self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
@@ -1042,28 +748,8 @@ class SitemapValidator:
         has_self = False
         bad_href = False
         for alt in entry.alternates or ():
-            code = alt.hreflang
-            why = "is missing" if code is None else check_hreflang(code)
-            if why is not None:
-                shown = f"hreflang {_show(code)}" if code is not None else "the hreflang attribute"
-                self._add(
-                    out,
-                    "hreflang-invalid",
-                    f"{shown} {why}: use an ISO 639-1 language with an optional ISO 3166-1 "
-                    "region (en, en-GB) or x-default",
-                    alt.line,
-                    loc,
-                )
-            href = (alt.href or "").strip(_XML_SPACE)
-            if not href or not is_absolute_http(href):
-                self._add(
-                    out,
-                    "hreflang-invalid",
-                    f"xhtml:link href {_show(href)} is not an absolute http(s) URL: "
-                    "give the full URL of the alternate page",
-                    alt.line,
-                    loc,
-                )
+            href = self._check_alternate(alt, loc, out)
+            if href is None:
                 bad_href = True
                 continue
             hrefs.append(href)
@@ -1083,87 +769,271 @@ class SitemapValidator:
         if self.hreflang is not None and hrefs:
             self.hreflang.add(loc, hrefs, sitemap=self.source, line=entry.line)
 
+    def _check_alternate(self, alt: Alternate, loc: str | None, out: list[Finding]) -> str | None:
+        """hreflang-invalid for one xhtml:link; its href (stripped), None when unusable."""
+        code = alt.hreflang
+        why = "is missing" if code is None else check_hreflang(code)
+        if why is not None:
+            shown = f"hreflang {_show(code)}" if code is not None else "the hreflang attribute"
+            self._add(
+                out,
+                "hreflang-invalid",
+                f"{shown} {why}: use an ISO 639-1 language with an optional ISO 3166-1 "
+                "region (en, en-GB) or x-default",
+                alt.line,
+                loc,
+            )
+        href = (alt.href or "").strip(_XML_SPACE)
+        if href and is_absolute_http(href):
+            return href
+        self._add(
+            out,
+            "hreflang-invalid",
+            f"xhtml:link href {_show(href)} is not an absolute http(s) URL: "
+            "give the full URL of the alternate page",
+            alt.line,
+            loc,
+        )
+        return None
+
     # -- per sitemap --------------------------------------------------------
 
     def finish(self, kind: str | None, entries: int, uncompressed_bytes: int) -> list[Finding]:
         """Per-sitemap findings, once the document is done; `entries` and
         `uncompressed_bytes` are the parser's totals, `kind` the document kind."""
         kind = kind if kind is not None else self.kind
-        out: list[Finding] = []
-        what = "<sitemap> entries" if kind == "sitemapindex" else "URLs"
+        problems = [
+            *_size_problems(kind, entries, uncompressed_bytes),
+            *self._lastmod_problems(kind),
+            *self._priority_problems(),
+        ]
+        if self._news > MAX_NEWS:
+            problems.append(
+                (
+                    "news-too-many",
+                    f"{self._news:,} URLs with <news:news>, over Google's limit of {MAX_NEWS:,} "
+                    "per news sitemap: split the news sitemap",
+                )
+            )
+        return [finding(code, message, sitemap=self.source) for code, message in problems]
 
-        def add(code: str, message: str) -> None:
-            out.append(finding(code, message, sitemap=self.source))
+    def _lastmod_problems(self, kind: str | None) -> list[tuple[str, str]]:
+        """lastmod-missing and lastmod-uniform, from the counts check() kept."""
+        problems: list[tuple[str, str]] = []
+        if self._no_lastmod and kind != "text":
+            problems.append(
+                (
+                    "lastmod-missing",
+                    f"{self._no_lastmod:,} of {self.checked:,} entries have no <lastmod>: add "
+                    "the date each page last changed significantly (search engines use it to "
+                    "schedule crawls)",
+                )
+            )
+        if self._news == 0 and self._lastmods:
+            uniform = self._uniform_lastmod()
+            if uniform is not None:
+                problems.append(("lastmod-uniform", uniform))
+        return problems
 
-        if entries > MAX_ENTRIES:
-            add(
+    def _uniform_lastmod(self) -> str | None:
+        """Why the lastmods look generated (one day, or the time of serving), or None."""
+        n = self._lastmods
+        day, top = max(self._days.items(), key=lambda kv: kv[1])
+        if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
+            return (
+                f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"
+                " (UTC): search engines distrust a lastmod that is not the real date each "
+                "page changed; generate it from the content's modification time"
+            )
+        if n >= SERVED_NOW_MIN and self._served_now == n:
+            return (
+                f"all {n:,} <lastmod> values are within "
+                f"{int(SERVED_NOW_WINDOW.total_seconds() // 60)} minutes of the audit: the "
+                "sitemap seems to stamp the time it is served; give each page's real "
+                "modification time"
+            )
+        return None
+
+    def _priority_problems(self) -> list[tuple[str, str]]:
+        """priority-uniform: every <url> has the same <priority> (at least two)."""
+        count = self._prio_count
+        if not self._prio_same or count < 2 or count != self.checked - self._non_urls:
+            return []
+        return [
+            (
+                "priority-uniform",
+                f"all {count:,} URLs have <priority> {_show(self._prio_text)}: a uniform "
+                "priority says nothing (Google ignores priority); vary it or remove it",
+            )
+        ]
+
+
+def _size_problems(
+    kind: str | None, entries: int, uncompressed_bytes: int
+) -> list[tuple[str, str]]:
+    """sitemap-too-many-urls, sitemap-near-limit and sitemap-empty."""
+    what = "<sitemap> entries" if kind == "sitemapindex" else "URLs"
+    problems: list[tuple[str, str]] = []
+    if entries > MAX_ENTRIES:
+        problems.append(
+            (
                 "sitemap-too-many-urls",
                 f"{entries:,} {what}, over the limit of {MAX_ENTRIES:,} per sitemap: split it "
                 "into several sitemaps listed in a sitemap index",
             )
-        near: list[str] = []
-        if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
-            near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
-        if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
-            near.append(
-                f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} "
-                "allowed"
-            )
-        if near:
-            add(
+        )
+    near: list[str] = []
+    if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
+        near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
+    if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
+        near.append(
+            f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} allowed"
+        )
+    if near:
+        problems.append(
+            (
                 "sitemap-near-limit",
                 f"the sitemap is over 90% of a limit ({'; '.join(near)}): split it before it "
                 "grows past the limit",
             )
-        # The caller skips finish() for a document it already reported as unreadable,
-        # so no entries here means an empty file or an empty root element.
-        if entries == 0:
-            add(
+        )
+    # The caller skips finish() for a document it already reported as unreadable,
+    # so no entries here means an empty file or an empty root element.
+    if entries == 0:
+        problems.append(
+            (
                 "sitemap-empty",
                 "the sitemap has no entries: add the site's URLs or stop declaring it",
             )
-        checked = self.checked
-        if self._no_lastmod and kind != "text":
-            add(
-                "lastmod-missing",
-                f"{self._no_lastmod:,} of {checked:,} entries have no <lastmod>: add the date "
-                "each page last changed significantly (search engines use it to schedule crawls)",
+        )
+    return problems
+
+
+# --- video values (video.xsd), one rule per element or attribute -------------------------
+
+
+def _video_missing(values: dict[str, str]) -> list[str]:
+    """The required children a <video:video> lacks (empty counts as absent)."""
+    missing = [
+        f"<video:{name}>"
+        for name in ("thumbnail_loc", "title", "description")
+        if not values.get(name)
+    ]
+    if not values.get("content_loc") and not values.get("player_loc"):
+        missing.append("<video:content_loc> or <video:player_loc>")
+    return missing
+
+
+def _bad_duration(v: str) -> bool:
+    return not _NON_NEG_INT.fullmatch(v) or not 1 <= int(v) <= VIDEO_MAX_DURATION
+
+
+def _bad_rating(v: str) -> bool:
+    return not _DECIMAL.fullmatch(v) or not _ZERO <= Decimal(v) <= _FIVE
+
+
+def _bad_price(v: str) -> bool:
+    # An empty <video:price> is allowed: the price may live in its attributes.
+    return bool(v) and (not _DECIMAL.fullmatch(v) or Decimal(v) < _ZERO)
+
+
+def _not_in(allowed: frozenset[str]) -> Callable[[str], bool]:
+    return lambda v: v not in allowed
+
+
+def _not_matching(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda v: pattern.fullmatch(v) is None
+
+
+_YES_NO_RULE = (_not_in(_YES_NO), "is not yes or no", "write yes or no")
+_RELATIONSHIP_RULE = (_not_in(_RELATIONSHIPS), "is not allow or deny", "write allow or deny")
+# (element or element@attribute, is the stripped value bad?, why, fix), in report order
+_VIDEO_VALUE_RULES: tuple[tuple[str, Callable[[str], bool], str, str], ...] = (
+    (
+        "duration",
+        _bad_duration,
+        "is not a whole number of seconds from 1 to 28,800",
+        "fix it",
+    ),
+    ("rating", _bad_rating, "is not a number from 0.0 to 5.0", "fix it"),
+    (
+        "view_count",
+        _not_matching(_NON_NEG_INT),
+        "is not a non-negative whole number",
+        "fix it",
+    ),
+)
+_VIDEO_FLAG_RULES: tuple[tuple[str, Callable[[str], bool], str, str], ...] = (
+    ("family_friendly", *_YES_NO_RULE),
+    ("live", *_YES_NO_RULE),
+    ("requires_subscription", *_YES_NO_RULE),
+    ("player_loc@allow_embed", *_YES_NO_RULE),
+    (
+        "restriction",
+        _not_matching(_COUNTRY_LIST),
+        "is not a space-separated list of ISO 3166 country codes",
+        "write upper-case two-letter codes such as 'US CA'",
+    ),
+    (
+        "platform",
+        _not_matching(_PLATFORM_LIST),
+        "is not a list of web, mobile, tv",
+        "write e.g. 'web mobile'",
+    ),
+    ("restriction@relationship", *_RELATIONSHIP_RULE),
+    ("platform@relationship", *_RELATIONSHIP_RULE),
+    (
+        "price@currency",
+        _not_matching(_CURRENCY),
+        "is not an ISO 4217 code",
+        "write e.g. EUR or USD",
+    ),
+    ("price@type", _not_in(_PRICE_TYPES), "is not purchase or rent", "write purchase or rent"),
+    ("price@resolution", _not_in(_RESOLUTIONS), "is not sd or hd", "write sd or hd"),
+    ("price", _bad_price, "is not a non-negative decimal", "write e.g. 1.99"),
+)
+_VIDEO_MAX_LENGTHS = (
+    ("title", VIDEO_MAX_TITLE),
+    ("description", VIDEO_MAX_DESCRIPTION),
+    ("category", VIDEO_MAX_CATEGORY),
+)
+
+
+def _video_problems(
+    fields: dict[str, str], values: dict[str, str]
+) -> list[tuple[str, str, str, str]]:
+    """(name, value, why, fix) for every invalid video value, in report order.
+
+    `fields` are the values as written (lengths count them), `values` the same stripped.
+    """
+    problems: list[tuple[str, str, str, str]] = []
+    for name, limit in _VIDEO_MAX_LENGTHS:
+        v = fields.get(name)
+        if v is not None and len(v) > limit:
+            problems.append(
+                (name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
             )
-        if self._news == 0 and self._lastmods:
-            n = self._lastmods
-            day, top = max(self._days.items(), key=lambda kv: kv[1])
-            if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
-                add(
-                    "lastmod-uniform",
-                    f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"
-                    " (UTC): search engines distrust a lastmod that is not the real date each "
-                    "page changed; generate it from the content's modification time",
-                )
-            elif n >= SERVED_NOW_MIN and self._served_now == n:
-                add(
-                    "lastmod-uniform",
-                    f"all {n:,} <lastmod> values are within "
-                    f"{int(SERVED_NOW_WINDOW.total_seconds() // 60)} minutes of the audit: the "
-                    "sitemap seems to stamp the time it is served; give each page's real "
-                    "modification time",
-                )
-        if (
-            self._prio_same
-            and self._prio_count >= 2
-            and self._prio_count == self.checked - self._non_urls
-        ):
-            add(
-                "priority-uniform",
-                f"all {self._prio_count:,} URLs have <priority> {_show(self._prio_text)}: a "
-                "uniform priority says nothing (Google ignores priority); vary it or remove it",
+    _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
+    for name in ("publication_date", "expiration_date"):
+        v = values.get(name)
+        why = None if v is None else _xsd_date_problem(v)
+        if v is not None and why is not None:
+            problems.append(
+                (name, v, f"is invalid ({why})", "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
             )
-        if self._news > MAX_NEWS:
-            add(
-                "news-too-many",
-                f"{self._news:,} URLs with <news:news>, over Google's limit of {MAX_NEWS:,} per "
-                "news sitemap: split the news sitemap",
-            )
-        return out
+    _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
+    return problems
+
+
+def _video_rule_problems(
+    rules: tuple[tuple[str, Callable[[str], bool], str, str], ...],
+    values: dict[str, str],
+    problems: list[tuple[str, str, str, str]],
+) -> None:
+    for name, is_bad, why, fix in rules:
+        v = values.get(name)
+        if v is not None and is_bad(v):
+            problems.append((name, v, why, fix))
 
 
 def _xsd_date_problem(text: str) -> str | None:
