@@ -186,11 +186,10 @@ class RobotsTxt:
 
         Its crawl_delay is the longest and its request_rate the lowest given for that agent.
         """
-        key = token.strip().lower()
-        if key not in self._chosen:
-            own = [g for g in self.groups if key in g.agents] if key and key != "*" else []
-            if not own:
-                key = "*"
+        wanted = token.strip().lower()
+        if wanted not in self._chosen:
+            own = [g for g in self.groups if wanted in g.agents] if wanted != "*" else []
+            key = wanted if own else "*"  # whose Crawl-delay and Request-rate apply
             chosen = own or [g for g in self.groups if "*" in g.agents]
             merged: Group | None = None
             if chosen:
@@ -202,8 +201,8 @@ class RobotsTxt:
                 rates = [g.rates[key] for g in chosen if key in g.rates]
                 merged.crawl_delay = max(delays) if delays else None
                 merged.request_rate = min(rates) if rates else None
-            self._chosen[token.strip().lower()] = merged
-        return self._chosen[token.strip().lower()]
+            self._chosen[wanted] = merged
+        return self._chosen[wanted]
 
     def allowed(self, url: str, token: str) -> bool:
         """May `token` fetch `url`? (`/robots.txt` itself is robots.py's concern.)"""

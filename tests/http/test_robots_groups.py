@@ -223,6 +223,10 @@ async def test_crawl_honours_a_googlebot_group_for_googlebots_user_agent(
     # --robots-agent wins over the token of --user-agent
     bing = await asyncio.to_thread(_crawl, base, out, "--robots-agent", "bingbot")
     assert _blocked(bing) == {f"{base}/private"}
+    config = tmp_path / "audit.toml"
+    config.write_text('robots-agent = "Bingbot"\n')
+    from_file = await asyncio.to_thread(_crawl, base, out, "--config", str(config))
+    assert _blocked(from_file) == {f"{base}/private"}
 
 
 def test_robots_agent_must_be_a_product_token(capsys: pytest.CaptureFixture[str]) -> None:
