@@ -8,21 +8,19 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
   GET whose body goes to a `BodySink` until it has enough (page checks).
 - `Host`, `HostPool`, `HostStats`, `origin_of()`: per scheme://host:port politeness;
   `url_prefix()`: the scheme://netloc text of a URL, a cheap memo key for per-origin state.
-- `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy.
+- `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy (retry.py),
+  one predicate for every request.
 - Fetch workers (workers.py, fetchworker.py): processes that run a crawl's plain exchanges
-  (`client.exchange()`) on other cores; `HttpClient` starts them itself (config.fetch_workers).
+  (`exchange.exchange()`) on other cores; `HttpClient` starts them itself
+  (config.fetch_workers).
+
+Inside, one way: client -> workers -> exchange -> retry -> hosts; fetchworker -> exchange.
 """
 
-from audit.http.client import (
-    BODY_EXCERPT,
-    BodySink,
-    HttpClient,
-    StreamResponse,
-    backoff_delay,
-    parse_retry_after,
-    should_retry,
-)
+from audit.http.client import BODY_EXCERPT, HttpClient, StreamResponse
+from audit.http.exchange import BodySink
 from audit.http.hosts import MIN_RATE, Host, HostPool, HostStats, origin_of, url_prefix
+from audit.http.retry import backoff_delay, parse_retry_after, should_retry
 
 __all__ = [
     "BODY_EXCERPT",

@@ -76,6 +76,7 @@ from audit.http.exchange import (
     release_if_read,
     request_url,
     response_headers,
+    wants_body,
 )
 from audit.http.hosts import Host, HostPool, HostStats, origin_key
 from audit.http.retry import (
@@ -218,7 +219,7 @@ class _Opened:
         """The reader of a final answer's body, or None when no body is wanted (a HEAD,
         a redirect). Returns the coroutine: the caller awaits it, no extra frame."""
         limit = self.body_limit
-        if not limit or self.method != "GET" or resp.status in REDIRECT_STATUSES:
+        if limit is None or not wants_body(self.method, resp.status, limit):
             return None
         sink = self.sink
         if sink is None:
@@ -646,7 +647,7 @@ class HttpClient:
         chain = _Chain(_Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
-        start = origin_key(url) if self._credentials and not self._scope else None
+        start = self._chain_origin(url)
         while True:
             answer = await self._send(
                 current,
@@ -673,6 +674,10 @@ class HttpClient:
                 return chain
             seen.add(_loop_key(target))
             current = target
+
+    def _chain_origin(self, url: str) -> str | None:
+        """The origin a chain starts at, when credentials without a scope are bound to it."""
+        return origin_key(url) if self._credentials and not self._scope else None
 
     def _next_hop(
         self,

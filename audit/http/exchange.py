@@ -41,6 +41,7 @@ __all__ = [
     "release_if_read",
     "request_url",
     "response_headers",
+    "wants_body",
 ]
 
 REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
@@ -83,6 +84,11 @@ def new_session(
         timeout=timeout,
         auto_decompress=True,
     )
+
+
+def wants_body(method: str, status: int, body_limit: int | None) -> bool:
+    """Whether a final answer's body is read: a GET's, not a redirect's, when asked for."""
+    return bool(body_limit) and method == "GET" and status not in REDIRECT_STATUSES
 
 
 def response_headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
@@ -191,7 +197,7 @@ async def exchange(
         if retryable and should_retry(status, None):
             await discard(resp)
         else:
-            if body_limit and method == "GET" and status not in REDIRECT_STATUSES:
+            if wants_body(method, status, body_limit):
                 body = await read_head(resp, body_limit)
             if not release_if_read(resp):
                 await discard(resp)

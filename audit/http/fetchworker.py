@@ -1,4 +1,4 @@
-"""A fetch worker process: runs `client.exchange()` for its parent (see workers.py).
+"""A fetch worker process: runs `exchange.exchange()` for its parent (see workers.py).
 
     python -m audit.http.fetchworker SETTINGS_JSON
 

@@ -213,22 +213,29 @@ class Host:
         """Count an answer and adapt: 429 halves the rate; a 429/503 streak marks the host slow."""
         if status == 429:
             self.rate_limited += 1
-            base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
-            self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+            self._halve_rate()
         if status >= 500:
             self.server_errors += 1
         if status in (429, 503):
             self._streak += 1
             if self._streak >= SLOW_STREAK and not self.slow:
-                self.slow = True
-                base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
-                self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
-                self._note(
-                    f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-                    f"rate lowered to {self._rate:g}/s"
-                )
+                self._mark_slow()
         else:
             self._streak = 0
+
+    def _halve_rate(self) -> None:
+        """Half the current rate (an unlimited host starts from UNLIMITED_429_RATE), not
+        below MIN_RATE."""
+        base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
+        self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+
+    def _mark_slow(self) -> None:
+        self.slow = True
+        self._halve_rate()
+        self._note(
+            f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
+            f"rate lowered to {self._rate:g}/s"
+        )
 
     def defer(self, seconds: float, *, reason: str = "Retry-After") -> float:
         """Push the host's "not before" deadline `seconds` from now (capped); returns the wait."""

@@ -2,7 +2,7 @@
 
 Why: a large crawl is bound by one core, and most of that core is aiohttp's own
 per-request work (building the request, parsing the answer, the event loop). A worker
-process runs only `client.exchange()`, one request and its answer; the parent keeps
+process runs only `exchange.exchange()`, one request and its answer; the parent keeps
 everything that decides: politeness (the in-flight slot and rate are taken in the parent
 before an exchange is sent, so a worker never adds requests the host would not get
 anyway), retries and backoff, Retry-After, redirects, robots.txt and every check. So a run
@@ -19,6 +19,9 @@ Messages are batched per event-loop turn. The worker exits at the end of its std
 
 A worker that dies or never starts costs nothing but speed: its pending exchanges answer
 None and the client runs them, and the rest of the run, in its own process.
+
+Imports the standard library and audit.http.exchange (the `Exchange` shape) only; never
+the client, which imports this module.
 """
 
 from __future__ import annotations
@@ -119,10 +122,25 @@ class _Worker(asyncio.SubprocessProtocol):
         try:
             replies = split_frames(self._buf)
         except (ValueError, EOFError, TypeError):  # a garbled pipe: treat the worker as gone
-            self._gone()
+            self.gone()
             return
         if not self.ready.done():
             self.ready.set_result(True)
+        self._deliver(replies)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.gone()
+
+    def process_exited(self) -> None:
+        self.gone()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    # --- the parent's side ------------------------------------------------------------
+
+    def _deliver(self, replies: list[Any]) -> None:
+        """Answer the requests still waiting (a cancelled one's late reply is dropped)."""
         pending = self.pending
         for reply in replies:
             future = pending.pop(reply[0], None)
@@ -130,18 +148,23 @@ class _Worker(asyncio.SubprocessProtocol):
                 self.exchanges += 1
                 future.set_result(reply[1:])
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self._gone()
+    def request(self, rid: int, message: tuple[Any, ...]) -> asyncio.Future[Exchange | None]:
+        """Send request `rid`; its future gets the Exchange, or None if the worker dies."""
+        future: asyncio.Future[Exchange | None] = self.loop.create_future()
+        if not self.pending:  # the hang clock runs only while requests wait
+            self.last_heard = self.loop.time()
+        self.pending[rid] = future
+        self.send(message)
+        return future
 
-    def process_exited(self) -> None:
-        self._gone()
-        if not self.exited.done():
-            self.exited.set_result(None)
+    def cancel(self, rid: int) -> None:
+        """The parent no longer waits for `rid`: the worker drops it (the slot is released
+        in the parent)."""
+        if self.pending.pop(rid, None) is not None:
+            self.send((rid,))
 
-    # --- the parent's side ------------------------------------------------------------
-
-    def _gone(self) -> None:
+    def gone(self) -> None:
+        """The worker ended (or is treated as ended): its waiting requests answer None."""
         if not self.alive:
             return
         self.alive = False
@@ -175,6 +198,15 @@ class _Worker(asyncio.SubprocessProtocol):
     def close_input(self) -> None:
         if self._stdin is not None and not self._stdin.is_closing():
             self._stdin.close()
+
+    async def stop(self) -> None:
+        """After `close_input()`: wait a little for the process to exit, else kill it."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self.exited), STOP_TIMEOUT)
+        except TimeoutError:
+            self.kill()
+        self.gone()
+        self.close()
 
     def kill(self) -> None:
         if self._transport is not None and self._transport.get_returncode() is None:
@@ -210,6 +242,17 @@ class FetchWorkers:
     async def start(self) -> bool:
         """Spawn the workers and wait until each says it is ready; True if any is."""
         loop = asyncio.get_running_loop()
+        await self._spawn(loop)
+        for worker in self._workers:
+            if await self._started(worker):
+                self._live.append(worker)
+        self.ready = bool(self._live)
+        if self.ready:
+            self._watchdog = loop.create_task(self._watch())
+        return self.ready
+
+    async def _spawn(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start `count` processes, fewer if the system refuses one."""
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         # the worker imports this very package, wherever it was imported from
@@ -230,23 +273,21 @@ class FetchWorkers:
                 log.warning("sitemap-audit: cannot start a fetch worker (%s); fetching here", exc)
                 break
             self._workers.append(worker)
-        for worker in self._workers:
-            try:
-                ok = await asyncio.wait_for(asyncio.shield(worker.ready), START_TIMEOUT)
-            except TimeoutError:
-                ok = False
-            if ok:
-                self._live.append(worker)
-            else:
-                worker.kill()
-                log.warning(
-                    "sitemap-audit: a fetch worker did not start (%s); fetching here",
-                    worker.why_gone(),
-                )
-        self.ready = bool(self._live)
-        if self.ready:
-            self._watchdog = loop.create_task(self._watch())
-        return self.ready
+
+    @staticmethod
+    async def _started(worker: _Worker) -> bool:
+        """Wait for the worker's first frame; one that does not send it in time is killed."""
+        try:
+            ok = await asyncio.wait_for(asyncio.shield(worker.ready), START_TIMEOUT)
+        except TimeoutError:
+            ok = False
+        if not ok:
+            worker.kill()
+            log.warning(
+                "sitemap-audit: a fetch worker did not start (%s); fetching here",
+                worker.why_gone(),
+            )
+        return bool(ok)
 
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
@@ -256,7 +297,7 @@ class FetchWorkers:
             for worker in list(self._live):
                 if worker.pending and now - worker.last_heard > self.hang_after:
                     worker.hung = True
-                    worker.kill()  # its exit hands its pending requests back (_gone)
+                    worker.kill()  # its exit hands its pending requests back (gone)
 
     @property
     def exchanges(self) -> int:
@@ -294,26 +335,22 @@ class FetchWorkers:
         body_limit: int,
         retryable: bool,
     ) -> Exchange | None:
-        """`client.exchange()` in a worker; None when no worker can run it (then the caller
+        """`exchange.exchange()` in a worker; None when no worker can run it (then the caller
         runs it itself)."""
         worker = self._pick()
         if worker is None:
             return None
         self._next_id += 1
         rid = self._next_id
-        future: asyncio.Future[Exchange | None] = worker.loop.create_future()
-        if not worker.pending:  # the hang clock runs only while requests wait
-            worker.last_heard = worker.loop.time()
-        worker.pending[rid] = future
-        worker.send(
+        future = worker.request(
+            rid,
             (rid, method, url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable)
+             retryable),
         )  # fmt: skip
         try:
             return await future
         except asyncio.CancelledError:
-            if worker.pending.pop(rid, None) is not None:
-                worker.send((rid,))  # the worker drops the request: its slot is released here
+            worker.cancel(rid)
             raise
 
     async def aclose(self) -> None:
@@ -332,9 +369,4 @@ class FetchWorkers:
         for worker in workers:
             worker.close_input()
         for worker in workers:
-            try:
-                await asyncio.wait_for(asyncio.shield(worker.exited), STOP_TIMEOUT)
-            except TimeoutError:
-                worker.kill()
-            worker._gone()
-            worker.close()
+            await worker.stop()
