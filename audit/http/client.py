@@ -25,18 +25,18 @@ Choices, and why:
   server that trickles bytes still times out. A sitemap stream has `total=stream_timeout`
   (default `STREAM_TIMEOUT_FACTOR x timeout`) for headers and whole body, and
   `sock_read=timeout` so a stalled socket fails sooner.
-- One retry predicate, `should_retry()`, for fetches and streams (STYLE lesson 6).
+- One retry predicate, `should_retry()` (retry.py), for fetches, page GETs and streams
+  (STYLE lesson 6).
 - `fetch_page()` (page checks) is one GET whose final answer's decompressed body goes to a
   `BodySink` chunk by chunk until the sink has seen enough or `cap` bytes were read; then the
   connection is closed unless the little that is left can be drained (never the rest of a
   large body). A retried attempt restarts the sink (`start()` again).
 - Staging credentials (`config.auth`, `cookies`, `extra_headers`) are added per request in
-  `_send`, the one place every request passes, and only when the request's origin is in
+  `_send` (`_prepare`), the one place every request passes, and only when its origin is in
   `config.credential_origins` (without a scope: the origin its redirect chain started at).
   So they never follow a redirect to another host, and a robots.txt or a listed URL elsewhere
   never sees them. `config.insecure_hosts` turns TLS verification off per request, for those
   host names only.
-
 - One send path per request (`HttpClient._send`, STYLE lesson 18): the host's politeness
   slot, ONE retry loop with one predicate (retry.py) for plain, streamed and page-check
   requests, then the exchange: a plain one (`exchange.exchange()`, in this process or in a
