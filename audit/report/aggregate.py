@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -55,10 +55,19 @@ def rank(severity: str | None) -> int:
 
 
 def at_or_above(severity: str | None, fail_on: str) -> bool:
-    """True when `severity` reaches the `--fail-on` threshold ("never" never does)."""
+    """True when `severity` reaches the `--fail-on` threshold ("never" never does).
+
+    The one --fail-on decision: every writer's verdict, junit's failures and the exit
+    status come down to this function."""
     if fail_on == "never":
         return False
     return rank(severity) > 0 and rank(severity) >= _RANK[fail_on]
+
+
+def failing_severities(counts: Mapping[str, Any], fail_on: str) -> list[str]:
+    """The severities, worst first, with a non-zero count in `counts` (severity -> count,
+    as a summary's `findings`) that are at or above `fail_on`."""
+    return [s for s in SEVERITIES if _as_int(counts.get(s)) and at_or_above(s, fail_on)]
 
 
 def worst_severity(summary: dict[str, Any]) -> str | None:
@@ -74,7 +83,8 @@ def worst_severity(summary: dict[str, Any]) -> str | None:
 
 def fails(summary: dict[str, Any], fail_on: str) -> bool:
     """True when the summary has a finding at or above `fail_on` (exit status 1)."""
-    return at_or_above(worst_severity(summary), fail_on)
+    findings = summary.get("findings")
+    return isinstance(findings, dict) and bool(failing_severities(findings, fail_on))
 
 
 def severity_of(record: dict[str, Any]) -> str:

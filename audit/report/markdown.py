@@ -61,15 +61,28 @@ class MarkdownWriter:
     def render(self) -> str:
         agg = self._agg
         summary = agg.summary_dict()
-        found = summary["findings"]
-        failed = fails(summary, self._fail_on)
-        out: list[str] = ["# Sitemap audit report", ""]
+        out = ["# Sitemap audit report", ""]
         if summary.get("partial"):
             out += [
                 "> **Incomplete:** the run ended without a summary; counts are what was seen.",
                 "",
             ]
-        out += [
+        out += self._summary_table(summary)
+        codes = agg.codes_sorted()
+        if not codes:
+            out += ["No findings.", ""]
+        else:
+            out += _codes_table(codes)
+            for code, sev, count in codes:
+                out += self._examples(code, sev, count)
+        if agg.hosts:
+            out += _hosts_table(agg.hosts)
+        return "\n".join(out)
+
+    def _summary_table(self, summary: dict[str, Any]) -> list[str]:
+        found = summary["findings"]
+        verdict = "FAIL" if fails(summary, self._fail_on) else "PASS"
+        return [
             "| | |",
             "| --- | ---: |",
             f"| Sitemaps | {summary['sitemaps']:,} |",
@@ -78,54 +91,28 @@ class MarkdownWriter:
             f"| Warnings | {found['warning']:,} |",
             f"| Info | {found['info']:,} |",
             f"| Duration | {format_duration(summary.get('duration_s'))} |",
-            f"| Verdict (fail on {md_text(self._fail_on)}) | **{'FAIL' if failed else 'PASS'}** |",
+            f"| Verdict (fail on {md_text(self._fail_on)}) | **{verdict}** |",
             "",
         ]
-        codes = agg.codes_sorted()
-        if not codes:
-            out += ["No findings.", ""]
-        else:
-            out += [
-                "## Findings by code",
-                "",
-                "| Code | Severity | Count | What it means |",
-                "| --- | --- | ---: | --- |",
-            ]
-            for code, sev, count in codes:
-                out.append(
-                    f"| {md_code(code)} | {sev} | {count:,} | {md_text(code_summary(code))} |"
-                )
-            out.append("")
-            for code, sev, count in codes:
-                examples = agg.examples.get(code, [])
-                if not examples:
-                    continue
-                out += [f"### {md_code(code)} ({sev}, {count:,})", ""]
-                if code_summary(code):
-                    out += [md_text(code_summary(code)), ""]
-                out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
-                for ex in examples:
-                    out.append(
-                        f"| {md_code(ex.url or '')} | {md_code(where(ex.sitemap, ex.line))}"
-                        f" | {md_text(ex.message)} |"
-                    )
-                if count > len(examples):
-                    out += ["", f"… and {count - len(examples):,} more."]
-                out.append("")
-        if agg.hosts:
-            columns = host_columns(agg.hosts)
-            out += [
-                "## Hosts",
-                "",
-                "| Host | " + " | ".join(md_text(t) for _, t in columns) + " |",
-                "| --- |" + " ---: |" * len(columns),
-            ]
-            for x in agg.hosts:
-                cells = [md_code(x.get("host", ""))]
-                cells += [md_text(host_value(x.get(k))) for k, _ in columns]
-                out.append("| " + " | ".join(cells) + " |")
-            out.append("")
-        return "\n".join(out)
+
+    def _examples(self, code: str, sev: str, count: int) -> list[str]:
+        """A code's section: what it means and its first examples, if any were kept."""
+        examples = self._agg.examples.get(code, [])
+        if not examples:
+            return []
+        out = [f"### {md_code(code)} ({sev}, {count:,})", ""]
+        if code_summary(code):
+            out += [md_text(code_summary(code)), ""]
+        out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
+        for ex in examples:
+            out.append(
+                f"| {md_code(ex.url or '')} | {md_code(where(ex.sitemap, ex.line))}"
+                f" | {md_text(ex.message)} |"
+            )
+        if count > len(examples):
+            out += ["", f"… and {count - len(examples):,} more."]
+        out.append("")
+        return out
 
     def close(self) -> None:
         if self._closed:
@@ -133,3 +120,32 @@ class MarkdownWriter:
         self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
+
+
+def _codes_table(codes: list[tuple[str, str, int]]) -> list[str]:
+    out = [
+        "## Findings by code",
+        "",
+        "| Code | Severity | Count | What it means |",
+        "| --- | --- | ---: | --- |",
+    ]
+    for code, sev, count in codes:
+        out.append(f"| {md_code(code)} | {sev} | {count:,} | {md_text(code_summary(code))} |")
+    out.append("")
+    return out
+
+
+def _hosts_table(hosts: list[dict[str, Any]]) -> list[str]:
+    columns = host_columns(hosts)
+    out = [
+        "## Hosts",
+        "",
+        "| Host | " + " | ".join(md_text(t) for _, t in columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for x in hosts:
+        cells = [md_code(x.get("host", ""))]
+        cells += [md_text(host_value(x.get(k))) for k, _ in columns]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out

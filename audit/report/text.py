@@ -16,8 +16,7 @@ from typing import Any, TextIO
 from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
-    at_or_above,
-    fails,
+    failing_severities,
     host_columns,
     host_value,
     where,
@@ -65,65 +64,75 @@ class TextWriter:
     def render(self) -> str:
         agg = self._agg
         summary = agg.summary_dict()
+        lines = self._head(summary)
+        codes = agg.codes_sorted()
+        if codes:
+            lines += self._by_code(codes)
+            for code, sev, count in codes:
+                lines += self._examples(code, sev, count)
+        migration = summary.get("migration")
+        if isinstance(migration, dict):
+            lines += self._migration(migration)
+        if agg.hosts:
+            lines += self._hosts(agg.hosts)
+        lines += ["", self._verdict(summary)]
+        return "\n".join(lines) + "\n"
+
+    def _head(self, summary: dict[str, Any]) -> list[str]:
+        """The title, the run's size and duration, and the counts by severity."""
         found = summary["findings"]
-        lines: list[str] = []
         title = "sitemap-audit report"
         if summary.get("partial"):
             title += " (incomplete: the run ended without a summary)"
-        lines.append(self._c("bold", title))
-        lines.append(
+        counts = (
+            self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
+        )
+        return [
+            self._c("bold", title),
             f"{_plural(summary['sitemaps'], 'sitemap')}, {_plural(summary['urls'], 'URL')}, "
-            f"{format_duration(summary.get('duration_s'))}"
-        )
-        lines.append(
-            "findings: "
-            + ", ".join(
-                self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
-            )
-        )
-        codes = agg.codes_sorted()
-        if codes:
-            width = max(len(c) for c, _, _ in codes)
-            lines.append("")
-            lines.append(self._c("bold", "by code"))
-            for code, sev, count in codes:
-                lines.append(f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}")
-            for code, sev, count in codes:
-                examples = agg.examples.get(code, [])
-                if not examples:
-                    continue
-                lines.append("")
-                lines.append(f"{self._c(sev, sev)} {self._c('bold', _clean(code))} ({count:,})")
-                for ex in examples:
-                    place = _clean(where(ex.sitemap, ex.line)) or "-"
-                    parts = [place]
-                    if ex.url and ex.url != ex.sitemap:
-                        parts.append(_clean(ex.url))
-                    parts.append(_clean(ex.message))
-                    lines.append("  " + "  ".join(parts))
-                if count > len(examples):
-                    lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
-        migration = summary.get("migration")
-        if isinstance(migration, dict):
-            lines.extend(self._migration(migration))
-        if agg.hosts:
-            columns = host_columns(agg.hosts)
-            rows = [
-                [_clean(str(x.get("host", "")))]
-                + [_clean(host_value(x.get(k)))[:30] for k, _ in columns]
-                for x in agg.hosts
-            ]
-            head = ["host"] + [title.lower() for _, title in columns]
-            widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-            lines.append("")
-            lines.append(self._c("bold", "hosts"))
-            for r in [head, *rows]:
-                cells = [r[0].ljust(widths[0])]
-                cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
-                lines.append("  " + "  ".join(cells).rstrip())
-        lines.append("")
-        lines.append(self._verdict(summary))
-        return "\n".join(lines) + "\n"
+            f"{format_duration(summary.get('duration_s'))}",
+            "findings: " + ", ".join(counts),
+        ]
+
+    def _by_code(self, codes: list[tuple[str, str, int]]) -> list[str]:
+        width = max(len(c) for c, _, _ in codes)
+        lines = ["", self._c("bold", "by code")]
+        for code, sev, count in codes:
+            lines.append(f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}")
+        return lines
+
+    def _examples(self, code: str, sev: str, count: int) -> list[str]:
+        """A code's first offenders as `sitemap:line  url  message`, and how many more."""
+        examples = self._agg.examples.get(code, [])
+        if not examples:
+            return []
+        lines = ["", f"{self._c(sev, sev)} {self._c('bold', _clean(code))} ({count:,})"]
+        for ex in examples:
+            parts = [_clean(where(ex.sitemap, ex.line)) or "-"]
+            if ex.url and ex.url != ex.sitemap:
+                parts.append(_clean(ex.url))
+            parts.append(_clean(ex.message))
+            lines.append("  " + "  ".join(parts))
+        if count > len(examples):
+            lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
+        return lines
+
+    def _hosts(self, hosts: list[dict[str, Any]]) -> list[str]:
+        """The per-host table, columns right-aligned to their widest cell."""
+        columns = host_columns(hosts)
+        rows = [
+            [_clean(str(x.get("host", "")))]
+            + [_clean(host_value(x.get(k)))[:30] for k, _ in columns]
+            for x in hosts
+        ]
+        head = ["host"] + [title.lower() for _, title in columns]
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        lines = ["", self._c("bold", "hosts")]
+        for r in [head, *rows]:
+            cells = [r[0].ljust(widths[0])]
+            cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+            lines.append("  " + "  ".join(cells).rstrip())
+        return lines
 
     def _migration(self, m: dict[str, Any]) -> list[str]:
         """The outcome of every old URL of `migrate`, with shares (summary["migration"])."""
@@ -134,35 +143,26 @@ class TextWriter:
         new = _clean(str(m.get("new_origin") or ""))
         lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
         for name, entry in outcomes.items():
-            if not isinstance(entry, dict):
-                continue
-            count, share = entry.get("count"), entry.get("percent")
-            if not isinstance(count, int) or not isinstance(share, int | float):
-                continue
-            style = "ok" if name == "ok" else "dim" if not count else "error"
-            label = f"  {_clean(str(name)):<20} {count:>7,}  {share:>5.1f}%"
-            lines.append(self._c(style, label) if count or name == "ok" else label)
-        extra = []
-        new_sitemap = m.get("new_sitemap")
-        if isinstance(new_sitemap, dict):
-            extra.append(
-                f"new sitemap: {new_sitemap.get('urls')} URLs, {new_sitemap.get('redirecting')} "
-                f"redirecting; {new_sitemap.get('old_urls_missing')} old URLs land on pages it "
-                "does not list"
-            )
-        rmap = m.get("map")
-        if isinstance(rmap, dict):
-            extra.append(
-                f"map: {_clean(str(rmap.get('file')))}, {rmap.get('entries')} rows and rules, "
-                f"{rmap.get('unmapped')} old URLs matched none"
-            )
-        lines += [f"  {x}" for x in extra]
-        return lines
+            line = self._outcome(name, entry)
+            if line is not None:
+                lines.append(line)
+        return lines + [f"  {x}" for x in _migration_notes(m)]
+
+    def _outcome(self, name: Any, entry: Any) -> str | None:
+        """One outcome's row (count and share), or None when the entry is malformed."""
+        if not isinstance(entry, dict):
+            return None
+        count, share = entry.get("count"), entry.get("percent")
+        if not isinstance(count, int) or not isinstance(share, int | float):
+            return None
+        style = "ok" if name == "ok" else "dim" if not count else "error"
+        label = f"  {_clean(str(name)):<20} {count:>7,}  {share:>5.1f}%"
+        return self._c(style, label) if count or name == "ok" else label
 
     def _verdict(self, summary: dict[str, Any]) -> str:
         found = summary["findings"]
-        over = [s for s in SEVERITIES if found[s] and at_or_above(s, self._fail_on)]
-        if fails(summary, self._fail_on):
+        over = failing_severities(found, self._fail_on)
+        if over:
             detail = ", ".join(_plural(found[s], s) for s in over)
             return self._c("error", f"FAIL: {detail} at or above --fail-on {self._fail_on}")
         if self._fail_on == "never":
@@ -175,3 +175,22 @@ class TextWriter:
         self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
+
+
+def _migration_notes(m: dict[str, Any]) -> list[str]:
+    """What the migration summary says about the new sitemap and the map, if anything."""
+    notes = []
+    new_sitemap = m.get("new_sitemap")
+    if isinstance(new_sitemap, dict):
+        notes.append(
+            f"new sitemap: {new_sitemap.get('urls')} URLs, {new_sitemap.get('redirecting')} "
+            f"redirecting; {new_sitemap.get('old_urls_missing')} old URLs land on pages it "
+            "does not list"
+        )
+    rmap = m.get("map")
+    if isinstance(rmap, dict):
+        notes.append(
+            f"map: {_clean(str(rmap.get('file')))}, {rmap.get('entries')} rows and rules, "
+            f"{rmap.get('unmapped')} old URLs matched none"
+        )
+    return notes
