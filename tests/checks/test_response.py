@@ -774,6 +774,7 @@ DEMO_EXPECTED = {
 }
 
 
+@pytest.mark.slow
 async def test_demo_site_planted_url_codes(serve: Serve) -> None:
     entries: dict[str, str | None] = {}
     for name in ("sitemap-pages.xml", "sitemap-products.xml", "_src/sitemap-blog.xml"):

@@ -168,6 +168,7 @@ def test_inspect_counts_and_urls(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "3 entries" in out and "2024-07" in out
 
 
+@pytest.mark.slow
 async def test_crawl_cli_exit_codes_over_http(
     serve: Serve, unused_tcp_port: int, tmp_path: Path
 ) -> None:
@@ -217,6 +218,7 @@ async def test_crawl_cli_exit_codes_over_http(
     }
 
 
+@pytest.mark.slow
 async def test_sigint_writes_the_report_and_exits_130(serve: Serve, tmp_path: Path) -> None:
     site = Site()
     base = await serve(site)
@@ -262,6 +264,7 @@ async def test_sigint_writes_the_report_and_exits_130(serve: Serve, tmp_path: Pa
     assert 0 < len([r for r in records if r["type"] == "url"]) < 200
 
 
+@pytest.mark.slow
 async def test_state_page_checks_and_rewrite_compose(serve: Serve, tmp_path: Path) -> None:
     """--state goes through the same URL check as a plain run: page checks and a rewrite
     apply, and a second run answers from the state without a request."""
@@ -340,6 +343,7 @@ def test_gc_tuning_only_for_a_process_run(tmp_path: Path) -> None:
     assert out.stdout.split() == ["0", "True"]
 
 
+@pytest.mark.slow
 def test_local_validate_never_loads_the_http_stack(tmp_path: Path) -> None:
     """Validating local files requests nothing, so aiohttp (and its TLS context, a tenth
     of a second of start-up) is never imported; a URL target loads it."""

@@ -278,6 +278,7 @@ async def test_persistent_500_is_the_answer_after_retries(
     assert result.body_head == b"broken"
 
 
+@pytest.mark.slow
 async def test_429_retry_after_seconds_is_honoured(
     aiohttp_server: ServerFactory, fast_config: Any
 ) -> None:
@@ -398,6 +399,7 @@ async def _read_request(reader: asyncio.StreamReader) -> bytes:
     return await reader.readuntil(b"\r\n\r\n")
 
 
+@pytest.mark.slow
 async def test_server_that_never_answers_times_out(raw_server: Any, fast_config: Any) -> None:
     connections = 0
 
@@ -414,6 +416,7 @@ async def test_server_that_never_answers_times_out(raw_server: Any, fast_config:
     assert result.attempts == 2 and connections == 2
 
 
+@pytest.mark.slow
 async def test_trickling_server_hits_the_total_deadline(raw_server: Any, fast_config: Any) -> None:
     async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
@@ -618,6 +621,7 @@ async def test_stream_stalled_body_times_out(raw_server: Any, fast_config: Any) 
 # --- rate and concurrency ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_rate_limit_spaces_requests_to_one_host(
     aiohttp_server: ServerFactory, fast_config: Any
 ) -> None:

@@ -431,6 +431,7 @@ async def test_new_sitemap_listing_production_urls_matches_staging_paths(serve: 
 # --- the command line ---------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_cli_migrate_jsonl_exit_codes_and_bad_new(
     serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

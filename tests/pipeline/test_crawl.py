@@ -238,6 +238,7 @@ async def test_urls_checked_while_the_sitemap_is_still_arriving(serve: Any) -> N
 # --- URL checks ------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_url_check_codes(serve: Any) -> None:
     site = Site()
     base = await serve(site)
@@ -380,6 +381,7 @@ async def test_silent_cases(serve: Any) -> None:
 # --- politeness and accounting -------------------------------------------
 
 
+@pytest.mark.slow
 async def test_rate_limit_per_host(serve: Any) -> None:
     site = Site()
     base = await serve(site)
@@ -415,6 +417,7 @@ async def test_concurrency_one_never_overlaps(serve: Any) -> None:
     assert site.max_in_flight == 1
 
 
+@pytest.mark.slow
 async def test_nothing_lost_under_resets_and_timeouts(serve: Any) -> None:
     site = Site()
     base = await serve(site)

@@ -65,7 +65,17 @@ async def serve_file(serve: Serve) -> Any:
     return start
 
 
-@pytest.mark.parametrize(("rel", "code"), BROKEN, ids=[b[0].rsplit("/", 1)[1] for b in BROKEN])
+# 50,000 URLs each: over half a second, so marked slow (see tests/conftest.py)
+BIG = {"rules/sitemap-too-many-urls.xml.gz", "rules/sitemap-near-limit.xml.gz"}
+
+
+@pytest.mark.parametrize(
+    ("rel", "code"),
+    [
+        pytest.param(rel, code, id=rel.rsplit("/", 1)[1], marks=[pytest.mark.slow] * (rel in BIG))
+        for rel, code in BROKEN
+    ],
+)
 async def test_document_codes_over_http(serve_file: Any, rel: str, code: str) -> None:
     url, _ = await serve_file(rel)
     run = await audit(url, mode="validate")

@@ -678,6 +678,7 @@ def generated_stream(n: int) -> Any:
     }
 
 
+@pytest.mark.slow
 def test_html_for_200k_urls_stays_small() -> None:
     out = io.StringIO()
     writer = make_writer("html", out, max_rows_per_code=200)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def lastmod_texts(draw: Any) -> str:
     return text
 
 
+@pytest.mark.slow
 @given(lastmod_texts(), st.integers(-8 * 1440, 8 * 1440))
 @example("2019-07-15T09:30:60Z", 0)
 @example("2019-07-15T09:30:5.Z", 0)
@@ -199,6 +201,7 @@ def _parse(data: bytes, step: int) -> list[Entry | Finding]:
     return [x for x in items if not (isinstance(x, Finding) and x.code == "sitemap-doctype")]
 
 
+@pytest.mark.slow
 @given(url_documents(), st.sampled_from([7, 64, 100_000]))
 @SETTINGS
 def test_parser_fast_path_agrees_with_the_careful_path(body: str, step: int) -> None:

@@ -137,6 +137,7 @@ _HOSTS = st.one_of(
 _PORTS = st.none() | st.integers(0, 70000).map(str) | st.sampled_from(["", "080", "0443", "80"])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     scheme=st.sampled_from(["http", "https"]),

@@ -67,6 +67,7 @@ def fault_server(
     return behave
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 22, 33])
 async def test_every_listed_url_is_reported_exactly_once_under_random_faults(
     raw_server: Any, seed: int

@@ -234,6 +234,7 @@ async def test_gzip_bomb_stops_at_the_limit_with_bounded_memory(
     assert_clean(run)
 
 
+@pytest.mark.slow
 async def test_gzip_in_gzip_in_gzip(serve: Callable[[Site], Awaitable[str]]) -> None:
     site = Site()
     base = await serve(site)
@@ -335,6 +336,7 @@ async def test_deeply_nested_elements(serve: Callable[[Site], Awaitable[str]]) -
     assert_clean(run)
 
 
+@pytest.mark.slow
 async def test_invalid_utf8_in_the_middle_keeps_what_came_before(
     serve: Callable[[Site], Awaitable[str]],
 ) -> None:
@@ -440,6 +442,7 @@ async def test_endless_body_is_stopped_by_the_size_cap(
     assert_clean(run)
 
 
+@pytest.mark.slow
 async def test_endless_slow_body_is_stopped_by_the_total_deadline(
     serve: Callable[[Site], Awaitable[str]],
 ) -> None:
@@ -556,6 +559,7 @@ async def test_html_and_json_served_as_sitemaps(serve: Callable[[Site], Awaitabl
 CHILDREN = 50_000
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_index_whose_children_all_404(raw_server: Any) -> None:
     """An index of 50,000 children that all answer 404: each is reported, the run ends.

@@ -77,6 +77,7 @@ def one_record_per_url(run: Run, urls: list[str]) -> None:
 # --- no answer, slow answers ------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_server_that_accepts_and_never_answers(raw_server: Any) -> None:
     async def hang(_r: asyncio.StreamReader, _w: asyncio.StreamWriter, _m: bytes) -> None:
         await asyncio.sleep(3600)
@@ -101,6 +102,7 @@ async def test_server_that_accepts_and_never_answers(raw_server: Any) -> None:
     assert "nothing could be audited" in run.outcome["fatal"]  # exit 2: the target itself
 
 
+@pytest.mark.slow
 async def test_one_byte_at_a_time_hits_the_total_deadline(raw_server: Any) -> None:
     """One byte a second in life; one byte every 0.1 s here, against a 0.5 s deadline:
     every read is quick, so only a total deadline ends it."""
@@ -321,6 +323,7 @@ async def test_robots_txt_of_10_mb_is_read_only_to_500_kib(
     assert sent[0] < 10 * 1024 * 1024
 
 
+@pytest.mark.slow
 async def test_sitemap_index_on_a_server_that_fails_every_way(raw_server: Any) -> None:
     """One index, one child per failure mode: each child gets its own finding."""
 

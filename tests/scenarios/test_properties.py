@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -186,6 +187,7 @@ def comparable(items: list[Entry | Finding]) -> list[Any]:
 # --- properties ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FAST
 @given(valid_documents())
 def test_valid_generated_sitemaps_give_no_error(doc: tuple[bytes, list[str], str]) -> None:
@@ -199,6 +201,7 @@ def test_valid_generated_sitemaps_give_no_error(doc: tuple[bytes, list[str], str
     assert p.entries == len(locs)
 
 
+@pytest.mark.slow
 @FAST
 @given(st.data())
 def test_valid_sitemaps_do_not_depend_on_chunking(data: st.DataObject) -> None:
@@ -210,6 +213,7 @@ def test_valid_sitemaps_do_not_depend_on_chunking(data: st.DataObject) -> None:
     assert (p.kind, p.entries, p.gzip) == (pw.kind, pw.entries, pw.gzip)
 
 
+@pytest.mark.slow
 @settings(FAST, max_examples=200)
 @given(st.data())
 def test_mutated_bytes_never_raise_and_do_not_depend_on_chunking(data: st.DataObject) -> None:

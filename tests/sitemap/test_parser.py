@@ -383,6 +383,7 @@ def _rss_mib() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_memory_stays_flat_for_a_large_document() -> None:
     # 200,000 entries (~25 MB of XML), entries consumed as they come. Without
@@ -399,6 +400,7 @@ def test_memory_stays_flat_for_a_large_document() -> None:
     assert grown < 30, f"RSS grew {grown:.0f} MiB"
 
 
+@pytest.mark.slow
 def test_python_memory_stays_flat() -> None:
     tracemalloc.start()
     p = StreamParser("big")

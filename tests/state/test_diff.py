@@ -242,6 +242,7 @@ def test_bad_input_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "missing.jsonl" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_large_reports_stream(tmp_path: Path) -> None:
     """Many rows go through the temporary database, not Python containers."""
     n = 20_000
