@@ -1,0 +1,49 @@
+"""The layout of the package (docs/HELPERS.md): audit/ holds the front door and one
+subpackage per stage of the data flow, nothing else, so new code lands in its stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import audit
+
+PACKAGE = Path(audit.__file__).resolve().parent
+
+STAGES = {
+    "core",
+    "sitemap",
+    "rules",
+    "http",
+    "checks",
+    "pipeline",
+    "state",
+    "migrate",
+    "report",
+    "cli",
+    "fixtures",  # the fixture and demo site server
+}
+# __init__ (names loaded on first use), __main__ (`python -m audit`), api (the front door)
+TOP_MODULES = {"__init__.py", "__main__.py", "api.py"}
+SMALL = 100  # lines: the package's __init__ and __main__ only point elsewhere
+
+
+def _listing() -> list[Path]:
+    return [p for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")]
+
+
+def test_the_top_level_holds_only_the_front_door_and_the_stages() -> None:
+    files = {p.name for p in _listing() if p.is_file()}
+    folders = {p.name for p in _listing() if p.is_dir()}
+    assert files == TOP_MODULES, f"unexpected at audit/ top level: {sorted(files - TOP_MODULES)}"
+    assert folders == STAGES, f"unexpected subpackages: {sorted(folders ^ STAGES)}"
+
+
+def test_every_stage_is_a_package() -> None:
+    missing = sorted(name for name in STAGES if not (PACKAGE / name / "__init__.py").is_file())
+    assert not missing, f"no __init__.py in {missing}"
+
+
+def test_the_package_init_and_main_stay_small() -> None:
+    for name in ("__init__.py", "__main__.py"):
+        lines = len((PACKAGE / name).read_text(encoding="utf-8").splitlines())
+        assert lines <= SMALL, f"audit/{name} has {lines} lines; code belongs in a stage"
