@@ -20,7 +20,6 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, TextIO
 
-from audit import __version__
 from audit.core.config import (
     AUTH_ENV,
     DEFAULT_CONCURRENCY,
@@ -34,6 +33,7 @@ from audit.core.config import (
     CrawlConfig,
 )
 from audit.core.errors import AuditError, TargetError
+from audit.core.version import __version__
 
 PROG = "sitemap-audit"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from audit import __version__
+from audit.core.version import __version__
 
 DEFAULT_RATE = 10.0
 DEFAULT_CONCURRENCY = 32

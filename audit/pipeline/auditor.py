@@ -30,6 +30,7 @@ from audit.checks import sitemaps
 from audit.checks.htmlhead import HeadReader
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
+from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
 from audit.core.errors import FetchError, TargetError
 from audit.core.records import (
@@ -203,7 +204,7 @@ class Auditor:
         self.mode = mode
         self.progress = progress or NoProgress()
         self.hooks = tuple(hooks)
-        self.on_entry = _chain_entry(on_entry, [h.entry for h in self._at("entry")])
+        self.on_entry = _chain_entry(on_entry, self._at("entry"))
         self.on_sitemap = on_sitemap
         self.now = now or datetime.now(UTC)
         self.state = RunState()
@@ -212,11 +213,12 @@ class Auditor:
         # with page checks, pages add hreflang links too: a store that merges both sources
         self.hreflang: HreflangGraph = HreflangStore() if config.page_checks else HreflangGraph()
         self._probes: dict[str, asyncio.Task[str | None]] = {}  # origin -> soft-404 probe
-        self.agent_token = config.user_agent.split("/", 1)[0].strip() or "*"
-        self._include = [re.compile(p) for p in config.include]
-        self._exclude = [re.compile(p) for p in config.exclude]
-        self._include_sm = [re.compile(p) for p in config.include_sitemap]
-        self._exclude_sm = [re.compile(p) for p in config.exclude_sitemap]
+        # the robots.txt product token: --robots-agent, or the crawler a UA string names
+        self.agent_token = robots_token(config.user_agent, config.robots_agent)
+        self._include = _compiled(config.include)
+        self._exclude = _compiled(config.exclude)
+        self._include_sm = _compiled(config.include_sitemap)
+        self._exclude_sm = _compiled(config.exclude_sitemap)
         self._visited: set[str] = set()
         self._client: HttpClient | None = None
         self._robots: RobotsCache | None = None
@@ -231,21 +233,28 @@ class Auditor:
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
         # Each hook point as the bound methods that do something there (none: no cost).
-        self._child_hooks = [h.child for h in self._at("child")]
-        self._sitemap_header_hooks = [h.sitemap_headers for h in self._at("sitemap_headers")]
-        self._sitemap_answer_hooks = [h.sitemap_answered for h in self._at("sitemap_answered")]
-        self._sitemap_done_hooks = [h.sitemap_done for h in self._at("sitemap_done")]
-        self._before_hooks = [h.before_request for h in self._at("before_request")]
-        self._header_hooks = [h.request_headers for h in self._at("request_headers")]
-        self._answer_hooks = [h.after_answer for h in self._at("after_answer")]
-        self._deliver_hooks = [h.deliver for h in self._at("deliver")]
-        self._end_hooks = [h.end_of_run for h in self._at("end_of_run")]
+        self._child_hooks: list[Callable[[SitemapJob, Entry, str], None]] = self._at("child")
+        self._sitemap_header_hooks: list[Callable[[SitemapJob], dict[str, str] | None]] = self._at(
+            "sitemap_headers"
+        )
+        self._sitemap_answer_hooks: list[Callable[[SitemapJob, StreamResponse], Any]] = self._at(
+            "sitemap_answered"
+        )
+        self._sitemap_done_hooks: list[SitemapHook] = self._at("sitemap_done")
+        self._before_hooks: list[Callable[[UrlJob], bool]] = self._at("before_request")
+        self._header_hooks: list[Callable[[UrlJob], dict[str, str] | None]] = self._at(
+            "request_headers"
+        )
+        self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
+        self._deliver_hooks: list[Callable[..., bool]] = self._at("deliver")
+        self._end_hooks: list[Callable[[], None]] = self._at("end_of_run")
         self.check_url: UrlCheck = url_check(self) if url_check is not None else self._check
         for hook in self.hooks:
             hook.attach(self)
 
-    def _at(self, point: str) -> list[Hook]:
-        return [h for h in self.hooks if overridden(h, point)]
+    def _at(self, point: str) -> list[Any]:
+        """The hooks' bound methods at `point`, only those that do something there."""
+        return [getattr(h, point) for h in self.hooks if overridden(h, point)]
 
     # --- public entry points ------------------------------------------------
 
@@ -493,11 +502,8 @@ class Auditor:
         try:
             async for chunk in chunks:
                 items = parser.feed(chunk)
-                if ctype_pending and (parser.kind is not None or parser.is_html or parser.stopped):
-                    # An HTML body is reported as sitemap-is-html; its content type says nothing new.
-                    if not parser.is_html:
-                        self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
-                    ctype_pending = False
+                if ctype_pending:
+                    ctype_pending = self._content_type_pending(job, parser, ctype)
                 if items:
                     validator = validator or self._validator(job, source, parser)
                     await self._handle(job, source, parser, validator, items)
@@ -512,6 +518,22 @@ class Auditor:
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
+        self._document_done(job, parser, validator)
+        return error
+
+    def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
+        """A wrong Content-Type is reported once the body shows what it is; False when
+        judged. An HTML body is reported as sitemap-is-html: its type says nothing new."""
+        if parser.kind is None and not parser.is_html and not parser.stopped:
+            return True
+        if not parser.is_html:
+            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
+        return False
+
+    def _document_done(
+        self, job: SitemapJob, parser: StreamParser, validator: SitemapValidator
+    ) -> None:
+        """The findings of a whole document: a nested index, and its counts."""
         if parser.kind == "sitemapindex" and job.parent is not None:
             self._about_sitemap(job, *sitemaps.index_nested())
         # A document already reported as unreadable (HTML, not XML, broken gzip) is
@@ -520,7 +542,6 @@ class Auditor:
             self.rec.findings(
                 validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes)
             )
-        return error
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
         sitemap_url = job.public_url if job.local is not None else job.url
@@ -855,6 +876,10 @@ class Auditor:
         except Exception:  # a failed probe only means no similarity check for this host
             return None
         return probe_text(result, sink.reader)
+
+
+def _compiled(patterns: Sequence[str]) -> list[re.Pattern[str]]:
+    return [re.compile(p) for p in patterns]
 
 
 def _chain_entry(

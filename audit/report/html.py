@@ -25,7 +25,7 @@ from datetime import UTC
 from html import escape
 from typing import Any, TextIO
 
-from audit import __version__
+from audit.core.version import __version__
 from audit.report.aggregate import (
     SEVERITIES,
     STATUS_CLASSES,

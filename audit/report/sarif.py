@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from typing import IO, Any, TextIO
 
-from audit import __version__
+from audit.core.version import __version__
 from audit.report.aggregate import (
     Aggregate,
     code_summary,
@@ -34,6 +34,22 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _message(record: dict[str, Any], code: str, url: str | None, sitemap: str | None) -> str:
+    """The finding's message, naming its URL when the location (the sitemap) does not."""
+    message = str(record.get("message") or code)
+    if url and url != sitemap and url not in message:
+        message = f"{message} ({url})"
+    return message
+
+
+def _location(url: str | None, sitemap: str | None, line: int | None) -> dict[str, Any]:
+    """The sitemap that lists the URL (else the URL), at its line when known."""
+    physical: dict[str, Any] = {"artifactLocation": {"uri": sitemap or url or ""}}
+    if line is not None and line >= 1:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
 
 
 class SarifWriter:
@@ -58,19 +74,12 @@ class SarifWriter:
             self._rules[code] = (len(self._rules), sev)
         url = str_or_none(record.get("url"))
         sitemap = str_or_none(record.get("sitemap"))
-        line = int_or_none(record.get("line"))
-        message = str(record.get("message") or code)
-        if url and url != sitemap and url not in message:
-            message = f"{message} ({url})"
-        physical: dict[str, Any] = {"artifactLocation": {"uri": sitemap or url or ""}}
-        if line is not None and line >= 1:
-            physical["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": code,
             "ruleIndex": self._rules[code][0],
             "level": _LEVEL[sev],
-            "message": {"text": message},
-            "locations": [{"physicalLocation": physical}],
+            "message": {"text": _message(record, code, url, sitemap)},
+            "locations": [_location(url, sitemap, int_or_none(record.get("line")))],
             # Stable across runs, so code-scanning UIs match a finding with last night's.
             "partialFingerprints": {
                 "sitemapAudit/v1": hashlib.sha256(
@@ -80,6 +89,9 @@ class SarifWriter:
         }
         if url:
             result["properties"] = {"url": url}
+        self._spool_result(result)
+
+    def _spool_result(self, result: dict[str, Any]) -> None:
         if self._spool is None:
             self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         if self._results:
