@@ -61,6 +61,13 @@ def _describe(f: dict[str, Any]) -> str:
     return f"{line} ({place})" if place else line
 
 
+def _describe_all(found: list[dict[str, Any]], more: int) -> str:
+    body = "\n".join(_describe(f) for f in found)
+    if more:
+        body += f"\n… and {more:,} more findings"
+    return body
+
+
 class JunitWriter:
     def __init__(self, stream: TextIO, *, fail_on: str = "error") -> None:
         self._stream = stream
@@ -137,31 +144,23 @@ class JunitWriter:
         self, name: str, classname: str, seconds: float, found: list[dict[str, Any]], more: int
     ) -> tuple[str, bool]:
         """One testcase element, and whether it failed."""
-        failing = [f for f in found if at_or_above(severity_of(f), self._fail_on)]
-        passing = [f for f in found if f not in failing]
         head = (
             f'    <testcase name="{xml_attr(name)}" classname="{xml_attr(classname)}"'
             f' time="{seconds:.3f}"'
         )
         if not found:
             return head + "/>\n", False
-        parts = [head + ">\n"]
+        failing = [f for f in found if at_or_above(severity_of(f), self._fail_on)]
         if failing:
             worst = max(failing, key=lambda f: rank(severity_of(f)))
-            body = "\n".join(_describe(f) for f in found)
-            if more:
-                body += f"\n… and {more:,} more findings"
-            parts.append(
+            inner = (
                 f'      <failure message="{xml_attr(worst.get("message") or "")}"'
-                f' type="{xml_attr(worst.get("code") or "")}">{xml_text(body)}</failure>\n'
+                f' type="{xml_attr(worst.get("code") or "")}">'
+                f"{xml_text(_describe_all(found, more))}</failure>\n"
             )
-        elif passing:
-            body = "\n".join(_describe(f) for f in passing)
-            if more:
-                body += f"\n… and {more:,} more findings"
-            parts.append(f"      <system-out>{xml_text(body)}</system-out>\n")
-        parts.append("    </testcase>\n")
-        return "".join(parts), bool(failing)
+        else:
+            inner = f"      <system-out>{xml_text(_describe_all(found, more))}</system-out>\n"
+        return f"{head}>\n{inner}    </testcase>\n", bool(failing)
 
     # --- closing --------------------------------------------------------
 
@@ -183,7 +182,25 @@ class JunitWriter:
 
     def _assemble(self) -> None:
         out = self._stream
-        summary = self._agg.summary_dict()
+        own_cases = self._own_cases()
+        suites = self._suites.values()
+        tests = sum(s.tests for s in suites)
+        failures = sum(s.failures for s in suites)
+        duration = float_or_none(self._agg.summary_dict().get("duration_s"))
+        total_time = duration if duration is not None else sum(s.time for s in suites)
+        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        out.write(
+            f'<testsuites name="sitemap-audit" tests="{tests}" failures="{failures}"'
+            f' errors="0" skipped="0" time="{total_time:.3f}">\n'
+        )
+        for suite in suites:
+            if suite.tests:  # else named by a record but never fetched, with nothing listed
+                self._write_suite(suite, own_cases.get(suite.name))
+        out.write("</testsuites>\n")
+        out.flush()
+
+    def _own_cases(self) -> dict[str, str]:
+        """Each sitemap's own testcase, counted into its suite."""
         own_cases: dict[str, str] = {}
         for suite in self._suites.values():
             stat = self._agg.sitemaps.get(suite.name)
@@ -194,29 +211,17 @@ class JunitWriter:
                 own_cases[suite.name] = text
                 suite.tests += 1
                 suite.failures += failed
-        tests = sum(s.tests for s in self._suites.values())
-        failures = sum(s.failures for s in self._suites.values())
-        duration = float_or_none(summary.get("duration_s"))
-        total_time = (
-            duration if duration is not None else sum(s.time for s in self._suites.values())
-        )
-        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        return own_cases
+
+    def _write_suite(self, suite: _Suite, own_case: str | None) -> None:
+        out = self._stream
         out.write(
-            f'<testsuites name="sitemap-audit" tests="{tests}" failures="{failures}"'
-            f' errors="0" skipped="0" time="{total_time:.3f}">\n'
+            f'  <testsuite name="{xml_attr(suite.name)}" tests="{suite.tests}"'
+            f' failures="{suite.failures}" errors="0" skipped="0" time="{suite.time:.3f}">\n'
         )
-        for suite in self._suites.values():
-            if not suite.tests:
-                continue  # named by a record but never fetched, with nothing listed
-            out.write(
-                f'  <testsuite name="{xml_attr(suite.name)}" tests="{suite.tests}"'
-                f' failures="{suite.failures}" errors="0" skipped="0" time="{suite.time:.3f}">\n'
-            )
-            if suite.name in own_cases:
-                out.write(own_cases[suite.name])
-            if os.path.exists(suite.path):
-                with open(suite.path, encoding="utf-8") as spool:
-                    shutil.copyfileobj(spool, out, 1 << 16)
-            out.write("  </testsuite>\n")
-        out.write("</testsuites>\n")
-        out.flush()
+        if own_case is not None:
+            out.write(own_case)
+        if os.path.exists(suite.path):
+            with open(suite.path, encoding="utf-8") as spool:
+                shutil.copyfileobj(spool, out, 1 << 16)
+        out.write("  </testsuite>\n")
