@@ -301,25 +301,30 @@ class Auditor:
             end()
         if not self.summarise:
             return
-        store = self.hreflang if isinstance(self.hreflang, HreflangStore) else None
-        if store is not None:
-            if not self.state.interrupted:
-                for f in store.iter_findings():  # streamed: may come from the on-disk table
-                    self.rec.finding(f)
-            store.close()
-        elif not self.state.interrupted:
-            self.rec.findings(self.hreflang.finish())
+        self._hreflang_findings()
         notes = self.rec.notes
-        if self.state.max_urls_reached:
-            notes["max_urls_reached"] = True
-        if self.state.excluded_urls:
-            notes["excluded_urls"] = self.state.excluded_urls
-        if self.state.excluded_sitemaps:
-            notes["excluded_sitemaps"] = self.state.excluded_sitemaps
+        for key, value in (
+            ("max_urls_reached", self.state.max_urls_reached),
+            ("excluded_urls", self.state.excluded_urls),
+            ("excluded_sitemaps", self.state.excluded_sitemaps),
+        ):
+            if value:
+                notes[key] = value
         if self._client is not None and self.mode == "crawl":
             stats = self._client.host_stats()
             if stats:
                 self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
+
+    def _hreflang_findings(self) -> None:
+        """Reciprocity is judged once every sitemap (and page) was read: not after an
+        interrupt, where missing return links would be the cut's, not the site's."""
+        if isinstance(self.hreflang, HreflangStore):
+            if not self.state.interrupted:
+                for f in self.hreflang.iter_findings():  # streamed: may come from disk
+                    self.rec.finding(f)
+            self.hreflang.close()
+        elif not self.state.interrupted:
+            self.rec.findings(self.hreflang.finish())
 
     async def _run_stages(self, roots: list[SitemapJob]) -> None:
         for job in roots:
@@ -751,12 +756,7 @@ class Auditor:
                 return
         checked = self._rewrite(job.url) if self._rewriting else job.url
         extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
-        prefix = url_prefix(checked)
-        policy = self._policies.get(prefix) if prefix is not None else None
-        if policy is None:
-            policy = await self._robots_for(checked)
-            if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
-                self._policies[prefix] = policy
+        policy = await self._policy(checked)
         result: FetchResult | None = None
         if not policy.allowed(checked):
             record = UrlResult.unrequested(
@@ -767,25 +767,47 @@ class Auditor:
             result, sink = await self._fetch(checked, self._request_headers(job))
             if self._answer_hooks and self._after_answer(job, result):
                 return
-            if extra is not None:
-                result = replace(result, url=job.url)  # findings and the record name the listing
-            record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-            if extra is not None:
-                record = replace(record, extra={**(record.extra or {}), **extra})
-            found = check_fetch(
-                result,
-                lastmod=job.lastmod,
-                sitemap=job.sitemap,
-                line=job.line,
-                config=self.config,
-                agent_token=self.agent_token,
-                now=self.now,
-            )
-            if sink is not None and sink.reader is not None and result.status == 200:
-                found, record = await self._page_checks(job, result, sink.reader, found, record)
+            found, record = await self._verdicts(job, result, sink, extra)
         if extra is not None:
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
+
+    async def _policy(self, url: str) -> RobotsPolicy:
+        """The robots.txt policy for a URL: remembered per URL prefix, so a URL of a known
+        origin costs a dict lookup and no await."""
+        prefix = url_prefix(url)
+        policy = self._policies.get(prefix) if prefix is not None else None
+        if policy is None:
+            policy = await self._robots_for(url)
+            if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
+                self._policies[prefix] = policy
+        return policy
+
+    async def _verdicts(
+        self,
+        job: UrlJob,
+        result: FetchResult,
+        sink: PageSink | None,
+        extra: dict[str, Any] | None,
+    ) -> tuple[list[Finding], UrlResult]:
+        """The URL checks (and with --page-checks the page's) on an answer."""
+        if extra is not None:
+            result = replace(result, url=job.url)  # findings and the record name the listing
+        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        if extra is not None:
+            record = replace(record, extra={**(record.extra or {}), **extra})
+        found = check_fetch(
+            result,
+            lastmod=job.lastmod,
+            sitemap=job.sitemap,
+            line=job.line,
+            config=self.config,
+            agent_token=self.agent_token,
+            now=self.now,
+        )
+        if sink is not None and sink.reader is not None and result.status == 200:
+            found, record = await self._page_checks(job, result, sink.reader, found, record)
+        return found, record
 
     # The hook points of _check (a --state run answers from, and writes to, its store).
 
