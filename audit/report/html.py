@@ -30,6 +30,7 @@ from audit.report.aggregate import (
     SEVERITIES,
     STATUS_CLASSES,
     Aggregate,
+    Example,
     SitemapStat,
     code_summary,
     fails,
@@ -303,6 +304,51 @@ _JS = """
 """
 
 
+def _roots_and_children(
+    stats: dict[str, SitemapStat],
+) -> tuple[list[SitemapStat], dict[str, list[SitemapStat]]]:
+    """The sitemaps without a known parent, and each parent's children, in record order."""
+    children: dict[str, list[SitemapStat]] = {}
+    roots: list[SitemapStat] = []
+    for stat in sorted(stats.values(), key=lambda s: s.order):
+        if stat.parent and stat.parent in stats and stat.parent != stat.url:
+            children.setdefault(stat.parent, []).append(stat)
+        else:
+            roots.append(stat)
+    return roots, children
+
+
+def _tree_row(stat: SitemapStat, depth: int) -> str:
+    kind = stat.kind or ("" if stat.has_record else "not finished")
+    if stat.gzip:
+        kind += " (gzip)"
+    status = "" if stat.status is None else str(stat.status)
+    if stat.error:
+        status = f"{status} {stat.error}".strip()
+    errs, warns = stat.findings["error"], stat.findings["warning"]
+    return (
+        f'<tr><td class="url d{min(depth, 5)}">{link(stat.url)}</td><td>{h(kind)}</td>'
+        f'<td class="num">{h(status)}</td>'
+        f'<td class="num">{"" if stat.entries is None else _n(stat.entries)}</td>'
+        f'<td class="num">{_n(stat.urls)}</td>'
+        f'<td class="num{"" if errs else " zero"}">{_n(errs)}</td>'
+        f'<td class="num{"" if warns else " zero"}">{_n(warns)}</td>'
+        f'<td class="num">{_size(stat.bytes)}</td></tr>'
+    )
+
+
+def _finding_row(ex: Example) -> str:
+    return (
+        f'<tr data-sev="{h(ex.severity)}"><td data-k="{-rank(ex.severity)}">'
+        f'<span class="sev {h(ex.severity)}">{h(ex.severity)}</span></td>'
+        f'<td class="mono code" title="{h(code_summary(ex.code))}">{h(ex.code)}</td>'
+        f'<td class="url">{link(ex.url)}</td>'
+        f'<td class="where mono" title="{h(where(ex.sitemap, ex.line))}">'
+        f"{h(where(_basename(ex.sitemap), ex.line))}</td>"
+        f"<td>{h(ex.message)}</td></tr>"
+    )
+
+
 class HtmlWriter:
     def __init__(
         self, stream: TextIO, *, fail_on: str = "error", max_rows_per_code: int = 200
@@ -445,14 +491,9 @@ class HtmlWriter:
         )
 
     def _tree_order(self) -> list[tuple[SitemapStat, int]]:
+        """The sitemaps depth first from the roots, each once, with their depth."""
         stats = self._agg.sitemaps
-        children: dict[str, list[SitemapStat]] = {}
-        roots: list[SitemapStat] = []
-        for stat in sorted(stats.values(), key=lambda s: s.order):
-            if stat.parent and stat.parent in stats and stat.parent != stat.url:
-                children.setdefault(stat.parent, []).append(stat)
-            else:
-                roots.append(stat)
+        roots, children = _roots_and_children(stats)
         ordered: list[tuple[SitemapStat, int]] = []
         seen: set[str] = set()
         stack = [(r, 0) for r in reversed(roots)]
@@ -462,8 +503,7 @@ class HtmlWriter:
                 continue
             seen.add(stat.url)
             ordered.append((stat, depth))
-            for child in reversed(children.get(stat.url, [])):
-                stack.append((child, depth + 1))
+            stack += [(child, depth + 1) for child in reversed(children.get(stat.url, []))]
         # Members of a parent loop are reachable from no root: list them flat.
         ordered += [(s, 0) for s in stats.values() if s.url not in seen]
         return ordered
@@ -477,23 +517,7 @@ class HtmlWriter:
             '<th class="num">URLs checked</th><th class="num">Errors</th>'
             '<th class="num">Warnings</th><th class="num">Size</th></tr></thead><tbody>',
         ]
-        for stat, depth in ordered[:MAX_TREE_ROWS]:
-            kind = stat.kind or ("" if stat.has_record else "not finished")
-            if stat.gzip:
-                kind += " (gzip)"
-            status = "" if stat.status is None else str(stat.status)
-            if stat.error:
-                status = f"{status} {stat.error}".strip()
-            errs, warns = stat.findings["error"], stat.findings["warning"]
-            parts.append(
-                f'<tr><td class="url d{min(depth, 5)}">{link(stat.url)}</td><td>{h(kind)}</td>'
-                f'<td class="num">{h(status)}</td>'
-                f'<td class="num">{"" if stat.entries is None else _n(stat.entries)}</td>'
-                f'<td class="num">{_n(stat.urls)}</td>'
-                f'<td class="num{"" if errs else " zero"}">{_n(errs)}</td>'
-                f'<td class="num{"" if warns else " zero"}">{_n(warns)}</td>'
-                f'<td class="num">{_size(stat.bytes)}</td></tr>'
-            )
+        parts += [_tree_row(stat, depth) for stat, depth in ordered[:MAX_TREE_ROWS]]
         if not ordered:
             parts.append('<tr><td colspan="8" class="zero">No sitemap was recorded.</td></tr>')
         parts.append("</tbody></table></div>")
@@ -504,7 +528,9 @@ class HtmlWriter:
         parts.append("</section>")
         return "".join(parts)
 
-    def _findings(self) -> str:
+    def _finding_rows(self) -> tuple[list[str], list[tuple[str, int, int]]]:
+        """The findings table's rows, a fair share per code, and (code, shown, total) of
+        each code with rows left out."""
         agg = self._agg
         codes = agg.codes_sorted()
         rows: list[str] = []
@@ -515,16 +541,11 @@ class HtmlWriter:
             kept = agg.examples.get(code, [])[:share]
             if count > len(kept):
                 truncated.append((code, len(kept), count))
-            for ex in kept:
-                rows.append(
-                    f'<tr data-sev="{h(ex.severity)}"><td data-k="{-rank(ex.severity)}">'
-                    f'<span class="sev {h(ex.severity)}">{h(ex.severity)}</span></td>'
-                    f'<td class="mono code" title="{h(code_summary(ex.code))}">{h(ex.code)}</td>'
-                    f'<td class="url">{link(ex.url)}</td>'
-                    f'<td class="where mono" title="{h(where(ex.sitemap, ex.line))}">'
-                    f"{h(where(_basename(ex.sitemap), ex.line))}</td>"
-                    f"<td>{h(ex.message)}</td></tr>"
-                )
+            rows += [_finding_row(ex) for ex in kept]
+        return rows, truncated
+
+    def _findings(self) -> str:
+        rows, truncated = self._finding_rows()
         boxes = "".join(
             f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
         )
