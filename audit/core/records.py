@@ -12,8 +12,6 @@ from typing import Any, Literal
 from audit.core.codes import severity_of as _severity_of
 from audit.core.severity import Severity as Severity  # re-exported: the records name it
 
-
-
 DocKind = Literal["urlset", "sitemapindex", "text", "rss", "atom"]
 
 

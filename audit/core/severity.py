@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
