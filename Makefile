@@ -27,10 +27,11 @@ test: $(STAMP) test-deps
 	$(BIN)/pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check audit tests bench
-	$(BIN)/ruff format --check audit tests bench
+	$(BIN)/ruff check audit tests bench scripts
+	$(BIN)/ruff format --check audit tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/complexity.py audit
 
 demo: $(STAMP)
 	$(BIN)/python -m audit.cli.demo
