@@ -1,7 +1,10 @@
-"""The command line: a thin layer over the pipeline and the report writers.
+"""The command line: argparse, --config, the report writers and exit codes.
 
-`main(argv) -> int` parses, builds one frozen CrawlConfig, runs, and maps the
-outcome to the exit codes of DESIGN.md. Errors the user can fix are one line
+`main(argv) -> int` parses, builds one frozen CrawlConfig, runs each audit
+through the front door (`audit.api.Audit`, as a library user would), writes
+the report and maps the outcome to the exit codes of DESIGN.md. It also owns
+what only a command line has: signals (Ctrl-C, SIGTERM), the output file, the
+--state file's opening. Errors the user can fix are one line
 on stderr; stdout carries only the report.
 """
 

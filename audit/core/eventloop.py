@@ -1,7 +1,7 @@
 """The event loop of a run: uvloop's when the optional extra 'fast' is installed.
 
 Its own module so that a fetch worker process (audit.http.fetchworker) can make the same
-loop without importing the pipeline. audit.pipeline.runner re-exports these names.
+loop without importing the pipeline; the front door and the CLI run audits on it.
 """
 
 from __future__ import annotations
