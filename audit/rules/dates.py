@@ -91,7 +91,7 @@ def parse_w3c_start(text: str) -> tuple[datetime, Precision, bool]:
     m = _W3C.fullmatch(text)
     if m is None:
         raise ValueError("not a W3C Datetime")
-    ys, mos, ds, hs, mis, ss, frac, tzd = m.groups()
+    ys, mos, ds, hs = m.group(1, 2, 3, 4)
     year = int(ys)
     if year == 0:
         raise ValueError("year 0000 does not exist")
@@ -107,6 +107,13 @@ def parse_w3c_start(text: str) -> tuple[datetime, Precision, bool]:
             return datetime(year, month, int(ds), tzinfo=UTC), "day", True
         except ValueError:
             raise ValueError(f"day {ys}-{mos}-{ds} does not exist") from None
+    return _timed_start(year, month, m)
+
+
+def _timed_start(year: int, month: int, m: re.Match[str]) -> tuple[datetime, Precision, bool]:
+    """parse_w3c_start for a value with a time (year and month checked): minute or second
+    precision."""
+    ys, mos, ds, hs, mis, ss, frac, tzd = m.groups()
     if tzd is None:
         raise ValueError("a time without a timezone designator (add Z or +hh:mm)")
     hour, minute = int(hs), int(mis)

@@ -68,14 +68,14 @@ class Inspector:
         st = self._get(source)
         if entry.kind == "sitemap":
             st.children.append((entry.loc or "").strip())
-        if entry.images:
-            st.extensions["image"] += len(entry.images)
-        if entry.videos:
-            st.extensions["video"] += len(entry.videos)
-        if entry.news:
-            st.extensions["news"] += len(entry.news)
-        if entry.alternates:
-            st.extensions["hreflang"] += len(entry.alternates)
+        for name, items in (
+            ("image", entry.images),
+            ("video", entry.videos),
+            ("news", entry.news),
+            ("hreflang", entry.alternates),
+        ):
+            if items:
+                st.extensions[name] += len(items)
         if not entry.lastmod:
             st.lastmod_missing += 1
             return
@@ -113,20 +113,32 @@ class Inspector:
             if st.kind != "sitemapindex" or st.lastmod_min:
                 rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
                 out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
-            if st.by_month:
-                months = sorted(st.by_month.items())
-                peak = max(n for _, n in months)
-                for month, n in months[-24:]:
-                    bar = "#" * max(1, round(30 * n / peak))
-                    out.write(f"{indent}    {month} {n:>8,} {bar}\n")
-                if len(months) > 24:
-                    out.write(f"{indent}    ({len(months) - 24} earlier months not shown)\n")
+            _write_months(out, st, indent)
             if st.extensions:
                 ext = ", ".join(f"{k} {v:,}" for k, v in sorted(st.extensions.items()))
                 out.write(f"{indent}  extensions: {ext}\n")
-            if st.children:
-                out.write(f"{indent}  children: {len(st.children):,}\n")
-                for child in st.children[:50]:
-                    out.write(f"{indent}    {child}\n")
-                if len(st.children) > 50:
-                    out.write(f"{indent}    ... {len(st.children) - 50:,} more\n")
+            _write_children(out, st, indent)
+
+
+def _write_months(out: TextIO, st: SitemapStats, indent: str) -> None:
+    """A bar per month of lastmods, the last 24 months that have any."""
+    if not st.by_month:
+        return
+    months = sorted(st.by_month.items())
+    peak = max(n for _, n in months)
+    for month, n in months[-24:]:
+        bar = "#" * max(1, round(30 * n / peak))
+        out.write(f"{indent}    {month} {n:>8,} {bar}\n")
+    if len(months) > 24:
+        out.write(f"{indent}    ({len(months) - 24} earlier months not shown)\n")
+
+
+def _write_children(out: TextIO, st: SitemapStats, indent: str) -> None:
+    """An index's children, the first 50."""
+    if not st.children:
+        return
+    out.write(f"{indent}  children: {len(st.children):,}\n")
+    for child in st.children[:50]:
+        out.write(f"{indent}    {child}\n")
+    if len(st.children) > 50:
+        out.write(f"{indent}    ... {len(st.children) - 50:,} more\n")

@@ -52,7 +52,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from enum import IntEnum
 from typing import Any
 
 from lxml import etree
@@ -86,6 +87,18 @@ _IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
 _IMAGE_LOC = f"{{{IMAGE_NS}}}loc"
 
 ParseItem = Entry | Finding
+
+
+class _State(IntEnum):
+    """Where the parser is in a document; ordered: below XML, the start is still sniffed."""
+
+    BOM = 0  # byte order marks
+    LEADING_SPACE = 1  # whitespace before the first markup
+    HEAD = 2  # the first bytes, until they tell what the document is
+    XML = 3
+    TEXT = 4
+    DONE = 5  # nothing more is read (decided, refused or finished)
+
 
 # Actions for a child of an entry element, cached per tag string.
 _A_LOC, _A_LASTMOD, _A_CHANGEFREQ, _A_PRIORITY = 0, 1, 2, 3
@@ -173,7 +186,7 @@ class StreamParser:
         self._inflater = Inflater(max_bytes + _INFLATE_MARGIN)
         self._out: list[ParseItem] = []
         # sniffing
-        self._state = 0  # 0 BOM, 1 leading whitespace, 2 head, 3 xml, 4 text, 5 done
+        self._state = _State.BOM
         self._pre = b""
         self._ws_bytes = 0
         self._line_offset = 0  # newlines stripped before what lxml/text sees
@@ -187,6 +200,7 @@ class StreamParser:
         self._handled = 0  # sitemaps: handled elements still attached to the root
         self._newest: Any = None  # sitemaps: newest handled entry
         self._fast_tags = ("", "", "", "")  # loc, lastmod, changefreq, priority tags
+        self._fast_slots: dict[str, int] = {}  # what _plain_entry takes (see _plain_slots)
         self._image_tag = ""  # <image:image> where it is an extension of this document
         self._own_ns = SITEMAP_NS
         self._entry_tag = ""
@@ -256,7 +270,7 @@ class StreamParser:
         self.gzip = self.gzip or self._inflater.gzip_layers > 0
         if self.stopped:
             return
-        if self._state < 3:
+        if self._state < _State.XML:
             # Decide on what did arrive, so complete entries before the fault count;
             # the cut-off document itself is not reported a second time as malformed.
             self._sniff(b"", final=True)
@@ -289,21 +303,21 @@ class StreamParser:
             self._stop()
 
     def _route(self, data: bytes) -> None:
-        if self._state == 3:
+        if self._state == _State.XML:
             self._xml_feed(data)
-        elif self._state == 4:
+        elif self._state == _State.TEXT:
             self._text_feed(data)
-        elif self._state < 3:
+        elif self._state < _State.XML:
             self._sniff(data, final=False)
 
     def _finish(self) -> None:
-        if self._state < 3:
+        if self._state < _State.XML:
             self._sniff(b"", final=True)
         if self.stopped:
             return
-        if self._state == 3:
+        if self._state == _State.XML:
             self._xml_close()
-        elif self._state == 4:
+        elif self._state == _State.TEXT:
             self._text_close()
 
     # --- sniffing --------------------------------------------------------------
@@ -311,7 +325,7 @@ class StreamParser:
     def _sniff(self, data: bytes, final: bool) -> None:
         buf = self._pre + data
         self._pre = b""
-        if self._state == 0:  # byte order marks
+        if self._state == _State.BOM:  # byte order marks
             if len(buf) < 4 and not final:
                 self._pre = buf
                 return
@@ -323,8 +337,8 @@ class StreamParser:
                 return self._bad_encoding("UTF-16 (no byte order mark): sitemaps must be UTF-8")
             if buf.startswith(b"\xef\xbb\xbf"):  # the one thing allowed before <?xml
                 buf = buf[3:]
-            self._state = 1
-        if self._state == 1:  # leading whitespace: drop it, count its lines
+            self._state = _State.LEADING_SPACE
+        if self._state == _State.LEADING_SPACE:  # leading whitespace: drop it, count its lines
             stripped = buf.lstrip(_WS)
             skipped = len(buf) - len(stripped)
             if skipped:
@@ -333,9 +347,9 @@ class StreamParser:
             buf = stripped
             if not buf:
                 if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
-                    self._state = 5
+                    self._state = _State.DONE
                 return
-            self._state = 2
+            self._state = _State.HEAD
         if len(buf) < _SNIFF and not final and not _decidable(buf):
             self._pre = buf
             return
@@ -343,7 +357,7 @@ class StreamParser:
 
     def _bad_encoding(self, message: str) -> None:
         self._find("sitemap-encoding", message, line=1)
-        self._state = 5
+        self._state = _State.DONE
         self._stop()
 
     def _classify(self, buf: bytes) -> None:
@@ -351,11 +365,11 @@ class StreamParser:
         if _HTML_RE.match(head):
             self.is_html = True
             self._find("sitemap-is-html", "an HTML page, not a sitemap", line=self._line_offset + 1)
-            self._state = 5
+            self._state = _State.DONE
             return self._stop()
         if _URL_START_RE.match(head):
             self.kind = "text"
-            self._state = 4
+            self._state = _State.TEXT
             self._text_line = self._line_offset
             return self._text_feed(buf)
         if not head.startswith(b"<"):
@@ -367,7 +381,7 @@ class StreamParser:
                     f"not XML, not a text sitemap ({what}): starts with {_show(head)}",
                     line=self._line_offset + 1,
                 )
-                self._state = 5
+                self._state = _State.DONE
                 return self._stop()
             # Junk before the declaration (a stray BOM, PHP notice...): same fault.
             self._ws_bytes += at
@@ -389,7 +403,7 @@ class StreamParser:
                     # Not ASCII-compatible: lxml would misread every byte.
                     return self._bad_encoding(msg)
                 self._find("sitemap-encoding", msg, line=self._line_offset + 1)
-        self._state = 3
+        self._state = _State.XML
         self._probe = etree.XMLPullParser(
             events=("start",),
             resolve_entities=False,
@@ -436,6 +450,9 @@ class StreamParser:
             if self.stopped:
                 return
         self._has_doctype = has_doctype or root is None
+        # A DOCTYPE may have declared entities (references split texts): the careful
+        # path takes every entry then.
+        self._fast_slots = {} if self._has_doctype else self._plain_slots()
         if self._has_doctype:
             etree.clear_error_log()  # see _malformed
         # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
@@ -451,6 +468,11 @@ class StreamParser:
         buf, self._probe_buf = b"".join(self._probe_buf), []
         self._xml_feed(buf)
 
+    def _plain_slots(self) -> dict[str, int]:
+        """Tag -> _F_* slot for _plain_entry; "" (never a tag) marks what this kind lacks."""
+        tags = (*self._fast_tags, self._image_tag)
+        return {tag: slot for slot, tag in enumerate(tags) if tag}
+
     def _main_tags(self) -> tuple[str, ...]:
         # Only entry elements make events; anything else at the top level is
         # checked when it is freed (_purge_batch, _xml_close).
@@ -460,8 +482,7 @@ class StreamParser:
 
     def _check_prolog(self, root: Any) -> bool:
         """Classify the root element; report DOCTYPE. Return whether a DTD exists."""
-        tree = root.getroottree()
-        docinfo = tree.docinfo
+        docinfo = root.getroottree().docinfo
         line = (root.sourceline or 1) + self._line_offset
         has_doctype = bool(docinfo.doctype) or docinfo.internalDTD is not None
         tag = root.tag
@@ -472,43 +493,9 @@ class StreamParser:
             self._stop()
             return has_doctype
         if has_doctype:
-            names: list[str] = []
-            dtd = docinfo.internalDTD
-            if dtd is not None:
-                for ent in dtd.iterentities():
-                    ref = f" SYSTEM {ent.system_url!r}" if ent.system_url else ""
-                    names.append(f"{ent.name}{ref}")
-            extra = f" declaring entities {', '.join(names[:5])}" if names else ""
-            if len(names) > 5:
-                extra += f" and {len(names) - 5} more"
-            external = f" (external DTD {docinfo.system_url!r})" if docinfo.system_url else ""
-            self._find(
-                "sitemap-doctype",
-                f"a DOCTYPE{external}{extra}: ignored, entities are never expanded or fetched",
-                line=1 + self._line_offset,
-            )
+            self._report_doctype(docinfo)
         if local in ("urlset", "sitemapindex"):
-            self.kind = "urlset" if local == "urlset" else "sitemapindex"
-            self._own_ns = ns
-            self._entry_tag = f"{{{ns}}}url" if ns else "url"
-            self._max_order = _A_PRIORITY
-            if local == "sitemapindex":
-                self._entry_tag = f"{{{ns}}}sitemap" if ns else "sitemap"
-                self._entry_kind = "sitemap"
-                self._max_order = _A_LASTMOD
-            own = [f"{{{ns}}}{name}" if ns else name for name in _PROTOCOL_NAMES]
-            if local == "sitemapindex":
-                own[_A_CHANGEFREQ] = own[_A_PRIORITY] = ""  # not defined in <sitemap>
-            self._fast_tags = (own[0], own[1], own[2], own[3])
-            if local == "urlset" and ns != IMAGE_NS:
-                self._image_tag = f"{{{IMAGE_NS}}}image"
-            if ns != SITEMAP_NS:
-                got = f"namespace {ns!r}" if ns else "no namespace"
-                self._find(
-                    "sitemap-namespace",
-                    f'<{local}> has {got}; expected xmlns="{SITEMAP_NS}"',
-                    line=line,
-                )
+            self._sitemap_root(ns, local, line)
         elif tag == "rss":
             self.kind = "rss"
             self._entry_tag = "item"
@@ -524,6 +511,48 @@ class StreamParser:
             )
             self._stop()
         return has_doctype
+
+    def _report_doctype(self, docinfo: Any) -> None:
+        """sitemap-doctype, naming the entities it declares (at most 5) and any external DTD."""
+        names: list[str] = []
+        dtd = docinfo.internalDTD
+        if dtd is not None:
+            for ent in dtd.iterentities():
+                ref = f" SYSTEM {ent.system_url!r}" if ent.system_url else ""
+                names.append(f"{ent.name}{ref}")
+        extra = f" declaring entities {', '.join(names[:5])}" if names else ""
+        if len(names) > 5:
+            extra += f" and {len(names) - 5} more"
+        external = f" (external DTD {docinfo.system_url!r})" if docinfo.system_url else ""
+        self._find(
+            "sitemap-doctype",
+            f"a DOCTYPE{external}{extra}: ignored, entities are never expanded or fetched",
+            line=1 + self._line_offset,
+        )
+
+    def _sitemap_root(self, ns: str, local: str, line: int) -> None:
+        """Set up for <urlset> or <sitemapindex> in namespace `ns` (reported unless the
+        sitemaps.org one): the entry tag, and the tags the fast path takes."""
+        index = local == "sitemapindex"
+        self.kind = "sitemapindex" if index else "urlset"
+        self._own_ns = ns
+        entry = "sitemap" if index else "url"
+        self._entry_tag = f"{{{ns}}}{entry}" if ns else entry
+        self._entry_kind = entry
+        self._max_order = _A_LASTMOD if index else _A_PRIORITY
+        own = [f"{{{ns}}}{name}" if ns else name for name in _PROTOCOL_NAMES]
+        if index:
+            own[_A_CHANGEFREQ] = own[_A_PRIORITY] = ""  # not defined in <sitemap>
+        elif ns != IMAGE_NS:
+            self._image_tag = f"{{{IMAGE_NS}}}image"
+        self._fast_tags = (own[0], own[1], own[2], own[3])
+        if ns != SITEMAP_NS:
+            got = f"namespace {ns!r}" if ns else "no namespace"
+            self._find(
+                "sitemap-namespace",
+                f'<{local}> has {got}; expected xmlns="{SITEMAP_NS}"',
+                line=line,
+            )
 
     def _events(self) -> None:
         main = self._main
@@ -541,19 +570,10 @@ class StreamParser:
     def _sitemap_events(self, events: Any) -> None:
         """The hot path: one <url>/<sitemap> per event, children walked once."""
         root = self._root
-        # The protocol children's tags in their XSD order; "" (never a tag) for the ones
-        # this kind of document does not have, and for all of them when a DOCTYPE may
-        # have declared entities (references split texts: the careful path takes those).
-        t_loc, t_lastmod, t_changefreq, t_priority = (
-            ("", "", "", "") if self._has_doctype else self._fast_tags
-        )
-        # <image:image> children are common enough to stay on this path (after the
-        # protocol children, like any extension); "" where they do not apply.
-        t_image = "" if self._has_doctype else self._image_tag
+        slots = self._fast_slots
         kind = self._entry_kind
         off = self._line_offset
         out = self._out
-        image = self._image
         n = 0
         newest = None
         for _event, el in events:
@@ -563,52 +583,8 @@ class StreamParser:
                 continue  # nested (e.g. an own-namespace <url> inside a <url>)
             n += 1  # only entry tags make events (see _main_tags)
             newest = el
-            loc = lastmod = changefreq = priority = None
-            images: list[Image] | None = None
-            loc_line = 0
-            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, extensions
-            # getchildren() builds the children in one C call: about half the cost of
-            # iterating the element (lxml's child iterator is a Python-level object).
-            # Tags are compared as strings (lengths differ, so a mismatch is cheap).
-            for child in el.getchildren():
-                tag = child.tag
-                if tag == t_loc and pos == 0:
-                    if len(child):  # a comment or PI inside splits the text: the careful path
-                        out.append(self._sitemap_entry(el))
-                        break
-                    loc = child.text or ""
-                    loc_line = child.sourceline
-                    pos = 1
-                elif tag == t_lastmod and pos <= 1:
-                    lastmod = (child.text or "").strip()
-                    pos = 2
-                elif tag == t_changefreq and pos <= 2:
-                    changefreq = (child.text or "").strip()
-                    pos = 3
-                elif tag == t_priority and pos <= 3:
-                    priority = (child.text or "").strip()
-                    pos = 4
-                elif tag == t_image:
-                    if images is None:
-                        images = []
-                    images.append(image(child, child.sourceline + off))
-                    pos = 5  # a protocol child after it is out of order: the careful path
-                else:
-                    # repeated, out of order, another extension, a comment, unknown
-                    out.append(self._sitemap_entry(el))
-                    break
-            else:
-                out.append(
-                    Entry(
-                        kind,
-                        loc,
-                        (loc_line or el.sourceline) + off,
-                        lastmod,
-                        changefreq,
-                        priority,
-                        images,
-                    )
-                )
+            entry = _plain_entry(el, slots, kind, off)
+            out.append(entry if entry is not None else self._sitemap_entry(el))
         self._handled += n
         self.entries += n
         if newest is not None:
@@ -703,15 +679,13 @@ class StreamParser:
         return _A_FOREIGN
 
     def _sitemap_entry(self, el: Any) -> Entry:
+        """The careful path: every child checked against the XSD's sequence, each kind of
+        child taken by its handler in _PROTOCOL_HANDLERS or _EXTENSION_HANDLERS."""
         actions = self._actions
-        loc = lastmod = changefreq = priority = None
-        loc_line = 0
-        images: list[Image] | None = None
-        videos: list[Video] | None = None
-        news: list[News] | None = None
-        alternates: list[Alternate] | None = None
+        off = self._line_offset
+        parts = _EntryParts()
         pos = -1
-        seen = 0
+        seen = 0  # bit per protocol child met
         for child in el.getchildren():
             tag = child.tag
             if tag.__class__ is not str:
@@ -728,56 +702,15 @@ class StreamParser:
                     self._unknown_child(child, "out of order")
                 else:
                     pos = act
-                if act == _A_LOC:
-                    # An unexpanded entity reference splits the text: show it whole.
-                    loc = (child.text or "") if len(child) == 0 else "".join(child.itertext())
-                    loc_line = child.sourceline
-                elif act == _A_LASTMOD:
-                    lastmod = (child.text or "").strip()
-                elif act == _A_CHANGEFREQ:
-                    changefreq = (child.text or "").strip()
-                elif act == _A_PRIORITY:
-                    priority = (child.text or "").strip()
-                continue
-            if act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
+                _PROTOCOL_HANDLERS[act](parts, child)
+            elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
                 pos = _A_FOREIGN
-                if act == _A_FOREIGN:
-                    continue
-                line = child.sourceline + self._line_offset
-                if act == _A_IMAGE:
-                    if images is None:
-                        images = []
-                    images.append(self._image(child, line))
-                elif act == _A_VIDEO:
-                    if videos is None:
-                        videos = []
-                    videos.append(Video(line, _fields(child)))
-                elif act == _A_NEWS:
-                    if news is None:
-                        news = []
-                    news.append(News(line, _fields(child)))
-                else:
-                    if (child.get("rel") or "").strip().lower() != "alternate":
-                        continue
-                    if alternates is None:
-                        alternates = []
-                    alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
-            elif act == _A_UNDEFINED:
-                self._unknown_child(child, "not defined")
+                handler = _EXTENSION_HANDLERS.get(act)
+                if handler is not None:  # None: a foreign element nobody reads
+                    handler(parts, child, child.sourceline + off)
             else:
-                self._unknown_child(child, "no namespace")
-        return Entry(
-            self._entry_kind,
-            loc,
-            (loc_line or el.sourceline) + self._line_offset,
-            lastmod,
-            changefreq,
-            priority,
-            images,
-            videos,
-            news,
-            alternates,
-        )
+                self._unknown_child(child, _UNKNOWN_WHY[act])
+        return parts.entry(self._entry_kind, el.sourceline + off, off)
 
     def _unknown_child(self, child: Any, why: str) -> None:
         name = _local(child.tag)
@@ -792,24 +725,6 @@ class StreamParser:
             order = ", ".join(_PROTOCOL_NAMES[: self._max_order + 1])
             msg = f"<{name}> is out of order inside <{entry}> (expected {order}, then extensions)"
         self._find("element-unknown", msg, line=child.sourceline + self._line_offset)
-
-    def _image(self, el: Any, line: int) -> Image:
-        loc = None
-        deprecated: list[str] = []
-        for child in el.getchildren():
-            tag = child.tag
-            if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
-                if loc is None:
-                    loc = child.text or ""
-                continue
-            if tag.__class__ is not str or _ns(tag) != IMAGE_NS:
-                continue
-            name = _local(tag)
-            if name == "loc" and loc is None:
-                loc = child.text or ""
-            elif name in _IMAGE_DEPRECATED and name not in deprecated:
-                deprecated.append(name)
-        return Image(loc, line, deprecated)
 
     def _rss_entry(self, el: Any) -> Entry:
         loc = lastmod = None
@@ -940,6 +855,165 @@ class StreamParser:
             return
         self._out.append(Entry("url", text, line))
         self.entries += 1
+
+
+class _EntryParts:
+    """What the careful path collects for one entry, one handler per kind of child."""
+
+    __slots__ = (
+        "alternates",
+        "changefreq",
+        "images",
+        "lastmod",
+        "loc",
+        "loc_line",
+        "news",
+        "priority",
+        "videos",
+    )
+
+    def __init__(self) -> None:
+        self.loc: str | None = None
+        self.loc_line = 0
+        self.lastmod: str | None = None
+        self.changefreq: str | None = None
+        self.priority: str | None = None
+        self.images: list[Image] | None = None
+        self.videos: list[Video] | None = None
+        self.news: list[News] | None = None
+        self.alternates: list[Alternate] | None = None
+
+    def add_loc(self, child: Any) -> None:
+        # An unexpanded entity reference splits the text: show it whole.
+        self.loc = (child.text or "") if len(child) == 0 else "".join(child.itertext())
+        self.loc_line = child.sourceline
+
+    def add_lastmod(self, child: Any) -> None:
+        self.lastmod = (child.text or "").strip()
+
+    def add_changefreq(self, child: Any) -> None:
+        self.changefreq = (child.text or "").strip()
+
+    def add_priority(self, child: Any) -> None:
+        self.priority = (child.text or "").strip()
+
+    def add_image(self, child: Any, line: int) -> None:
+        if self.images is None:
+            self.images = []
+        self.images.append(_image(child, line))
+
+    def add_video(self, child: Any, line: int) -> None:
+        if self.videos is None:
+            self.videos = []
+        self.videos.append(Video(line, _fields(child)))
+
+    def add_news(self, child: Any, line: int) -> None:
+        if self.news is None:
+            self.news = []
+        self.news.append(News(line, _fields(child)))
+
+    def add_link(self, child: Any, line: int) -> None:
+        if (child.get("rel") or "").strip().lower() != "alternate":
+            return  # xhtml:link is hreflang only with rel="alternate"
+        if self.alternates is None:
+            self.alternates = []
+        self.alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
+
+    def entry(self, kind: Any, el_line: int, off: int) -> Entry:
+        """The Entry; its line is the line of <loc>, else `el_line` (already offset)."""
+        return Entry(
+            kind,
+            self.loc,
+            self.loc_line + off if self.loc_line else el_line,
+            self.lastmod,
+            self.changefreq,
+            self.priority,
+            self.images,
+            self.videos,
+            self.news,
+            self.alternates,
+        )
+
+
+# The careful path's handlers, by the action of a child's tag (StreamParser._action).
+_PROTOCOL_HANDLERS: tuple[Callable[[_EntryParts, Any], None], ...] = (
+    _EntryParts.add_loc,  # _A_LOC
+    _EntryParts.add_lastmod,  # _A_LASTMOD
+    _EntryParts.add_changefreq,  # _A_CHANGEFREQ
+    _EntryParts.add_priority,  # _A_PRIORITY
+)
+_EXTENSION_HANDLERS: dict[int, Callable[[_EntryParts, Any, int], None]] = {
+    _A_IMAGE: _EntryParts.add_image,
+    _A_VIDEO: _EntryParts.add_video,
+    _A_NEWS: _EntryParts.add_news,
+    _A_XHTML: _EntryParts.add_link,
+}
+_UNKNOWN_WHY = {_A_UNDEFINED: "not defined", _A_NO_NS: "no namespace"}
+
+
+# Slots of the children _plain_entry takes, in XSD order; a child whose slot is below the
+# position reached so far (repeated, out of order, or anything else: _F_OTHER) sends the
+# entry down the careful path.
+_F_OTHER, _F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = -1, 0, 1, 2, 3, 4
+
+
+def _plain_entry(el: Any, slots: dict[str, int], kind: Any, off: int) -> Entry | None:
+    """The entry of a plain <url>/<sitemap>, or None when it needs the careful path.
+
+    Plain: the protocol children (each once, in order, no comment or entity reference
+    inside <loc>), then only <image:image> children. `slots` maps their tags to _F_*.
+    getchildren() builds the children in one C call: about half the cost of iterating
+    the element (lxml's child iterator is a Python-level object).
+    """
+    loc = lastmod = changefreq = priority = None
+    images: list[Image] | None = None
+    loc_line = 0
+    pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
+    for child in el.getchildren():
+        slot = slots.get(child.tag, _F_OTHER)
+        if slot < pos:
+            return None
+        if slot == _F_LOC:
+            if len(child):  # a comment or PI inside splits the text
+                return None
+            loc = child.text or ""
+            loc_line = child.sourceline
+        elif slot == _F_LASTMOD:
+            lastmod = (child.text or "").strip()
+        elif slot == _F_CHANGEFREQ:
+            changefreq = (child.text or "").strip()
+        elif slot == _F_PRIORITY:
+            priority = (child.text or "").strip()
+        else:  # images may repeat; a protocol child after one is out of order
+            if images is None:
+                images = []
+            images.append(_image(child, child.sourceline + off))
+            pos = _F_IMAGE
+            continue
+        pos = slot + 1
+    return Entry(
+        kind, loc, (loc_line or el.sourceline) + off, lastmod, changefreq, priority, images
+    )
+
+
+def _image(el: Any, line: int) -> Image:
+    """An <image:image>: its first <image:loc> and the deprecated children it has."""
+    loc = None
+    deprecated: list[str] = []
+    for child in el.getchildren():
+        tag = child.tag
+        if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
+            if loc is None:
+                loc = child.text or ""
+            continue
+        if tag.__class__ is not str or _ns(tag) != IMAGE_NS:
+            continue
+        name = _local(tag)
+        if name == "loc" and loc is None:
+            loc = child.text or ""
+        elif name in _IMAGE_DEPRECATED and name not in deprecated:
+            deprecated.append(name)
+    return Image(loc, line, deprecated)
 
 
 def _fields(el: Any) -> dict[str, str]:
