@@ -1,13 +1,21 @@
 """`sitemap-audit diff OLD NEW`: what changed between two audits.
 
 OLD and NEW are jsonl reports (any version: missing optional fields such as
-`line`, `elapsed_ms` or the summary are fine) or state files written by
-`--state` (detected from the SQLite header). The comparison:
+`line` or `elapsed_ms` are fine) or state files written by `--state` (detected
+from the SQLite header). The comparison:
 
 - findings, keyed by (code, url or else sitemap): new, fixed, still failing;
 - url records, keyed by url: URLs added to and removed from the sitemaps, and
   URLs whose outcome (status, robots block, network failure) changed;
 - sitemap records, keyed by url: sitemaps added and removed.
+
+Both sides must be complete runs. A jsonl report is partial when its summary
+says `"interrupted": true` or `"partial": true`, or when it has no summary at
+all (the process was killed); a state file when its last run is not complete.
+Compared with a complete one, a partial side would show every URL it never
+reached as removed and its findings as fixed (or, the other way round, as
+new): `diff` compares nothing then, and raises DiffPartial, one line naming
+the partial file (the CLI exits 2).
 
 Memory stays bounded whatever the size of the reports: both sides are loaded
 into a temporary on-disk SQLite database in batches and compared with indexed
@@ -30,7 +38,15 @@ from typing import Any, TextIO
 from audit.report import ReportInputError, at_or_above, read_jsonl
 from audit.report.aggregate import rank, severity_of
 
-__all__ = ["DIFF_FORMATS", "DiffError", "DiffSummary", "diff_reports", "records_of"]
+__all__ = [
+    "DIFF_FORMATS",
+    "DiffError",
+    "DiffPartial",
+    "DiffSummary",
+    "diff_reports",
+    "partial_reason",
+    "records_of",
+]
 
 DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
 BATCH = 5000  # rows per executemany while loading
@@ -46,6 +62,10 @@ FINDING_SECTIONS: tuple[tuple[str, str], ...] = (
 
 class DiffError(ValueError):
     """An input that cannot be compared; the message is one line naming the file."""
+
+
+class DiffPartial(DiffError):
+    """A side is the report of a run that did not finish: nothing is compared."""
 
 
 @dataclass
@@ -65,6 +85,46 @@ class DiffSummary:
             "fail_on": self.fail_on,
             "new_at_or_above": self.new_at_or_above,
         }
+
+
+def _is_state(path: str | Path) -> bool:
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError as exc:
+        raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def partial_reason(summary: dict[str, Any] | None) -> str | None:
+    """Why a jsonl report with this summary record (None: it has none) is partial, or
+    None when it is the report of a finished run."""
+    if summary is None:
+        return "no summary record: the run never finished"
+    for flag in ("interrupted", "partial"):
+        if summary.get(flag) is True:
+            stopped = summary.get("stopped_by")
+            by = f", stopped by {stopped}" if isinstance(stopped, str) and stopped else ""
+            return f'its summary says "{flag}": true{by}'
+    return None
+
+
+def _state_partial(path: str | Path) -> str | None:
+    from audit.state.store import StateError, read_status
+
+    try:
+        status = read_status(path)
+    except StateError as exc:
+        raise DiffError(str(exc)) from exc
+    return None if status == "complete" else f"its last run did not complete (status {status})"
+
+
+def _refuse_partial(partial: list[tuple[str | Path, str]]) -> DiffPartial:
+    sides = "; ".join(f"{path}: {why}" for path, why in partial)
+    what = "a partial report" if len(partial) == 1 else "partial reports"
+    return DiffPartial(
+        f"{sides}: {what}, not compared (a run that did not finish would show what it never "
+        "reached as fixed or new); diff two complete runs"
+    )
 
 
 def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -127,7 +187,9 @@ class _Db:
             """
         )
 
-    def load(self, side: int, records: Iterable[dict[str, Any]]) -> None:
+    def load(self, side: int, records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+        """Load one side; return its (last) summary record, None when it has none."""
+        summary: dict[str, Any] | None = None
         f_rows: list[tuple[Any, ...]] = []
         u_rows: list[tuple[Any, ...]] = []
         s_rows: list[tuple[Any, ...]] = []
@@ -167,9 +229,12 @@ class _Db:
                 url = _str(rec.get("url"))
                 if url is not None:
                     s_rows.append((side, url))
+            elif kind == "summary":
+                summary = rec
         self.conn.executemany("INSERT INTO f VALUES (?,?,?,?,?,?,?,?,?)", f_rows)
         self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
         self.conn.executemany("INSERT INTO s VALUES (?,?)", s_rows)
+        return summary
 
     def index(self) -> None:
         self.conn.executescript(
@@ -355,15 +420,25 @@ def diff_reports(
     """Compare two reports (or state files) and write the differences as `fmt`.
 
     `limit` bounds the rows per section of text and markdown (0: all); jsonl
-    always lists every row. Raises DiffError for an unreadable input.
+    always lists every row. Raises DiffError for an unreadable input, DiffPartial
+    (writing nothing) when a side is the report of a run that did not finish.
     """
     if fmt not in DIFF_FORMATS:
         raise DiffError(f"unknown diff format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
+    states = {path: _is_state(path) for path in (old, new)}
+    # a state says at once whether its run completed; a jsonl report says so at its end
+    partial = [(p, why) for p in (old, new) if states[p] and (why := _state_partial(p))]
+    if partial:
+        raise _refuse_partial(partial)
     with tempfile.TemporaryDirectory(prefix="sitemap-audit-diff-") as tmp:
         db = _Db(tmp)
         try:
-            db.load(0, records_of(old))
-            db.load(1, records_of(new))
+            for side, path in enumerate((old, new)):
+                last = db.load(side, records_of(path))
+                if not states[path] and (why := partial_reason(last)):
+                    partial.append((path, why))
+            if partial:
+                raise _refuse_partial(partial)
             db.index()
             counts = {key: 0 for key, _ in SECTIONS}
             new_at_or_above = 0
