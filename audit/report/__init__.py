@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -57,6 +58,14 @@ class ReportInputError(ValueError):
     """A saved report that cannot be read; the message is one line naming file and line."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    fail_on: str
+    examples: int
+    max_rows_per_code: int
+    csv_bom: bool
+
+
 def make_writer(
     fmt: str,
     stream: TextIO,
@@ -76,39 +85,73 @@ def make_writer(
         raise ValueError(
             f"unknown --fail-on level {fail_on!r}; use one of {', '.join(FAIL_ON_LEVELS)}"
         )
-    if fmt == "text":
-        from audit.report.text import TextWriter
+    factory = _FACTORIES.get(fmt)
+    if factory is None:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return factory(stream, _Options(fail_on, examples, max_rows_per_code, csv_bom))
 
-        return TextWriter(stream, fail_on=fail_on, examples=examples)
-    if fmt == "json":
-        from audit.report.json_ import JsonWriter
 
-        return JsonWriter(stream)
-    if fmt == "jsonl":
-        from audit.report.jsonl import JsonlWriter
+# One factory per format; each imports its writer module only when that format is used.
 
-        return JsonlWriter(stream)
-    if fmt == "csv":
-        from audit.report.csv_ import CsvWriter
 
-        return CsvWriter(stream, bom=csv_bom)
-    if fmt == "junit":
-        from audit.report.junit import JunitWriter
+def _text(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.text import TextWriter
 
-        return JunitWriter(stream, fail_on=fail_on)
-    if fmt == "sarif":
-        from audit.report.sarif import SarifWriter
+    return TextWriter(stream, fail_on=o.fail_on, examples=o.examples)
 
-        return SarifWriter(stream, fail_on=fail_on)
-    if fmt == "markdown":
-        from audit.report.markdown import MarkdownWriter
 
-        return MarkdownWriter(stream, fail_on=fail_on, examples=examples)
-    if fmt == "html":
-        from audit.report.html import HtmlWriter
+def _json(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.json_ import JsonWriter
 
-        return HtmlWriter(stream, fail_on=fail_on, max_rows_per_code=max_rows_per_code)
-    raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return JsonWriter(stream)
+
+
+def _jsonl(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.jsonl import JsonlWriter
+
+    return JsonlWriter(stream)
+
+
+def _csv(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.csv_ import CsvWriter
+
+    return CsvWriter(stream, bom=o.csv_bom)
+
+
+def _junit(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.junit import JunitWriter
+
+    return JunitWriter(stream, fail_on=o.fail_on)
+
+
+def _sarif(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.sarif import SarifWriter
+
+    return SarifWriter(stream, fail_on=o.fail_on)
+
+
+def _markdown(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.markdown import MarkdownWriter
+
+    return MarkdownWriter(stream, fail_on=o.fail_on, examples=o.examples)
+
+
+def _html(stream: TextIO, o: _Options) -> ReportWriter:
+    from audit.report.html import HtmlWriter
+
+    return HtmlWriter(stream, fail_on=o.fail_on, max_rows_per_code=o.max_rows_per_code)
+
+
+_FACTORIES: dict[str, Callable[[TextIO, _Options], ReportWriter]] = {
+    "text": _text,
+    "json": _json,
+    "jsonl": _jsonl,
+    "csv": _csv,
+    "junit": _junit,
+    "sarif": _sarif,
+    "markdown": _markdown,
+    "html": _html,
+}
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -128,25 +171,29 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
         try:
             # newline="\n": lines end at \n only (a CR before it is JSON whitespace).
             for lineno, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as exc:
-                    raise ReportInputError(
-                        f"{name}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-                    ) from None
-                if not isinstance(record, dict):
-                    raise ReportInputError(
-                        f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}"
-                    )
-                if not isinstance(record.get("type"), str):
-                    raise ReportInputError(f'{name}:{lineno}: record has no "type"')
-                yield record
+                if line.strip():
+                    yield _record(line, name, lineno)
         except UnicodeDecodeError as exc:
             raise ReportInputError(
                 f"{name}: near line {lineno + 1}: not UTF-8 ({exc.reason})"
             ) from None
+
+
+def _record(line: str, name: str, lineno: int) -> dict[str, Any]:
+    """One line of a jsonl report: a JSON object with a string "type"."""
+    try:
+        record = json.loads(line.rstrip("\r\n"))
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(
+            f"{name}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    if not isinstance(record, dict):
+        raise ReportInputError(
+            f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}"
+        )
+    if not isinstance(record.get("type"), str):
+        raise ReportInputError(f'{name}:{lineno}: record has no "type"')
+    return record
 
 
 def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> dict[str, Any]:

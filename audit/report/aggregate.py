@@ -316,17 +316,7 @@ class Aggregate:
     def summary_dict(self) -> dict[str, Any]:
         """The summary record, or one computed from what was seen (marked partial)."""
         if self.summary is not None:
-            out = dict(self.summary)
-            found = out.get("findings")
-            found = found if isinstance(found, dict) else {}
-            out["findings"] = {s: _as_int(found.get(s)) for s in SEVERITIES}
-            by_code = out.get("by_code")
-            if not isinstance(by_code, dict):
-                by_code = dict(self.by_code)
-            out["by_code"] = {str(k): _as_int(v) for k, v in by_code.items()}
-            out["sitemaps"] = _as_int(out.get("sitemaps"))
-            out["urls"] = _as_int(out.get("urls"))
-            return out
+            return self._checked_summary(self.summary)
         return {
             "type": "summary",
             "sitemaps": sum(1 for s in self.sitemaps.values() if s.has_record),
@@ -336,6 +326,21 @@ class Aggregate:
             "duration_s": None,
             "partial": True,
         }
+
+    def _checked_summary(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """The summary record with its counts made ints (by_code from the findings seen
+        when the record has none)."""
+        out = dict(summary)
+        found = out.get("findings")
+        found = found if isinstance(found, dict) else {}
+        out["findings"] = {s: _as_int(found.get(s)) for s in SEVERITIES}
+        by_code = out.get("by_code")
+        if not isinstance(by_code, dict):
+            by_code = dict(self.by_code)
+        out["by_code"] = {str(k): _as_int(v) for k, v in by_code.items()}
+        out["sitemaps"] = _as_int(out.get("sitemaps"))
+        out["urls"] = _as_int(out.get("urls"))
+        return out
 
     def severity_for_code(self, code: str) -> str:
         if code in self.code_severity:
@@ -394,16 +399,19 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """
     keys: list[str] = []
     for host in hosts:
-        for key, value in host.items():
-            if (
-                key != "host"
-                and key not in keys
-                and (value is None or not isinstance(value, list | dict))
-            ):
-                keys.append(key)
+        keys += [k for k, v in host.items() if k not in keys and _is_host_stat(k, v)]
     known = [k for k in _HOST_TITLES if k in keys]
     other = [k for k in keys if k not in _HOST_TITLES]
-    return [(k, _HOST_TITLES.get(k) or k.replace("_", " ").capitalize()) for k in known + other]
+    return [(k, _host_title(k)) for k in known + other]
+
+
+def _host_title(key: str) -> str:
+    return _HOST_TITLES.get(key) or key.replace("_", " ").capitalize()
+
+
+def _is_host_stat(key: str, value: Any) -> bool:
+    """A scalar field of a host's statistics (not its name)."""
+    return key != "host" and (value is None or not isinstance(value, list | dict))
 
 
 def host_value(value: Any) -> str:

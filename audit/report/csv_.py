@@ -69,6 +69,20 @@ def _chain(redirects: Any) -> tuple[int | None, str]:
     return len(hops), text
 
 
+def _worst_and_codes(found: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """The worst severity of a URL's findings ("" for none) and their codes, each once."""
+    worst = ""
+    codes: list[str] = []
+    for f in found:
+        sev = severity_of(f)
+        if rank(sev) > rank(worst):
+            worst = sev
+        code = str(f.get("code") or "")
+        if code not in codes:
+            codes.append(code)
+    return worst, codes
+
+
 class CsvWriter:
     def __init__(self, stream: TextIO, *, bom: bool = True) -> None:
         self._stream = stream
@@ -98,15 +112,7 @@ class CsvWriter:
 
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()
-        worst = ""
-        codes: list[str] = []
-        for f in found:
-            sev = severity_of(f)
-            if rank(sev) > rank(worst):
-                worst = sev
-            code = str(f.get("code") or "")
-            if code not in codes:
-                codes.append(code)
+        worst, codes = _worst_and_codes(found)
         if rec is None:
             first = found[0] if found else {}
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
