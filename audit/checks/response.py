@@ -323,20 +323,22 @@ def noindex_directive(values: list[str], agent_token: str) -> str | None:
     for value in values:
         scope: str | None = None
         for raw in value.split(","):
-            token = raw.strip().lower()
-            if not token:
-                continue
-            if ":" in token:
-                key, _, rest = token.partition(":")
-                key = key.strip()
-                if key not in _VALUED_DIRECTIVES and _AGENT_TOKEN.match(key):
-                    scope = key
-                    token = rest.strip()
-                else:
-                    continue  # a valued directive or a piece of its date
+            scope, token = _scoped_directive(raw.strip().lower(), scope)
             if token in ("noindex", "none") and (scope is None or scope == agent):
                 return value.strip()
     return None
+
+
+def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | None]:
+    """The agent scope after one comma-separated token, and its directive (None for an
+    empty token, a valued directive or a piece of its date)."""
+    if ":" not in token:
+        return scope, token or None
+    key, _, rest = token.partition(":")
+    key = key.strip()
+    if key not in _VALUED_DIRECTIVES and _AGENT_TOKEN.match(key):
+        return key, rest.strip()
+    return scope, None
 
 
 # --- Link rel=canonical ----------------------------------------------------
