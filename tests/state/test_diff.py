@@ -186,7 +186,8 @@ def test_text_and_markdown_output(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_old_report_without_optional_fields_still_diffs(tmp_path: Path) -> None:
-    """An older report: no line, no elapsed_ms, no severity, no summary, no sitemaps."""
+    """An older report: no line, no elapsed_ms, no severity, no sitemaps, a bare summary
+    (a report without one is partial: test_diff_partial.py)."""
 
     def strip(rec: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -195,7 +196,7 @@ def test_old_report_without_optional_fields_still_diffs(tmp_path: Path) -> None:
             if k not in ("line", "elapsed_ms", "severity", "final_url", "redirects")
         }
 
-    old = [strip(r) for r in OLD if r["type"] in ("url", "finding")]
+    old = [strip(r) for r in OLD if r["type"] in ("url", "finding")] + [{"type": "summary"}]
     summary, rows = jsonl_diff(tmp_path, old, NEW)
     new = [r for r in rows if r["type"] == "diff-finding" and r["change"] == "new"]
     # severity comes from the code table when the report has none
@@ -210,18 +211,23 @@ def test_old_report_without_optional_fields_still_diffs(tmp_path: Path) -> None:
 
 
 def test_repeated_key_counts_once_with_its_count(tmp_path: Path) -> None:
-    old = [fnd("element-unknown", None, "warning", line=4)]
-    new = [fnd("element-unknown", None, "warning", line=4), fnd("element-unknown", None, "warning")]
+    old = [fnd("element-unknown", None, "warning", line=4), SUMMARY]
+    new = [
+        fnd("element-unknown", None, "warning", line=4),
+        fnd("element-unknown", None, "warning"),
+        SUMMARY,
+    ]
     _, rows = jsonl_diff(tmp_path, old, new)
     still = [r for r in rows if r["type"] == "diff-finding"]
     assert [(r["change"], r["count"]) for r in still] == [("still", 2)]
 
 
 def test_robots_block_and_network_failure_are_status_changes(tmp_path: Path) -> None:
-    old = [url("/x"), url("/y")]
+    old = [url("/x"), url("/y"), SUMMARY]
     new = [
         url("/x", None, robots="blocked"),
         url("/y", None, error="connection refused"),
+        SUMMARY,
     ]
     _, rows = jsonl_diff(tmp_path, old, new)
     assert [(r["old"], r["new"]) for r in rows if r["type"] == "diff-status"] == [
@@ -252,6 +258,8 @@ def test_large_reports_stream(tmp_path: Path) -> None:
     new = [url(f"/p{i}") for i in range(1, n + 1)] + [
         fnd("url-not-found", f"/p{i}") for i in range(1, n, 2)
     ]
+    old.append(SUMMARY)
+    new.append(SUMMARY)
     summary, rows = jsonl_diff(tmp_path, old, new)
     assert summary.counts["added"] == 1 and summary.counts["removed"] == 1
     assert summary.counts["new"] == n // 2 and summary.counts["fixed"] == n // 2
