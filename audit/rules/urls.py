@@ -140,22 +140,32 @@ def _host_problem(host: str) -> str | None:
     if not host:
         return "has no host"
     if host.startswith("["):
-        if not host.endswith("]"):
-            return f"has a malformed IPv6 host {_show(host)}"
-        inner = host[1:-1]
-        if inner[:1] in ("v", "V"):
-            return None  # IPvFuture: syntactically allowed, never seen in practice
-        try:
-            ipaddress.IPv6Address(inner.split("%25", 1)[0])
-        except ValueError:
-            return f"has an invalid IPv6 host {_show(host)}"
-        return None
+        return _ipv6_problem(host)
     if _NUMERIC_HOST.fullmatch(host):
         try:
             ipaddress.IPv4Address(host)
         except ValueError:
             return f"has an invalid IPv4 host {_show(host)}"
         return None
+    return _name_problem(host)
+
+
+def _ipv6_problem(host: str) -> str | None:
+    """Why a bracketed host is not an IPv6 literal, or None."""
+    if not host.endswith("]"):
+        return f"has a malformed IPv6 host {_show(host)}"
+    inner = host[1:-1]
+    if inner[:1] in ("v", "V"):
+        return None  # IPvFuture: syntactically allowed, never seen in practice
+    try:
+        ipaddress.IPv6Address(inner.split("%25", 1)[0])
+    except ValueError:
+        return f"has an invalid IPv6 host {_show(host)}"
+    return None
+
+
+def _name_problem(host: str) -> str | None:
+    """Why a host name (possibly internationalised) is not a DNS name, or None."""
     if not host.isascii():
         try:
             host = host.encode("idna").decode("ascii")

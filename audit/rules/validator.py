@@ -445,31 +445,37 @@ class SitemapValidator:
         if not loc or origin(loc) is None:
             return loc or None, None  # not an http(s) URL with a host: nothing to compare
         norm = normalize_url(loc)
-        scope = self._scope
-        if scope is not None:
-            scope_code = scope.classify(loc, norm)
-            if scope_code == "loc-cross-host":
-                if self.cross_submitted is None or not self.cross_submitted(loc):
-                    self._add(
-                        out,
-                        "loc-cross-host",
-                        f"<loc> {_show(loc)} is on another host, scheme or port than the "
-                        f"sitemap {_show(scope.sitemap_url)}: list it in a sitemap on its own "
-                        "host, or declare this sitemap in that host's robots.txt",
-                        entry.line,
-                        loc,
-                    )
-            elif scope_code == "loc-outside-path":
+        if self._scope is not None:
+            self._check_scope(self._scope, loc, norm, entry.line, out)
+        return loc, norm
+
+    def _check_scope(
+        self, scope: LocScope, loc: str, norm: str, line: int, out: list[Finding]
+    ) -> None:
+        """loc-cross-host (unless the other host's robots.txt submits this sitemap) and
+        loc-outside-path."""
+        scope_code = scope.classify(loc, norm)
+        if scope_code == "loc-cross-host":
+            if self.cross_submitted is None or not self.cross_submitted(loc):
                 self._add(
                     out,
-                    "loc-outside-path",
-                    f"<loc> {_show(loc)} is outside {_show(scope.prefix or '')}, the directory "
-                    f"of the sitemap: move the sitemap up to the site root or list the URL "
-                    "in a sitemap in its directory",
-                    entry.line,
+                    "loc-cross-host",
+                    f"<loc> {_show(loc)} is on another host, scheme or port than the "
+                    f"sitemap {_show(scope.sitemap_url)}: list it in a sitemap on its own "
+                    "host, or declare this sitemap in that host's robots.txt",
+                    line,
                     loc,
                 )
-        return loc, norm
+        elif scope_code == "loc-outside-path":
+            self._add(
+                out,
+                "loc-outside-path",
+                f"<loc> {_show(loc)} is outside {_show(scope.prefix or '')}, the directory "
+                f"of the sitemap: move the sitemap up to the site root or list the URL "
+                "in a sitemap in its directory",
+                line,
+                loc,
+            )
 
     def _report_duplicate(
         self, entry: Entry, table: SeenUrls, first: int, loc: str, norm: str, out: list[Finding]

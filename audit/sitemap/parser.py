@@ -121,6 +121,18 @@ _WS = b" \t\r\n"
 _DECIDED_RE = re.compile(rb"<[A-Za-z][^>]*>|<!doctype[^>]*>", re.IGNORECASE)
 
 
+# Starts of documents that are not UTF-8, in the order they are tested (UTF-32 first: its
+# byte order marks begin with UTF-16's).
+_NOT_UTF8 = (
+    (
+        (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"),
+        "UTF-32 (byte order mark): sitemaps must be UTF-8",
+    ),
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 (byte order mark): sitemaps must be UTF-8"),
+    ((b"<\x00", b"\x00<"), "UTF-16 (no byte order mark): sitemaps must be UTF-8"),
+)
+
+
 def _decidable(buf: bytes) -> bool:
     if _URL_START_RE.match(buf):
         return b"\n" in buf
@@ -325,35 +337,46 @@ class StreamParser:
     def _sniff(self, data: bytes, final: bool) -> None:
         buf = self._pre + data
         self._pre = b""
-        if self._state == _State.BOM:  # byte order marks
-            if len(buf) < 4 and not final:
-                self._pre = buf
-                return
-            if buf.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-                return self._bad_encoding("UTF-32 (byte order mark): sitemaps must be UTF-8")
-            if buf.startswith((b"\xff\xfe", b"\xfe\xff")):
-                return self._bad_encoding("UTF-16 (byte order mark): sitemaps must be UTF-8")
-            if buf.startswith((b"<\x00", b"\x00<")):
-                return self._bad_encoding("UTF-16 (no byte order mark): sitemaps must be UTF-8")
-            if buf.startswith(b"\xef\xbb\xbf"):  # the one thing allowed before <?xml
-                buf = buf[3:]
-            self._state = _State.LEADING_SPACE
-        if self._state == _State.LEADING_SPACE:  # leading whitespace: drop it, count its lines
-            stripped = buf.lstrip(_WS)
-            skipped = len(buf) - len(stripped)
-            if skipped:
-                self._ws_bytes += skipped
-                self._line_offset += buf.count(b"\n", 0, skipped)
-            buf = stripped
-            if not buf:
-                if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
-                    self._state = _State.DONE
-                return
-            self._state = _State.HEAD
+        rest: bytes | None = buf
+        if self._state == _State.BOM:
+            rest = self._skip_bom(buf, final)
+        if rest is not None and self._state == _State.LEADING_SPACE:
+            rest = self._skip_space(rest, final)
+        if rest is None:
+            return
+        buf = rest
         if len(buf) < _SNIFF and not final and not _decidable(buf):
             self._pre = buf
             return
         self._classify(buf)
+
+    def _skip_bom(self, buf: bytes, final: bool) -> bytes | None:
+        """`buf` after a UTF-8 byte order mark; None when more bytes are needed to tell, or
+        when the document is in an encoding that is refused."""
+        if len(buf) < 4 and not final:
+            self._pre = buf
+            return None
+        for starts, message in _NOT_UTF8:
+            if buf.startswith(starts):
+                self._bad_encoding(message)
+                return None
+        self._state = _State.LEADING_SPACE
+        return buf[3:] if buf.startswith(b"\xef\xbb\xbf") else buf  # allowed before <?xml
+
+    def _skip_space(self, buf: bytes, final: bool) -> bytes | None:
+        """`buf` without leading whitespace (its lines counted); None while only whitespace
+        has come."""
+        stripped = buf.lstrip(_WS)
+        skipped = len(buf) - len(stripped)
+        if skipped:
+            self._ws_bytes += skipped
+            self._line_offset += buf.count(b"\n", 0, skipped)
+        if not stripped:
+            if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
+                self._state = _State.DONE
+            return None
+        self._state = _State.HEAD
+        return stripped
 
     def _bad_encoding(self, message: str) -> None:
         self._find("sitemap-encoding", message, line=1)
