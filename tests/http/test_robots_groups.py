@@ -196,6 +196,7 @@ def _blocked(records: list[dict[str, Any]]) -> set[str]:
     return {r["url"] for r in records if r.get("code") == "url-robots-blocked"}
 
 
+@pytest.mark.slow
 async def test_crawl_honours_a_googlebot_group_for_googlebots_user_agent(
     serve: Serve, tmp_path: Path
 ) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import audit
 from audit.core.codes import CODES
 from audit.core.severity import Severity
@@ -23,6 +25,7 @@ def _library_example() -> str:
     return match.group(1)
 
 
+@pytest.mark.slow
 def test_the_readme_library_example_runs_and_prints_a_real_summary() -> None:
     out = subprocess.run(
         [sys.executable, "-c", _library_example()],

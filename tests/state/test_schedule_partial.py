@@ -191,6 +191,7 @@ RECIPES: dict[str, tuple[Recipe, str, int]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 async def test_a_partial_night_keeps_the_last_complete_report(
     aiohttp_server: Any, tmp_path: Path, recipe: str

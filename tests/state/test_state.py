@@ -304,6 +304,7 @@ async def run_main(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
+@pytest.mark.slow
 async def test_resume_after_sigkill(serve: Serve, tmp_path: Path) -> None:
     pages = Pages(N_KILL)
     target = await serve_pages(serve, pages)

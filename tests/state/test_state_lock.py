@@ -94,6 +94,7 @@ def assert_complete_with_every_url(state: Path, out: Path) -> None:
     assert summary["type"] == "summary" and not summary.get("interrupted")
 
 
+@pytest.mark.slow
 async def test_a_second_run_on_a_live_state_is_refused_and_names_the_holder(
     aiohttp_server: Any, tmp_path: Path
 ) -> None:
@@ -122,6 +123,7 @@ async def test_a_second_run_on_a_live_state_is_refused_and_names_the_holder(
     assert sorted(site.hits["held"]) == sorted(f"/p/{i}" for i in range(N))
 
 
+@pytest.mark.slow
 async def test_a_killed_run_leaves_no_stale_lock(aiohttp_server: Any, tmp_path: Path) -> None:
     site = GatedSite()
     target = await site.start(aiohttp_server)
@@ -196,6 +198,7 @@ def test_a_half_created_state_is_made_again(tmp_path: Path, statements: int) -> 
     assert read_status(path) == "complete"
 
 
+@pytest.mark.slow
 async def test_a_run_after_a_full_disk_recovers_without_fresh(
     aiohttp_server: Any, tmp_path: Path
 ) -> None:
