@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from audit.core.records import Finding, Severity, SitemapRecord, UrlResult
+from audit.report.aggregate import failing_severities
 
 RecordSink = Callable[[dict[str, Any]], None]
 
@@ -61,11 +62,8 @@ class Recorder:
             self.finding(f)
 
     def worst_at_or_above(self, level: str) -> bool:
-        """True when some finding is at or above --fail-on LEVEL."""
-        if level == "never":
-            return False
-        threshold = Severity(level).rank
-        return any(self.by_severity[s.value] for s in Severity if s.rank >= threshold)
+        """True when some finding is at or above --fail-on LEVEL (the report's one rule)."""
+        return bool(failing_severities(self.by_severity, level))
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {
