@@ -246,6 +246,9 @@ class Auditor:
             "request_headers"
         )
         self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
+        self._judge_hooks: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self._at(
+            "judge"
+        )
         self._deliver_hooks: list[Callable[..., bool]] = self._at("deliver")
         self._end_hooks: list[Callable[[], None]] = self._at("end_of_run")
         self.check_url: UrlCheck = url_check(self) if url_check is not None else self._check
@@ -825,6 +828,10 @@ class Auditor:
     def _deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
+        for judge in self._judge_hooks:
+            changed = judge(job, record, found, result)
+            if changed is not None:
+                record, found = changed
         for hook in self._deliver_hooks:
             if hook(job, record, found, result):
                 return

@@ -14,6 +14,7 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     before_request(job)        a listed URL before anything is sent; True: delivered here
     request_headers(job)       extra request headers for a listed URL
     after_answer(job, result)  the final answer; True: handled here (no checks run)
+    judge(job, rec, found, r)  add to a URL's record and findings before delivery
     deliver(job, rec, found)   the url record and findings; True: delivered here
     end_of_run()               the run ends (completed or not), before the summary
 
@@ -71,6 +72,14 @@ class Hook:
         """The URL's final answer, before checks. True: the hook delivered its outcome."""
         return False
 
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        """A URL's record and findings before delivery (`result` None: not requested,
+        e.g. robots-blocked). Return them changed (a field added to the record, a finding
+        added), or None to leave them as they are."""
+        return None
+
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> bool:
@@ -91,6 +100,7 @@ HOOK_POINTS = (
     "before_request",
     "request_headers",
     "after_answer",
+    "judge",
     "deliver",
     "end_of_run",
 )
