@@ -24,7 +24,7 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     # Discovery and fetching sitemaps
     (
         "robots-unreachable",
-        W,
+        E,
         "robots.txt answers 5xx/429, times out or cannot be reached: the host is treated as disallowed",
     ),
     ("robots-missing", I, "robots.txt answers 4xx: everything is allowed"),
@@ -128,6 +128,11 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ),
     ("lastmod-ahead", W, "<lastmod> is later than Last-Modified"),
     ("last-modified-dynamic", I, "Last-Modified is always the time of the request"),
+    (
+        "last-modified-deploy",
+        I,
+        "the host's Last-Modified is a deploy stamp (one time for most pages), not a content date",
+    ),
     # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
     ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
     (
