@@ -19,7 +19,9 @@ rely on"):
 - the agent is a product token (core/agent.py `robots_token`): `--robots-agent`, else the
   crawler named in the User-Agent (`Googlebot` of `Mozilla/5.0 (compatible; Googlebot/2.1;
   ...)`, `sitemap-audit` of `sitemap-audit/0.1.0`); the policy says which (`agent`);
-- `Sitemap:` lines are global, case-insensitive, anywhere in the file;
+- `Sitemap:` lines are global, case-insensitive, anywhere in the file; a relative one is
+  resolved against the robots.txt URL (RFC 3986 §5, the base is where the file came from)
+  and listed in `relative_sitemaps` too;
 - `Crawl-delay` and `Request-rate` of the chosen group lower the host's request rate
   (never above --rate): not in the RFC, but a polite auditor honours them.
 
@@ -31,7 +33,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
@@ -73,6 +75,7 @@ class RobotsPolicy:
     status: RobotsStatus
     http_status: int | None = None
     sitemaps: list[str] = field(default_factory=list)
+    relative_sitemaps: frozenset[str] = frozenset()  # those of `sitemaps` written relative
     crawl_delay: float | None = None  # seconds
     request_rate: float | None = None  # requests per second
     error: str | None = None
@@ -114,12 +117,14 @@ def parse_robots(
     robots = parse_robots_txt(text)
     agent = robots_token(user_agent, robots_agent)
     group = robots.group(agent)
+    sitemaps, relative = _resolve_sitemaps(robots.sitemaps, url)
     return RobotsPolicy(
         origin=origin,
         url=url,
         status="ok",
         http_status=http_status,
-        sitemaps=list(robots.sitemaps),
+        sitemaps=sitemaps,
+        relative_sitemaps=relative,
         crawl_delay=group.crawl_delay if group else None,
         request_rate=group.request_rate if group else None,
         redirects=redirects,
@@ -128,6 +133,22 @@ def parse_robots(
         _robots=robots,
         _group=group,
     )
+
+
+def _resolve_sitemaps(lines: list[str], base: str) -> tuple[list[str], frozenset[str]]:
+    """The `Sitemap:` values as absolute URLs, and which of them were written relative."""
+    out: list[str] = []
+    relative: set[str] = set()
+    for value in lines:
+        try:
+            written_relative = bool(base) and not urlsplit(value).scheme
+            url = urljoin(base, value) if written_relative else value
+        except ValueError:  # unusable (a bad IPv6 literal...): kept as written
+            written_relative, url = False, value
+        out.append(url)
+        if written_relative:
+            relative.add(url)
+    return out, frozenset(relative)
 
 
 def _decode(body: bytes) -> tuple[str, bool]:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urljoin
 
 from audit.core.errors import TargetError
 from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsPolicy
-from audit.rules.urls import normalize_url
+from audit.rules.urls import is_absolute_http, normalize_url
 
 COMMON_PATHS = ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml", "/sitemap.xml.gz")
 HOME_BYTES = 256 * 1024
@@ -35,9 +36,32 @@ _HTML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<!doctype\s+html|<html|<head
 class Discovered:
     url: str
     source: str  # "robots.txt" | "common path" | "home page" | "target"
+    relative: bool = False  # a robots.txt line written relative, resolved against its URL
 
-    def to_json(self) -> dict[str, str]:
-        return {"type": "discovered", "url": self.url, "source": self.source}
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"type": "discovered", "url": self.url, "source": self.source}
+        if self.relative:
+            record["relative"] = True
+        return record
+
+
+def robots_discovered(policy: RobotsPolicy, findings: list[Finding]) -> list[Discovered]:
+    """The `Sitemap:` lines of a robots.txt policy, each saying whether it was relative;
+    a line that is no http(s) URL even after resolving is a finding in `findings`."""
+    out: list[Discovered] = []
+    for url in policy.sitemaps:
+        if is_absolute_http(url):
+            out.append(Discovered(url, "robots.txt", url in policy.relative_sitemaps))
+            continue
+        findings.append(
+            finding(
+                "sitemap-not-found",
+                f"robots.txt declares Sitemap: {url[:200]!r}, which is not an http(s) URL: "
+                "it cannot be fetched; give the sitemap's absolute https:// URL",
+                url=policy.url,
+            )
+        )
+    return out
 
 
 def looks_like_sitemap(body: bytes) -> bool:
@@ -72,12 +96,14 @@ class _Found:
         self.items: list[Discovered] = []
         self.seen: set[str] = set()
 
-    def add(self, url: str, source: str, *, key_url: str | None = None) -> None:
+    def add(
+        self, url: str, source: str, *, key_url: str | None = None, relative: bool = False
+    ) -> None:
         """Record `url` unless `key_url` (default: the URL itself) was seen already."""
         key = normalize_url(key_url if key_url is not None else url)
         if key not in self.seen:
             self.seen.add(key)
-            self.items.append(Discovered(url, source))
+            self.items.append(Discovered(url, source, relative))
 
 
 async def discover(
@@ -124,8 +150,8 @@ async def _robots_sitemaps(
         home = await client.fetch(root + "/", method="GET", body_bytes=1)
         if home.status is None:
             raise TargetError(f"{root}/: site cannot be reached: {home.error}")
-    for url in policy.sitemaps:
-        found.add(url, "robots.txt")
+    for d in robots_discovered(policy, findings):
+        found.add(d.url, d.source, relative=d.relative)
     if policy.status == "ok" and not policy.sitemaps:
         findings.append(
             finding(

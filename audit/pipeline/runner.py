@@ -17,7 +17,7 @@ from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
 from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
-from audit.pipeline.discover import Discovered, discover
+from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
@@ -97,8 +97,8 @@ async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discover
     policy = await auditor.robots_for(robots_url)
     if policy.status == "unreachable" and policy.http_status is None:
         raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
-    found = [Discovered(u, "robots.txt") for u in policy.sitemaps]
     pre: list[Finding] = []
+    found = robots_discovered(policy, pre)
     if not found:
         pre.append(
             finding(
