@@ -133,6 +133,23 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         I,
         "the host's Last-Modified is a deploy stamp (one time for most pages), not a content date",
     ),
+    # lastmod over time (--state, second and later runs; RULES.md)
+    (
+        "lastmod-frozen",
+        W,
+        "the page's content changed since the previous run but its <lastmod> did not",
+    ),
+    (
+        "lastmod-churn",
+        W,
+        "<lastmod> moved since the previous run but the page's content did not (a build stamp)",
+    ),
+    (
+        "lastmod-page-date",
+        W,
+        "the page's own modification date (JSON-LD dateModified, article:modified_time) is "
+        "more than one day away from <lastmod>",
+    ),
     # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
     ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
     (
