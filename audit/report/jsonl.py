@@ -37,8 +37,13 @@ _ORJSON_OPTIONS: int = (
 _STD_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 
 
+# Line breaks to str.splitlines() and some JavaScript readers, valid raw inside a JSON
+# string: written as escapes. Outside strings JSON never has them, so a plain replace is safe.
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 def dumps_line(record: dict[str, Any]) -> str:
-    """One record as one line. U+2028/2029 are escaped so no reader splits the line."""
+    """One record as one line. U+0085, U+2028 and U+2029 are escaped so no reader splits it."""
     text: str | None = None
     if _ORJSON is not None:
         try:
@@ -48,9 +53,9 @@ def dumps_line(record: dict[str, Any]) -> str:
     if text is None:
         text = _STD_ENCODE(record) + "\n"
     # Searching a str for a character wider than its widest is O(1): an ASCII line
-    # costs nothing here.
-    if "\u2028" in text or "\u2029" in text:
-        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    # costs nothing here. U+0085 is one byte wide in a latin-1 str, so it costs a scan.
+    if not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text):
+        text = text.translate(_LINE_BREAKS)
     return text
 
 
