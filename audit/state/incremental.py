@@ -8,7 +8,8 @@ module. For each URL taken from the frontier:
 1. a row of THIS run in the state (the run died and is resumed): the stored url
    record and its findings are replayed into the report, nothing is requested;
 2. robots.txt, as in a plain run (a blocked URL is recorded, never requested);
-3. a row of an EARLIER, completed run:
+3. a row of an EARLIER, completed run whose verdict was clean (answered, no error or
+   warning finding; see `_clean`); a URL that was wrong is checked again in full:
    - `--changed-only` and the URL's <lastmod> is the one of that run: carried
      forward without a request (`"carried": true`), counted as skipped;
    - else a conditional request (`If-None-Match` / `If-Modified-Since` from the
@@ -44,11 +45,24 @@ from audit.state.store import Prior, PriorSitemap, StateStore
 __all__ = ["StateHook", "StateSink"]
 
 
-def _conditional(prior: Prior) -> dict[str, str] | None:
-    """Validators of an earlier plain 2xx answer (a redirected or failed URL is re-checked)."""
+# Severities that make an earlier verdict worth checking again rather than carrying forward.
+_RECHECK = frozenset({"error", "warning"})
+
+
+def _clean(prior: Prior) -> bool:
+    """An earlier verdict that may be carried forward: a plain 2xx answer with no error or
+    warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
+    robots.txt or never answered is checked again, so a page fixed since is seen fixed."""
     rec = prior.record
     status = rec.get("status")
     if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
+        return False
+    return not any(f.get("severity") in _RECHECK for f in prior.findings)
+
+
+def _conditional(prior: Prior) -> dict[str, str] | None:
+    """Validators of an earlier clean answer (anything else is re-checked in full)."""
+    if not _clean(prior):
         return None
     return _validator_headers(prior.etag, prior.last_modified) or None
 
@@ -175,7 +189,7 @@ class StateHook(Hook):
             self._emit(prior.record, prior.findings)
             store.replayed += 1
             return True
-        if self.changed_only and prior.lastmod == job.lastmod:
+        if self.changed_only and prior.lastmod == job.lastmod and _clean(prior):
             self._carry(job, prior)
             store.skipped += 1
             return True
