@@ -124,7 +124,7 @@ def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> boo
         )
     else:
         _redirect_findings(result, status, chain, add)
-        _status_finding(result, status, blocker, add)
+        _status_finding(result, status, blocker, add, config.retry_after_cap)
     if result.elapsed_ms > config.slow_ms:
         _slow_finding(result, config, add)
     return 200 <= status < 300
@@ -171,7 +171,9 @@ def _unreachable_finding(result: FetchResult, add: _Add) -> None:
     )
 
 
-def _status_finding(result: FetchResult, status: int, blocker: str | None, add: _Add) -> None:
+def _status_finding(
+    result: FetchResult, status: int, blocker: str | None, add: _Add, cap: float
+) -> None:
     """The finding the final status itself calls for (a bot challenge first), if any."""
     if blocker is not None:
         add(
@@ -186,7 +188,7 @@ def _status_finding(result: FetchResult, status: int, blocker: str | None, add: 
             f"HTTP {status} {word}; remove the URL from the sitemap or restore the page",
         )
     elif status == 429:
-        _rate_limited_finding(result, add)
+        _rate_limited_finding(result, add, cap)
     elif 400 <= status < 500:
         add(
             "url-client-error",
@@ -201,9 +203,11 @@ def _status_finding(result: FetchResult, status: int, blocker: str | None, add: 
         )
 
 
-def _rate_limited_finding(result: FetchResult, add: _Add) -> None:
-    retry = result.header("retry-after")
+def _rate_limited_finding(result: FetchResult, add: _Add, cap: float) -> None:
+    retry = (result.header("retry-after") or "").strip()
     hint = f" (Retry-After: {retry})" if retry else ""
+    if retry.isdigit() and int(retry) > cap:  # the client did not wait: say why
+        hint = f" (Retry-After: {retry} s asked, over the {cap:g} s cap of --max-retry-after)"
     add(
         "url-rate-limited",
         f"still HTTP 429 Too Many Requests after {result.attempts} attempt(s){hint}; "

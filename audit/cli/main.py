@@ -33,6 +33,7 @@ from audit.core.config import (
     DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT,
     FETCH_WORKERS_MAX,
+    RETRY_AFTER_CAP,
     CrawlConfig,
 )
 from audit.core.errors import AuditError, TargetError
@@ -180,6 +181,13 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
+    )
+    p.add_argument(
+        "--max-retry-after",
+        type=_positive_float,
+        default=RETRY_AFTER_CAP,
+        metavar="S",
+        help="the longest Retry-After honoured; a longer one reports url-rate-limited at once",
     )
     p.add_argument(
         "--user-agent",
@@ -446,6 +454,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         max_per_host=getattr(args, "max_per_host", None),
         timeout=args.timeout,
         retries=args.retries,
+        retry_after_cap=getattr(args, "max_retry_after", RETRY_AFTER_CAP),
         user_agent=args.user_agent,
         robots_agent=getattr(args, "robots_agent", None),
         page_checks=getattr(args, "page_checks", False),

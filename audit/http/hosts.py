@@ -8,7 +8,8 @@ A `Host` holds (STYLE lessons 4 and 5):
   of one would park nearly every request on a 10-microsecond timer); no limiter at all when the
   rate is unlimited;
 - a "not before" deadline that `Retry-After` pushes (to the later of the current and the
-  requested time, capped by `retry_after_cap`, with a note when capped);
+  requested time); a Retry-After above `retry_after_cap` (--max-retry-after) defers nothing:
+  `over_cap` notes it and the URL is reported at once;
 - the in-flight cap (`max_per_host` concurrent requests), taken outside aiohttp's timeout so
   a request waiting for its turn does not burn its own deadline;
 - the adaptive rate: robots.txt `Crawl-delay` / `Request-rate` lower it (never above --rate);
@@ -236,6 +237,17 @@ class Host:
             f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
             f"rate lowered to {self._rate:g}/s"
         )
+
+    def over_cap(self, seconds: float) -> bool:
+        """True (with a note) when a Retry-After asks for longer than --max-retry-after: the
+        answer is final and the host is not deferred."""
+        if seconds <= self._retry_after_cap:
+            return False
+        self._note(
+            f"Retry-After over the {self._retry_after_cap:g} s cap (--max-retry-after): "
+            "URLs reported at once, not waited for"
+        )
+        return True
 
     def defer(self, seconds: float, *, reason: str = "Retry-After") -> float:
         """Push the host's "not before" deadline `seconds` from now (capped); returns the wait."""

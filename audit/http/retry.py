@@ -3,7 +3,9 @@
 `should_retry()` is the one predicate: a plain check, a page-check GET and a sitemap stream
 are retried for the same statuses and the same network failures. `after_status()` and
 `after_error()` turn an attempt's outcome into what the client's one retry loop does next
-(`DONE`, `BACKOFF`, `AGAIN`); a 429/503's Retry-After defers the whole host (`defer_host`).
+(`DONE`, `BACKOFF`, `AGAIN`); a 429/503's Retry-After defers the whole host (`defer_host`),
+unless it asks for longer than --max-retry-after: then the URL's answer is final at once and
+the host is not deferred (one URL asking for an hour must not stall the run).
 
 Imports the standard library, audit.core.records and audit.http.hosts only (no aiohttp).
 """
@@ -98,10 +100,12 @@ def after_status(
     takes a Retry-After; a retry status is retried only when the attempt is `retryable`
     (retries left, status retries wanted), at once if the host was deferred."""
     host.record_status(status)
-    deferred = (
-        status in DEFER_STATUSES
-        and defer_host(host, header_value(headers, "retry-after")) is not None
-    )
+    deferred = False
+    if status in DEFER_STATUSES:
+        delay = parse_retry_after(header_value(headers, "retry-after"))
+        if delay is not None and host.over_cap(delay):
+            return DONE  # reported at once; the host's other URLs go on
+        deferred = delay is not None and host.defer(delay) >= 0
     if retryable and should_retry(status, None):
         return AGAIN if deferred else BACKOFF
     return DONE

@@ -301,7 +301,10 @@ async def test_429_retry_after_seconds_is_honoured(
     assert stats.backoff_s >= 0.9
 
 
-async def test_huge_retry_after_is_capped(aiohttp_server: ServerFactory, fast_config: Any) -> None:
+async def test_retry_after_over_the_cap_is_final_at_once(
+    aiohttp_server: ServerFactory, fast_config: Any
+) -> None:
+    """DESIGN (second round): a Retry-After above --max-retry-after is not waited for."""
     calls = 0
 
     async def handler(_: web.Request) -> web.Response:
@@ -315,9 +318,9 @@ async def test_huge_retry_after_is_capped(aiohttp_server: ServerFactory, fast_co
     async with HttpClient(fast_config(retry_after_cap=0.2)) as client:
         result = await client.fetch(url(server, "/p"), method="GET")
         (stats,) = client.host_stats()
-    assert result.status == 200 and result.attempts == 2
-    assert stats.backoff_s <= 0.2 + 1e-6  # waited at most the cap, never 999999 s
-    assert any("capped" in note for note in stats.notes)
+    assert result.status == 503 and result.attempts == 1 and calls == 1
+    assert stats.backoff_s == 0  # neither 999999 s nor the cap
+    assert any("--max-retry-after" in note for note in stats.notes)
 
 
 async def test_retry_after_http_date_in_the_past_means_now(
