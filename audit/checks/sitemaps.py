@@ -19,6 +19,7 @@ __all__ = [
     "content_type_ok",
     "index_loop",
     "index_nested",
+    "robots_unreachable",
     "robots_verdict",
     "sitemap_answer",
     "sitemap_broke_off",
@@ -108,13 +109,19 @@ def index_loop() -> Verdict:
 
 
 def robots_verdict(status: str, error: str | None, http_status: int | None) -> Verdict | None:
-    """robots.txt of a host as read (RFC 9309 §2.3.1): unreachable, missing, or fine."""
-    if status == "unreachable":
-        return (
-            "robots-unreachable",
-            f"robots.txt could not be read ({error or http_status}); search "
-            "engines treat the whole host as disallowed until it answers",
-        )
+    """robots.txt of a host as read (RFC 9309 §2.3.1): missing, or fine. An unreachable
+    robots.txt is judged at the end of the run (`robots_unreachable`), with its count."""
     if status == "missing":
         return "robots-missing", f"robots.txt answers {http_status}: everything is allowed"
     return None
+
+
+def robots_unreachable(cause: str, held: int) -> Verdict:
+    """RULES.md robots-unreachable: one finding per host, with the URLs it held back."""
+    urls = "1 listed URL was" if held == 1 else f"{held} listed URLs were"
+    return (
+        "robots-unreachable",
+        f"robots.txt could not be read ({cause}); search engines treat the whole host as "
+        f"disallowed until it answers, so {urls} not checked: make robots.txt answer 200 "
+        "(or 404 if there is none)",
+    )

@@ -170,7 +170,7 @@ class UrlResult:
     redirects: tuple[Hop, ...]
     lastmod: str | None
     last_modified: str | None
-    robots: Literal["allowed", "blocked"]
+    robots: Literal["allowed", "blocked", "unreachable"]
     elapsed_ms: float | None
     error: str | None = None
     extra: dict[str, Any] | None = None  # headers that matter, body excerpt of failures, ...
@@ -182,7 +182,7 @@ class UrlResult:
         sitemap: str | None,
         line: int | None,
         lastmod: str | None,
-        robots: Literal["allowed", "blocked"],
+        robots: Literal["allowed", "blocked", "unreachable"],
         error: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> UrlResult:

@@ -44,9 +44,10 @@ from audit.core.records import (
     finding,
 )
 from audit.http import HttpClient, StreamResponse, url_prefix
+from audit.http.exchange import BodySink
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
-from audit.pipeline.hooks import Hook, UrlCheck, overridden
+from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -173,6 +174,8 @@ class RunState:
     admitted: int = 0
     roots_unreachable: int = 0  # root sitemaps that got no HTTP answer at all
     hosts_reported: set[str] = field(default_factory=set)
+    # origin -> [why its robots.txt could not be read, listed URLs held back]
+    robots_unreachable: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def origin_of(url: str) -> str:
@@ -246,6 +249,7 @@ class Auditor:
             "request_headers"
         )
         self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
+        self._body_hooks: list[Callable[[UrlJob], BodySink | None]] = self._at("page_body")
         self._judge_hooks: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self._at(
             "judge"
         )
@@ -304,6 +308,10 @@ class Auditor:
             end()
         if not self.summarise:
             return
+        for origin, (cause, held) in self.state.robots_unreachable.items():
+            self.rec.finding(
+                finding(*sitemaps.robots_unreachable(cause, held), url=origin + "/robots.txt")
+            )
         self._hreflang_findings()
         notes = self.rec.notes
         for key, value in (
@@ -717,6 +725,9 @@ class Auditor:
         origin = origin_of(url)
         if origin not in self.state.hosts_reported:
             self.state.hosts_reported.add(origin)
+            if policy.status == "unreachable":
+                cause = policy.error or f"HTTP {policy.http_status}"
+                self.state.robots_unreachable[origin] = [cause, 0]
             verdict = sitemaps.robots_verdict(policy.status, policy.error, policy.http_status)
             if verdict is not None:
                 self.rec.finding(finding(*verdict, url=origin + "/robots.txt"))
@@ -762,18 +773,34 @@ class Auditor:
         policy = await self._policy(checked)
         result: FetchResult | None = None
         if not policy.allowed(checked):
-            record = UrlResult.unrequested(
-                job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
-            )
-            found = [robots_blocked_finding(job.url, job.sitemap, job.line)]
+            record, found = self._not_allowed(job, policy, checked, extra)
         else:
-            result, sink = await self._fetch(checked, self._request_headers(job))
+            headers = self._request_headers(job)
+            result, sink = await self._fetch(checked, headers, self._body_sinks(job))
             if self._answer_hooks and self._after_answer(job, result):
                 return
             found, record = await self._verdicts(job, result, sink, extra)
         if extra is not None:
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
+
+    def _not_allowed(
+        self, job: UrlJob, policy: RobotsPolicy, checked: str, extra: dict[str, Any] | None
+    ) -> tuple[UrlResult, list[Finding]]:
+        """A URL robots.txt keeps us from: blocked (a finding of its own), or held back by
+        an unreachable robots.txt (counted in the host's one robots-unreachable)."""
+        if policy.status == "unreachable":
+            held = self.state.robots_unreachable.get(origin_of(checked))
+            if held is not None:
+                held[1] += 1
+            record = UrlResult.unrequested(
+                job.url, job.sitemap, job.line, job.lastmod, "unreachable", extra=extra
+            )
+            return record, []
+        record = UrlResult.unrequested(
+            job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
+        )
+        return record, [robots_blocked_finding(job.url, job.sitemap, job.line)]
 
     async def _policy(self, url: str) -> RobotsPolicy:
         """The robots.txt policy for a URL: remembered per URL prefix, so a URL of a known
@@ -843,16 +870,25 @@ class Auditor:
         if found:
             self.rec.findings(found)
 
+    def _body_sinks(self, job: UrlJob) -> list[BodySink]:
+        """The hooks' sinks for the URL's body (none: no hook wants it)."""
+        return [s for hook in self._body_hooks if (s := hook(job)) is not None]
+
     async def _fetch(
-        self, url: str, headers: dict[str, str] | None = None
+        self, url: str, headers: dict[str, str] | None = None, more: Sequence[BodySink] = ()
     ) -> tuple[FetchResult, PageSink | None]:
         """The request of one listed URL: HEAD (GET to confirm an error), or with page checks
-        one GET whose body is read up to the end of the head or the cap."""
-        if not self.config.page_checks:
-            return await self.client.fetch(url, headers=headers), None
-        sink = PageSink(self.config.page_cap)
+        (or a hook's body sink) one GET whose body is read up to the end of the head (or
+        what the hooks' sinks want) or the cap."""
         cap = self.config.page_cap
-        return await self.client.fetch_page(url, sink, cap=cap, headers=headers), sink
+        if not self.config.page_checks:
+            if not more:
+                return await self.client.fetch(url, headers=headers), None
+            tee = more[0] if len(more) == 1 else TeeSink(list(more))
+            return await self.client.fetch_page(url, tee, cap=cap, headers=headers), None
+        sink = PageSink(cap)
+        both = TeeSink([sink, *more]) if more else sink
+        return await self.client.fetch_page(url, both, cap=cap, headers=headers), sink
 
     async def _page_checks(
         self,

@@ -17,6 +17,7 @@ from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
 from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
+from audit.pipeline.deploy import DeployStampHook
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import Progress
@@ -49,7 +50,7 @@ async def run_target(
         progress=progress,
         on_entry=on_entry,
         on_sitemap=on_sitemap,
-        hooks=hooks,
+        hooks=[*builtin_hooks(run_mode), *hooks],
         url_check=url_check,
     )
     async with HttpClient(config) as client:
@@ -66,6 +67,11 @@ async def run_target(
             outcome["fatal"] = (
                 f"{value}: nothing could be audited: the sitemap could not be reached"
             )
+
+
+def builtin_hooks(mode: Mode) -> list[Hook]:
+    """The hooks every crawl has: RULES.md checks that need more than one answer."""
+    return [DeployStampHook()] if mode == "crawl" else []
 
 
 async def root_jobs(

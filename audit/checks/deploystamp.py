@@ -1,0 +1,66 @@
+"""Is a host's Last-Modified a deploy stamp rather than a content date?
+
+RULES.md `last-modified-deploy`: a static site served from files sends the build
+time as Last-Modified, so comparing it with <lastmod> only produces noise. A host
+is judged on its first SAMPLE answers that carry Last-Modified for URLs listed
+with a <lastmod> (all of them when fewer, but at least MINIMUM): when 90% or more
+fall within one 10-minute window, the host's Last-Modified is a deploy stamp.
+
+`DeployStamp` keeps at most SAMPLE timestamps per undecided host. Pure: it is fed
+datetimes and answers questions; the pipeline decides what to hold back.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Final
+
+__all__ = ["MINIMUM", "SAMPLE", "SHARE", "WINDOW", "DeployStamp", "clustered"]
+
+SAMPLE: Final = 50
+MINIMUM: Final = 20
+SHARE: Final = 0.9
+WINDOW: Final = timedelta(minutes=10)
+
+
+def clustered(stamps: list[datetime]) -> bool:
+    """Do SHARE or more of these times fall within one WINDOW? (at least MINIMUM)"""
+    if len(stamps) < MINIMUM:
+        return False
+    ordered = sorted(stamps)
+    most = 0
+    start = 0
+    for end, stamp in enumerate(ordered):
+        while stamp - ordered[start] > WINDOW:
+            start += 1
+        most = max(most, end - start + 1)
+    return most >= SHARE * len(ordered)
+
+
+class DeployStamp:
+    """One host's verdict: None while undecided, then True (a deploy stamp) or False."""
+
+    __slots__ = ("seen", "span", "stamps", "verdict")
+
+    def __init__(self) -> None:
+        self.stamps: list[datetime] = []
+        self.verdict: bool | None = None
+        self.seen = 0  # qualifying answers the verdict was made on
+        self.span = ""  # their earliest and latest time, for the message
+
+    def add(self, modified: datetime) -> bool:
+        """One qualifying answer; True when this one decided the host."""
+        if self.verdict is not None:
+            return False
+        self.stamps.append(modified)
+        return len(self.stamps) >= SAMPLE and self.decide()
+
+    def decide(self) -> bool:
+        """Decide on what was seen (the end of the run for a host with few answers)."""
+        stamps = self.stamps
+        self.verdict = clustered(stamps)
+        self.seen = len(stamps)
+        if stamps:
+            self.span = f"{min(stamps):%Y-%m-%d %H:%M} to {max(stamps):%Y-%m-%d %H:%M} UTC"
+        self.stamps = []
+        return True

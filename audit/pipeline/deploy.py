@@ -1,0 +1,112 @@
+"""The hook that keeps deploy stamps from reading as stale content (last-modified-deploy).
+
+A host's `lastmod-stale` and `lastmod-ahead` findings are held back until its
+Last-Modified is judged (audit.checks.deploystamp: its first 50 qualifying answers,
+or at the end of the run at least 20 of them). A deploy stamp drops them and gives
+one `last-modified-deploy` finding for the host at the end of the run; otherwise the
+held findings go out as soon as the host is judged, and the later ones at once. At
+most 50 answers' findings are held per undecided host, so memory stays bounded and
+the report still streams.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from audit.checks.deploystamp import DeployStamp
+from audit.core.records import FetchResult, Finding, UrlResult, finding, header_value
+from audit.http import origin_of
+from audit.pipeline.hooks import Hook
+from audit.rules.dates import parse_http_date
+
+if TYPE_CHECKING:
+    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.pipeline.recorder import Recorder
+
+__all__ = ["DeployStampHook"]
+
+_HELD_CODES = frozenset({"lastmod-stale", "lastmod-ahead"})
+
+
+class _Host:
+    __slots__ = ("held", "stamp", "suppressed")
+
+    def __init__(self) -> None:
+        self.stamp = DeployStamp()
+        self.held: list[Finding] = []
+        self.suppressed = 0
+
+
+class DeployStampHook(Hook):
+    """RULES.md last-modified-deploy, decided per host as the answers arrive."""
+
+    def __init__(self) -> None:
+        self._hosts: dict[str, _Host] = {}
+        self._rec: Recorder | None = None
+
+    def attach(self, auditor: Auditor) -> None:
+        self._rec = auditor.rec
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        if result is None or job.lastmod is None or result.redirects:
+            return None
+        header = header_value(result.headers, "last-modified")
+        modified = parse_http_date(header) if header else None
+        if modified is None:
+            return None
+        try:
+            key = origin_of(job.url)
+        except ValueError:
+            return None
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = _Host()
+        if host.stamp.add(modified):
+            self._release(host)
+        return self._hold(host, record, found)
+
+    def _hold(
+        self, host: _Host, record: UrlResult, found: list[Finding]
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        """Take this answer's stale/ahead findings out while the host is undecided or a
+        deploy stamp; None (nothing changed) when it is judged a content date."""
+        if host.stamp.verdict is False or not found:
+            return None
+        held = [f for f in found if f.code in _HELD_CODES]
+        if not held:
+            return None
+        if host.stamp.verdict is None:
+            host.held.extend(held)
+        else:
+            host.suppressed += len(held)
+        return record, [f for f in found if f.code not in _HELD_CODES]
+
+    def _release(self, host: _Host) -> None:
+        """The host was just judged: its held findings go out, or are dropped."""
+        held, host.held = host.held, []
+        if host.stamp.verdict:
+            host.suppressed += len(held)
+        elif held and self._rec is not None:
+            self._rec.findings(held)
+
+    def end_of_run(self) -> None:
+        for key, host in self._hosts.items():
+            if host.stamp.verdict is None:
+                host.stamp.decide()
+                self._release(host)
+            if host.stamp.verdict and self._rec is not None:
+                self._rec.finding(_deploy_finding(key, host))
+
+
+def _deploy_finding(origin: str, host: _Host) -> Finding:
+    stamp = host.stamp
+    return finding(
+        "last-modified-deploy",
+        f"Last-Modified on this host is a deploy stamp: 90% or more of the first {stamp.seen} "
+        f"answers fall within ten minutes ({stamp.span}), so it shows the build, not each "
+        f"page's last change; {host.suppressed} lastmod-stale/lastmod-ahead comparisons were "
+        "not reported. Send each page's real modification time to make them checkable",
+        url=origin + "/",
+    )

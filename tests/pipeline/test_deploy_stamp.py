@@ -1,0 +1,72 @@
+"""RULES.md last-modified-deploy: a host whose Last-Modified is one build time is judged
+on its first 50 qualifying answers (at least 20); its lastmod-stale/-ahead are then not
+reported, and a host with genuinely different Last-Modified values keeps them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+from audit.checks.deploystamp import clustered
+from tests.crawlkit import HTML, TEXT, XML, Site, audit
+
+BUILD = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def _sitemap(base: str, n: int) -> str:
+    body = "".join(
+        f"<url><loc>{base}/p{i}</loc><lastmod>2023-01-{1 + i % 28:02d}</lastmod></url>\n"
+        for i in range(n)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + body + "</urlset>\n"
+    )
+
+
+def _site(n: int, modified: Any) -> Site:
+    routes: dict[str, Any] = {"/robots.txt": (404, TEXT, "")}
+    for i in range(n):
+        headers = {**HTML, "Last-Modified": format_datetime(modified(i), usegmt=True)}
+        routes[f"/p{i}"] = (200, headers, "<html></html>")
+    return Site(routes=routes)
+
+
+async def test_a_deploy_stamp_is_one_info_finding_and_no_stale_noise(serve: Any) -> None:
+    site = _site(60, lambda i: BUILD + timedelta(seconds=i))  # 60 pages built in one minute
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, _sitemap(base, 60))
+    run = await audit(f"{base}/sitemap.xml")
+    (deploy,) = run.findings("last-modified-deploy")
+    assert deploy["severity"] == "info" and deploy["url"] == f"{base}/"
+    assert "first 50 answers" in deploy["message"] and "60 lastmod-stale" in deploy["message"]
+    assert not run.findings("lastmod-stale") and not run.findings("lastmod-ahead")
+    assert len(run.of("url")) == 60
+
+
+async def test_genuinely_different_dates_keep_lastmod_stale(serve: Any) -> None:
+    # each page's own modification time, months apart: a content date, not a build
+    site = _site(30, lambda i: datetime(2023, 2 + i % 10, 1 + i % 20, tzinfo=UTC))
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, _sitemap(base, 30))
+    run = await audit(f"{base}/sitemap.xml")
+    assert not run.findings("last-modified-deploy")
+    assert len(run.findings("lastmod-stale")) == 30
+
+
+async def test_too_few_answers_to_judge_keep_their_findings(serve: Any) -> None:
+    site = _site(10, lambda i: BUILD)  # one stamp, but only 10 answers: under the 20 needed
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, _sitemap(base, 10))
+    run = await audit(f"{base}/sitemap.xml")
+    assert not run.findings("last-modified-deploy")
+    assert len(run.findings("lastmod-stale")) == 10
+
+
+def test_clustered_needs_ninety_percent_in_ten_minutes() -> None:
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    inside = [base + timedelta(minutes=i % 10) for i in range(18)]
+    assert clustered([*inside, base + timedelta(days=1), base + timedelta(days=2)])  # 18/20
+    assert not clustered(inside + [base + timedelta(days=d) for d in (1, 2, 3)])  # 18/21
+    assert not clustered(inside[:19])  # fewer than 20 answers: no verdict
