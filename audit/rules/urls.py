@@ -62,10 +62,13 @@ _PLAIN_TAIL = re.compile(_PLAIN_PATH, re.ASCII)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:", re.ASCII)
 # C0 and C1 control characters, space, DEL and the characters RFC 3986 never allows raw
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f<>\"{}|\\^`]")
+_BRACKETS = re.compile(r"[\[\]]")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _LOWER_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_\-]{0,61}[A-Za-z0-9_])?", re.ASCII)
-_NUMERIC_HOST = re.compile(r"[0-9.]+|0[xX][0-9A-Fa-f.]*", re.ASCII)
+# A host whose last label is a number (WHATWG URL "ends in a number"): an IPv4 address or
+# nothing, never a name. Decimal, or 0x-hex, which WHATWG also reads as a number.
+_ENDS_IN_NUMBER = re.compile(r"(?:.*\.)?(?:[0-9]+|0[xX][0-9A-Fa-f]*)\.?", re.ASCII | re.DOTALL)
 
 Problem = tuple[str, str]  # (code, message)
 
@@ -141,11 +144,14 @@ def _host_problem(host: str) -> str | None:
         return "has no host"
     if host.startswith("["):
         return _ipv6_problem(host)
-    if _NUMERIC_HOST.fullmatch(host):
+    if _ENDS_IN_NUMBER.fullmatch(host):
         try:
-            ipaddress.IPv4Address(host)
+            ipaddress.IPv4Address(host[:-1] if host.endswith(".") else host)
         except ValueError:
-            return f"has an invalid IPv4 host {_show(host)}"
+            return (
+                f"has the host {_show(host)}, which ends in a number but is not an IPv4 "
+                "address (four decimal numbers 0-255)"
+            )
         return None
     return _name_problem(host)
 
@@ -316,16 +322,26 @@ def _invalid_parts(url: str, authority_at: int) -> list[str]:
         invalid.append(f"contains {what} (percent-encode it as {escaped})")
     if _BAD_PCT.search(url):
         invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
-    authority, _tail = _split_authority(url[authority_at:])
-    host, port = _host_port(authority)
-    problem = _host_problem(host)
-    if problem is not None:
-        invalid.append(problem)
-    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
-        invalid.append(f"has an invalid port {_show(port)}")
+    invalid.extend(_authority_problems(url[authority_at:]))
     if len(url) < MIN_LOC_LENGTH:
         invalid.append(f"is shorter than {MIN_LOC_LENGTH} characters")
     return invalid
+
+
+def _authority_problems(rest: str) -> list[str]:
+    """Brackets outside an IP-literal, the host and the port of what follows '//'."""
+    out: list[str] = []
+    authority, tail = _split_authority(rest)
+    userinfo = authority.rpartition("@")[0]
+    if _BRACKETS.search(tail) or _BRACKETS.search(userinfo):  # RFC 3986 §2.2, §3.2.1
+        out.append("contains '[' or ']' outside an IPv6 host (percent-encode them as %5B and %5D)")
+    host, port = _host_port(authority)
+    problem = _host_problem(host)
+    if problem is not None:
+        out.append(problem)
+    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
+        out.append(f"has an invalid port {_show(port)}")
+    return out
 
 
 def is_absolute_http(url: str) -> bool:
