@@ -488,3 +488,130 @@ class UrlJoiner:
         while self._pending:
             url, found = self._pending.popitem(last=False)
             self._emit(None, url, found)
+
+
+# --- what the run amounts to: verdict, partial runs, cuts -----------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The one-word verdict every human-facing writer shows, its colour and the sentence
+    that goes with it. `style` is "pass", "fail", "warn" (errors that do not fail the run)
+    or "partial" (the run did not finish: its findings are from the part that ran)."""
+
+    word: str
+    style: str
+    detail: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.word}: {self.detail}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} info" if word == "info" else f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def stopped_how(summary: Mapping[str, Any]) -> str | None:
+    """ "INTERRUPTED" or "PARTIAL" when the run did not finish, else None."""
+    if summary.get("interrupted"):
+        return "INTERRUPTED"
+    if summary.get("partial"):
+        return "PARTIAL"
+    return None
+
+
+def progress_line(summary: Mapping[str, Any]) -> str | None:
+    """For a run that did not finish, how far it got, in one plain sentence; else None."""
+    how = stopped_how(summary)
+    if how is None:
+        return None
+    what = "the run was interrupted" if how == "INTERRUPTED" else "the run did not finish"
+    by = summary.get("stopped_by")
+    if isinstance(by, str) and by:
+        what += f" (stopped by {by})"
+    return (
+        f"{what} after {_count(_as_int(summary.get('sitemaps')), 'sitemap')} and "
+        f"{_count(_as_int(summary.get('urls')), 'URL')}: a partial report, its findings "
+        "are from that part only"
+    )
+
+
+def fatal_of(summary: Mapping[str, Any]) -> str | None:
+    """Why nothing could be audited, when the summary says so (a `fatal` note, or no
+    sitemap read at all); else None."""
+    fatal = summary.get("fatal")
+    if isinstance(fatal, list):
+        fatal = "; ".join(str(x) for x in fatal if x)
+    if isinstance(fatal, str) and fatal:
+        return fatal
+    if not _as_int(summary.get("sitemaps")) and not _as_int(summary.get("urls")):
+        return "no sitemap was audited"
+    return None
+
+
+def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
+    """What the run amounts to for --fail-on: never a PASS for a run that did not finish,
+    that audited nothing, or that found errors it does not fail on."""
+    found = summary.get("findings")
+    counts: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    over = failing_severities(counts, fail_on)
+    failing = ", ".join(_count(_as_int(counts.get(s)), s) for s in over)
+    at = f"at or above --fail-on {fail_on}"
+    progress = progress_line(summary)
+    how = stopped_how(summary)
+    if how is not None and progress is not None:
+        tail = f"; {failing} {at}" if failing else ""
+        return Verdict(how, "partial", progress + tail)
+    fatal = fatal_of(summary)
+    if fatal is not None:
+        return Verdict("NOTHING AUDITED", "fail", fatal)
+    if failing:
+        return Verdict("FAIL", "fail", f"{failing} {at}")
+    return _not_failing(counts, fail_on)
+
+
+def _not_failing(counts: Mapping[str, Any], fail_on: str) -> Verdict:
+    errors = _as_int(counts.get("error"))
+    if errors:
+        return Verdict(
+            "DONE", "warn", f"{_count(errors, 'error')} (not failing: --fail-on {fail_on})"
+        )
+    if fail_on == "never":
+        return Verdict("DONE", "pass", "no errors (--fail-on never)")
+    return Verdict("PASS", "pass", f"nothing at or above --fail-on {fail_on}")
+
+
+def cut_notes(summary: Mapping[str, Any]) -> list[str]:
+    """What the run left out on purpose (--max-urls, --include/--exclude), as sentences."""
+    notes = []
+    if summary.get("max_urls_reached"):
+        notes.append(
+            f"--max-urls reached: stopped after {_count(_as_int(summary.get('urls')), 'URL')}; "
+            "the sitemaps list more that were not checked"
+        )
+    urls = _as_int(summary.get("excluded_urls"))
+    if urls:
+        notes.append(f"excluded: {_count(urls, 'listed URL')} (--include/--exclude) not checked")
+    sitemaps = _as_int(summary.get("excluded_sitemaps"))
+    if sitemaps:
+        notes.append(
+            f"excluded: {_count(sitemaps, 'sitemap')} (--include-sitemap/--exclude-sitemap) "
+            "not read"
+        )
+    return notes
+
+
+def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
+    """(outcome, count, percent) of a summary's `migration` block, malformed rows left out."""
+    outcomes = migration.get("outcomes") if isinstance(migration, dict) else None
+    if not isinstance(outcomes, dict):
+        return []
+    rows = []
+    for name, entry in outcomes.items():
+        if not isinstance(entry, dict):
+            continue
+        count, share = entry.get("count"), entry.get("percent")
+        if isinstance(count, int) and isinstance(share, int | float):
+            rows.append((str(name), count, float(share)))
+    return rows

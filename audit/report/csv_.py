@@ -1,7 +1,9 @@
 """csv writer: one row per URL, for spreadsheets.
 
 Columns: url, sitemap, line, status, final_url, redirect_hops, redirect_chain,
-lastmod, last_modified, robots, elapsed_ms, worst_severity, codes, error.
+lastmod, last_modified, robots, elapsed_ms, worst_severity, codes, error, outcome,
+expected, checked_url (the last three from `migrate` and --rewrite: the migration
+outcome, the expected new URL of the redirect map, the URL actually requested).
 
 - Encoding: UTF-8 with a byte order mark by default. Excel only reads a CSV as
   UTF-8 when it starts with a BOM (without one, non-ASCII URLs turn into
@@ -51,7 +53,13 @@ COLUMNS: tuple[str, ...] = (
     "worst_severity",
     "codes",
     "error",
+    "outcome",
+    "expected",
+    "checked_url",
 )
+# Columns filled from url records' extras: `migrate` (outcome, expected target) and
+# --rewrite or `migrate` (the URL actually requested); empty in other runs.
+_EXTRA_COLUMNS: tuple[str, ...] = ("outcome", "expected", "checked_url")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -117,6 +125,7 @@ class CsvWriter:
             first = found[0] if found else {}
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
             row: list[Any] = [url, sitemap, line, *[""] * 8, worst, " ".join(codes), ""]
+            row += [""] * len(_EXTRA_COLUMNS)
         else:
             hops, chain = _chain(rec.get("redirects"))
             row = [
@@ -134,6 +143,7 @@ class CsvWriter:
                 worst,
                 " ".join(codes),
                 str_or_none(rec.get("error")),
+                *(str_or_none(rec.get(key)) for key in _EXTRA_COLUMNS),
             ]
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
         self._csv.writerow(["" if v is None else _cell(v) for v in row])

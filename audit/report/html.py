@@ -33,10 +33,13 @@ from audit.report.aggregate import (
     Example,
     SitemapStat,
     code_summary,
-    fails,
+    cut_notes,
     host_columns,
     host_value,
+    migration_rows,
+    progress_line,
     rank,
+    verdict,
     where,
 )
 from audit.report.text import format_duration
@@ -83,6 +86,12 @@ _STANDARD_SUMMARY = {
     "by_code",
     "duration_s",
     "partial",
+    "interrupted",
+    "stopped_by",
+    "max_urls_reached",
+    "excluded_urls",
+    "excluded_sitemaps",
+    "migration",
 }
 _SAFE_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 
@@ -218,6 +227,8 @@ h2{font-size:16px;margin:0 0 12px;font-weight:600}
 .sub{color:var(--muted);margin:0}
 .verdict{font-weight:700;padding:8px 16px;border-radius:6px;color:#fff;white-space:nowrap}
 .verdict.fail{background:var(--err)}.verdict.pass{background:var(--ok)}
+.verdict.warn,.verdict.partial{background:#9a6700}
+.verdict small{display:block;font-weight:400;font-size:12px;max-width:340px;white-space:normal}
 .notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:10px 14px;
 margin:0 0 16px}
 .cards{display:grid;grid-template-columns:repeat(6,1fr);gap:12px;margin-bottom:16px}
@@ -304,6 +315,37 @@ _JS = """
 """
 
 
+def _notices(summary: dict[str, Any]) -> str:
+    """The banner of a run that did not finish, and what the run left out on purpose."""
+    parts = []
+    progress = progress_line(summary)
+    if progress is not None:
+        parts.append(
+            f'<p class="notice" id="partial"><strong>Incomplete.</strong> {h(progress)}.</p>'
+        )
+    parts += [f'<p class="notice cut">{h(note)}</p>' for note in cut_notes(summary)]
+    return "".join(parts)
+
+
+def _migration(migration: Any) -> str:
+    """The outcome table of `migrate` (summary["migration"]), if any."""
+    rows = migration_rows(migration)
+    if not rows or not isinstance(migration, dict):
+        return ""
+    total, new = migration.get("old_urls"), migration.get("new_origin")
+    head = f"{_n(total)} old URLs checked on " if isinstance(total, int) else "Checked on "
+    body = "".join(
+        f'<tr><td class="mono">{h(name)}</td><td class="num">{_n(count)}</td>'
+        f'<td class="num">{share:.1f}%</td></tr>'
+        for name, count, share in rows
+    )
+    return (
+        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(head)}{link(new if isinstance(new, str) else None)}</p>'
+        '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
+        f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'
+    )
+
+
 def _roots_and_children(
     stats: dict[str, SitemapStat],
 ) -> tuple[list[SitemapStat], dict[str, list[SitemapStat]]]:
@@ -374,35 +416,34 @@ class HtmlWriter:
         agg = self._agg
         summary = agg.summary_dict()
         nonce = secrets.token_urlsafe(18)
-        failed = fails(summary, self._fail_on)
+        v = verdict(summary, self._fail_on)
         stamp = agg.reference_time().astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         csp = (
             f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}';"
             " img-src data:; base-uri 'none'; form-action 'none'"
         )
-        verdict = "FAIL" if failed else "PASS"
+        badge = (
+            h(v.word) if v.word in ("PASS", "FAIL") else f"{h(v.word)}<small>{h(v.detail)}</small>"
+        )
         out = [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
             '<meta name="referrer" content="no-referrer">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>Sitemap audit: {verdict}</title>",
+            f"<title>Sitemap audit: {h(v.word)}</title>",
             f'<style nonce="{nonce}">{_CSS}</style>',
             "</head><body><main>",
             "<header><div><h1>Sitemap audit report</h1>",
             f'<p class="sub">{h(stamp)} · fail on {h(self._fail_on)} ·'
             f" sitemap-audit {h(__version__)}</p></div>",
-            f'<div class="verdict {verdict.lower()}" id="verdict">{verdict}</div></header>',
+            f'<div class="verdict {h(v.style)}" id="verdict">{badge}</div></header>',
+            _notices(summary),
         ]
-        if summary.get("partial"):
-            out.append(
-                '<p class="notice"><strong>Incomplete.</strong> The run ended without a'
-                " summary (interrupted?); the figures below are what was recorded.</p>"
-            )
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(self._notes(summary))
+        out.append(_migration(summary.get("migration")))
         out.append(self._tree())
         out.append(self._findings())
         out.append(self._hosts())
@@ -411,7 +452,7 @@ class HtmlWriter:
             "status_classes": {c: agg.status_classes[c] for c in STATUS_CLASSES},
             "lastmod_ages": dict(agg.lastmod_histogram()),
             "fail_on": self._fail_on,
-            "verdict": verdict,
+            "verdict": v.word,
         }
         out.append(
             f"<footer>Generated by sitemap-audit {h(__version__)}. Self-contained:"

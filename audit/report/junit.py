@@ -7,8 +7,11 @@ the message its message, the body lists every finding of that URL; findings
 below the threshold go to the testcase's `<system-out>`. Findings about a
 sitemap itself (no URL, or the sitemap's own URL) form a testcase named after
 the sitemap inside its suite; findings with no sitemap (discovery, robots.txt)
-form a suite named "discovery". `errors` and `skipped` are always 0: every
-problem the audit finds is a failure of the site, not of the tool.
+form a suite named "discovery". Every problem the audit finds is a failure of
+the site, not of the tool, so `skipped` is always 0 and `errors` is 0 unless the
+run itself did not finish or audited nothing: then a suite "sitemap-audit run"
+holds one errored testcase saying so and how far the run got (sitemaps, URLs,
+what stopped it), so CI never shows a partial report as a clean pass.
 
 Memory: url testcases are rendered as they complete (see `UrlJoiner`) and
 spooled to one temporary file per suite (a few kept open at once); the
@@ -35,10 +38,12 @@ from audit.report.aggregate import (
     rank,
     severity_of,
     str_or_none,
+    verdict,
     where,
 )
 
 DISCOVERY = "discovery"
+RUN_SUITE = "sitemap-audit run"
 _OPEN_FILES = 32
 # Findings kept for one sitemap's own testcase; the rest are counted.
 _MAX_SITEMAP_FINDINGS = 1000
@@ -184,20 +189,39 @@ class JunitWriter:
         out = self._stream
         own_cases = self._own_cases()
         suites = self._suites.values()
-        tests = sum(s.tests for s in suites)
+        run_case = self._run_case()
+        tests = sum(s.tests for s in suites) + (run_case is not None)
         failures = sum(s.failures for s in suites)
         duration = float_or_none(self._agg.summary_dict().get("duration_s"))
         total_time = duration if duration is not None else sum(s.time for s in suites)
         out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
         out.write(
             f'<testsuites name="sitemap-audit" tests="{tests}" failures="{failures}"'
-            f' errors="0" skipped="0" time="{total_time:.3f}">\n'
+            f' errors="{int(run_case is not None)}" skipped="0" time="{total_time:.3f}">\n'
         )
+        if run_case is not None:
+            out.write(run_case)
         for suite in suites:
             if suite.tests:  # else named by a record but never fetched, with nothing listed
                 self._write_suite(suite, own_cases.get(suite.name))
         out.write("</testsuites>\n")
         out.flush()
+
+    def _run_case(self) -> str | None:
+        """A run that did not finish, or audited nothing, is an error of the run (not a
+        failure of the site): one suite with one errored testcase that says how far it got."""
+        v = verdict(self._agg.summary_dict(), self._fail_on)
+        if v.style != "partial" and v.word != "NOTHING AUDITED":
+            return None
+        kind = "interrupted" if v.word == "INTERRUPTED" else v.word.lower().replace(" ", "-")
+        return (
+            f'  <testsuite name="{RUN_SUITE}" tests="1" failures="0" errors="1" skipped="0"'
+            ' time="0.000">\n'
+            f'    <testcase name="the audit ran to its end" classname="{RUN_SUITE}" time="0.000">\n'
+            f'      <error message="{xml_attr(v.line)}" type="{xml_attr(kind)}">'
+            f"{xml_text(v.line)}</error>\n"
+            "    </testcase>\n  </testsuite>\n"
+        )
 
     def _own_cases(self) -> dict[str, str]:
         """Each sitemap's own testcase, counted into its suite."""

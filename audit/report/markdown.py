@@ -17,9 +17,12 @@ from typing import Any, TextIO
 from audit.report.aggregate import (
     Aggregate,
     code_summary,
-    fails,
+    cut_notes,
     host_columns,
     host_value,
+    migration_rows,
+    progress_line,
+    verdict,
     where,
 )
 from audit.report.text import format_duration
@@ -62,12 +65,13 @@ class MarkdownWriter:
         agg = self._agg
         summary = agg.summary_dict()
         out = ["# Sitemap audit report", ""]
-        if summary.get("partial"):
-            out += [
-                "> **Incomplete:** the run ended without a summary; counts are what was seen.",
-                "",
-            ]
+        progress = progress_line(summary)
+        if progress is not None:
+            out += [f"> **Incomplete:** {md_text(progress)}.", ""]
+        out += [f"> {md_text(note)}" for note in cut_notes(summary)]
+        out += [""] if cut_notes(summary) else []
         out += self._summary_table(summary)
+        out += _migration_table(summary.get("migration"))
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]
@@ -81,7 +85,11 @@ class MarkdownWriter:
 
     def _summary_table(self, summary: dict[str, Any]) -> list[str]:
         found = summary["findings"]
-        verdict = "FAIL" if fails(summary, self._fail_on) else "PASS"
+        v = verdict(summary, self._fail_on)
+        # PASS and FAIL need no words beyond the counts above; the others do
+        shown = (
+            f"**{v.word}**" if v.word in ("PASS", "FAIL") else f"**{v.word}**: {md_text(v.detail)}"
+        )
         return [
             "| | |",
             "| --- | ---: |",
@@ -91,7 +99,7 @@ class MarkdownWriter:
             f"| Warnings | {found['warning']:,} |",
             f"| Info | {found['info']:,} |",
             f"| Duration | {format_duration(summary.get('duration_s'))} |",
-            f"| Verdict (fail on {md_text(self._fail_on)}) | **{verdict}** |",
+            f"| Verdict (fail on {md_text(self._fail_on)}) | {shown} |",
             "",
         ]
 
@@ -131,6 +139,20 @@ def _codes_table(codes: list[tuple[str, str, int]]) -> list[str]:
     ]
     for code, sev, count in codes:
         out.append(f"| {md_code(code)} | {sev} | {count:,} | {md_text(code_summary(code))} |")
+    out.append("")
+    return out
+
+
+def _migration_table(migration: Any) -> list[str]:
+    """The outcome of every old URL of `migrate` (summary["migration"]), if any."""
+    rows = migration_rows(migration)
+    if not rows or not isinstance(migration, dict):
+        return []
+    total, new = migration.get("old_urls"), migration.get("new_origin")
+    head = f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "
+    out = ["## Migration", "", md_text(f"{head}{new or '?'}"), ""]
+    out += ["| Outcome | Old URLs | Share |", "| --- | ---: | ---: |"]
+    out += [f"| {md_code(name)} | {count:,} | {share:.1f}% |" for name, count, share in rows]
     out.append("")
     return out
 

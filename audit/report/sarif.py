@@ -26,6 +26,7 @@ from audit.report.aggregate import (
     int_or_none,
     severity_of,
     str_or_none,
+    verdict,
 )
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -50,6 +51,20 @@ def _location(url: str | None, sitemap: str | None, line: int | None) -> dict[st
     if line is not None and line >= 1:
         physical["region"] = {"startLine": line}
     return {"physicalLocation": physical}
+
+
+def _invocation(summary: dict[str, Any], fail_on: str) -> dict[str, Any]:
+    """The run's invocation: not successful, with a notification saying how far it got,
+    when the run did not finish or audited nothing."""
+    v = verdict(summary, fail_on)
+    invocation: dict[str, Any] = {
+        "executionSuccessful": True,
+        "properties": {"failOn": fail_on, "failed": fails(summary, fail_on), "verdict": v.word},
+    }
+    if v.style == "partial" or v.word == "NOTHING AUDITED":
+        invocation["executionSuccessful"] = False
+        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": v.line}}]
+    return invocation
 
 
 class SarifWriter:
@@ -125,11 +140,7 @@ class SarifWriter:
         summary = self._agg.summary_dict()
         rules = [self._rule(code, sev) for code, (_, sev) in self._rules.items()]
         driver = {"name": "sitemap-audit", "version": __version__, "rules": rules}
-        failed = fails(summary, self._fail_on)
-        invocation = {
-            "executionSuccessful": not summary.get("partial", False),
-            "properties": {"failOn": self._fail_on, "failed": failed},
-        }
+        invocation = _invocation(summary, self._fail_on)
         out.write("{\n")
         out.write(f'  "$schema": {_dumps(SARIF_SCHEMA)},\n  "version": "2.1.0",\n')
         out.write('  "runs": [\n    {\n')

@@ -16,13 +16,18 @@ from typing import Any, TextIO
 from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
-    failing_severities,
+    cut_notes,
     host_columns,
     host_value,
+    migration_rows,
+    progress_line,
+    stopped_how,
+    verdict,
     where,
 )
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
+_VERDICT_STYLE = {"pass": "ok", "fail": "error", "warn": "warning", "partial": "warning"}
 
 
 def _plural(n: int, word: str) -> str:
@@ -79,20 +84,26 @@ class TextWriter:
         return "\n".join(lines) + "\n"
 
     def _head(self, summary: dict[str, Any]) -> list[str]:
-        """The title, the run's size and duration, and the counts by severity."""
+        """The title, the run's size and duration, the counts by severity, and what the
+        run left out (a cut, exclusions, an interrupt)."""
         found = summary["findings"]
         title = "sitemap-audit report"
-        if summary.get("partial"):
-            title += " (incomplete: the run ended without a summary)"
+        how = stopped_how(summary)
+        if how is not None:
+            title += f" (incomplete: {how.lower()})"
         counts = (
             self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
         )
-        return [
+        lines = [
             self._c("bold", title),
-            f"{_plural(summary['sitemaps'], 'sitemap')}, {_plural(summary['urls'], 'URL')}, "
-            f"{format_duration(summary.get('duration_s'))}",
+            f"{_plural(summary['sitemaps'], 'sitemap')}, {_entries(summary)}"
+            f"{_plural(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
             "findings: " + ", ".join(counts),
         ]
+        progress = progress_line(summary)
+        if progress is not None:
+            lines.append(self._c("warning", progress))
+        return lines + [_clean(note) for note in cut_notes(summary)]
 
     def _by_code(self, codes: list[tuple[str, str, int]]) -> list[str]:
         width = max(len(c) for c, _, _ in codes)
@@ -137,37 +148,20 @@ class TextWriter:
     def _migration(self, m: dict[str, Any]) -> list[str]:
         """The outcome of every old URL of `migrate`, with shares (summary["migration"])."""
         total = m.get("old_urls")
-        outcomes = m.get("outcomes")
-        if not isinstance(total, int) or not isinstance(outcomes, dict):
+        rows = migration_rows(m)
+        if not isinstance(total, int) or not rows:
             return []
         new = _clean(str(m.get("new_origin") or ""))
         lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
-        for name, entry in outcomes.items():
-            line = self._outcome(name, entry)
-            if line is not None:
-                lines.append(line)
+        for name, count, share in rows:
+            style = "ok" if name == "ok" else "dim" if not count else "error"
+            label = f"  {_clean(name):<20} {count:>7,}  {share:>5.1f}%"
+            lines.append(self._c(style, label) if count or name == "ok" else label)
         return lines + [f"  {x}" for x in _migration_notes(m)]
 
-    def _outcome(self, name: Any, entry: Any) -> str | None:
-        """One outcome's row (count and share), or None when the entry is malformed."""
-        if not isinstance(entry, dict):
-            return None
-        count, share = entry.get("count"), entry.get("percent")
-        if not isinstance(count, int) or not isinstance(share, int | float):
-            return None
-        style = "ok" if name == "ok" else "dim" if not count else "error"
-        label = f"  {_clean(str(name)):<20} {count:>7,}  {share:>5.1f}%"
-        return self._c(style, label) if count or name == "ok" else label
-
     def _verdict(self, summary: dict[str, Any]) -> str:
-        found = summary["findings"]
-        over = failing_severities(found, self._fail_on)
-        if over:
-            detail = ", ".join(_plural(found[s], s) for s in over)
-            return self._c("error", f"FAIL: {detail} at or above --fail-on {self._fail_on}")
-        if self._fail_on == "never":
-            return self._c("ok", "DONE: --fail-on never")
-        return self._c("ok", f"PASS: nothing at or above --fail-on {self._fail_on}")
+        v = verdict(summary, self._fail_on)
+        return self._c(_VERDICT_STYLE[v.style], _clean(v.line))
 
     def close(self) -> None:
         if self._closed:
@@ -175,6 +169,14 @@ class TextWriter:
         self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
+
+
+def _entries(summary: dict[str, Any]) -> str:
+    """ "N entries, " for a run that read entries but checked no URL (validate)."""
+    entries = summary.get("entries")
+    if isinstance(entries, int) and entries and not summary["urls"]:
+        return f"{entries:,} {'entry' if entries == 1 else 'entries'}, "
+    return ""
 
 
 def _migration_notes(m: dict[str, Any]) -> list[str]:
