@@ -8,12 +8,22 @@ private, loopback or link-local address is reported and not followed unless the
 run allows it (`--allow-private`); a chain that STARTS on such an address (an
 intranet audit, the tests on 127.0.0.1) is the user's own choice and is followed.
 
-Only what the URL itself says is judged: IP literals in every form a resolver
-accepts (`127.1`, `0x7f000001`, `2130706433`, `[::ffff:127.0.0.1]`) and the
-`localhost` names (RFC 6761). A DNS name is not resolved here; one that resolves
-to a private address is outside this rule.
+A host is judged as the client connects to it: normalised first (IDNA/UTS 46
+mapping, so `１２７.０.０.１`, `127。0。0。1`, `ⓛⓞⓒⓐⓛⓗⓞⓢⓣ` and `ｌｏｃａｌｈｏｓｔ` are
+what yarl turns them into), then IP literals in every form a resolver accepts
+(`127.1`, `0x7f000001`, `2130706433`, `[::ffff:127.0.0.1]`) and the `localhost`
+names (RFC 6761). A DNS name is judged by its answers, at connect time
+(`PrivateGuard.keeps`, used by audit.http.resolver), so a name cannot answer one
+address to a check and another to the connection.
 
-Pure and synchronous: the standard library only (no aiohttp, no asyncio).
+`PrivateGuard` is a run's rule: the targets the user gave are trusted as given
+(their hosts, whatever they resolve to); with a public target, any other host
+that is or resolves to a private address is not requested. A run whose target
+is itself private (an intranet audit, the tests on 127.0.0.1) or that passes
+`--allow-private` requests everything, as before.
+
+Pure and synchronous: the standard library and idna (yarl's own dependency, the
+mapping yarl applies) only; no aiohttp, no asyncio.
 """
 
 from __future__ import annotations
@@ -21,9 +31,28 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["ip_of", "is_private_host", "redirect_to_private"]
+__all__ = [
+    "PrivateGuard",
+    "ip_of",
+    "is_private_host",
+    "is_private_ip",
+    "normal_host",
+    "redirect_to_private",
+]
+
+# IPv6 ranges that embed or stand for IPv4 (mapped, NAT64, 6to4) or are deprecated
+# site-local: an answer in them may reach an internal IPv4 host, so none is public.
+_SPECIAL_V6 = tuple(
+    ipaddress.IPv6Network(n)
+    for n in ("::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "fec0::/10")
+)
+# Dots that UTS 46 maps to "." (ideographic, full-width, half-width ideographic).
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 # Characters of the IPv4 forms inet_aton() accepts: dotted, short, octal, hex, one integer.
 _IPV4_ISH = re.compile(r"[0-9a-fA-FxX.]+")
@@ -48,26 +77,53 @@ def ip_of(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+def _uts46(name: str) -> str:
+    try:
+        import idna
+
+        return str(idna.uts46_remap(name, std3_rules=False, transitional=False))
+    except (ImportError, ValueError):  # idna refuses some code points: NFKC maps the rest
+        return unicodedata.normalize("NFKC", name).translate(_DOTS)
+
+
+def normal_host(host: str) -> str:
+    """The host as the client connects to it: UTS 46 mapped (full-width digits and
+    letters, ideographic full stops, circled letters), lower case, no brackets or
+    trailing dot."""
+    name = host.strip().strip("[]")
+    if not name.isascii():
+        name = _uts46(name)
+    return name.rstrip(".").lower()
+
+
+def is_private_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Not a public unicast address: loopback, private, link-local, shared, unspecified,
+    reserved, multicast, or an IPv6 form that embeds IPv4 (mapped, NAT64, 6to4) or is
+    site-local."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return True  # ::ffff:0:0/96 whatever it embeds
+        if any(ip in net for net in _SPECIAL_V6):
+            return True
+    return not ip.is_global or ip.is_multicast
+
+
 def is_private_host(host: str) -> bool:
     """`localhost` (and `*.localhost`), or an IP literal that is not a public unicast
-    address: loopback, RFC 1918 / ULA private, link-local (169.254.0.0/16, fe80::/10),
-    shared (100.64.0.0/10), unspecified, reserved, multicast."""
-    name = host.strip().strip("[]").rstrip(".").lower()
+    address (`is_private_ip`), judged after `normal_host`."""
+    name = normal_host(host)
     if name == "localhost" or name.endswith(".localhost"):
         return True
     ip = ip_of(name)
-    if ip is None:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
+    return ip is not None and is_private_ip(ip)
 
 
 def _host(url: str) -> str | None:
     try:
-        return urlsplit(url).hostname
+        host = urlsplit(url).hostname
     except ValueError:
         return None
+    return normal_host(host) if host else host
 
 
 def redirect_to_private(start_url: str, next_url: str) -> bool:
@@ -78,3 +134,34 @@ def redirect_to_private(start_url: str, next_url: str) -> bool:
         return False
     start = _host(start_url)
     return start is None or not is_private_host(start)
+
+
+@dataclass(slots=True)
+class PrivateGuard:
+    """A run's private-address rule. `trusted`: the normalised hosts of the targets the
+    user gave; `active` when there is a public target and private addresses are not
+    allowed. Inactive, everything may be requested (the redirect rule still holds)."""
+
+    trusted: frozenset[str] = frozenset()
+    active: bool = False
+
+    @classmethod
+    def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
+        """The rule of a run over `targets` (URLs or origins)."""
+        hosts = frozenset(h for h in (_host(t) for t in targets) if h)
+        public = bool(hosts) and not any(is_private_host(h) for h in hosts)
+        return cls(hosts, public and not allow_private)
+
+    def refuses(self, url: str) -> bool:
+        """True when `url` names a private address by spelling and is not a target's."""
+        if not self.active:
+            return False
+        host = _host(url)
+        return host is not None and host not in self.trusted and is_private_host(host)
+
+    def keeps(self, host: str, address: str) -> bool:
+        """Whether a DNS answer `address` of `host` may be connected to."""
+        if not self.active or normal_host(host) in self.trusted:
+            return True
+        ip = ip_of(address)
+        return ip is not None and not is_private_ip(ip)

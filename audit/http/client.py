@@ -63,7 +63,7 @@ from yarl import URL
 from audit.core.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.core.errors import FetchError, FetchErrorKind, translate_exception
 from audit.core.records import FetchResult, Hop, header_value, header_values
-from audit.http.addresses import redirect_to_private
+from audit.http.addresses import PrivateGuard, redirect_to_private
 from audit.http.exchange import (
     REDIRECT_STATUSES,
     BodySink,
@@ -139,6 +139,16 @@ def _next_location(current: str, location: str | None) -> str | FetchError:
             url=current,
         )
     return target
+
+
+def _private_error(url: str) -> FetchError:
+    """A URL on a private address that a public target lists or declares: not requested."""
+    return FetchError(
+        f"{url[:200]} is on a private, loopback or link-local address and the target is "
+        "public; not requested (--allow-private requests it)",
+        kind="redirect-private",
+        url=url,
+    )
 
 
 _IDENTITY: Final = {"Accept-Encoding": "identity"}
@@ -334,6 +344,9 @@ class HttpClient:
             origin_key(o) for o in config.credential_origins if origin_key(o)
         )
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
+        # the targets (credential_origins: the origins the user gave) are trusted as given;
+        # from a public target, nothing else on a private address is requested
+        self._guard = PrivateGuard.of(config.credential_origins, config.allow_private)
         # fetch workers (workers.py) start once this many plain exchanges ran here: a small
         # audit never pays for a process
         self._workers: FetchWorkers | None = None  # once started; used while `ready`
@@ -363,6 +376,7 @@ class HttpClient:
             self._fetch_timeout,
             limit=max(1, config.concurrency) + STREAM_HEADROOM,
             per_host=config.per_host_cap + STREAM_HEADROOM,
+            guard=self._guard,
         )
         return self._session
 
@@ -399,6 +413,8 @@ class HttpClient:
                 "timeout": config.timeout,
                 "concurrency": max(1, config.concurrency),
                 "per_host": config.per_host_cap,
+                "trusted": sorted(self._guard.trusted),
+                "guarded": self._guard.active,
             },
         )
         self._workers_task = self._loop.create_task(self._workers.start())
@@ -648,6 +664,9 @@ class HttpClient:
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._chain_origin(url)
+        if self._guard.refuses(url):
+            chain.error = chain.final.error = _private_error(url)
+            return chain
         while True:
             answer = await self._send(
                 current,

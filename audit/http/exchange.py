@@ -8,7 +8,7 @@ module and not the client. `new_session()` is the session both make. The body re
 streamed and page-check requests too.
 
 No retries and no politeness here: the client's send path decides those. Imports yarl,
-audit.core and audit.http.retry; aiohttp only when a session is made (a run that requests
+audit.core, audit.http.retry and (when a session is made) audit.http.resolver; aiohttp only when a session is made (a run that requests
 nothing never loads it). Must not import audit.http.client or audit.http.workers.
 """
 
@@ -26,6 +26,8 @@ from audit.http.retry import should_retry
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from audit.http.addresses import PrivateGuard
 
 __all__ = [
     "DRAIN_LIMIT",
@@ -68,14 +70,26 @@ def request_url(url: str) -> URL:
 
 
 def new_session(
-    user_agent: str, timeout: aiohttp.ClientTimeout, *, limit: int, per_host: int
+    user_agent: str,
+    timeout: aiohttp.ClientTimeout,
+    *,
+    limit: int,
+    per_host: int,
+    guard: PrivateGuard | None = None,
 ) -> aiohttp.ClientSession:
     """The run's session settings, for the client and its fetch workers alike: keep-alive
-    pool, DNS cache, no cookie jar (crawlers are stateless), decompressed bodies."""
+    pool, DNS cache, no cookie jar (crawlers are stateless), decompressed bodies, and DNS
+    answers judged by the run's private-address `guard` (resolver.py)."""
     import aiohttp
 
+    from audit.http.resolver import guarded_resolver
+
     connector = aiohttp.TCPConnector(
-        limit=limit, limit_per_host=per_host, ttl_dns_cache=300, keepalive_timeout=30
+        limit=limit,
+        limit_per_host=per_host,
+        ttl_dns_cache=300,
+        keepalive_timeout=30,
+        resolver=guarded_resolver(guard) if guard is not None else None,
     )
     return aiohttp.ClientSession(
         connector=connector,

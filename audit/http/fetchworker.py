@@ -16,6 +16,7 @@ import signal
 import sys
 from typing import Any
 
+from audit.http.addresses import PrivateGuard
 from audit.http.exchange import exchange, new_session, request_url
 from audit.http.workers import frame, split_frames
 
@@ -31,6 +32,7 @@ async def serve(settings: dict[str, Any]) -> None:
         aiohttp.ClientTimeout(total=float(settings["timeout"])),
         limit=max(1, int(settings["concurrency"])),
         per_host=max(1, int(settings["per_host"])),
+        guard=PrivateGuard(frozenset(settings.get("trusted", ())), bool(settings.get("guarded"))),
     )
     tasks: dict[int, asyncio.Task[None]] = {}
     outbox: list[Any] = []
