@@ -19,7 +19,7 @@ import asyncio
 import re
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +48,7 @@ from audit.http.exchange import BodySink
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
+from audit.pipeline.lanes import Lanes
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -68,6 +69,13 @@ POLICY_CACHE_MAX = 4096  # URL prefixes whose robots policy is remembered by the
 
 
 EntryHook = Callable[[str, Entry], None]
+Extra = dict[str, Any] | None
+Verdicts = Callable[[], Awaitable[tuple[list[Finding], UrlResult]]]
+# how a listed URL is requested and judged (job, checked URL, headers, extra): the answer,
+# and its verdicts, awaited only when no after_answer hook took the answer
+Answer = Callable[
+    ["UrlJob", str, dict[str, str] | None, Extra], Awaitable[tuple[FetchResult, Verdicts]]
+]
 SitemapHook = Callable[[SitemapRecord, StreamParser], None]
 
 
@@ -232,6 +240,7 @@ class Auditor:
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
+        self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
@@ -737,27 +746,48 @@ class Auditor:
 
     async def _worker(self) -> None:
         frontier = self._frontier
+        lanes = self._lanes
         while True:
-            job = frontier.take() if len(frontier) else await frontier.get()
+            job = lanes.ready_job() if lanes.parked else None
             if job is None:
-                return
+                job = frontier.take() if len(frontier) else await frontier.get()
+                if job is None:
+                    return
+            key, lane = self._lane_of(job)
+            if lanes.park(key, job, lane):
+                continue  # its host is slow or backed off: serve another host meanwhile
+            lanes.enter(key)
             try:
-                await self.check_url(job)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # one URL's failure never stops the run
-                self.rec.url(
-                    UrlResult.unrequested(
-                        job.url,
-                        job.sitemap,
-                        job.line,
-                        job.lastmod,
-                        "allowed",
-                        f"internal error: {type(exc).__name__}: {exc}",
-                    )
-                )
+                await self._run_job(job)
             finally:
-                self.progress.advance()
+                lanes.leave(key)
+
+    def _lane_of(self, job: UrlJob) -> tuple[str, int | None]:
+        """The host key of a listed URL and the workers it may hold now (lanes.py)."""
+        try:
+            host = self.client.hosts.get(job.url)
+        except ValueError:  # an unusable URL: checked at once, it sends nothing
+            return "", None
+        return host.key, host.lane()
+
+    async def _run_job(self, job: UrlJob) -> None:
+        try:
+            await self.check_url(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one URL's failure never stops the run
+            self.rec.url(
+                UrlResult.unrequested(
+                    job.url,
+                    job.sitemap,
+                    job.line,
+                    job.lastmod,
+                    "allowed",
+                    f"internal error: {type(exc).__name__}: {exc}",
+                )
+            )
+        finally:
+            self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
@@ -765,6 +795,12 @@ class Auditor:
         origin (whose robots.txt applies); records keep `url` as listed and add
         `checked_url`. Hooks (--state) act before the request, on its headers, after the
         answer and at delivery, so every option composes."""
+        await self.check_via(job, self._answer_here)
+
+    async def check_via(self, job: UrlJob, answer: Answer) -> None:
+        """`_check` with the request and its checks done by `answer(job, checked_url,
+        headers, extra)`: here, or on a cluster (audit.cluster). The same robots.txt
+        verdict, hooks and delivery either way."""
         for before in self._before_hooks:
             if before(job):
                 return
@@ -775,14 +811,19 @@ class Auditor:
         if not policy.allowed(checked):
             record, found = self._not_allowed(job, policy, checked, extra)
         else:
-            headers = self._request_headers(job)
-            result, sink = await self._fetch(checked, headers, self._body_sinks(job))
+            result, verdicts = await answer(job, checked, self._request_headers(job), extra)
             if self._answer_hooks and self._after_answer(job, result):
                 return
-            found, record = await self._verdicts(job, result, sink, extra)
+            found, record = await verdicts()
         if extra is not None:
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
+
+    async def _answer_here(
+        self, job: UrlJob, checked: str, headers: dict[str, str] | None, extra: Extra
+    ) -> tuple[FetchResult, Verdicts]:
+        result, sink = await self._fetch(checked, headers, self._body_sinks(job))
+        return result, lambda: self._verdicts(job, result, sink, extra)
 
     def _not_allowed(
         self, job: UrlJob, policy: RobotsPolicy, checked: str, extra: dict[str, Any] | None
