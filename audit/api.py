@@ -28,6 +28,7 @@ from typing import Any
 
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
+from audit.pipeline.agents import AgentsHook
 from audit.pipeline.auditor import EntryHook, SitemapHook, classify_target
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
@@ -119,8 +120,13 @@ class Audit:
                 self.outcomes[-1],
                 on_entry=self._on_entry,
                 on_sitemap=self._on_sitemap,
-                hooks=self._hooks() if self._hooks is not None else (),
+                hooks=self._hooks_for_target(),
             )
+
+    def _hooks_for_target(self) -> list[Hook]:
+        """Every run's own hooks (indexability, --agents), then the caller's."""
+        own: list[Hook] = [AgentsHook(self.config)]
+        return own + list(self._hooks() if self._hooks is not None else ())
 
     @property
     def fatal(self) -> list[str]:

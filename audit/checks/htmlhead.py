@@ -18,7 +18,8 @@ what matters here):
   a noscript's content is text); `<script>` and `<style>` content is never text;
 - every `<meta name content>` of the head (name lower-cased), every `<link rel=canonical>`
   href, every `<link rel=alternate hreflang>` (hreflang, href) pair, `<base href>` and the
-  `<title>`; in the body window the first `<h1>`'s text and the visible text;
+  `<title>`; in the body window the first `<h1>`'s text and the visible text; the
+  `<script>` elements that run JavaScript, head and body (`scripts`, for empty shells);
 - the charset: a BOM, else the HTTP header's charset (when the caller gives it), else a
   `<meta charset>` or `<meta http-equiv=content-type>` in the first 1024 bytes (the HTML
   prescan), else a meta found later in the head (the page is then decoded again from the
@@ -72,6 +73,10 @@ _HEAD_TAGS: Final = frozenset(
 )
 # Content that is never visible text.
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
+# The type of a <script> that runs (RFC 9239 and the legacy JavaScript MIME types).
+_JS_TYPES: Final = frozenset(
+    {"", "module", "text/javascript", "application/javascript", "application/ecmascript"}
+)
 _SPACES = re.compile(r"\s+")
 _META_CHARSET = re.compile(
     rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE | re.DOTALL
@@ -197,6 +202,7 @@ class HeadReader:
         self.body_canonicals = 0  # rel=canonical links in the body: ignored by search engines
         self.head_ended = False  # </head> seen or the body began
         self.body_started = False
+        self.scripts = 0  # <script> elements that run JavaScript (head and body)
         self._body_at: int | None = None  # bytes read when the body began
         self._skip: str | None = None  # inside noscript/template/script/style of the head
         self._skip_depth = 0
@@ -416,6 +422,8 @@ class HeadReader:
             self._title_parts = []
 
     def _head_skip(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self._count_script(attrs)
         self._skip = tag
         self._skip_depth = 1
 
@@ -424,10 +432,18 @@ class HeadReader:
             self.body_canonicals += 1
         if tag in _HIDDEN:
             self._hidden += 1
+            if tag == "script":
+                self._count_script(attrs)
         elif tag == "h1" and not self._h1_done:
             self._in_h1 += 1
         elif tag == "br" or tag == "p" or tag == "div" or tag == "li":
             self._add_text(" ")
+
+    def _count_script(self, attrs: list[tuple[str, str | None]]) -> None:
+        # JSON-LD and other data blocks are scripts that run nothing
+        kind = _attrs(attrs).get("type", "").strip().lower()
+        if kind in _JS_TYPES:
+            self.scripts += 1
 
     def _start_body(self) -> None:
         self._drop_raw()  # a meta charset in the body changes nothing

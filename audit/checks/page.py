@@ -20,6 +20,8 @@ From a `FetchResult` and the `HeadReader` that read the page (audit.checks.htmlh
   path and the probe's path are masked first: error pages often echo the requested URL.
   Pages with almost no text (`MIN_TEXT`, such as a JavaScript application's empty shell)
   are never compared: only rendering could tell them apart.
+- `url-empty-shell`: a page read to its end with under 200 characters of visible body text
+  that loads scripts (audit.checks.agents.empty_shell).
 - `hreflang-invalid` / `hreflang-missing-self` for the head's `<link rel=alternate
   hreflang>`; the valid hrefs are returned for the run-wide reciprocity store.
 
@@ -38,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from audit.checks.agents import empty_shell
 from audit.checks.htmlhead import DEFAULT_CAP, HeadReader, charset_of_content_type
 from audit.checks.response import canonical_links, noindex_directive
 from audit.core.records import FetchResult, Finding, finding
@@ -239,6 +242,9 @@ def check_page(
             )
         )
     hrefs = _hreflang(out, reader, final, url, make)
+    shell = empty_shell(reader)
+    if shell is not None:
+        out.append(make("url-empty-shell", shell))
     return PageVerdict(out, hrefs, _page_record(reader, robots_metas, head_targets))
 
 

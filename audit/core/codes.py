@@ -150,6 +150,14 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         "the page's own modification date (JSON-LD dateModified, article:modified_time) is "
         "more than one day away from <lastmod>",
     ),
+    # What each bot sees (--agents; url-empty-shell with --page-checks; RULES.md)
+    ("agent-blocked", I, "robots.txt disallows a named agent (--agents) from listed URLs"),
+    ("agent-noindex", I, "X-Robots-Tag or robots meta says noindex for a named agent"),
+    (
+        "url-empty-shell",
+        W,
+        "a 200 HTML page with almost no visible text that loads scripts (an app shell)",
+    ),
     # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
     ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
     (

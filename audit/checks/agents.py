@@ -1,0 +1,169 @@
+"""What each bot sees (RULES.md, `--agents`): per-agent verdicts, indexability, empty shells.
+
+- `parse_agents()` expands `--agents` (product tokens and the presets `search`, `ai`, `all`).
+- `agent_verdict()` says what one named agent makes of a listed URL from what the run already
+  has: the robots.txt answer for that agent, the `X-Robots-Tag` values and (with page checks)
+  the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
+  scoped (`X-Robots-Tag: noindex`, `<meta name="robots">`) applies to every agent; a scoped
+  one (`gptbot: noindex`, `<meta name="gptbot">`) only to its agent.
+- `indexability()` is the first reason the main agent cannot index a URL, or None; the
+  reasons are judged in the order a crawler meets them: robots, unreachable, redirect,
+  status, noindex, canonical, not-html.
+- `empty_shell()` is the reason a 200 HTML page reads as an empty JavaScript shell (fewer
+  than `SHELL_TEXT` characters of visible body text while it loads scripts), or None. It
+  judges only a body read to its end: a page cut off by the reader may have text later.
+
+Pure and synchronous: must not import aiohttp or asyncio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final, Literal
+
+from audit.checks.htmlhead import HeadReader, charset_of_content_type
+from audit.checks.response import noindex_directive
+from audit.core.agent import is_product_token
+from audit.core.records import FetchResult, Finding, UrlResult
+
+__all__ = [
+    "PRESETS",
+    "SHELL_TEXT",
+    "AgentVerdict",
+    "agent_verdict",
+    "empty_shell",
+    "head_metas",
+    "indexability",
+    "meta_noindex",
+    "parse_agents",
+]
+
+AgentVerdict = Literal["blocked", "noindex", "allowed"]
+
+_SEARCH: Final = ("Googlebot", "Bingbot")
+_AI: Final = (
+    "GPTBot",
+    "ClaudeBot",
+    "Google-Extended",
+    "CCBot",
+    "PerplexityBot",
+    "Applebot-Extended",
+)
+PRESETS: Final[dict[str, tuple[str, ...]]] = {
+    "search": _SEARCH,
+    "ai": _AI,
+    "all": (*_SEARCH, *_AI),
+}
+SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
+_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+_NOINDEX: Final = frozenset({"noindex", "none"})
+
+
+def parse_agents(text: str) -> tuple[str, ...]:
+    """The agents of `--agents LIST`, presets expanded, each once (case-insensitively), in
+    the order given. ValueError names the first item that is neither preset nor token."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        names = PRESETS.get(item.lower())
+        if names is None:
+            if not is_product_token(item):
+                raise ValueError(
+                    f"{item!r} is neither a product token (letters, '_' and '-') nor one of "
+                    f"the presets {', '.join(PRESETS)}"
+                )
+            names = (item,)
+        for name in names:
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                out.append(name)
+    if not out:
+        raise ValueError("no agent named")
+    return tuple(out)
+
+
+def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
+    """The first head meta (`robots`, or named after `agent`) that says noindex, shown as
+    `name: content`, or None."""
+    own = agent.strip().lower()
+    for name, content in metas:
+        if (name == "robots" or name == own) and _directives(content) & _NOINDEX:
+            return f"{name}: {content.strip()}"
+    return None
+
+
+def _directives(content: str) -> set[str]:
+    return {t.strip().lower() for t in content.split(",")}
+
+
+def agent_verdict(
+    allowed: bool, robots_tags: Sequence[str], metas: Sequence[tuple[str, str]], agent: str
+) -> AgentVerdict:
+    """What `agent` makes of a URL: robots.txt first (a blocked URL is never read), then a
+    noindex of the headers or the head that applies to it."""
+    if not allowed:
+        return "blocked"
+    if robots_tags and noindex_directive(list(robots_tags), agent) is not None:
+        return "noindex"
+    if metas and meta_noindex(metas, agent) is not None:
+        return "noindex"
+    return "allowed"
+
+
+def is_html(content_type: str | None) -> bool:
+    """An HTML content type (text/html, application/xhtml+xml)."""
+    return bool(content_type) and (
+        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
+    )
+
+
+def head_metas(body: bytes, content_type: str | None) -> list[tuple[str, str]]:
+    """The head's `<meta name content>` pairs of a page body already read (names
+    lower-cased). Only a body that holds a noindex word at all is parsed."""
+    lowered = body.lower()
+    if b"noindex" not in lowered and b"none" not in lowered:
+        return []
+    reader = HeadReader(len(body) + 1, http_charset=charset_of_content_type(content_type))
+    reader.feed(body)
+    reader.close(at_eof=True)
+    return reader.metas
+
+
+def indexability(
+    record: UrlResult, found: Sequence[Finding], result: FetchResult | None
+) -> str | None:
+    """The first reason the main agent cannot index the listed URL, or None (indexable)."""
+    if record.robots != "allowed":
+        return "robots"
+    if result is None or record.status is None:
+        return "unreachable"
+    if record.redirects:
+        return "redirect"
+    if record.status != 200:
+        return "status"
+    codes = {f.code for f in found}
+    if "url-noindex" in codes:
+        return "noindex"
+    if "url-canonical-mismatch" in codes:
+        return "canonical"
+    content_type = result.header("content-type")
+    if content_type is not None and not is_html(content_type):
+        return "not-html"
+    return None
+
+
+def empty_shell(reader: HeadReader) -> str | None:
+    """Why a page read to its end is an empty JavaScript shell, or None."""
+    if not reader.complete or not reader.scripts:
+        return None
+    text = reader.text
+    if len(text) >= SHELL_TEXT:
+        return None
+    shown = f"{len(text)} characters" if text else "no text"
+    return (
+        f"the page's <body> holds {shown} of visible text (under {SHELL_TEXT}) while it loads "
+        f"{reader.scripts} script(s): crawlers that do not run JavaScript, most AI crawlers "
+        "among them, see an empty page; render the content on the server"
+    )

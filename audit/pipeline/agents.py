@@ -1,0 +1,165 @@
+"""The hook that says what each bot sees: indexability always, the agents matrix with --agents.
+
+Every url record gets `indexable` and `indexability` (checks/agents.py `indexability`, for
+the main agent). With `--agents`, it also gets `"agents": {token: verdict}`, judged from the
+robots.txt the run already fetched for the URL's host and the answer already received (no
+request is made for an agent), and the hook counts blocked and noindex URLs per agent and
+host with one example each. At the end of the run: one `agent-blocked` and one
+`agent-noindex` finding per agent and host, and `summary.agents` (merged over the targets
+of one run). The main agent itself gets no agent-* finding: its blocks and noindex are
+`url-robots-blocked` and `url-noindex` already.
+
+The Audit installs it on every run (audit/api.py). Imports no aiohttp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from audit.checks.agents import (
+    agent_verdict,
+    head_metas,
+    indexability,
+    is_html,
+    parse_agents,
+)
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.pipeline.auditor import origin_of
+from audit.pipeline.hooks import Hook
+
+if TYPE_CHECKING:
+    from audit.pipeline.auditor import Auditor, UrlJob
+
+__all__ = ["AgentsHook"]
+
+
+@dataclass(slots=True)
+class _Tally:
+    """One agent on one host: how many listed URLs it may not read or index, one example."""
+
+    blocked: int = 0
+    noindex: int = 0
+    examples: dict[str, Finding] = field(default_factory=dict)  # verdict -> where
+
+
+class AgentsHook(Hook):
+    def __init__(self, config: CrawlConfig) -> None:
+        # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
+        self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
+        self.page_checks = config.page_checks
+        self.auditor: Auditor | None = None
+        self.main = ""
+        # (agent, origin) -> tally, in the order first seen
+        self.tallies: dict[tuple[str, str], _Tally] = {}
+
+    def attach(self, auditor: Auditor) -> None:
+        self.auditor = auditor
+        self.main = auditor.agent_token.strip().lower()
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        reason = indexability(record, found, result)
+        extra: dict[str, Any] = {
+            **(record.extra or {}),
+            "indexable": reason is None,
+            "indexability": reason,
+        }
+        if self.agents:
+            extra["agents"] = self._verdicts(job, record, result)
+        return replace(record, extra=extra), found
+
+    def _verdicts(
+        self, job: UrlJob, record: UrlResult, result: FetchResult | None
+    ) -> dict[str, str]:
+        checked = str((record.extra or {}).get("checked_url") or job.url)
+        policy = self.auditor.robots.cached(checked) if self.auditor is not None else None
+        tags = result.header_all("x-robots-tag") if result is not None else []
+        metas = self._metas(result)
+        out: dict[str, str] = {}
+        origin = _origin(checked)
+        for agent in self.agents:
+            allowed = policy is None or policy.allowed(checked, agent)
+            verdict = agent_verdict(allowed, tags, metas, agent)
+            out[agent] = verdict
+            if verdict != "allowed":
+                self._count(agent, origin, verdict, job)
+        return out
+
+    def _metas(self, result: FetchResult | None) -> list[tuple[str, str]]:
+        """The head's metas of a page the page checks read (its bytes are in body_head)."""
+        if not self.page_checks or result is None or result.status != 200:
+            return []
+        content_type = result.header("content-type")
+        if not result.body_head or not is_html(content_type):
+            return []
+        return head_metas(result.body_head, content_type)
+
+    def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
+        tally = self.tallies.get((agent, origin))
+        if tally is None:
+            tally = self.tallies[agent, origin] = _Tally()
+        if verdict == "blocked":
+            tally.blocked += 1
+        else:
+            tally.noindex += 1
+        known = tally.examples.get(verdict)
+        # the example is the first in sitemap order, whichever worker came first
+        if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
+            tally.examples[verdict] = finding(
+                "agent-blocked" if verdict == "blocked" else "agent-noindex",
+                "",
+                sitemap=job.sitemap,
+                line=job.line,
+                url=job.url,
+            )
+
+    def end_of_run(self) -> None:
+        if not self.agents or self.auditor is None:
+            return
+        rec = self.auditor.rec
+        for (agent, origin), tally in self.tallies.items():
+            if agent.lower() != self.main:
+                rec.findings(_findings(agent, origin, tally))
+        notes: dict[str, dict[str, int]] = rec.notes.setdefault("agents", {})
+        for agent in self.agents:
+            counts = notes.setdefault(agent, {"blocked": 0, "noindex": 0})
+            for (name, _), tally in self.tallies.items():
+                if name == agent:
+                    counts["blocked"] += tally.blocked
+                    counts["noindex"] += tally.noindex
+
+
+def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
+    out = []
+    for verdict, count in (("blocked", tally.blocked), ("noindex", tally.noindex)):
+        example = tally.examples.get(verdict)
+        if count and example is not None:
+            out.append(replace(example, message=_message(agent, origin, verdict, count, example)))
+    return out
+
+
+def _message(agent: str, origin: str, verdict: str, count: int, example: Finding) -> str:
+    urls = f"{count:,} listed URL{'' if count == 1 else 's'} of {origin}"
+    if verdict == "blocked":
+        return (
+            f"robots.txt disallows {agent} from {urls} (e.g. {example.url}); "
+            f"if {agent} should read them, allow it in robots.txt"
+        )
+    return (
+        f"X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {example.url}); "
+        f"if {agent} should index them, remove the directive"
+    )
+
+
+def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:
+    return sitemap or "", line or 0
+
+
+def _origin(url: str) -> str:
+    try:
+        return origin_of(url)
+    except ValueError:
+        return url
