@@ -13,6 +13,7 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     sitemap_done(rec, parser)  a sitemap was read to its end
     before_request(job)        a listed URL before anything is sent; True: delivered here
     request_headers(job)       extra request headers for a listed URL
+    page_body(job)             a body sink for the URL's GET (the URL is then fetched with GET)
     after_answer(job, result)  the final answer; True: handled here (no checks run)
     judge(job, rec, found, r)  add to a URL's record and findings before delivery
     deliver(job, rec, found)   the url record and findings; True: delivered here
@@ -25,15 +26,17 @@ Auditor, never patched into it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
     from audit.http import StreamResponse
+    from audit.http.exchange import BodySink
     from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
     from audit.sitemap.parser import StreamParser
 
-__all__ = ["HOOK_POINTS", "Hook", "UrlCheck", "overridden"]
+__all__ = ["HOOK_POINTS", "Hook", "TeeSink", "UrlCheck", "overridden"]
 
 
 class Hook:
@@ -68,6 +71,12 @@ class Hook:
         """Extra request headers for a listed URL."""
         return None
 
+    def page_body(self, job: UrlJob) -> BodySink | None:
+        """A sink for the listed URL's body (content fingerprints). A hook that returns
+        one makes the URL be fetched with one GET, as --page-checks does, up to the
+        page cap; the sink sees the final answer's body beside the page checks' own."""
+        return None
+
     def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
         """The URL's final answer, before checks. True: the hook delivered its outcome."""
         return False
@@ -99,6 +108,7 @@ HOOK_POINTS = (
     "sitemap_done",
     "before_request",
     "request_headers",
+    "page_body",
     "after_answer",
     "judge",
     "deliver",
@@ -109,6 +119,42 @@ HOOK_POINTS = (
 def overridden(hook: Hook, point: str) -> bool:
     """Does this hook do something at `point`? (The auditor skips the no-op defaults.)"""
     return getattr(type(hook), point) is not getattr(Hook, point)
+
+
+class TeeSink:
+    """Several body sinks fed the same body; reading stops when none wants more. A sink
+    that had enough early is ended with the others, told `at_eof` only if the body ended
+    right where it stopped (as the client would have told it alone)."""
+
+    def __init__(self, sinks: list[BodySink]) -> None:
+        self.sinks = sinks
+        self._reading: list[BodySink] = []
+        self._stopped: list[tuple[BodySink, int]] = []  # (sink, bytes fed when it stopped)
+        self._fed = 0
+
+    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
+        self._reading = [s for s in self.sinks if s.start(status, headers)]
+        self._stopped = []
+        self._fed = 0
+        return bool(self._reading)
+
+    def feed(self, chunk: bytes) -> bool:
+        self._fed += len(chunk)
+        still: list[BodySink] = []
+        for sink in self._reading:
+            if sink.feed(chunk):
+                self._stopped.append((sink, self._fed))
+            else:
+                still.append(sink)
+        self._reading = still
+        return not still
+
+    def end(self, *, at_eof: bool) -> None:
+        for sink, fed in self._stopped:
+            sink.end(at_eof=at_eof and fed == self._fed)
+        for sink in self._reading:
+            sink.end(at_eof=at_eof)
+        self._reading, self._stopped = [], []
 
 
 class UrlCheck(Protocol):
