@@ -419,6 +419,7 @@ class Auditor:
                 self.progress.sitemap_done()
                 if self._pending == 0:
                     self._done.set()
+                    self.progress.listing_done()  # the bar's total is known from now on
 
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
