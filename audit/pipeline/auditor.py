@@ -48,7 +48,6 @@ from audit.http.exchange import BodySink
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
-from audit.pipeline.lanes import Lanes
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -240,7 +239,6 @@ class Auditor:
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
-        self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
@@ -419,7 +417,6 @@ class Auditor:
                 self.progress.sitemap_done()
                 if self._pending == 0:
                     self._done.set()
-                    self.progress.listing_done()  # the bar's total is known from now on
 
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
@@ -747,48 +744,27 @@ class Auditor:
 
     async def _worker(self) -> None:
         frontier = self._frontier
-        lanes = self._lanes
         while True:
-            job = lanes.ready_job() if lanes.parked else None
+            job = frontier.take() if len(frontier) else await frontier.get()
             if job is None:
-                job = frontier.take() if len(frontier) else await frontier.get()
-                if job is None:
-                    return
-            key, lane = self._lane_of(job)
-            if lanes.park(key, job, lane):
-                continue  # its host is slow or backed off: serve another host meanwhile
-            lanes.enter(key)
+                return
             try:
-                await self._run_job(job)
-            finally:
-                lanes.leave(key)
-
-    def _lane_of(self, job: UrlJob) -> tuple[str, int | None]:
-        """The host key of a listed URL and the workers it may hold now (lanes.py)."""
-        try:
-            host = self.client.hosts.get(job.url)
-        except ValueError:  # an unusable URL: checked at once, it sends nothing
-            return "", None
-        return host.key, host.lane()
-
-    async def _run_job(self, job: UrlJob) -> None:
-        try:
-            await self.check_url(job)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # one URL's failure never stops the run
-            self.rec.url(
-                UrlResult.unrequested(
-                    job.url,
-                    job.sitemap,
-                    job.line,
-                    job.lastmod,
-                    "allowed",
-                    f"internal error: {type(exc).__name__}: {exc}",
+                await self.check_url(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one URL's failure never stops the run
+                self.rec.url(
+                    UrlResult.unrequested(
+                        job.url,
+                        job.sitemap,
+                        job.line,
+                        job.lastmod,
+                        "allowed",
+                        f"internal error: {type(exc).__name__}: {exc}",
+                    )
                 )
-            )
-        finally:
-            self.progress.advance()
+            finally:
+                self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
