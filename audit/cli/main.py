@@ -106,6 +106,15 @@ def _robots_agent(text: str) -> str:
     return text.strip()
 
 
+def _agents(text: str) -> tuple[str, ...]:
+    from audit.checks.agents import parse_agents
+
+    try:
+        return parse_agents(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     if not sep or not name.strip():
@@ -201,6 +210,15 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         metavar="TOKEN",
         help="the product token robots.txt groups and scoped noindex are matched with "
         "(default: the crawler named in --user-agent)",
+    )
+    p.add_argument(
+        "--agents",
+        type=_agents,
+        default=(),
+        metavar="LIST",
+        help="also judge robots.txt and scoped noindex for these agents, with no extra "
+        "request: product tokens, or the presets search (Googlebot, Bingbot), ai (GPTBot, "
+        "ClaudeBot, Google-Extended, CCBot, PerplexityBot, Applebot-Extended), all",
     )
     p.add_argument(
         "--header",
@@ -457,6 +475,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         retry_after_cap=getattr(args, "max_retry_after", RETRY_AFTER_CAP),
         user_agent=args.user_agent,
         robots_agent=getattr(args, "robots_agent", None),
+        agents=getattr(args, "agents", ()),
         page_checks=getattr(args, "page_checks", False),
         page_cap=getattr(args, "page_cap", DEFAULT_PAGE_CAP),
         max_urls=getattr(args, "max_urls", None),
