@@ -220,6 +220,8 @@ class StreamParser:
         self._actions: dict[str, int] = {}
         self._max_order = _A_PRIORITY
         self._has_doctype = False
+        self._disorder = 0  # children out of the XSD's order: one finding at the end
+        self._disorder_first: tuple[str, int] = ("", 0)  # the first one's message and line
         # text
         self._text_parts: list[bytes] = []  # the unfinished line, in pieces (never re-copied)
         self._cut = False  # close(cut=True): the input broke off
@@ -274,6 +276,7 @@ class StreamParser:
         self._out.append(finding(code, message, sitemap=self.source, line=line, **kw))
 
     def _stop(self) -> None:
+        self._report_disorder()
         self.stopped = True
         self._main = self._probe = None
         self._root = self._last = self._kept = self._newest = None
@@ -745,9 +748,29 @@ class StreamParser:
         elif why == "repeated":
             msg = f"<{name}> appears more than once in one <{entry}> (the first is used)"
         else:
-            order = ", ".join(_PROTOCOL_NAMES[: self._max_order + 1])
-            msg = f"<{name}> is out of order inside <{entry}> (expected {order}, then extensions)"
+            return self._out_of_order(name, entry, child.sourceline + self._line_offset)
         self._find("element-unknown", msg, line=child.sourceline + self._line_offset)
+
+    def _out_of_order(self, name: str, entry: str, line: int) -> None:
+        """Counted, not reported one by one: a generator that orders children its own way
+        does so in every entry (_report_disorder says it once)."""
+        self._disorder += 1
+        if self._disorder == 1:
+            order = ", ".join(_PROTOCOL_NAMES[: self._max_order + 1])
+            first = f"<{name}> inside <{entry}> (expected {order}, then extensions)"
+            self._disorder_first = (first, line)
+
+    def _report_disorder(self) -> None:
+        if not self._disorder:
+            return
+        first, line = self._disorder_first
+        n, self._disorder = self._disorder, 0
+        what = "a child" if n == 1 else f"{n:,} children"
+        self._find(
+            "element-unknown",
+            f"{what} out of order, the first at line {line}: {first}",
+            line=line,
+        )
 
     def _rss_entry(self, el: Any) -> Entry:
         loc = lastmod = None
