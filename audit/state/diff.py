@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
 from audit.report.aggregate import rank, severity_of
 
@@ -370,7 +371,7 @@ def _line(section: str, row: dict[str, Any]) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text).replace("|", "\\|")
 
 
 def _write_text(
@@ -383,7 +384,7 @@ def _write_text(
         for key, title in SECTIONS:
             out.write(f"| {title} | {counts[key]} |\n")
     else:
-        out.write(f"sitemap-audit diff\n{old} -> {new}\n")
+        out.write(f"sitemap-audit diff\n{printable(old)} -> {printable(new)}\n")
         out.write(
             ", ".join(f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed"))
             + "\n"
@@ -397,8 +398,8 @@ def _write_text(
             if limit and shown >= limit:
                 break
             shown += 1
-            text = _line(key, row)
-            out.write(f"- {_md(text)}\n" if md else f"  {text}\n")
+            text = _line(key, row)  # record values: no control character reaches a terminal
+            out.write(f"- {_md(text)}\n" if md else f"  {printable(text)}\n")
         if shown < counts[key]:
             more = counts[key] - shown
             out.write(
