@@ -37,6 +37,7 @@ from audit.core.config import (
     CrawlConfig,
 )
 from audit.core.errors import AuditError, TargetError
+from audit.core.printable import printable, url_printable
 from audit.core.version import __version__
 
 PROG = "sitemap-audit"
@@ -668,7 +669,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
             def urls_only(source: str, entry: Any) -> None:
                 if entry.kind == "url" and entry.loc and entry.loc.strip():
-                    out.write(entry.loc.strip() + "\n")
+                    # one usable URL a line: controls percent-encoded, never raw
+                    out.write(url_printable(entry.loc.strip()) + "\n")
 
             run = Audit(
                 args.target,
@@ -707,12 +709,12 @@ def cmd_discover(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             print(json.dumps(d))
         else:
-            print(f"{d['url']}\t(from {d['source']})")
+            print(f"{printable(d['url'])}\t(from {d['source']})")
     for f in found.findings:
         if args.format == "jsonl":
             print(json.dumps(f))
         else:
-            print(f"{f['severity']}: {f['code']}: {f['message']}", file=sys.stderr)
+            print(f"{f['severity']}: {f['code']}: {printable(f['message'])}", file=sys.stderr)
     return Exit.OK if found.sitemaps else Exit.FINDINGS
 
 
