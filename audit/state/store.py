@@ -17,6 +17,12 @@ What it holds (schema version SCHEMA_VERSION):
     sitemaps  one row per sitemap read: record JSON, ETag, Last-Modified, the index
               <lastmod> that listed it
     findings  the other findings of a run (documents, entries, robots, hreflang)
+    content   lastmod over time (audit.state.lastmod): per page, keyed by a 64-bit hash
+              of its URL (the rowid: no second index), the run that saw it, a 64-bit
+              fingerprint of its main text and the <lastmod> listed then (about 50 bytes
+              a page: a million pages add some 50 MB). Added to schema 4 without a new
+              version: a state made before it gets the table when it is opened
+              (`_MIGRATIONS`), and older versions ignore it
 
 How a run uses it:
 
@@ -93,6 +99,7 @@ __all__ = [
     "fingerprint",
     "read_records",
     "read_status",
+    "url_key",
 ]
 
 APP: Final = "sitemap-audit"
@@ -141,7 +148,14 @@ CREATE TABLE sitemaps (
 CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NULL);
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
+CREATE TABLE content (key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT);
 """
+# Tables added to a schema after states were made with it: created when such a state
+# is opened for a run (additive only: an older version reading the file ignores them).
+_MIGRATIONS: Final = (
+    "CREATE TABLE IF NOT EXISTS content "
+    "(key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT)",
+)
 _STATEMENTS: Final = tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())
 _URL_COLUMNS: Final = 9
 # The URL rows of a batch go in as ONE statement: sqlite3 releases the GIL around each
@@ -214,6 +228,12 @@ def fingerprint(mode: str, targets: list[str], options: dict[str, Any]) -> str:
         {"mode": mode, "targets": targets, "options": options}, sort_keys=True, default=str
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def url_key(url: str) -> int:
+    """A URL as a signed 64-bit integer (the content table's rowid)."""
+    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def _refuse(path: Path, why: str) -> StateError:
@@ -410,6 +430,9 @@ class _Writer(threading.Thread):
 
     def write(self, conn: sqlite3.Connection, batch: list[_Op]) -> None:
         """Commit one batch of queued operations (a control operation only last)."""
+        batch = self._write_content(conn, batch)
+        if not batch:
+            return
         last = batch[-1][0]
         rows = len(batch) - (last in _CONTROL)
         if (
@@ -433,6 +456,18 @@ class _Writer(threading.Thread):
             conn.execute("COMMIT")
         if last == "sync":
             batch[-1][1][0].set()
+
+    @staticmethod
+    def _write_content(conn: sqlite3.Connection, batch: list[_Op]) -> list[_Op]:
+        """Commit the batch's content rows (their own table: order does not matter) and
+        return the rest, so URL rows still go in as one statement."""
+        rows = [op[1] for op in batch if op[0] == "content"]
+        if not rows:
+            return batch
+        conn.execute("BEGIN")
+        conn.executemany("INSERT OR REPLACE INTO content VALUES (?, ?, ?, ?)", rows)
+        conn.execute("COMMIT")
+        return [op for op in batch if op[0] != "content"]
 
     def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Rows queued as the INSERT's parameters (JSON already encoded), at most
@@ -661,9 +696,8 @@ class StateStore:
             conn.execute(_RESULTS_INDEX)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN")
-        if mode == "new":
-            for statement in _STATEMENTS:
-                conn.execute(statement)
+        for statement in _STATEMENTS if mode == "new" else _MIGRATIONS:
+            conn.execute(statement)
         if mode == "resume":
             del meta_rows["started"]
             # Documents are read again on resume and their findings recorded again.
@@ -719,6 +753,15 @@ class StateStore:
         if row is None:
             return None
         return PriorSitemap(row[0], row[1], row[2], _decode(row[3]), bool(row[4]))
+
+    def previous_content(self, url: str) -> tuple[int, str | None] | None:
+        """(fingerprint, <lastmod>) an earlier run saw for a page, or None."""
+        if self.mode == "new":
+            return None
+        row = self._reader.execute(
+            "SELECT fp, lastmod FROM content WHERE key = ? AND run < ?", (url_key(url), self.run)
+        ).fetchone()
+        return None if row is None or row[0] is None else (int(row[0]), row[1] or None)
 
     # Bulk reads for a sitemap carried forward: called through asyncio.to_thread, so
     # they use their own connection (under a lock: expanders may call at once).
@@ -802,6 +845,10 @@ class StateStore:
                 ),
             )
         )
+
+    def put_content(self, url: str, fp: int, lastmod: str | None) -> None:
+        """A page's fingerprint and the <lastmod> it was listed with in this run."""
+        self._put(("content", (url_key(url), self.run, fp, lastmod or "")))
 
     def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
         """An earlier result carried into this run unchanged."""

@@ -1,0 +1,195 @@
+"""lastmod over time (RULES.md): a hook that fingerprints each page's main text, keeps
+it in the --state store and judges `<lastmod>` against it across runs.
+
+`LastmodHook` gives the pipeline a `ContentSink` for every listed URL's GET (the
+`page_body` hook point: with `--content` a URL is fetched with GET for this alone;
+with `--page-checks` the sink reads beside the page checks' own). At judgement:
+
+- `lastmod-page-date`: the page's own modification date (JSON-LD `dateModified`,
+  `article:modified_time`) lies more than one day outside the span its `<lastmod>`
+  denotes (a date-only lastmod covers its whole day);
+- with a store, the page's fingerprint and `<lastmod>` are compared with those of the
+  previous run that saw the page, and then stored in its place:
+  `lastmod-frozen` (the main text changed, `<lastmod>` did not) and `lastmod-churn`
+  (`<lastmod>` moved, the main text did not). A page without `<lastmod>` now is never
+  frozen; churn needs a `<lastmod>` on both sides; two `<lastmod>` values that name the
+  same instant in other forms have not moved.
+
+A conditional request answered 304 (the StateHook carries the earlier result forward)
+means the page is unchanged without a body: its fingerprint is carried into this run
+and a moved `<lastmod>` is churn. That finding is recorded on its own, without a
+sitemap (the carried record's findings are the earlier run's, and a finding that names
+a sitemap would be replayed with that sitemap when it is carried in a later run).
+
+This hook must come before the StateHook in a run's hooks (its `after_answer` sees the
+304 that the StateHook then takes). Without a store, only the page's date is judged
+and only the head is read.
+
+Imports the pipeline's hook interface, the pure content module and the store; never
+aiohttp.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from audit.checks.content import ContentSink, PageContent
+from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.pipeline.hooks import Hook
+from audit.rules.dates import parse_w3c_datetime
+
+if TYPE_CHECKING:
+    from audit.http.exchange import BodySink
+    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.state.store import StateStore
+
+__all__ = ["PAGE_DATE_SLACK", "LastmodHook", "lastmod_moved", "page_date_gap"]
+
+PAGE_DATE_SLACK = timedelta(days=1)  # a page date this far outside <lastmod>'s span is fine
+
+
+def lastmod_moved(before: str | None, now: str | None) -> bool:
+    """Did `<lastmod>` move? The same instant written differently has not."""
+    if before == now:
+        return False
+    if before is None or now is None:
+        return True
+    try:
+        return parse_w3c_datetime(before).start != parse_w3c_datetime(now).start
+    except ValueError:
+        return True
+
+
+def page_date_gap(page_date: datetime, lastmod: str | None) -> timedelta | None:
+    """How far the page's date lies outside the span of `<lastmod>` (None: no usable
+    lastmod; zero: inside it)."""
+    if lastmod is None:
+        return None
+    try:
+        span = parse_w3c_datetime(lastmod)
+    except ValueError:
+        return None
+    if page_date < span.start:
+        return span.start - page_date
+    if page_date >= span.end:
+        return page_date - span.end
+    return timedelta(0)
+
+
+def _days(gap: timedelta) -> str:
+    days = gap.total_seconds() / 86400
+    return f"{days:.0f} days" if days >= 2 else f"{gap.total_seconds() / 3600:.0f} hours"
+
+
+class LastmodHook(Hook):
+    """Content fingerprints and page dates at the pipeline's hook points."""
+
+    def __init__(self, store: StateStore | None, cap: int) -> None:
+        self.store = store
+        self.cap = cap
+        self._sinks: dict[int, ContentSink] = {}  # id(job) -> its sink, until judged
+        self._auditor: Auditor | None = None
+
+    def attach(self, auditor: Auditor) -> None:
+        self._auditor = auditor
+
+    def page_body(self, job: UrlJob) -> BodySink | None:
+        sink = ContentSink(self.cap, head_only=self.store is None)
+        self._sinks[id(job)] = sink
+        return sink
+
+    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+        if result.status != 304:
+            return False
+        self._sinks.pop(id(job), None)
+        found = self._unchanged(job)
+        if found is not None and self._auditor is not None:
+            self._auditor.rec.findings([found])
+        return False  # the StateHook carries the earlier result
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        sink = self._sinks.pop(id(job), None)
+        content = sink.content() if sink is not None and result is not None else None
+        if content is None:
+            return None
+        more = self._page_date(job, content)
+        if self.store is not None and content.fingerprint is not None:
+            more += self._compare(job, content.fingerprint)
+        return (record, [*found, *more]) if more else None
+
+    # --- the verdicts -----------------------------------------------------------------
+
+    def _page_date(self, job: UrlJob, content: PageContent) -> list[Finding]:
+        if content.modified is None:
+            return []
+        gap = page_date_gap(content.modified, job.lastmod)
+        if gap is None or gap <= PAGE_DATE_SLACK:
+            return []
+        message = (
+            f"the page's {content.modified_source} says {content.modified_text}, "
+            f"{_days(gap)} away from <lastmod> {job.lastmod}: one of them is wrong; "
+            "make <lastmod> the date the page's content last changed"
+        )
+        return [
+            finding("lastmod-page-date", message, sitemap=job.sitemap, line=job.line, url=job.url)
+        ]
+
+    def _compare(self, job: UrlJob, fp: int) -> list[Finding]:
+        assert self.store is not None
+        before = self.store.previous_content(job.url)
+        self.store.put_content(job.url, fp, job.lastmod)
+        if before is None:
+            return []
+        old_fp, old_lastmod = before
+        moved = lastmod_moved(old_lastmod, job.lastmod)
+        if old_fp != fp and not moved and job.lastmod is not None:
+            message = (
+                f"the page's main text changed since the previous run (fingerprint "
+                f"{_hex(old_fp)} -> {_hex(fp)}) but <lastmod> stayed {job.lastmod} "
+                f"(previous run: {old_lastmod}): update <lastmod> when the content changes"
+            )
+            return [
+                finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
+            ]
+        if old_fp == fp and moved and old_lastmod is not None and job.lastmod is not None:
+            return [_churn(job, old_lastmod, job.lastmod, fp, sitemap=job.sitemap)]
+        return []
+
+    def _unchanged(self, job: UrlJob) -> Finding | None:
+        """A 304: the earlier fingerprint stands for this run; churn if <lastmod> moved."""
+        if self.store is None:
+            return None
+        before = self.store.previous_content(job.url)
+        if before is None:
+            return None
+        old_fp, old_lastmod = before
+        self.store.put_content(job.url, old_fp, job.lastmod)
+        if (
+            old_lastmod is None
+            or job.lastmod is None
+            or not lastmod_moved(old_lastmod, job.lastmod)
+        ):
+            return None
+        return _churn(job, old_lastmod, job.lastmod, old_fp, sitemap=None)
+
+
+def _hex(fp: int) -> str:
+    return f"{fp & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+def _churn(job: UrlJob, old: str, new: str, fp: int, *, sitemap: str | None) -> Finding:
+    how = (
+        "the server answered 304 Not Modified"
+        if sitemap is None
+        else f"the page's main text did not change (fingerprint {_hex(fp)})"
+    )
+    where = f" (listed in {job.sitemap})" if sitemap is None else ""
+    message = (
+        f"<lastmod> moved from {old} (previous run) to {new} but {how}{where}: a build "
+        "stamp, not a change; set <lastmod> only when the content changes"
+    )
+    line = job.line if sitemap is not None else None
+    return finding("lastmod-churn", message, sitemap=sitemap, line=line, url=job.url)
