@@ -227,7 +227,8 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="extra request header (repeatable; sent only to the target's origin, like --auth)",
+        help="extra request header (repeatable; sent only to the target's origin, like --auth; "
+        "or set SITEMAP_AUDIT_HEADER, one 'Name: value' a line, out of the process list)",
     )
     p.add_argument(
         "--rewrite",
@@ -250,7 +251,8 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="cookie sent to the target's origin (repeatable)",
+        help="cookie sent to the target's origin (repeatable; or set SITEMAP_AUDIT_COOKIE "
+        "to 'a=1; b=2', out of the process list)",
     )
     p.add_argument(
         "--allow-private",
@@ -442,18 +444,19 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from(args: argparse.Namespace, targets: list[str | None] | None = None) -> CrawlConfig:
     """The run's config. Credentials (--auth, --cookie, --header) are scoped to the origins
     of `targets` (default: the command's TARGET or SITE) and of the --rewrite targets."""
-    from audit.http.access import auth_from, credential_scope
+    from audit.http.access import auth_from, cookies_from, credential_scope, headers_from
 
     if targets is None:
         targets = [getattr(args, "target", None) or getattr(args, "site", None)]
     rewrites = tuple(getattr(args, "rewrite", ()))
     try:
         auth = auth_from(getattr(args, "auth", None))
+        cookies = cookies_from(getattr(args, "cookie", ()))  # and SITEMAP_AUDIT_COOKIE
+        headers = headers_from(args.header)  # and SITEMAP_AUDIT_HEADER
     except ValueError as exc:
         raise TargetError(str(exc)) from None
-    cookies = tuple(getattr(args, "cookie", ()))
     scope = credential_scope([*targets, getattr(args, "base_url", None)], rewrites)
-    secret_headers = [k for k, _ in args.header if k.lower() != "user-agent"]
+    secret_headers = [k for k, _ in headers if k.lower() != "user-agent"]
     if (auth or cookies or secret_headers) and not scope:
         # a local file lists URLs of any host: say which origin the credentials are for
         raise TargetError(
@@ -487,7 +490,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         include_sitemap=tuple(args.include_sitemap),
         exclude_sitemap=tuple(args.exclude_sitemap),
         base_url=args.base_url,
-        extra_headers=tuple(args.header),
+        extra_headers=headers,
     )
 
 
