@@ -18,7 +18,7 @@ import json
 import math
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, TextIO
@@ -313,6 +313,71 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_content_notify(p: argparse.ArgumentParser) -> None:
+    """lastmod over time and notifications (audit.state.lastmod, audit.report.notify)."""
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="GET pages for content fingerprints (lastmod-frozen, lastmod-churn with --state; "
+        "lastmod-page-date) without the other page checks",
+    )
+    p.add_argument(
+        "--notify",
+        action="append",
+        default=[],
+        metavar="DEST",
+        help="after the run, send the summary and alerts to a webhook URL or mailto:ADDRESS "
+        "(repeatable); only when the run got worse unless --notify-always",
+    )
+    p.add_argument(
+        "--notify-always", action="store_true", help="with --notify: send after every run"
+    )
+    p.add_argument(
+        "--smtp",
+        metavar="HOST:PORT",
+        help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
+        "SITEMAP_AUDIT_SMTP_PASSWORD)",
+    )
+
+
+def _cluster_spec(text: str) -> str:
+    from audit.cluster.spec import parse_spec  # imports no Dask
+
+    try:
+        parse_spec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cluster",
+        type=_cluster_spec,
+        metavar="SPEC",
+        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
+        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
+        "workers (needs the cluster extra)",
+    )
+    p.add_argument(
+        "--cluster-batch",
+        type=_positive_int,
+        metavar="N",
+        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
+    )
+
+
+def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--cluster's config; with --state, the fence a resumed run takes over."""
+    spec = getattr(args, "cluster", None)
+    if not spec:
+        return {}
+    state = getattr(args, "state", None)
+    fence = str(Path(state).resolve()) if state else None
+    batch = getattr(args, "cluster_batch", None)
+    return {"cluster": spec, "cluster_batch": batch, "cluster_fence": fence}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -340,6 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
     )
+    _add_content_notify(crawl)
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -410,7 +476,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="rows per section in text and markdown (0: all; jsonl lists all)",
     )
-
+    diff.add_argument(
+        "--alert-drop",
+        type=_positive_float,
+        metavar="PCT",
+        help="alert (exit 1) when a sitemap vanished, or a sitemap or the whole audit lost at "
+        "least PCT%% of its URLs",
+    )
+    diff.add_argument(
+        "--alert-new-errors",
+        type=_nonneg_int,
+        metavar="N",
+        help="alert (exit 1) when there are more than N new errors",
+    )
     migrate = sub.add_parser(
         "migrate", help="pre-launch migration check: every old URL on the new site"
     )
@@ -559,6 +637,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     config = config_from(args, list(targets))
     _validate_regexes(config)
     check_targets(targets, mode)  # every target before anything is opened
+    snapshot = _notify_snapshot(args)  # before the run replaces the previous one
     store = _open_state(args, mode, targets, config)  # before the output is truncated
     interrupted = True
     run: Audit | None = None
@@ -577,10 +656,13 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 def hooks() -> list[Any]:  # one per target: each run's sitemaps and notes
                     return [StateHook(sink, changed_only=changed_only)]
 
+            with_lastmod = _with_lastmod(hooks, args, store, config)
             progress = make_progress(
                 not args.no_progress, "checked" if mode == "crawl" else "entries"
             )
-            run = Audit(targets, config, mode=mode, sinks=sinks, hooks=hooks, progress=progress)
+            run = Audit(
+                targets, config, mode=mode, sinks=sinks, hooks=with_lastmod, progress=progress
+            )
             try:
                 interrupted = _run_interruptibly(run.run())
             finally:
@@ -599,12 +681,77 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
         )
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+    _notify(args, snapshot, list(targets), run)
+    if interrupted:
         return Exit.INTERRUPTED
     for message in result.fatal:  # any target that could not be audited at all: exit 2
         print(f"{PROG}: error: {message}", file=sys.stderr)
     if result.fatal:
         return Exit.USAGE
     return Exit.FINDINGS if result.failed(args.fail_on) else Exit.OK
+
+
+def _with_lastmod(
+    factory: Callable[[], list[Any]] | None,
+    args: argparse.Namespace,
+    store: Any,
+    config: CrawlConfig,
+) -> Callable[[], list[Any]] | None:
+    """The run's hooks with lastmod over time (--content, or --page-checks) in front:
+    its after_answer must see a 304 before the StateHook carries it."""
+    if not (getattr(args, "content", False) or config.page_checks):
+        return factory
+    from audit.state.lastmod import LastmodHook
+
+    cap = config.page_cap
+
+    def hooks() -> list[Any]:
+        return [LastmodHook(store, cap), *(factory() if factory is not None else ())]
+
+    return hooks
+
+
+def _notify_snapshot(args: argparse.Namespace) -> Any:
+    """--notify: check the destinations; with --state, copy the previous run out."""
+    dests = getattr(args, "notify", None)
+    if not dests:
+        if getattr(args, "smtp", None) or getattr(args, "notify_always", False):
+            raise TargetError("--smtp and --notify-always need --notify DEST")
+        return None
+    from audit.report.notify import NotifyError, parse_smtp, validate_dest
+    from audit.state.worse import Snapshot
+
+    try:
+        for dest in dests:
+            validate_dest(dest, args.smtp)
+        if args.smtp:
+            parse_smtp(args.smtp)
+    except (NotifyError, ValueError) as exc:
+        raise TargetError(str(exc)) from None
+    return Snapshot.take(getattr(args, "state", None))
+
+
+def _notify(args: argparse.Namespace, snapshot: Any, targets: list[str], run: Any) -> None:
+    """--notify after the run: by default only when it got worse."""
+    if snapshot is None or run is None:
+        return
+    from audit.report.notify import Notice, NotifyError, send
+    from audit.state.worse import judge_night
+
+    try:
+        summary = run.recorder.summary()  # after finish(): marked interrupted when it was
+        failed = run.recorder.worst_at_or_above(args.fail_on) or bool(run.fatal)
+        worse, alerts = judge_night(
+            snapshot, args.state, summary, failed=failed, fail_on=args.fail_on
+        )
+        if worse or args.notify_always:
+            notice = Notice(targets, summary, alerts, worse)
+            for dest in args.notify:
+                send(dest, notice, smtp=args.smtp)
+    except NotifyError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    finally:
+        snapshot.close()
 
 
 # Options that change how politely or where a run goes, not what it finds: a state may be
@@ -742,6 +889,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return Exit.OK
 
 
+def _diff_alerts(args: argparse.Namespace) -> Any:
+    """diff's --alert-drop / --alert-new-errors thresholds (None: no alerts asked)."""
+    if args.alert_drop is None and args.alert_new_errors is None:
+        return None
+    from audit.state.diff import Alerts
+
+    return Alerts(drop_pct=args.alert_drop, new_errors=args.alert_new_errors)
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from audit.state.diff import DiffError, diff_reports
 
@@ -757,6 +913,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 fmt=args.format,
                 fail_on=args.fail_on,
                 limit=args.limit,
+                alerts=_diff_alerts(args),
             )
         except DiffError as exc:
             raise TargetError(str(exc)) from exc

@@ -41,6 +41,7 @@ from audit.report.aggregate import rank, severity_of
 
 __all__ = [
     "DIFF_FORMATS",
+    "Alerts",
     "DiffError",
     "DiffPartial",
     "DiffSummary",
@@ -74,10 +75,11 @@ class DiffSummary:
     counts: dict[str, int] = field(default_factory=dict)
     new_at_or_above: int = 0
     fail_on: str = "error"
+    alerts: list[str] = field(default_factory=list)  # --alert-drop, --alert-new-errors
 
     @property
     def failed(self) -> bool:
-        return self.new_at_or_above > 0
+        return self.new_at_or_above > 0 or bool(self.alerts)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -417,11 +419,13 @@ def diff_reports(
     fmt: str = "text",
     fail_on: str = "error",
     limit: int = 100,
+    alerts: Alerts | None = None,
 ) -> DiffSummary:
     """Compare two reports (or state files) and write the differences as `fmt`.
 
     `limit` bounds the rows per section of text and markdown (0: all); jsonl
-    always lists every row. Raises DiffError for an unreadable input, DiffPartial
+    always lists every row. `alerts`: thresholds whose alert lines head the output
+    (and make the summary failed). Raises DiffError for an unreadable input, DiffPartial
     (writing nothing) when a side is the report of a run that did not finish.
     """
     if fmt not in DIFF_FORMATS:
@@ -449,6 +453,9 @@ def diff_reports(
                     if key == "new" and at_or_above(row["severity"], fail_on):
                         new_at_or_above += 1
             summary = DiffSummary(counts, new_at_or_above, fail_on)
+            if alerts is not None:
+                summary.alerts = find_alerts(db, alerts)
+                write_alerts(out, fmt, summary.alerts)
             if fmt == "jsonl":
                 for key, _ in SECTIONS:
                     for row in _rows(db, key):
@@ -465,3 +472,74 @@ def diff_reports(
         finally:
             db.conn.close()
     return summary
+
+
+# --- alerts (--alert-drop, --alert-new-errors) -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Alerts:
+    """Thresholds of `diff`: a sitemap that vanished, or a sitemap or the whole audit
+    that lost at least `drop_pct` percent of its URLs; more than `new_errors` new errors."""
+
+    drop_pct: float | None = None
+    new_errors: int | None = None
+
+
+def find_alerts(db: _Db, alerts: Alerts) -> list[str]:
+    """One plain line per alert, in a fixed order."""
+    lines: list[str] = []
+    if alerts.drop_pct is not None:
+        lines += _vanished(db) + _drops(db, alerts.drop_pct)
+    if alerts.new_errors is not None:
+        lines += _new_errors(db, alerts.new_errors)
+    return lines
+
+
+def _vanished(db: _Db) -> list[str]:
+    return [f"ALERT: sitemap vanished: {row['url']}" for row in db.sitemaps("sitemaps_removed")]
+
+
+def _drop_line(what: str, old: int, new: int, pct: float) -> str | None:
+    if old <= 0 or new >= old:
+        return None
+    lost = (old - new) * 100.0 / old
+    if lost < pct:
+        return None
+    return f"ALERT: {what} lost {lost:.0f}% of its URLs ({old} -> {new}; --alert-drop {pct:g})"
+
+
+_COUNTS = "COUNT(DISTINCT CASE WHEN side = 0 THEN url END), "
+_COUNTS += "COUNT(DISTINCT CASE WHEN side = 1 THEN url END)"
+
+
+def _drops(db: _Db, pct: float) -> list[str]:
+    """Sitemaps (still there) and the whole audit that lost `pct`% of their URLs."""
+    removed = {row["url"] for row in db.sitemaps("sitemaps_removed")}
+    lines: list[str] = []
+    sql = f"SELECT sitemap, {_COUNTS} FROM u GROUP BY sitemap ORDER BY sitemap"
+    for sitemap, old, new in db.conn.execute(sql):
+        line = _drop_line(f"sitemap {sitemap}", old, new, pct)
+        if sitemap and sitemap not in removed and line:
+            lines.append(line)
+    old, new = db.conn.execute(f"SELECT {_COUNTS} FROM u").fetchone()
+    whole = _drop_line("the audit", old, new, pct)
+    return lines + ([whole] if whole else [])
+
+
+def _new_errors(db: _Db, most: int) -> list[str]:
+    new = sum(row["count"] for row in db.findings("new") if row["severity"] == "error")
+    if new <= most:
+        return []
+    return [f"ALERT: {new} new error(s), more than --alert-new-errors {most}"]
+
+
+def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:
+    """The alert lines at the head of the output (jsonl: `diff-alert` records)."""
+    for line in lines:
+        if fmt == "jsonl":
+            out.write(json.dumps({"type": "diff-alert", "alert": line}, ensure_ascii=False) + "\n")
+        elif fmt == "markdown":
+            out.write(f"**{_md(line)}**\n\n")
+        else:
+            out.write(printable(line) + "\n")
