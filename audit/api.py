@@ -103,9 +103,26 @@ class Audit:
         self._hooks = hooks
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
+        self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
+        if config.cluster:
+            from audit.cluster.spec import check_config  # imports no Dask
+
+            check_config(config, mode)
 
     async def run(self) -> None:
-        """Audit every target in turn; records go to the sinks as they are produced."""
+        """Audit every target in turn; records go to the sinks as they are produced.
+        With --cluster, the URL checks of every target run on one Dask cluster."""
+        if not self.config.cluster:
+            await self._run_targets()
+            return
+        from audit.cluster.driver import Cluster  # Dask: only when a run asks for it
+
+        async with Cluster(self.config) as cluster:
+            self._url_check = cluster.url_check
+            self.config = cluster.driver_config(self.config)
+            await self._run_targets()
+
+    async def _run_targets(self) -> None:
         from audit.pipeline.runner import run_target  # loads the HTTP stack: only to run
 
         for kind, value in self.jobs:
@@ -121,6 +138,7 @@ class Audit:
                 on_entry=self._on_entry,
                 on_sitemap=self._on_sitemap,
                 hooks=self._hooks_for_target(),
+                url_check=self._url_check,
             )
 
     def _hooks_for_target(self) -> list[Hook]:

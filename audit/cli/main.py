@@ -378,6 +378,44 @@ def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"cluster": spec, "cluster_batch": batch, "cluster_fence": fence}
 
 
+def _cluster_spec(text: str) -> str:
+    from audit.cluster.spec import parse_spec  # imports no Dask
+
+    try:
+        parse_spec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
+def _add_cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cluster",
+        type=_cluster_spec,
+        metavar="SPEC",
+        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
+        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
+        "workers (needs the cluster extra)",
+    )
+    p.add_argument(
+        "--cluster-batch",
+        type=_positive_int,
+        metavar="N",
+        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
+    )
+
+
+def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--cluster's config; with --state, the fence a resumed run takes over."""
+    spec = getattr(args, "cluster", None)
+    if not spec:
+        return {}
+    state = getattr(args, "state", None)
+    fence = str(Path(state).resolve()) if state else None
+    batch = getattr(args, "cluster_batch", None)
+    return {"cluster": spec, "cluster_batch": batch, "cluster_fence": fence}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -427,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds of slack when comparing lastmod and Last-Modified",
     )
+    _add_cluster(crawl)
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
     validate.add_argument(
@@ -568,6 +607,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         include_sitemap=tuple(args.include_sitemap),
         exclude_sitemap=tuple(args.exclude_sitemap),
         base_url=args.base_url,
+        **_cluster_options(args),
         extra_headers=headers,
     )
 
@@ -774,6 +814,10 @@ _NOT_FINGERPRINTED = frozenset(
         "auth",
         "cookies",
         "extra_headers",
+        # where the checks run, not what they find (issue 21)
+        "cluster",
+        "cluster_batch",
+        "cluster_fence",
     }
 )
 

@@ -89,6 +89,12 @@ class CrawlConfig:
     # --agents: product tokens also judged from robots.txt and scoped noindex (presets
     # expanded by checks/agents.py parse_agents); no request is made for them
     agents: tuple[str, ...] = ()
+    # --cluster: the URL checks on a Dask cluster, `local:N` or `tcp://HOST:PORT`
+    # (audit/cluster); None = this process tree, exactly as without it
+    cluster: str | None = None
+    cluster_batch: int | None = None  # URLs per batch (None: 2 s of a host's rate)
+    # what a resumed run (--state) takes over from a killed one: its tasks stop
+    cluster_fence: str | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

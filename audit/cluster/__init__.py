@@ -1,0 +1,17 @@
+"""URL checks on a Dask cluster (--cluster local:N | tcp://HOST:PORT), issue 21.
+
+The driver (this process) stays the frontier: discovery, expansion, validation, robots.txt
+and the report stay here. `driver.Cluster` hands host-affine batches of URL checks to Dask
+workers, at most one batch per host in flight (`politeness.HostLanes`), and each worker
+runs the same check code as a local run (`task.run_batch`: HttpClient.fetch, check_fetch,
+url_record). Dask (the optional `cluster` extra) is imported only when a run asks for a
+cluster; `spec` (parsing and the one-line errors) imports nothing of it.
+
+Imports the pipeline, the HTTP layer, the checks and the core; never the CLI or the API.
+"""
+
+from __future__ import annotations
+
+from audit.cluster.spec import ClusterSpec, parse_spec
+
+__all__ = ["ClusterSpec", "parse_spec"]

@@ -1,0 +1,61 @@
+"""Plain dicts for what crosses between the driver and a Dask worker: a FetchResult, a
+UrlResult, findings. Plain data pickles the same under any version of the classes."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from audit.core.records import FetchResult, Finding, Hop, Severity, UrlResult
+
+__all__ = [
+    "fetch_from",
+    "fetch_to",
+    "findings_from",
+    "findings_to",
+    "record_from",
+    "record_to",
+]
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _hops_to(hops: tuple[Hop, ...]) -> list[list[Any]]:
+    return [[h.url, h.status] for h in hops]
+
+
+def _hops_from(hops: list[list[Any]]) -> tuple[Hop, ...]:
+    return tuple(Hop(url, status) for url, status in hops)
+
+
+def fetch_to(result: FetchResult) -> dict[str, Any]:
+    out = _plain(result)
+    out["headers"] = [list(h) for h in result.headers]
+    out["redirects"] = _hops_to(result.redirects)
+    return out
+
+
+def fetch_from(data: dict[str, Any]) -> FetchResult:
+    headers = tuple((k, v) for k, v in data["headers"])
+    redirects = _hops_from(data["redirects"])
+    return FetchResult(**{**data, "headers": headers, "redirects": redirects})
+
+
+def record_to(record: UrlResult) -> dict[str, Any]:
+    out = _plain(record)
+    out["redirects"] = _hops_to(record.redirects)
+    return out
+
+
+def record_from(data: dict[str, Any]) -> UrlResult:
+    return UrlResult(**{**data, "redirects": _hops_from(data["redirects"])})
+
+
+def findings_to(found: list[Finding]) -> list[dict[str, Any]]:
+    return [{**_plain(f), "severity": f.severity.value} for f in found]
+
+
+def findings_from(data: list[dict[str, Any]]) -> list[Finding]:
+    return [Finding(**{**d, "severity": Severity(d["severity"])}) for d in data]

@@ -1,0 +1,233 @@
+"""The driver side of --cluster: a Dask client (and a LocalCluster for `local:N`), the
+fence of this run, and `ClusterCheck`, the Auditor's URL check that sends each allowed URL
+to the cluster through the host lanes and delivers its answer like a local check.
+
+Each batch is one Dask task under a key of its own; its result is taken and the future
+released at once, so the scheduler keeps no stored result that a dead worker would make
+it compute again. A worker killed mid-batch: Dask runs the task again elsewhere, the
+driver takes one answer per URL (one url record each); requests repeated are that batch's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from audit.cluster.codec import fetch_from, findings_from, record_from
+from audit.cluster.politeness import HostLanes
+from audit.cluster.spec import INSTALL_HINT, parse_spec
+from audit.cluster.task import FENCE_KEY, run_batch
+from audit.core.config import CrawlConfig
+from audit.core.errors import TargetError
+from audit.core.records import FetchResult, Finding, UrlResult
+
+if TYPE_CHECKING:
+    from audit.http.hosts import Host
+    from audit.pipeline.auditor import Auditor, Extra, UrlJob, Verdicts
+
+__all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
+
+# Batches one local worker process runs at once: a polite batch mostly waits on its host's
+# rate, so one slot per process would leave most hosts of a many-site run waiting
+LOCAL_SLOTS = 4
+DRIVER_WINDOW = 4096  # URL checks the driver keeps out at once (waiting on the cluster)
+CONNECT_TIMEOUT = "10s"
+
+
+class ClusterError(TargetError):
+    """The cluster cannot be used (Dask missing, scheduler unreachable): one line."""
+
+
+def _dask() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError(f"--cluster needs Dask distributed: {INSTALL_HINT}") from None
+    return distributed
+
+
+class Cluster:
+    """`async with Cluster(config) as cluster:` the cluster of one run (every target)."""
+
+    def __init__(self, config: CrawlConfig) -> None:
+        self.config = config
+        self.spec = parse_spec(config.cluster or "")
+        self.run = secrets.token_hex(8)
+        # the fence a resumed run takes over (--state), else one of this run alone
+        self.fence = config.cluster_fence or self.run
+        self.batches = 0
+        self.workers_seen: set[str] = set()
+        self._keys = itertools.count()
+        self._local: Any = None
+        self._client: Any = None
+        self.lanes: HostLanes | None = None
+        self.notes: list[dict[str, Any]] = []
+
+    async def __aenter__(self) -> Cluster:
+        distributed = _dask()
+        try:
+            await self._connect(distributed)
+            await self._client.set_metadata([FENCE_KEY, self.fence], self.run)
+        except BaseException:
+            await self._close()
+            raise
+        info = self._client.scheduler_info().get("workers", {})
+        workers = sum(w.get("nthreads", 1) for w in info.values()) or 1
+        self.lanes = HostLanes(self._send, workers=workers, batch=self.config.cluster_batch)
+        return self
+
+    async def _connect(self, distributed: Any) -> None:
+        if self.spec.workers is not None:
+            self._local = await distributed.LocalCluster(
+                n_workers=self.spec.workers,
+                processes=True,
+                threads_per_worker=LOCAL_SLOTS,
+                dashboard_address=None,
+                asynchronous=True,
+                silence_logs=logging.ERROR,
+            )
+            address = self._local.scheduler_address
+        else:
+            address = self.spec.address
+        with dask_config(distributed, {"distributed.comm.timeouts.connect": CONNECT_TIMEOUT}):
+            try:
+                self._client = await distributed.Client(address, asynchronous=True)
+            except OSError as exc:
+                raise ClusterError(
+                    f"--cluster {address}: cannot reach the scheduler: {exc}"
+                ) from None
+        if self.spec.workers is None:
+            await self._client.wait_for_workers(1)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.lanes is not None:
+            await self.lanes.aclose()
+        await self._release_fence()
+        await self._close()
+
+    async def _release_fence(self) -> None:
+        """Stop this run's batches still out (an interrupt), unless a newer run took over."""
+        with contextlib.suppress(Exception):
+            if await self._client.get_metadata([FENCE_KEY, self.fence], None) == self.run:
+                await self._client.set_metadata([FENCE_KEY, self.fence], "")
+
+    async def _close(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.close()
+        if self._local is not None:
+            with contextlib.suppress(Exception):
+                await self._local.close()
+
+    def driver_config(self, config: CrawlConfig) -> CrawlConfig:
+        """The driver's config: its worker tasks only wait on the cluster, so many more."""
+        return dataclasses.replace(config, concurrency=max(config.concurrency, DRIVER_WINDOW))
+
+    def url_check(self, auditor: Auditor) -> ClusterCheck:
+        return ClusterCheck(auditor, self)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "spec": self.config.cluster,
+            "batches": self.batches,
+            "workers": len(self.workers_seen),
+        }
+
+    async def _send(self, host: str, items: list[dict[str, Any]], lane_rate: float) -> list[Any]:
+        """One batch on the cluster; its result is released as soon as it is taken."""
+        batch = {
+            "run": self.run,
+            "fence": self.fence,
+            "config": dataclasses.replace(
+                self.config, rate=lane_rate, fetch_workers=0, cluster=None, cluster_fence=None
+            ),
+            "jobs": items,
+        }
+        key = f"sitemap-audit-{self.run}-{next(self._keys)}"
+        future = self._client.submit(run_batch, batch, key=key, pure=False)
+        try:
+            out = await future
+        finally:
+            future.release()
+            del future
+        self.batches += 1
+        self.workers_seen.add(out["stats"].get("worker", ""))
+        self.notes.append(out["stats"])
+        answers: list[Any] = out["answers"]
+        return answers
+
+
+def dask_config(distributed: Any, values: dict[str, Any]) -> Any:
+    import dask
+
+    return dask.config.set(values)
+
+
+class ClusterCheck:
+    """The Auditor's URL check on a cluster: robots.txt, hooks and delivery as locally
+    (Auditor.check_via); the request and its checks on a worker."""
+
+    def __init__(self, auditor: Auditor, cluster: Cluster) -> None:
+        self.auditor = auditor
+        self.cluster = cluster
+
+    async def __call__(self, job: UrlJob) -> None:
+        await self.auditor.check_via(job, self._answer)
+
+    async def _answer(
+        self, job: UrlJob, checked: str, headers: dict[str, str] | None, extra: Extra
+    ) -> tuple[FetchResult, Verdicts]:
+        host = self.auditor.client.host(checked)
+        item = {
+            "url": job.url,
+            "checked": checked,
+            "sitemap": job.sitemap,
+            "line": job.line,
+            "lastmod": job.lastmod,
+            "headers": headers,
+            "extra": extra,
+            "agent": self.auditor.agent_token,
+            "now": self.auditor.now,
+        }
+        assert self.cluster.lanes is not None
+        answer = await self.cluster.lanes.check(host.key, host.rate, item)
+        self._account(host)
+        return _decoded(answer)
+
+    def _account(self, host: Host) -> None:
+        """Worker counters into the driver's host (the hosts record), the cluster note."""
+        for stats in self.cluster.notes:
+            _merge(self.auditor.client.host(stats["host"]) if stats.get("host") else host, stats)
+        self.cluster.notes.clear()
+        self.auditor.rec.notes["cluster"] = self.cluster.summary()
+
+
+def _merge(host: Host, stats: dict[str, Any]) -> None:
+    host.requests += stats.get("requests", 0)
+    host.retries += stats.get("retries", 0)
+    for _ in range(stats.get("rate_limited", 0)):
+        host.record_status(429)  # counted, and the host's rate halved, as a local run does
+    host.server_errors += stats.get("server_errors", 0)
+    host.backoff_s += stats.get("backoff_s", 0.0)
+    for note in stats.get("notes", ()):
+        if note not in host.notes:
+            host.notes.append(note)
+
+
+def _decoded(answer: dict[str, Any]) -> tuple[FetchResult, Verdicts]:
+    if "error" in answer:
+        raise ClusterError(answer["error"])
+    if answer.get("fenced"):
+        raise ClusterError("not checked: this run's cluster fence was taken by another run")
+    result = fetch_from(answer["result"])
+    found: list[Finding] = findings_from(answer["found"])
+    record: UrlResult = record_from(answer["record"])
+
+    async def verdicts() -> tuple[list[Finding], UrlResult]:
+        return found, record
+
+    return result, verdicts
