@@ -540,14 +540,19 @@ def progress_line(summary: Mapping[str, Any]) -> str | None:
 def fatal_of(summary: Mapping[str, Any]) -> str | None:
     """Why nothing could be audited, when the summary says so (a `fatal` note, or no
     sitemap read at all); else None."""
-    fatal = summary.get("fatal")
-    if isinstance(fatal, list):
-        fatal = "; ".join(str(x) for x in fatal if x)
-    if isinstance(fatal, str) and fatal:
+    fatal = _fatal_note(summary.get("fatal"))
+    if fatal:
         return fatal
     if not _as_int(summary.get("sitemaps")) and not _as_int(summary.get("urls")):
         return "no sitemap was audited"
     return None
+
+
+def _fatal_note(fatal: Any) -> str:
+    """A `fatal` note (one line, or one per target) as one line."""
+    if isinstance(fatal, list):
+        return "; ".join(str(x) for x in fatal if x)
+    return fatal if isinstance(fatal, str) else ""
 
 
 def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
@@ -607,11 +612,13 @@ def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
     outcomes = migration.get("outcomes") if isinstance(migration, dict) else None
     if not isinstance(outcomes, dict):
         return []
-    rows = []
-    for name, entry in outcomes.items():
-        if not isinstance(entry, dict):
-            continue
-        count, share = entry.get("count"), entry.get("percent")
-        if isinstance(count, int) and isinstance(share, int | float):
-            rows.append((str(name), count, float(share)))
-    return rows
+    rows = (_outcome_row(name, entry) for name, entry in outcomes.items())
+    return [row for row in rows if row is not None]
+
+
+def _outcome_row(name: Any, entry: Any) -> tuple[str, int, float] | None:
+    count = entry.get("count") if isinstance(entry, dict) else None
+    share = entry.get("percent") if isinstance(entry, dict) else None
+    if isinstance(count, int) and isinstance(share, int | float):
+        return str(name), count, float(share)
+    return None
