@@ -62,26 +62,25 @@ _NOINDEX: Final = frozenset({"noindex", "none"})
 def parse_agents(text: str) -> tuple[str, ...]:
     """The agents of `--agents LIST`, presets expanded, each once (case-insensitively), in
     the order given. ValueError names the first item that is neither preset nor token."""
-    out: list[str] = []
-    seen: set[str] = set()
+    out: dict[str, str] = {}  # lower-cased -> as first written
     for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        names = PRESETS.get(item.lower())
-        if names is None:
-            if not is_product_token(item):
-                raise ValueError(
-                    f"{item!r} is neither a product token (letters, '_' and '-') nor one of "
-                    f"the presets {', '.join(PRESETS)}"
-                )
-            names = (item,)
-        for name in names:
-            if name.lower() not in seen:
-                seen.add(name.lower())
-                out.append(name)
+        for name in _expanded(item) if item else ():
+            out.setdefault(name.lower(), name)
     if not out:
         raise ValueError("no agent named")
-    return tuple(out)
+    return tuple(out.values())
+
+
+def _expanded(item: str) -> tuple[str, ...]:
+    names = PRESETS.get(item.lower())
+    if names is not None:
+        return names
+    if not is_product_token(item):
+        raise ValueError(
+            f"{item!r} is neither a product token (letters, '_' and '-') nor one of "
+            f"the presets {', '.join(PRESETS)}"
+        )
+    return (item,)
 
 
 def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
@@ -143,6 +142,11 @@ def indexability(
         return "redirect"
     if record.status != 200:
         return "status"
+    return _page_reason(found, result)
+
+
+def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
+    """A 200 answer's reason: a noindex, a canonical elsewhere, a type that is not HTML."""
     codes = {f.code for f in found}
     if "url-noindex" in codes:
         return "noindex"

@@ -79,13 +79,11 @@ class AgentsHook(Hook):
         tags = result.header_all("x-robots-tag") if result is not None else []
         metas = self._metas(result)
         out: dict[str, str] = {}
-        origin = _origin(checked)
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
-            verdict = agent_verdict(allowed, tags, metas, agent)
-            out[agent] = verdict
+            out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
-                self._count(agent, origin, verdict, job)
+                self._count(agent, _origin(checked), verdict, job)
         return out
 
     def _metas(self, result: FetchResult | None) -> list[tuple[str, str]]:
@@ -123,13 +121,13 @@ class AgentsHook(Hook):
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
+        # merged: each target of a run has its own hook, the summary is the run's
         notes: dict[str, dict[str, int]] = rec.notes.setdefault("agents", {})
         for agent in self.agents:
-            counts = notes.setdefault(agent, {"blocked": 0, "noindex": 0})
-            for (name, _), tally in self.tallies.items():
-                if name == agent:
-                    counts["blocked"] += tally.blocked
-                    counts["noindex"] += tally.noindex
+            notes.setdefault(agent, {"blocked": 0, "noindex": 0})
+        for (agent, _), tally in self.tallies.items():
+            notes[agent]["blocked"] += tally.blocked
+            notes[agent]["noindex"] += tally.noindex
 
 
 def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:

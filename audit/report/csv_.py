@@ -4,6 +4,8 @@ Columns: url, sitemap, line, status, final_url, redirect_hops, redirect_chain,
 lastmod, last_modified, robots, elapsed_ms, worst_severity, codes, error, outcome,
 expected, checked_url (the last three from `migrate` and --rewrite: the migration
 outcome, the expected new URL of the redirect map, the URL actually requested).
+Then indexable (true/false) and indexability (why not: noindex, robots, canonical,
+status, redirect, not-html, unreachable), on every url record of a crawl.
 
 - Encoding: UTF-8 with a byte order mark by default. Excel only reads a CSV as
   UTF-8 when it starts with a BOM (without one, non-ASCII URLs turn into
@@ -56,6 +58,8 @@ COLUMNS: tuple[str, ...] = (
     "outcome",
     "expected",
     "checked_url",
+    "indexable",
+    "indexability",
 )
 # Columns filled from url records' extras: `migrate` (outcome, expected target) and
 # --rewrite or `migrate` (the URL actually requested); empty in other runs.
@@ -89,6 +93,15 @@ def _worst_and_codes(found: list[dict[str, Any]]) -> tuple[str, list[str]]:
         if code not in codes:
             codes.append(code)
     return worst, codes
+
+
+def _indexability(rec: dict[str, Any]) -> tuple[str, str]:
+    """The indexable and indexability cells: true/false and the reason; empty for a record
+    without them (a report written before they existed)."""
+    indexable = rec.get("indexable")
+    if not isinstance(indexable, bool):
+        return "", ""
+    return ("true" if indexable else "false"), str_or_none(rec.get("indexability")) or ""
 
 
 class CsvWriter:
@@ -125,7 +138,7 @@ class CsvWriter:
             first = found[0] if found else {}
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
             row: list[Any] = [url, sitemap, line, *[""] * 8, worst, " ".join(codes), ""]
-            row += [""] * len(_EXTRA_COLUMNS)
+            row += [""] * (len(_EXTRA_COLUMNS) + 2)  # and the indexability cells
         else:
             hops, chain = _chain(rec.get("redirects"))
             row = [
@@ -144,6 +157,7 @@ class CsvWriter:
                 " ".join(codes),
                 str_or_none(rec.get("error")),
                 *(str_or_none(rec.get(key)) for key in _EXTRA_COLUMNS),
+                *_indexability(rec),
             ]
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
         self._csv.writerow(["" if v is None else _cell(v) for v in row])

@@ -26,6 +26,7 @@ from html import escape
 from typing import Any, TextIO
 
 from audit.core.version import __version__
+from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     SEVERITIES,
     STATUS_CLASSES,
@@ -398,10 +399,12 @@ class HtmlWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=max_rows_per_code)
+        self._index = IndexTally()  # indexability of the url records (report/agents.py)
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
+        self._index.add(record)
 
     def close(self) -> None:
         if self._closed:
@@ -442,6 +445,7 @@ class HtmlWriter:
         ]
         out.append(self._cards(summary))
         out.append(self._charts())
+        out.append(html_section(summary, self._index, h, nonce))
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
+from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
     Aggregate,
     code_summary,
@@ -72,6 +73,7 @@ class MarkdownWriter:
         out += [""] if cut_notes(summary) else []
         out += self._summary_table(summary)
         out += _migration_table(summary.get("migration"))
+        out += markdown_lines(summary, md_code)
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]

@@ -290,6 +290,8 @@ def test_csv_has_one_row_per_url_with_codes_joined_from_findings() -> None:
         "outcome",
         "expected",
         "checked_url",
+        "indexable",
+        "indexability",
     ]
 
 
