@@ -13,8 +13,9 @@ A `Host` holds (STYLE lessons 4 and 5):
 - the in-flight cap (`max_per_host` concurrent requests), taken outside aiohttp's timeout so
   a request waiting for its turn does not burn its own deadline;
 - the adaptive rate: robots.txt `Crawl-delay` / `Request-rate` lower it (never above --rate);
-  a 429 halves it for the rest of the run (floor MIN_RATE); a host that keeps answering
-  429/503 is marked `slow` and halved once more;
+  a burst of 429s halves it once (floor MIN_RATE; answers to requests already in flight do
+  not halve it again); a host that keeps answering 429/503 is marked `slow` and halved once
+  more; RECOVER_AFTER good answers in a row double it back, up to --rate;
 - counters, reported as `HostStats`.
 
 Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter.
@@ -34,6 +35,8 @@ from aiolimiter import AsyncLimiter
 MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
 SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
+RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --rate)
+RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
 BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
 BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
@@ -167,6 +170,9 @@ class Host:
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         self._not_before = 0.0  # loop time
         self._streak = 0  # consecutive 429/503
+        self._halved = False  # the rate was halved in the current 429 burst
+        self._ceiling = math.inf  # robots.txt's Crawl-delay / Request-rate: never recovered past
+        self._good = 0  # good answers in a row since the rate was lowered
         self.slow = False
         self.crawl_delay: float | None = None
         self.requests = 0
@@ -192,7 +198,8 @@ class Host:
     def set_max_rate(self, rate: float) -> None:
         """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
         if rate > 0 and not math.isinf(rate):
-            self._set_rate(min(self._rate, max(rate, 1e-6)))
+            self._ceiling = min(self._ceiling, max(rate, 1e-6))  # recovery stops here
+            self._set_rate(min(self._rate, self._ceiling))
 
     def set_min_interval(self, seconds: float) -> None:
         """Space requests at least `seconds` apart (robots.txt Crawl-delay).
@@ -211,24 +218,44 @@ class Host:
     # --- answers --------------------------------------------------------------
 
     def record_status(self, status: int) -> None:
-        """Count an answer and adapt: 429 halves the rate; a 429/503 streak marks the host slow."""
+        """Count an answer and adapt: a burst of 429s halves the rate once (the answers to
+        requests already in flight do not halve it again); a 429/503 streak marks the host
+        slow; RECOVER_AFTER good answers in a row double the rate back towards --rate."""
         if status == 429:
             self.rate_limited += 1
-            self._halve_rate()
+            if not self._halved:  # once per burst: a good answer ends the burst
+                self._halve_rate()
         if status >= 500:
             self.server_errors += 1
         if status in (429, 503):
+            self._good = 0
             self._streak += 1
             if self._streak >= SLOW_STREAK and not self.slow:
                 self._mark_slow()
-        else:
-            self._streak = 0
+            return
+        self._streak = 0
+        self._recover()
+
+    def _recover(self) -> None:
+        """A good answer: the burst is over; a run of them restores the rate step by step."""
+        self._halved = False
+        ceiling = min(self.max_rate, self._ceiling)
+        if self._rate >= ceiling:
+            return
+        self._good += 1
+        if self._good >= RECOVER_AFTER:
+            self._good = 0
+            self.slow = False
+            doubled = self._rate * 2
+            self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
 
     def _halve_rate(self) -> None:
         """Half the current rate (an unlimited host starts from UNLIMITED_429_RATE), not
         below MIN_RATE."""
         base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
         self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+        self._halved = True
+        self._good = 0
 
     def _mark_slow(self) -> None:
         self.slow = True
@@ -258,6 +285,16 @@ class Host:
         now = asyncio.get_running_loop().time()
         self._not_before = max(self._not_before, now + seconds)
         return seconds
+
+    def lane(self) -> int | None:
+        """Workers worth tying up on this host now, or None for no limit: 2 while it is
+        deferred (Retry-After), else enough for four seconds of its rate. The pipeline parks
+        the rest of the host's work so a slow or backed-off host never holds every worker."""
+        if self._not_before > asyncio.get_running_loop().time():
+            return 2
+        if math.isinf(self._rate):
+            return None
+        return max(2, math.ceil(4 * self._rate))
 
     def _note(self, text: str) -> None:
         if text not in self.notes:  # a host repeating itself is noted once

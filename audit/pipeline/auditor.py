@@ -48,6 +48,7 @@ from audit.http.exchange import BodySink
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
+from audit.pipeline.lanes import Lanes
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -239,6 +240,7 @@ class Auditor:
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
+        self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
@@ -417,6 +419,7 @@ class Auditor:
                 self.progress.sitemap_done()
                 if self._pending == 0:
                     self._done.set()
+                    self.progress.listing_done()  # the bar's total is known from now on
 
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
@@ -646,17 +649,28 @@ class Auditor:
         parent = job.public_url or job.url
         ancestors = (*job.ancestors, own or parent)
         local = self._local_child(job, loc)
-        if local is not None:
+        if local is not None and local.is_file():
             self._schedule(
                 SitemapJob(str(local), parent, item.line, ancestors, local=local, public_url=loc)
             )
-        else:
+        elif job.local is None or self.config.online or self.mode == "crawl":
             self._schedule(SitemapJob(loc, parent, item.line, ancestors))
+        elif local is None:  # a local index stays local (--online fetches): counted only
+            notes = self.rec.notes
+            notes["children_not_fetched"] = notes.get("children_not_fetched", 0) + 1
+        else:  # a sibling named through --base-url that is not on disk
+            message = (
+                f"{loc} is not on disk at {local} (beside the index, from --base-url): "
+                "add the file, fix the <loc>, or give --online to fetch it"
+            )
+            self.rec.finding(
+                finding("sitemap-not-found", message, sitemap=parent, line=item.line, url=loc)
+            )
 
     @staticmethod
     def _local_child(job: SitemapJob, loc: str) -> Path | None:
-        """A local index given --base-url: children under the same public directory
-        are read from the sibling files when they exist (validate a set before deploy)."""
+        """A local index given --base-url: the path of a child under the same public
+        directory, beside the index file (it may not exist); None otherwise."""
         if job.local is None or not job.public_url:
             return None
         public_dir = job.public_url.rsplit("/", 1)[0] + "/"
@@ -665,8 +679,7 @@ class Auditor:
         rel = loc[len(public_dir) :].split("?", 1)[0].split("#", 1)[0]
         if not rel or ".." in rel.split("/"):
             return None
-        candidate = job.local.parent / rel
-        return candidate if candidate.is_file() else None
+        return job.local.parent / rel
 
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued."""
@@ -744,27 +757,48 @@ class Auditor:
 
     async def _worker(self) -> None:
         frontier = self._frontier
+        lanes = self._lanes
         while True:
-            job = frontier.take() if len(frontier) else await frontier.get()
+            job = lanes.ready_job() if lanes.parked else None
             if job is None:
-                return
+                job = frontier.take() if len(frontier) else await frontier.get()
+                if job is None:
+                    return
+            key, lane = self._lane_of(job)
+            if lanes.park(key, job, lane):
+                continue  # its host is slow or backed off: serve another host meanwhile
+            lanes.enter(key)
             try:
-                await self.check_url(job)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # one URL's failure never stops the run
-                self.rec.url(
-                    UrlResult.unrequested(
-                        job.url,
-                        job.sitemap,
-                        job.line,
-                        job.lastmod,
-                        "allowed",
-                        f"internal error: {type(exc).__name__}: {exc}",
-                    )
-                )
+                await self._run_job(job)
             finally:
-                self.progress.advance()
+                lanes.leave(key)
+
+    def _lane_of(self, job: UrlJob) -> tuple[str, int | None]:
+        """The host key of a listed URL and the workers it may hold now (lanes.py)."""
+        try:
+            host = self.client.hosts.get(job.url)
+        except ValueError:  # an unusable URL: checked at once, it sends nothing
+            return "", None
+        return host.key, host.lane()
+
+    async def _run_job(self, job: UrlJob) -> None:
+        try:
+            await self.check_url(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one URL's failure never stops the run
+            self.rec.url(
+                UrlResult.unrequested(
+                    job.url,
+                    job.sitemap,
+                    job.line,
+                    job.lastmod,
+                    "allowed",
+                    f"internal error: {type(exc).__name__}: {exc}",
+                )
+            )
+        finally:
+            self.progress.advance()
 
     async def _check(self, job: UrlJob) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
