@@ -612,19 +612,87 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
     )
 
 
+class OutputError(TargetError):
+    """The report file could not be written (a full disk, a file size limit): the run
+    stops with this one line and exit 2."""
+
+
+_PROBE = 4096  # bytes written (then removed) before the first request: is there room?
+
+
+def _output_error(path: str, exc: OSError) -> OutputError:
+    return OutputError(
+        f"{path}: cannot write the report: {exc.strerror or exc}; the run was stopped and "
+        "the report keeps its complete lines only"
+    )
+
+
+def _open_report(path: str) -> TextIO:
+    """The report file, checked writable with a probe block; every later write that
+    fails raises OutputError (from a record sink, so the run stops at once)."""
+    try:
+        fh = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by caller
+        fh.write(" " * _PROBE)
+        fh.flush()
+        fh.seek(0)
+        fh.truncate()
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot write the report: {exc.strerror}") from None
+    write = fh.write
+
+    def guarded(text: str) -> int:
+        try:
+            return write(text)
+        except OSError as exc:
+            raise _output_error(path, exc) from None
+
+    fh.write = guarded  # type: ignore[method-assign]
+    return fh
+
+
+def _cut_to_last_line(path: str) -> None:
+    """After a failed write: drop a partial last line, so what was written stays valid."""
+    with contextlib.suppress(OSError), open(path, "rb+") as fh:
+        size = fh.seek(0, 2)
+        fh.seek(max(0, size - 65536))
+        tail = fh.read()
+        fh.truncate(size - len(tail) + tail.rfind(b"\n") + 1)
+
+
+def _output_failure(exc: BaseException) -> OutputError | None:
+    """The OutputError inside `exc` (raised in a sink, maybe grouped by a task group)."""
+    if isinstance(exc, OutputError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _output_failure(inner)
+            if found is not None:
+                return found
+    return None
+
+
 @contextlib.contextmanager
 def open_output(path: str | None) -> Iterator[TextIO]:
     if not path:
         yield sys.stdout
         return
-    try:
-        fh = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise TargetError(f"{path}: cannot write the report: {exc.strerror}") from exc
+    fh = _open_report(path)
+    failure: OutputError | None = None
     try:
         yield fh
+        fh.flush()
+    except OSError as exc:  # the last flush
+        failure = _output_failure(exc) or _output_error(path, exc)
+    except BaseException as exc:
+        failure = _output_failure(exc)
+        if failure is None:
+            raise
     finally:
-        fh.close()
+        with contextlib.suppress(OSError):
+            fh.close()
+    if failure is not None:
+        _cut_to_last_line(path)
+        raise failure from None
 
 
 def _run_interruptibly(coro: Any) -> bool:
