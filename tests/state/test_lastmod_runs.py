@@ -29,6 +29,7 @@ class Page:
     lastmod: str
     dates: str = ""
     etag: str | None = None  # answers If-None-Match with 304 when it matches
+    status: int = 200  # another status: listed, but answered with this and no page
 
 
 @dataclass
@@ -61,8 +62,8 @@ class MutatingSite:
         page = self.pages.get(name)
         asked = request.headers.get("If-None-Match", "")
         self.hits.append((name, asked))
-        if page is None:
-            return web.Response(status=404)
+        if page is None or page.status != 200:
+            return web.Response(status=404 if page is None else page.status)
         headers = {"ETag": page.etag} if page.etag else {}
         if page.etag and asked == page.etag:
             return web.Response(status=304, headers=headers)

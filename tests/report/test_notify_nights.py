@@ -1,0 +1,127 @@
+"""--notify over real loopback: a webhook receiver (aiohttp) and an SMTP server
+(aiosmtpd) see exactly one message on a night that got worse and none on an
+unchanged night."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from audit.report.notify import Notice, NotifyError, parse_smtp, send
+from tests.crawlkit import Serve
+from tests.state.test_lastmod_runs import MutatingSite, Page
+from tests.state.test_state import crawl_argv, run_main
+
+
+def _site() -> MutatingSite:
+    return MutatingSite({f"p{i}": Page(f"Page {i}.", "2024-05-01") for i in range(4)})
+
+
+async def _receiver(serve: Serve) -> tuple[str, list[dict[str, Any]]]:
+    got: list[dict[str, Any]] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        got.append(await request.json())
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    return await serve(app) + "/hook", got
+
+
+@pytest.mark.slow
+async def test_webhook_once_on_a_worse_night_never_on_an_unchanged_one(
+    serve: Serve, tmp_path: Path
+) -> None:
+    site = _site()
+    site.base = await serve(site.app())
+    url, got = await _receiver(serve)
+    state, target = tmp_path / "s.sqlite", site.base + "/sitemap.xml"
+
+    def night(n: int) -> list[str]:
+        return crawl_argv(target, state, tmp_path / f"{n}.jsonl", "--notify", url)
+
+    assert await run_main(night(1)) == 0
+    assert got == []  # a clean first night: nothing got worse
+    assert await run_main(night(2)) == 0
+    assert got == []  # unchanged
+    site.pages["p3"].status = 404  # still listed, now gone
+    assert await run_main(night(3)) == 1
+    assert len(got) == 1
+    message = got[0]
+    assert message["verdict"] == "worse"
+    assert message["text"].startswith("sitemap-audit WORSE: " + target)
+    assert "ALERT: 1 new finding(s) at or above --fail-on error" in message["alerts"]
+    assert message["summary"]["findings"]["error"] == 1
+    assert message["targets"] == [target]
+    assert await run_main(night(4)) == 1  # still broken, but not worse than last night
+    assert len(got) == 1
+
+
+@pytest.mark.slow
+async def test_mail_once_on_a_worse_night(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    mails: list[Any] = []
+
+    class Keep(Message):
+        def handle_message(self, message: Any) -> None:
+            mails.append(message)
+
+    with socket.socket() as probe:  # a free port (aiosmtpd's Controller wants one given)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        smtp = f"127.0.0.1:{port}"
+        monkeypatch.setenv("SITEMAP_AUDIT_SMTP_FROM", "audit@example.test")
+        site = _site()
+        site.base = await serve(site.app())
+        state, target = tmp_path / "s.sqlite", site.base + "/sitemap.xml"
+        extra = ("--notify", "mailto:team@example.test", "--smtp", smtp)
+        for n in (1, 2):
+            assert await run_main(crawl_argv(target, state, tmp_path / f"{n}.jsonl", *extra)) == 0
+        assert mails == []
+        del site.pages["p1"], site.pages["p0"]  # the sitemap lost half its URLs
+        await run_main(crawl_argv(target, state, tmp_path / "3.jsonl", *extra))
+        assert len(mails) == 1
+        mail = mails[0]
+        assert mail["To"] == "team@example.test"
+        assert mail["From"] == "audit@example.test"
+        assert mail["Subject"].startswith("sitemap-audit WORSE")
+        body = mail.get_payload()
+        assert "sitemap" in body and "ALERT:" in body
+    finally:
+        controller.stop()
+
+
+async def test_webhook_error_is_one_line(serve: Serve) -> None:
+    async def refuse(request: web.Request) -> web.Response:
+        return web.Response(status=500)
+
+    app = web.Application()
+    app.router.add_post("/hook", refuse)
+    url = await serve(app) + "/hook"
+    notice = Notice(["t"], {"urls": 0, "findings": {}}, ["ALERT: x"], True)
+    with pytest.raises(NotifyError, match="answered HTTP 500"):
+        import asyncio
+
+        await asyncio.to_thread(send, url, notice)
+    assert json.loads(json.dumps(notice.payload()))["text"].splitlines()[1] == "ALERT: x"
+
+
+def test_smtp_spec() -> None:
+    assert parse_smtp("127.0.0.1:2525") == ("127.0.0.1", 2525)
+    assert parse_smtp("[::1]:25") == ("::1", 25)
+    for bad in ("host", "host:x", ":25", "h:70000"):
+        with pytest.raises(ValueError, match="HOST:PORT"):
+            parse_smtp(bad)
