@@ -20,6 +20,7 @@ STAGES = {
     "migrate",
     "report",
     "cli",
+    "cluster",  # --cluster: the URL checks on Dask workers
     "fixtures",  # the fixture and demo site server
 }
 # __init__ (names loaded on first use), __main__ (`python -m audit`), api (the front door)
