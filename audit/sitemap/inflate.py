@@ -163,7 +163,7 @@ class Inflater:
                 # zlib drops the whole output of a call that fails: decode this input again
                 # up to the fault, so what comes out does not depend on the chunk sizes.
                 out.append(_salvage(before, data, room))
-                return b"".join(out), f"corrupt gzip data (layer {self._depth + 1}): {exc}"
+                return b"".join(out), f"corrupt gzip data (layer {self._depth + 1}): {_why(exc)}"
             self._produced += len(chunk)
             out.append(chunk)
             if self._d.eof:
@@ -175,6 +175,23 @@ class Inflater:
                 break
             data = self._d.unconsumed_tail
         return b"".join(out), None
+
+
+# zlib's words ("Error -3 while decompressing data: incorrect data check") in plain ones
+_ZLIB_WORDS = (
+    ("incorrect data check", "the checksum does not match: the data was damaged"),
+    ("incorrect length check", "the length in the trailer does not match: data is missing"),
+    ("incorrect header check", "not a valid gzip header"),
+    ("unknown compression method", "not a valid gzip header"),
+)
+
+
+def _why(exc: zlib.error) -> str:
+    text = str(exc)
+    for key, words in _ZLIB_WORDS:
+        if key in text:
+            return words
+    return "the compressed stream is damaged (invalid deflate data)"
 
 
 def _salvage(d: zlib._Decompress, data: bytes, room: int) -> bytes:

@@ -162,10 +162,17 @@ _PLAIN_ERRORS = {
 }
 
 
+_RESOURCE_LIMIT = 114  # XML_ERR_RESOURCE_LIMIT
+
+
 def _plain(code: int, message: str) -> str:
-    words = _PLAIN_ERRORS.get(code)
+    # libxml2's own safety limits: its words name parser options and functions no user
+    # can set, so they are replaced, not quoted
     if "amplification" in message:
-        words = "entity expansion too large (a 'billion laughs' document), refused by libxml2"
+        return "entity expansion too large (a 'billion laughs' document), refused"
+    if code == _RESOURCE_LIMIT or "XML_PARSE_HUGE" in message:
+        return "a text, name or whitespace run of more than 10,000,000 bytes"
+    words = _PLAIN_ERRORS.get(code)
     message = message.split(", line ")[0].strip()
     return f"{words} ({message})" if words else message
 
@@ -220,6 +227,7 @@ class StreamParser:
         self._actions: dict[str, int] = {}
         self._max_order = _A_PRIORITY
         self._has_doctype = False
+        self._pending: list[ParseItem] = []  # XML findings held back (_xml_failed)
         self._disorder = 0  # children out of the XSD's order: one finding at the end
         self._disorder_first: tuple[str, int] = ("", 0)  # the first one's message and line
         # text
@@ -263,7 +271,8 @@ class StreamParser:
                 self._take(data)
         if not self.stopped:
             self._finish()
-        self.stopped = True
+        if not self.stopped:
+            self._stop()
         return self._flush()
 
     # --- plumbing --------------------------------------------------------------
@@ -277,6 +286,9 @@ class StreamParser:
 
     def _stop(self) -> None:
         self._report_disorder()
+        if self._pending:
+            self._out += self._pending
+            self._pending = []
         self.stopped = True
         self._main = self._probe = None
         self._root = self._last = self._kept = self._newest = None
@@ -290,6 +302,7 @@ class StreamParser:
             # the cut-off document itself is not reported a second time as malformed.
             self._sniff(b"", final=True)
         if not self.stopped:
+            self._pending = []  # what the garbage did to the XML is not the cause
             self._find("sitemap-gzip-invalid", str(exc))
             self._stop()
 
@@ -489,7 +502,10 @@ class StreamParser:
             resolve_entities=resolve,
             no_network=True,
             load_dtd=False,
-            huge_tree=False,
+            # Without a DOCTYPE no entity exists to expand, so lifting libxml2's 10 MB text
+            # limit risks nothing: the 50 MiB limit (ours, counted in _take) decides, and a
+            # valid document padded with whitespace is judged by its size, as it should be.
+            huge_tree=not self._has_doctype,
         )
         buf, self._probe_buf = b"".join(self._probe_buf), []
         self._xml_feed(buf)
@@ -830,6 +846,7 @@ class StreamParser:
                     break
         line = line or 0
         col = col if col is not None and col >= 0 else 0
+        mark = len(self._out)
         if code == 81 or (code == 9 and "encoding" in msg.lower()):
             self._find(
                 "sitemap-encoding",
@@ -846,7 +863,19 @@ class StreamParser:
                 line=where,
                 column=col + 1,
             )
-        self._stop()
+        self._xml_failed(mark)
+
+    def _xml_failed(self, mark: int) -> None:
+        """The XML broke (findings from `mark` on say how). In gzip data the garbage of a
+        corrupt deflate stream is often what broke it: the rest of the stream is inflated
+        (and counted, not parsed) first, and a gzip fault or the size limit met there is
+        the finding instead (_gzip_failed drops these; _stop gives them)."""
+        if not self._inflater.gzip_layers or self._cut:
+            return self._stop()
+        self._pending, self._out[mark:] = self._out[mark:], []
+        self._state = _State.DONE  # _route passes nothing on now
+        self._main = self._probe = None
+        self._root = self._last = self._kept = self._newest = None
 
     # --- text sitemaps -----------------------------------------------------------
 
