@@ -309,7 +309,8 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--changed-only",
         action="store_true",
-        help="with --state: request only URLs that are new or whose <lastmod> moved",
+        help="with --state: request only URLs that are new, whose <lastmod> moved, or whose "
+        "last verdict was an error or warning",
     )
 
 
@@ -555,7 +556,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output(migrate)
     _add_http(migrate)
+    _add_codes(sub, (crawl, validate, migrate))
     return parser
+
+
+# --- `codes` and --ignore (issue 17.8) ---------------------------------------------------
+
+
+def _ignore_codes(text: str) -> list[str]:
+    from audit.cli.codes import parse_codes
+
+    try:
+        return parse_codes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_codes(sub: Any, reporting: tuple[argparse.ArgumentParser, ...]) -> None:
+    """The `codes` subcommand, and --ignore on the commands that report findings."""
+    from audit.cli.codes import FORMATS as CODE_FORMATS
+
+    codes = sub.add_parser(
+        "codes", help="every finding code: severity, meaning, how to fix, Search Console's name"
+    )
+    codes.add_argument("--format", choices=CODE_FORMATS, default="text")
+    for p in reporting:
+        p.add_argument(
+            "--ignore",
+            action="append",
+            type=_ignore_codes,
+            default=[],
+            metavar="CODES",
+            help="comma-separated finding codes neither reported nor counted (default none)",
+        )
+
+
+def ignored_codes(args: argparse.Namespace) -> list[str]:
+    """The --ignore codes of a command (repeatable, comma-separated; also from --config)."""
+    return sorted({code for group in getattr(args, "ignore", ()) for code in group})
+
+
+def cmd_codes(args: argparse.Namespace) -> int:
+    from audit.cli.codes import render
+
+    sys.stdout.write(render(args.format))
+    return Exit.OK
 
 
 def config_from(args: argparse.Namespace, targets: list[str | None] | None = None) -> CrawlConfig:
@@ -771,6 +816,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             run = Audit(
                 targets, config, mode=mode, sinks=sinks, hooks=with_lastmod, progress=progress
             )
+            run.recorder.ignore(ignored_codes(args))
             try:
                 interrupted = _run_interruptibly(run.run())
             finally:
@@ -911,6 +957,8 @@ def _open_state(
         for f in dataclasses.fields(config)
         if f.name not in _NOT_FINGERPRINTED and (value := getattr(config, f.name)) != f.default
     }
+    if ignored_codes(args):  # the state holds the report as filtered: another audit
+        options["ignore"] = ignored_codes(args)
     return StateStore.open(
         path,
         fingerprint=fingerprint(mode, targets, options),
@@ -1056,6 +1104,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     with open_output(args.output) as out:
         writer = make_writer(args.format, out, fail_on=args.fail_on)
         recorder = MigrationRecorder([writer.write], MigrationStats(new_origin))
+        recorder.ignore(ignored_codes(args))
         progress = make_progress(not args.no_progress, "checked")
         outcome: dict[str, Any] = {}
         try:
@@ -1130,6 +1179,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_diff(args)
         if args.command == "migrate":
             return cmd_migrate(args)
+        if args.command == "codes":
+            return cmd_codes(args)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE

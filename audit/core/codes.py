@@ -1,7 +1,9 @@
 """The finding codes of RULES.md: code -> severity and what to fix.
 
 This table is the single source of truth for severities; the validator, the URL
-checks and the report writers (SARIF rules, markdown help) all read it.
+checks and the report writers (SARIF rules, markdown help) all read it. Each code also
+carries how to fix it and the name Search Console gives the same problem, if any:
+`sitemap-audit codes` and the generated docs/codes.md list them. Imports only core.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ class Code:
     code: str
     severity: Severity
     summary: str
+    fix: str = ""  # what a site owner does about it
+    search_console: str | None = None  # Search Console's name for the same problem
 
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741
@@ -183,9 +187,232 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("migrate-new-sitemap-redirect", W, "a URL of the new sitemap redirects; list final URLs"),
 )
 
-CODES: dict[str, Code] = {c: Code(c, s, d) for c, s, d in _TABLE}
+# How to fix each code: one or two sentences a site owner can act on (`sitemap-audit codes`,
+# docs/codes.md). A code added to the table above needs its line here too (a test says so).
+_FIX: dict[str, str] = {
+    "robots-unreachable": "Make /robots.txt answer 200 (or 404 if you have none) quickly and "
+    "reliably; crawlers stop crawling the whole host while it fails.",
+    "robots-missing": "Nothing is required; publish a /robots.txt with a Sitemap: line if you "
+    "want crawlers to find your sitemaps on their own.",
+    "robots-no-sitemap": "Add a `Sitemap: https://.../sitemap.xml` line to robots.txt for each "
+    "sitemap or sitemap index.",
+    "sitemap-not-found": "Publish the sitemap at the URL you declare (robots.txt, Search Console) "
+    "or correct the declared URL.",
+    "sitemap-http-error": "Make the sitemap URL answer 200; check server errors, access rules "
+    "and firewalls for crawler requests.",
+    "sitemap-redirected": "Declare and submit the final URL of the sitemap instead of one that "
+    "redirects.",
+    "sitemap-robots-blocked": "Remove or narrow the robots.txt Disallow rule that matches the "
+    "sitemap URL.",
+    "sitemap-content-type": "Serve the sitemap as application/xml (or text/xml, text/plain for "
+    "a text sitemap, application/gzip for .gz).",
+    "sitemap-is-html": "Point the declared URL at the XML sitemap itself, not at an HTML page, "
+    "login screen or error page.",
+    "sitemap-gzip-invalid": "Regenerate the .gz file and make sure the server does not compress "
+    "it a second time or cut it short.",
+    "sitemap-xml-malformed": "Fix the XML at the reported line and column: escape & as &amp;, "
+    "avoid HTML entities such as &nbsp;, close every tag.",
+    "sitemap-leading-whitespace": "Remove everything before <?xml (blank lines, spaces, output "
+    "of a template or plugin); only a UTF-8 BOM may precede it.",
+    "sitemap-doctype": "Remove the DOCTYPE and entity declarations; sitemaps need none.",
+    "sitemap-encoding": 'Write the sitemap in UTF-8 and declare encoding="UTF-8".',
+    "sitemap-root-invalid": "Make the root element <urlset> (URLs) or <sitemapindex> (sitemaps).",
+    "sitemap-namespace": 'Declare xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" on the '
+    "root element, exactly.",
+    "sitemap-too-many-urls": "Split the sitemap into files of at most 50,000 entries and list "
+    "them in a sitemap index.",
+    "sitemap-too-large": "Split the sitemap into files of at most 50 MB uncompressed and list "
+    "them in a sitemap index.",
+    "sitemap-near-limit": "Split the sitemap before it reaches 50,000 entries or 50 MB.",
+    "sitemap-empty": "List the site's URLs in it, or stop declaring it.",
+    "index-nested": "List only sitemaps (urlset files) in a sitemap index; submit each index "
+    "separately.",
+    "index-loop": "Remove the entry that points back to a sitemap above it in the chain.",
+    "element-unknown": "Use only the protocol's elements, in the order of the XSD, each once, "
+    "in the sitemap namespace (extensions in their own namespaces).",
+    "text-sitemap-invalid-line": "Put exactly one absolute URL on each line of a text sitemap, "
+    "nothing else.",
+    "loc-missing": "Give every <url> and <sitemap> entry one non-empty <loc>.",
+    "loc-relative": "Write the full URL in <loc>, with scheme and host (https://www.example.com/"
+    "page).",
+    "loc-invalid": "Percent-encode spaces and special characters and check the host and port "
+    "of the URL.",
+    "loc-too-long": "Shorten the URL to at most 2,048 characters.",
+    "loc-whitespace": "Remove spaces and line breaks around the URL inside <loc>.",
+    "loc-not-encoded": "Percent-encode non-ASCII characters in <loc> (UTF-8, then %XX).",
+    "loc-cross-host": "List only URLs of the sitemap's own scheme, host and port, or declare "
+    "the sitemap in the other host's robots.txt (cross-submission).",
+    "loc-outside-path": "Move the sitemap to the site root (or a directory above the URLs) so "
+    "every listed URL is under its directory.",
+    "loc-duplicate": "List each URL once across all sitemaps.",
+    "loc-fragment": "Remove the #fragment; list the URL of the page itself.",
+    "lastmod-invalid": "Write <lastmod> as W3C Datetime: YYYY-MM-DD, or a full time with "
+    "seconds and a timezone (2024-05-01T12:00:00+00:00).",
+    "lastmod-imprecise": "Give a full date (YYYY-MM-DD) or a time with seconds and timezone.",
+    "lastmod-future": "Set <lastmod> to when the page really changed, never later than now; "
+    "check the generator's clock and timezone.",
+    "lastmod-missing": "Add <lastmod> with the date each page's content last changed.",
+    "lastmod-uniform": "Set <lastmod> from each page's real content change, not from the time "
+    "the sitemap is generated or deployed.",
+    "changefreq-invalid": "Use one of always, hourly, daily, weekly, monthly, yearly, never, or "
+    "drop <changefreq> (Google ignores it).",
+    "priority-invalid": "Use a decimal from 0.0 to 1.0, or drop <priority> (Google ignores it).",
+    "priority-uniform": "Drop <priority>, or set values that differ; the same value everywhere "
+    "says nothing.",
+    "image-loc-missing": "Give every <image:image> an <image:loc>.",
+    "image-too-many": "List at most 1,000 images for one URL.",
+    "image-deprecated-tag": "Remove image:caption, image:title, image:geo_location and "
+    "image:license; Google no longer reads them.",
+    "video-required-missing": "Add the missing child: thumbnail_loc, title, description, and "
+    "content_loc or player_loc.",
+    "video-invalid-value": "Correct the value named in the finding to the range or form of the "
+    "video sitemap specification.",
+    "news-required-missing": "Add <news:publication> with name and language, "
+    "<news:publication_date> and <news:title>.",
+    "news-too-many": "Keep at most 1,000 URLs in a news sitemap; move older articles out.",
+    "news-stale": "Keep only articles of the last two days in the news sitemap.",
+    "news-invalid-value": "Use an ISO 639 language code and a W3C Datetime publication date.",
+    "hreflang-invalid": "Use an ISO 639-1 language, optionally -region (ISO 3166-1 alpha-2), or "
+    "x-default, and absolute href URLs.",
+    "hreflang-missing-self": "Add an alternate link for the URL itself among its alternates.",
+    "hreflang-not-reciprocal": "Make each alternate name the other back (A lists B and B lists A).",
+    "url-redirect": "List the final URL (the redirect target) in the sitemap instead.",
+    "url-redirect-chain": "List the final URL, and make old URLs redirect to it in one hop.",
+    "url-redirect-loop": "Fix the redirect rules so the chain ends at a page within 10 hops.",
+    "url-redirect-error": "Fix the redirect target (it fails) or the Location header, or remove "
+    "the URL from the sitemap.",
+    "url-not-found": "Restore the page, redirect it to its replacement, or remove it from the "
+    "sitemap.",
+    "url-client-error": "Make the page publicly readable (no login, no IP or bot rule), or "
+    "remove it from the sitemap.",
+    "url-bot-blocked": "Check the CDN or WAF rules; allow the auditor (and search crawlers) or "
+    "rerun from an allowed address.",
+    "url-server-error": "Fix the server error for this URL (logs at the time of the audit); "
+    "crawlers slow down on sites that fail.",
+    "url-rate-limited": "Raise the rate limit for crawlers or run the audit with a lower --rate.",
+    "url-unreachable": "Check DNS, the TLS certificate and that the server accepts connections "
+    "within the timeout.",
+    "url-robots-blocked": "Remove the URL from the sitemap, or allow it in robots.txt if it "
+    "should be crawled.",
+    "url-noindex": "Remove the noindex (X-Robots-Tag header or meta robots), or remove the URL "
+    "from the sitemap.",
+    "url-canonical-mismatch": "List the canonical URL in the sitemap, or make the page's "
+    "canonical point to itself.",
+    "url-soft-404": "Answer 404 or 410 for pages that do not exist, and remove them from the "
+    "sitemap.",
+    "url-slow": "Speed up the page's response (caching, server capacity); slow pages are "
+    "crawled less.",
+    "lastmod-stale": "Update <lastmod> whenever the page changes (or fix Last-Modified if it "
+    "changes without the content).",
+    "lastmod-ahead": "Set <lastmod> to the page's real change date (or send a correct "
+    "Last-Modified).",
+    "last-modified-dynamic": "Send Last-Modified from the content's change date, not the time "
+    "of the request (or send none).",
+    "last-modified-deploy": "Send Last-Modified from each page's content date rather than the "
+    "build time, or rely on <lastmod> alone.",
+    "lastmod-frozen": "Update <lastmod> when the page's content changes.",
+    "lastmod-churn": "Move <lastmod> only when the page's content changes, not on every build.",
+    "lastmod-page-date": "Make <lastmod> and the page's own modified date agree.",
+    "migrate-not-found": "Add a 301 redirect from the old URL to its new page.",
+    "migrate-temporary-redirect": "Use a permanent redirect (301 or 308) for the old URL.",
+    "migrate-chain": "Redirect the old URL straight to its final new page in one hop.",
+    "migrate-wrong-target": "Redirect the old URL to its expected new URL (see --map).",
+    "migrate-to-homepage": "Redirect the old URL to its closest new page, or let it answer 410 "
+    "if it has none.",
+    "migrate-lost": "Make the old URL redirect, in one permanent hop on the new origin, to a "
+    "page that answers 200.",
+    "migrate-noindex": "Remove the noindex from the new page before launch.",
+    "migrate-robots-blocked": "Allow the old URL and its new page in the new site's robots.txt.",
+    "migrate-not-in-new-sitemap": "List the old URL's new page in the new sitemap.",
+    "migrate-new-sitemap-redirect": "List final URLs in the new sitemap, not ones that redirect.",
+    "agent-blocked": "If the agent should read these pages, allow it in robots.txt; if the "
+    "block is meant, nothing to do.",
+    "agent-noindex": "If the agent should index these pages, remove the noindex scoped to it.",
+    "url-empty-shell": "Render the page's main content on the server (server-side rendering or "
+    "prerendering) so crawlers without JavaScript see it.",
+    "url-orphan": "Link to the page from at least one crawlable page of the site, or remove it "
+    "from the sitemap if it is obsolete.",
+    "page-not-in-sitemap": "Add the page to a sitemap (or noindex, canonicalise or remove it if "
+    "it should not be indexed).",
+    "link-broken": "Fix or remove the link on the linking page, or restore its target.",
+    "coverage-incomplete": "Raise --max-pages / --max-depth (or let the run finish) to get "
+    "orphan verdicts.",
+}
+
+# The name Search Console gives the same problem (Page indexing or Sitemaps report), for
+# matching the audit with what a site owner sees there. Only where Search Console has one:
+# a code without a counterpart has no entry (never a made-up name).
+_SEARCH_CONSOLE: dict[str, str] = {
+    "sitemap-not-found": "Couldn't fetch",
+    "sitemap-http-error": "Couldn't fetch",
+    "sitemap-is-html": "Sitemap is HTML",
+    "sitemap-gzip-invalid": "Compression error",
+    "sitemap-xml-malformed": "Parsing error",
+    "sitemap-leading-whitespace": "Leading whitespace",
+    "sitemap-root-invalid": "Unsupported format",
+    "sitemap-namespace": "Incorrect namespace",
+    "sitemap-too-many-urls": "Too many URLs",
+    "sitemap-too-large": "Sitemap file size error",
+    "sitemap-empty": "Empty sitemap",
+    "index-nested": "Incorrect sitemap index format: Nested sitemap indexes",
+    "text-sitemap-invalid-line": "Invalid URL",
+    "loc-missing": "Missing XML tag",
+    "loc-relative": "Invalid URL",
+    "loc-invalid": "Invalid URL",
+    "loc-cross-host": "URL not allowed",
+    "loc-outside-path": "URL not allowed",
+    "lastmod-invalid": "Invalid date",
+    "changefreq-invalid": "Invalid tag value",
+    "priority-invalid": "Invalid tag value",
+    "image-loc-missing": "Missing XML tag",
+    "video-required-missing": "Missing XML tag",
+    "news-required-missing": "Missing XML tag",
+    "news-too-many": "Too many News URLs",
+    "url-redirect": "Page with redirect",
+    "url-redirect-loop": "Redirect error",
+    "url-redirect-error": "Redirect error",
+    "url-not-found": "Not found (404)",
+    "url-client-error": "Blocked due to unauthorized request (401) / Blocked due to access "
+    "forbidden (403) / Blocked due to other 4xx issue",
+    "url-server-error": "Server error (5xx)",
+    "url-robots-blocked": "Blocked by robots.txt",
+    "url-noindex": "Excluded by 'noindex' tag",
+    "url-canonical-mismatch": "Alternate page with proper canonical tag",
+    "url-soft-404": "Soft 404",
+    "migrate-not-found": "Not found (404)",
+    "migrate-to-homepage": "Soft 404",
+    "migrate-noindex": "Excluded by 'noindex' tag",
+    "migrate-robots-blocked": "Blocked by robots.txt",
+    "migrate-new-sitemap-redirect": "Page with redirect",
+}
+
+CODES: dict[str, Code] = {
+    c: Code(c, s, d, _FIX.get(c, ""), _SEARCH_CONSOLE.get(c)) for c, s, d in _TABLE
+}
+
+# Where a code is explained for users: docs/codes.md, generated by `sitemap-audit codes
+# --format markdown` (one section per code, its anchor the code itself).
+DOCS_PATH = "docs/codes.md"
 
 
 def severity_of(code: str) -> Severity:
     """Severity of a registered code; unknown codes are a programming error."""
     return CODES[code].severity
+
+
+def search_console_name(code: str) -> str | None:
+    """The name Search Console gives the same problem, or None where it has none."""
+    entry = CODES.get(code)
+    return entry.search_console if entry is not None else None
+
+
+def fix_of(code: str) -> str:
+    """How to fix a code's problem ('' for a code not registered)."""
+    entry = CODES.get(code)
+    return entry.fix if entry is not None else ""
+
+
+def doc_anchor(code: str) -> str:
+    """The code's section in the generated docs, relative to the repository root
+    (`docs/codes.md#url-not-found`): for report links and SARIF rule help."""
+    return f"{DOCS_PATH}#{code}"

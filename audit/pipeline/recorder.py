@@ -1,14 +1,15 @@
 """The sink: every record of a run passes through here on its way to the writers.
 
 It keeps only counters (never the records), so the summary can be computed
-at the end whatever the size of the audit.
+at the end whatever the size of the audit. Codes given to `ignore` (--ignore) are
+dropped here, once: no writer, no state file, no count and no exit status sees them.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from audit.core.records import Finding, Severity, SitemapRecord, UrlResult
@@ -29,6 +30,16 @@ class Recorder:
         self.by_severity: Counter[str] = Counter()
         self.by_code: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
+        self.ignored: frozenset[str] = frozenset()
+
+    def ignore(self, codes: Iterable[str]) -> None:
+        """From now on findings of these codes are neither emitted nor counted; the summary
+        names them (`"ignored"`), so a report never hides that it was filtered."""
+        self.ignored = frozenset(codes)
+        if self.ignored:
+            self.notes["ignored"] = sorted(self.ignored)
+        else:
+            self.notes.pop("ignored", None)
 
     def redact(self, secrets: tuple[str, ...]) -> None:
         """From now on every record reaches the sinks with these secret values replaced
@@ -41,6 +52,8 @@ class Recorder:
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
     def emit(self, record: dict[str, Any]) -> None:
+        if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:
+            return
         for sink in self._sinks:
             sink(record)
 
@@ -53,6 +66,8 @@ class Recorder:
         self.emit(rec.to_json())
 
     def finding(self, f: Finding) -> None:
+        if f.code in self.ignored:
+            return
         self.by_severity[f.severity._value_] += 1  # not .value: a Python-level property
         self.by_code[f.code] += 1
         self.emit(f.to_json())
@@ -60,6 +75,20 @@ class Recorder:
     def findings(self, fs: list[Finding]) -> None:
         for f in fs:
             self.finding(f)
+
+    def replay(self, record: dict[str, Any]) -> None:
+        """A url or finding record as a dict (from the --state store), counted as
+        `url()` and `finding()` count theirs; an ignored finding is dropped."""
+        kind = record.get("type")
+        if kind == "finding":
+            code = str(record.get("code"))
+            if code in self.ignored:
+                return
+            self.by_severity[str(record.get("severity"))] += 1
+            self.by_code[code] += 1
+        elif kind == "url":
+            self.urls += 1
+        self.emit(record)
 
     def worst_at_or_above(self, level: str) -> bool:
         """True when some finding is at or above --fail-on LEVEL (the report's one rule)."""

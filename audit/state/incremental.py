@@ -141,12 +141,9 @@ class StateHook(Hook):
         captured: list[dict[str, Any]] = []
         self.sink.capture = captured
         try:
-            rec.urls += 1
-            rec.emit(record)
+            rec.replay(record)
             for f in findings:
-                rec.by_severity[str(f.get("severity"))] += 1
-                rec.by_code[str(f.get("code"))] += 1
-                rec.emit(f)
+                rec.replay(f)  # an --ignore'd code is dropped there, before the state sees it
         finally:
             self.sink.capture = None
         if not captured:  # pragma: no cover - the sink is always one of the recorder's
@@ -288,12 +285,7 @@ class StateHook(Hook):
         """Replay an unchanged child's record and findings; queue the URLs it listed."""
         rec = self.rec
         for f in await asyncio.to_thread(self.store.sitemap_findings, job.url):
-            if f.get("type") == "finding":
-                rec.by_severity[str(f.get("severity"))] += 1
-                rec.by_code[str(f.get("code"))] += 1
-            elif f.get("type") == "url":
-                rec.urls += 1
-            rec.emit(f)  # the sink stores it again, for this run
+            rec.replay(f)  # the sink stores it again, for this run
         record = {**prev.record, "carried": True}
         entries = record.get("entries")
         rec.entries += entries if isinstance(entries, int) else 0
