@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from audit.core.config import CrawlConfig
@@ -126,11 +126,16 @@ class Audit:
         from audit.pipeline.runner import run_target  # loads the HTTP stack: only to run
 
         for kind, value in self.jobs:
+            config = self._config_left()
+            if config is None:  # --max-urls counts for the whole run: spent already
+                self.recorder.notes["max_urls_reached"] = True
+                break
             self.outcomes.append({})
+            sitemaps = self.recorder.sitemaps
             await run_target(
                 kind,
                 value,
-                self.config,
+                config,
                 self.recorder,
                 self.mode,
                 self.progress,
@@ -140,6 +145,23 @@ class Audit:
                 hooks=self._hooks_for_target(),
                 url_check=self._url_check,
             )
+            self._check_found(kind, value, sitemaps)
+
+    def _config_left(self) -> CrawlConfig | None:
+        """The next target's config: --max-urls less the URLs the run has checked so far;
+        None when none are left."""
+        limit = self.config.max_urls
+        if limit is None or len(self.jobs) == 1:
+            return self.config
+        left = limit - self.recorder.urls
+        return replace(self.config, max_urls=left) if left > 0 else None
+
+    def _check_found(self, kind: str, value: str, sitemaps_before: int) -> None:
+        """A site or robots.txt that led to no sitemap: nothing was audited (exit 2)."""
+        outcome = self.outcomes[-1]
+        found = self.recorder.sitemaps > sitemaps_before
+        if kind in ("site", "robots") and not outcome.get("fatal") and not found:
+            outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
 
     def _hooks_for_target(self) -> list[Hook]:
         """Every run's own hooks (indexability, --agents), then the caller's."""
@@ -152,11 +174,8 @@ class Audit:
 
     def finish(self, *, interrupted: bool = False) -> Result:
         """Emit the summary record (marked interrupted when it was) and return the result."""
-        notes = self.recorder.notes
         if interrupted:
-            notes["interrupted"] = True
-        if self.fatal:
-            notes["fatal"] = self.fatal  # the targets that could not be audited at all
+            self.recorder.notes["interrupted"] = True
         summary = self.recorder.summary()
         self.recorder.emit(summary)
         return Result(summary, self.fatal, interrupted)
@@ -257,6 +276,7 @@ async def inspect_async(target: str, **options: Any) -> list[dict[str, Any]]:
         target,
         _config(options),
         mode="inspect",
+        sinks=[inspector.on_record],
         on_entry=inspector.on_entry,
         on_sitemap=inspector.on_sitemap,
     )

@@ -177,10 +177,15 @@ def _explicit(parser: argparse.ArgumentParser, command: str, argv: list[str]) ->
 
 
 def apply_config_file(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    argv: list[str],
+    *,
+    required: bool = True,
 ) -> list[str]:
     """Fill `args` from `args.config` where the command line said nothing; return the
-    targets (the command line's TARGET wins over the file's)."""
+    targets (the command line's TARGETs win over the file's). `required`: the file must
+    name targets (the command line gave none)."""
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
@@ -188,10 +193,10 @@ def apply_config_file(
         if dest not in given:
             setattr(args, dest, value)
     if args.target:
-        return [args.target]
-    if not targets:
+        return list(args.target) if isinstance(args.target, list) else [args.target]
+    if not targets and required:
         raise ConfigFileError(
             f"{args.config}: no target: give TARGET on the command line or "
             'target = "..." / targets = [...] in the file'
         )
-    return targets
+    return targets or []

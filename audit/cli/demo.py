@@ -15,7 +15,7 @@ from pathlib import Path
 from audit.cli.main import main as cli_main
 from audit.fixtures.server import run_server
 
-DEMO_SITE = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+DEMO_SITE = Path(__file__).resolve().parents[2] / "fixtures" / "demo"  # audit/cli/ -> repo
 OUT_DIR = Path("demo-out")
 
 
@@ -64,21 +64,11 @@ def main() -> int:
         print(
             f"Demo site served on {base}/ (fixtures/demo, planted problems listed in its README)\n"
         )
-        print(f"$ sitemap-audit crawl {base}/ --format jsonl --output {jsonl}", flush=True)
-        status = cli_main(
-            [
-                "crawl",
-                f"{base}/",
-                "--rate",
-                "50",
-                "--slow",
-                "1",
-                "--format",
-                "jsonl",
-                "--output",
-                str(jsonl),
-            ]
-        )
+        # the command printed is the command run: the README's demo block is checked against it
+        crawl = ["crawl", f"{base}/", "--rate", "50", "--slow", "1"]
+        crawl += ["--format", "jsonl", "--output", str(jsonl)]
+        print(f"$ sitemap-audit {' '.join(crawl)}", flush=True)
+        status = cli_main(crawl)
         print(f"(exit status {status}: 1 means findings at or above --fail-on error, as planted)\n")
         print(f"$ sitemap-audit report {jsonl} --format text", flush=True)
         cli_main(["report", str(jsonl), "--format", "text"])

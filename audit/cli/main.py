@@ -54,9 +54,65 @@ FORMATS = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
 LEVELS = ("error", "warning", "info", "never")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """--help shows every option's default, unless its help already says it or there is
+    none to show (off, unset, empty)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or "default" in text
+            or default in (None, False, [], ())
+            or default is argparse.SUPPRESS
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # one line, exit 2 (argparse's own convention)
         self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")
+
+
+# --output's extension names the format when --format is not given
+_EXTENSIONS = {
+    ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".csv": "csv",
+    ".xml": "junit",
+    ".sarif": "sarif",
+}
+
+
+def resolve_format(args: argparse.Namespace, choices: tuple[str, ...] = FORMATS) -> str:
+    """--format, else the one --output's extension names, else text (no extension); an
+    extension that names no format of this command is a one-line error, never text silently."""
+    if getattr(args, "format", None):
+        return str(args.format)
+    output = getattr(args, "output", None)
+    if not output:
+        return "text"
+    suffix = Path(output).suffix.lower()
+    if not suffix:  # `--output report`: no extension claims another format
+        return "text"
+    fmt = _EXTENSIONS.get(suffix)
+    if fmt is None or fmt not in choices:
+        what = f"extension {suffix!r}"
+        raise TargetError(
+            f"--output {output}: cannot tell the report format from {what}; "
+            f"give --format ({', '.join(choices)})"
+        )
+    return fmt
 
 
 def _number(kind: type[float] | type[int], minimum: float, what: str) -> Any:
@@ -150,10 +206,14 @@ def _insecure_host(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _add_output(p: argparse.ArgumentParser, default: str = "text") -> None:
-    p.add_argument(
-        "--format", choices=FORMATS, default=default, help=f"report format (default {default})"
-    )
+_FORMAT_HELP = "report format (default: from --output's extension, else text)"
+_INSPECT_FORMATS = ("text", "json")
+_DIFF_FORMATS = ("text", "markdown", "jsonl")
+_FORMAT_CHOICES = {"inspect": _INSPECT_FORMATS, "diff": _DIFF_FORMATS}
+
+
+def _add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
     p.add_argument("--output", "-o", metavar="PATH", help="write the report here (default stdout)")
     p.add_argument(
         "--fail-on", choices=LEVELS, default="error", help="exit 1 at or above this severity"
@@ -285,7 +345,22 @@ def _add_http(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--base-url",
         metavar="URL",
-        help="the public URL of a local sitemap file (for host and path rules)",
+        help="the public URL of a local sitemap file (for host and path rules; an index's "
+        "children are read from beside it on disk)",
+    )
+    p.add_argument(
+        "--online",
+        action="store_true",
+        help="a local sitemap file may use the network: fetch index children that are not "
+        "on disk (off: validating a local file sends no request at all)",
+    )
+
+
+def _add_targets_file(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--targets-file",
+        metavar="FILE",
+        help="more targets, one a line (# comments), audited into the same report",
     )
 
 
@@ -425,9 +500,12 @@ def build_parser() -> argparse.ArgumentParser:
     crawl = sub.add_parser("crawl", help="full audit: discover, expand, validate, check every URL")
     crawl.add_argument(
         "target",
-        nargs="?",
-        help="site root, sitemap URL, robots.txt URL or local sitemap file (or in --config)",
+        nargs="*",
+        metavar="TARGET",
+        help="site roots, sitemap URLs, robots.txt URLs or local sitemap files, audited "
+        "into one report (or --targets-file, or in --config)",
     )
+    _add_targets_file(crawl)
     _add_config(crawl)
     _add_state(crawl)
     _add_output(crawl)
@@ -481,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
     inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
-    inspect.add_argument("--format", choices=("text", "json"), default="text")
+    inspect.add_argument("--format", choices=_INSPECT_FORMATS, default=None, help=_FORMAT_HELP)
     inspect.add_argument("--output", "-o", metavar="PATH")
     _add_http(inspect)
 
@@ -492,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="turn a saved jsonl report into another format")
     report.add_argument("report", help="a jsonl report written by --format jsonl")
-    report.add_argument("--format", choices=FORMATS, default="text")
+    report.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
     report.add_argument("--output", "-o", metavar="PATH")
     report.add_argument("--fail-on", choices=LEVELS, default="error")
 
@@ -501,7 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("old", help="the earlier report (jsonl) or state file")
     diff.add_argument("new", help="the later report (jsonl) or state file")
-    diff.add_argument("--format", choices=("text", "markdown", "jsonl"), default="text")
+    diff.add_argument("--format", choices=_DIFF_FORMATS, default=None, help=_FORMAT_HELP)
     diff.add_argument("--output", "-o", metavar="PATH")
     diff.add_argument(
         "--fail-on",
@@ -609,7 +687,8 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
     from audit.http.access import auth_from, cookies_from, credential_scope, headers_from
 
     if targets is None:
-        targets = [getattr(args, "target", None) or getattr(args, "site", None)]
+        given = getattr(args, "target", None) or getattr(args, "site", None)
+        targets = list(given) if isinstance(given, list) else [given]
     rewrites = tuple(getattr(args, "rewrite", ()))
     try:
         auth = auth_from(getattr(args, "auth", None))
@@ -652,6 +731,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         include_sitemap=tuple(args.include_sitemap),
         exclude_sitemap=tuple(args.exclude_sitemap),
         base_url=args.base_url,
+        online=getattr(args, "online", False),
         **_cluster_options(args),
         extra_headers=headers,
     )
@@ -740,22 +820,15 @@ def open_output(path: str | None) -> Iterator[TextIO]:
         raise failure from None
 
 
-def _run_interruptibly(coro: Any, notes: dict[str, Any] | None = None) -> bool:
-    """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted, and
-    `notes["stopped_by"]` (the summary's) names the signal."""
-    stopped = notes if notes is not None else {}
+def _run_interruptibly(coro: Any) -> bool:
+    """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted."""
 
     async def guarded() -> None:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-
-        def terminate() -> None:
-            stopped["stopped_by"] = "SIGTERM"
-            task.cancel()
-
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, terminate)
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
         await coro
 
     from audit.core.eventloop import new_event_loop  # uvloop when the 'fast' extra is installed
@@ -763,10 +836,12 @@ def _run_interruptibly(coro: Any, notes: dict[str, Any] | None = None) -> bool:
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
             runner.run(guarded())
-    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            stopped["stopped_by"] = "SIGINT"
+    except (KeyboardInterrupt, asyncio.CancelledError):
         return True
+    except BaseExceptionGroup as group:  # a pipeline task wrote into a closed pipe
+        if group.subgroup(BrokenPipeError) is not None:
+            raise BrokenPipeError("the reader of the output went away") from None
+        raise
     return False
 
 
@@ -827,7 +902,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             )
             run.recorder.ignore(ignored_codes(args))
             try:
-                interrupted = _run_interruptibly(run.run(), run.recorder.notes)
+                interrupted = _run_interruptibly(run.run())
             finally:
                 progress.close()
             result = run.finish(interrupted=interrupted)
@@ -995,6 +1070,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 args.target,
                 config,
                 mode="inspect",
+                sinks=[inspector.on_record],
                 on_entry=urls_only,
                 on_sitemap=inspector.on_sitemap,
             )
@@ -1003,6 +1079,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 args.target,
                 config,
                 mode="inspect",
+                sinks=[inspector.on_record],
                 on_entry=inspector.on_entry,
                 on_sitemap=inspector.on_sitemap,
             )
@@ -1017,7 +1094,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return Exit.INTERRUPTED
     for message in run.fatal:
         print(f"{PROG}: error: {message}", file=sys.stderr)
-    return Exit.USAGE if run.fatal else Exit.OK
+    if run.fatal:
+        return Exit.USAGE
+    return _inspect_failures(inspector, args.urls)
+
+
+def _inspect_failures(inspector: Any, urls_only: bool) -> int:
+    """inspect's exit status: 1 when a sitemap (an index's child) could not be read; with
+    --urls, stdout holds only URLs, so each failure is a line on stderr."""
+    failed = inspector.failed
+    if urls_only:
+        for st in failed:
+            print(f"{PROG}: {st.url}: {st.failure}", file=sys.stderr)
+    return Exit.FINDINGS if failed else Exit.OK
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
@@ -1144,6 +1233,56 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
 
 
+def audit_targets(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
+) -> list[str]:
+    """crawl and validate: the TARGETs given and --targets-file's, else --config's."""
+    from_config: list[str] = []
+    if args.config:  # first: the file may name a targets-file too
+        from audit.cli.configfile import ConfigFileError, apply_config_file
+
+        try:
+            from_config = apply_config_file(parser, args, argv, required=False)
+        except ConfigFileError as exc:
+            raise TargetError(str(exc)) from exc
+    given = args.target if isinstance(args.target, list) else [args.target]
+    targets = [t for t in given if t]
+    if getattr(args, "targets_file", None):
+        targets += read_targets_file(args.targets_file)
+    targets = targets or from_config
+    if not targets:
+        where = f"{args.config}: " if args.config else f"{args.command}: "
+        raise TargetError(
+            f"{where}no target: give TARGET, --targets-file FILE or target/targets in --config"
+        )
+    return targets
+
+
+def read_targets_file(path: str) -> list[str]:
+    """--targets-file: one target a line; blank lines and `#` comments are skipped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TargetError(f"--targets-file {path}: cannot read it: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise TargetError(f"--targets-file {path}: not UTF-8 text") from None
+    targets = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    targets = [t for t in targets if t]
+    if not targets:
+        raise TargetError(f"--targets-file {path}: no target in it (one a line, # comments)")
+    return targets
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's last flush of a closed pipe would
+    otherwise print an "Exception ignored ... BrokenPipeError" on the way out."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def _tune_gc() -> None:
     """For a whole process run only (never inside a caller's process): an audit allocates
     and frees millions of short-lived records and almost no reference cycles, so the
@@ -1163,21 +1302,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else Exit.USAGE
     try:
         if args.command in ("crawl", "validate"):
-            targets = [args.target] if args.target else []
-            if args.config:
-                from audit.cli.configfile import ConfigFileError, apply_config_file
-
-                try:
-                    targets = apply_config_file(
-                        parser, args, sys.argv[1:] if argv is None else argv
-                    )
-                except ConfigFileError as exc:
-                    raise TargetError(str(exc)) from exc
-            if not targets:
-                raise TargetError(
-                    f"{args.command}: a TARGET is required (or --config with targets)"
-                )
+            targets = audit_targets(parser, args, sys.argv[1:] if argv is None else argv)
+            args.format = resolve_format(args)
             return cmd_audit(args, args.command, targets)
+        if hasattr(args, "format"):
+            args.format = resolve_format(args, _FORMAT_CHOICES.get(args.command, FORMATS))
         if args.command == "inspect":
             return cmd_inspect(args)
         if args.command == "discover":
@@ -1194,8 +1323,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except BrokenPipeError:  # `| head`: the reader went away, nothing to report
-        with contextlib.suppress(OSError):
-            sys.stdout.close()
+        if argv is None:  # our own process: its stdout is ours to silence
+            _silence_stdout()
         return Exit.OK
     parser.error(f"unknown command {args.command}")
     return Exit.USAGE

@@ -86,6 +86,9 @@ class CrawlConfig:
     # --robots-agent: the product token robots.txt groups and scoped noindex are matched
     # with; None = the one named in user_agent (core/agent.py robots_token)
     robots_agent: str | None = None
+    # --online: a local sitemap file's index children not on disk are fetched (off:
+    # validating a local file sends no request; a missing sibling is sitemap-not-found)
+    online: bool = False
     # --agents: product tokens also judged from robots.txt and scoped noindex (presets
     # expanded by checks/agents.py parse_agents); no request is made for them
     agents: tuple[str, ...] = ()

@@ -31,6 +31,16 @@ class SitemapStats:
     by_month: Counter[str] = field(default_factory=Counter)
     extensions: Counter[str] = field(default_factory=Counter)
     children: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def failure(self) -> str | None:
+        """Why the sitemap could not be read ("HTTP 404", a network error), or None."""
+        if self.status is not None and self.status >= 400:
+            return f"HTTP {self.status}" + (f": {self.error}" if self.error else "")
+        if self.status is None and self.kind is None:
+            return self.error or "no answer"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +58,7 @@ class SitemapStats:
             "lastmod_by_month": dict(sorted(self.by_month.items())),
             "extensions": dict(sorted(self.extensions.items())),
             "children": self.children,
+            "error": self.failure,
         }
 
 
@@ -90,6 +101,22 @@ class Inspector:
         if st.lastmod_max is None or iso > st.lastmod_max:
             st.lastmod_max = iso
 
+    @property
+    def failed(self) -> list[SitemapStats]:
+        """The sitemaps (an index's children included) that could not be read."""
+        return [st for url in self.order if (st := self.stats[url]).failure]
+
+    def on_record(self, record: dict[str, Any]) -> None:
+        """A sink of the audit's records: a sitemap that answered 404 or failed reaches
+        inspect only this way (it has no parser)."""
+        if record.get("type") != "sitemap":
+            return
+        st = self._get(record["url"])
+        st.parent = record.get("parent")
+        st.kind = st.kind or record.get("kind")
+        st.status = record.get("status")
+        st.error = record.get("error")
+
     def on_sitemap(self, rec: SitemapRecord, parser: StreamParser) -> None:
         st = self._get(rec.url)
         st.parent = rec.parent
@@ -106,6 +133,9 @@ class Inspector:
             indent = "  " if st.parent else ""
             comp = f", gzip {st.compressed_bytes:,} bytes" if st.gzip else ""
             out.write(f"{indent}{st.url}\n")
+            if st.failure:
+                out.write(f"{indent}  failed: {st.failure}\n")
+                continue
             out.write(
                 f"{indent}  kind {st.kind or '?'}, {st.entries:,} entries, "
                 f"{st.bytes:,} bytes uncompressed{comp}\n"
@@ -117,7 +147,7 @@ class Inspector:
             if st.extensions:
                 ext = ", ".join(f"{k} {v:,}" for k, v in sorted(st.extensions.items()))
                 out.write(f"{indent}  extensions: {ext}\n")
-            _write_children(out, st, indent)
+            _write_children(out, st, indent, self.stats)
 
 
 def _write_months(out: TextIO, st: SitemapStats, indent: str) -> None:
@@ -133,12 +163,16 @@ def _write_months(out: TextIO, st: SitemapStats, indent: str) -> None:
         out.write(f"{indent}    ({len(months) - 24} earlier months not shown)\n")
 
 
-def _write_children(out: TextIO, st: SitemapStats, indent: str) -> None:
-    """An index's children, the first 50."""
+def _write_children(
+    out: TextIO, st: SitemapStats, indent: str, stats: dict[str, SitemapStats]
+) -> None:
+    """An index's children, the first 50; one that failed says how."""
     if not st.children:
         return
     out.write(f"{indent}  children: {len(st.children):,}\n")
     for child in st.children[:50]:
-        out.write(f"{indent}    {child}\n")
+        known = stats.get(child)
+        failure = f"  ({known.failure})" if known is not None and known.failure else ""
+        out.write(f"{indent}    {child}{failure}\n")
     if len(st.children) > 50:
         out.write(f"{indent}    ... {len(st.children) - 50:,} more\n")
