@@ -174,8 +174,11 @@ class Audit:
 
     def finish(self, *, interrupted: bool = False) -> Result:
         """Emit the summary record (marked interrupted when it was) and return the result."""
+        notes = self.recorder.notes
         if interrupted:
-            self.recorder.notes["interrupted"] = True
+            notes["interrupted"] = True
+        if self.fatal:
+            notes["fatal"] = self.fatal  # the targets that could not be audited at all
         summary = self.recorder.summary()
         self.recorder.emit(summary)
         return Result(summary, self.fatal, interrupted)

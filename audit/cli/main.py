@@ -820,15 +820,22 @@ def open_output(path: str | None) -> Iterator[TextIO]:
         raise failure from None
 
 
-def _run_interruptibly(coro: Any) -> bool:
-    """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted."""
+def _run_interruptibly(coro: Any, notes: dict[str, Any] | None = None) -> bool:
+    """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted, and
+    `notes["stopped_by"]` (the summary's) names the signal."""
+    stopped = notes if notes is not None else {}
 
     async def guarded() -> None:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
+
+        def terminate() -> None:
+            stopped["stopped_by"] = "SIGTERM"
+            task.cancel()
+
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signal.SIGTERM, terminate)
         await coro
 
     from audit.core.eventloop import new_event_loop  # uvloop when the 'fast' extra is installed
@@ -836,7 +843,9 @@ def _run_interruptibly(coro: Any) -> bool:
     try:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
             runner.run(guarded())
-    except (KeyboardInterrupt, asyncio.CancelledError):
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            stopped["stopped_by"] = "SIGINT"
         return True
     except BaseExceptionGroup as group:  # a pipeline task wrote into a closed pipe
         if group.subgroup(BrokenPipeError) is not None:
@@ -902,7 +911,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             )
             run.recorder.ignore(ignored_codes(args))
             try:
-                interrupted = _run_interruptibly(run.run())
+                interrupted = _run_interruptibly(run.run(), run.recorder.notes)
             finally:
                 progress.close()
             result = run.finish(interrupted=interrupted)

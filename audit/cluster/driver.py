@@ -10,6 +10,7 @@ driver takes one answer per URL (one url record each); requests repeated are tha
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import itertools
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from audit.cluster.codec import fetch_from, findings_from, record_from
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_KEY, run_batch
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.records import FetchResult, Finding, UrlResult
@@ -71,7 +72,7 @@ class Cluster:
         distributed = _dask()
         try:
             await self._connect(distributed)
-            await self._client.set_metadata([FENCE_KEY, self.fence], self.run)
+            await self._take_fence()
         except BaseException:
             await self._close()
             raise
@@ -102,6 +103,14 @@ class Cluster:
                 ) from None
         if self.spec.workers is None:
             await self._client.wait_for_workers(1)
+
+    async def _take_fence(self) -> None:
+        """Own the fence; taken over from another run (resumed after a kill), wait until
+        that run's tasks have looked at it and stopped, before sending anything."""
+        before = await self._client.get_metadata([FENCE_KEY, self.fence], None)
+        await self._client.set_metadata([FENCE_KEY, self.fence], self.run)
+        if before and before != self.run:
+            await asyncio.sleep(FENCE_EVERY * 2)
 
     async def __aexit__(self, *exc: object) -> None:
         if self.lanes is not None:

@@ -641,7 +641,7 @@ class HttpClient:
 
     async def _backoff(self, host: Host, retry: int) -> None:
         delay = backoff_delay(retry, self.config.backoff_base, self.config.backoff_cap)
-        host.backoff_s += delay
+        host.backed_off(delay)
         await asyncio.sleep(delay)
 
     # --- redirect chains ----------------------------------------------------------

@@ -126,7 +126,7 @@ class HostStats:
     retries: int
     rate_limited: int  # 429 answers
     server_errors: int  # 5xx answers
-    backoff_s: float  # backoff and Retry-After waits, summed over the host's requests
+    backoff_s: float  # wall time the host's sending was held back (backoff, Retry-After)
     rate: float | None  # effective requests/second at the end; None = unlimited
     slow: bool
     crawl_delay: float | None
@@ -179,7 +179,8 @@ class Host:
         self.retries = 0
         self.rate_limited = 0
         self.server_errors = 0
-        self.backoff_s = 0.0
+        self.backoff_s = 0.0  # wall time backed off: the union of the waits, not their sum
+        self._backed_off_until = 0.0  # loop time up to which backoff_s is counted
         self.notes: list[str] = []
 
     # --- rate -----------------------------------------------------------------
@@ -307,7 +308,7 @@ class Host:
         while True:
             wait = self._not_before - loop.time()
             if wait > 0:
-                self.backoff_s += wait
+                self.backed_off(wait)
                 await asyncio.sleep(wait)
                 continue
             if math.isinf(self._rate):
@@ -319,6 +320,15 @@ class Host:
             # a Retry-After may have arrived while this request waited on the limiter
             if self._not_before <= loop.time():
                 return
+
+    def backed_off(self, seconds: float) -> None:
+        """A request of this host waits `seconds` from now: count the wall time once, however
+        many requests wait at the same time (backoff_s never exceeds the run's length)."""
+        now = asyncio.get_running_loop().time()
+        until = now + seconds
+        if until > self._backed_off_until:
+            self.backoff_s += until - max(now, self._backed_off_until)
+            self._backed_off_until = until
 
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from typing import IO, Any, TextIO
 
+from audit.core.codes import doc_anchor, fix_of
 from audit.core.version import __version__
 from audit.report.aggregate import (
     Aggregate,
@@ -121,7 +122,7 @@ class SarifWriter:
             "name": "".join(part.capitalize() for part in code.split("-")),
             "shortDescription": {"text": text},
             "fullDescription": {"text": f"{text} (severity: {severity})"},
-            "help": {"text": f"{code}: {text}. See RULES.md for the exact limit and its source."},
+            "help": {"text": f"{code}: {text}. How to fix: {fix_of(code)} See {doc_anchor(code)}."},
             "defaultConfiguration": {"level": _LEVEL.get(severity, "warning")},
         }
 

@@ -208,6 +208,7 @@ class SitemapValidator:
         "_lm_text",
         "_lm_value",
         "_news",
+        "_news_locs",
         "_news_oldest",
         "_no_lastmod",
         "_non_urls",
@@ -286,6 +287,7 @@ class SitemapValidator:
         self._prio_text = ""
         self._prio_same = True
         self._news = 0
+        self._news_locs: set[str] = set()  # normalised news listings of this sitemap
         # small caches: sitemaps repeat lastmod and priority values verbatim
         self._lm_text = ""  # the previous lastmod: runs of equal values are common
         self._lm_value: _Lastmod | str = "empty"
@@ -340,6 +342,8 @@ class SitemapValidator:
         self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]
     ) -> list[Finding]:
         """loc-duplicate: a <url> against the run's table, a <sitemap> against the index's."""
+        if entry.news is not None:
+            return self._check_news_duplicate(entry, loc, norm, out)
         table = self.seen if is_url else self.seen_sitemaps
         if table is None:
             return out
@@ -348,6 +352,20 @@ class SitemapValidator:
             return out
         out = _writable(out)
         self._report_duplicate(entry, table, first, loc or norm, norm, out)
+        return out
+
+    def _check_news_duplicate(
+        self, entry: Entry, loc: str | None, norm: str, out: list[Finding]
+    ) -> list[Finding]:
+        """A news listing (a <url> with <news:news>) is never a duplicate of a listing in
+        another sitemap, and never makes one (RULES.md loc-duplicate: Google News asks for
+        a separate news sitemap whose articles may also stand in the regular ones). Listed
+        twice in the same news sitemap, it is one."""
+        if norm not in self._news_locs:
+            self._news_locs.add(norm)  # at most 1,000 news URLs per sitemap
+            return out
+        out = _writable(out)
+        self._add_duplicate(entry, "earlier in this sitemap", loc or norm, norm, out)
         return out
 
     def _count_lastmod(
@@ -487,6 +505,11 @@ class SitemapValidator:
             place = f"already in {_show(where)}"
         else:
             place = "already, in a sitemap of this audit"
+        self._add_duplicate(entry, place, loc, norm, out)
+
+    def _add_duplicate(
+        self, entry: Entry, place: str, loc: str, norm: str, out: list[Finding]
+    ) -> None:
         same = "" if norm == loc else f" (normalised: {_show(norm)})"
         self._add(
             out,

@@ -26,13 +26,13 @@ TOKEN = "tok-9f8e7d6c5b4a"
 def _echoing_site(base_holder: list[str]) -> Site:
     async def page(request: web.Request) -> web.StreamResponse:
         cookie = request.cookies.get("sid", "")
-        token = request.headers.get("X-Token", "").split()[-1]
+        token = (request.headers.get("X-Token") or "none").split()[-1]
         location = f"/landing?c={quote(cookie, safe='')}&t={token}"
         location += f"&b={base64.b64encode(cookie.encode()).decode()}"
         return web.Response(status=301, headers={"Location": location})
 
     async def landing(request: web.Request) -> web.StreamResponse:
-        token = request.headers.get("X-Token", "").split()[-1]
+        token = (request.headers.get("X-Token") or "none").split()[-1]
         link = f'<{base_holder[0]}/canonical?t={token}>; rel="canonical"'
         return web.Response(text="<html><head></head></html>", headers={**HTML, "Link": link})
 

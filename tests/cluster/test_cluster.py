@@ -1,0 +1,278 @@
+"""--cluster over real loopback hosts (issue 21): a LocalCluster of two worker processes,
+and a scheduler with workers started as processes of their own; politeness judged on
+what each host saw."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.cluster.politeness import batch_size, lanes_for
+from audit.cluster.spec import parse_spec
+from tests.cluster.sites import ROOT, Host, max_in_window, run_cli, url_records
+
+pytest.importorskip("distributed")
+
+RATE = 20.0
+
+
+async def start_hosts(aiohttp_server: Any, count: int, per_host: int) -> tuple[list[Host], str]:
+    """`count` loopback hosts (127.0.0.1, .2, ...); the first one's sitemap lists
+    `per_host` pages of every host. Returns the hosts and that sitemap's URL."""
+    hosts = [Host() for _ in range(count)]
+    bases = []
+    for i, host in enumerate(hosts):
+        server = await aiohttp_server(host.app(), host=f"127.0.0.{i + 1}")
+        bases.append(str(server.make_url("")).rstrip("/"))
+    hosts[0].urls = [f"{base}/p{j}" for base in bases for j in range(per_host)]
+    return hosts, bases[0] + "/sitemap.xml"
+
+
+async def crawl(*args: str) -> tuple[int, str, str]:
+    proc = await run_cli("crawl", *args, "--format", "jsonl", "--no-progress")
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def summary(jsonl: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(jsonl.strip().splitlines()[-1])
+    assert found["type"] == "summary"
+    return found
+
+
+# --- no Dask needed ------------------------------------------------------------------
+
+
+def test_spec_parsing() -> None:
+    assert parse_spec("local:2").workers == 2
+    assert parse_spec("tcp://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
+    for bad in ("local:0", "local:x", "tcp://host", "udp://h:1", "h:1"):
+        with pytest.raises(ValueError):
+            parse_spec(bad)
+
+
+def test_lanes_and_batches() -> None:
+    assert lanes_for(10.0, workers=4) == 1  # one batch per host in flight
+    assert lanes_for(1200.0, workers=4) == 3  # above one lane's rate: more lanes
+    assert lanes_for(float("inf"), workers=4) == 4
+    assert batch_size(10.0) == 20 and batch_size(10.0, 7) == 7
+
+
+async def test_bad_spec_and_page_checks_are_one_line_errors() -> None:
+    code, _, err = await crawl("http://127.0.0.1:1/sitemap.xml", "--cluster", "local:x")
+    assert code == 2 and "local:N" in err and len(err.strip().splitlines()) == 1
+    code, _, err = await crawl(
+        "http://127.0.0.1:1/sitemap.xml", "--cluster", "local:2", "--page-checks"
+    )
+    assert code == 2 and "--page-checks" in err and len(err.strip().splitlines()) == 1
+
+
+async def test_without_dask_one_line_with_the_install_hint() -> None:
+    script = (
+        "import sys; sys.modules['distributed'] = None; from audit.cli.main import main; "
+        "sys.exit(main(['crawl', 'http://127.0.0.1:1/sitemap.xml', '--cluster', 'local:2', "
+        "'--no-progress']))"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, cwd=ROOT, stderr=asyncio.subprocess.PIPE
+    )
+    _, err = await proc.communicate()
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 2
+    assert lines == [
+        "sitemap-audit: error: --cluster needs Dask distributed: "
+        "pip install 'sitemap-audit[cluster]'"
+    ]
+
+
+# --- a LocalCluster of two workers ------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_exactly_once_and_rate_held_across_workers(aiohttp_server: Any) -> None:
+    hosts, sitemap = await start_hosts(aiohttp_server, 3, 40)
+    # batches of 10: each host's pages go out in four batches over both workers
+    code, out, err = await crawl(
+        sitemap, "--cluster", "local:2", "--rate", str(RATE), "--cluster-batch", "10"
+    )
+    assert code == 1, err  # loc-cross-host errors: the sitemap lists other hosts
+    records = url_records(out)
+    assert sorted(r["url"] for r in records) == sorted(hosts[0].urls)  # one record each
+    assert all(r["status"] == 200 for r in records)
+    for host in hosts:
+        assert sorted(Counter(host.pages()).values()) == [1] * 40  # each page requested once
+        assert max_in_window([t for t, _ in host.times]) <= RATE * 1.1
+    assert summary(out)["cluster"]["workers"] == 2
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _socket_owner(port: int, candidates: list[int]) -> int | None:
+    """The process among `candidates` holding the local TCP port `port` (its client)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port:
+            inodes.add(f"socket:[{fields[9]}]")
+    for pid in candidates:
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in inodes:
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+@pytest.mark.slow
+async def test_worker_killed_mid_batch_exactly_once(aiohttp_server: Any) -> None:
+    hosts, sitemap = await start_hosts(aiohttp_server, 2, 40)
+    proc = await run_cli(
+        "crawl",
+        sitemap,
+        "--cluster",
+        "local:2",
+        "--rate",
+        str(RATE),
+        "--cluster-batch",
+        "20",
+        "--format",
+        "jsonl",
+        "--no-progress",
+    )
+    killed: list[int] = []
+
+    def kill_sender(request: Any) -> None:
+        if killed or len(hosts[0].times) != 8:
+            return
+        port = request.transport.get_extra_info("peername")[1]
+        owner = _socket_owner(port, _children(proc.pid))
+        assert owner is not None and owner != proc.pid
+        os.kill(owner, signal.SIGKILL)  # the worker sending this batch, mid-batch
+        killed.append(owner)
+
+    hosts[0].on_page = kill_sender
+    out, err = await proc.communicate()
+    assert killed, "no worker was killed"
+    records = url_records(out.decode())
+    assert sorted(r["url"] for r in records) == sorted(hosts[0].urls), err.decode()[-2000:]
+    assert all(r["status"] == 200 for r in records)
+    seen = Counter(hosts[0].pages())
+    assert set(seen) == {f"/p{j}" for j in range(40)}
+    repeats = sum(seen.values()) - len(seen)
+    assert 1 <= repeats <= 20  # the killed batch ran again elsewhere: at most one batch
+    assert sorted(Counter(hosts[1].pages()).values()) == [1] * 40
+
+
+# --- a scheduler and workers of their own: the driver killed, resumed with --state -----
+
+
+async def _dask_cli(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "dask"),
+        *args,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+async def _scheduler(tmp_path: Path) -> tuple[str, list[asyncio.subprocess.Process]]:
+    info = tmp_path / "scheduler.json"
+    sched = await _dask_cli(
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--scheduler-file",
+        str(info),
+    )
+    procs = [sched]
+    for _ in range(1):
+        procs.append(
+            await _dask_cli(
+                "worker",
+                "--scheduler-file",
+                str(info),
+                "--nthreads",
+                "2",
+                "--no-dashboard",
+                "--host",
+                "127.0.0.1",
+            )
+        )
+    for _ in range(300):
+        if info.exists() and info.stat().st_size:
+            break
+        await asyncio.sleep(0.05)
+    return json.loads(info.read_text())["address"], procs
+
+
+@pytest.mark.slow
+async def test_driver_killed_and_resumed_fences_the_dead_run(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    address, procs = await _scheduler(tmp_path)
+    try:
+        hosts, sitemap = await start_hosts(aiohttp_server, 1, 40)
+        host = hosts[0]
+        state = tmp_path / "state.db"
+        args = (
+            sitemap,
+            "--cluster",
+            address,
+            "--rate",
+            "10",
+            "--cluster-batch",
+            "30",
+            "--state",
+            str(state),
+            "--format",
+            "jsonl",
+            "--no-progress",
+        )
+        first = await run_cli("crawl", *args)
+        for _ in range(1500):  # until the driver's first batch is out on a worker
+            if len(host.times) >= 5 or first.returncode is not None:
+                break
+            await asyncio.sleep(0.02)
+        assert first.returncode is None, (await first.communicate())[1].decode()[-2000:]
+        assert len(host.times) >= 5
+        first.kill()  # SIGKILL: its batch keeps running on the worker, an orphan
+        await first.wait()
+        assert len(host.times) < 20
+        _, out, err = await crawl(*args[:-3])
+        records = url_records(out)
+        assert sorted(r["url"] for r in records) == sorted(host.urls), err[-2000:]
+        # the orphan stopped once the resumed run took the fence: never both at once
+        assert max_in_window([t for t, _ in host.times]) <= 11
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            await proc.wait()
