@@ -705,6 +705,8 @@ class Auditor:
                     item.lastmod,
                     "allowed",
                     f"not requested: {unusable[0].code}",
+                    # never judged by the hooks: not indexable, it cannot even be requested
+                    extra={"indexable": False, "indexability": "unreachable"},
                 )
             )
             self.progress.advance()

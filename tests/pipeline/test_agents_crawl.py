@@ -241,3 +241,13 @@ async def test_empty_shell_fires_on_an_app_root_only(serve: Any) -> None:
     assert "no text" in shells[0]["message"] and "1 script(s)" in shells[0]["message"]
     plain = await audit(f"{base}/sitemap.xml")
     assert not plain.findings("url-empty-shell")  # page checks only
+
+
+async def test_a_url_that_cannot_be_requested_is_not_indexable(serve: Any) -> None:
+    site = agents_site()
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, urlset(base + "/public/a", "/relative/page"))
+    run = await audit(f"{base}/sitemap.xml")
+    record = run.url("/relative/page")
+    assert (record["indexable"], record["indexability"]) == (False, "unreachable")
+    assert run.url(base + "/public/a")["indexable"] is True
