@@ -78,6 +78,8 @@ VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 ATOM_NS = "http://www.w3.org/2005/Atom"
+ATOM03_NS = "http://purl.org/atom/ns#"  # Atom 0.3, which sitemaps.org also accepts
+_ATOM_DATES = {ATOM_NS: "updated", ATOM03_NS: "modified"}  # the entry's change date
 
 _INFLATE_MARGIN = 1024  # the Inflater may hand over a little more; we count exactly
 _INPUT_STEP = 16384  # bytes of input handed to the Inflater at once
@@ -228,6 +230,8 @@ class StreamParser:
         self._max_order = _A_PRIORITY
         self._has_doctype = False
         self._pending: list[ParseItem] = []  # XML findings held back (_xml_failed)
+        self._foreign = 0  # entry elements in another namespace than the root's
+        self._foreign_first: tuple[str, int] = ("", 0)
         self._disorder = 0  # children out of the XSD's order: one finding at the end
         self._disorder_first: tuple[str, int] = ("", 0)  # the first one's message and line
         # text
@@ -285,6 +289,7 @@ class StreamParser:
         self._out.append(finding(code, message, sitemap=self.source, line=line, **kw))
 
     def _stop(self) -> None:
+        self._report_foreign()
         self._report_disorder()
         if self._pending:
             self._out += self._pending
@@ -518,6 +523,10 @@ class StreamParser:
     def _main_tags(self) -> tuple[str, ...]:
         # Only entry elements make events; anything else at the top level is
         # checked when it is freed (_purge_batch, _xml_close).
+        if self._entry_tag and self.kind in ("urlset", "sitemapindex"):
+            if self._own_ns != SITEMAP_NS:
+                return (self._entry_tag, f"{{*}}{self._entry_kind}")
+            return (self._entry_tag,)
         if self._entry_tag:
             return (self._entry_tag,)
         return ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
@@ -541,9 +550,10 @@ class StreamParser:
         elif tag == "rss":
             self.kind = "rss"
             self._entry_tag = "item"
-        elif tag == f"{{{ATOM_NS}}}feed":
+        elif local == "feed" and ns in _ATOM_DATES:
             self.kind = "atom"
-            self._entry_tag = f"{{{ATOM_NS}}}entry"
+            self._own_ns = ns
+            self._entry_tag = f"{{{ns}}}entry"
         else:
             shown = f"{{{ns}}}{local}" if ns else local
             self._find(
@@ -601,13 +611,29 @@ class StreamParser:
         if main is None:
             return
         if self.kind == "urlset" or self.kind == "sitemapindex":
-            self._sitemap_events(main.read_events())
+            events = main.read_events()
+            if self._own_ns != SITEMAP_NS:  # rare: entries may be in yet another namespace
+                events = self._own_entries(events)
+            self._sitemap_events(events)
             self._purge_batch()
         elif self.kind is not None:
             self._feed_events(main.read_events())
         else:
             for _event in main.read_events():  # no root known: the parse is about to fail
                 pass
+
+    def _own_entries(self, events: Any) -> Iterator[tuple[str, Any]]:
+        """The events of the root's own entries; another namespace's (asked for in
+        _main_tags, so that even a document of nothing else is read) are emptied and left
+        to _check_top."""
+        entry_tag = self._entry_tag
+        for event, el in events:
+            if self._root is None:
+                self._root = el.getroottree().getroot()
+            if el.tag == entry_tag:
+                yield event, el
+            else:
+                el.clear()
 
     def _sitemap_events(self, events: Any) -> None:
         """The hot path: one <url>/<sitemap> per event, children walked once."""
@@ -686,6 +712,8 @@ class StreamParser:
             return
         ns = _ns(tag)
         parent_name = self.kind
+        if _local(tag) == self._entry_kind and ns != self._own_ns:
+            return self._foreign_entry(ns, (el.sourceline or 0) + self._line_offset)
         if ns == self._own_ns or ns == SITEMAP_NS:
             self._find(
                 "element-unknown",
@@ -698,6 +726,29 @@ class StreamParser:
                 f"<{tag}> has no namespace (inside <{parent_name}>)",
                 line=(el.sourceline or 0) + self._line_offset,
             )
+
+    def _foreign_entry(self, ns: str, line: int) -> None:
+        """An entry element in another namespace than the root's: counted (not read), one
+        sitemap-namespace finding at the end (_report_foreign)."""
+        self._foreign += 1
+        if self._foreign == 1:
+            self._foreign_first = (ns, line)
+
+    def _report_foreign(self) -> None:
+        if not self._foreign:
+            return
+        (ns, line), n = self._foreign_first, self._foreign
+        self._foreign = 0
+        name = self._entry_kind
+        what = f"a <{name}>" if n == 1 else f"{n:,} <{name}> elements"
+        got = f"namespace {ns!r}" if ns else "no namespace"
+        root = f"namespace {self._own_ns!r}" if self._own_ns else "no namespace"
+        self._find(
+            "sitemap-namespace",
+            f"{what} in {got} inside <{self.kind}> in {root}, the first at line {line}: "
+            f'not read as entries; put every element in xmlns="{SITEMAP_NS}"',
+            line=line,
+        )
 
     def _action(self, tag: str) -> int:
         ns = _ns(tag)
@@ -803,7 +854,8 @@ class StreamParser:
     def _atom_entry(self, el: Any) -> Entry:
         loc = lastmod = None
         loc_line = 0
-        link_tag, updated_tag = f"{{{ATOM_NS}}}link", f"{{{ATOM_NS}}}updated"
+        ns = self._own_ns
+        link_tag, updated_tag = f"{{{ns}}}link", f"{{{ns}}}{_ATOM_DATES[ns]}"
         for child in el:
             tag = child.tag
             if tag == link_tag and loc is None:
@@ -820,19 +872,23 @@ class StreamParser:
             if self.stopped or self._main is None:
                 return
         try:
-            self._main.close()
+            whole = self._main.close()
         except etree.XMLSyntaxError as exc:
             self._events()
             if self._cut:
                 return self._stop()
             return self._malformed(exc)
         self._events()
-        root = self._root
+        # no entry event at all (every child unknown): the parser's tree is the root
+        self._check_rest(self._root if self._root is not None else whole)
+        self._stop()
+
+    def _check_rest(self, root: Any) -> None:
+        """Whatever follows the last entry in a urlset or sitemapindex."""
         if root is not None and self.kind in ("urlset", "sitemapindex"):
-            for child in root:  # whatever follows the last entry
+            for child in root:
                 if child is not self._kept:
                     self._check_top(child)
-        self._stop()
 
     def _malformed(self, error: etree.XMLSyntaxError) -> None:
         exc: Any = error  # lxml-stubs lack .code and an iterable error_log
