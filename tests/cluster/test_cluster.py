@@ -67,6 +67,7 @@ def test_lanes_and_batches() -> None:
     assert batch_size(10.0) == 20 and batch_size(10.0, 7) == 7
 
 
+@pytest.mark.slow
 async def test_bad_spec_and_page_checks_are_one_line_errors() -> None:
     code, _, err = await crawl("http://127.0.0.1:1/sitemap.xml", "--cluster", "local:x")
     assert code == 2 and "local:N" in err and len(err.strip().splitlines()) == 1
@@ -76,6 +77,7 @@ async def test_bad_spec_and_page_checks_are_one_line_errors() -> None:
     assert code == 2 and "--page-checks" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 async def test_without_dask_one_line_with_the_install_hint() -> None:
     script = (
         "import sys; sys.modules['distributed'] = None; from audit.cli.main import main; "
