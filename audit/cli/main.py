@@ -454,44 +454,6 @@ def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"cluster": spec, "cluster_batch": batch, "cluster_fence": fence}
 
 
-def _cluster_spec(text: str) -> str:
-    from audit.cluster.spec import parse_spec  # imports no Dask
-
-    try:
-        parse_spec(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text.strip()
-
-
-def _add_cluster(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--cluster",
-        type=_cluster_spec,
-        metavar="SPEC",
-        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
-        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
-        "workers (needs the cluster extra)",
-    )
-    p.add_argument(
-        "--cluster-batch",
-        type=_positive_int,
-        metavar="N",
-        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
-    )
-
-
-def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--cluster's config; with --state, the fence a resumed run takes over."""
-    spec = getattr(args, "cluster", None)
-    if not spec:
-        return {}
-    state = getattr(args, "state", None)
-    fence = str(Path(state).resolve()) if state else None
-    batch = getattr(args, "cluster_batch", None)
-    return {"cluster": spec, "cluster_batch": batch, "cluster_fence": fence}
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
