@@ -71,7 +71,6 @@ def finding(
 _SEVERITIES: dict[str, Severity] = {}
 
 
-
 # --- entries, as the streaming parser emits them ---------------------------
 
 
