@@ -162,6 +162,19 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         W,
         "a 200 HTML page with almost no visible text that loads scripts (an app shell)",
     ),
+    # Site coverage (crawl --links; RULES.md)
+    (
+        "url-orphan",
+        W,
+        "a listed, indexable URL that no crawled page links to (the link crawl was complete)",
+    ),
+    ("page-not-in-sitemap", W, "an indexable page reached by links that no audited sitemap lists"),
+    ("link-broken", W, "an internal link answers 4xx/5xx or fails (once per target)"),
+    (
+        "coverage-incomplete",
+        W,
+        "the link crawl stopped before its frontier was empty: orphan verdicts withheld",
+    ),
     # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
     ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
     (

@@ -28,6 +28,7 @@ FETCH_WORKERS_MAX = 8
 DEFAULT_FETCH_WORKERS_AFTER = 500  # plain exchanges before a crawl starts its fetch workers
 FETCH_WORKERS_MIN_RATE = 1000.0  # exchanges/s from which auto starts them (one process: ~7,000)
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
+DEFAULT_MAX_PAGES = 100_000  # --links: pages fetched beyond the listed ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,11 @@ class CrawlConfig:
     cluster_batch: int | None = None  # URLs per batch (None: 2 s of a host's rate)
     # what a resumed run (--state) takes over from a killed one: its tasks stop
     cluster_fence: str | None = None
+    # --links: also crawl the audited origins' internal links (coverage); --max-pages bounds
+    # the pages it fetches beyond the listed ones, --max-depth its hops from a seed
+    links: bool = False
+    max_pages: int = DEFAULT_MAX_PAGES
+    max_depth: int | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the
