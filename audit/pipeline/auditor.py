@@ -264,6 +264,7 @@ class Auditor:
         )
         self._deliver_hooks: list[Callable[..., bool]] = self._at("deliver")
         self._end_hooks: list[Callable[[], None]] = self._at("end_of_run")
+        self._drain_hooks: list[Callable[[], Awaitable[None]]] = self._at("drain")
         self.check_url: UrlCheck = url_check(self) if url_check is not None else self._check
         for hook in self.hooks:
             hook.attach(self)
@@ -359,6 +360,8 @@ class Auditor:
                 for _ in range(workers):
                     tg.create_task(self._worker())
                 tg.create_task(self._closer(workers))
+            for drain in self._drain_hooks:  # the listed URLs are done: --links goes on
+                await drain()
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise

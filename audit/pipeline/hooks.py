@@ -17,6 +17,7 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     after_answer(job, result)  the final answer; True: handled here (no checks run)
     judge(job, rec, found, r)  add to a URL's record and findings before delivery
     deliver(job, rec, found)   the url record and findings; True: delivered here
+    drain()                    every listed URL was checked: a hook's own work (--links) ends
     end_of_run()               the run ends (completed or not), before the summary
 
 `UrlCheck` is the one step a capability may replace whole: how a listed URL is
@@ -96,6 +97,10 @@ class Hook:
         `Auditor.deliver`), so the auditor does not deliver them again."""
         return False
 
+    async def drain(self) -> None:
+        """Every listed URL was checked and the run was not cut: a hook finishes its own
+        requests here (the link crawl), on the auditor's client, before `end_of_run`."""
+
     def end_of_run(self) -> None:
         """The run ends, completed or interrupted; notes for the summary go here."""
 
@@ -112,6 +117,7 @@ HOOK_POINTS = (
     "after_answer",
     "judge",
     "deliver",
+    "drain",
     "end_of_run",
 )
 
