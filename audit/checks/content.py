@@ -77,6 +77,7 @@ _NOISE_TEXT: Final = re.compile(
 )
 _NEVER_NOISE: Final = frozenset({"html", "body", "main", "article"})
 _SPACES: Final = re.compile(r"\s+")
+_DIGIT_WORD: Final = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
 _HEAD_END: Final = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _META_CHARSET: Final = re.compile(
     rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE | re.DOTALL
@@ -189,7 +190,12 @@ def main_text(root: Any) -> str:
             _drop(el)
     body = _main_element(root)
     text = _SPACES.sub(" ", body.text_content())
-    return _SPACES.sub(" ", _NOISE_TEXT.sub(" ", text)).strip()
+    return _SPACES.sub(" ", _DIGIT_WORD.sub(_denoise, text)).strip()
+
+
+def _denoise(m: re.Match[str]) -> str:
+    # every noise pattern needs a digit: only words with one are searched (10x faster)
+    return _NOISE_TEXT.sub(" ", m.group())
 
 
 def _drop(el: Any) -> None:
