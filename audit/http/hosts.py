@@ -47,6 +47,7 @@ __all__ = [
     "Host",
     "HostPool",
     "HostStats",
+    "canonical_origin",
     "limiter_for",
     "origin_key",
     "origin_of",
@@ -57,7 +58,8 @@ __all__ = [
 def _origin_parts(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of an absolute http(s) URL, lower-cased, the port always set.
 
-    The one parse behind `origin_of`, `origin_key` and `Host.scheme`/`Host.hostname`.
+    The one parse behind `origin_of`, `origin_key`, `canonical_origin` and
+    `Host.scheme`/`Host.hostname`.
     Raises ValueError for a URL without an http(s) scheme or host, or with a bad port.
     """
     parts = urlsplit(url)
@@ -78,6 +80,18 @@ def origin_of(url: str) -> str:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
+
+
+def canonical_origin(url: str) -> str | None:
+    """`scheme://host[:port]` as users write it: lower-cased, default port dropped; None
+    for anything but an absolute http(s) URL (no scheme, no host, a bad port)."""
+    try:
+        scheme, host, port = _origin_parts(url)
+    except ValueError:
+        return None
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
 
 
 def origin_key(url: str) -> str:
@@ -182,6 +196,10 @@ class Host:
         self.backoff_s = 0.0  # wall time backed off: the union of the waits, not their sum
         self._backed_off_until = 0.0  # loop time up to which backoff_s is counted
         self.notes: list[str] = []
+        # The host's robots.txt (audit.http.robots): the one cache of the run, kept here so
+        # a URL's policy is one HostPool.get away. Opaque to this module.
+        self.robots: Any = None  # the policy once read
+        self.robots_task: asyncio.Task[Any] | None = None  # the read in flight
 
     # --- rate -----------------------------------------------------------------
 

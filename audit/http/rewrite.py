@@ -3,36 +3,17 @@
 A rewrite maps every URL on one origin to the same path and query on another:
 `https://www.example.com=https://staging.example.com` checks the live sitemap's
 URLs against staging. Pure and synchronous: imports nothing but the standard
-library (no aiohttp, no asyncio), so the pipeline, the HTTP client and the CLI
-share one definition of "origin".
+library and the one origin parse of audit.http.hosts (`canonical_origin`, re-exported
+here), so the pipeline, the HTTP client and the CLI share one definition of "origin".
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from audit.http.hosts import DEFAULT_PORTS, canonical_origin
+
 __all__ = ["DEFAULT_PORTS", "Rewriter", "canonical_origin", "parse_origin", "parse_rewrite"]
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def canonical_origin(url: str) -> str | None:
-    """`scheme://host[:port]` of an absolute http(s) URL, lower-cased, default port
-    dropped; None for anything else (no scheme, no host, a bad port)."""
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        host = (parts.hostname or "").lower()
-        port = parts.port
-    except ValueError:
-        return None
-    if scheme not in DEFAULT_PORTS or not host:
-        return None
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    if port is None or port == DEFAULT_PORTS[scheme]:
-        return f"{scheme}://{host}"
-    return f"{scheme}://{host}:{port}"
 
 
 def parse_origin(text: str, what: str) -> str:

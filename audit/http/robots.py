@@ -38,7 +38,7 @@ from urllib.parse import urljoin, urlsplit
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
 from audit.core.records import Hop
-from audit.http import HttpClient, origin_of
+from audit.http import HttpClient
 from audit.http.robotstxt import Group, RobotsTxt, parse_robots_txt
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
@@ -175,7 +175,8 @@ def _robots_url(origin: str) -> str:
 
 
 class RobotsCache:
-    """robots.txt policies of the run, fetched once per origin and shared."""
+    """robots.txt policies of the run, fetched once per origin and kept on the client's
+    hosts (`Host.robots`), so every RobotsCache of one client shares them."""
 
     def __init__(
         self, client: HttpClient, user_agent: str, *, robots_agent: str | None = None
@@ -187,33 +188,45 @@ class RobotsCache:
             robots_agent = client.config.robots_agent
         self._robots_agent = robots_agent
         self.agent = robots_token(user_agent, robots_agent)  # the product token judged for
-        self._tasks: dict[str, asyncio.Task[RobotsPolicy]] = {}
+        self._started: list[asyncio.Task[RobotsPolicy]] = []  # reads this cache began
 
     async def get(self, url_or_origin: str) -> RobotsPolicy:
         """The policy of the URL's origin; the first caller fetches, the others wait for it.
+        Kept on the host (`Host.robots`): one cache per run, whoever asks.
 
         Raises ValueError for a URL that is not absolute http(s).
         """
-        origin = origin_of(url_or_origin)
-        task = self._tasks.get(origin)
+        host = self._client.hosts.get(url_or_origin)
+        if host.robots is not None:
+            policy: RobotsPolicy = host.robots
+            return policy
+        task = host.robots_task
         if task is None:
-            task = self._tasks[origin] = asyncio.create_task(self._load(origin))
+            task = host.robots_task = asyncio.create_task(self._load(host.key))
+            self._started.append(task)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
-        return await asyncio.shield(task)
+        policy = await asyncio.shield(task)
+        host.robots = policy
+        return policy
 
     def cached(self, url_or_origin: str) -> RobotsPolicy | None:
         """The policy if it is already known (no fetch), else None."""
         try:
-            task = self._tasks.get(origin_of(url_or_origin))
+            host = self._client.hosts.get(url_or_origin)
         except ValueError:
             return None
+        if host.robots is not None:
+            known: RobotsPolicy = host.robots
+            return known
+        task = host.robots_task
         if task is None or not task.done() or task.cancelled() or task.exception() is not None:
             return None
-        return task.result()
+        host.robots = task.result()
+        return host.robots  # type: ignore[no-any-return]
 
     async def aclose(self) -> None:
         """Cancel fetches still in flight (at shutdown)."""
-        pending = [t for t in self._tasks.values() if not t.done()]
+        pending = [t for t in self._started if not t.done()]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

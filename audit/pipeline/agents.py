@@ -26,7 +26,7 @@ from audit.checks.agents import (
 )
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.pipeline.auditor import origin_of
+from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
@@ -157,7 +157,4 @@ def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:
 
 
 def _origin(url: str) -> str:
-    try:
-        return origin_of(url)
-    except ValueError:
-        return url
+    return canonical_origin(url) or url

@@ -43,8 +43,9 @@ from audit.core.records import (
     clip_url,
     finding,
 )
-from audit.http import HttpClient, StreamResponse, url_prefix
+from audit.http import HttpClient, StreamResponse
 from audit.http.exchange import BodySink
+from audit.http.hosts import canonical_origin
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
@@ -65,7 +66,6 @@ FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
 FRONTIER_LOW = 750  # a full frontier lets its producers go on once drained to this
 EXPANDERS = 4  # sitemaps streamed at once
 LOCAL_CHUNK = 65536
-POLICY_CACHE_MAX = 4096  # URL prefixes whose robots policy is remembered by the workers
 
 
 EntryHook = Callable[[str, Entry], None]
@@ -182,13 +182,8 @@ class RunState:
     admitted: int = 0
     roots_unreachable: int = 0  # root sitemaps that got no HTTP answer at all
     hosts_reported: set[str] = field(default_factory=set)
-    # origin -> [why its robots.txt could not be read, listed URLs held back]
+    # host key -> [why its robots.txt could not be read, its URL, listed URLs held back]
     robots_unreachable: dict[str, list[Any]] = field(default_factory=dict)
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 class Auditor:
@@ -233,8 +228,6 @@ class Auditor:
         self._visited: set[str] = set()
         self._client: HttpClient | None = None
         self._robots: RobotsCache | None = None
-        # url_prefix() -> the origin's policy once known: no await, no reporting check per URL
-        self._policies: dict[str, RobotsPolicy] = {}
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
         self._rewrite = Rewriter(config.rewrites)
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
@@ -318,10 +311,8 @@ class Auditor:
             end()
         if not self.summarise:
             return
-        for origin, (cause, held) in self.state.robots_unreachable.items():
-            self.rec.finding(
-                finding(*sitemaps.robots_unreachable(cause, held), url=origin + "/robots.txt")
-            )
+        for cause, robots_url, held in self.state.robots_unreachable.values():
+            self.rec.finding(finding(*sitemaps.robots_unreachable(cause, held), url=robots_url))
         self._hreflang_findings()
         notes = self.rec.notes
         for key, value in (
@@ -747,15 +738,14 @@ class Auditor:
 
     async def _robots_for(self, url: str) -> RobotsPolicy:
         policy = await self.robots.get(url)
-        origin = origin_of(url)
-        if origin not in self.state.hosts_reported:
-            self.state.hosts_reported.add(origin)
+        if policy.origin not in self.state.hosts_reported:
+            self.state.hosts_reported.add(policy.origin)
             if policy.status == "unreachable":
                 cause = policy.error or f"HTTP {policy.http_status}"
-                self.state.robots_unreachable[origin] = [cause, 0]
+                self.state.robots_unreachable[policy.origin] = [cause, policy.url, 0]
             verdict = sitemaps.robots_verdict(policy.status, policy.error, policy.http_status)
             if verdict is not None:
-                self.rec.finding(finding(*verdict, url=origin + "/robots.txt"))
+                self.rec.finding(finding(*verdict, url=policy.url))
         return policy
 
     # --- workers ------------------------------------------------------------
@@ -847,9 +837,9 @@ class Auditor:
         """A URL robots.txt keeps us from: blocked (a finding of its own), or held back by
         an unreachable robots.txt (counted in the host's one robots-unreachable)."""
         if policy.status == "unreachable":
-            held = self.state.robots_unreachable.get(origin_of(checked))
+            held = self.state.robots_unreachable.get(policy.origin)
             if held is not None:
-                held[1] += 1
+                held[2] += 1
             record = UrlResult.unrequested(
                 job.url, job.sitemap, job.line, job.lastmod, "unreachable", extra=extra
             )
@@ -860,15 +850,13 @@ class Auditor:
         return record, [robots_blocked_finding(job.url, job.sitemap, job.line)]
 
     async def _policy(self, url: str) -> RobotsPolicy:
-        """The robots.txt policy for a URL: remembered per URL prefix, so a URL of a known
-        origin costs a dict lookup and no await."""
-        prefix = url_prefix(url)
-        policy = self._policies.get(prefix) if prefix is not None else None
-        if policy is None:
-            policy = await self._robots_for(url)
-            if prefix is not None and len(self._policies) < POLICY_CACHE_MAX:
-                self._policies[prefix] = policy
-        return policy
+        """The robots.txt policy for a URL: kept on its host once read (the host pool's
+        prefix memo makes a URL of a known origin a dict lookup and no await)."""
+        try:
+            policy: RobotsPolicy | None = self.client.hosts.get(url).robots
+        except ValueError:
+            policy = None
+        return policy if policy is not None else await self._robots_for(url)
 
     async def _verdicts(
         self,
@@ -980,7 +968,7 @@ class Auditor:
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run
         (the first caller fetches, the others wait for it, as for robots.txt)."""
-        origin = origin_of(url)
+        origin = canonical_origin(url) or url
         task = self._probes.get(origin)
         if task is None:
             task = self._probes[origin] = asyncio.create_task(self._load_probe(origin))
