@@ -569,6 +569,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="alert (exit 1) when there are more than N new errors",
     )
+
     migrate = sub.add_parser(
         "migrate", help="pre-launch migration check: every old URL on the new site"
     )
@@ -693,8 +694,8 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         include_sitemap=tuple(args.include_sitemap),
         exclude_sitemap=tuple(args.exclude_sitemap),
         base_url=args.base_url,
-        online=getattr(args, "online", False),
         **_cluster_options(args),
+        online=getattr(args, "online", False),
         extra_headers=headers,
     )
 
@@ -1088,7 +1089,8 @@ def cmd_discover(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             print(json.dumps(d))
         else:
-            print(f"{printable(d['url'])}\t(from {d['source']})")
+            relative = ", relative" if d.get("relative") else ""
+            print(f"{printable(d['url'])}\t(from {d['source']}{relative})")
     for f in found.findings:
         if args.format == "jsonl":
             print(json.dumps(f))
