@@ -164,8 +164,12 @@ class Audit:
             outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
 
     def _hooks_for_target(self) -> list[Hook]:
-        """Every run's own hooks (indexability, --agents), then the caller's."""
+        """Every run's own hooks (indexability, --agents, --links), then the caller's."""
         own: list[Hook] = [AgentsHook(self.config)]
+        if self.config.links and self.mode == "crawl":  # after AgentsHook: uses indexable
+            from audit.pipeline.links import LinkCrawl
+
+            own.append(LinkCrawl(self.config))
         return own + list(self._hooks() if self._hooks is not None else ())
 
     @property

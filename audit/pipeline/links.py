@@ -1,0 +1,447 @@
+"""The link crawl of `crawl --links` (RULES.md, Site coverage): a hook on the Auditor.
+
+While the listed URLs are checked, each is fetched with one GET (a body sink, as for
+--page-checks) and `judge` reads its links (checks/links.py); the internal ones (on the
+origins of the audited sitemaps) are counted as inlinks and queued. Once every listed URL
+was checked, `drain` fetches the site root and then every queued page breadth-first, on the
+auditor's client (its politeness, retries and redirect recording), robots.txt first: a
+blocked page is not fetched and nothing is found through it. A listed URL is never fetched
+again. Depth counts link hops from a seed: the root is depth 0, a listed page's links
+depth 1. A redirect is followed: its target counts as linked from the redirecting URL.
+
+Memory stays flat: URLs queued or fetched are 8-byte fingerprints (SeenUrls); the queue
+beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for their inlinks
+live in one SQLite temp file. Every url record is held until the end (its `inlinks` are
+only known then) and delivered with `source` and `inlinks`; links-only pages get records
+with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
+the end of the run. Imports no aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import sqlite3
+import tempfile
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from audit.checks.agents import indexability, is_html
+from audit.checks.coverage import (
+    coverage_incomplete,
+    link_broken,
+    page_not_in_sitemap,
+    page_reason,
+    url_orphan,
+)
+from audit.checks.links import PageLinks, header_nofollow, page_links
+from audit.checks.response import check_fetch, url_record
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
+from audit.pipeline.hooks import Hook
+from audit.rules.fingerprints import SeenUrls
+from audit.rules.urls import normalize_url
+
+if TYPE_CHECKING:
+    from audit.http.exchange import BodySink
+    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.sitemap.parser import StreamParser
+
+__all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
+
+MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
+_SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
+_MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
+
+
+def _key(norm: str) -> int:
+    return hash(norm) & _MASK63
+
+
+def _origin(norm: str) -> str:
+    """scheme://host[:port] of a normalised absolute URL."""
+    scheme, _, rest = norm.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+class _WholeBody:
+    """A body sink that wants the whole body (up to the client's cap)."""
+
+    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
+        return status == 200
+
+    def feed(self, chunk: bytes) -> bool:
+        return False
+
+    def end(self, *, at_eof: bool) -> None:
+        pass
+
+
+class _Store:
+    """The SQLite temp file: queued URLs beyond memory, inlinks, records held to the end."""
+
+    def __init__(self) -> None:
+        self.queued = 0
+        self.path = ""
+        self._db: sqlite3.Connection | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The file, made on first use (a run that never gets here leaves none behind)."""
+        if self._db is None:
+            self._db = self._open()
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        fd, self.path = tempfile.mkstemp(prefix="sitemap-audit-links-", suffix=".sqlite")
+        os.close(fd)
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE queue (seq INTEGER PRIMARY KEY, url TEXT, depth INTEGER)")
+        db.execute("CREATE TABLE inlinks (k INTEGER PRIMARY KEY, n INTEGER, source TEXT)")
+        db.execute("CREATE TABLE held (seq INTEGER PRIMARY KEY, k INTEGER, listed INTEGER, b BLOB)")
+        return db
+
+    def link(self, source: str, keys: Iterable[int]) -> None:
+        self.db.executemany(
+            "INSERT INTO inlinks VALUES (?, 1, ?) ON CONFLICT(k) DO UPDATE SET n = n + 1",
+            [(k, source) for k in keys],
+        )
+
+    def spill(self, url: str, depth: int) -> None:
+        self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
+        self.queued += 1
+
+    def unspill(self) -> list[tuple[str, int]]:
+        rows = self.db.execute(
+            "SELECT seq, url, depth FROM queue ORDER BY seq LIMIT ?", (_SPILL_BATCH,)
+        ).fetchall()
+        if rows:
+            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
+            self.queued -= len(rows)
+        return [(url, depth) for _, url, depth in rows]
+
+    def hold(self, key: int, listed: bool, record: UrlResult, found: list[Finding]) -> None:
+        blob = pickle.dumps((record, found), protocol=pickle.HIGHEST_PROTOCOL)
+        self.db.execute("INSERT INTO held (k, listed, b) VALUES (?, ?, ?)", (key, listed, blob))
+
+    def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
+        rows = self.db.execute(
+            "SELECT h.listed, h.b, i.n, i.source FROM held h "
+            "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
+        )
+        for listed, blob, n, source in rows:
+            record, found = pickle.loads(blob)
+            yield bool(listed), record, found, n or 0, source
+
+    def close(self) -> None:
+        if self._db is None:
+            return
+        self._db.close()
+        self._db = None
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
+class _Queue:
+    """The breadth-first queue: FIFO, the first MEMORY_FRONTIER URLs in memory, the rest
+    in the store (in order)."""
+
+    def __init__(self, store: _Store, bound: int = MEMORY_FRONTIER) -> None:
+        self.items: deque[tuple[str, int]] = deque()
+        self.store = store
+        self.bound = bound
+
+    def __len__(self) -> int:
+        return len(self.items) + self.store.queued
+
+    def push(self, url: str, depth: int) -> None:
+        if self.store.queued or len(self.items) >= self.bound:
+            self.store.spill(url, depth)
+        else:
+            self.items.append((url, depth))
+
+    def pop(self) -> tuple[str, int] | None:
+        if not self.items and self.store.queued:
+            self.items.extend(self.store.unspill())
+        return self.items.popleft() if self.items else None
+
+
+class LinkCrawl(Hook):
+    """`--links`: one per target; see the module."""
+
+    def __init__(self, config: CrawlConfig) -> None:
+        self.config = config
+        self.auditor: Auditor | None = None
+        self.agent = ""
+        self.origins: set[str] = set()
+        self.roots: set[str] = set()  # normalised
+        self.seen = SeenUrls()  # queued or fetched by the link crawl
+        self.store = _Store()
+        self.queue = _Queue(self.store)
+        self.fetched = 0  # links-only pages requested (what --max-pages counts)
+        self.listed_read = 0
+        self.depths: Counter[int] = Counter()
+        self.stopped_by: str | None = None
+        self.drained = False
+        self.cut_depth = False  # a link deeper than --max-depth was not followed
+        self.active = 0
+        self._cond: asyncio.Condition | None = None
+
+    # --- the listed URLs ------------------------------------------------------
+
+    def attach(self, auditor: Auditor) -> None:
+        self.auditor = auditor
+        self.agent = auditor.agent_token
+
+    def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
+        self._origin_of(job.url)  # early: the listed pages' links are judged against it
+        return None
+
+    def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
+        self._origin_of(record.url)
+
+    def _origin_of(self, url: str) -> None:
+        norm = normalize_url(url)
+        if norm.startswith(("http://", "https://")):
+            origin = _origin(norm)
+            if origin not in self.origins:
+                self.origins.add(origin)
+                self.roots.add(origin + "/")
+
+    def page_body(self, job: UrlJob) -> BodySink | None:
+        return _WholeBody()
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        if result is None:
+            return None
+        self.listed_read += 1
+        self.depths[0] += 1
+        page = self._answered(job.url, result, 0)
+        extra = record.extra or {}
+        final = result.final_url or job.url
+        reason = page_reason(extra.get("indexability"), page, final)
+        if reason == extra.get("indexability"):
+            return None
+        extra = {**extra, "indexable": reason is None, "indexability": reason}
+        return replace(record, extra=extra), found
+
+    def deliver(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> bool:
+        self.store.hold(_key(normalize_url(job.url)), True, record, found)
+        return True
+
+    # --- what a fetched page adds to the crawl -------------------------------
+
+    def _answered(self, url: str, result: FetchResult, depth: int) -> PageLinks | None:
+        """A page's answer into the crawl: a redirect's target as linked from the URL, the
+        page's followable internal links as linked from it and queued one hop deeper."""
+        final = url
+        if result.redirects and result.final_url:
+            final = result.final_url
+            self._link(url, [final], depth)
+            self._redirect_target(final, result, depth)
+        page = self._read(final, result)
+        if page is not None and page.links:
+            self._link(final, page.links, depth + 1)
+        return page
+
+    def _read(self, url: str, result: FetchResult) -> PageLinks | None:
+        """The links of a 200 HTML page of an audited origin; None for anything else."""
+        content_type = result.header("content-type")
+        if result.status != 200 or not result.body_head or not is_html(content_type):
+            return None
+        if not self._internal(normalize_url(url)):
+            return None
+        page = page_links(result.body_head, url, agent=self.agent)
+        if header_nofollow(result.header_all("x-robots-tag"), self.agent):
+            page = replace(page, links=(), nofollow=True)
+        return page
+
+    def _internal(self, norm: str) -> bool:
+        return norm.startswith(("http://", "https://")) and _origin(norm) in self.origins
+
+    def _link(self, source: str, links: Iterable[str], depth: int) -> None:
+        """Count `source`'s links once per target (never to itself), queue the new ones."""
+        own = _key(normalize_url(source))
+        keys: dict[int, str] = {}
+        for link in links:
+            norm = normalize_url(link)
+            if self._internal(norm):
+                keys.setdefault(_key(norm), link)
+        keys.pop(own, None)
+        if not keys:
+            return
+        self.store.link(source, keys)
+        for link in keys.values():
+            if not self.seen.add(link):
+                self.queue.push(link, depth)
+
+    def _redirect_target(self, final: str, result: FetchResult, depth: int) -> None:
+        """A redirect's target read here, not again: its own record, unless it is listed
+        (the listed URL has its record) or was met before."""
+        norm = normalize_url(final)
+        if not self._internal(norm) or self._listed(final) or self.seen.add(final):
+            return
+        target = replace(result, url=final, redirects=())
+        self._hold_page(final, target, self._read(final, target), depth)
+
+    def _listed(self, url: str) -> bool:
+        return self.auditor is not None and url in self.auditor.seen
+
+    # --- the crawl beyond the listed URLs ------------------------------------
+
+    async def drain(self) -> None:
+        self._cond = asyncio.Condition()
+        for root in sorted(self.roots, reverse=True):
+            if not self.seen.add(root):
+                self.queue.items.appendleft((root, 0))
+        workers = max(1, self.config.concurrency)
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(workers):
+                tg.create_task(self._worker())
+        self.drained = True
+
+    async def _worker(self) -> None:
+        while (item := await self._next()) is not None:
+            self.active += 1
+            try:
+                await self._visit(*item)
+            finally:
+                self.active -= 1
+                await self._wake()
+
+    async def _wake(self) -> None:
+        assert self._cond is not None
+        async with self._cond:
+            self._cond.notify_all()
+
+    async def _next(self) -> tuple[str, int] | None:
+        """The next page to fetch; None when the crawl is over (or cut)."""
+        assert self._cond is not None
+        async with self._cond:
+            while True:
+                item = self._take()
+                if item is not None or self.stopped_by is not None or not self.active:
+                    self._cond.notify_all()
+                    return item
+                await self._cond.wait()
+
+    def _take(self) -> tuple[str, int] | None:
+        """A queued page to fetch now: listed ones were read already, too deep ones are cut."""
+        while self.stopped_by is None and (item := self.queue.pop()) is not None:
+            url, depth = item
+            if self._listed(url):
+                continue
+            max_depth = self.config.max_depth
+            if max_depth is not None and depth > max_depth:
+                self.cut_depth = True
+                continue
+            if self.fetched >= self.config.max_pages:
+                self.stopped_by = "max-pages"
+                return None
+            self.fetched += 1
+            return item
+        return None
+
+    async def _visit(self, url: str, depth: int) -> None:
+        assert self.auditor is not None
+        policy = await self.auditor.robots_for(url)
+        if not policy.allowed(url):
+            blocked = UrlResult.unrequested(url, None, None, None, "blocked")
+            self._hold(url, blocked, "robots")
+            return
+        cap = self.config.page_cap
+        result = await self.auditor.client.fetch_page(url, _WholeBody(), cap=cap)
+        self.depths[depth] += 1
+        self._hold_page(url, result, self._answered(url, result, depth), depth)
+
+    def _hold_page(self, url: str, result: FetchResult, page: PageLinks | None, depth: int) -> None:
+        """A links-only page's record, its indexability judged as for a listed URL."""
+        record = url_record(result, sitemap=None, line=None, lastmod=None)
+        found = check_fetch(
+            result,
+            lastmod=None,
+            sitemap=None,
+            line=None,
+            config=self.config,
+            agent_token=self.agent,
+        )
+        reason = page_reason(indexability(record, found, result), page, result.final_url or url)
+        self._hold(url, record, reason)
+
+    def _hold(self, url: str, record: UrlResult, reason: str | None) -> None:
+        extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
+        self.store.hold(_key(normalize_url(url)), False, replace(record, extra=extra), [])
+
+    # --- the end: verdicts, records, summary ---------------------------------
+
+    def _stopped(self) -> str | None:
+        """What kept the crawl from being complete, or None."""
+        assert self.auditor is not None
+        if not self.drained:
+            return "interrupted"
+        if self.auditor.state.max_urls_reached:
+            return "max-urls"
+        if self.stopped_by is not None:
+            return self.stopped_by
+        return "max-depth" if self.cut_depth else None
+
+    def end_of_run(self) -> None:
+        assert self.auditor is not None
+        stopped = self._stopped()
+        counts = Counter[str]()
+        try:
+            for listed, record, found, n, source in self.store.held():
+                out = self._verdicts(listed, record, n, source, stopped is None)
+                counts.update(f.code for f in out)
+                self.auditor.deliver(self._marked(listed, record, n), [*found, *out])
+        finally:
+            self.store.close()
+        if stopped is not None:
+            root = min(self.roots) if self.roots else ""
+            pages = self.fetched + self.listed_read
+            self.auditor.rec.finding(coverage_incomplete(root, pages, stopped))
+        self._summary(stopped, counts)
+
+    def _verdicts(
+        self, listed: bool, record: UrlResult, n: int, source: str | None, complete: bool
+    ) -> list[Finding]:
+        out: list[Finding | None] = [link_broken(record, n, source)]
+        if listed and normalize_url(record.url) not in self.roots:
+            out.append(url_orphan(record, n, complete=complete))
+        elif not listed:
+            out.append(page_not_in_sitemap(record, n, source))
+        return [f for f in out if f is not None]
+
+    @staticmethod
+    def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
+        source = ("both" if n else "sitemap") if listed else "links"
+        return replace(record, extra={**(record.extra or {}), "source": source, "inlinks": n})
+
+    def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
+        """summary.coverage, merged over the targets of one run."""
+        assert self.auditor is not None
+        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
+            "coverage",
+            {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
+        )
+        notes["complete"] = notes["complete"] and stopped is None
+        notes["pages"] += self.fetched + self.listed_read
+        notes["listed"] += self.listed_read
+        notes["orphans"] += counts["url-orphan"]
+        notes["unlisted"] += counts["page-not-in-sitemap"]
+        notes["broken_links"] = notes.get("broken_links", 0) + counts["link-broken"]
+        depths = notes.setdefault("depths", {})
+        for depth, n in self.depths.items():
+            depths[str(depth)] = depths.get(str(depth), 0) + n
+        if stopped is not None:
+            notes["stopped_by"] = stopped
