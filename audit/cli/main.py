@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from audit.core.config import (
     AUTH_ENV,
     DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_PAGES,
     DEFAULT_PAGE_CAP,
     DEFAULT_RATE,
     DEFAULT_RETRIES,
@@ -143,6 +144,29 @@ def _rate(text: str) -> float:
 
 _positive_int = _number(int, 1, "an integer")
 _nonneg_int = _number(int, 0, "an integer")
+
+
+def _add_links(crawl: argparse.ArgumentParser) -> None:
+    """--links and its bounds (RULES.md, Site coverage)."""
+    crawl.add_argument(
+        "--links",
+        action="store_true",
+        help="also follow internal links from the site root and every listed page: "
+        "orphans, unlisted pages, broken links",
+    )
+    crawl.add_argument(
+        "--max-pages",
+        type=_positive_int,
+        default=DEFAULT_MAX_PAGES,
+        metavar="N",
+        help="with --links, pages fetched at most beyond the listed ones",
+    )
+    crawl.add_argument(
+        "--max-depth",
+        type=_nonneg_int,
+        metavar="D",
+        help="with --links, link hops followed from the root or a listed page",
+    )
 
 
 def _fetch_workers(text: str) -> int | None:
@@ -485,6 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
     )
     _add_content_notify(crawl)
+    _add_links(crawl)
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -687,6 +712,9 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         page_checks=getattr(args, "page_checks", False),
         page_cap=getattr(args, "page_cap", DEFAULT_PAGE_CAP),
         max_urls=getattr(args, "max_urls", None),
+        links=getattr(args, "links", False),
+        max_pages=getattr(args, "max_pages", DEFAULT_MAX_PAGES),
+        max_depth=getattr(args, "max_depth", None),
         slow_ms=getattr(args, "slow", DEFAULT_SLOW_MS / 1000) * 1000,
         lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
         include=tuple(getattr(args, "include", ())),
