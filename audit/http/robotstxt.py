@@ -31,6 +31,7 @@ Imports only the standard library and never aiohttp.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -57,38 +58,57 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
+def _escape_at(text: str, i: int) -> str | None:
+    """The normalised form of a `%XX` escape starting at `text[i]`, else None."""
+    digits = text[i + 1 : i + 3]
+    if text[i] != "%" or len(digits) < 2 or not _HEX.issuperset(digits):
+        return None
+    decoded = chr(int(digits, 16))
+    return decoded if decoded in _UNRESERVED else "%" + digits.upper()
+
+
+def _encoded(ch: str) -> str:
+    """A character as it is compared: non-ASCII, controls and space as UTF-8 escapes."""
+    if ord(ch) > 0x7E or ord(ch) <= 0x20:
+        return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    return ch
+
+
 def normalise_path(text: str) -> str:
     """Percent-encoding normalised for comparison (RFC 9309 2.2.2, RFC 3986 6.2.2)."""
     if text.isascii() and "%" not in text and " " not in text:
         return text  # the common case: nothing to normalise
+    return _normalised(text)
+
+
+def _normalised(text: str) -> str:
+    """`normalise_path` character by character: escapes normalised, the rest encoded."""
     out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "%" and i + 2 < n and text[i + 1] in _HEX and text[i + 2] in _HEX:
-            decoded = chr(int(text[i + 1 : i + 3], 16))
-            out.append(decoded if decoded in _UNRESERVED else "%" + text[i + 1 : i + 3].upper())
-            i += 3
-            continue
-        if ord(ch) > 0x7E or ord(ch) <= 0x20:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+    i = 0
+    while i < len(text):
+        escape = _escape_at(text, i)
+        if escape is None:
+            out.append(_encoded(text[i]))
+            i += 1
         else:
-            out.append(ch)
-        i += 1
+            out.append(escape)
+            i += 3
     return "".join(out)
 
 
 def path_of(url: str) -> str:
     """The path and query a URL is matched with (`/` for an empty path), normalised."""
-    if url.startswith("/"):
-        target = url.split("#", 1)[0]
-    else:
-        try:
-            parts = urlsplit(url)
-        except ValueError:
-            return "/"
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    target = url.split("#", 1)[0] if url.startswith("/") else _path_and_query(url)
     return normalise_path(target)
+
+
+def _path_and_query(url: str) -> str:
+    """The path (`/` when empty) and `?query` of an absolute URL; `/` for one that is not."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "/"
+    return (parts.path or "/") + ("?" + parts.query if parts.query else "")
 
 
 def group_name(value: str) -> str:
@@ -134,17 +154,28 @@ class Rule:
             return False
         if self._plain:  # no wildcard: a prefix, or the whole path when anchored
             return not self._anchored or len(path) == len(self._head)
-        pos = len(self._head)
-        *middle, last = self._parts
-        for part in middle:
-            # leftmost is always safe for `*`-only patterns: it leaves the most room after
-            found = path.find(part, pos)
-            if found < 0:
-                return False
-            pos = found + len(part)
+        return self._matches_after_head(path)
+
+    def _matches_after_head(self, path: str) -> bool:
+        """Do the parts after the first `*` match the rest of the path, in order?"""
+        pos = self._end_of_middle(path)
+        if pos < 0:
+            return False
+        last = self._parts[-1]
         if self._anchored:
             return len(path) - len(last) >= pos and path.endswith(last)
         return not last or path.find(last, pos) >= 0
+
+    def _end_of_middle(self, path: str) -> int:
+        """Where the parts between the first and the last `*` end in `path`, else -1."""
+        pos = len(self._head)
+        for part in self._parts[:-1]:
+            # leftmost is always safe for `*`-only patterns: it leaves the most room after
+            found = path.find(part, pos)
+            if found < 0:
+                return -1
+            pos = found + len(part)
+        return pos
 
 
 @dataclass(slots=True)
@@ -163,14 +194,17 @@ class Group:
 
     def allowed(self, url: str) -> bool:
         """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
-        if self._ordered is None:
-            # longest first, Allow before Disallow on a tie: the first match decides
-            self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
         path = path_of(url)
-        for rule in self._ordered:
+        for rule in self._ordered_rules():
             if rule.matches(path):
                 return rule.allow
         return True
+
+    def _ordered_rules(self) -> list[Rule]:
+        """The rules longest first, Allow before Disallow on a tie: the first match decides."""
+        if self._ordered is None:
+            self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
+        return self._ordered
 
 
 @dataclass(slots=True)
@@ -188,26 +222,45 @@ class RobotsTxt:
         """
         wanted = token.strip().lower()
         if wanted not in self._chosen:
-            own = [g for g in self.groups if wanted in g.agents] if wanted != "*" else []
-            key = wanted if own else "*"  # whose Crawl-delay and Request-rate apply
-            chosen = own or [g for g in self.groups if "*" in g.agents]
-            merged: Group | None = None
-            if chosen:
-                merged = Group()
-                for g in chosen:
-                    merged.agents += [a for a in g.agents if a not in merged.agents]
-                    merged.rules += g.rules
-                delays = [g.delays[key] for g in chosen if key in g.delays]
-                rates = [g.rates[key] for g in chosen if key in g.rates]
-                merged.crawl_delay = max(delays) if delays else None
-                merged.request_rate = min(rates) if rates else None
-            self._chosen[wanted] = merged
+            self._chosen[wanted] = _merged(*self._groups_for(wanted))
         return self._chosen[wanted]
+
+    def _groups_for(self, wanted: str) -> tuple[list[Group], str]:
+        """The groups `wanted` obeys (its own, else `*`'s) and whose delays and rates apply."""
+        own = self._naming(wanted) if wanted != "*" else []
+        return (own, wanted) if own else (self._naming("*"), "*")
+
+    def _naming(self, agent: str) -> list[Group]:
+        """The groups that name `agent`, in file order."""
+        return [g for g in self.groups if agent in g.agents]
 
     def allowed(self, url: str, token: str) -> bool:
         """May `token` fetch `url`? (`/robots.txt` itself is robots.py's concern.)"""
         group = self.group(token)
         return True if group is None else group.allowed(url)
+
+
+def _merged(chosen: list[Group], key: str) -> Group | None:
+    """One group of the rules of `chosen`, with the longest delay and lowest rate of `key`."""
+    if not chosen:
+        return None
+    merged = Group()
+    for g in chosen:
+        merged.agents += [a for a in g.agents if a not in merged.agents]
+        merged.rules += g.rules
+    merged.crawl_delay = _longest_delay(chosen, key)
+    merged.request_rate = _lowest_rate(chosen, key)
+    return merged
+
+
+def _longest_delay(groups: list[Group], agent: str) -> float | None:
+    delays = [g.delays[agent] for g in groups if agent in g.delays]
+    return max(delays) if delays else None
+
+
+def _lowest_rate(groups: list[Group], agent: str) -> float | None:
+    rates = [g.rates[agent] for g in groups if agent in g.rates]
+    return min(rates) if rates else None
 
 
 def _key_value(line: str) -> tuple[str, str] | None:
@@ -237,41 +290,92 @@ def _rate(value: str) -> float | None:
     return requests / window if requests > 0 and window > 0 else None
 
 
+class _Parser:
+    """The state of one pass over a file: the groups so far and the one being read."""
+
+    def __init__(self) -> None:
+        self.out = RobotsTxt()
+        self.current: Group | None = None
+        # the current group has an allow/disallow line: a user-agent line starts anew
+        self.has_rules = False
+
+    def user_agent(self, value: str, number: int) -> None:
+        """A user-agent line: its product token joins the group being read."""
+        group = self._agents_group()
+        name = group_name(value)
+        if name and name not in group.agents:
+            group.agents.append(name)
+
+    def _agents_group(self) -> Group:
+        """The group a user-agent line joins: the current one until it has rules."""
+        if self.current is None or self.has_rules:
+            self.current = Group()
+            self.out.groups.append(self.current)
+            self.has_rules = False
+        return self.current
+
+    def rule(self, allow: bool, value: str, number: int) -> None:
+        """An allow or disallow line: a rule of the current group (an empty one is none)."""
+        if self.current is None:
+            return  # a rule outside any group applies to nobody
+        self.has_rules = True
+        if value:
+            self.current.rules.append(Rule(allow, normalise_path(value), number))
+
+    def ignore(self, value: str, number: int) -> None:
+        """An unknown key, or one this module does not use."""
+
+    def allow(self, value: str, number: int) -> None:
+        self.rule(True, value, number)
+
+    def disallow(self, value: str, number: int) -> None:
+        self.rule(False, value, number)
+
+    def sitemap(self, value: str, number: int) -> None:
+        """A sitemap line: global, whatever group it stands in."""
+        if value:
+            self.out.sitemaps.append(value)
+
+    def crawl_delay(self, value: str, number: int) -> None:
+        """A Crawl-delay line: for the agents the current group names so far."""
+        delay = _seconds(value)
+        if self.current is not None and delay is not None:
+            _keep_longest(self.current.delays, self.current.agents, delay)
+
+    def request_rate(self, value: str, number: int) -> None:
+        """A Request-rate line: for the agents the current group names so far."""
+        rate = _rate(value)
+        if self.current is not None and rate is not None:
+            _keep_lowest(self.current.rates, self.current.agents, rate)
+
+
+def _keep_longest(delays: dict[str, float], agents: list[str], delay: float) -> None:
+    for agent in agents:
+        delays[agent] = max(delays.get(agent, 0.0), delay)
+
+
+def _keep_lowest(rates: dict[str, float], agents: list[str], rate: float) -> None:
+    for agent in agents:
+        rates[agent] = min(rates.get(agent, rate), rate)
+
+
+# what each key of a line means; any other key is ignored (`_Parser.ignore`)
+_RECORDS: dict[str, Callable[[_Parser, str, int], None]] = {
+    **dict.fromkeys(_USER_AGENT, _Parser.user_agent),
+    "allow": _Parser.allow,
+    **dict.fromkeys(_DISALLOW, _Parser.disallow),
+    **dict.fromkeys(_SITEMAP, _Parser.sitemap),
+    "crawl-delay": _Parser.crawl_delay,
+    "request-rate": _Parser.request_rate,
+}
+
+
 def parse_robots_txt(text: str) -> RobotsTxt:
     """Parse a decoded robots.txt body (a leading BOM is skipped)."""
-    out = RobotsTxt()
-    current: Group | None = None
-    has_rules = False  # the current group has an allow/disallow line: a user-agent starts anew
+    parser = _Parser()
     for number, raw in enumerate(_LINES.split(text.lstrip("\ufeff")), start=1):
         pair = _key_value(raw.split("#", 1)[0].strip())
-        if pair is None:
-            continue
-        key, value = pair
-        if key in _USER_AGENT:
-            if current is None or has_rules:
-                current = Group()
-                out.groups.append(current)
-                has_rules = False
-            name = group_name(value)
-            if name and name not in current.agents:
-                current.agents.append(name)
-        elif key == "allow" or key in _DISALLOW:
-            if current is None:
-                continue  # a rule outside any group applies to nobody
-            has_rules = True
-            if value:
-                current.rules.append(Rule(key == "allow", normalise_path(value), number))
-        elif key in _SITEMAP:
-            if value:
-                out.sitemaps.append(value)
-        elif key == "crawl-delay" and current is not None:
-            delay = _seconds(value)
-            if delay is not None:
-                for agent in current.agents:
-                    current.delays[agent] = max(current.delays.get(agent, 0.0), delay)
-        elif key == "request-rate" and current is not None:
-            rate = _rate(value)
-            if rate is not None:
-                for agent in current.agents:
-                    current.rates[agent] = min(current.rates.get(agent, rate), rate)
-    return out
+        if pair is not None:
+            key, value = pair
+            _RECORDS.get(key, _Parser.ignore)(parser, value, number)
+    return parser.out
