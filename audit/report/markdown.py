@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
+from audit.report import coverage
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
     Aggregate,
@@ -74,6 +75,7 @@ class MarkdownWriter:
         out += self._summary_table(summary)
         out += _migration_table(summary.get("migration"))
         out += markdown_lines(summary, md_code)
+        out += coverage.markdown_lines(summary)
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from audit.report import coverage
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
     SEVERITIES,
@@ -80,6 +81,7 @@ class TextWriter:
         if isinstance(migration, dict):
             lines += self._migration(migration)
         lines += text_lines(summary, _clean, lambda t: self._c("bold", t))
+        lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
         if agg.hosts:
             lines += self._hosts(agg.hosts)
         lines += ["", self._verdict(summary)]

@@ -174,3 +174,28 @@ async def test_without_links_nothing_changes(serve: Any) -> None:
     assert all(h.method == "HEAD" for h in site.hits if h.path in LISTED)
     assert "coverage" not in run.summary
     assert all("source" not in r and "inlinks" not in r for r in run.of("url"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fmt", "needle"),
+    [("txt", "Site coverage"), ("md", "## Site coverage"), ("html", 'id="coverage"')],
+)
+async def test_reports_have_a_coverage_section(
+    serve: Any, tmp_path: Any, fmt: str, needle: str
+) -> None:
+    import asyncio
+
+    from audit.cli.main import main
+
+    site = coverage_site()
+    base = (await serve(site)).replace("127.0.0.1", "localhost")
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*(base + p for p in LISTED)))
+    out = tmp_path / f"report.{fmt}"
+    argv = ["crawl", base + "/sitemap.xml", "--links", "--rate", "unlimited", "-o", str(out)]
+    await asyncio.to_thread(main, argv)
+    text = out.read_text()
+    assert needle in text and "orphans (url-orphan)" in text
+    plain = ["crawl", base + "/sitemap.xml", "--rate", "unlimited", "-o", str(out)]
+    await asyncio.to_thread(main, plain)
+    assert "Site coverage" not in out.read_text()
