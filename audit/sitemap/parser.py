@@ -165,6 +165,7 @@ _PLAIN_ERRORS = {
 
 
 _RESOURCE_LIMIT = 114  # XML_ERR_RESOURCE_LIMIT
+_DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting guard
 
 
 def _plain(code: int, message: str) -> str:
@@ -172,6 +173,9 @@ def _plain(code: int, message: str) -> str:
     # can set, so they are replaced, not quoted
     if "amplification" in message:
         return "entity expansion too large (a 'billion laughs' document), refused"
+    depth = _DEPTH.search(message)
+    if depth:
+        return f"element nesting depth over {depth.group(1)} levels, refused"
     if code == _RESOURCE_LIMIT or "XML_PARSE_HUGE" in message:
         return "a text, name or whitespace run of more than 10,000,000 bytes"
     words = _PLAIN_ERRORS.get(code)
