@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 
 __all__ = ["is_product_token", "robots_token"]
 
@@ -38,40 +39,67 @@ _NOT_CRAWLERS = frozenset(
 )
 
 
+def _items(comment: list[str]) -> list[str]:
+    """The `;`-separated items of a comment's characters, stripped."""
+    return [item.strip() for item in "".join(comment).split(";")]
+
+
+class _Splitter:
+    """A User-Agent string read character by character: products outside parentheses,
+    comments (nested parentheses stay inside the comment that holds them)."""
+
+    def __init__(self) -> None:
+        self.products: list[str] = []
+        self.comments: list[list[str]] = []
+        self.depth = 0
+        self.buf: list[str] = []  # the characters of the comment being read
+        self.word: list[str] = []  # the characters of the product being read
+
+    def feed(self, ch: str) -> None:
+        if ch == "(":
+            self._open()
+        elif ch == ")" and self.depth > 0:
+            self._close()
+        elif self.depth:
+            self.buf.append(ch)
+        elif ch.isspace():
+            self._end_word()
+        else:
+            self.word.append(ch)
+
+    def finish(self) -> None:
+        self._end_word()
+        if self.depth and self.buf:  # an unclosed comment still says what it says
+            self.comments.append(_items(self.buf))
+
+    def _open(self) -> None:
+        if self.depth == 0:
+            self._end_word()
+            self.buf = []
+        else:
+            self.buf.append("(")
+        self.depth += 1
+
+    def _close(self) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.comments.append(_items(self.buf))
+        else:
+            self.buf.append(")")
+
+    def _end_word(self) -> None:
+        if self.word:
+            self.products.append("".join(self.word))
+            self.word = []
+
+
 def _split(user_agent: str) -> tuple[list[str], list[list[str]]]:
     """The products outside parentheses and the `;`-separated items of each comment."""
-    products: list[str] = []
-    comments: list[list[str]] = []
-    depth = 0
-    buf: list[str] = []
-    word: list[str] = []
+    splitter = _Splitter()
     for ch in user_agent:
-        if ch == "(":
-            if depth == 0 and word:
-                products.append("".join(word))
-                word = []
-            depth += 1
-            if depth == 1:
-                buf = []
-                continue
-        elif ch == ")" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                comments.append([item.strip() for item in "".join(buf).split(";")])
-                continue
-        if depth:
-            buf.append(ch)
-        elif ch.isspace():
-            if word:
-                products.append("".join(word))
-                word = []
-        else:
-            word.append(ch)
-    if word:
-        products.append("".join(word))
-    if depth and buf:  # an unclosed comment still says what it says
-        comments.append([item.strip() for item in "".join(buf).split(";")])
-    return products, comments
+        splitter.feed(ch)
+    splitter.finish()
+    return splitter.products, splitter.comments
 
 
 def _name(product: str) -> str | None:
@@ -82,21 +110,36 @@ def _name(product: str) -> str | None:
     return name
 
 
-def _crawler_in(comments: list[list[str]]) -> str | None:
-    # `(compatible; Googlebot/2.1; +http://...)`: the item after `compatible` names it
+def _crawler_name(item: str) -> str | None:
+    """The product name of a comment item, unless it is a browser's word (`Gecko`)."""
+    name = _name(item)
+    return name if name is not None and name.lower() not in _NOT_CRAWLERS else None
+
+
+def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
+    """`Googlebot/2.1` of `(compatible; Googlebot/2.1; +http://...)`: the item after it."""
     for items in comments:
         for before, item in itertools.pairwise(items):
             if before.lower() == "compatible":
-                name = _name(item)
-                if name is not None and name.lower() not in _NOT_CRAWLERS:
-                    return name
-    # `(Applebot/0.1; +http://...)`: a versioned product inside a comment
-    for items in comments:
-        for item in items:
-            if "/" in item and not item.startswith("+") and "://" not in item:
-                name = _name(item)
-                if name is not None and name.lower() not in _NOT_CRAWLERS:
-                    return name
+                yield item
+
+
+def _is_versioned(item: str) -> bool:
+    """A product with a version (`Applebot/0.1`), not a `+http://...` link."""
+    return "/" in item and not item.startswith("+") and "://" not in item
+
+
+def _versioned(comments: list[list[str]]) -> Iterator[str]:
+    """`Applebot/0.1` of `(Applebot/0.1; +http://...)`: versioned products in comments."""
+    return (item for items in comments for item in items if _is_versioned(item))
+
+
+def _crawler_in(comments: list[list[str]]) -> str | None:
+    """The crawler the comments name: after `compatible` first, else a versioned product."""
+    for item in itertools.chain(_after_compatible(comments), _versioned(comments)):
+        name = _crawler_name(item)
+        if name is not None:
+            return name
     return None
 
 
@@ -111,16 +154,23 @@ def robots_token(user_agent: str, robots_agent: str | None = None) -> str:
     """
     if robots_agent is not None and robots_agent.strip():
         return robots_agent.strip()
+    return _token_of(user_agent)
+
+
+def _token_of(user_agent: str) -> str:
+    """`robots_token` without `--robots-agent`."""
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
     if first is None or first.lower() == "mozilla":
         crawler = _crawler_in(comments)
         if crawler is not None:
             return crawler
-    if first is not None:
-        return first
-    stripped = user_agent.strip()
-    return stripped.split("/", 1)[0].strip() or "*"
+    return first if first is not None else _first_word(user_agent)
+
+
+def _first_word(user_agent: str) -> str:
+    """What precedes the first `/` of a string no product could be read from, else `*`."""
+    return user_agent.strip().split("/", 1)[0].strip() or "*"
 
 
 def is_product_token(text: str) -> bool:
