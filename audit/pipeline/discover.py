@@ -21,6 +21,7 @@ from audit.http.robots import RobotsPolicy
 from audit.rules.urls import is_absolute_http, normalize_url
 
 COMMON_PATHS = ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-index.xml", "/sitemap.xml.gz")
+GZIP_COPY = "/sitemap.xml.gz"  # beside /sitemap.xml, the same sitemap compressed
 HOME_BYTES = 256 * 1024
 SNIFF_BYTES = 2048
 
@@ -96,6 +97,9 @@ class _Found:
         self.items: list[Discovered] = []
         self.seen: set[str] = set()
 
+    def has(self, url: str) -> bool:
+        return normalize_url(url) in self.seen
+
     def add(
         self, url: str, source: str, *, key_url: str | None = None, relative: bool = False
     ) -> None:
@@ -120,7 +124,7 @@ async def discover(
     findings: list[Finding] = []
     policy = await _robots_sitemaps(client, robots_get, root, found, findings)
     if not found.items or exhaustive:
-        await _common_paths(client, policy, root, found)
+        await _common_paths(client, policy, root, found, exhaustive=exhaustive)
     if not found.items or exhaustive:
         await _home_page_links(client, root, found)
     if not found.items:
@@ -163,12 +167,18 @@ async def _robots_sitemaps(
     return policy
 
 
-async def _common_paths(client: HttpClient, policy: RobotsPolicy, root: str, found: _Found) -> None:
+async def _common_paths(
+    client: HttpClient, policy: RobotsPolicy, root: str, found: _Found, *, exhaustive: bool
+) -> None:
     """The common sitemap paths robots.txt allows that answer with a sitemap."""
     for path in COMMON_PATHS:
         url = root + path
         if not policy.allowed(url):
             continue  # probing a disallowed path would be impolite
+        if path == GZIP_COPY and not exhaustive and found.has(root + "/sitemap.xml"):
+            # generators (MkDocs, others) write sitemap.xml and its gzip copy: one sitemap,
+            # audited once, or every URL would read as listed twice
+            continue
         res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
         if _answered_2xx(res.status) and looks_like_sitemap(res.body_head):
             # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
