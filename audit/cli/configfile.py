@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = ["ConfigFileError", "apply_config_file", "load_config_file"]
 
 _NOT_GIVEN = object()
 _TARGET_KEYS = ("target", "targets")
+_TARGET_KEYS_EXPECT = {"target": "a string", "targets": "a non-empty list of strings"}
 _NOT_IN_FILE = ("help", "version", "config", "target")
 # argparse converters of number options (by function name; cli._number's are all "parse")
 # and the words each also takes, as on the command line
@@ -68,59 +70,94 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """A key of a config file, for the one-line messages that name the file and the key."""
+
+    path: str
+    key: str
+
+    def error(self, text: str) -> ConfigFileError:
+        return ConfigFileError(f"{self.path}: key {self.key!r}: {text}")
+
+    def wrong(self, expected: str, got: Any) -> ConfigFileError:
+        return self.error(f"expected {expected}, got {_type_name(got)}")
+
+
 def _convert(path: str, key: str, action: argparse.Action, value: Any) -> Any:
-    def wrong(expected: str, got: Any = value) -> ConfigFileError:
-        return ConfigFileError(f"{path}: key {key!r}: expected {expected}, got {_type_name(got)}")
-
-    def one(item: Any) -> Any:
-        conv = action.type
-        if conv is None:
-            if not isinstance(item, str):
-                raise wrong("a string", item)
-            result: Any = item
-        elif conv in (int, float) or getattr(conv, "__name__", "") in _NUMBERS:
-            # a number option: TOML numbers only (a quoted "10" is a mistake worth naming),
-            # but for `rate = "unlimited"`, the word the command line takes too
-            word = item in _NUMBERS.get(getattr(conv, "__name__", ""), ())
-            if not word and (isinstance(item, bool) or not isinstance(item, int | float)):
-                raise wrong("a number", item)
-            try:
-                result = conv(str(item)) if callable(conv) else item
-            except (argparse.ArgumentTypeError, ValueError) as exc:
-                raise ConfigFileError(f"{path}: key {key!r}: {exc}") from None
-        else:
-            if not isinstance(item, str):
-                raise wrong("a string", item)
-            try:
-                result = conv(item) if callable(conv) else item
-            except (argparse.ArgumentTypeError, ValueError) as exc:
-                raise ConfigFileError(f"{path}: key {key!r}: {exc}") from None
-        if action.choices is not None and result not in action.choices:
-            choices = ", ".join(str(c) for c in action.choices)
-            raise ConfigFileError(f"{path}: key {key!r}: {result!r} is not one of {choices}")
-        return result
-
+    """A file's value as the action would store it, checked like the command line's."""
+    where = _Key(path, key)
     if isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction):
-        if not isinstance(value, bool):
-            raise wrong("true or false")
-        return value if isinstance(action, argparse._StoreTrueAction) else not value
+        return _flag(where, action, value)
     if isinstance(action, argparse._AppendAction):
-        if key.replace("-", "_") == "header" and isinstance(value, dict):
-            value = [f"{k}: {v}" for k, v in value.items()]
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list):
-            raise wrong("a list of strings")
-        return [one(item) for item in value]
-    return one(value)
+        return [_one(where, action, item) for item in _as_list(where, value)]
+    return _one(where, action, value)
 
 
-def load_config_file(
-    path: str, sub: argparse.ArgumentParser
-) -> tuple[dict[str, Any], list[str] | None]:
-    """The options (by argparse dest, converted and checked) and targets of a config file."""
+def _flag(where: _Key, action: argparse.Action, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise where.wrong("true or false", value)
+    return value if isinstance(action, argparse._StoreTrueAction) else not value
+
+
+def _as_list(where: _Key, value: Any) -> list[Any]:
+    """The items of a list option: a list, one string, or (for `header`) a table."""
+    if where.key.replace("-", "_") == "header" and isinstance(value, dict):
+        value = [f"{k}: {v}" for k, v in value.items()]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise where.wrong("a list of strings", value)
+    return value
+
+
+def _one(where: _Key, action: argparse.Action, item: Any) -> Any:
+    """One value converted by the action's type and checked against its choices."""
+    result = _typed(where, action.type, item)
+    if action.choices is not None and result not in action.choices:
+        choices = ", ".join(str(c) for c in action.choices)
+        raise where.error(f"{result!r} is not one of {choices}")
+    return result
+
+
+def _typed(where: _Key, conv: Any, item: Any) -> Any:
+    if conv is None:
+        return _string(where, item)
+    if conv in (int, float) or _converter_name(conv) in _NUMBERS:
+        return _number(where, conv, item)
+    return _call(where, conv, _string(where, item))
+
+
+def _converter_name(conv: Any) -> str:
+    return str(getattr(conv, "__name__", ""))
+
+
+def _string(where: _Key, item: Any) -> str:
+    if not isinstance(item, str):
+        raise where.wrong("a string", item)
+    return item
+
+
+def _number(where: _Key, conv: Any, item: Any) -> Any:
+    """A number option: TOML numbers only (a quoted "10" is a mistake worth naming), but
+    for `rate = "unlimited"`, the word the command line takes too."""
+    word = item in _NUMBERS.get(_converter_name(conv), ())
+    if not word and (isinstance(item, bool) or not isinstance(item, int | float)):
+        raise where.wrong("a number", item)
+    return _call(where, conv, str(item))
+
+
+def _call(where: _Key, conv: Any, text: str) -> Any:
+    """`conv(text)` (argparse only takes callable types); its complaint names the key."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        return conv(text)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise where.error(str(exc)) from None
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigFileError(f"{path}: no such config file") from None
     except OSError as exc:
@@ -129,51 +166,81 @@ def load_config_file(
         raise ConfigFileError(f"{path}: the config file is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"{path}: not valid TOML: {exc}") from None
-    actions = _options(sub)
-    values: dict[str, Any] = {}
-    targets: list[str] | None = None
-    for key, value in data.items():
+
+
+def _is_target_list(items: Any) -> bool:
+    """A non-empty list of non-empty strings."""
+    return isinstance(items, list) and len(items) > 0 and all(_is_target(t) for t in items)
+
+
+def _is_target(item: Any) -> bool:
+    return isinstance(item, str) and item != ""
+
+
+class _FileReader:
+    """One config file's keys read into options (by argparse dest) and targets."""
+
+    def __init__(self, path: str, sub: argparse.ArgumentParser) -> None:
+        self.path = path
+        self.sub = sub
+        self.actions = _options(sub)
+        self.values: dict[str, Any] = {}
+        self.targets: list[str] | None = None
+
+    def read(self, key: str, value: Any) -> None:
         dest = key.replace("-", "_")
         if dest in _TARGET_KEYS:
-            if targets is not None:
-                raise ConfigFileError(f"{path}: key {key!r}: give either target or targets")
-            items = [value] if dest == "target" else value
-            if (
-                not isinstance(items, list)
-                or not items
-                or not all(isinstance(t, str) and t for t in items)
-            ):
-                expected = "a string" if dest == "target" else "a non-empty list of strings"
-                raise ConfigFileError(
-                    f"{path}: key {key!r}: expected {expected}, got {_type_name(value)}"
-                )
-            targets = list(items)
-            continue
-        action = actions.get(dest)
+            self._targets(key, dest, value)
+        else:
+            self._option(key, dest, value)
+
+    def _targets(self, key: str, dest: str, value: Any) -> None:
+        where = _Key(self.path, key)
+        if self.targets is not None:
+            raise where.error("give either target or targets")
+        items = [value] if dest == "target" else value
+        if not _is_target_list(items):
+            raise where.wrong(_TARGET_KEYS_EXPECT[dest], value)
+        self.targets = list(items)
+
+    def _option(self, key: str, dest: str, value: Any) -> None:
+        action = self.actions.get(dest)
         if action is None:
-            raise ConfigFileError(f"{path}: unknown key {key!r} for `{sub.prog}`")
-        if dest in values:
-            raise ConfigFileError(f"{path}: key {key!r} given twice (with - and _)")
-        values[dest] = _convert(path, key, action, value)
-    return values, targets
+            raise ConfigFileError(f"{self.path}: unknown key {key!r} for `{self.sub.prog}`")
+        if dest in self.values:
+            raise ConfigFileError(f"{self.path}: key {key!r} given twice (with - and _)")
+        self.values[dest] = _convert(self.path, key, action, value)
+
+
+def load_config_file(
+    path: str, sub: argparse.ArgumentParser
+) -> tuple[dict[str, Any], list[str] | None]:
+    """The options (by argparse dest, converted and checked) and targets of a config file."""
+    reader = _FileReader(path, sub)
+    for key, value in _read_toml(path).items():
+        reader.read(key, value)
+    return reader.values, reader.targets
+
+
+def _mark_defaults(sub: argparse.ArgumentParser) -> None:
+    """Every option's default a marker of "not given" (None for list options)."""
+    for action in _options(sub).values():
+        action.default = None if isinstance(action, argparse._AppendAction) else _NOT_GIVEN
+
+
+def _given(action: argparse.Action, value: Any) -> bool:
+    if isinstance(action, argparse._AppendAction):
+        return value is not None
+    return value is not _NOT_GIVEN
 
 
 def _explicit(parser: argparse.ArgumentParser, command: str, argv: list[str]) -> set[str]:
     """The dests the command line itself set: re-parse with a marker as every default."""
     probe = copy.deepcopy(parser)
     sub = _subparser(probe, command)
-    for action in _options(sub).values():
-        action.default = None if isinstance(action, argparse._AppendAction) else _NOT_GIVEN
+    _mark_defaults(sub)
     ns = probe.parse_args(argv)
-    given = set()
-    for dest, action in _options(sub).items():
-        value = getattr(ns, dest, _NOT_GIVEN)
-        if isinstance(action, argparse._AppendAction):
-            if value is not None:
-                given.add(dest)
-        elif value is not _NOT_GIVEN:
-            given.add(dest)
-    return given
+    return {d for d, a in _options(sub).items() if _given(a, getattr(ns, d, _NOT_GIVEN))}
 
 
 def apply_config_file(
@@ -194,9 +261,13 @@ def apply_config_file(
             setattr(args, dest, value)
     if args.target:
         return list(args.target) if isinstance(args.target, list) else [args.target]
+    return _file_targets(args.config, targets, required)
+
+
+def _file_targets(path: str, targets: list[str] | None, required: bool) -> list[str]:
     if not targets and required:
         raise ConfigFileError(
-            f"{args.config}: no target: give TARGET on the command line or "
+            f"{path}: no target: give TARGET on the command line or "
             'target = "..." / targets = [...] in the file'
         )
     return targets or []
