@@ -42,6 +42,15 @@ _MIN_FORM = 4  # a derived form shorter than this (a token part "T") is not reda
 _ESCAPE = re.compile(r"%[0-9A-F]{2}")
 
 
+def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The environment a value is read from: `env` when given (tests), else the process's."""
+    return os.environ if env is None else env
+
+
+def _contains_any(text: str, chars: str) -> bool:
+    return any(c in text for c in chars)
+
+
 def parse_auth(text: str, what: str = "--auth") -> tuple[str, str]:
     """`user:password` (the password may contain colons); ValueError with a one-line
     reason that never repeats the password."""
@@ -57,19 +66,23 @@ def auth_from(option: str | None, env: Mapping[str, str] | None = None) -> tuple
 
     if option is not None:
         return parse_auth(option)
-    value = (os.environ if env is None else env).get(AUTH_ENV)
+    value = _environ(env).get(AUTH_ENV)
     if value:
         return parse_auth(value, f"environment variable {AUTH_ENV}")
     return None
+
+
+def _is_cookie_name(name: str) -> bool:
+    return name != "" and not _contains_any(name, ";, \t")
 
 
 def parse_cookie(text: str) -> tuple[str, str]:
     """`name=value` of `--cookie`; ValueError with a one-line reason."""
     name, sep, value = text.partition("=")
     name = name.strip()
-    if not sep or not name or any(c in name for c in ";, \t"):
+    if not sep or not _is_cookie_name(name):
         raise ValueError(f"--cookie: expected name=value, got {name or text[:20]!r}...")
-    if any(c in value for c in ";\r\n"):
+    if _contains_any(value, ";\r\n"):
         raise ValueError(f"--cookie {name}: the value may not contain ';' or a line break")
     return name, value.strip()
 
@@ -78,7 +91,7 @@ def cookies_from(
     options: Iterable[tuple[str, str]], env: Mapping[str, str] | None = None
 ) -> tuple[tuple[str, str], ...]:
     """--cookie values, then those of SITEMAP_AUDIT_COOKIE (`a=1; b=2`)."""
-    value = (os.environ if env is None else env).get(COOKIE_ENV, "")
+    value = _environ(env).get(COOKIE_ENV, "")
     extra = [parse_cookie(part) for part in value.split(";") if part.strip()]
     return (*options, *extra)
 
@@ -95,7 +108,7 @@ def headers_from(
     options: Iterable[tuple[str, str]], env: Mapping[str, str] | None = None
 ) -> tuple[tuple[str, str], ...]:
     """--header values, then those of SITEMAP_AUDIT_HEADER (one `Name: value` a line)."""
-    value = (os.environ if env is None else env).get(HEADER_ENV, "")
+    value = _environ(env).get(HEADER_ENV, "")
     what = f"environment variable {HEADER_ENV}"
     extra = [parse_header(line, what) for line in value.splitlines() if line.strip()]
     return (*options, *extra)
@@ -103,19 +116,29 @@ def headers_from(
 
 def parse_host(text: str) -> str:
     """A host name of `--insecure-host` (a URL or host:port is reduced to its host)."""
-    value = text.strip()
-    if "://" in value:
-        origin = canonical_origin(value)
-        if origin is None:
-            raise ValueError(f"--insecure-host {text!r}: not a host name")
-        value = origin.split("://", 1)[1]
-    if value.startswith("["):
-        value = value[1 : value.find("]")] if "]" in value else value
-    elif value.count(":") == 1:
-        value = value.split(":", 1)[0]
-    value = value.lower().rstrip(".")
-    if not value or any(c in value for c in "/?#@ "):
+    value = _without_port(_authority(text)).lower().rstrip(".")
+    if not value or _contains_any(value, "/?#@ "):
         raise ValueError(f"--insecure-host {text!r}: not a host name")
+    return value
+
+
+def _authority(text: str) -> str:
+    """`host[:port]` as given, or of a URL's origin."""
+    value = text.strip()
+    if "://" not in value:
+        return value
+    origin = canonical_origin(value)
+    if origin is None:
+        raise ValueError(f"--insecure-host {text!r}: not a host name")
+    return origin.split("://", 1)[1]
+
+
+def _without_port(value: str) -> str:
+    """The host of `host:port` or `[v6]:port` (an IPv6 address without brackets is kept)."""
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        return value.split(":", 1)[0]
     return value
 
 
@@ -127,28 +150,45 @@ def credential_scope(
     rules = {canonical_origin(a): canonical_origin(b) for a, b in rewrites}
     out: list[str] = []
     for target in targets:
-        origin = canonical_origin(target) if target else None
-        if origin is not None:
-            origin = rules.get(origin) or origin
-            if origin not in out:
-                out.append(origin)
+        _add_new(out, _requested_origin(target, rules))
     for target_origin in rules.values():
-        if target_origin is not None and target_origin not in out:
-            out.append(target_origin)
+        _add_new(out, target_origin)
     return tuple(out)
+
+
+def _requested_origin(target: str | None, rules: Mapping[str | None, str | None]) -> str | None:
+    """The origin a target's URLs are requested from: its own, or its rewrite's."""
+    origin = canonical_origin(target) if target else None
+    if origin is None:
+        return None
+    return rules.get(origin) or origin
+
+
+def _add_new(out: list[str], origin: str | None) -> None:
+    if origin is not None and origin not in out:
+        out.append(origin)
 
 
 def _redact(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
+        return _redact_text(value, secrets)
+    return _redact_items(value, secrets)
+
+
+def _redact_items(value: Any, secrets: tuple[str, ...]) -> Any:
+    """Each value of a dict or item of a list redacted; anything else as it is."""
     if isinstance(value, dict):
         return {k: _redact(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, secrets) for v in value]
     return value
+
+
+def _redact_text(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 def _encodings(secret: str) -> list[str]:
@@ -167,12 +207,19 @@ def secret_forms(secrets: Iterable[str]) -> tuple[str, ...]:
     such as `Bearer T` its token part, in each of its encodings (`_encodings`)."""
     parts: set[str] = set()
     for secret in secrets:
-        parts.add(secret)
-        token = secret.split()[-1] if secret.split() else ""
-        if len(token) >= _MIN_FORM:
-            parts.add(token)
-    forms = {form for part in parts for form in _encodings(part) if len(form) >= _MIN_FORM}
-    return tuple(sorted(forms, key=len, reverse=True))
+        parts.update(_parts_of(secret))
+    return tuple(sorted(_forms_of(parts), key=len, reverse=True))
+
+
+def _parts_of(secret: str) -> list[str]:
+    """The secret, and the token part of a header value such as `Bearer T` when long enough."""
+    words = secret.split()
+    token = words[-1] if words else ""
+    return [secret, token] if len(token) >= _MIN_FORM else [secret]
+
+
+def _forms_of(parts: set[str]) -> set[str]:
+    return {form for part in parts for form in _encodings(part) if len(form) >= _MIN_FORM}
 
 
 def redacting(
