@@ -63,11 +63,17 @@ def ip_of(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     host = host.strip().strip("[]").rstrip(".")
     if not host:
         return None
-    if ":" in host:
-        try:
-            return ipaddress.IPv6Address(host.split("%", 1)[0])  # drop a zone id
-        except ValueError:
-            return None
+    return _ipv6_of(host) if ":" in host else _ipv4_of(host)
+
+
+def _ipv6_of(host: str) -> ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.IPv6Address(host.split("%", 1)[0])  # drop a zone id
+    except ValueError:
+        return None
+
+
+def _ipv4_of(host: str) -> ipaddress.IPv4Address | None:
     if _IPV4_ISH.fullmatch(host) is None:
         return None
     try:
@@ -100,22 +106,29 @@ def is_private_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Not a public unicast address: loopback, private, link-local, shared, unspecified,
     reserved, multicast, or an IPv6 form that embeds IPv4 (mapped, NAT64, 6to4) or is
     site-local."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return True  # ::ffff:0:0/96 whatever it embeds
-        if any(ip in net for net in _SPECIAL_V6):
-            return True
+    if isinstance(ip, ipaddress.IPv6Address) and _is_special_v6(ip):
+        return True
     return not ip.is_global or ip.is_multicast
+
+
+def _is_special_v6(ip: ipaddress.IPv6Address) -> bool:
+    """IPv4-mapped (::ffff:0:0/96, whatever it embeds) or in one of `_SPECIAL_V6`."""
+    return ip.ipv4_mapped is not None or any(ip in net for net in _SPECIAL_V6)
 
 
 def is_private_host(host: str) -> bool:
     """`localhost` (and `*.localhost`), or an IP literal that is not a public unicast
     address (`is_private_ip`), judged after `normal_host`."""
     name = normal_host(host)
-    if name == "localhost" or name.endswith(".localhost"):
+    if _is_localhost(name):
         return True
     ip = ip_of(name)
     return ip is not None and is_private_ip(ip)
+
+
+def _is_localhost(name: str) -> bool:
+    """`localhost` or a name under it (RFC 6761)."""
+    return name == "localhost" or name.endswith(".localhost")
 
 
 def _host(url: str) -> str | None:
@@ -136,6 +149,16 @@ def redirect_to_private(start_url: str, next_url: str) -> bool:
     return start is None or not is_private_host(start)
 
 
+def _hosts_of(urls: Iterable[str]) -> frozenset[str]:
+    """The normalised hosts of URLs or origins (those that name one)."""
+    return frozenset(h for h in (_host(u) for u in urls) if h)
+
+
+def _all_public(hosts: frozenset[str]) -> bool:
+    """At least one host, and none private."""
+    return bool(hosts) and not any(is_private_host(h) for h in hosts)
+
+
 @dataclass(slots=True)
 class PrivateGuard:
     """A run's private-address rule. `trusted`: the normalised hosts of the targets the
@@ -148,9 +171,8 @@ class PrivateGuard:
     @classmethod
     def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
         """The rule of a run over `targets` (URLs or origins)."""
-        hosts = frozenset(h for h in (_host(t) for t in targets) if h)
-        public = bool(hosts) and not any(is_private_host(h) for h in hosts)
-        return cls(hosts, public and not allow_private)
+        hosts = _hosts_of(targets)
+        return cls(hosts, _all_public(hosts) and not allow_private)
 
     def refuses(self, url: str) -> bool:
         """True when `url` names a private address by spelling and is not a target's."""
