@@ -9,7 +9,7 @@ aiohttp or asyncio; it reads a FetchResult and returns values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
@@ -113,6 +113,14 @@ def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> boo
     if status is None:
         _unreachable_finding(result, add)
         return False
+    _answer_findings(result, status, chain, config.retry_after_cap, add)
+    if result.elapsed_ms > config.slow_ms:
+        _slow_finding(result, config, add)
+    return 200 <= status < 300
+
+
+def _answer_findings(result: FetchResult, status: int, chain: str, cap: float, add: _Add) -> None:
+    """The redirect and status findings of an answer that is not a plain 2xx."""
     blocker = detect_bot_challenge(status, result.headers, result.body_head)
     # A chain ending in a hard error is one url-redirect-error; a challenge or a
     # 429 at its end is transient, so the redirect and the block are both reported.
@@ -124,10 +132,7 @@ def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> boo
         )
     else:
         _redirect_findings(result, status, chain, add)
-        _status_finding(result, status, blocker, add, config.retry_after_cap)
-    if result.elapsed_ms > config.slow_ms:
-        _slow_finding(result, config, add)
-    return 200 <= status < 300
+        _status_finding(result, status, blocker, add, cap)
 
 
 def _loop_finding(result: FetchResult, chain: str, add: _Add) -> None:
@@ -176,26 +181,36 @@ def _status_finding(
 ) -> None:
     """The finding the final status itself calls for (a bot challenge first), if any."""
     if blocker is not None:
-        add(
-            "url-bot-blocked",
-            f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
-            "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
-        )
-    elif status in (404, 410):
+        _bot_blocked_finding(status, blocker, add)
+    elif status == 429:
+        _rate_limited_finding(result, add, cap)
+    elif status >= 400:
+        _error_status_finding(result, status, add)
+
+
+def _bot_blocked_finding(status: int, blocker: str, add: _Add) -> None:
+    add(
+        "url-bot-blocked",
+        f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
+        "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
+    )
+
+
+def _error_status_finding(result: FetchResult, status: int, add: _Add) -> None:
+    """The finding of a 4xx (other than 429) or 5xx final status."""
+    if status in (404, 410):
         word = "Not Found" if status == 404 else "Gone"
         add(
             "url-not-found",
             f"HTTP {status} {word}; remove the URL from the sitemap or restore the page",
         )
-    elif status == 429:
-        _rate_limited_finding(result, add, cap)
-    elif 400 <= status < 500:
+    elif status < 500:
         add(
             "url-client-error",
             f"HTTP {status}; the URL must answer 200 to be indexed: "
             "fix access or remove it from the sitemap",
         )
-    elif status >= 500:
+    else:
         add(
             "url-server-error",
             f"HTTP {status} after {result.attempts} attempt(s); fix the server error "
@@ -283,26 +298,34 @@ def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) 
     hops = result.redirects
     if not hops:
         if 300 <= status < 400:
-            # The HTTP layer follows every usable Location, so a final 3xx had none.
-            add(
-                "url-redirect-error",
-                f"HTTP {status} without a usable Location; fix the redirect "
-                "or list the final URL in the sitemap",
-            )
+            _no_location_finding(status, add)
         return
-    permanent = all(h.status in _PERMANENT for h in hops)
-    kind = "permanent" if permanent else "temporary"
-    add(
-        "url-redirect",
-        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {result.final_url}; "
-        f"list the final URL {result.final_url} in the sitemap instead",
-    )
+    _redirected_finding(hops, result.final_url, add)
     if len(hops) > 1:
         add(
             "url-redirect-chain",
             f"{len(hops)} redirect hops before the final answer: {chain}; "
             "redirect in one hop and list the final URL in the sitemap",
         )
+
+
+def _redirected_finding(hops: tuple[Hop, ...], final_url: str, add: _Add) -> None:
+    permanent = all(h.status in _PERMANENT for h in hops)
+    kind = "permanent" if permanent else "temporary"
+    add(
+        "url-redirect",
+        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {final_url}; "
+        f"list the final URL {final_url} in the sitemap instead",
+    )
+
+
+def _no_location_finding(status: int, add: _Add) -> None:
+    # The HTTP layer follows every usable Location, so a final 3xx had none.
+    add(
+        "url-redirect-error",
+        f"HTTP {status} without a usable Location; fix the redirect "
+        "or list the final URL in the sitemap",
+    )
 
 
 # --- X-Robots-Tag ----------------------------------------------------------
@@ -325,12 +348,19 @@ def noindex_directive(values: list[str], agent_token: str) -> str | None:
     """
     agent = agent_token.strip().lower()
     for value in values:
-        scope: str | None = None
-        for raw in value.split(","):
-            scope, token = _scoped_directive(raw.strip().lower(), scope)
-            if token in ("noindex", "none") and (scope is None or scope == agent):
-                return value.strip()
+        if _says_noindex(value, agent):
+            return value.strip()
     return None
+
+
+def _says_noindex(value: str, agent: str) -> bool:
+    """Whether one X-Robots-Tag value says noindex (or none) to every agent or to `agent`."""
+    scope: str | None = None
+    for raw in value.split(","):
+        scope, token = _scoped_directive(raw.strip().lower(), scope)
+        if token in ("noindex", "none") and (scope is None or scope == agent):
+            return True
+    return False
 
 
 def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | None]:
@@ -352,21 +382,26 @@ def canonical_links(values: list[str]) -> list[str]:
     """The targets of every `rel=canonical` link in some Link header values (RFC 8288)."""
     found: list[str] = []
     for value in values:
-        pos = 0
-        n = len(value)
-        while True:
-            start = value.find("<", pos)
-            if start < 0:
-                break
-            end = value.find(">", start + 1)
-            if end < 0:
-                break
-            target = value[start + 1 : end].strip()
-            params, pos = _link_params(value, end + 1, n)
-            rel = params.get("rel")
+        for target, rel in _link_rels(value):
             if rel is not None and "canonical" in rel.lower().split():
                 found.append(target)
     return found
+
+
+def _link_rels(value: str) -> Iterator[tuple[str, str | None]]:
+    """The target and the rel parameter (None without one) of each link in a Link value."""
+    pos = 0
+    n = len(value)
+    while True:
+        start = value.find("<", pos)
+        if start < 0:
+            return
+        end = value.find(">", start + 1)
+        if end < 0:
+            return
+        target = value[start + 1 : end].strip()
+        params, pos = _link_params(value, end + 1, n)
+        yield target, params.get("rel")
 
 
 def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
@@ -374,21 +409,22 @@ def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
     params: dict[str, str] = {}
     name: list[str] = []
     val: list[str] = []
-    in_value = False
+    current = name  # the name until its '=', then the value
     i = pos
     while i < n:
         c = value[i]
-        if c == '"' and in_value:
+        if c == '"' and current is val:
             i = _quoted_value(value, i + 1, n, val)
         elif c in ";,":
             _keep_param(params, name, val)
-            name, val, in_value = [], [], False
+            name, val = [], []
+            current = name
             if c == ",":
                 return params, i + 1
-        elif c == "=" and not in_value:
-            in_value = True
+        elif c == "=" and current is name:
+            current = val
         else:
-            (val if in_value else name).append(c)
+            current.append(c)
         i += 1
     _keep_param(params, name, val)
     return params, n
@@ -421,12 +457,7 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
     targets = canonical_links(link_values)
     if not targets:
         return
-    base = result.final_url or result.url
-    resolved: list[str] = []
-    for t in targets:
-        url = urljoin(base, t)
-        if url not in resolved:
-            resolved.append(url)
+    resolved = _resolved(result.final_url or result.url, targets)
     normal = {_normalize(u) for u in resolved}
     if len(normal) > 1:
         add(
@@ -442,6 +473,11 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
             f"the Link header names {resolved[0]} as canonical, not {result.final_url}; "
             "list the canonical URL in the sitemap instead, or fix the header",
         )
+
+
+def _resolved(base: str, targets: list[str]) -> list[str]:
+    """The targets resolved against `base`, each once, in order."""
+    return list(dict.fromkeys(urljoin(base, t) for t in targets))
 
 
 # --- lastmod vs Last-Modified ----------------------------------------------
@@ -556,15 +592,21 @@ def _failure_extra(result: FetchResult) -> dict[str, object]:
     extra: dict[str, object] = {"method": result.method, "attempts": result.attempts}
     if result.error_kind:
         extra["error_kind"] = result.error_kind
-    headers: dict[str, str] = {}
-    for name, value in result.headers:
-        if name in _DIAGNOSTIC_HEADERS:
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    headers = _diagnostic_headers(result.headers)
     if headers:
         extra["headers"] = headers
     if result.body_head:
         extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
     return extra
+
+
+def _diagnostic_headers(headers: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The headers that explain a failure, repeated ones joined with ', '."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        if name in _DIAGNOSTIC_HEADERS:
+            found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
 
 
 # round(x, 1) goes through a decimal string (~0.3 µs), and answer times repeat: the
@@ -594,19 +636,20 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     head = body[:2048]
     if head.startswith(b"\x1f\x8b") or b"\x00" in head[:512]:
         return f"<{len(body)} bytes of binary data>"
-    encoding = "utf-8"
-    if content_type:
-        m = _CHARSET.search(content_type)
-        if m:
-            encoding = m.group(1)
     try:
-        text = head.decode(encoding, "replace")
+        text = head.decode(_charset_of(content_type), "replace")
     except LookupError:
         text = head.decode("utf-8", "replace")
     text = _SPACES.sub(" ", text).strip()
     if len(text) > _BODY_EXCERPT_CHARS:
         text = text[: _BODY_EXCERPT_CHARS - 1] + "…"
     return text
+
+
+def _charset_of(content_type: str | None) -> str:
+    """The charset a Content-Type names, utf-8 by default."""
+    m = _CHARSET.search(content_type) if content_type else None
+    return m.group(1) if m else "utf-8"
 
 
 def _normalize(url: str) -> str:
