@@ -268,21 +268,12 @@ def _noindex(
     make: _Make,
 ) -> list[Finding]:
     """A meta noindex: its own finding, or the detail of the X-Robots-Tag one."""
-    hit = next(
-        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
-        None,
-    )
-    if hit is None:
+    meta = _noindex_meta(robots_metas)
+    if meta is None:
         return out
-    meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
     header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
     if header is not None and any(f.code == "url-noindex" for f in out):
-        both = (
-            f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
-            f"{agent_token}: a listed URL must be indexable; remove both or remove the "
-            "URL from the sitemap"
-        )
-        return [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
+        return _with_meta_detail(out, header, meta, agent_token)
     out.append(
         make(
             "url-noindex",
@@ -293,17 +284,35 @@ def _noindex(
     return out
 
 
+def _noindex_meta(robots_metas: list[tuple[str, str]]) -> str | None:
+    """The first meta that says noindex (or none), as a tag, or None."""
+    hit = next(
+        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
+        None,
+    )
+    if hit is None:
+        return None
+    return f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
+
+
+def _with_meta_detail(
+    out: list[Finding], header: str, meta: str, agent_token: str
+) -> list[Finding]:
+    """The X-Robots-Tag's url-noindex finding, its message naming the meta too."""
+    both = (
+        f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
+        f"{agent_token}: a listed URL must be indexable; remove both or remove the "
+        "URL from the sitemap"
+    )
+    return [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
+
+
 # --- canonical -------------------------------------------------------------------
 
 
 def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
     """Each href resolved against `base`, duplicates dropped, in order."""
-    targets: list[str] = []
-    for href in hrefs:
-        target = urljoin(base, href)
-        if target not in targets:
-            targets.append(target)
-    return targets
+    return list(dict.fromkeys(urljoin(base, href) for href in hrefs))
 
 
 def _head_canonicals(reader: HeadReader, final: str) -> list[str]:
@@ -338,21 +347,30 @@ def _canonical_message(
             "naming the listed URL"
         )
     if header_targets:
-        if head_norm == {_norm(t) for t in header_targets}:
-            return None  # same as the Link header: checks.py judged it already
-        return (
-            f"the Link header names {', '.join(header_targets)} as canonical but the page's "
-            f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
-            "make them agree on the listed URL"
-        )
-    if not is_absolute_http(head_targets[0]):
-        return (
-            f"the page's rel=canonical {head_targets[0]!r} is not an http(s) URL; "
-            "name the listed URL"
-        )
+        return _header_conflict_message(head_targets, head_norm, header_targets)
+    return _lone_canonical_message(head_targets[0], head_norm, final, url)
+
+
+def _header_conflict_message(
+    head_targets: list[str], head_norm: set[str], header_targets: list[str]
+) -> str | None:
+    """The head's one canonical against the Link header's: None when they agree."""
+    if head_norm == {_norm(t) for t in header_targets}:
+        return None  # same as the Link header: checks.py judged it already
+    return (
+        f"the Link header names {', '.join(header_targets)} as canonical but the page's "
+        f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
+        "make them agree on the listed URL"
+    )
+
+
+def _lone_canonical_message(target: str, head_norm: set[str], final: str, url: str) -> str | None:
+    """The head's one canonical, without a Link header: None when it names this page."""
+    if not is_absolute_http(target):
+        return f"the page's rel=canonical {target!r} is not an http(s) URL; name the listed URL"
     if head_norm.isdisjoint({_norm(final), _norm(url)}):
         return (
-            f"the page's rel=canonical names {head_targets[0]}, not {final}; list the "
+            f"the page's rel=canonical names {target}, not {final}; list the "
             "canonical URL in the sitemap instead, or fix the canonical"
         )
     return None
@@ -369,6 +387,11 @@ def _soft404_reason(reader: HeadReader, final: str, probe: str | None) -> str | 
             return f"its {label} {text!r} says {phrase!r}"
     if probe is None:
         return None
+    return _probe_likeness(reader, final, probe)
+
+
+def _probe_likeness(reader: HeadReader, final: str, probe: str) -> str | None:
+    """The page's likeness to the probe's answer, when it is tiny and near-identical."""
     own_text = soft404_text(reader, final)
     if own_text is None:
         return None
@@ -388,12 +411,11 @@ def _hreflang(
 ) -> list[str]:
     """Append the head's hreflang findings to `out`; the valid hrefs, for reciprocity."""
     hrefs: list[str] = []
-    has_self = False
-    bad_href = False
-    own_urls = {_norm(final), _norm(url)}
     for code, href in reader.alternates:
         out.extend(_hreflang_code_finding(code, make))
-        if not is_absolute_http(href):
+        if is_absolute_http(href):
+            hrefs.append(href)
+        else:
             out.append(
                 make(
                     "hreflang-invalid",
@@ -401,20 +423,23 @@ def _hreflang(
                     "absolute http(s) URL: give the full URL of the alternate page",
                 )
             )
-            bad_href = True
-            continue
-        hrefs.append(href)
-        if _norm(href) in own_urls:
-            has_self = True
-    if reader.alternates and not has_self and not bad_href:
-        out.append(
-            make(
-                "hreflang-missing-self",
-                f"the page's <link rel=alternate hreflang> links do not include {final} itself: "
-                "add one with its own language (each version must list itself and all others)",
-            )
-        )
+    if reader.alternates and len(hrefs) == len(reader.alternates):
+        out.extend(_missing_self_finding(hrefs, final, url, make))
     return hrefs
+
+
+def _missing_self_finding(hrefs: list[str], final: str, url: str, make: _Make) -> list[Finding]:
+    """hreflang-missing-self when no href names the page itself (all of them valid)."""
+    own_urls = {_norm(final), _norm(url)}
+    if any(_norm(href) in own_urls for href in hrefs):
+        return []
+    return [
+        make(
+            "hreflang-missing-self",
+            f"the page's <link rel=alternate hreflang> links do not include {final} itself: "
+            "add one with its own language (each version must list itself and all others)",
+        )
+    ]
 
 
 def _hreflang_code_finding(code: str, make: _Make) -> list[Finding]:
