@@ -132,15 +132,19 @@ def float_or_none(value: Any) -> float | None:
 
 def status_class(record: dict[str, Any]) -> str:
     """What the listed URL itself answered: 3xx when it redirected, else its status class."""
-    redirects = record.get("redirects")
-    status: int | None
-    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
-        status = int_or_none(redirects[0].get("status")) or 300
-    else:
-        status = int_or_none(record.get("status"))
+    status = _first_status(record)
     if status is None or not 200 <= status < 600:
         return "none"
     return f"{status // 100}xx"
+
+
+def _first_status(record: dict[str, Any]) -> int | None:
+    """The status the listed URL answered: its first redirect's (300 if unknown) or the
+    record's own."""
+    redirects = record.get("redirects")
+    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
+        return int_or_none(redirects[0].get("status")) or 300
+    return int_or_none(record.get("status"))
 
 
 def lastmod_day(value: Any) -> date | None:
@@ -236,11 +240,14 @@ class Aggregate:
         elif kind == "summary":
             self.summary = record
         elif kind == "hosts":
-            hosts = record.get("hosts")
-            if isinstance(hosts, list):
-                self.hosts = [h for h in hosts if isinstance(h, dict)]
+            self._add_hosts(record)
         else:
             self.other_types[str(kind)] += 1
+
+    def _add_hosts(self, record: dict[str, Any]) -> None:
+        hosts = record.get("hosts")
+        if isinstance(hosts, list):
+            self.hosts = [h for h in hosts if isinstance(h, dict)]
 
     def sitemap(self, url: str) -> SitemapStat:
         stat = self.sitemaps.get(url)
@@ -276,7 +283,11 @@ class Aggregate:
         elapsed = float_or_none(record.get("elapsed_ms"))
         if elapsed is not None:
             self.elapsed_ms_total += elapsed
-        day = lastmod_day(record.get("lastmod"))
+        self._add_lastmod(record.get("lastmod"))
+
+    def _add_lastmod(self, lastmod: Any) -> None:
+        """Count a url record's lastmod day (as none past the bound of distinct days)."""
+        day = lastmod_day(lastmod)
         if day is None or (
             day not in self.lastmod_days and len(self.lastmod_days) >= _MAX_LASTMOD_DAYS
         ):
@@ -359,13 +370,9 @@ class Aggregate:
         """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
         summary = self.summary or {}
         for key in ("finished", "finished_at", "started", "started_at"):
-            value = summary.get(key)
-            if isinstance(value, str):
-                try:
-                    stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-                except ValueError:
-                    continue
-                return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+            stamp = _stamp(summary.get(key))
+            if stamp is not None:
+                return stamp
         return self.now
 
     def lastmod_histogram(self) -> list[tuple[str, int]]:
@@ -375,6 +382,17 @@ class Aggregate:
             counts[age_bucket(day, today)] += n
         counts["none"] += self.lastmod_none
         return [(b, counts[b]) for b in AGE_BUCKETS if b != "future" or counts[b]]
+
+
+def _stamp(value: Any) -> datetime | None:
+    """An ISO 8601 time stamp (UTC when it names no zone), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 # --- the per-host table ---------------------------------------------------
@@ -397,12 +415,15 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     The known statistics first, in a fixed order, then any other scalar field
     the HTTP layer adds, so a new counter shows up without a writer change.
     """
-    keys: list[str] = []
-    for host in hosts:
-        keys += [k for k, v in host.items() if k not in keys and _is_host_stat(k, v)]
+    keys = _host_stat_keys(hosts)
     known = [k for k in _HOST_TITLES if k in keys]
     other = [k for k in keys if k not in _HOST_TITLES]
     return [(k, _host_title(k)) for k in known + other]
+
+
+def _host_stat_keys(hosts: list[dict[str, Any]]) -> dict[str, None]:
+    """The statistics' keys of all hosts, in the order first seen."""
+    return dict.fromkeys(k for host in hosts for k, v in host.items() if _is_host_stat(k, v))
 
 
 def _host_title(key: str) -> str:
@@ -566,14 +587,19 @@ def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
     progress = progress_line(summary)
     how = stopped_how(summary)
     if how is not None and progress is not None:
-        tail = f"; {failing} {at}" if failing else ""
-        return Verdict(how, "partial", progress + tail)
+        return _partial_verdict(how, progress, failing, at)
     fatal = fatal_of(summary)
     if fatal is not None:
         return Verdict("NOTHING AUDITED", "fail", fatal)
     if failing:
         return Verdict("FAIL", "fail", f"{failing} {at}")
     return _not_failing(counts, fail_on)
+
+
+def _partial_verdict(how: str, progress: str, failing: str, at: str) -> Verdict:
+    """A run that did not finish: how far it got, and what failed in that part."""
+    tail = f"; {failing} {at}" if failing else ""
+    return Verdict(how, "partial", progress + tail)
 
 
 def _not_failing(counts: Mapping[str, Any], fail_on: str) -> Verdict:
