@@ -149,6 +149,11 @@ def _size(n: int | None) -> str:
     return ""
 
 
+def _peak(items: list[tuple[str, int, str]]) -> int:
+    """The largest count of a chart's bars (1 when none is above 0), its full scale."""
+    return max((n for _, n, _ in items), default=0) or 1
+
+
 def vbars(
     items: list[tuple[str, int, str]],
     label: str,
@@ -162,7 +167,7 @@ def vbars(
     count = max(1, len(items))
     slot = (width - 2 * left) / count
     bar_w = min(64.0, slot * 0.7)
-    peak = max((n for _, n, _ in items), default=0) or 1
+    peak = _peak(items)
     total = sum(n for _, n, _ in items) or 1
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img"'
@@ -194,7 +199,7 @@ def hbars(items: list[tuple[str, int, str]], label: str, width: int = 860) -> st
     row, label_w, value_w, pad = 24, 230, 70, 6
     height = max(1, len(items)) * row + 2 * pad
     plot_w = width - label_w - value_w
-    peak = max((n for _, n, _ in items), default=0) or 1
+    peak = _peak(items)
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img"'
         f' aria-label="{h(label)}">'
@@ -363,22 +368,46 @@ def _roots_and_children(
 
 
 def _tree_row(stat: SitemapStat, depth: int) -> str:
+    return (
+        f'<tr><td class="url d{min(depth, 5)}">{link(stat.url)}</td><td>{h(_tree_kind(stat))}</td>'
+        f'<td class="num">{h(_tree_status(stat))}</td>'
+        f'<td class="num">{"" if stat.entries is None else _n(stat.entries)}</td>'
+        f'<td class="num">{_n(stat.urls)}</td>'
+        f"{_count_cell(stat.findings['error'])}"
+        f"{_count_cell(stat.findings['warning'])}"
+        f'<td class="num">{_size(stat.bytes)}</td></tr>'
+    )
+
+
+def _tree_kind(stat: SitemapStat) -> str:
+    """A sitemap's kind as the tree shows it (gzip noted, unfinished when unknown)."""
     kind = stat.kind or ("" if stat.has_record else "not finished")
     if stat.gzip:
         kind += " (gzip)"
+    return kind
+
+
+def _tree_status(stat: SitemapStat) -> str:
+    """A sitemap's HTTP status and its error, if any."""
     status = "" if stat.status is None else str(stat.status)
     if stat.error:
         status = f"{status} {stat.error}".strip()
-    errs, warns = stat.findings["error"], stat.findings["warning"]
-    return (
-        f'<tr><td class="url d{min(depth, 5)}">{link(stat.url)}</td><td>{h(kind)}</td>'
-        f'<td class="num">{h(status)}</td>'
-        f'<td class="num">{"" if stat.entries is None else _n(stat.entries)}</td>'
-        f'<td class="num">{_n(stat.urls)}</td>'
-        f'<td class="num{"" if errs else " zero"}">{_n(errs)}</td>'
-        f'<td class="num{"" if warns else " zero"}">{_n(warns)}</td>'
-        f'<td class="num">{_size(stat.bytes)}</td></tr>'
-    )
+    return status
+
+
+def _count_cell(n: int) -> str:
+    """A table cell of a finding count, greyed out when zero."""
+    return f'<td class="num{"" if n else " zero"}">{_n(n)}</td>'
+
+
+def _codes_chart(bars: list[tuple[str, int, str]], codes: int) -> str:
+    """The findings-by-code chart (its first bars, and how many codes it leaves out)."""
+    if not bars:
+        return '<p class="more">No findings.</p>'
+    chart = hbars(bars, "Findings by code")
+    if codes > len(bars):
+        chart += f'<p class="more">and {codes - len(bars)} more codes</p>'
+    return chart
 
 
 def _finding_row(ex: Example) -> str:
@@ -471,12 +500,8 @@ class HtmlWriter:
     def _cards(self, summary: dict[str, Any]) -> str:
         agg = self._agg
         found = summary["findings"]
-        indexes = sum(1 for s in agg.sitemaps.values() if s.kind == "sitemapindex")
-        sitemaps_detail = f"{indexes} index" + ("" if indexes == 1 else "es")
-        if isinstance(summary.get("entries"), int):
-            sitemaps_detail += f" · {_n(summary['entries'])} entries"
         cards = [
-            ("sitemaps", "Sitemaps", _n(summary["sitemaps"]), sitemaps_detail),
+            ("sitemaps", "Sitemaps", _n(summary["sitemaps"]), self._sitemaps_detail(summary)),
             (
                 "urls",
                 "URLs checked",
@@ -497,6 +522,14 @@ class HtmlWriter:
         parts.append("</section>")
         return "".join(parts)
 
+    def _sitemaps_detail(self, summary: dict[str, Any]) -> str:
+        """The sitemaps card's detail: how many indexes, how many entries."""
+        indexes = sum(1 for s in self._agg.sitemaps.values() if s.kind == "sitemapindex")
+        detail = f"{indexes} index" + ("" if indexes == 1 else "es")
+        if isinstance(summary.get("entries"), int):
+            detail += f" · {_n(summary['entries'])} entries"
+        return detail
+
     def _charts(self) -> str:
         agg = self._agg
         status = [(c, agg.status_classes[c], STATUS_COLOUR[c]) for c in STATUS_CLASSES]
@@ -515,14 +548,9 @@ class HtmlWriter:
             " none: no or unreadable lastmod.</p></section>",
             "</div>",
             '<section class="panel" id="chart-codes"><h2>Findings by code</h2>',
+            _codes_chart(bars, len(codes)),
+            "</section>",
         ]
-        if bars:
-            parts.append(hbars(bars, "Findings by code"))
-            if len(codes) > len(bars):
-                parts.append(f'<p class="more">and {len(codes) - len(bars)} more codes</p>')
-        else:
-            parts.append('<p class="more">No findings.</p>')
-        parts.append("</section>")
         return "".join(parts)
 
     def _notes(self, summary: dict[str, Any]) -> str:
