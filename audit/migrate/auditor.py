@@ -34,7 +34,7 @@ from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
-from audit.pipeline.auditor import Auditor, UrlJob, classify_target
+from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
@@ -207,24 +207,40 @@ def judge(
 
 def _failed_answer(case: _Case) -> Verdict | None:
     """No usable 2xx answer: lost or not found; None when the answer is a 2xx."""
-    result, chain = case.result, case.chain
+    result = case.result
     status = result.status
     if status is None or result.error_kind is not None:
-        why = result.error or result.error_kind or "no answer"
-        message = f"on the new site {chain}: {why}; {case.fix_page}, which must answer 200"
-        return Verdict("lost", (("migrate-lost", message),))
+        return _no_answer(case)
     if status in (404, 410):
-        hops = result.redirects
-        where = f"{result.url} answers {status}" if not hops else f"the redirects end in {chain}"
-        message = (
-            f"on the new site {where}; {case.fix_page}, "
-            "or it loses its links and rankings at launch"
-        )
-        return Verdict("not-found", (("migrate-not-found", message),))
+        return _not_found(case, status)
     if not 200 <= status < 300:
-        message = f"on the new site {chain}: HTTP {status}; {case.fix_page}, which must answer 200"
+        message = (
+            f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
+        )
         return Verdict("lost", (("migrate-lost", message),))
     return None
+
+
+def _no_answer(case: _Case) -> Verdict:
+    """The new site gave no answer (or an error class): lost."""
+    result = case.result
+    why = result.error or result.error_kind or "no answer"
+    message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
+    return Verdict("lost", (("migrate-lost", message),))
+
+
+def _not_found(case: _Case, status: int) -> Verdict:
+    """The new site answers 404 or 410, directly or at the end of its redirects."""
+    result = case.result
+    where = (
+        f"{result.url} answers {status}"
+        if not result.redirects
+        else f"the redirects end in {case.chain}"
+    )
+    message = (
+        f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at launch"
+    )
+    return Verdict("not-found", (("migrate-not-found", message),))
 
 
 def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
@@ -232,13 +248,7 @@ def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
     final, expected, chain = case.result.final_url, case.expected, case.chain
     to_home = _is_home(final) and not _is_home(case.old_url)
     if expected is None:
-        if not to_home:
-            return []
-        message = (
-            f"on the new site {chain}: it redirects to the home page; search engines "
-            "treat it as a soft 404: redirect it to its closest new page (or map it)"
-        )
-        return [("migrate-to-homepage", message)]
+        return _unmapped_landing(chain) if to_home else []
     if matches:
         return []
     if to_home and not _is_home(expected):
@@ -250,6 +260,15 @@ def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
     what = "redirects to" if case.result.redirects else "answers 200 itself at"
     message = f"on the new site {chain}: it {what} {final}, not the expected {expected}; {case.fix}"
     return [("migrate-wrong-target", message)]
+
+
+def _unmapped_landing(chain: str) -> list[tuple[str, str]]:
+    """An old URL without an expected target that lands on the home page."""
+    message = (
+        f"on the new site {chain}: it redirects to the home page; search engines "
+        "treat it as a soft 404: redirect it to its closest new page (or map it)"
+    )
+    return [("migrate-to-homepage", message)]
 
 
 def _noindex(case: _Case) -> list[tuple[str, str]]:
@@ -398,7 +417,10 @@ class NewSitemapListing(Hook):
             return
         if not self.listed.add(loc):
             self.stats.new_sitemap_urls += 1
-        origin = canonical_origin(loc)
+        self._note_origin(canonical_origin(loc))
+
+    def _note_origin(self, origin: str | None) -> None:
+        """Keep a new origin the sitemap lists URLs on (up to a few)."""
         if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
             self.origins.append(origin)
 
@@ -460,38 +482,62 @@ class MigrationCheck:
 
     async def __call__(self, job: UrlJob) -> None:
         checked = new_url_for(job.url, self.new_origin)
-        expected: str | None = None
         extra: dict[str, Any] = {"checked_url": checked}
-        if self.redirect_map is not None:
-            hit = self.redirect_map.expected(job.url)
-            if hit is None:
-                self.stats.unmapped += 1
-            else:
-                expected, map_line = hit
-                extra["expected"] = expected
-                extra["map_line"] = map_line
+        expected = self._expected(job.url, extra)
         policy = await self.auditor.robots_for(checked)
         if not policy.allowed(checked):
-            verdict = Verdict(
-                "robots-blocked",
-                (
-                    (
-                        "migrate-robots-blocked",
-                        f"robots.txt of the new site disallows {checked} for "
-                        f"{self.agent_token}: search engines cannot follow the move; allow it",
-                    ),
-                ),
-            )
-            extra["outcome"] = verdict.outcome
-            self.rec.url(
-                UrlResult.unrequested(
-                    job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
-                )
-            )
-            self._emit(job, verdict, direct=False)
+            self._blocked(job, checked, extra)
             return
         result = await self.auditor.client.fetch(checked)
-        landing_allowed = True
+        verdict = judge(
+            job.url,
+            result,
+            new_origin=self.new_origin,
+            expected=expected,
+            agent_token=self.agent_token,
+            landing_allowed=await self._landing_allowed(result),
+        )
+        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        extra["outcome"] = verdict.outcome
+        self.rec.url(replace(record, url=job.url, extra={**(record.extra or {}), **extra}))
+        self._emit(job, verdict, direct=not result.redirects)
+        self._check_listed(job, verdict)
+
+    def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
+        """The redirect map's target of an old URL (noted in `extra`), or None."""
+        if self.redirect_map is None:
+            return None
+        hit = self.redirect_map.expected(old_url)
+        if hit is None:
+            self.stats.unmapped += 1
+            return None
+        expected, map_line = hit
+        extra["expected"] = expected
+        extra["map_line"] = map_line
+        return expected
+
+    def _blocked(self, job: UrlJob, checked: str, extra: dict[str, Any]) -> None:
+        """The new URL is disallowed by the new site's robots.txt: not requested."""
+        verdict = Verdict(
+            "robots-blocked",
+            (
+                (
+                    "migrate-robots-blocked",
+                    f"robots.txt of the new site disallows {checked} for "
+                    f"{self.agent_token}: search engines cannot follow the move; allow it",
+                ),
+            ),
+        )
+        extra["outcome"] = verdict.outcome
+        self.rec.url(
+            UrlResult.unrequested(
+                job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
+            )
+        )
+        self._emit(job, verdict, direct=False)
+
+    async def _landing_allowed(self, result: FetchResult) -> bool:
+        """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
         if (
             result.status is not None
             and 200 <= result.status < 300
@@ -499,19 +545,12 @@ class MigrationCheck:
             and canonical_origin(result.final_url) is not None
         ):
             landing = await self.auditor.robots_for(result.final_url)
-            landing_allowed = landing.allowed(result.final_url)
-        verdict = judge(
-            job.url,
-            result,
-            new_origin=self.new_origin,
-            expected=expected,
-            agent_token=self.agent_token,
-            landing_allowed=landing_allowed,
-        )
-        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-        extra["outcome"] = verdict.outcome
-        self.rec.url(replace(record, url=job.url, extra={**(record.extra or {}), **extra}))
-        self._emit(job, verdict, direct=not result.redirects)
+            return landing.allowed(result.final_url)
+        return True
+
+    def _check_listed(self, job: UrlJob, verdict: Verdict) -> None:
+        """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap
+        does not list."""
         if (
             self.new_sitemap is not None
             and self.stats.new_sitemap_urls
@@ -595,8 +634,7 @@ async def run_migrate(
                 except TargetError as exc:
                     outcome["fatal"] = f"--new-sitemap: {exc}"
                     return stats
-                if roots:
-                    await first.run_with_client(client, robots, roots)
+                await _run_roots(first, client, robots, roots)
 
             def check(a: Auditor) -> MigrationCheck:
                 return MigrationCheck(
@@ -614,14 +652,29 @@ async def run_migrate(
             except TargetError as exc:
                 outcome["fatal"] = str(exc)
                 return stats
-            if roots:
-                await auditor.run_with_client(client, robots, roots)
-            if roots and old_kind != "file" and auditor.state.roots_unreachable == len(roots):
-                outcome["fatal"] = (
-                    f"{old}: nothing could be checked: the sitemap could not be reached"
-                )
-            if not roots:
-                outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
+            await _run_roots(auditor, client, robots, roots)
+            fatal = _old_pass_fatal(old, old_kind, roots, auditor)
+            if fatal is not None:
+                outcome["fatal"] = fatal
     finally:
         finish(stats, recorder)
     return stats
+
+
+async def _run_roots(
+    auditor: Auditor, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
+) -> None:
+    """Run a pass of the auditor over a target's root jobs, if it has any."""
+    if roots:
+        await auditor.run_with_client(client, robots, roots)
+
+
+def _old_pass_fatal(
+    old: str, old_kind: str, roots: list[SitemapJob], auditor: Auditor
+) -> str | None:
+    """Why the pass over OLD checked nothing, or None."""
+    if not roots:
+        return f"{old}: no sitemap found, so no old URL to check"
+    if old_kind != "file" and auditor.state.roots_unreachable == len(roots):
+        return f"{old}: nothing could be checked: the sitemap could not be reached"
+    return None
