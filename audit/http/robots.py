@@ -37,7 +37,7 @@ from urllib.parse import urljoin, urlsplit
 
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
-from audit.core.records import Hop
+from audit.core.records import FetchResult, Hop
 from audit.http import HttpClient
 from audit.http.robotstxt import Group, RobotsTxt, parse_robots_txt
 
@@ -140,30 +140,40 @@ def _resolve_sitemaps(lines: list[str], base: str) -> tuple[list[str], frozenset
     out: list[str] = []
     relative: set[str] = set()
     for value in lines:
-        try:
-            written_relative = bool(base) and not urlsplit(value).scheme
-            url = urljoin(base, value) if written_relative else value
-        except ValueError:  # unusable (a bad IPv6 literal...): kept as written
-            written_relative, url = False, value
+        url, written_relative = _resolve_sitemap(value, base)
         out.append(url)
         if written_relative:
             relative.add(url)
     return out, frozenset(relative)
 
 
+def _resolve_sitemap(value: str, base: str) -> tuple[str, bool]:
+    """One `Sitemap:` value as an absolute URL, and whether it was written relative."""
+    try:
+        written_relative = bool(base) and not urlsplit(value).scheme
+        return (urljoin(base, value) if written_relative else value), written_relative
+    except ValueError:  # unusable (a bad IPv6 literal...): kept as written
+        return value, False
+
+
 def _decode(body: bytes) -> tuple[str, bool]:
     """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
     truncated = len(body) > ROBOTS_MAX_BYTES
-    # a BOM, or the start of one left by a broken encoder, is no part of the first line
-    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
-        if body.startswith(bom):
-            body = body[len(bom) :]
-            break
+    body = _without_bom(body)
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
         body = body[: cut + 1] if cut >= 0 else b""
     return body.decode("utf-8", errors="replace"), truncated
+
+
+def _without_bom(body: bytes) -> bytes:
+    """The body without its BOM, or the start of one left by a broken encoder (no part of
+    the first line)."""
+    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
+        if body.startswith(bom):
+            return body[len(bom) :]
+    return body
 
 
 def _robots_url(origin: str) -> str:
@@ -218,11 +228,10 @@ class RobotsCache:
         if host.robots is not None:
             known: RobotsPolicy = host.robots
             return known
-        task = host.robots_task
-        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
-            return None
-        host.robots = task.result()
-        return host.robots  # type: ignore[no-any-return]
+        policy = _finished_read(host.robots_task)
+        if policy is not None:
+            host.robots = policy
+        return policy
 
     async def aclose(self) -> None:
         """Cancel fetches still in flight (at shutdown)."""
@@ -240,25 +249,9 @@ class RobotsCache:
             confirm_with_get=False,
             max_redirects=ROBOTS_MAX_REDIRECTS,
         )
-        status = result.status
-
-        def failed(kind: RobotsStatus, error: str | None) -> RobotsPolicy:
-            return RobotsPolicy(
-                origin=origin,
-                url=url,
-                status=kind,
-                http_status=status,
-                error=error,
-                redirects=result.redirects,
-            )
-
-        if result.error_kind in _REDIRECT_FAILURES:
-            # RFC 9309 2.3.1.2: too many redirects may be treated as unavailable (allow all)
-            return failed("missing", result.error)
-        if status is None or status == 429 or status >= 500:
-            return failed("unreachable", result.error or f"robots.txt answers HTTP {status}")
-        if not 200 <= status < 300:
-            return failed("missing", None)
+        failed = _failed_read(origin, url, result)
+        if failed is not None:
+            return failed
         text, truncated = _decode(result.body_head)
         policy = parse_robots(
             text,
@@ -266,13 +259,52 @@ class RobotsCache:
             robots_agent=self._robots_agent,
             origin=origin,
             url=url,
-            http_status=status,
+            http_status=result.status,
             redirects=result.redirects,
             truncated=truncated,
         )
+        self._apply_rates(origin, policy)
+        return policy
+
+    def _apply_rates(self, origin: str, policy: RobotsPolicy) -> None:
+        """The policy's Crawl-delay and Request-rate slow the origin's host down."""
         host = self._client.host(origin)
         if policy.crawl_delay:
             host.set_min_interval(policy.crawl_delay)
         if policy.request_rate:
             host.set_max_rate(policy.request_rate)
-        return policy
+
+
+def _finished_read(task: asyncio.Task[RobotsPolicy] | None) -> RobotsPolicy | None:
+    """The policy a robots.txt read found, if it finished without an error."""
+    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
+
+
+def _failed_read(origin: str, url: str, result: FetchResult) -> RobotsPolicy | None:
+    """The policy of a robots.txt that could not be read (missing: allow all; unreachable:
+    disallow all), or None for a 2xx answer to parse."""
+    status = result.status
+    if result.error_kind in _REDIRECT_FAILURES:
+        # RFC 9309 2.3.1.2: too many redirects may be treated as unavailable (allow all)
+        return _failed_policy(origin, url, result, "missing", result.error)
+    if status is None or status == 429 or status >= 500:
+        error = result.error or f"robots.txt answers HTTP {status}"
+        return _failed_policy(origin, url, result, "unreachable", error)
+    if not 200 <= status < 300:
+        return _failed_policy(origin, url, result, "missing", None)
+    return None
+
+
+def _failed_policy(
+    origin: str, url: str, result: FetchResult, kind: RobotsStatus, error: str | None
+) -> RobotsPolicy:
+    return RobotsPolicy(
+        origin=origin,
+        url=url,
+        status=kind,
+        http_status=result.status,
+        error=error,
+        redirects=result.redirects,
+    )
