@@ -68,6 +68,7 @@ Imports only the standard library and audit.core.errors; knows nothing of HTTP o
 
 from __future__ import annotations
 
+import calendar
 import functools
 import hashlib
 import itertools
@@ -107,6 +108,10 @@ SCHEMA_VERSION: Final = 4
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 FLUSH_MS: Final = 100.0  # at most this long between a put and its commit (what a kill loses)
 FLUSH_EVERY: Final = 2048  # queued writes per transaction at most
+# A run that died is resumed only this soon after it started: an older one (last night's,
+# killed) is tonight's run's past, not its first half; tonight starts anew from the last
+# complete run, requesting again what the dead run had checked.
+RESUME_WITHIN_S: Final = 12 * 3600
 # Large pages: URL rows are appended, never updated, so a page is written about once;
 # 64 KiB pages make a sixteenth of the page writes, WAL frames and checkpoint copies of
 # 4 KiB ones. Reads go through mmap (no copy of a whole page per lookup).
@@ -279,6 +284,17 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout = 5000")
     conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     return conn
+
+
+def _too_old(started: str | None) -> bool:
+    """Did the dead run start more than RESUME_WITHIN_S ago? (Unknown: no.)"""
+    if not started:
+        return False
+    try:
+        then = calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return False
+    return time.time() - then > RESUME_WITHIN_S
 
 
 def _remove(path: Path) -> None:
@@ -657,6 +673,11 @@ class StateStore:
                 if meta.get("status") == "complete":
                     mode = "incremental"
                     run += 1
+                elif _too_old(meta.get("started")) and run > 1:
+                    mode = "incremental"  # on the last complete run: see RESUME_WITHIN_S
+                    conn.execute("DELETE FROM results WHERE run = ?", (run,))
+                    conn.execute("DELETE FROM findings WHERE run = ?", (run,))
+                    conn.commit()
             else:
                 run = 1
             meta_rows = {
