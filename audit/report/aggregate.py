@@ -550,7 +550,7 @@ def progress_line(summary: Mapping[str, Any]) -> str | None:
     what = "the run was interrupted" if how == "INTERRUPTED" else "the run did not finish"
     by = summary.get("stopped_by")
     if isinstance(by, str) and by:
-        what += f" (stopped by {by})"
+        what += f" by {by}"
     return (
         f"{what} after {_count(_as_int(summary.get('sitemaps')), 'sitemap')} and "
         f"{_count(_as_int(summary.get('urls')), 'URL')}: a partial report, its findings "

@@ -80,7 +80,7 @@ def test_an_interrupted_summary_is_stated_in_every_human_format() -> None:
     recs = records(INTERRUPTED)
     text = run("text", recs)
     assert "incomplete: interrupted" in text.splitlines()[0]
-    assert text.splitlines()[-1].startswith("INTERRUPTED: the run was interrupted (stopped by")
+    assert text.splitlines()[-1].startswith("INTERRUPTED: the run was interrupted by SIG")
     assert HOW_FAR in text and "SIGTERM" in text
     md = run("markdown", recs)
     assert "> **Incomplete:**" in md and HOW_FAR in md and "SIGTERM" in md

@@ -23,7 +23,9 @@ from tests.crawlkit import HTML, XML, Site, urlset
 from tests.report.test_report import parse_junit
 
 N = 30
-INTERRUPTED = re.compile(r"the run was interrupted after 1 sitemap and \d+ URLs?")
+INTERRUPTED = re.compile(
+    r"the run was interrupted by SIG(?:INT|TERM) after 1 sitemap and \d+ URLs?"
+)
 NOT_FINISHED = re.compile(r"the run did not finish after \d+ sitemaps? and \d+ URLs?")
 
 
