@@ -271,8 +271,10 @@ async def test_driver_killed_and_resumed_fences_the_dead_run(
         _, out, err = await crawl(*args[:-3])
         records = url_records(out)
         assert sorted(r["url"] for r in records) == sorted(host.urls), err[-2000:]
-        # the orphan stopped once the resumed run took the fence: never both at once
-        assert max_in_window([t for t, _ in host.times]) <= 11
+        # the orphan stopped once the resumed run took the fence: never both at once (both
+        # would be about 20 a second at --rate 10; one batch hand-off may add a request or
+        # two to a window under load, so the bound is well under double, not the rate)
+        assert max_in_window([t for t, _ in host.times]) <= 15
     finally:
         for proc in procs:
             proc.kill()

@@ -132,7 +132,8 @@ async def test_one_byte_at_a_time_hits_the_total_deadline(raw_server: Any) -> No
     # robots.txt never finished: the host counts as disallowed (RFC 9309), nothing requested
     assert "robots-unreachable" in run.codes()
     one_record_per_url(run, [f"{base}/slow-page", f"{base}/ok"])
-    assert {r["robots"] for r in run.of("url")} == {"blocked"}
+    # RULES.md robots-unreachable: held back by the unreadable robots.txt, not "blocked"
+    assert {r["robots"] for r in run.of("url")} == {"unreachable"}
 
     routes["/robots.txt"] = answer(404)
     run = await audit(f"{base}/slow.xml", timeout=0.5, stream_timeout=1.0, retries=0)
