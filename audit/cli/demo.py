@@ -65,7 +65,7 @@ def main() -> int:
             f"Demo site served on {base}/ (fixtures/demo, planted problems listed in its README)\n"
         )
         # the command printed is the command run: the README's demo block is checked against it
-        crawl = ["crawl", f"{base}/", "--rate", "50", "--slow", "1"]
+        crawl = ["crawl", f"{base}/", "--links", "--rate", "50", "--slow", "1"]
         crawl += ["--format", "jsonl", "--output", str(jsonl)]
         print(f"$ sitemap-audit {' '.join(crawl)}", flush=True)
         status = cli_main(crawl)
