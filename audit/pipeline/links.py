@@ -247,8 +247,9 @@ class LinkCrawl(Hook):
         final = url
         if result.redirects and result.final_url:
             final = result.final_url
-            self._link(url, [final], depth)
+            # held first: once seen, _link does not queue it to be fetched a second time
             self._redirect_target(final, result, depth)
+            self._link(url, [final], depth)
         page = self._read(final, result)
         if page is not None and page.links:
             self._link(final, page.links, depth + 1)
