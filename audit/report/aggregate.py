@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from audit.core.codes import CODES
+from audit.core.codes import CODES, search_console_name
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
@@ -102,6 +102,17 @@ def code_summary(code: str) -> str:
     """What a code means, from codes.CODES; unknown codes explain nothing."""
     known = CODES.get(code)
     return known.summary if known else ""
+
+
+def search_console(code: str) -> str:
+    """The name Search Console gives a code's problem; '' where it has none."""
+    return search_console_name(code) or ""
+
+
+def search_console_label(code: str) -> str:
+    """ "Search Console: NAME" for a code Search Console names; '' where it has none."""
+    name = search_console_name(code)
+    return f"Search Console: {name}" if name else ""
 
 
 def str_or_none(value: Any) -> str | None:

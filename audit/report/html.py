@@ -1,6 +1,7 @@
 """html writer: one self-contained page for people fixing a site.
 
-Summary cards, SVG charts (status classes, findings by code, lastmod ages),
+Summary cards, SVG charts (status classes, findings by code, lastmod ages), a
+table of the codes found (with Search Console's name for each, where it has one),
 the sitemap tree with entries and findings per sitemap, and a searchable,
 sortable findings table holding the first `max_rows_per_code` findings of each
 code with "N more" counts. Everything is inline: CSS, SVG and a small script;
@@ -41,6 +42,8 @@ from audit.report.aggregate import (
     migration_rows,
     progress_line,
     rank,
+    search_console,
+    search_console_label,
     verdict,
     where,
 )
@@ -410,11 +413,33 @@ def _codes_chart(bars: list[tuple[str, int, str]], codes: int) -> str:
     return chart
 
 
+def _code_title(code: str) -> str:
+    """What a code means and, where it has one, Search Console's name for it."""
+    label = search_console_label(code)
+    return f"{code_summary(code)} ({label})" if label else code_summary(code)
+
+
+def _codes_table(codes: list[tuple[str, str, int]]) -> str:
+    """Every code found: severity, count, Search Console's name ('' for none), meaning."""
+    if not codes:
+        return ""
+    rows = "".join(
+        f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}</span>'
+        f'</td><td class="num">{_n(n)}</td><td>{h(search_console(code))}</td>'
+        f"<td>{h(code_summary(code))}</td></tr>"
+        for code, sev, n in codes
+    )
+    return (
+        '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count</th>'
+        f"<th>Search Console</th><th>What it means</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _finding_row(ex: Example) -> str:
     return (
         f'<tr data-sev="{h(ex.severity)}"><td data-k="{-rank(ex.severity)}">'
         f'<span class="sev {h(ex.severity)}">{h(ex.severity)}</span></td>'
-        f'<td class="mono code" title="{h(code_summary(ex.code))}">{h(ex.code)}</td>'
+        f'<td class="mono code" title="{h(_code_title(ex.code))}">{h(ex.code)}</td>'
         f'<td class="url">{link(ex.url)}</td>'
         f'<td class="where mono" title="{h(where(ex.sitemap, ex.line))}">'
         f"{h(where(_basename(ex.sitemap), ex.line))}</td>"
@@ -549,6 +574,7 @@ class HtmlWriter:
             "</div>",
             '<section class="panel" id="chart-codes"><h2>Findings by code</h2>',
             _codes_chart(bars, len(codes)),
+            _codes_table(codes),
             "</section>",
         ]
         return "".join(parts)

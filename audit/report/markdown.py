@@ -1,11 +1,12 @@
 """markdown writer: a summary for tickets and pull requests (GitHub-flavoured tables).
 
 A summary table (sitemaps, URLs, errors, warnings, info, duration, verdict),
-a table of findings by code (code, severity, count, what it means) and, per
-code, up to `examples` examples (URL, sitemap:line, message). URLs and codes go
-in code spans; `|` is escaped inside table cells (GFM unescapes `\\|` before
-reading the span) and a span's fence is longer than any backtick run inside
-it; prose has Markdown and HTML metacharacters backslash-escaped. Rendered at
+a table of findings by code (code linked to its section of docs/codes.md,
+severity, count, Search Console's name, what it means) and, per code, up to
+`examples` examples (URL, sitemap:line, message). URLs and codes go in code
+spans; `|` is escaped inside table cells (GFM unescapes `\\|` before reading
+the span) and a span's fence is longer than any backtick run inside it; prose
+has Markdown and HTML metacharacters backslash-escaped. Rendered at
 close from an `Aggregate`. Imports nothing from the crawl, HTTP or parser layers.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
+from audit.core.codes import CODES, doc_anchor
 from audit.report import coverage
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
@@ -24,6 +26,7 @@ from audit.report.aggregate import (
     host_value,
     migration_rows,
     progress_line,
+    search_console,
     verdict,
     where,
 )
@@ -115,6 +118,8 @@ class MarkdownWriter:
         out = [f"### {md_code(code)} ({sev}, {count:,})", ""]
         if code_summary(code):
             out += [md_text(code_summary(code)), ""]
+        if search_console(code):
+            out += [f"Search Console: {md_text(search_console(code))}.", ""]
         out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
         for ex in examples:
             out.append(
@@ -138,13 +143,21 @@ def _codes_table(codes: list[tuple[str, str, int]]) -> list[str]:
     out = [
         "## Findings by code",
         "",
-        "| Code | Severity | Count | What it means |",
-        "| --- | --- | ---: | --- |",
+        "| Code | Severity | Count | Search Console | What it means |",
+        "| --- | --- | ---: | --- | --- |",
     ]
     for code, sev, count in codes:
-        out.append(f"| {md_code(code)} | {sev} | {count:,} | {md_text(code_summary(code))} |")
+        out.append(
+            f"| {_code_link(code)} | {sev} | {count:,} | {md_text(search_console(code))}"
+            f" | {md_text(code_summary(code))} |"
+        )
     out.append("")
     return out
+
+
+def _code_link(code: str) -> str:
+    """A registered code as a link to its section of docs/codes.md; others as a code span."""
+    return f"[{md_code(code)}]({doc_anchor(code)})" if code in CODES else md_code(code)
 
 
 def _migration_table(migration: Any) -> list[str]:

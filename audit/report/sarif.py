@@ -1,7 +1,8 @@
 """sarif writer: SARIF 2.1.0 for code-scanning UIs.
 
 One run; `tool.driver` is sitemap-audit with one rule per code seen (id,
-short and full description and help from codes.CODES, default level). Each
+short and full description and help from codes.CODES, default level, and
+Search Console's name for the code in properties.searchConsole, '' for none). Each
 finding is a result with its ruleId/ruleIndex, level (error, warning, note),
 message, and a location pointing at the sitemap that lists the URL (the URL
 itself when there is no sitemap) with `region.startLine` when the line is
@@ -25,6 +26,8 @@ from audit.report.aggregate import (
     code_summary,
     fails,
     int_or_none,
+    search_console,
+    search_console_label,
     severity_of,
     str_or_none,
     verdict,
@@ -117,13 +120,15 @@ class SarifWriter:
 
     def _rule(self, code: str, severity: str) -> dict[str, Any]:
         text = code_summary(code) or code
+        about = "; ".join(filter(None, (f"severity: {severity}", search_console_label(code))))
         return {
             "id": code,
             "name": "".join(part.capitalize() for part in code.split("-")),
             "shortDescription": {"text": text},
-            "fullDescription": {"text": f"{text} (severity: {severity})"},
+            "fullDescription": {"text": f"{text} ({about})"},
             "help": {"text": f"{code}: {text}. How to fix: {fix_of(code)} See {doc_anchor(code)}."},
             "defaultConfiguration": {"level": _LEVEL.get(severity, "warning")},
+            "properties": {"searchConsole": search_console(code)},
         }
 
     def close(self) -> None:

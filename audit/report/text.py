@@ -1,7 +1,7 @@
 """text writer: the readable default for terminals.
 
 Header, counts by severity and by code (worst severity first, then most
-frequent), for each code up to `examples` offenders as `sitemap:line  url
+frequent; Search Console's name beside a code that has one), for each code up to `examples` offenders as `sitemap:line  url
 message` (the first ones in audit order), a per-host table when a `hosts`
 record came, and a verdict line for `--fail-on`. ANSI colours only when the
 stream is a terminal. Everything is rendered at close from an `Aggregate`, so
@@ -23,6 +23,7 @@ from audit.report.aggregate import (
     host_value,
     migration_rows,
     progress_line,
+    search_console_label,
     stopped_how,
     verdict,
     where,
@@ -113,7 +114,8 @@ class TextWriter:
         width = max(len(c) for c, _, _ in codes)
         lines = ["", self._c("bold", "by code")]
         for code, sev, count in codes:
-            lines.append(f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}")
+            line = f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}"
+            lines.append(line + _search_console(code, "  "))
         return lines
 
     def _examples(self, code: str, sev: str, count: int) -> list[str]:
@@ -121,7 +123,8 @@ class TextWriter:
         examples = self._agg.examples.get(code, [])
         if not examples:
             return []
-        lines = ["", f"{self._c(sev, sev)} {self._c('bold', _clean(code))} ({count:,})"]
+        head = f"{self._c(sev, sev)} {self._c('bold', _clean(code))}{_search_console(code)}"
+        lines = ["", f"{head} ({count:,})"]
         for ex in examples:
             parts = [_clean(where(ex.sitemap, ex.line)) or "-"]
             if ex.url and ex.url != ex.sitemap:
@@ -173,6 +176,12 @@ class TextWriter:
         self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
+
+
+def _search_console(code: str, sep: str = " ") -> str:
+    """ "(Search Console: NAME)" after `sep` for a code Search Console names, else ''."""
+    label = search_console_label(code)
+    return f"{sep}({label})" if label else ""
 
 
 def _entries(summary: dict[str, Any]) -> str:

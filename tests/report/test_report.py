@@ -495,7 +495,10 @@ def test_markdown_tables_and_escaping() -> None:
     text = run("markdown", stream(), examples=2)
     assert "| Errors | 7 |" in text and "| Warnings | 6 |" in text and "| Info | 2 |" in text
     assert "| Verdict (fail on error) | **FAIL** |" in text
-    assert "| `url-not-found` | error | 2 | the URL answers 404 or 410 |" in text
+    assert (
+        "| [`url-not-found`](docs/codes.md#url-not-found) | error | 2 | Not found \\(404\\)"
+        " | the URL answers 404 or 410 |"
+    ) in text
     # the URL with a pipe and a backtick: one cell, in a longer fence, pipe escaped
     row = next(line for line in text.splitlines() if "pipe" in line)
     assert "`` https://ex.com/pipe\\|x`y ``" in row
