@@ -61,6 +61,8 @@ from audit.sitemap.parser import StreamParser
 Mode = Literal["crawl", "validate", "inspect"]
 T = TypeVar("T")
 
+_UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
+_UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
 FRONTIER_LOW = 750  # a full frontier lets its producers go on once drained to this
@@ -314,6 +316,11 @@ class Auditor:
         for cause, robots_url, held in self.state.robots_unreachable.values():
             self.rec.finding(finding(*sitemaps.robots_unreachable(cause, held), url=robots_url))
         self._hreflang_findings()
+        self._run_notes()
+        self._hosts_record()
+
+    def _run_notes(self) -> None:
+        """The summary's notes of what was left out (--max-urls, exclusions)."""
         notes = self.rec.notes
         for key, value in (
             ("max_urls_reached", self.state.max_urls_reached),
@@ -322,10 +329,14 @@ class Auditor:
         ):
             if value:
                 notes[key] = value
-        if self._client is not None and self.mode == "crawl":
-            stats = self._client.host_stats()
-            if stats:
-                self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
+
+    def _hosts_record(self) -> None:
+        """A crawl's per-host politeness figures, one `hosts` record."""
+        if self._client is None or self.mode != "crawl":
+            return
+        stats = self._client.host_stats()
+        if stats:
+            self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
 
     def _hreflang_findings(self) -> None:
         """Reciprocity is judged once every sitemap (and page) was read: not after an
@@ -343,24 +354,31 @@ class Auditor:
             self._schedule(job)
         if self._pending == 0:
             self._done.set()
-        workers = self.config.concurrency if self.mode == "crawl" else 0
         try:
-            async with asyncio.TaskGroup() as tg:
-                for _ in range(EXPANDERS):
-                    tg.create_task(self._expander())
-                for _ in range(workers):
-                    tg.create_task(self._worker())
-                tg.create_task(self._closer(workers))
+            await self._stages()
             for drain in self._drain_hooks:  # the listed URLs are done: --links goes on
                 await drain()
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise
         finally:
-            probes = [t for t in self._probes.values() if not t.done()]
-            for task in probes:  # only left when the run was cancelled
-                task.cancel()
-            await asyncio.gather(*probes, return_exceptions=True)
+            await self._cancel_probes()
+
+    async def _stages(self) -> None:
+        """Expanders, workers and the closer in one TaskGroup."""
+        workers = self.config.concurrency if self.mode == "crawl" else 0
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(EXPANDERS):
+                tg.create_task(self._expander())
+            for _ in range(workers):
+                tg.create_task(self._worker())
+            tg.create_task(self._closer(workers))
+
+    async def _cancel_probes(self) -> None:
+        probes = [t for t in self._probes.values() if not t.done()]
+        for task in probes:  # only left when the run was cancelled
+            task.cancel()
+        await asyncio.gather(*probes, return_exceptions=True)
 
     async def _closer(self, workers: int) -> None:
         """When no sitemap is pending, stop the expanders, then the workers."""
@@ -440,32 +458,35 @@ class Auditor:
             if verdict is not None:
                 self._unreadable(job, verdict, resp.status, resp.error)
                 return
-            ctype = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
-            ctype_ok = sitemaps.content_type_ok(ctype)
-            parser = StreamParser(job.url)
-            spool = Spool()
+            await self._read_body(job, resp)
 
-            async def pump() -> None:
-                try:
-                    async for chunk in resp.iter_chunks():
-                        spool.write(chunk)
-                        if parser.stopped:
-                            break
-                    spool.finish()
-                except FetchError as exc:
-                    spool.finish(exc)
+    async def _read_body(self, job: SitemapJob, resp: StreamResponse) -> None:
+        """Stream a readable sitemap body: socket -> spool -> parser, so a slow frontier
+        never stalls the download."""
+        ctype = (resp.header("content-type") or "").split(";", 1)[0].strip().lower()
+        ctype_ok = sitemaps.content_type_ok(ctype)
+        parser = StreamParser(job.url)
+        spool = Spool()
 
-            reader = asyncio.create_task(pump())
-            error: str | None = None
+        async def pump() -> None:
             try:
-                error = await self._consume(
-                    job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype
-                )
-            finally:
-                if not reader.done():
-                    reader.cancel()
-                await asyncio.gather(reader, return_exceptions=True)
-            self._sitemap_done(job, parser, resp.status, error)
+                async for chunk in resp.iter_chunks():
+                    spool.write(chunk)
+                    if parser.stopped:
+                        break
+                spool.finish()
+            except FetchError as exc:
+                spool.finish(exc)
+
+        reader = asyncio.create_task(pump())
+        error: str | None = None
+        try:
+            error = await self._consume(job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype)
+        finally:
+            if not reader.done():
+                reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        self._sitemap_done(job, parser, resp.status, error)
 
     def _unreadable(
         self, job: SitemapJob, verdict: sitemaps.Verdict, status: int | None, error: str | None
@@ -620,11 +641,11 @@ class Auditor:
         rec.entries += entries
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
+        """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
+        excluded, or (a local index) not to be fetched."""
         for hook in self._child_hooks:
             hook(job, item, loc)
-        if not loc or any(f.code in ("loc-relative", "loc-invalid", "loc-missing") for f in found):
-            return
-        if self.mode == "inspect" and job.parent is not None:
+        if not self._child_usable(job, loc, found):
             return
         key = normalize_url(loc)
         own = (
@@ -640,8 +661,20 @@ class Auditor:
         if self._sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
+        self._schedule_child(job, item, loc, (*job.ancestors, own or job.public_url or job.url))
+
+    def _child_usable(self, job: SitemapJob, loc: str, found: list[Finding]) -> bool:
+        """A child with a usable <loc> that this mode follows (inspect: the top index only)."""
+        if not loc or any(f.code in _UNUSABLE_CHILD for f in found):
+            return False
+        return not (self.mode == "inspect" and job.parent is not None)
+
+    def _schedule_child(
+        self, job: SitemapJob, item: Entry, loc: str, ancestors: tuple[str, ...]
+    ) -> None:
+        """Read the child: a sibling file of a local index, or over HTTP (a local index
+        stays local unless --online or a crawl); a missing sibling is a finding."""
         parent = job.public_url or job.url
-        ancestors = (*job.ancestors, own or parent)
         local = self._local_child(job, loc)
         if local is not None and local.is_file():
             self._schedule(
@@ -677,37 +710,50 @@ class Auditor:
 
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued."""
-        if not loc:
-            return
-        if self._url_excluded(loc):
-            self.state.excluded_urls += 1
-            return
-        if self.seen_crawl.add(loc):
-            return  # listed before: reported as loc-duplicate, checked once
-        if self.config.max_urls is not None and self.state.admitted >= self.config.max_urls:
-            self.state.max_urls_reached = True
+        if not self._admissible(loc):
             return
         self.state.admitted += 1
         self.progress.add_total(1)
-        unusable = [f for f in found if f.code in ("loc-relative", "loc-invalid", "loc-too-long")]
-        if unusable:
-            self.rec.url(
-                UrlResult.unrequested(
-                    clip_url(loc),
-                    source,
-                    item.line,
-                    item.lastmod,
-                    "allowed",
-                    f"not requested: {unusable[0].code}",
-                    # never judged by the hooks: not indexable, it cannot even be requested
-                    extra={"indexable": False, "indexability": "unreachable"},
-                )
-            )
-            self.progress.advance()
+        if found and self._unusable(source, item, loc, found):
             return
         job = UrlJob(loc, source, item.line, item.lastmod)
         if not self._frontier.try_put(job):
             await self._frontier.put(job)
+
+    def _admissible(self, loc: str) -> bool:
+        """Not excluded, not listed before (a loc-duplicate is checked once), within
+        --max-urls."""
+        if not loc:
+            return False
+        if self._url_excluded(loc):
+            self.state.excluded_urls += 1
+            return False
+        if self.seen_crawl.add(loc):
+            return False
+        if self.config.max_urls is not None and self.state.admitted >= self.config.max_urls:
+            self.state.max_urls_reached = True
+            return False
+        return True
+
+    def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
+        """A <loc> that cannot be requested gets its record here; True when it did."""
+        unusable = [f for f in found if f.code in _UNREQUESTABLE]
+        if not unusable:
+            return False
+        self.rec.url(
+            UrlResult.unrequested(
+                clip_url(loc),
+                source,
+                item.line,
+                item.lastmod,
+                "allowed",
+                f"not requested: {unusable[0].code}",
+                # never judged by the hooks: not indexable, it cannot even be requested
+                extra={"indexable": False, "indexability": "unreachable"},
+            )
+        )
+        self.progress.advance()
+        return True
 
     def _sitemap_done(
         self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None
@@ -821,6 +867,18 @@ class Auditor:
             if self._answer_hooks and self._after_answer(job, result):
                 return
             found, record = await verdicts()
+        self._deliver_checked(job, record, found, result, checked, extra)
+
+    def _deliver_checked(
+        self,
+        job: UrlJob,
+        record: UrlResult,
+        found: list[Finding],
+        result: FetchResult | None,
+        checked: str,
+        extra: Extra,
+    ) -> None:
+        """Deliver a check's outcome; a rewritten URL's findings say where it was checked."""
         if extra is not None:
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
@@ -914,6 +972,13 @@ class Auditor:
         self.rec.url(record)
         if found:
             self.rec.findings(found)
+
+    def deliver_checked(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> None:
+        """A `UrlCheck`'s verdict on a listed URL, through the judge and deliver hooks
+        (--state stores it) as the standard check's is."""
+        self._deliver(job, record, found, result)
 
     def _body_sinks(self, job: UrlJob) -> list[BodySink]:
         """The hooks' sinks for the URL's body (none: no hook wants it)."""
@@ -1010,19 +1075,7 @@ def _chain_entry(
 def classify_target(target: str) -> tuple[str, str]:
     """('file', path) | ('site', url) | ('robots', url) | ('sitemap', url); TargetError otherwise."""
     if "://" in target:
-        parts = urlsplit(target)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise TargetError(f"{target}: not an http(s) URL or a local file")
-        try:
-            parts.port  # noqa: B018 - raises on a bad port
-        except ValueError as exc:
-            raise TargetError(f"{target}: bad port in URL") from exc
-        path = parts.path
-        if path in ("", "/") and not parts.query:
-            return "site", target if path else target + "/"
-        if path.lower().endswith("/robots.txt"):
-            return "robots", target
-        return "sitemap", target
+        return _classify_url(target)
     p = Path(target)
     if p.is_dir():
         raise TargetError(f"{target}: is a directory, not a sitemap file")
@@ -1034,3 +1087,19 @@ def classify_target(target: str) -> tuple[str, str]:
     except OSError as exc:
         raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
     return "file", target
+
+
+def _classify_url(target: str) -> tuple[str, str]:
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetError(f"{target}: not an http(s) URL or a local file")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise TargetError(f"{target}: bad port in URL") from exc
+    path = parts.path
+    if path in ("", "/") and not parts.query:
+        return "site", target if path else target + "/"
+    if path.lower().endswith("/robots.txt"):
+        return "robots", target
+    return "sitemap", target
