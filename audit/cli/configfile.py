@@ -1,4 +1,4 @@
-"""`--config FILE`: crawl and validate options and targets from a TOML file.
+"""`--config FILE`: crawl, validate and migrate options and targets from a TOML file.
 
 The file holds any option of the subcommand under the flag's own name, spelled
 with `-` or `_` (`max-urls = 1000`, `user_agent = "..."`, `no-progress = true`),
@@ -259,8 +259,9 @@ def apply_config_file(
     for dest, value in values.items():
         if dest not in given:
             setattr(args, dest, value)
-    if args.target:
-        return list(args.target) if isinstance(args.target, list) else [args.target]
+    named = getattr(args, "target", None)  # migrate has OLD and NEW instead
+    if named:
+        return list(named) if isinstance(named, list) else [named]
     return _file_targets(args.config, targets, required)
 
 

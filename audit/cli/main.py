@@ -413,6 +413,26 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_migrate_config_state(p: argparse.ArgumentParser) -> None:
+    """migrate's --config (options only: OLD and NEW stay on the command line) and
+    --state (resume a killed run; no --changed-only: the old sitemap's <lastmod> says
+    nothing of the new site)."""
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file of options (flag names, no OLD/NEW); flags override it",
+    )
+    p.add_argument(
+        "--state",
+        metavar="PATH",
+        help="SQLite state file: a killed run resumes; old URLs already judged are not "
+        "requested again",
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="with --state: discard the state and start over"
+    )
+
+
 def _add_content_notify(p: argparse.ArgumentParser) -> None:
     """lastmod over time and notifications (audit.state.lastmod, audit.report.notify)."""
     p.add_argument(
@@ -622,6 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output(migrate)
     _add_http(migrate)
+    _add_migrate_config_state(migrate)
     _add_codes(sub, (crawl, validate, migrate))
     return parser
 
@@ -1021,7 +1042,11 @@ _NOT_FINGERPRINTED = frozenset(
 
 
 def _open_state(
-    args: argparse.Namespace, mode: str, targets: list[str], config: CrawlConfig
+    args: argparse.Namespace,
+    mode: str,
+    targets: list[str],
+    config: CrawlConfig,
+    more: dict[str, Any] | None = None,
 ) -> Any:
     """The --state store of this run, or None; a unusable file is a one-line error."""
     path = getattr(args, "state", None)
@@ -1043,6 +1068,7 @@ def _open_state(
     }
     if ignored_codes(args):  # the state holds the report as filtered: another audit
         options["ignore"] = ignored_codes(args)
+    options.update(more or {})  # a command's own options (migrate's --map, --new-sitemap)
     return StateStore.open(
         path,
         fingerprint=fingerprint(mode, targets, options),
@@ -1181,13 +1207,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     """migrate: judge every old URL on the new site; everything is checked (NEW, the
-    targets, the map) before the first request."""
+    targets, the map, the state) before the first request."""
     from audit.http.rewrite import parse_origin
-    from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
     from audit.migrate.redirect_map import load_map
     from audit.pipeline.auditor import classify_target
-    from audit.pipeline.progress import make_progress
-    from audit.report import make_writer
 
     try:
         new_origin = parse_origin(args.new, "NEW")
@@ -1200,12 +1223,39 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     # credentials are for the new site (staging), never for the live one
     config = config_from(args, [new_origin, args.new_sitemap])
     _validate_regexes(config)
+    more = {"map": args.map, "new_sitemap": args.new_sitemap}
+    store = _open_state(args, "migrate", [args.old, new_origin], config, more)
+    outcome: dict[str, Any] = {}
+    interrupted = True
+    try:
+        interrupted, recorder = _migrate_report(
+            args, new_origin, config, redirect_map, store, outcome
+        )
+    finally:
+        state_error = _close_state(store, complete=not interrupted and not outcome.get("fatal"))
+    return _migrate_exit(args, recorder, store, outcome, interrupted, state_error)
+
+
+def _migrate_report(
+    args: argparse.Namespace,
+    new_origin: str,
+    config: CrawlConfig,
+    redirect_map: Any,
+    store: Any,
+    outcome: dict[str, Any],
+) -> tuple[bool, Any]:
+    """Run the migration into its report: (interrupted, the recorder)."""
+    from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
+    from audit.pipeline.progress import make_progress
+    from audit.report import make_writer
+
     with open_output(args.output) as out:
         writer = make_writer(args.format, out, fail_on=args.fail_on)
-        recorder = MigrationRecorder([writer.write], MigrationStats(new_origin))
+        sinks: list[Any] = [writer.write]
+        hooks = _migrate_state_hooks(store, sinks)
+        recorder = MigrationRecorder(sinks, MigrationStats(new_origin))
         recorder.ignore(ignored_codes(args))
         progress = make_progress(not args.no_progress, "checked")
-        outcome: dict[str, Any] = {}
         try:
             interrupted = _run_interruptibly(
                 run_migrate(
@@ -1217,6 +1267,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                     new_sitemap=args.new_sitemap,
                     progress=progress,
                     outcome=outcome,
+                    hooks=hooks,
                 )
             )
         finally:
@@ -1225,13 +1276,78 @@ def cmd_migrate(args: argparse.Namespace) -> int:
             recorder.notes["interrupted"] = True
         recorder.emit(recorder.summary())
         writer.close()
+    return interrupted, recorder
+
+
+def _migrate_state_hooks(store: Any, sinks: list[Any]) -> list[Any]:
+    """--state: the store's sink among the report's, and its hook for the pass over OLD."""
+    if store is None:
+        return []
+    from audit.state.incremental import StateHook, StateSink
+
+    sink = StateSink(store)
+    sinks.append(sink)
+    return [StateHook(sink)]
+
+
+def _close_state(store: Any, *, complete: bool) -> str | None:
+    """Close the --state store; why it could not be written (one line), or None. The
+    report is written before: a full disk under the state never costs the report."""
+    if store is None:
+        return None
+    from audit.state.store import StateError
+
+    try:
+        store.close(complete=complete)
+    except StateError as exc:
+        return str(exc)
+    return None
+
+
+def _migrate_exit(
+    args: argparse.Namespace,
+    recorder: Any,
+    store: Any,
+    outcome: dict[str, Any],
+    interrupted: bool,
+    state_error: str | None,
+) -> int:
+    """migrate's closing lines and exit status."""
+    if store is not None and store.replayed:
+        print(
+            f"{PROG}: resumed from {store.path}: {store.replayed} old URLs already judged "
+            "were not requested again",
+            file=sys.stderr,
+        )
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+    if state_error is not None:
+        print(f"{PROG}: error: {state_error} (the report was written)", file=sys.stderr)
+        return Exit.USAGE
+    if interrupted:
         return Exit.INTERRUPTED
     if outcome.get("fatal"):
         print(f"{PROG}: error: {outcome['fatal']}", file=sys.stderr)
         return Exit.USAGE
     return Exit.FINDINGS if recorder.worst_at_or_above(args.fail_on) else Exit.OK
+
+
+def migrate_config(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]
+) -> None:
+    """migrate --config: the file's options where the command line gave none; OLD and
+    NEW are the command line's (a file naming targets is refused, not ignored)."""
+    from audit.cli.configfile import ConfigFileError, apply_config_file
+
+    try:
+        targets = apply_config_file(parser, args, argv, required=False)
+    except ConfigFileError as exc:
+        raise TargetError(str(exc)) from exc
+    if targets:
+        raise TargetError(
+            f"{args.config}: target/targets are for crawl and validate; "
+            "migrate takes OLD and NEW on the command line"
+        )
 
 
 def audit_targets(
@@ -1306,6 +1422,8 @@ def main(argv: list[str] | None = None) -> int:
             targets = audit_targets(parser, args, sys.argv[1:] if argv is None else argv)
             args.format = resolve_format(args)
             return cmd_audit(args, args.command, targets)
+        if args.command == "migrate" and args.config:  # before --format is resolved
+            migrate_config(parser, args, sys.argv[1:] if argv is None else argv)
         if hasattr(args, "format"):
             args.format = resolve_format(args, _FORMAT_CHOICES.get(args.command, FORMATS))
         if args.command == "inspect":

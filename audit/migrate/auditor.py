@@ -22,6 +22,7 @@ listed URL for redirects, before the old URLs are judged against it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
@@ -35,7 +36,7 @@ from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import Hook, overridden
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import root_jobs
@@ -347,6 +348,22 @@ class MigrationStats:
         if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
             self.home_examples.append(old_url)
 
+    def add_replayed(self, record: dict[str, Any]) -> None:
+        """A url or finding record replayed from --state (judged before a resumed run's
+        crash): counted as its first delivery was."""
+        if record.get("type") == "url":
+            self._add_replayed_url(record)
+        elif record.get("code") == "migrate-not-in-new-sitemap":
+            self.not_in_new_sitemap += 1
+
+    def _add_replayed_url(self, record: dict[str, Any]) -> None:
+        outcome = record.get("outcome")
+        if outcome in _RANK:
+            self.add(
+                Verdict(str(outcome)), str(record.get("url")), direct=not record.get("redirects")
+            )
+            self.unmapped += self.map_name is not None and "expected" not in record
+
     def mass_homepage(self) -> bool:
         n = self.outcomes["to-homepage"]
         total = self.total
@@ -400,6 +417,11 @@ class MigrationRecorder(Recorder):
             super().finding(f)
         else:
             self.stats.skipped_findings += 1
+
+    def replay(self, record: dict[str, Any]) -> None:
+        """A record replayed by --state counts in the migration block too."""
+        super().replay(record)
+        self.stats.add_replayed(record)
 
 
 class NewSitemapListing(Hook):
@@ -476,11 +498,12 @@ class MigrationCheck:
         self.new_origin = new_origin
         self.redirect_map = redirect_map
         self.new_sitemap = new_sitemap
-
-    def _finding(self, job: UrlJob, code: str, message: str) -> None:
-        self.rec.finding(finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url))
+        # --state: a URL judged before a resumed run's crash is replayed, not requested
+        self._before = [h.before_request for h in auditor.hooks if overridden(h, "before_request")]
 
     async def __call__(self, job: UrlJob) -> None:
+        if self._replayed(job):
+            return
         checked = new_url_for(job.url, self.new_origin)
         extra: dict[str, Any] = {"checked_url": checked}
         expected = self._expected(job.url, extra)
@@ -499,9 +522,15 @@ class MigrationCheck:
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         extra["outcome"] = verdict.outcome
-        self.rec.url(replace(record, url=job.url, extra={**(record.extra or {}), **extra}))
-        self._emit(job, verdict, direct=not result.redirects)
-        self._check_listed(job, verdict)
+        record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
+        found = [*self._verdict(job, verdict, direct=not result.redirects)]
+        found += self._check_listed(job, verdict)
+        # through the auditor's hooks: --state stores the record and findings with the URL
+        self.auditor.deliver_checked(job, record, found, result)
+
+    def _replayed(self, job: UrlJob) -> bool:
+        """A hook delivered the URL's outcome itself (--state: judged before a crash)."""
+        return any(before(job) for before in self._before)
 
     def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
         """The redirect map's target of an old URL (noted in `extra`), or None."""
@@ -529,12 +558,10 @@ class MigrationCheck:
             ),
         )
         extra["outcome"] = verdict.outcome
-        self.rec.url(
-            UrlResult.unrequested(
-                job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
-            )
+        record = UrlResult.unrequested(
+            job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
-        self._emit(job, verdict, direct=False)
+        self.auditor.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
 
     async def _landing_allowed(self, result: FetchResult) -> bool:
         """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
@@ -548,7 +575,7 @@ class MigrationCheck:
             return landing.allowed(result.final_url)
         return True
 
-    def _check_listed(self, job: UrlJob, verdict: Verdict) -> None:
+    def _check_listed(self, job: UrlJob, verdict: Verdict) -> list[Finding]:
         """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap
         does not list."""
         if (
@@ -559,17 +586,21 @@ class MigrationCheck:
             and not self.new_sitemap.has(verdict.landed)
         ):
             self.stats.not_in_new_sitemap += 1
-            self._finding(
-                job,
-                "migrate-not-in-new-sitemap",
+            message = (
                 f"the old URL lands on {verdict.landed}, which the new sitemap does not list; "
-                "list it, or search engines find the new page late",
+                "list it, or search engines find the new page late"
             )
+            return [_url_finding(job, "migrate-not-in-new-sitemap", message)]
+        return []
 
-    def _emit(self, job: UrlJob, verdict: Verdict, *, direct: bool) -> None:
+    def _verdict(self, job: UrlJob, verdict: Verdict, *, direct: bool) -> list[Finding]:
+        """The verdict counted; its findings about the old URL."""
         self.stats.add(verdict, job.url, direct=direct)
-        for code, message in verdict.findings:
-            self._finding(job, code, message)
+        return [_url_finding(job, code, message) for code, message in verdict.findings]
+
+
+def _url_finding(job: UrlJob, code: str, message: str) -> Finding:
+    return finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url)
 
 
 def finish(stats: MigrationStats, recorder: Recorder) -> None:
@@ -600,10 +631,12 @@ async def run_migrate(
     new_sitemap: str | None = None,
     progress: Progress | None = None,
     outcome: dict[str, Any] | None = None,
+    hooks: Sequence[Hook] = (),
 ) -> MigrationStats:
     """Run one migration check; records go to `recorder` (whose stats are filled in).
 
     A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
+    `hooks` plug into the pass over OLD (--state's, which the CLI gives).
     """
     recorder.redact(config.secrets())
     stats = recorder.stats
@@ -645,7 +678,7 @@ async def run_migrate(
                     new_sitemap=listing,
                 )
 
-            auditor = Auditor(config, recorder, progress=progress, url_check=check)
+            auditor = Auditor(config, recorder, progress=progress, hooks=hooks, url_check=check)
             auditor.attach_client(client, robots)
             try:
                 roots = await root_jobs(old_kind, old_value, auditor, recorder)
