@@ -8,9 +8,11 @@ code with "N more" counts. Everything is inline: CSS, SVG and a small script;
 no script, style, font, image or link is fetched from anywhere, and a
 Content-Security-Policy with a per-report nonce makes sure nothing else runs.
 
-Safety: every value taken from records goes through `html.escape(quote=True)`;
-links are made only for http(s) URLs; the JSON data block escapes `<`, `>`,
-`&` and U+2028/2029 so it cannot close its `<script>` element.
+Safety: every value taken from records goes through `html.escape(quote=True)`,
+its control, bidi and other non-printable characters made spaces (percent-encoded
+in URLs) so none reaches the page raw; links are made only for http(s) URLs; the
+JSON data block escapes `<`, `>`, `&` and every non-printable character (U+2028/2029
+among them) so it cannot close its `<script>` element.
 
 Memory and size: rendered at close from an `Aggregate` (counters plus the
 kept rows), so neither depends on the number of URLs. Imports nothing from the
@@ -26,6 +28,7 @@ from datetime import UTC
 from html import escape
 from typing import Any, TextIO
 
+from audit.core.printable import printable, url_printable
 from audit.core.version import __version__
 from audit.report import coverage
 from audit.report.agents import IndexTally, html_section
@@ -102,31 +105,38 @@ _SAFE_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 
 
 def h(value: object) -> str:
-    """Escape any record value for HTML text and attribute values."""
-    return escape(str(value), quote=True)
+    """Escape any record value for HTML text and attribute values: control, bidi and
+    other non-printable characters become spaces first (core/printable.py)."""
+    return escape(printable(str(value)), quote=True)
 
 
 def link(url: str | None) -> str:
-    """An escaped URL, as a link only when it is plain http(s)."""
+    """An escaped URL, as a link only when it is plain http(s); its non-printable
+    characters percent-encoded, so an RLO or a C1 control shows instead of acting."""
     if not url:
         return ""
+    shown = h(url_printable(url))
     if _SAFE_URL.match(url):
-        return f'<a href="{h(url)}" rel="noopener noreferrer nofollow">{h(url)}</a>'
-    return h(url)
+        return f'<a href="{shown}" rel="noopener noreferrer nofollow">{shown}</a>'
+    return shown
 
 
 def json_for_script(value: Any) -> str:
     """JSON that cannot end its <script> element or break JavaScript parsing."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    for raw, esc in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
+    for raw, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
         text = text.replace(raw, esc)
-    return text
+    if text.isprintable():
+        return text
+    # Outside strings JSON holds only printable ASCII: each of these is in a string,
+    # where \uXXXX means the same character (U+2028/2029, C1 controls, bidi overrides).
+    return "".join(ch if ch.isprintable() else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    """A character as JSON \\uXXXX escapes (a surrogate pair beyond the BMP)."""
+    raw = ch.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{raw[i]:02x}{raw[i + 1]:02x}" for i in range(0, len(raw), 2))
 
 
 def _basename(url: str | None) -> str | None:

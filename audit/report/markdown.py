@@ -16,6 +16,7 @@ import re
 from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
+from audit.core.printable import printable, url_printable
 from audit.report import coverage
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
@@ -33,17 +34,17 @@ from audit.report.aggregate import (
 from audit.report.text import format_duration
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
 def md_text(value: object) -> str:
-    """Plain text safe inside a GFM table cell: one line, metacharacters escaped."""
-    return _PROSE_SPECIAL.sub(r"\\\1", _CONTROL.sub(" ", str(value))).strip()
+    """Plain text safe inside a GFM table cell: one line, no control or bidi character
+    (core/printable.py), metacharacters escaped."""
+    return _PROSE_SPECIAL.sub(r"\\\1", printable(str(value))).strip()
 
 
 def md_code(value: object) -> str:
     """A code span safe inside a GFM table cell, whatever backticks or pipes it holds."""
-    text = _CONTROL.sub(" ", str(value))
+    text = printable(str(value))
     if not text:
         return ""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -123,7 +124,8 @@ class MarkdownWriter:
         out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
         for ex in examples:
             out.append(
-                f"| {md_code(ex.url or '')} | {md_code(where(ex.sitemap, ex.line))}"
+                f"| {md_code(url_printable(ex.url or ''))}"
+                f" | {md_code(url_printable(where(ex.sitemap, ex.line)))}"
                 f" | {md_text(ex.message)} |"
             )
         if count > len(examples):

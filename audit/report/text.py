@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from audit.core.printable import printable
 from audit.report import coverage
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
@@ -41,7 +42,7 @@ def _plural(n: int, word: str) -> str:
 
 def _clean(text: str) -> str:
     """One line, no control characters: record values must not drive the terminal."""
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    return printable(text)
 
 
 def format_duration(seconds: Any) -> str:
