@@ -38,6 +38,8 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	# the restructure (issue 15) side by side with the commit before it, in one run
+	$(BIN)/python bench/versus.py --base c914850 --repeats 5
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
