@@ -376,21 +376,62 @@ def _md(text: str) -> str:
     return printable(text).replace("|", "\\|")
 
 
-def _write_text(
-    out: TextIO, db: _Db, counts: dict[str, int], limit: int, names: tuple[str, str], md: bool
+# summary.coverage counts a diff compares: (key, label)
+_COVERAGE: tuple[tuple[str, str], ...] = (
+    ("orphans", "orphans"),
+    ("unlisted", "unlisted"),
+    ("broken_links", "broken links"),
+)
+
+
+def _coverage(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    cov = (summary or {}).get("coverage")
+    return cov if isinstance(cov, dict) else None
+
+
+def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str | None:
+    """`orphans 3 -> 5, unlisted 0 -> 2, broken links 1 -> 1` from the two summaries'
+    `coverage` (crawl --links), or None unless both carry it. A side whose link crawl
+    was incomplete is named: its orphans were withheld, not fixed."""
+    a, b = _coverage(old), _coverage(new)
+    if a is None or b is None:
+        return None
+    return ", ".join(f"{t} {a.get(k, 0)} -> {b.get(k, 0)}" for k, t in _COVERAGE) + _cut(a, b)
+
+
+def _cut(old: dict[str, Any], new: dict[str, Any]) -> str:
+    sides = [side for side, cov in (("old", old), ("new", new)) if cov.get("complete") is False]
+    return f" (link crawl incomplete: {' and '.join(sides)})" if sides else ""
+
+
+def _write_head(
+    out: TextIO, counts: dict[str, int], names: tuple[str, str], md: bool, coverage: str | None
 ) -> None:
+    """The title, the two inputs and the count of each section (and the coverage line)."""
     old, new = names
     if md:
         out.write(f"# sitemap-audit diff\n\n`{_md(old)}` → `{_md(new)}`\n\n")
         out.write("| change | count |\n| --- | ---: |\n")
         for key, title in SECTIONS:
             out.write(f"| {title} | {counts[key]} |\n")
-    else:
-        out.write(f"sitemap-audit diff\n{printable(old)} -> {printable(new)}\n")
-        out.write(
-            ", ".join(f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed"))
-            + "\n"
-        )
+        out.write(f"\ncoverage: {_md(coverage)}\n" if coverage else "")
+        return
+    out.write(f"sitemap-audit diff\n{printable(old)} -> {printable(new)}\n")
+    shown = [f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed")]
+    out.write(", ".join(shown) + "\n")
+    out.write(f"coverage: {printable(coverage)}\n" if coverage else "")
+
+
+def _write_text(
+    out: TextIO,
+    db: _Db,
+    counts: dict[str, int],
+    limit: int,
+    names: tuple[str, str],
+    md: bool,
+    coverage: str | None = None,
+) -> None:
+    _write_head(out, counts, names, md, coverage)
     for key, title in SECTIONS:
         if not counts[key]:
             continue
@@ -409,6 +450,18 @@ def _write_text(
                 if md
                 else f"  ... and {more} more (--limit 0 lists all)\n"
             )
+
+
+def _count(db: _Db, fail_on: str) -> DiffSummary:
+    """The rows of each section, and the new findings at or above `fail_on`."""
+    counts = {key: 0 for key, _ in SECTIONS}
+    new_at_or_above = 0
+    for key, _ in SECTIONS:
+        for row in _rows(db, key):
+            counts[key] += 1
+            if key == "new" and at_or_above(row["severity"], fail_on):
+                new_at_or_above += 1
+    return DiffSummary(counts, new_at_or_above, fail_on)
 
 
 def diff_reports(
@@ -437,22 +490,17 @@ def diff_reports(
         raise _refuse_partial(partial)
     with tempfile.TemporaryDirectory(prefix="sitemap-audit-diff-") as tmp:
         db = _Db(tmp)
+        summaries: list[dict[str, Any] | None] = []
         try:
             for side, path in enumerate((old, new)):
                 last = db.load(side, records_of(path))
+                summaries.append(last)
                 if not states[path] and (why := partial_reason(last)):
                     partial.append((path, why))
             if partial:
                 raise _refuse_partial(partial)
             db.index()
-            counts = {key: 0 for key, _ in SECTIONS}
-            new_at_or_above = 0
-            for key, _ in SECTIONS:
-                for row in _rows(db, key):
-                    counts[key] += 1
-                    if key == "new" and at_or_above(row["severity"], fail_on):
-                        new_at_or_above += 1
-            summary = DiffSummary(counts, new_at_or_above, fail_on)
+            summary = _count(db, fail_on)
             if alerts is not None:
                 summary.alerts = find_alerts(db, alerts)
                 write_alerts(out, fmt, summary.alerts)
@@ -462,9 +510,11 @@ def diff_reports(
                         out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.write(json.dumps(summary.to_json()) + "\n")
             else:
-                _write_text(out, db, counts, limit, (str(old), str(new)), fmt == "markdown")
+                coverage = coverage_line(*summaries)
+                md = fmt == "markdown"
+                _write_text(out, db, summary.counts, limit, (str(old), str(new)), md, coverage)
                 verdict = (
-                    f"FAIL: {new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
+                    f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
                     if summary.failed
                     else f"OK: no new finding at or above --fail-on {fail_on}"
                 )
