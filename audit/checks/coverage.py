@@ -83,7 +83,8 @@ def link_broken(record: UrlResult, inlinks: int, source: str | None) -> Finding 
     answer = f"answers {status}" if status is not None else f"fails ({record.error})"
     return finding(
         "link-broken",
-        f"{_pages(inlinks)} of the site link to this URL, which {answer}; "
+        f"{_pages(inlinks)} of the site {'links' if inlinks == 1 else 'link'} to this URL, "
+        f"which {answer}; "
         f"e.g. the link on {source}",
         sitemap=record.sitemap,
         line=record.line,
