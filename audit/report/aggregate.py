@@ -513,6 +513,13 @@ class UrlJoiner:
                 self._emit(None, old_url, found)
         waiting.append(record)
 
+    def attach(self, record: dict[str, Any]) -> None:
+        """A finding that joins its URL's url record only if that record is held (a
+        links-only page's page-not-in-sitemap, which names no sitemap); else dropped."""
+        held = self._window.get(str(record.get("url") or ""))
+        if held is not None:
+            held[1].append(record)
+
     def close(self) -> None:
         while self._window:
             url, (rec, found) = self._window.popitem(last=False)

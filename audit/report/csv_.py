@@ -5,7 +5,9 @@ lastmod, last_modified, robots, elapsed_ms, worst_severity, codes, error, outcom
 expected, checked_url (the last three from `migrate` and --rewrite: the migration
 outcome, the expected new URL of the redirect map, the URL actually requested).
 Then indexable (true/false) and indexability (why not: noindex, robots, canonical,
-status, redirect, not-html, unreachable), on every url record of a crawl.
+status, redirect, not-html, unreachable), on every url record of a crawl. Last,
+source (sitemap, links or both) and inlinks (followable links to the URL from crawled
+pages), from `crawl --links`; empty without it.
 
 - Encoding: UTF-8 with a byte order mark by default. Excel only reads a CSV as
   UTF-8 when it starts with a BOM (without one, non-ASCII URLs turn into
@@ -19,9 +21,10 @@ status, redirect, not-html, unreachable), on every url record of a crawl.
   checks) are joined by `UrlJoiner` (see aggregate.py for what it relies on
   about record order) in bounded memory. A URL with findings but no url record
   (validate mode, URLs never fetched) still gets a row, with the HTTP columns
-  empty. Findings without a URL (about a whole sitemap) or without a sitemap
-  (robots.txt, discovery) are about no listed URL: they are left out, the
-  jsonl, json and sarif reports carry them.
+  empty. Findings without a URL (about a whole sitemap) are left out, and so are
+  findings without a sitemap (robots.txt, discovery) unless they come with their
+  URL's url record (the coverage findings of a links-only page); the jsonl, json
+  and sarif reports carry them all.
 
 Imports nothing from the crawl, HTTP or parser layers.
 """
@@ -60,6 +63,8 @@ COLUMNS: tuple[str, ...] = (
     "checked_url",
     "indexable",
     "indexability",
+    "source",
+    "inlinks",
 )
 # Columns filled from url records' extras: `migrate` (outcome, expected target) and
 # --rewrite or `migrate` (the URL actually requested); empty in other runs.
@@ -124,12 +129,16 @@ class CsvWriter:
         kind = record.get("type")
         if kind == "url":
             self._joiner.url(record)
-        elif (
-            kind == "finding"
-            and str_or_none(record.get("url"))
-            and str_or_none(record.get("sitemap"))
-        ):
+        elif kind == "finding" and str_or_none(record.get("url")):
+            self._finding(record)
+
+    def _finding(self, record: dict[str, Any]) -> None:
+        """A finding with a sitemap joins its URL's row; one without (a links-only page's
+        page-not-in-sitemap or link-broken) only the row of a url record just written."""
+        if str_or_none(record.get("sitemap")):
             self._joiner.finding(record)
+        else:
+            self._joiner.attach(record)
 
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()
@@ -138,7 +147,7 @@ class CsvWriter:
             first = found[0] if found else {}
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
             row: list[Any] = [url, sitemap, line, *[""] * 8, worst, " ".join(codes), ""]
-            row += [""] * (len(_EXTRA_COLUMNS) + 2)  # and the indexability cells
+            row += [""] * (len(COLUMNS) - len(row))  # no url record: nothing more known
         else:
             hops, chain = _chain(rec.get("redirects"))
             row = [
@@ -158,6 +167,8 @@ class CsvWriter:
                 str_or_none(rec.get("error")),
                 *(str_or_none(rec.get(key)) for key in _EXTRA_COLUMNS),
                 *_indexability(rec),
+                str_or_none(rec.get("source")),
+                int_or_none(rec.get("inlinks")),
             ]
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
         self._csv.writerow(["" if v is None else _cell(v) for v in row])

@@ -292,6 +292,8 @@ def test_csv_has_one_row_per_url_with_codes_joined_from_findings() -> None:
         "checked_url",
         "indexable",
         "indexability",
+        "source",
+        "inlinks",
     ]
 
 
