@@ -37,6 +37,7 @@ from typing import Any
 
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
+from audit.http.access import secret_forms
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.recorder import Recorder
@@ -118,9 +119,18 @@ class StateHook(Hook):
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
+        self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
 
     def attach(self, auditor: Auditor) -> None:
         self._auditor = auditor
+        self._secrets = secret_forms(auditor.config.secrets())
+
+    def _kept(self, validator: str | None) -> str | None:
+        """An ETag or Last-Modified as stored: one that echoes a credential is not kept
+        (the record dicts are the report's, redacted; the next run asks in full)."""
+        if validator and any(form in validator for form in self._secrets):
+            return None
+        return validator
 
     @property
     def auditor(self) -> Auditor:
@@ -220,8 +230,8 @@ class StateHook(Hook):
             job.url,
             job.sitemap,
             job.lastmod,
-            header_value(result.headers, "etag") if result is not None else None,
-            record.last_modified,  # the answer's Last-Modified (None without one)
+            self._kept(header_value(result.headers, "etag") if result is not None else None),
+            self._kept(record.last_modified),  # the answer's Last-Modified (None without one)
             captured[0],
             captured[1:],
             job.line,
@@ -246,13 +256,24 @@ class StateHook(Hook):
             url,
             record,
             index_lastmod=self._index_lastmod.get(url),
-            etag=etag,
-            last_modified=last_modified,
+            etag=self._kept(etag),
+            last_modified=self._kept(last_modified),
             carry=url not in self._no_carry and record.get("error") is None,
         )
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         """Conditional headers for a child whose index <lastmod> has not moved."""
+        prev = self._unchanged_child(job)
+        if prev is None:
+            return None
+        headers = _validator_headers(prev.etag, prev.last_modified)
+        if headers:
+            self._asked[job.url] = prev
+        return headers or None
+
+    def _unchanged_child(self, job: SitemapJob) -> PriorSitemap | None:
+        """The earlier run's record of a child sitemap whose index <lastmod> is the one
+        that run saw (and that may be carried), or None."""
         if job.parent is None or job.local is not None:
             return None
         index_lastmod = self._index_lastmod.get(job.url)
@@ -261,10 +282,7 @@ class StateHook(Hook):
         prev = self.store.previous_sitemap(job.url)
         if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
             return None
-        headers = _validator_headers(prev.etag, prev.last_modified)
-        if headers:
-            self._asked[job.url] = prev
-        return headers or None
+        return prev
 
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
         prev = self._asked.pop(job.url, None)
