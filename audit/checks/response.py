@@ -57,11 +57,14 @@ _DIAGNOSTIC_HEADERS = (
 )
 
 
-def robots_blocked_finding(url: str, sitemap: str | None, line: int | None) -> Finding:
-    """The finding for a listed URL that robots.txt disallows (never requested)."""
+def robots_blocked_finding(
+    url: str, sitemap: str | None, line: int | None, agent: str = "this user agent"
+) -> Finding:
+    """The finding for a listed URL that robots.txt disallows (never requested); `agent`
+    is the robots.txt token the rules were read for (Googlebot, not Mozilla)."""
     return finding(
         "url-robots-blocked",
-        f"robots.txt disallows {url} for this user agent, yet the sitemap lists it: "
+        f"robots.txt disallows {url} for {agent}, yet the sitemap lists it: "
         "remove it from the sitemap or allow it in robots.txt",
         sitemap=sitemap,
         line=line,

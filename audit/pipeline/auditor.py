@@ -905,7 +905,7 @@ class Auditor:
         record = UrlResult.unrequested(
             job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
-        return record, [robots_blocked_finding(job.url, job.sitemap, job.line)]
+        return record, [robots_blocked_finding(job.url, job.sitemap, job.line, self.agent_token)]
 
     async def _policy(self, url: str) -> RobotsPolicy:
         """The robots.txt policy for a URL: kept on its host once read (the host pool's
