@@ -108,6 +108,13 @@ _A_FOREIGN = 4  # order slot of foreign-namespace children: after the protocol o
 _A_IMAGE, _A_VIDEO, _A_NEWS, _A_XHTML = 10, 11, 12, 13
 _A_UNDEFINED, _A_NO_NS = 20, 21
 _PROTOCOL_NAMES = ("loc", "lastmod", "changefreq", "priority")
+# The extensions a <url> may have that the careful path reads, by their tags.
+_EXTENSION_ACTIONS = {
+    f"{{{IMAGE_NS}}}image": _A_IMAGE,
+    f"{{{VIDEO_NS}}}video": _A_VIDEO,
+    f"{{{NEWS_NS}}}news": _A_NEWS,
+    f"{{{XHTML_NS}}}link": _A_XHTML,
+}
 
 _HTML_RE = re.compile(
     rb"(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>/]",
@@ -168,9 +175,9 @@ _RESOURCE_LIMIT = 114  # XML_ERR_RESOURCE_LIMIT
 _DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting guard
 
 
-def _plain(code: int, message: str) -> str:
-    # libxml2's own safety limits: its words name parser options and functions no user
-    # can set, so they are replaced, not quoted
+def _limit_words(code: int, message: str) -> str | None:
+    """libxml2's own safety limits in plain words, or None for any other error. Its words
+    name parser options and functions no user can set, so they are replaced, not quoted."""
     if "amplification" in message:
         return "entity expansion too large (a 'billion laughs' document), refused"
     depth = _DEPTH.search(message)
@@ -178,6 +185,13 @@ def _plain(code: int, message: str) -> str:
         return f"element nesting depth over {depth.group(1)} levels, refused"
     if code == _RESOURCE_LIMIT or "XML_PARSE_HUGE" in message:
         return "a text, name or whitespace run of more than 10,000,000 bytes"
+    return None
+
+
+def _plain(code: int, message: str) -> str:
+    limit = _limit_words(code, message)
+    if limit is not None:
+        return limit
     words = _PLAIN_ERRORS.get(code)
     message = message.split(", line ")[0].strip()
     return f"{words} ({message})" if words else message
@@ -193,6 +207,22 @@ def _ns(tag: str) -> str:
 
 def _show(data: bytes) -> str:
     return repr(data[:24].decode("utf-8", "backslashreplace"))
+
+
+def _is_alternate_link(link: Any) -> bool:
+    """An Atom <link> to the entry itself: rel="alternate", the default."""
+    rel: str = link.get("rel") or "alternate"
+    return rel.strip().lower() == "alternate"
+
+
+def _declared_entities(dtd: Any) -> list[str]:
+    """The entities an internal DTD (or None) declares: name, and SYSTEM url if external."""
+    if dtd is None:
+        return []
+    return [
+        f"{ent.name} SYSTEM {ent.system_url!r}" if ent.system_url else f"{ent.name}"
+        for ent in dtd.iterentities()
+    ]
 
 
 class StreamParser:
@@ -253,14 +283,7 @@ class StreamParser:
         for start in range(0, len(chunk), step):
             if self.stopped:
                 break
-            piece = chunk[start : start + step] if len(chunk) > step else chunk
-            try:
-                data = self._inflater.feed(piece)
-            except GzipError as exc:
-                self._take(exc.partial)
-                self._gzip_failed(exc)
-            else:
-                self._take(data)
+            self._feed_piece(chunk[start : start + step] if len(chunk) > step else chunk)
         return self._flush()
 
     def close(self, *, cut: bool = False) -> list[Entry | Finding]:
@@ -269,14 +292,7 @@ class StreamParser:
         member) is dropped without a finding of its own; it is not the document's fault."""
         self._cut = cut
         if not self.stopped:
-            try:
-                data = self._inflater.close()
-            except GzipError as exc:
-                self._take(exc.partial)
-                if not cut:
-                    self._gzip_failed(exc)
-            else:
-                self._take(data)
+            self._close_inflater(cut)
         if not self.stopped:
             self._finish()
         if not self.stopped:
@@ -284,6 +300,26 @@ class StreamParser:
         return self._flush()
 
     # --- plumbing --------------------------------------------------------------
+
+    def _feed_piece(self, piece: bytes) -> None:
+        try:
+            data = self._inflater.feed(piece)
+        except GzipError as exc:
+            self._take(exc.partial)
+            self._gzip_failed(exc)
+        else:
+            self._take(data)
+
+    def _close_inflater(self, cut: bool) -> None:
+        """The inflater's last bytes; a gzip fault is the document's unless the input was cut."""
+        try:
+            data = self._inflater.close()
+        except GzipError as exc:
+            self._take(exc.partial)
+            if not cut:
+                self._gzip_failed(exc)
+        else:
+            self._take(data)
 
     def _flush(self) -> list[ParseItem]:
         out, self._out = self._out, []
@@ -332,12 +368,15 @@ class StreamParser:
                 break
             self._route(data[start : start + _ROUTE_STEP] if len(data) > _ROUTE_STEP else data)
         if over:  # reported even when the bytes before the limit were already judged
-            self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
-            self._find(
-                "sitemap-too-large",
-                f"more than {self.max_bytes:,} bytes uncompressed: parsing stopped there",
-            )
-            self._stop()
+            self._too_large()
+
+    def _too_large(self) -> None:
+        self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
+        self._find(
+            "sitemap-too-large",
+            f"more than {self.max_bytes:,} bytes uncompressed: parsing stopped there",
+        )
+        self._stop()
 
     def _route(self, data: bytes) -> None:
         if self._state == _State.XML:
@@ -362,11 +401,7 @@ class StreamParser:
     def _sniff(self, data: bytes, final: bool) -> None:
         buf = self._pre + data
         self._pre = b""
-        rest: bytes | None = buf
-        if self._state == _State.BOM:
-            rest = self._skip_bom(buf, final)
-        if rest is not None and self._state == _State.LEADING_SPACE:
-            rest = self._skip_space(rest, final)
+        rest = self._skip_start(buf, final)
         if rest is None:
             return
         buf = rest
@@ -374,6 +409,16 @@ class StreamParser:
             self._pre = buf
             return
         self._classify(buf)
+
+    def _skip_start(self, buf: bytes, final: bool) -> bytes | None:
+        """`buf` after any byte order mark and leading whitespace still to be skipped; None
+        when more bytes are needed, or nothing more is to be read."""
+        rest: bytes | None = buf
+        if self._state == _State.BOM:
+            rest = self._skip_bom(buf, final)
+        if rest is not None and self._state == _State.LEADING_SPACE:
+            rest = self._skip_space(rest, final)
+        return rest
 
     def _skip_bom(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` after a UTF-8 byte order mark; None when more bytes are needed to tell, or
@@ -423,14 +468,7 @@ class StreamParser:
         if not head.startswith(b"<"):
             at = head.find(b"<?xml")
             if at < 0:
-                what = "JSON" if head[:1] in (b"{", b"[") else "something else"
-                self._find(
-                    "sitemap-root-invalid",
-                    f"not XML, not a text sitemap ({what}): starts with {_show(head)}",
-                    line=self._line_offset + 1,
-                )
-                self._state = _State.DONE
-                return self._stop()
+                return self._not_xml(head)
             # Junk before the declaration (a stray BOM, PHP notice...): same fault.
             self._ws_bytes += at
             self._line_offset += buf.count(b"\n", 0, at)
@@ -442,15 +480,38 @@ class StreamParser:
                 f"({self._line_offset} line break(s)); only a UTF-8 BOM may precede it",
                 line=1,
             )
+        if self._check_declared_encoding(head):
+            self._start_xml(buf)
+
+    def _not_xml(self, head: bytes) -> None:
+        what = "JSON" if head[:1] in (b"{", b"[") else "something else"
+        self._find(
+            "sitemap-root-invalid",
+            f"not XML, not a text sitemap ({what}): starts with {_show(head)}",
+            line=self._line_offset + 1,
+        )
+        self._state = _State.DONE
+        self._stop()
+
+    def _check_declared_encoding(self, head: bytes) -> bool:
+        """sitemap-encoding for an encoding= other than UTF-8 in the XML declaration;
+        False when the document is refused (an encoding that is not ASCII-compatible)."""
         m = _ENCODING_RE.match(head)
-        if m:
-            enc = m.group(1).decode("ascii", "replace")
-            if enc.lower() not in ("utf-8", "utf8"):
-                msg = f"the XML declaration says encoding={enc!r}: sitemaps must be UTF-8"
-                if enc.lower().startswith(("utf-16", "utf-32", "ucs", "unicode")):
-                    # Not ASCII-compatible: lxml would misread every byte.
-                    return self._bad_encoding(msg)
-                self._find("sitemap-encoding", msg, line=self._line_offset + 1)
+        if m is None:
+            return True
+        enc = m.group(1).decode("ascii", "replace")
+        if enc.lower() in ("utf-8", "utf8"):
+            return True
+        msg = f"the XML declaration says encoding={enc!r}: sitemaps must be UTF-8"
+        if enc.lower().startswith(("utf-16", "utf-32", "ucs", "unicode")):
+            # Not ASCII-compatible: lxml would misread every byte.
+            self._bad_encoding(msg)
+            return False
+        self._find("sitemap-encoding", msg, line=self._line_offset + 1)
+        return True
+
+    def _start_xml(self, buf: bytes) -> None:
+        """Hand the document to the probe parser (see _probe_feed)."""
         self._state = _State.XML
         self._probe = etree.XMLPullParser(
             events=("start",),
@@ -477,18 +538,7 @@ class StreamParser:
     def _probe_feed(self, data: bytes, final: bool) -> None:
         """Find the root and any DOCTYPE before the real parse starts."""
         self._probe_buf.append(data)
-        root = None
-        failed = False
-        try:
-            if data:
-                self._probe.feed(data)
-            if final:
-                self._probe.close()
-        except etree.XMLSyntaxError:
-            failed = True  # the main parser will meet the same error and report it
-        for _event, el in self._probe.read_events():
-            root = el
-            break
+        root, failed = self._probe_root(data, final)
         if root is None and not final and not failed:
             return
         self._probe = None
@@ -497,7 +547,27 @@ class StreamParser:
             has_doctype = self._check_prolog(root)
             if self.stopped:
                 return
-        self._has_doctype = has_doctype or root is None
+        self._start_main(has_doctype or root is None)
+
+    def _probe_root(self, data: bytes, final: bool) -> tuple[Any, bool]:
+        """(the root element once the probe has seen it, else None; whether the probe
+        failed: the main parser will meet the same error and report it)."""
+        failed = False
+        try:
+            if data:
+                self._probe.feed(data)
+            if final:
+                self._probe.close()
+        except etree.XMLSyntaxError:
+            failed = True
+        for _event, el in self._probe.read_events():
+            return el, failed
+        return None, failed
+
+    def _start_main(self, has_doctype: bool) -> None:
+        """The main parser, fed what the probe saw. `has_doctype`: a DOCTYPE, or no root
+        found (so the careful settings apply)."""
+        self._has_doctype = has_doctype
         # A DOCTYPE may have declared entities (references split texts): the careful
         # path takes every entry then.
         self._fast_slots = {} if self._has_doctype else self._plain_slots()
@@ -541,14 +611,20 @@ class StreamParser:
         line = (root.sourceline or 1) + self._line_offset
         has_doctype = bool(docinfo.doctype) or docinfo.internalDTD is not None
         tag = root.tag
-        ns, local = _ns(tag), _local(tag)
-        if local.lower() == "html":
+        if _local(tag).lower() == "html":
             self.is_html = True
             self._find("sitemap-is-html", "an HTML (XHTML) page, not a sitemap", line=line)
             self._stop()
             return has_doctype
         if has_doctype:
             self._report_doctype(docinfo)
+        self._set_kind(tag, line)
+        return has_doctype
+
+    def _set_kind(self, tag: str, line: int) -> None:
+        """The document kind and entry tag from the root's tag; a root of no sitemap kind
+        is reported and stops the parse."""
+        ns, local = _ns(tag), _local(tag)
         if local in ("urlset", "sitemapindex"):
             self._sitemap_root(ns, local, line)
         elif tag == "rss":
@@ -566,16 +642,10 @@ class StreamParser:
                 line=line,
             )
             self._stop()
-        return has_doctype
 
     def _report_doctype(self, docinfo: Any) -> None:
         """sitemap-doctype, naming the entities it declares (at most 5) and any external DTD."""
-        names: list[str] = []
-        dtd = docinfo.internalDTD
-        if dtd is not None:
-            for ent in dtd.iterentities():
-                ref = f" SYSTEM {ent.system_url!r}" if ent.system_url else ""
-                names.append(f"{ent.name}{ref}")
+        names = _declared_entities(docinfo.internalDTD)
         extra = f" declaring entities {', '.join(names[:5])}" if names else ""
         if len(names) > 5:
             extra += f" and {len(names) - 5} more"
@@ -603,28 +673,34 @@ class StreamParser:
             self._image_tag = f"{{{IMAGE_NS}}}image"
         self._fast_tags = (own[0], own[1], own[2], own[3])
         if ns != SITEMAP_NS:
-            got = f"namespace {ns!r}" if ns else "no namespace"
-            self._find(
-                "sitemap-namespace",
-                f'<{local}> has {got}; expected xmlns="{SITEMAP_NS}"',
-                line=line,
-            )
+            self._report_root_namespace(ns, local, line)
+
+    def _report_root_namespace(self, ns: str, local: str, line: int) -> None:
+        got = f"namespace {ns!r}" if ns else "no namespace"
+        self._find(
+            "sitemap-namespace",
+            f'<{local}> has {got}; expected xmlns="{SITEMAP_NS}"',
+            line=line,
+        )
 
     def _events(self) -> None:
         main = self._main
         if main is None:
             return
         if self.kind == "urlset" or self.kind == "sitemapindex":
-            events = main.read_events()
-            if self._own_ns != SITEMAP_NS:  # rare: entries may be in yet another namespace
-                events = self._own_entries(events)
-            self._sitemap_events(events)
-            self._purge_batch()
+            self._sitemap_batch(main.read_events())
         elif self.kind is not None:
             self._feed_events(main.read_events())
         else:
             for _event in main.read_events():  # no root known: the parse is about to fail
                 pass
+
+    def _sitemap_batch(self, events: Any) -> None:
+        """The entries of one feed() of a urlset or sitemapindex, then the purge."""
+        if self._own_ns != SITEMAP_NS:  # rare: entries may be in yet another namespace
+            events = self._own_entries(events)
+        self._sitemap_events(events)
+        self._purge_batch()
 
     def _own_entries(self, events: Any) -> Iterator[tuple[str, Any]]:
         """The events of the root's own entries; another namespace's (asked for in
@@ -675,14 +751,18 @@ class StreamParser:
             return
         idx = root.index(newest)
         if idx != self._handled - 1:
-            entry_tag = self._entry_tag
-            for child in root[:idx]:
-                if child.tag != entry_tag:
-                    self._check_top(child)
+            self._check_tops(root[:idx])
         del root[:idx]
         newest.clear()
         self._kept = newest
         self._handled = 1
+
+    def _check_tops(self, children: Any) -> None:
+        """_check_top for each of `children` that is not an entry."""
+        entry_tag = self._entry_tag
+        for child in children:
+            if child.tag != entry_tag:
+                self._check_top(child)
 
     def _feed_events(self, events: Any) -> None:
         """RSS items and Atom entries: rarely large, so kept simple."""
@@ -691,18 +771,20 @@ class StreamParser:
             parent = el.getparent()
             if self._root is None:
                 self._root = el.getroottree().getroot()
-            if self.kind == "rss":
-                if parent is None or parent.tag != "channel":
-                    continue
-            elif parent is not self._root:
-                continue
-            if el.tag != entry_tag:
+            if el.tag != entry_tag or not self._in_feed(parent):
                 continue
             self._purge(el, parent)
             self._out.append(self._rss_entry(el) if self.kind == "rss" else self._atom_entry(el))
             self.entries += 1
             el.clear()
             self._last = el
+
+    def _in_feed(self, parent: Any) -> bool:
+        """Whether an entry element's `parent` makes it one of the feed's: an RSS <item> in
+        <channel>, an Atom <entry> in the root."""
+        if self.kind == "rss":
+            return parent is not None and parent.tag == "channel"
+        return parent is self._root
 
     def _purge(self, el: Any, parent: Any) -> None:
         """Delete every sibling before `el` (feeds have no unknown-element rule)."""
@@ -715,20 +797,26 @@ class StreamParser:
         if not isinstance(tag, str) or self.kind not in ("urlset", "sitemapindex"):
             return
         ns = _ns(tag)
-        parent_name = self.kind
+        line = (el.sourceline or 0) + self._line_offset
         if _local(tag) == self._entry_kind and ns != self._own_ns:
-            return self._foreign_entry(ns, (el.sourceline or 0) + self._line_offset)
+            return self._foreign_entry(ns, line)
+        self._unknown_top(tag, ns, line)
+
+    def _unknown_top(self, tag: str, ns: str, line: int) -> None:
+        """element-unknown for a top-level element of the sitemap's namespaces or of none
+        (any other namespace is an allowed extension)."""
+        parent_name = self.kind
         if ns == self._own_ns or ns == SITEMAP_NS:
             self._find(
                 "element-unknown",
                 f"<{_local(tag)}> is not defined inside <{parent_name}>",
-                line=(el.sourceline or 0) + self._line_offset,
+                line=line,
             )
         elif not ns:
             self._find(
                 "element-unknown",
                 f"<{tag}> has no namespace (inside <{parent_name}>)",
-                line=(el.sourceline or 0) + self._line_offset,
+                line=line,
             )
 
     def _foreign_entry(self, ns: str, line: int) -> None:
@@ -765,14 +853,7 @@ class StreamParser:
         if ns == SITEMAP_NS:
             return _A_UNDEFINED
         if self._entry_kind == "url":
-            if tag == f"{{{IMAGE_NS}}}image":
-                return _A_IMAGE
-            if tag == f"{{{VIDEO_NS}}}video":
-                return _A_VIDEO
-            if tag == f"{{{NEWS_NS}}}news":
-                return _A_NEWS
-            if tag == f"{{{XHTML_NS}}}link":
-                return _A_XHTML
+            return _EXTENSION_ACTIONS.get(tag, _A_FOREIGN)
         return _A_FOREIGN
 
     def _sitemap_entry(self, el: Any) -> Entry:
@@ -802,9 +883,7 @@ class StreamParser:
                 _PROTOCOL_HANDLERS[act](parts, child)
             elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
                 pos = _A_FOREIGN
-                handler = _EXTENSION_HANDLERS.get(act)
-                if handler is not None:  # None: a foreign element nobody reads
-                    handler(parts, child, child.sourceline + off)
+                _read_extension(parts, child, act, off)
             else:
                 self._unknown_child(child, _UNKNOWN_WHY[act])
         return parts.entry(self._entry_kind, el.sourceline + off, off)
@@ -863,7 +942,7 @@ class StreamParser:
         for child in el:
             tag = child.tag
             if tag == link_tag and loc is None:
-                if (child.get("rel") or "alternate").strip().lower() == "alternate":
+                if _is_alternate_link(child):
                     loc = child.get("href")
                     loc_line = child.sourceline
             elif tag == updated_tag and lastmod is None:
@@ -871,10 +950,8 @@ class StreamParser:
         return Entry("url", loc, (loc_line or el.sourceline) + self._line_offset, lastmod)
 
     def _xml_close(self) -> None:
-        if self._main is None:
-            self._probe_feed(b"", final=True)
-            if self.stopped or self._main is None:
-                return
+        if self._main is None and not self._probe_close():
+            return
         try:
             whole = self._main.close()
         except etree.XMLSyntaxError as exc:
@@ -887,6 +964,11 @@ class StreamParser:
         self._check_rest(self._root if self._root is not None else whole)
         self._stop()
 
+    def _probe_close(self) -> bool:
+        """End of input before the main parser started; whether it has started now."""
+        self._probe_feed(b"", final=True)
+        return not self.stopped and self._main is not None
+
     def _check_rest(self, root: Any) -> None:
         """Whatever follows the last entry in a urlset or sitemapindex."""
         if root is not None and self.kind in ("urlset", "sitemapindex"):
@@ -895,15 +977,7 @@ class StreamParser:
                     self._check_top(child)
 
     def _malformed(self, error: etree.XMLSyntaxError) -> None:
-        exc: Any = error  # lxml-stubs lack .code and an iterable error_log
-        code, line, col, msg = exc.code, exc.lineno, exc.offset, exc.msg
-        # With resolve_entities=False lxml swallows an undefined-entity error and
-        # later reports a bogus one; the log still holds the real first error.
-        if self._has_doctype:
-            for entry in exc.error_log:
-                if entry.type_name == "ERR_UNDECLARED_ENTITY":
-                    code, line, col, msg = 26, entry.line, entry.column - 1, entry.message
-                    break
+        code, line, col, msg = self._first_error(error)
         line = line or 0
         col = col if col is not None and col >= 0 else 0
         mark = len(self._out)
@@ -924,6 +998,17 @@ class StreamParser:
                 column=col + 1,
             )
         self._xml_failed(mark)
+
+    def _first_error(self, error: etree.XMLSyntaxError) -> tuple[int, Any, Any, str]:
+        """(code, line, column, message) of the error that broke the parse."""
+        exc: Any = error  # lxml-stubs lack .code and an iterable error_log
+        # With resolve_entities=False lxml swallows an undefined-entity error and
+        # later reports a bogus one; the log still holds the real first error.
+        if self._has_doctype:
+            for entry in exc.error_log:
+                if entry.type_name == "ERR_UNDECLARED_ENTITY":
+                    return 26, entry.line, entry.column - 1, entry.message
+        return exc.code, exc.lineno, exc.offset, exc.msg
 
     def _xml_failed(self, mark: int) -> None:
         """The XML broke (findings from `mark` on say how). In gzip data the garbage of a
@@ -951,6 +1036,10 @@ class StreamParser:
             block = b"".join([*self._text_parts, block])
         rest = data[end + 1 :]
         self._text_parts = [rest] if rest else []
+        self._text_lines(block)
+
+    def _text_lines(self, block: bytes) -> None:
+        """Each whole line of `block` (which ends with a line break)."""
         for raw in block.split(b"\n")[:-1]:
             self._text_line += 1
             self._text_one(raw)
@@ -973,23 +1062,28 @@ class StreamParser:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._find(
-                "sitemap-encoding",
-                f"bytes that are not valid UTF-8 at line {line}, column {exc.start + 1}",
-                line=line,
-                column=exc.start + 1,
-            )
-            return self._stop()
+            return self._text_not_utf8(line, exc.start + 1)
         if _URL_LINE_RE.fullmatch(text.strip()) is None:
-            shown = text if len(text) <= 80 else text[:77] + "..."
-            self._find(
-                "text-sitemap-invalid-line",
-                f"line {line} is not one absolute http(s) URL: {shown!r}",
-                line=line,
-            )
-            return
+            return self._invalid_line(text, line)
         self._out.append(Entry("url", text, line))
         self.entries += 1
+
+    def _text_not_utf8(self, line: int, column: int) -> None:
+        self._find(
+            "sitemap-encoding",
+            f"bytes that are not valid UTF-8 at line {line}, column {column}",
+            line=line,
+            column=column,
+        )
+        self._stop()
+
+    def _invalid_line(self, text: str, line: int) -> None:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        self._find(
+            "text-sitemap-invalid-line",
+            f"line {line} is not one absolute http(s) URL: {shown!r}",
+            line=line,
+        )
 
 
 class _EntryParts:
@@ -1086,6 +1180,13 @@ _EXTENSION_HANDLERS: dict[int, Callable[[_EntryParts, Any, int], None]] = {
 _UNKNOWN_WHY = {_A_UNDEFINED: "not defined", _A_NO_NS: "no namespace"}
 
 
+def _read_extension(parts: _EntryParts, child: Any, act: int, off: int) -> None:
+    """A child in another namespace: taken by its handler, if it is one that is read."""
+    handler = _EXTENSION_HANDLERS.get(act)
+    if handler is not None:  # None: a foreign element nobody reads
+        handler(parts, child, child.sourceline + off)
+
+
 # Slots of the children _plain_entry takes, in XSD order; a child whose slot is below the
 # position reached so far (repeated, out of order, or anything else: _F_OTHER) sends the
 # entry down the careful path.
@@ -1164,14 +1265,18 @@ def _fields(el: Any) -> dict[str, str]:
         if tag.__class__ is not str or _ns(tag) != ns:
             continue
         name = _local(tag)
-        if name in fields:
-            continue
-        text = (child.text or "").strip()
-        if text or len(child) == 0:
-            fields[name] = text
-        for attr, value in child.attrib.items():
-            fields.setdefault(f"{name}@{_local(attr)}", value)
+        if name not in fields:
+            _add_field(fields, name, child)
     return fields
+
+
+def _add_field(fields: dict[str, str], name: str, el: Any) -> None:
+    """`el`'s text (unless it only holds other elements) and its attributes, as `name`."""
+    text = (el.text or "").strip()
+    if text or len(el) == 0:
+        fields[name] = text
+    for attr, value in el.attrib.items():
+        fields.setdefault(f"{name}@{_local(attr)}", value)
 
 
 class ParsedFile:
