@@ -40,7 +40,13 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from audit.core.records import Alternate, Entry, Finding, Image, News, Video, finding
-from audit.rules.dates import Precision, parse_rss_date, parse_w3c_datetime, parse_w3c_start
+from audit.rules.dates import (
+    Precision,
+    W3CDate,
+    parse_rss_date,
+    parse_w3c_datetime,
+    parse_w3c_start,
+)
 from audit.rules.fingerprints import SeenUrls, fingerprint
 from audit.rules.hreflang import HreflangGraph
 from audit.rules.langtags import check_hreflang, check_news_language
@@ -156,10 +162,20 @@ def _tz_seconds(tzd: str) -> int | None:
 def _lastmod_fast(value: str) -> _Lastmod | None:
     """YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD when valid; None means "ask the full parser"."""
     if len(value) == 10:
-        if _LM_DATE.fullmatch(value) is None:
-            return None
-        ordinal = _DAY_ORDINALS.get(value) or _day_ordinal(value)
-        return None if ordinal is None else (ordinal * _DAY_S, "day", True)
+        return _fast_date(value)
+    return _fast_timestamp(value)
+
+
+def _fast_date(value: str) -> _Lastmod | None:
+    """A valid YYYY-MM-DD, else None."""
+    if _LM_DATE.fullmatch(value) is None:
+        return None
+    ordinal = _DAY_ORDINALS.get(value) or _day_ordinal(value)
+    return None if ordinal is None else (ordinal * _DAY_S, "day", True)
+
+
+def _fast_timestamp(value: str) -> _Lastmod | None:
+    """A valid YYYY-MM-DDThh:mm:ss[.s]TZD, else None."""
     m = _LM_FULL.fullmatch(value)
     if m is None:
         return None
@@ -174,9 +190,31 @@ def _lastmod_fast(value: str) -> _Lastmod | None:
     return ordinal * _DAY_S + seconds + int(second) - tz, "second", True
 
 
+def _utc(now: datetime | None) -> datetime:
+    """`now` in UTC (a naive one taken as UTC); None: the current time."""
+    if now is None:
+        now = datetime.now(UTC)
+    elif now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return now.astimezone(UTC)
+
+
+def _share_seen(hreflang: HreflangGraph | None, seen: SeenUrls | None) -> None:
+    """Give the hreflang graph the run's URL table when it has none of its own."""
+    if hreflang is not None and hreflang.seen is None and seen is not None:
+        hreflang.seen = seen
+
+
 def _seconds(dt: datetime) -> int:
     """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z."""
     return dt.toordinal() * _DAY_S + dt.hour * 3600 + dt.minute * 60 + dt.second
+
+
+def _imprecision(timed: bool, precision: Precision) -> tuple[str, str]:
+    """(why, fix) for a lastmod the XSD rejects as too imprecise."""
+    if timed:
+        return "has a time without seconds", "add seconds (hh:mm:ss)"
+    return f"gives only a {precision}", "give the full date (YYYY-MM-DD)"
 
 
 def _show(value: str, limit: int = 100) -> str:
@@ -249,16 +287,11 @@ class SitemapValidator:
     ) -> None:
         self.source = source
         self.sitemap_url = sitemap_url
-        if now is None:
-            now = datetime.now(UTC)
-        elif now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        self.now = now.astimezone(UTC)
+        self.now = _utc(now)
         self.seen = seen
         self.seen_sitemaps = seen_sitemaps if seen_sitemaps is not None else SeenUrls()
         self.hreflang = hreflang
-        if hreflang is not None and hreflang.seen is None and seen is not None:
-            hreflang.seen = seen
+        _share_seen(hreflang, seen)
         self.cross_submitted = cross_submitted
         self.kind = kind
         self._scope = LocScope(sitemap_url) if sitemap_url else None
@@ -267,14 +300,7 @@ class SitemapValidator:
         self._plain_loc = self._scope.is_plain if self._scope is not None else is_plain_url
         self._src_url = seen.source_id(source) if seen is not None else 0
         self._src_sm = self.seen_sitemaps.source_id(source)
-        now_s = _seconds(self.now)
-        self._future_time = now_s + int(FUTURE_TOLERANCE.total_seconds())
-        self._future_date = now_s + int(FUTURE_TOLERANCE_DATE.total_seconds())
-        self._served_from = now_s - int(SERVED_NOW_WINDOW.total_seconds())
-        # A lastmod on a day before this one is in the past and outside the "served now"
-        # window whatever its time and zone (zones reach 14 hours): check() counts it inline.
-        self._old_day = self._served_from // _DAY_S - 2
-        self._news_oldest = self.now - NEWS_MAX_AGE
+        self._set_thresholds()
         # counters for finish()
         self.checked = 0
         self._non_urls = 0  # entries that are not <url> (an index's <sitemap>)
@@ -292,6 +318,17 @@ class SitemapValidator:
         self._lm_text = ""  # the previous lastmod: runs of equal values are common
         self._lm_value: _Lastmod | str = "empty"
         self._pr_cache: dict[str, Decimal | str] = {}
+
+    def _set_thresholds(self) -> None:
+        """The time limits of the lastmod and news rules, from `now`."""
+        now_s = _seconds(self.now)
+        self._future_time = now_s + int(FUTURE_TOLERANCE.total_seconds())
+        self._future_date = now_s + int(FUTURE_TOLERANCE_DATE.total_seconds())
+        self._served_from = now_s - int(SERVED_NOW_WINDOW.total_seconds())
+        # A lastmod on a day before this one is in the past and outside the "served now"
+        # window whatever its time and zone (zones reach 14 hours): check() counts it inline.
+        self._old_day = self._served_from // _DAY_S - 2
+        self._news_oldest = self.now - NEWS_MAX_AGE
 
     # -- per entry ----------------------------------------------------------
 
@@ -424,18 +461,26 @@ class SitemapValidator:
             for video in entry.videos:
                 self._check_video(video, loc, out)
         if entry.news:
-            self._news += 1
-            for news in entry.news:
-                self._check_news(news, loc, out)
+            self._check_news_list(entry.news, loc, out)
         if entry.alternates:
             self._check_alternates(entry, loc, norm, out)
 
-    def _lastmod_full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
+    def _check_news_list(self, news_list: list[News], loc: str | None, out: list[Finding]) -> None:
+        """A <url>'s <news:news> elements (counted once per URL for news-too-many)."""
+        self._news += 1
+        for news in news_list:
+            self._check_news(news, loc, out)
+
+    def _lastmod_value(self, lastmod: str) -> _Lastmod | str:
+        """The parsed lastmod (or why it is invalid); the previous one is remembered."""
         if lastmod == self._lm_text:
-            value = self._lm_value
-        else:
-            value = _lastmod_fast(lastmod) or self._parse_lastmod(lastmod)
-            self._lm_text, self._lm_value = lastmod, value
+            return self._lm_value
+        value = _lastmod_fast(lastmod) or self._parse_lastmod(lastmod)
+        self._lm_text, self._lm_value = lastmod, value
+        return value
+
+    def _lastmod_full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        value = self._lastmod_value(lastmod)
         # The common cases: a full timestamp older than "now", or a past date.
         if isinstance(value, tuple) and (
             value[0] < self._served_from
@@ -456,16 +501,20 @@ class SitemapValidator:
 
     def _check_loc_slow(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable)."""
-        raw = entry.loc
-        loc = raw.strip(_XML_SPACE) if raw is not None else ""
-        for code, message in check_loc(raw):
-            self._add(out, code, message, entry.line, loc or None)
+        loc = self._report_loc_problems(entry.loc, entry.line, out)
         if not loc or origin(loc) is None:
             return loc or None, None  # not an http(s) URL with a host: nothing to compare
         norm = normalize_url(loc)
         if self._scope is not None:
             self._check_scope(self._scope, loc, norm, entry.line, out)
         return loc, norm
+
+    def _report_loc_problems(self, raw: str | None, line: int, out: list[Finding]) -> str:
+        """check_loc's findings for a <loc> as written; returns it stripped ("" if none)."""
+        loc = raw.strip(_XML_SPACE) if raw is not None else ""
+        for code, message in check_loc(raw):
+            self._add(out, code, message, line, loc or None)
+        return loc
 
     def _check_scope(
         self, scope: LocScope, loc: str, norm: str, line: int, out: list[Finding]
@@ -475,25 +524,33 @@ class SitemapValidator:
         scope_code = scope.classify(loc, norm)
         if scope_code == "loc-cross-host":
             if self.cross_submitted is None or not self.cross_submitted(loc):
-                self._add(
-                    out,
-                    "loc-cross-host",
-                    f"<loc> {_show(loc)} is on another host, scheme or port than the "
-                    f"sitemap {_show(scope.sitemap_url)}: list it in a sitemap on its own "
-                    "host, or declare this sitemap in that host's robots.txt",
-                    line,
-                    loc,
-                )
+                self._report_cross_host(scope, loc, line, out)
         elif scope_code == "loc-outside-path":
-            self._add(
-                out,
-                "loc-outside-path",
-                f"<loc> {_show(loc)} is outside {_show(scope.prefix or '')}, the directory "
-                f"of the sitemap: move the sitemap up to the site root or list the URL "
-                "in a sitemap in its directory",
-                line,
-                loc,
-            )
+            self._report_outside_path(scope, loc, line, out)
+
+    def _report_cross_host(self, scope: LocScope, loc: str, line: int, out: list[Finding]) -> None:
+        self._add(
+            out,
+            "loc-cross-host",
+            f"<loc> {_show(loc)} is on another host, scheme or port than the "
+            f"sitemap {_show(scope.sitemap_url)}: list it in a sitemap on its own "
+            "host, or declare this sitemap in that host's robots.txt",
+            line,
+            loc,
+        )
+
+    def _report_outside_path(
+        self, scope: LocScope, loc: str, line: int, out: list[Finding]
+    ) -> None:
+        self._add(
+            out,
+            "loc-outside-path",
+            f"<loc> {_show(loc)} is outside {_show(scope.prefix or '')}, the directory "
+            f"of the sitemap: move the sitemap up to the site root or list the URL "
+            "in a sitemap in its directory",
+            line,
+            loc,
+        )
 
     def _report_duplicate(
         self, entry: Entry, table: SeenUrls, first: int, loc: str, norm: str, out: list[Finding]
@@ -531,11 +588,16 @@ class SitemapValidator:
             start, precision, xsd_valid = parse_w3c_start(value)
             return _seconds(start), precision, xsd_valid
         except ValueError as exc:
-            if self.kind == "rss":  # RSS pubDate is RFC 822
-                dt = parse_rss_date(value)
-                if dt is not None:
-                    return _seconds(dt), "second", True
-            return str(exc)
+            return self._not_w3c(value, str(exc))
+
+    def _not_w3c(self, value: str, why: str) -> _Lastmod | str:
+        """A lastmod that is no W3C Datetime: an RSS pubDate (RFC 822) in an RSS feed,
+        else `why` it is invalid."""
+        if self.kind == "rss":
+            dt = parse_rss_date(value)
+            if dt is not None:
+                return _seconds(dt), "second", True
+        return why
 
     def _check_lastmod(
         self, text: str, value: _Lastmod | str, line: int, loc: str | None, out: list[Finding]
@@ -550,6 +612,13 @@ class SitemapValidator:
                 loc,
             )
             return
+        self._check_lastmod_time(text, value, line, loc, out)
+
+    def _check_lastmod_time(
+        self, text: str, value: _Lastmod, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        """Count a valid lastmod that is not a plain past one; lastmod-imprecise and
+        lastmod-future."""
         self._lastmods += 1
         start, precision, xsd_valid = value
         day = start // _DAY_S
@@ -559,12 +628,7 @@ class SitemapValidator:
         if timed and start >= self._served_from:
             self._served_now += 1
         if not xsd_valid:
-            if timed:
-                why = "has a time without seconds"
-                fix = "add seconds (hh:mm:ss)"
-            else:
-                why = f"gives only a {precision}"
-                fix = "give the full date (YYYY-MM-DD)"
+            why, fix = _imprecision(timed, precision)
             self._add(
                 out,
                 "lastmod-imprecise",
@@ -573,14 +637,17 @@ class SitemapValidator:
                 loc,
             )
         if start > (self._future_time if timed else self._future_date):
-            self._add(
-                out,
-                "lastmod-future",
-                f"<lastmod> {_show(text)} is later than the time of the audit "
-                f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
-                line,
-                loc,
-            )
+            self._report_future(text, line, loc, out)
+
+    def _report_future(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        self._add(
+            out,
+            "lastmod-future",
+            f"<lastmod> {_show(text)} is later than the time of the audit "
+            f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
+            line,
+            loc,
+        )
 
     def _check_changefreq(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
         value = text.strip(_XML_SPACE)
@@ -609,9 +676,8 @@ class SitemapValidator:
             return "is outside 0.0 to 1.0"
         return number
 
-    def _check_priority(
-        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
-    ) -> None:
+    def _priority_value(self, text: str) -> Decimal | str:
+        """The parsed priority (or why it is invalid), from the cache when seen before."""
         cache = self._pr_cache
         value = cache.get(text)
         if value is None:
@@ -619,6 +685,12 @@ class SitemapValidator:
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
             cache[text] = value
+        return value
+
+    def _check_priority(
+        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
+    ) -> None:
+        value = self._priority_value(text)
         if isinstance(value, str):
             self._add(
                 out,
@@ -648,36 +720,38 @@ class SitemapValidator:
                 line,
                 loc,
             )
-        deprecated: dict[str, None] = {}
-        deprecated_count = 0
-        first_line = line
         for image in images:
             if image.loc is None or not image.loc.strip(_XML_SPACE):
-                self._add(
-                    out,
-                    "image-loc-missing",
-                    "<image:image> has no <image:loc>"
-                    + (" (it is empty)" if image.loc is not None else "")
-                    + ": add the image's URL in <image:loc> or remove the <image:image>",
-                    image.line,
-                    loc,
-                )
-            if image.deprecated:
-                if not deprecated_count:
-                    first_line = image.line
-                deprecated_count += 1
-                for tag in image.deprecated:
-                    deprecated[tag] = None
-        if deprecated_count:
-            tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
-            self._add(
-                out,
-                "image-deprecated-tag",
-                f"{tags} in {deprecated_count} <image:image> element(s): Google deprecated "
-                "these tags in 2022 and ignores them; remove them",
-                first_line,
-                loc,
-            )
+                self._report_image_loc_missing(image, loc, out)
+        with_deprecated = [image for image in images if image.deprecated]
+        if with_deprecated:
+            self._report_deprecated_images(with_deprecated, loc, out)
+
+    def _report_image_loc_missing(self, image: Image, loc: str | None, out: list[Finding]) -> None:
+        self._add(
+            out,
+            "image-loc-missing",
+            "<image:image> has no <image:loc>"
+            + (" (it is empty)" if image.loc is not None else "")
+            + ": add the image's URL in <image:loc> or remove the <image:image>",
+            image.line,
+            loc,
+        )
+
+    def _report_deprecated_images(
+        self, images: list[Image], loc: str | None, out: list[Finding]
+    ) -> None:
+        """image-deprecated-tag, once for the <image:image> elements that have such tags."""
+        deprecated = dict.fromkeys(tag for image in images for tag in image.deprecated)
+        tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
+        self._add(
+            out,
+            "image-deprecated-tag",
+            f"{tags} in {len(images)} <image:image> element(s): Google deprecated "
+            "these tags in 2022 and ignores them; remove them",
+            images[0].line,
+            loc,
+        )
 
     def _check_video(self, video: Video, loc: str | None, out: list[Finding]) -> None:
         f = video.fields
@@ -685,15 +759,7 @@ class SitemapValidator:
         values = {k: v.strip(_XML_SPACE) for k, v in f.items() if v is not None}
         missing = _video_missing(values)
         if missing:
-            self._add(
-                out,
-                "video-required-missing",
-                f"<video:video> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
-                " (Google needs them to "
-                "index the video)",
-                line,
-                loc,
-            )
+            self._report_video_missing(missing, line, loc, out)
         for name, shown, why, fix in _video_problems(f, values):
             self._add(
                 out,
@@ -703,15 +769,24 @@ class SitemapValidator:
                 loc,
             )
 
+    def _report_video_missing(
+        self, missing: list[str], line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        self._add(
+            out,
+            "video-required-missing",
+            f"<video:video> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
+            " (Google needs them to "
+            "index the video)",
+            line,
+            loc,
+        )
+
     def _check_news(self, news: News, loc: str | None, out: list[Finding]) -> None:
         f = news.fields
         line = news.line
         values = {k: v.strip(_XML_SPACE) for k, v in f.items() if v is not None}
-        missing = [
-            f"<news:{name}>"
-            for name in ("name", "language", "publication_date", "title")
-            if not values.get(name)
-        ]
+        missing = _news_missing(values)
         if missing:
             self._add(
                 out,
@@ -724,38 +799,34 @@ class SitemapValidator:
             )
         language = values.get("language")
         if language:
-            why = check_news_language(language)
-            if why is not None:
-                self._add(
-                    out,
-                    "news-invalid-value",
-                    f"<news:language> {_show(language)} {why}: use e.g. en, de, zh-cn",
-                    line,
-                    loc,
-                )
+            self._check_news_language(language, line, loc, out)
         published = values.get("publication_date")
         if published:
             self._check_news_date(published, line, loc, out)
 
-    def _check_news_date(
-        self, published: str, line: int, loc: str | None, out: list[Finding]
+    def _check_news_language(
+        self, language: str, line: int, loc: str | None, out: list[Finding]
     ) -> None:
-        try:
-            parsed = parse_w3c_datetime(published)
-        except ValueError as exc:
-            why: str | None = str(exc)
-        else:
-            why = (
-                None
-                if parsed.precision not in ("year", "month")
-                else f"only a {parsed.precision}, not a full date"
-            )
+        why = check_news_language(language)
         if why is not None:
             self._add(
                 out,
                 "news-invalid-value",
-                f"<news:publication_date> {_show(published)} is invalid ({why}); use YYYY-MM-DD or "
-                "YYYY-MM-DDThh:mm:ss+hh:mm",
+                f"<news:language> {_show(language)} {why}: use e.g. en, de, zh-cn",
+                line,
+                loc,
+            )
+
+    def _check_news_date(
+        self, published: str, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        parsed = _publication_date(published)
+        if isinstance(parsed, str):
+            self._add(
+                out,
+                "news-invalid-value",
+                f"<news:publication_date> {_show(published)} is invalid ({parsed}); use "
+                "YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm",
                 line,
                 loc,
             )
@@ -773,30 +844,25 @@ class SitemapValidator:
     def _check_alternates(
         self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
     ) -> None:
-        hrefs: list[str] = []
-        has_self = False
-        bad_href = False
-        for alt in entry.alternates or ():
-            href = self._check_alternate(alt, loc, out)
-            if href is None:
-                bad_href = True
-                continue
-            hrefs.append(href)
-            if norm is not None and not has_self and normalize_url(href) == norm:
-                has_self = True
+        alternates = entry.alternates or []
+        hrefs = [href for alt in alternates if (href := self._check_alternate(alt, loc, out))]
         if norm is None or loc is None:
             return
-        if not has_self and not bad_href:  # a broken href may be the self link: said already
-            self._add(
-                out,
-                "hreflang-missing-self",
-                f"{_show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
-                "with its own language and href (each version must list itself and all others)",
-                entry.line,
-                loc,
-            )
+        # a broken href may be the self link: said already
+        if len(hrefs) == len(alternates) and not _lists_itself(hrefs, norm):
+            self._report_missing_self(loc, entry.line, out)
         if self.hreflang is not None and hrefs:
             self.hreflang.add(loc, hrefs, sitemap=self.source, line=entry.line)
+
+    def _report_missing_self(self, loc: str, line: int, out: list[Finding]) -> None:
+        self._add(
+            out,
+            "hreflang-missing-self",
+            f"{_show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
+            "with its own language and href (each version must list itself and all others)",
+            line,
+            loc,
+        )
 
     def _check_alternate(self, alt: Alternate, loc: str | None, out: list[Finding]) -> str | None:
         """hreflang-invalid for one xhtml:link; its href (stripped), None when unusable."""
@@ -835,15 +901,8 @@ class SitemapValidator:
             *_size_problems(kind, entries, uncompressed_bytes),
             *self._lastmod_problems(kind),
             *self._priority_problems(),
+            *_news_count_problems(self._news),
         ]
-        if self._news > MAX_NEWS:
-            problems.append(
-                (
-                    "news-too-many",
-                    f"{self._news:,} URLs with <news:news>, over Google's limit of {MAX_NEWS:,} "
-                    "per news sitemap: split the news sitemap",
-                )
-            )
         return [finding(code, message, sitemap=self.source) for code, message in problems]
 
     def _lastmod_problems(self, kind: str | None) -> list[tuple[str, str]]:
@@ -897,6 +956,19 @@ class SitemapValidator:
         ]
 
 
+def _news_count_problems(news: int) -> list[tuple[str, str]]:
+    """news-too-many, for `news` URLs with <news:news> in one sitemap."""
+    if news <= MAX_NEWS:
+        return []
+    return [
+        (
+            "news-too-many",
+            f"{news:,} URLs with <news:news>, over Google's limit of {MAX_NEWS:,} "
+            "per news sitemap: split the news sitemap",
+        )
+    ]
+
+
 def _size_problems(
     kind: str | None, entries: int, uncompressed_bytes: int
 ) -> list[tuple[str, str]]:
@@ -911,13 +983,7 @@ def _size_problems(
                 "into several sitemaps listed in a sitemap index",
             )
         )
-    near: list[str] = []
-    if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
-        near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
-    if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
-        near.append(
-            f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} allowed"
-        )
+    near = _near_limits(what, entries, uncompressed_bytes)
     if near:
         problems.append(
             (
@@ -938,7 +1004,44 @@ def _size_problems(
     return problems
 
 
+def _near_limits(what: str, entries: int, uncompressed_bytes: int) -> list[str]:
+    """The limits a sitemap is over 90% of (and not over), in words."""
+    near: list[str] = []
+    if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
+        near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
+    if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
+        near.append(
+            f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} allowed"
+        )
+    return near
+
+
 # --- video values (video.xsd), one rule per element or attribute -------------------------
+
+
+def _lists_itself(hrefs: list[str], norm: str) -> bool:
+    """Whether one of the alternates' `hrefs` is the URL normalised as `norm`."""
+    return any(normalize_url(href) == norm for href in hrefs)
+
+
+def _publication_date(text: str) -> W3CDate | str:
+    """A <news:publication_date> parsed, or why it is invalid (a full date at least)."""
+    try:
+        parsed = parse_w3c_datetime(text)
+    except ValueError as exc:
+        return str(exc)
+    if parsed.precision in ("year", "month"):
+        return f"only a {parsed.precision}, not a full date"
+    return parsed
+
+
+def _news_missing(values: dict[str, str]) -> list[str]:
+    """The required children a <news:news> lacks (empty counts as absent)."""
+    return [
+        f"<news:{name}>"
+        for name in ("name", "language", "publication_date", "title")
+        if not values.get(name)
+    ]
 
 
 def _video_missing(values: dict[str, str]) -> list[str]:
@@ -1036,13 +1139,25 @@ def _video_problems(
     `fields` are the values as written (lengths count them), `values` the same stripped.
     """
     problems: list[tuple[str, str, str, str]] = []
+    _video_length_problems(fields, problems)
+    _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
+    _video_date_problems(values, problems)
+    _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
+    return problems
+
+
+def _video_length_problems(
+    fields: dict[str, str], problems: list[tuple[str, str, str, str]]
+) -> None:
     for name, limit in _VIDEO_MAX_LENGTHS:
         v = fields.get(name)
         if v is not None and len(v) > limit:
             problems.append(
                 (name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
             )
-    _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
+
+
+def _video_date_problems(values: dict[str, str], problems: list[tuple[str, str, str, str]]) -> None:
     for name in ("publication_date", "expiration_date"):
         v = values.get(name)
         why = None if v is None else _xsd_date_problem(v)
@@ -1050,8 +1165,6 @@ def _video_problems(
             problems.append(
                 (name, v, f"is invalid ({why})", "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
             )
-    _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
-    return problems
 
 
 def _video_rule_problems(
