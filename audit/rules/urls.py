@@ -339,9 +339,14 @@ def _authority_problems(rest: str) -> list[str]:
     problem = _host_problem(host)
     if problem is not None:
         out.append(problem)
-    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
+    if port and _bad_port(port):
         out.append(f"has an invalid port {_show(port)}")
     return out
+
+
+def _bad_port(port: str) -> bool:
+    """Not a port number from 1 to 65535 in ASCII digits."""
+    return not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535
 
 
 def is_absolute_http(url: str) -> bool:
@@ -378,13 +383,7 @@ def normalize_url(url: str) -> str:
     authority, tail = _split_authority(url[m.end() + 2 :])
     userinfo, at, _hp = authority.rpartition("@")
     host, port = _host_port(authority)
-    host = host.lower()
-    if port and port.isdigit() and port.isascii():
-        netloc = host if _DEFAULT_PORTS.get(scheme) == int(port) else f"{host}:{int(port)}"
-    elif not port:  # absent or empty ("host:"): RFC 3986 treats both as the default
-        netloc = host
-    else:
-        netloc = f"{host}:{port}"
+    netloc = _host_and_port(scheme, host.lower(), port)
     if at:
         netloc = f"{userinfo}@{netloc}"
     if not tail or tail[0] != "/":
@@ -392,6 +391,15 @@ def normalize_url(url: str) -> str:
     if "%" in tail:
         tail = _LOWER_PCT.sub(_upper_pct, tail)
     return f"{scheme}://{netloc}{tail}"
+
+
+def _host_and_port(scheme: str, host: str, port: str | None) -> str:
+    """host[:port] as normalize_url writes it: the scheme's default port dropped."""
+    if port and port.isdigit() and port.isascii():
+        return host if _DEFAULT_PORTS.get(scheme) == int(port) else f"{host}:{int(port)}"
+    if not port:  # absent or empty ("host:"): RFC 3986 treats both as the default
+        return host
+    return f"{host}:{port}"
 
 
 def origin(url: str) -> tuple[str, str, int] | None:
