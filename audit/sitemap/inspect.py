@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TextIO
 
 from audit.core.records import Entry, SitemapRecord
@@ -79,14 +80,7 @@ class Inspector:
         st = self._get(source)
         if entry.kind == "sitemap":
             st.children.append((entry.loc or "").strip())
-        for name, items in (
-            ("image", entry.images),
-            ("video", entry.videos),
-            ("news", entry.news),
-            ("hreflang", entry.alternates),
-        ):
-            if items:
-                st.extensions[name] += len(items)
+        _count_extensions(st, entry)
         if not entry.lastmod:
             st.lastmod_missing += 1
             return
@@ -94,12 +88,7 @@ class Inspector:
             when = parse_w3c_datetime(entry.lastmod.strip()).start
         except ValueError:
             return
-        st.by_month[when.strftime("%Y-%m")] += 1
-        iso = when.isoformat()
-        if st.lastmod_min is None or iso < st.lastmod_min:
-            st.lastmod_min = iso
-        if st.lastmod_max is None or iso > st.lastmod_max:
-            st.lastmod_max = iso
+        _count_lastmod(st, when)
 
     @property
     def failed(self) -> list[SitemapStats]:
@@ -140,14 +129,40 @@ class Inspector:
                 f"{indent}  kind {st.kind or '?'}, {st.entries:,} entries, "
                 f"{st.bytes:,} bytes uncompressed{comp}\n"
             )
-            if st.kind != "sitemapindex" or st.lastmod_min:
-                rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
-                out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
-            _write_months(out, st, indent)
+            _write_lastmods(out, st, indent)
             if st.extensions:
                 ext = ", ".join(f"{k} {v:,}" for k, v in sorted(st.extensions.items()))
                 out.write(f"{indent}  extensions: {ext}\n")
             _write_children(out, st, indent, self.stats)
+
+
+def _count_lastmod(st: SitemapStats, when: datetime) -> None:
+    """A valid lastmod (its start): the month's count and the range."""
+    st.by_month[when.strftime("%Y-%m")] += 1
+    iso = when.isoformat()
+    if st.lastmod_min is None or iso < st.lastmod_min:
+        st.lastmod_min = iso
+    if st.lastmod_max is None or iso > st.lastmod_max:
+        st.lastmod_max = iso
+
+
+def _count_extensions(st: SitemapStats, entry: Entry) -> None:
+    for name, items in (
+        ("image", entry.images),
+        ("video", entry.videos),
+        ("news", entry.news),
+        ("hreflang", entry.alternates),
+    ):
+        if items:
+            st.extensions[name] += len(items)
+
+
+def _write_lastmods(out: TextIO, st: SitemapStats, indent: str) -> None:
+    """The lastmod range (not for an index without any) and the months."""
+    if st.kind != "sitemapindex" or st.lastmod_min:
+        rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
+        out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
+    _write_months(out, st, indent)
 
 
 def _write_months(out: TextIO, st: SitemapStats, indent: str) -> None:
