@@ -1322,7 +1322,7 @@ def _migrate_exit(
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
     if state_error is not None:
-        print(f"{PROG}: error: {state_error} (the report was written)", file=sys.stderr)
+        print(f"{PROG}: error: {state_error}", file=sys.stderr)
         return Exit.USAGE
     if interrupted:
         return Exit.INTERRUPTED

@@ -926,7 +926,11 @@ class StateStore:
         finally:
             self._lock.release()  # after the last write
         if self._writer.error is not None:
-            raise StateError(f"{self.path}: writing the state failed: {self._writer.error}")
+            raise StateError(
+                f"{self.path}: the state file could not be written ({self._writer.error}; "
+                "is the disk full?); the report is not affected, and the next run with this "
+                "state resumes from what it holds"
+            )
         if self._writer.incomplete is not None:
             raise StateError(
                 f"{self.path}: not marked complete: {self._writer.incomplete}; the next run "
