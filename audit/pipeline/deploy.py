@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from audit.checks.deploystamp import DeployStamp
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_value
-from audit.http import origin_of
+from audit.http import url_prefix
+from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
 from audit.rules.dates import parse_http_date
 
@@ -52,20 +53,28 @@ class DeployStampHook(Hook):
     ) -> tuple[UrlResult, list[Finding]] | None:
         if result is None or job.lastmod is None or result.redirects:
             return None
-        header = header_value(result.headers, "last-modified")
-        modified = parse_http_date(header) if header else None
-        if modified is None:
-            return None
-        try:
-            key = origin_of(job.url)
-        except ValueError:
+        host = self._host(job.url)
+        if host is None or host.stamp.verdict is False:
+            return None  # a judged content date: nothing more to do per URL
+        if host.stamp.verdict is None:
+            header = header_value(result.headers, "last-modified")
+            modified = parse_http_date(header) if header else None
+            if modified is None:
+                return None
+            if host.stamp.add(modified):
+                self._release(host)
+        return self._hold(host, record, found)
+
+    def _host(self, url: str) -> _Host | None:
+        """The host's verdict state, keyed by the URL's scheme://netloc as written (no
+        parse per URL); None for a URL without one."""
+        key = url_prefix(url)
+        if key is None:
             return None
         host = self._hosts.get(key)
         if host is None:
             host = self._hosts[key] = _Host()
-        if host.stamp.add(modified):
-            self._release(host)
-        return self._hold(host, record, found)
+        return host
 
     def _hold(
         self, host: _Host, record: UrlResult, found: list[Finding]
@@ -97,7 +106,7 @@ class DeployStampHook(Hook):
                 host.stamp.decide()
                 self._release(host)
             if host.stamp.verdict and self._rec is not None:
-                self._rec.finding(_deploy_finding(key, host))
+                self._rec.finding(_deploy_finding(canonical_origin(key) or key, host))
 
 
 def _deploy_finding(origin: str, host: _Host) -> Finding:
