@@ -1,10 +1,9 @@
 """The project builds into a wheel that installs into a clean environment and runs.
 
-pipx is not on this machine, so this is the fallback the issue allows: `pip wheel
---no-deps .` (the project's own build backend), then `python -m venv` and `pip install
-dist/*.whl` (its dependencies from the package index), then the installed
-`sitemap-audit` command validates a local sitemap. Without a package index the test is
-skipped, saying so."""
+Two ways a user installs it: `pip wheel --no-deps .` (the project's own build backend)
+then `pip install dist/*.whl` into a new venv, and `pipx install .` (pipx itself from the
+package index). Either way the installed `sitemap-audit` command then validates a local
+sitemap. Without a package index the tests are skipped, saying so."""
 
 from __future__ import annotations
 
@@ -64,3 +63,38 @@ def test_wheel_installs_into_a_clean_venv(tmp_path: Path) -> None:
     # installed, not run from the sources: the package lives in the clean venv
     where = _run(venv / "bin" / "python", "-c", "import audit; print(audit.__file__)")
     assert str(venv) in where.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_pipx_installs_the_project(tmp_path: Path) -> None:
+    """`pipx install .` as a user would: pipx itself from the package index into a venv
+    of its own, then the project from a copy of the sources into pipx's own venv."""
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "*cache*", "build", "dist")
+    )
+    tools = tmp_path / "tools"
+    assert _run(sys.executable, "-m", "venv", tools).returncode == 0
+    got = _run(tools / "bin" / "pip", "install", "pipx")
+    if got.returncode and "Could not find a version" in got.stderr + got.stdout:
+        pytest.skip("no package index reachable: pipx cannot be fetched")
+    assert got.returncode == 0, got.stderr[-2000:]
+    env_vars = {"PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin")}
+    os.environ.update(env_vars)  # _run passes the environment on
+    try:
+        installed = _run(tools / "bin" / "pipx", "install", src)
+    finally:
+        for key in env_vars:
+            os.environ.pop(key, None)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    command = tmp_path / "bin" / "sitemap-audit"
+    version = _run(command, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("sitemap-audit ")
+    sitemap = tmp_path / "sitemap.xml"
+    sitemap.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>https://example.com/</loc></url></urlset>\n"
+    )
+    assert _run(command, "validate", sitemap, "--format", "jsonl").returncode == 0
