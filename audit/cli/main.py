@@ -16,7 +16,9 @@ import contextlib
 import gc
 import json
 import math
+import os
 import signal
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from enum import IntEnum
@@ -769,10 +771,11 @@ def _open_report(path: str) -> TextIO:
     fails raises OutputError (from a record sink, so the run stops at once)."""
     try:
         fh = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by caller
-        fh.write(" " * _PROBE)
-        fh.flush()
-        fh.seek(0)
-        fh.truncate()
+        if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # not /dev/null, a pipe, a tty
+            fh.write(" " * _PROBE)
+            fh.flush()
+            fh.seek(0)
+            fh.truncate()
     except OSError as exc:
         raise TargetError(f"{path}: cannot write the report: {exc.strerror}") from None
     write = fh.write
