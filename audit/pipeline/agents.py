@@ -69,7 +69,7 @@ class AgentsHook(Hook):
         }
         if self.agents:
             extra["agents"] = self._verdicts(job, record, result)
-        return replace(record, extra=extra), found
+        return record.with_extra(extra), found
 
     def _verdicts(
         self, job: UrlJob, record: UrlResult, result: FetchResult | None
