@@ -110,7 +110,10 @@ class Cluster:
         before = await self._client.get_metadata([FENCE_KEY, self.fence], None)
         await self._client.set_metadata([FENCE_KEY, self.fence], self.run)
         if before and before != self.run:
-            await asyncio.sleep(FENCE_EVERY * 2)
+            # a dead run's batch looks at the fence every FENCE_EVERY s, but a look is a
+            # scheduler round trip from a worker thread: seen taking over a second under
+            # load (a 0.7 s overlap at twice the rate with a wait of 2 looks), so six
+            await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
         if self.lanes is not None:
