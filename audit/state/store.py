@@ -938,15 +938,20 @@ class StateStore:
             )
 
 
+def _open_read_only(p: Path) -> sqlite3.Connection:
+    """A state file opened for reading only; StateError for one that is not a state."""
+    _check_magic(p)
+    try:
+        return sqlite3.connect(f"file:{os.fspath(p)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+
+
 def read_status(path: str | Path) -> str:
     """The status of a state file's latest run: `complete`, or `running` (in progress,
     or died). Raises StateError for a file that is not a usable state."""
     p = Path(path)
-    _check_magic(p)
-    try:
-        conn = sqlite3.connect(f"file:{os.fspath(p)}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+    conn = _open_read_only(p)
     try:
         return _read_meta(conn, p).get("status", "running")
     finally:
@@ -956,11 +961,7 @@ def read_status(path: str | Path) -> str:
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The report records a state file holds for its latest run (for `diff`)."""
     p = Path(path)
-    _check_magic(p)
-    try:
-        conn = sqlite3.connect(f"file:{os.fspath(p)}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise StateError(f"{p}: cannot open the state file: {exc}") from exc
+    conn = _open_read_only(p)
     try:
         meta = _read_meta(conn, p)
         run = int(meta.get("run", "1"))
