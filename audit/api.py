@@ -28,7 +28,6 @@ from typing import Any
 
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
-from audit.pipeline.agents import AgentsHook
 from audit.pipeline.auditor import EntryHook, SitemapHook, classify_target
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
@@ -164,13 +163,8 @@ class Audit:
             outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
 
     def _hooks_for_target(self) -> list[Hook]:
-        """Every run's own hooks (indexability, --agents, --links), then the caller's."""
-        own: list[Hook] = [AgentsHook(self.config)]
-        if self.config.links and self.mode == "crawl":  # after AgentsHook: uses indexable
-            from audit.pipeline.links import LinkCrawl
-
-            own.append(LinkCrawl(self.config))
-        return own + list(self._hooks() if self._hooks is not None else ())
+        """The caller's hooks for one target (the run's own are the runner's builtin_hooks)."""
+        return list(self._hooks()) if self._hooks is not None else []
 
     @property
     def fatal(self) -> list[str]:

@@ -309,7 +309,8 @@ class Host:
         """Workers worth tying up on this host now, or None for no limit: 2 while it is
         deferred (Retry-After), else enough for four seconds of its rate. The pipeline parks
         the rest of the host's work so a slow or backed-off host never holds every worker."""
-        if self._not_before > asyncio.get_running_loop().time():
+        # a host never deferred skips the clock: this runs once per listed URL
+        if self._not_before and self._not_before > asyncio.get_running_loop().time():
             return 2
         if math.isinf(self._rate):
             return None

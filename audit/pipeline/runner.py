@@ -16,6 +16,7 @@ from audit.core.errors import TargetError
 from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
+from audit.pipeline.agents import AgentsHook
 from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
 from audit.pipeline.deploy import DeployStampHook
 from audit.pipeline.discover import Discovered, discover, robots_discovered
@@ -50,7 +51,7 @@ async def run_target(
         progress=progress,
         on_entry=on_entry,
         on_sitemap=on_sitemap,
-        hooks=[*builtin_hooks(run_mode), *hooks],
+        hooks=[*builtin_hooks(config, run_mode), *hooks],
         url_check=url_check,
     )
     async with HttpClient(config) as client:
@@ -69,9 +70,17 @@ async def run_target(
             )
 
 
-def builtin_hooks(mode: Mode) -> list[Hook]:
-    """The hooks every crawl has: RULES.md checks that need more than one answer."""
-    return [DeployStampHook()] if mode == "crawl" else []
+def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
+    """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
+    indexability and --agents (every run), the --links crawl (after indexability,
+    which it reads)."""
+    own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
+    own.append(AgentsHook(config))
+    if config.links and mode == "crawl":
+        from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
+
+        own.append(LinkCrawl(config))
+    return own
 
 
 async def root_jobs(
