@@ -114,7 +114,7 @@ async def check_job(client: HttpClient, config: CrawlConfig, job: dict[str, Any]
     judged = replace(result, url=job["url"]) if extra is not None else result
     record = url_record(judged, sitemap=job["sitemap"], line=job["line"], lastmod=job["lastmod"])
     if extra is not None:
-        record = replace(record, extra={**(record.extra or {}), **extra})
+        record = record.with_extra({**(record.extra or {}), **extra})
     found = check_fetch(
         judged,
         lastmod=job["lastmod"],

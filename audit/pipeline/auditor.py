@@ -928,7 +928,7 @@ class Auditor:
             result = replace(result, url=job.url)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
-            record = replace(record, extra={**(record.extra or {}), **extra})
+            record = record.with_extra({**(record.extra or {}), **extra})
         found = check_fetch(
             result,
             lastmod=job.lastmod,
@@ -1028,7 +1028,7 @@ class Auditor:
                 page_url, verdict.alternates, sitemap=job.sitemap, line=job.line, source="page"
             )
         extra = {**(record.extra or {}), "page": verdict.record}
-        return verdict.findings, replace(record, extra=extra)
+        return verdict.findings, record.with_extra(extra)
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run

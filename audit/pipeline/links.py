@@ -231,7 +231,7 @@ class LinkCrawl(Hook):
         if reason == extra.get("indexability"):
             return None
         extra = {**extra, "indexable": reason is None, "indexability": reason}
-        return replace(record, extra=extra), found
+        return record.with_extra(extra), found
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -381,7 +381,7 @@ class LinkCrawl(Hook):
 
     def _hold(self, url: str, record: UrlResult, reason: str | None) -> None:
         extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
-        self.store.hold(_key(normalize_url(url)), False, replace(record, extra=extra), [])
+        self.store.hold(_key(normalize_url(url)), False, record.with_extra(extra), [])
 
     # --- the end: verdicts, records, summary ---------------------------------
 
@@ -426,7 +426,7 @@ class LinkCrawl(Hook):
     @staticmethod
     def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
         source = ("both" if n else "sitemap") if listed else "links"
-        return replace(record, extra={**(record.extra or {}), "source": source, "inlinks": n})
+        return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""
