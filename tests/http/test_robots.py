@@ -68,7 +68,7 @@ def test_most_specific_group_wins_else_star_else_all() -> None:
     ours = policy(text)
     assert not ok(ours, "/ours")
     assert ok(ours, "/star-only")  # only the one group applies
-    # a group named by a mere prefix of our token ("sitemap") is not ours: protego alone
+    # a group named by a mere prefix of our token ("sitemap") is not ours: a prefix match
     # would pick it; RFC 9309 matches the whole product token, so `*` applies
     fallback = policy("User-agent: sitemap\nDisallow: /\n\nUser-agent: *\nDisallow: /star\n")
     assert ok(fallback, "/page")
