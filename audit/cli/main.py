@@ -20,6 +20,7 @@ import os
 import signal
 import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from enum import IntEnum
 from pathlib import Path
@@ -835,6 +836,38 @@ def open_output(path: str | None) -> Iterator[TextIO]:
         raise failure from None
 
 
+@contextlib.contextmanager
+def _whole_or_nothing(path: str | None) -> Iterator[str | None]:
+    """A regular output file is written beside `path` and moved over it only when the
+    command succeeds: a refused diff leaves an earlier report at `path` as it was."""
+    if not path or (os.path.exists(path) and not os.path.isfile(path)):
+        yield path  # stdout, /dev/null, a pipe: written as they are
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temp = tempfile.mkstemp(prefix=".sitemap-audit-", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot write the report: {exc.strerror}") from None
+    os.close(fd)
+    try:
+        os.chmod(temp, _new_file_mode(path))  # mkstemp's 0600 would outlive the move
+        yield temp
+        os.replace(temp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode `open(path, "w")` would leave: the existing file's, else 0666 less umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def _run_interruptibly(coro: Any, notes: dict[str, Any] | None = None) -> bool:
     """Run a coroutine; Ctrl-C or SIGTERM cancel it cleanly. True when interrupted, and
     `notes["stopped_by"]` (the summary's) names the signal."""
@@ -1192,7 +1225,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for path in (args.old, args.new):
         if not Path(path).is_file():
             raise TargetError(f"{path}: no such report or state file")
-    with open_output(args.output) as out:
+    with _whole_or_nothing(args.output) as target, open_output(target) as out:
         try:
             summary = diff_reports(
                 args.old,

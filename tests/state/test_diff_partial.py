@@ -91,7 +91,7 @@ def test_a_partial_side_is_refused_both_ways(
     out = tmp_path / "diff.txt"
     assert main(["diff", str(partial), str(full), "--output", str(out)]) == 2
     assert_refused(capsys, partial, full)
-    assert "url-not-found" not in out.read_text()
+    assert not out.exists()  # nothing is written, not even an empty file
 
 
 def test_both_sides_partial_are_named_on_one_line(
@@ -177,3 +177,21 @@ async def test_the_report_of_a_killed_crawl_is_partial(
     assert_refused(capsys, killed, full)
     assert main(["diff", str(full), str(killed)]) == 2
     assert_refused(capsys, killed, full)
+
+
+def test_a_refused_diff_leaves_the_output_file_as_it_was(tmp_path: Path) -> None:
+    """--output names where the last good diff is: a refused one must not empty it, and
+    must not create a file that was not there."""
+    full = report(tmp_path / "full.jsonl", N, summary(N))
+    partial = report(tmp_path / "partial.jsonl", 5, None)
+    kept = tmp_path / "kept.txt"
+    assert main(["diff", str(full), str(full), "--output", str(kept)]) == 0
+    earlier = kept.read_text()
+    assert "OK: no new finding" in earlier
+    assert main(["diff", str(full), str(partial), "--output", str(kept)]) == 2
+    assert kept.read_text() == earlier
+    absent = tmp_path / "absent.txt"
+    assert main(["diff", str(partial), str(full), "--output", str(absent)]) == 2
+    assert not absent.exists()
+    # and no temporary file is left beside them
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full.jsonl", "kept.txt", "partial.jsonl"]
