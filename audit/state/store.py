@@ -411,13 +411,33 @@ class _Writer(threading.Thread):
             conn.execute("PRAGMA synchronous = NORMAL")
         except BaseException as exc:
             self.error = exc
+            self._discard()
             return
         try:
             self._loop(conn)
-        except BaseException as exc:  # reported by close(); the run itself goes on
-            self.error = exc
         finally:
             conn.close()
+
+    def _failed(self, exc: BaseException, batch: list[_Op]) -> None:
+        """A write failed (reported by close()): the run goes on without its state."""
+        self.error = exc
+        if not self._settled(batch[-1]):
+            self._discard()
+
+    def _discard(self) -> None:
+        """Drop what the run queues from now on (a million URL rows must not pile up in
+        memory), still answering flush and stop."""
+        while not self._settled(self.queue.get()):
+            pass
+
+    def _settled(self, op: _Op) -> bool:
+        """A control operation answered without writing; True for stop."""
+        kind, args = op
+        if kind == "sync":
+            args[0].set()
+        if kind in _CONTROL:
+            self.controls_done += 1
+        return kind == "stop"
 
     def _loop(self, conn: sqlite3.Connection) -> None:
         q = self.queue
@@ -438,7 +458,11 @@ class _Writer(threading.Thread):
                     batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-            self.write(conn, batch)
+            try:
+                self.write(conn, batch)
+            except BaseException as exc:
+                self._failed(exc, batch)
+                return
             if batch[-1][0] in _CONTROL:
                 self.controls_done += 1
             if batch[-1][0] == "stop":

@@ -137,3 +137,26 @@ def test_a_state_of_the_previous_schema_is_refused_by_its_version(tmp_path: Path
     assert path.read_bytes() == before
     with pytest.raises(StateError, match="schema version"):
         list(read_records(path))  # diff refuses it too
+
+
+def test_after_a_failed_write_the_run_goes_on_without_queueing(tmp_path: Path) -> None:
+    """A write that fails (here: the table is gone, as after a full disk or a foreign
+    change) must not leave the run piling rows up in memory for a writer that no longer
+    writes: flush still returns, the queue stays empty, close names the failure once."""
+    path = tmp_path / "s.sqlite"
+    st = open_store(path, flush_ms=60_000)
+    st.put_url("u0", "s", None, None, None, rec("u0"), [])
+    st.flush()
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE results")
+    con.commit()
+    con.close()
+    for wave in range(3):
+        for i in range(2000):
+            st.put_url(f"w{wave}-{i}", "s", None, None, None, rec(f"w{wave}-{i}"), [])
+        st.flush()  # the first fails in the writer; every one returns
+        assert st._writer.queue.qsize() == 0
+    assert st._writer.is_alive()  # still answering, until stop
+    with pytest.raises(StateError, match="could not be written"):
+        st.close(complete=True)
+    assert not st._writer.is_alive()
