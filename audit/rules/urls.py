@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -38,11 +39,14 @@ MIN_LOC_LENGTH = 12  # shortest sensible absolute URL, "http://a.bc/" (RULES.md)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _XML_SPACE = " \t\r\n"
 
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+# A label written in punycode ("xn--") is left to the slow path, which decodes it.
+_LABEL = r"(?!xn--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 # A dotted lower-case DNS name whose last label starts with a letter (no IPv4 look-alike),
 # or an IPv4 address as Python's ipaddress accepts it (no leading zeros, octets <= 255).
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_PLAIN_HOST = rf"(?:(?:{_LABEL}\.)+[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?|{_OCTET}(?:\.{_OCTET}){{3}})"
+_PLAIN_HOST = (
+    rf"(?:(?:{_LABEL}\.)+(?!xn--)[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?|{_OCTET}(?:\.{_OCTET}){{3}})"
+)
 # An explicit port as normalize_url writes it: 1-65535, no leading zero; never the scheme's
 # default (normalisation drops that one), hence the look-aheads on the "/" that follows.
 _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
@@ -183,7 +187,31 @@ def _name_problem(host: str) -> str | None:
     for label in name.split("."):
         if not _HOST_LABEL.fullmatch(label):
             return f"has an invalid host {_show(host)} (bad label {_show(label)})"
+        if label[:4].lower() == "xn--" and not _punycode_ok(label[4:]):
+            return (
+                f"has an invalid host {_show(host)} (the label {_show(label)} is not valid "
+                "punycode for an internationalised name)"
+            )
     return None
+
+
+_NOT_IN_NAMES = frozenset({"Cc", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+
+
+def _punycode_ok(encoded: str) -> bool:
+    """Does an "xn--" label's rest decode to a label a browser accepts (WHATWG URL, UTS 46:
+    not empty, not plain ASCII, already in its mapped form: NFKC and case-folded, and no
+    control, surrogate, private-use, unassigned or space character)?"""
+    try:
+        decoded = encoded.lower().encode("ascii").decode("punycode")  # hosts ignore case
+    except UnicodeError:
+        return False
+    return (
+        bool(decoded)
+        and not decoded.isascii()
+        and unicodedata.normalize("NFKC", decoded).casefold() == decoded
+        and not any(unicodedata.category(ch) in _NOT_IN_NAMES for ch in decoded)
+    )
 
 
 def _split_authority(rest: str) -> tuple[str, str]:

@@ -47,10 +47,29 @@ def codes(raw: str | None) -> list[str]:
         "https://www.example.com./x",
         "https://www.example.com/a(b)*,;=:@!$'~",
         "https://xn--bcher-kva.example/x",
+        "https://XN--Bcher-KVA.example/x",  # hosts ignore case, punycode too
+        "https://xn--ls8h.la/",  # an emoji name: valid for browsers (UTS 46)
     ],
 )
 def test_valid_locs(url: str) -> None:
     assert check_loc(url) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # a circled digit: UTS 46 maps it, so no browser would ever write this label
+        "http://a.b.c.xn--pokxncvks/",
+        "http://10.0.0.XN--pokxncvks/",
+        "https://www.xn--abc-.com/",  # decodes to plain ASCII "abc"
+        "https://xn--a.example/",  # decodes to a control character
+        "https://xn--/",  # nothing to decode
+        "https://xn--bcher-kva.xn--99999999999.example/",  # overflows the decoder
+    ],
+)
+def test_punycode_labels_that_decode_to_no_valid_name_are_invalid(url: str) -> None:
+    """WHATWG URL (UTS 46 ToASCII): an "xn--" label must decode to a mapped, non-ASCII name."""
+    assert [code for code, _ in check_loc(url)] == ["loc-invalid"]
 
 
 @pytest.mark.parametrize(
