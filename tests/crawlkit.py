@@ -93,6 +93,35 @@ TEXT = {"Content-Type": "text/plain"}
 
 
 @dataclass
+class HeldSite:
+    """A site whose sitemap lists `n` pages, every one answering 404; the pages after the
+    first wait until `gate` is set, and `held` is set when a crawl waits on one (it is
+    then half-way, whatever the machine's speed)."""
+
+    n: int
+    base: str = ""
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    held: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def serve(self, serve: Serve) -> HeldSite:
+        site = Site()
+        self.base = await serve(site)
+        site.routes["/sitemap.xml"] = (200, XML, urlset(*self.pages()))
+        for i in range(self.n):
+            site.routes[f"/p/{i}"] = self._page
+        return self
+
+    def pages(self) -> list[str]:
+        return [f"{self.base}/p/{i}" for i in range(self.n)]
+
+    async def _page(self, request: web.Request) -> web.StreamResponse:
+        if request.path != "/p/0" and not self.gate.is_set():
+            self.held.set()
+            await self.gate.wait()
+        return web.Response(status=404, headers=HTML, text="gone")
+
+
+@dataclass
 class Run:
     records: list[dict[str, Any]]
     outcome: dict[str, Any]

@@ -11,15 +11,12 @@ import re
 import signal
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from aiohttp import web
 from lxml import html as lhtml
 
-from tests.crawlkit import HTML, XML, Site, urlset
+from tests.crawlkit import HeldSite, Serve
 from tests.report.test_report import parse_junit
 
 N = 30
@@ -29,34 +26,11 @@ INTERRUPTED = re.compile(
 NOT_FINISHED = re.compile(r"the run did not finish after \d+ sitemaps? and \d+ URLs?")
 
 
-@dataclass
-class HeldSite:
-    """A site whose pages after the first wait until `gate` is set; `held` is set when
-    the crawl is waiting on one (it is then half-way, whatever the machine's speed)."""
-
-    base: str
-    gate: asyncio.Event
-    held: asyncio.Event
-
-
 @pytest.fixture
-async def held_site(aiohttp_server: Any) -> AsyncIterator[HeldSite]:
-    site = Site()
-    gate, held = asyncio.Event(), asyncio.Event()
-
-    async def page(request: web.Request) -> web.StreamResponse:
-        if request.path != "/p/0" and not gate.is_set():
-            held.set()
-            await gate.wait()
-        return web.Response(status=404, headers=HTML, text="gone")
-
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
-    site.routes["/sitemap.xml"] = (200, XML, urlset(*(f"{base}/p/{i}" for i in range(N))))
-    for i in range(N):
-        site.routes[f"/p/{i}"] = page
-    yield HeldSite(base, gate, held)
-    gate.set()
+async def held_site(serve: Serve) -> AsyncIterator[HeldSite]:
+    site = await HeldSite(N).serve(serve)
+    yield site
+    site.gate.set()
 
 
 async def crawl_and_signal(site: HeldSite, fmt: str, out: Path, sig: signal.Signals) -> int:

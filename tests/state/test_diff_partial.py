@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from audit.cli.main import main
 from audit.state.diff import DiffPartial, diff_reports
 from audit.state.store import StateStore, fingerprint
-from tests.crawlkit import HTML, XML, Site, urlset
+from tests.crawlkit import HeldSite, Serve
 
 B = "https://www.example.com"
 N = 40
@@ -139,24 +138,12 @@ def test_a_state_whose_run_did_not_complete_is_partial(
 
 
 async def test_the_report_of_a_killed_crawl_is_partial(
-    aiohttp_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Real runs: a complete crawl, and one SIGKILLed half-way (its report has what it
     checked, and no summary)."""
-    site = Site()
-    gate, held = asyncio.Event(), asyncio.Event()
-
-    async def page(request: web.Request) -> web.StreamResponse:
-        if request.path != "/p/0" and not gate.is_set():
-            held.set()
-            await gate.wait()
-        return web.Response(status=404, headers=HTML, text="gone")
-
-    server = await aiohttp_server(site.app())
-    base = str(server.make_url("")).rstrip("/")
-    site.routes["/sitemap.xml"] = (200, XML, urlset(*(f"{base}/p/{i}" for i in range(N))))
-    for i in range(N):
-        site.routes[f"/p/{i}"] = page
+    site = await HeldSite(N).serve(serve)
+    base, gate, held = site.base, site.gate, site.held
     argv = ["crawl", base + "/sitemap.xml", "--format", "jsonl", "--no-progress"]
     argv += ["--rate", "1000", "--concurrency", "1"]
     full, killed = tmp_path / "full.jsonl", tmp_path / "killed.jsonl"

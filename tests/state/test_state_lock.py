@@ -17,6 +17,7 @@ from aiohttp import web
 
 from audit.state.store import StateError, StateStore, fingerprint, read_records, read_status
 from tests.crawlkit import HTML, XML, Site, urlset
+from tests.state.test_state import crawl_argv
 
 N = 12
 FP = fingerprint("crawl", ["https://www.example.com/"], {})
@@ -54,25 +55,10 @@ class GatedSite:
 async def start_crawl(
     target: str, state: Path, out: Path, run: str, *prefix: str
 ) -> asyncio.subprocess.Process:
+    # --header is not part of what makes two runs the same audit
+    argv = crawl_argv(target, state, out, "--header", f"X-Run: {run}")
     return await asyncio.create_subprocess_exec(
-        sys.executable,
-        *(prefix or ("-m", "audit")),
-        "crawl",
-        target,
-        "--state",
-        str(state),
-        "--format",
-        "jsonl",
-        "--output",
-        str(out),
-        "--no-progress",
-        "--rate",
-        "1000",
-        "--retries",
-        "0",
-        "--header",  # not part of what makes two runs the same audit
-        f"X-Run: {run}",
-        stderr=asyncio.subprocess.PIPE,
+        sys.executable, *(prefix or ("-m", "audit")), *argv, stderr=asyncio.subprocess.PIPE
     )
 
 
