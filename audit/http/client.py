@@ -533,10 +533,8 @@ class HttpClient:
                         retryable,
                     )  # fmt: skip
                     step = _take_exchange(answer, host, outcome, retryable)
-                elif opened.recipe is None:
-                    step = await self._attempt_open(answer, host, opened, retryable)
                 else:
-                    step = await self._attempt_remote(answer, host, opened, retryable)
+                    step = await self._attempt_read(answer, host, opened, retryable)
             finally:
                 if held:
                     host.release()  # never hold a slot through a backoff sleep
@@ -578,7 +576,7 @@ class HttpClient:
             return None
         timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
-        recipe = recipe_of(sink) if sink is not None and self._workers_after >= 0 else None
+        recipe = recipe_of(sink) if self._worker_count else None
         return _Opened(
             session, method, target, headers, verify, timeout, stream, body_limit, sink, recipe
         )
@@ -604,6 +602,15 @@ class HttpClient:
         self._plain_count += 1
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
 
+    def _attempt_read(
+        self, answer: _Answer, host: Host, request: _Opened, retryable: bool
+    ) -> Awaitable[int]:
+        """The attempt of a request whose response is read: by a fetch worker for a remote
+        sink, else here. Returns the coroutine to await."""
+        if request.recipe is None:
+            return self._attempt_open(answer, host, request, retryable)
+        return self._attempt_remote(answer, host, request, retryable)
+
     async def _attempt_remote(
         self, answer: _Answer, host: Host, request: _Opened, retryable: bool
     ) -> int:
@@ -627,10 +634,9 @@ class HttpClient:
         None, and the page read here counts towards starting them (as a plain exchange)."""
         workers = self._workers
         if workers is not None and workers.ready:
-            assert request.recipe is not None
             return workers.exchange_into(
                 url, request.headers, request.verify, request.body_limit or 0, retryable,
-                request.recipe,
+                cast(Recipe, request.recipe),
             )  # fmt: skip
         if self._plain_count == self._workers_after:
             self._workers_due()
@@ -861,7 +867,11 @@ class HttpClient:
         for every fetch. The final answer's decompressed body goes to `sink` (if its
         `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
         is what was read. The rest of the body is never downloaded. Never raises for a
-        per-URL failure."""
+        per-URL failure.
+
+        A `RemoteSink` is read in a fetch worker while they run (with the same result and
+        the same sink state as here): its `accept()` gets the worker's outcome of each hop
+        whose answer started the sink, in order."""
         return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
 
     @asynccontextmanager

@@ -187,7 +187,7 @@ class BuiltSink(BodySink, Protocol):
         ...
 
 
-def recipe_of(sink: BodySink) -> Recipe | None:
+def recipe_of(sink: BodySink | None) -> Recipe | None:
     """The sink's recipe when it is a `RemoteSink` that can be rebuilt now, else None."""
     make: Callable[[], Recipe | None] | None = getattr(sink, "recipe", None)
     return make() if make is not None else None
