@@ -392,6 +392,7 @@ async def test_a_sink_outside_the_allowlist_is_read_here(
     )
 
 
+@pytest.mark.slow
 async def test_a_worker_refuses_a_factory_outside_its_allowlist(serve: Serve) -> None:
     """Spoken to directly: a worker never imports a module its settings do not allow, and
     sends no request for it."""
