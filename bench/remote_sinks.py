@@ -86,7 +86,7 @@ def make_site(root: Path) -> None:
             f'<li><a href="/p/{(i * 7 + j) % DISTINCT}.html">page {j}</a></li>\n'
             for j in range(LINKS)
         )
-        body = filler * 60
+        body = filler * 130  # with the links: about 20 kB
         html = (
             f"<!doctype html><html><head><title>Page {i}</title></head>"
             f"<body><h1>Page {i}</h1><ul>{links}</ul>{body}</body></html>\n"
