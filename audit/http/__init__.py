@@ -11,8 +11,8 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
 - `should_retry()`, `backoff_delay()`, `parse_retry_after()`: the retry policy (retry.py),
   one predicate for every request.
 - Fetch workers (workers.py, fetchworker.py): processes that run a crawl's plain exchanges
-  (`exchange.exchange()`) on other cores; `HttpClient` starts them itself
-  (config.fetch_workers).
+  (`exchange.exchange()`), and read pages into remote body sinks (`exchange.RemoteSink`),
+  on other cores; `HttpClient` starts them itself (config.fetch_workers).
 
 Inside, one way: client -> workers -> exchange -> retry -> hosts; fetchworker -> exchange.
 """

@@ -42,6 +42,11 @@ Choices, and why:
   requests, then the exchange: a plain one (`exchange.exchange()`, in this process or in a
   fetch worker, `_dispatch`) or an opened one (`_attempt_open`: a stream, or a body for a
   `BodySink`). The redirect loop (`_chain`) calls it once per hop.
+- A page GET whose sink is a `RemoteSink` (exchange.py) goes to a fetch worker while they
+  run (`_attempt_remote`): the worker rebuilds the sink from its recipe, reads the body into
+  it and answers with the sink's outcome, which the parent's sink accepts; everything else
+  (the slot, retries, Retry-After, redirects) is this send path's, as for any request. A
+  sink that is not remote, or no worker, and the page is read here.
 
 Knows nothing of sitemaps or robots.txt rules. Imports aiohttp (lazily), yarl and
 audit.core, audit.http.{addresses, exchange, hosts, retry, workers} only.
@@ -51,11 +56,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import urljoin, urlsplit
 
 from yarl import URL
@@ -65,14 +70,19 @@ from audit.core.errors import FetchError, FetchErrorKind, translate_exception
 from audit.core.records import FetchResult, Hop, header_value, header_values
 from audit.http.addresses import PrivateGuard, redirect_to_private
 from audit.http.exchange import (
+    BODY_EXCERPT,
     REDIRECT_STATUSES,
+    SINK_MODULES,
     BodySink,
     Exchange,
+    Recipe,
+    RemoteSink,
     discard,
     exchange,
     new_session,
+    read_for_sink,
     read_head,
-    read_into,
+    recipe_of,
     release_if_read,
     request_url,
     response_headers,
@@ -93,7 +103,6 @@ from audit.http.workers import FetchWorkers, auto_worker_count
 if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
     import aiohttp
 
-BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
 
 __all__ = [
@@ -218,6 +227,7 @@ class _Opened:
     stream: bool
     body_limit: int | None
     sink: BodySink | None
+    recipe: Recipe | None = None  # the sink's, when a fetch worker may read the page
 
     def keeps_open(self, status: int) -> bool:
         """A stream's final answer stays open for its reader."""
@@ -234,10 +244,7 @@ class _Opened:
         sink = self.sink
         if sink is None:
             return read_head(resp, limit)
-        if sink.start(resp.status, headers):
-            return read_into(resp, sink, limit)
-        # not a page the sink wants: an excerpt for diagnosis, as any GET
-        return read_head(resp, min(limit, BODY_EXCERPT))
+        return read_for_sink(resp, headers, sink, limit)
 
 
 @dataclass(slots=True)
@@ -330,8 +337,11 @@ class HttpClient:
     _stream_timeout: aiohttp.ClientTimeout
     _loop: asyncio.AbstractEventLoop
 
-    def __init__(self, config: CrawlConfig) -> None:
+    def __init__(self, config: CrawlConfig, *, sink_modules: Sequence[str] = SINK_MODULES) -> None:
+        """`sink_modules`: the modules whose remote body sinks a fetch worker may build
+        (exchange.SINK_MODULES: this package's)."""
         self.config = config
+        self._sink_modules = tuple(sink_modules)
         self.hosts = HostPool(
             rate=config.rate,
             max_in_flight=config.per_host_cap,
@@ -415,6 +425,8 @@ class HttpClient:
                 "per_host": config.per_host_cap,
                 "trusted": sorted(self._guard.trusted),
                 "guarded": self._guard.active,
+                "sink_modules": list(self._sink_modules),
+                "retry_after_cap": config.retry_after_cap,
             },
         )
         self._workers_task = self._loop.create_task(self._workers.start())
@@ -522,7 +534,7 @@ class HttpClient:
                     )  # fmt: skip
                     step = _take_exchange(answer, host, outcome, retryable)
                 else:
-                    step = await self._attempt_open(answer, host, opened, retryable)
+                    step = await self._attempt_read(answer, host, opened, retryable)
             finally:
                 if held:
                     host.release()  # never hold a slot through a backoff sleep
@@ -563,7 +575,11 @@ class HttpClient:
         if not stream and sink is None:
             return None
         timeout = self._stream_timeout if stream else self._fetch_timeout
-        return _Opened(session, method, target, headers, verify, timeout, stream, body_limit, sink)
+        # a worker may read the page only if workers may run and the sink can be rebuilt
+        recipe = recipe_of(sink) if self._worker_count else None
+        return _Opened(
+            session, method, target, headers, verify, timeout, stream, body_limit, sink, recipe
+        )
 
     def _dispatch(
         self,
@@ -585,6 +601,47 @@ class HttpClient:
             self._workers_due()
         self._plain_count += 1
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
+
+    def _attempt_read(
+        self, answer: _Answer, host: Host, request: _Opened, retryable: bool
+    ) -> Awaitable[int]:
+        """The attempt of a request whose response is read: by a fetch worker for a remote
+        sink, else here. Returns the coroutine to await."""
+        if request.recipe is None:
+            return self._attempt_open(answer, host, request, retryable)
+        return self._attempt_remote(answer, host, request, retryable)
+
+    async def _attempt_remote(
+        self, answer: _Answer, host: Host, request: _Opened, retryable: bool
+    ) -> int:
+        """One attempt of a page GET whose sink a fetch worker rebuilds: the worker reads
+        the page and the sink here accepts its outcome (if the worker started its sink).
+        No worker (none ready, one that died, a recipe refused): read here."""
+        pending = self._dispatch_sink(answer.url, request, retryable)
+        reply = await pending if pending is not None else None
+        if reply is None:
+            return await self._attempt_open(answer, host, request, retryable)
+        outcome, accepted = reply
+        step = _take_exchange(answer, host, outcome, retryable)
+        if accepted is not None:
+            cast(RemoteSink, request.sink).accept(accepted[0])
+        return step
+
+    def _dispatch_sink(
+        self, url: str, request: _Opened, retryable: bool
+    ) -> Awaitable[tuple[Exchange, list[Any] | None] | None] | None:
+        """A fetch worker's read of a remote sink's page while workers are ready; else
+        None, and the page read here counts towards starting them (as a plain exchange)."""
+        workers = self._workers
+        if workers is not None and workers.ready:
+            return workers.exchange_into(
+                url, request.headers, request.verify, request.body_limit or 0, retryable,
+                cast(Recipe, request.recipe),
+            )  # fmt: skip
+        if self._plain_count == self._workers_after:
+            self._workers_due()
+        self._plain_count += 1
+        return None
 
     async def _attempt_open(
         self, answer: _Answer, host: Host, request: _Opened, retryable: bool
@@ -810,7 +867,11 @@ class HttpClient:
         for every fetch. The final answer's decompressed body goes to `sink` (if its
         `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
         is what was read. The rest of the body is never downloaded. Never raises for a
-        per-URL failure."""
+        per-URL failure.
+
+        A `RemoteSink` is read in a fetch worker while they run (with the same result and
+        the same sink state as here): its `accept()` gets the worker's outcome of each hop
+        whose answer started the sink, in order."""
         return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
 
     @asynccontextmanager

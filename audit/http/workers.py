@@ -8,14 +8,22 @@ before an exchange is sent, so a worker never adds requests the host would not g
 anyway), retries and backoff, Retry-After, redirects, robots.txt and every check. So a run
 with workers sends the same requests, under the same per-host limits, as one without.
 
-Only plain exchanges go to a worker: HEAD, and GET with a bounded body excerpt. Sitemap
-streams and page-check bodies (`BodySink`) stay in the parent, whose parser reads them.
+What goes to a worker: plain exchanges (HEAD, and GET with a bounded body excerpt), and
+page GETs whose body sink is a `RemoteSink` (exchange.py): the worker rebuilds the sink
+from its recipe, reads and parses the page there, and answers with the sink's outcome
+(and the bytes read), which the parent's sink accepts. Sitemap streams and pages for a sink
+that is not remote stay in the parent. A worker builds sinks only from the modules the
+parent allows (settings "sink_modules"); a recipe it will not or cannot build is refused
+before any request is sent, and the parent reads that page itself (one warning per reason).
 
 Protocol, over the worker's stdin and stdout: frames of a 4-byte big-endian length and a
 `marshal`ed list (marshal: core types only, no code, fast). Parent to worker: a request
-`(id, method, url, headers or None, verify, body_limit, retryable)` or a cancel `(id,)`.
-Worker to parent: `(id, *Exchange)`; its first frame, an empty list, says it is ready.
-Messages are batched per event-loop turn. The worker exits at the end of its stdin.
+`(id, method, url, headers or None, verify, body_limit, retryable)`, a page request
+`(id, "GET", url, headers or None, verify, body_limit, retryable, recipe)` or a cancel
+`(id,)`. Worker to parent: `(id, *Exchange)` for a request, `(id, *Exchange, accepted)` for
+a page request, where `accepted` is None (the sink was not started), `[outcome]`, or a
+string: the refusal's reason. Its first frame, an empty list, says it is ready. Messages
+are batched per event-loop turn. The worker exits at the end of its stdin.
 
 A worker that dies or never starts costs nothing but speed: its pending exchanges answer
 None and the client runs them, and the rest of the run, in its own process.
@@ -36,7 +44,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
-from audit.http.exchange import Exchange
+from audit.http.exchange import Exchange, Recipe, module_allowed, recipe_modules
 
 __all__ = ["FetchWorkers", "auto_worker_count"]
 
@@ -92,7 +100,7 @@ class _Worker(asyncio.SubprocessProtocol):
     def __init__(self, loop: asyncio.AbstractEventLoop, on_gone: Callable[[_Worker], None]) -> None:
         self.loop = loop
         self._on_gone = on_gone
-        self.pending: dict[int, asyncio.Future[Exchange | None]] = {}
+        self.pending: dict[int, asyncio.Future[Any]] = {}
         self.ready = loop.create_future()  # True at the worker's first frame, False if it dies
         self.alive = True
         self.exchanges = 0
@@ -148,9 +156,10 @@ class _Worker(asyncio.SubprocessProtocol):
                 self.exchanges += 1
                 future.set_result(reply[1:])
 
-    def request(self, rid: int, message: tuple[Any, ...]) -> asyncio.Future[Exchange | None]:
-        """Send request `rid`; its future gets the Exchange, or None if the worker dies."""
-        future: asyncio.Future[Exchange | None] = self.loop.create_future()
+    def request(self, rid: int, message: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Send request `rid`; its future gets the reply (after the id), or None if the
+        worker dies."""
+        future: asyncio.Future[Any] = self.loop.create_future()
         if not self.pending:  # the hang clock runs only while requests wait
             self.last_heard = self.loop.time()
         self.pending[rid] = future
@@ -234,6 +243,8 @@ class FetchWorkers:
         self._turn = 0
         self._closing = False
         self._watchdog: asyncio.Task[None] | None = None
+        self._sink_modules: list[str] = list(self.settings.get("sink_modules", ()))
+        self._refusals: set[str] = set()  # reasons already warned about
         # a worker that answers nothing for this long while requests wait is hung (SIGSTOP,
         # a stuck interpreter): every exchange ends within the timeout, failed or not
         self.hang_after = 2.0 * float(self.settings.get("timeout", 30.0)) + HANG_GRACE
@@ -337,16 +348,69 @@ class FetchWorkers:
     ) -> Exchange | None:
         """`exchange.exchange()` in a worker; None when no worker can run it (then the caller
         runs it itself)."""
+        reply: Exchange | None = await self._ask(
+            (method, url, tuple(headers.items()) if headers else None, verify, body_limit,
+             retryable),
+        )  # fmt: skip
+        return reply
+
+    async def exchange_into(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        verify: bool,
+        body_limit: int,
+        retryable: bool,
+        recipe: Recipe,
+    ) -> tuple[Exchange, list[Any] | None] | None:
+        """`exchange.exchange_into()` in a worker, into the sink `recipe` builds there:
+        (the Exchange, None or [the sink's outcome]); None when no worker can run it or
+        the recipe is refused (then the caller reads the page itself)."""
+        denied = self._denied(recipe)
+        if denied is not None:
+            self._refused(denied)
+            return None
+        reply = await self._ask(
+            ("GET", url, tuple(headers.items()) if headers else None, verify, body_limit,
+             retryable, recipe),
+        )  # fmt: skip
+        if reply is None:
+            return None
+        *outcome, accepted = reply
+        if isinstance(accepted, str):
+            self._refused(accepted)
+            return None
+        return cast(Exchange, tuple(outcome)), accepted
+
+    def _denied(self, recipe: Recipe) -> str | None:
+        """Why the workers would refuse the recipe (its module is not allowed), or None:
+        checked here too, so a refused recipe never costs a round trip."""
+        for module in recipe_modules(recipe):
+            if not module_allowed(module, self._sink_modules):
+                return (
+                    f"body sink module {module!r} is not among the allowed sink modules "
+                    f"{self._sink_modules}"
+                )
+        return None
+
+    def _refused(self, reason: str) -> None:
+        if reason not in self._refusals:
+            self._refusals.add(reason)
+            log.warning(
+                "sitemap-audit: a fetch worker refused a page's body sink (%s); such pages "
+                "are read in this process",
+                reason,
+            )
+
+    async def _ask(self, request: tuple[Any, ...]) -> Any:
+        """Send `request` (without its id) to the next worker and wait for its reply (after
+        the id); None when no worker can run it."""
         worker = self._pick()
         if worker is None:
             return None
         self._next_id += 1
         rid = self._next_id
-        future = worker.request(
-            rid,
-            (rid, method, url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable),
-        )  # fmt: skip
+        future = worker.request(rid, (rid, *request))
         try:
             return await future
         except asyncio.CancelledError:

@@ -27,8 +27,9 @@ Auditor, never patched into it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
+
+from audit.http.exchange import TeeSink  # its home is the HTTP layer; kept importable here
 
 if TYPE_CHECKING:
     from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
@@ -125,42 +126,6 @@ HOOK_POINTS = (
 def overridden(hook: Hook, point: str) -> bool:
     """Does this hook do something at `point`? (The auditor skips the no-op defaults.)"""
     return getattr(type(hook), point) is not getattr(Hook, point)
-
-
-class TeeSink:
-    """Several body sinks fed the same body; reading stops when none wants more. A sink
-    that had enough early is ended with the others, told `at_eof` only if the body ended
-    right where it stopped (as the client would have told it alone)."""
-
-    def __init__(self, sinks: list[BodySink]) -> None:
-        self.sinks = sinks
-        self._reading: list[BodySink] = []
-        self._stopped: list[tuple[BodySink, int]] = []  # (sink, bytes fed when it stopped)
-        self._fed = 0
-
-    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
-        self._reading = [s for s in self.sinks if s.start(status, headers)]
-        self._stopped = []
-        self._fed = 0
-        return bool(self._reading)
-
-    def feed(self, chunk: bytes) -> bool:
-        self._fed += len(chunk)
-        still: list[BodySink] = []
-        for sink in self._reading:
-            if sink.feed(chunk):
-                self._stopped.append((sink, self._fed))
-            else:
-                still.append(sink)
-        self._reading = still
-        return not still
-
-    def end(self, *, at_eof: bool) -> None:
-        for sink, fed in self._stopped:
-            sink.end(at_eof=at_eof and fed == self._fed)
-        for sink in self._reading:
-            sink.end(at_eof=at_eof)
-        self._reading, self._stopped = [], []
 
 
 class UrlCheck(Protocol):
