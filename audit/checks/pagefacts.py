@@ -85,6 +85,8 @@ _JS_TYPES: Final = frozenset(
 )
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _SPACES: Final = re.compile(r"\s+")
+# lxml takes no encoding declaration in text (XHTML pages often start with one)
+_XML_DECL: Final = re.compile(r"^\s*<\?xml[^>]*>")
 _LINK_CUT: Final = re.compile(r"</head\s*>|<body[\s>/]", re.IGNORECASE)
 _FACTORY: Final = "audit.checks.pagefacts:remote_sink"
 _BOM_STARTS: Final = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -242,11 +244,14 @@ def _marked(text: str, marks: tuple[int | None, ...]) -> str:
 
 
 def _parse(text: str) -> tuple[Any, str | None]:
+    """The page's lxml tree (None: nothing to parse) and the parser's error, if any."""
     if not text.strip():
         return None, None
     try:
-        return lxml.html.document_fromstring(text), None
-    except (etree.ParserError, ValueError) as exc:  # an empty or garbage document
+        return lxml.html.document_fromstring(_XML_DECL.sub("", text, count=1)), None
+    except etree.ParserError:  # a document with no element at all
+        return None, None
+    except ValueError as exc:
         return None, f"{type(exc).__name__}: {exc}"
 
 
@@ -529,8 +534,8 @@ class _StopRule:
             text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
         scan.extend(text)
         scan.run()
-        if self.head_only and (scan.head_ended or scan.body_at is not None):
-            self.limit = min(self.cap, have + len(chunk))
+        if self.head_only and scan.head_end is not None:
+            self.limit = min(self.cap, scan.head_end)
         elif scan.body_at is not None and scan.body_end is not None:
             window_from = max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE)
             self.limit = min(self.cap, window_from + BODY_WINDOW)

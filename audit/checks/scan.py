@@ -103,6 +103,7 @@ class HeadScan:
         self.body_at: int | None = None  # where the body begins (offset in text)
         self.body_end: int | None = None  # where the token that began it ends
         self.cut_at: int | None = None  # the first `</head>` or `<body>`
+        self.head_end: int | None = None  # where the head ended (after `</head>`)
         self._title: list[str] | None = None  # inside the first <title>
         self._skip: str | None = None  # inside noscript/template of the head
         self._depth = 0
@@ -278,7 +279,7 @@ class HeadScan:
         elif tag == "head":
             self.head_ended = True
             if self.cut_at is None:
-                self.cut_at = lt
+                self.cut_at, self.head_end = lt, self.pos
         elif tag in _BODY_END_TAGS:
             self._begin_body(lt, self.pos)
 
@@ -295,6 +296,8 @@ class HeadScan:
     def _begin_body(self, at: int, end: int) -> None:
         self.body_at, self.body_end = at, end
         self.head_ended = True
+        if self.head_end is None:
+            self.head_end = at
 
     def _end_title(self) -> None:
         parts, self._title = self._title or [], None
