@@ -1,5 +1,6 @@
 """A page's main text and its own modification date, from its lxml tree (for content
-fingerprints: checks/content.py has what counts and what does not).
+fingerprints: checks/content.py has what counts and what does not). The tree is a plain
+lxml.etree HTML tree (no lxml.html element classes: no Python call per element).
 
 Pure and synchronous: must not import aiohttp or asyncio.
 """
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Final
+
+from lxml import etree
 
 from audit.checks.charsets import prescan
 from audit.rules.dates import parse_w3c_start
@@ -63,6 +66,7 @@ _NEVER_NOISE: Final = frozenset({"html", "body", "main", "article"})
 _SPACES: Final = re.compile(r"\s+")
 _DIGIT_WORD: Final = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
 _MODIFIED_METAS: Final = ("article:modified_time", "og:updated_time")
+_STRING: Final = etree.XPath("string()")  # an element's text content, as XPath sees it
 
 
 def content_charset(body: bytes, http_charset: str | None) -> str:
@@ -90,7 +94,7 @@ def main_text(root: Any) -> str:
         if _is_noise(el):
             _drop(el)
     body = _main_element(root)
-    text = _SPACES.sub(" ", body.text_content())
+    text = _SPACES.sub(" ", _STRING(body))
     return _SPACES.sub(" ", _DIGIT_WORD.sub(_denoise, text)).strip()
 
 
@@ -100,9 +104,19 @@ def _denoise(m: re.Match[str]) -> str:
 
 
 def _drop(el: Any) -> None:
+    """Take the element out of the tree, keeping its tail text (the text after an element
+    belongs to its parent)."""
     parent = el.getparent()
-    if parent is not None:
-        el.drop_tree()  # keeps the tail text (text after the element belongs to the parent)
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        before = el.getprevious()
+        if before is None:
+            parent.text = (parent.text or "") + tail
+        else:
+            before.tail = (before.tail or "") + tail
+    parent.remove(el)
 
 
 def _is_noise(el: Any) -> bool:

@@ -39,10 +39,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any, Final
 
-import lxml.html
 from lxml import etree
 
 from audit.checks.charsets import PRESCAN, charset_of_content_type, decode, sniff
@@ -87,6 +86,9 @@ _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _SPACES: Final = re.compile(r"\s+")
 # lxml takes no encoding declaration in text (XHTML pages often start with one)
 _XML_DECL: Final = re.compile(r"^\s*<\?xml[^>]*>")
+# the parser of lxml.html.document_fromstring without its Python element classes
+_HTML: Final = etree.HTMLParser()
+_REF_END: Final = re.compile(rb"[\s;<>]")
 _LINK_CUT: Final = re.compile(r"</head\s*>|<body[\s>/]", re.IGNORECASE)
 _FACTORY: Final = "audit.checks.pagefacts:remote_sink"
 _BOM_STARTS: Final = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -138,8 +140,11 @@ class PageFacts:
         return [content for n, content in self.metas if n == name]
 
     def plain(self) -> tuple[Any, ...]:
-        """The facts as one marshal-able tuple."""
-        return astuple(self)
+        """The facts as one marshal-able tuple (`PageFacts(*plain)` again)."""
+        return tuple([getattr(self, name) for name in _FIELDS])
+
+
+_FIELDS: Final = PageFacts.__slots__
 
 
 # --- the parse --------------------------------------------------------------------
@@ -180,9 +185,15 @@ def parse_facts(
 
 
 def _whole_tags(raw: bytes) -> bytes:
-    """A body cut off by the reader without the half tag at the cut (it is no content)."""
+    """A body cut off by the reader without the half tag at the cut (it is no content), nor
+    text that ends in a half character reference (`&am`: what it was is not known)."""
     lt = raw.rfind(b"<")
-    return raw[:lt] if lt >= 0 and raw.find(b">", lt) < 0 else raw
+    if lt >= 0 and raw.find(b">", lt) < 0:
+        return raw[:lt]
+    amp = raw.rfind(b"&", max(0, len(raw) - 34))
+    if amp >= 0 and _REF_END.search(raw, amp) is None:
+        return raw[: raw.rfind(b">", 0, amp) + 1]
+    return raw
 
 
 def _with_body(
@@ -205,7 +216,7 @@ def _with_body(
 
 
 def _replace(facts: PageFacts, **changes: Any) -> PageFacts:
-    fields = {name: getattr(facts, name) for name in PageFacts.__slots__}
+    fields = {name: getattr(facts, name) for name in _FIELDS}
     fields.update(changes)
     return PageFacts(**fields)
 
@@ -248,11 +259,12 @@ def _parse(text: str) -> tuple[Any, str | None]:
     if not text.strip():
         return None, None
     try:
-        return lxml.html.document_fromstring(_XML_DECL.sub("", text, count=1)), None
+        root = etree.fromstring(_XML_DECL.sub("", text, count=1), _HTML)
     except etree.ParserError:  # a document with no element at all
         return None, None
     except ValueError as exc:
         return None, f"{type(exc).__name__}: {exc}"
+    return root, None
 
 
 def _markers(root: Any) -> dict[int, Any]:
@@ -280,8 +292,6 @@ class _Text:
         self.h1_parts: list[str] | None = None
         self.h1: str | None = None
         self.h1_done = False  # the first h1 ended (empty or not: only the first counts)
-        self.scripts = 0
-        self.canonicals = 0
 
     def add(self, data: str | None) -> None:
         if not data or self.hidden:
@@ -296,16 +306,12 @@ class _Text:
         tag = el.tag
         if tag in _HIDDEN:
             self.hidden += 1
-            if tag == "script" and (el.get("type") or "").strip().lower() in _JS_TYPES:
-                self.scripts += 1
         elif tag == "h1" and not self.h1_done:
             self.h1_depth += 1
             if self.h1_parts is None:
                 self.h1_parts = []
         elif tag in _BREAKS:
             self.add(" ")
-        elif tag == "link" and "canonical" in (el.get("rel") or "").lower().split():
-            self.canonicals += 1
         self.add(el.text)
 
     def end(self, el: Any) -> None:
@@ -321,22 +327,42 @@ class _Text:
 
 
 def _body_facts(root: Any, marker: Any, head_scripts: int) -> dict[str, Any]:
+    walk = _walk_text(root, marker)
+    scripts, canonicals = _body_elements(root, marker)
+    return {
+        "h1": walk.h1,
+        "text": _clean("".join(walk.parts)),
+        "scripts": head_scripts + scripts,
+        "body_canonicals": canonicals,
+    }
+
+
+def _walk_text(root: Any, marker: Any) -> _Text:
+    """The text and first h1 after the marker (no marker: the whole tree), walked until
+    the text is long enough and the first h1 has ended."""
     walk = _Text()
     started = marker is None
     for event, el in etree.iterwalk(root, events=("start", "end", "comment")):
         if event == "comment":
-            if el is marker:
-                started = True
+            started = started or el is marker
             if started:
                 walk.add(el.tail)
         elif started and isinstance(el.tag, str):
             (walk.start if event == "start" else walk.end)(el)
-    return {
-        "h1": walk.h1,
-        "text": _clean("".join(walk.parts)),
-        "scripts": head_scripts + walk.scripts,
-        "body_canonicals": walk.canonicals,
-    }
+            if walk.size >= _TEXT_CHARS and walk.h1_done:
+                break
+    return walk
+
+
+def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
+    """(scripts that run JavaScript, rel=canonical links) after the marker."""
+    if marker is None:
+        scripts, links = root.iter("script"), root.iter("link")
+    else:
+        scripts, links = marker.xpath("following::script"), marker.xpath("following::link[@rel]")
+    runs = sum(1 for el in scripts if (el.get("type") or "").strip().lower() in _JS_TYPES)
+    canonical = sum(1 for el in links if "canonical" in (el.get("rel") or "").lower().split())
+    return runs, canonical
 
 
 # --- the body: links -------------------------------------------------------------

@@ -14,6 +14,12 @@ tokenizer since libxml2 2.14) do and the standard library's html.parser did not:
   none);
 - a tag left unfinished at the end of a whole body (`<meta name=robots content=`) is
   dropped, as the HTML tokenizer drops it at end of input (the old reader made it text).
+
+Not a difference of rules: the visible text is kept up to about 8 KiB (TEXT_CHARS, counted
+before whitespace is collapsed), and lxml drops some whitespace-only text the old reader
+counted, so where the text reaches that size the two stop a few words apart. The text is
+only judged when it is short (soft 404s, empty shells): long texts are compared as far as
+both go.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from audit.checks.pagefacts import HEAD, FactsSink
 from tests.checks.headreader_oracle import HeadReader
 from tests.checks.pagegen import pages
 
+TEXT_CHARS = 8192
 FIELDS = (
     "bytes_read",
     "complete",
@@ -80,6 +87,9 @@ def test_same_facts_as_the_streaming_head_reader(page: tuple[bytes, int, str | N
     body, cap, http = page
     assume(body.count(b"<title") <= 1)
     old, new = old_facts(body, cap, http), new_facts(body, cap, http)
+    if min(len(old["text"]), len(new["text"])) > TEXT_CHARS - 200:
+        size = min(len(old["text"]), len(new["text"]))
+        old["text"], new["text"] = old["text"][:size], new["text"][:size]
     if old["h1"] is None and new["h1"] is not None:
         assert _h1_left_open(body, new["bytes_read"])
         new["h1"] = None
