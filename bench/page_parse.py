@@ -37,7 +37,20 @@ from tests.checks.headreader_oracle import HeadReader  # noqa: E402
 
 CHUNK = 65536
 HEADERS = [("content-type", "text/html; charset=utf-8")]
-WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
+WORDS = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+]
 
 
 def page(rng: random.Random, size: int) -> bytes:
@@ -50,7 +63,10 @@ def page(rng: random.Random, size: int) -> bytes:
         '<meta name="robots" content="index, follow">',
         '<link rel="canonical" href="https://example.com/p/1">',
         *(f'<link rel="stylesheet" href="/css/{i}.css">' for i in range(6)),
-        *(f'<link rel="alternate" hreflang="{c}" href="https://example.com/{c}/p/1">' for c in "ab"),
+        *(
+            f'<link rel="alternate" hreflang="{c}" href="https://example.com/{c}/p/1">'
+            for c in "ab"
+        ),
         "<script>window.dataLayer = window.dataLayer || []; function g(){}</script>",
         '<script type="application/ld+json">{"@type": "Article", "dateModified": '
         '"2024-05-01T10:00:00Z"}</script>',
@@ -64,7 +80,9 @@ def page(rng: random.Random, size: int) -> bytes:
     while len(out) + sum(map(len, body)) < size:
         words = " ".join(rng.choices(WORDS, k=40))
         link = f'<a href="/article/{rng.randrange(10**6)}">{rng.choice(WORDS)}</a>'
-        body.append(f'<div class="card"><p>{words} {link} {words}</p><img src="/i.png" alt=x></div>')
+        body.append(
+            f'<div class="card"><p>{words} {link} {words}</p><img src="/i.png" alt=x></div>'
+        )
     tail = '</main><footer><a href="/about">About</a></footer><script src="/app.js"></script>'
     return (out + "".join(body) + tail + "</body></html>").encode()
 

@@ -94,7 +94,7 @@ def main_text(root: Any) -> str:
         if _is_noise(el):
             _drop(el)
     body = _main_element(root)
-    text = _SPACES.sub(" ", _STRING(body))
+    text = _SPACES.sub(" ", str(_STRING(body)))
     return _SPACES.sub(" ", _DIGIT_WORD.sub(_denoise, text)).strip()
 
 
