@@ -124,7 +124,7 @@ class PageFacts:
     text: str = ""  # visible body text (a few KiB), whitespace collapsed
     scripts: int = 0  # <script> elements that run JavaScript, head and body
     body_canonicals: int = 0  # rel=canonical links in the body (ignored by search engines)
-    hrefs: tuple[str, ...] = ()  # body <a href> without rel=nofollow, as written
+    hrefs: tuple[str, ...] = ()  # body <a href> without rel=nofollow, as written, each once
     fingerprint: int | None = None  # the main-text fingerprint (CONTENT)
     modified: tuple[str, str] | None = None  # (the page's own date as written, where)
     error: str | None = None  # the parser failed (what was seen is kept)
@@ -209,7 +209,7 @@ def _with_body(
     if body is not None:
         found.update(_body_facts(root, nodes.get(body), facts.scripts))
     if cut is not None:
-        found["hrefs"] = tuple(_hrefs(root, nodes.get(cut)))
+        found["hrefs"] = _hrefs(root, nodes.get(cut))
     if wants & (CONTENT | DATE):
         found.update(_content(root, raw, facts.charset, http, wants))
     return _replace(facts, **found)
@@ -368,12 +368,16 @@ def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
 # --- the body: links -------------------------------------------------------------
 
 
-def _hrefs(root: Any, marker: Any) -> Iterator[str]:
-    anchors = root.iter("a") if marker is None else marker.xpath("following::a")
+def _hrefs(root: Any, marker: Any) -> tuple[str, ...]:
+    """The followable hrefs after the marker, each once (the crawl counts a link to a
+    page once per page), in document order."""
+    anchors = root.iter("a") if marker is None else marker.xpath("following::a[@href]")
+    hrefs: dict[str, None] = {}
     for el in anchors:
         href = el.get("href")
         if href and "nofollow" not in (el.get("rel") or "").lower().split():
-            yield href
+            hrefs[href] = None
+    return tuple(hrefs)
 
 
 # --- the body: content -----------------------------------------------------------
@@ -493,8 +497,8 @@ class SharedSink(FactsSink):
 
     def _share(self) -> None:
         for member in self.members:
-            member.accept(self.outcome())
-            member.facts = self.facts  # one object, not copies
+            member.accept(None)
+            member.reading, member.facts = self.reading, self.facts  # one object, no copies
 
 
 def join(sinks: Sequence[Any]) -> list[Any]:

@@ -93,7 +93,7 @@ def test_sinks_of_one_get_read_and_parse_once() -> None:
     # the whole body was read for the links: the page checks see it all
     assert facts.complete and facts.bytes_read == len(PAGE)
     assert facts.title == "T" and facts.h1 == "Head" and facts.meta("robots") == ["noindex"]
-    assert facts.hrefs[:2] == ("/a", "/f") and len(facts.hrefs) == 4001
+    assert facts.hrefs == ("/a", "/f")  # each once, nofollow left out
     got = content.content()
     assert got is not None and got.fingerprint == feed(ContentSink(1 << 20), PAGE).facts.fingerprint
     assert got.modified_text == "2024-05-01"
