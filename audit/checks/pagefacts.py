@@ -8,7 +8,8 @@ what its readers want (flags, OR-ed):
 - `LINKS` (the link crawl) and `CONTENT` (the content fingerprint): the whole body;
 - `DATE` (the page's own date, without a store): up to the end of the head;
 
-always at most `cap` bytes. When reading ended, the bytes are decoded and parsed once into
+always at most `cap` bytes (a UTF-16 page, known by its BOM, is read to the cap: the
+stop rules look at the markup as ASCII bytes). When reading ended, the bytes are decoded and parsed once into
 `PageFacts`, plain data (tuples, str, int, bool, None) that crosses a process boundary:
 
 - the head, by a small tokenizer that follows the rules of HTML tree building that matter
@@ -443,8 +444,9 @@ class FactsSink:
         if not self.reading or self._stop is None:
             return
         complete = at_eof and not self._stop.done
-        raw, self._raw, self._stop = bytes(self._raw), bytearray(), None
-        self.facts = parse_facts(raw, self._http, complete=complete, wants=self.wants)
+        raw, self._raw, self._stop, http = bytes(self._raw), bytearray(), None, self._http
+        self._http = None
+        self.facts = parse_facts(raw, http, complete=complete, wants=self.wants)
 
     # --- remote -----------------------------------------------------------------
 

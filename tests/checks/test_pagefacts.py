@@ -48,7 +48,7 @@ def feed(sink: Any, body: bytes, status: int = 200, headers: Any = HTML, step: i
 
 
 def state(sink: FactsSink) -> tuple[Any, ...]:
-    return sink.reading, sink.facts, bytes(sink._raw), sink._stop
+    return sink.reading, sink.facts, bytes(sink._raw), sink._stop, sink._http
 
 
 def in_worker(recipe: tuple[str, tuple[Any, ...]], body: bytes, *answer: Any) -> bytes:
