@@ -39,7 +39,7 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -565,11 +565,15 @@ class _StopRule:
         if have == 0 and chunk.startswith(b"\xef\xbb\xbf"):
             text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
         scan.extend(text)
-        scan.run()
-        if self.head_only and scan.head_end is not None:
-            self.limit = min(self.cap, scan.head_end)
-        elif scan.body_at is not None and scan.body_end is not None:
-            window_from = max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE)
-            self.limit = min(self.cap, window_from + BODY_WINDOW)
-        if self.limit != self.cap:
-            self._scan = None
+        limit = self._limit(scan.run())
+        if limit is not None:
+            self.limit, self._scan = min(self.cap, limit), None
+
+    def _limit(self, scan: HeadScan) -> int | None:
+        """Where reading stops, once the scan knows (None: not yet)."""
+        if self.head_only:
+            return scan.head_end
+        if scan.body_end is None:
+            return None
+        # the head reader read 4 KiB pieces: its window began at the end of a piece
+        return max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE) + BODY_WINDOW

@@ -84,6 +84,14 @@ def _attrs(raw: str) -> Attrs:
     return out
 
 
+def _meta_charset(a: Attrs) -> str | None:
+    """The charset a meta declares: `charset`, or `http-equiv=content-type`'s."""
+    charset = a.get("charset")
+    if charset is None and a.get("http-equiv", "").lower() == "content-type":
+        charset = charset_param(a.get("content", ""))
+    return charset
+
+
 class HeadScan:
     """The head of one page; see the module."""
 
@@ -233,24 +241,24 @@ class HeadScan:
         elif tag == "link":
             self._link(_attrs(raw))
         elif tag == "base":
-            href = _attrs(raw).get("href")
-            if href is not None and self.base_href is None:
-                self.base_href = href.strip()
+            self._base(_attrs(raw))
         elif tag == "title":
             if self.title is None and self._title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
-        elif tag in ("noscript", "template", "script", "style"):
-            if tag == "script" and _attrs(raw).get("type", "").strip().lower() in _JS_TYPES:
+        elif tag == "script":
+            if _attrs(raw).get("type", "").strip().lower() in _JS_TYPES:
                 self.scripts += 1
-            if tag in ("noscript", "template") and not closed:
-                self._skip, self._depth = tag, 1
+        elif tag in ("noscript", "template") and not closed:
+            self._skip, self._depth = tag, 1
+
+    def _base(self, a: Attrs) -> None:
+        href = a.get("href")
+        if href is not None and self.base_href is None:
+            self.base_href = href.strip()  # the first base with an href wins
 
     def _meta(self, a: Attrs) -> None:
-        charset = a.get("charset")
-        if charset is None and a.get("http-equiv", "").lower() == "content-type":
-            charset = charset_param(a.get("content", ""))
-        if charset and self.late_charset is None and not self.restarted:
-            found = normalize_charset(charset)
+        if self.late_charset is None and not self.restarted:
+            found = normalize_charset(_meta_charset(a))
             if found is not None and found != "utf-8":
                 self.late_charset = found
         name = a.get("name")
