@@ -86,7 +86,7 @@ _JS_TYPES: Final = frozenset(
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _SPACES: Final = re.compile(r"\s+")
 # lxml takes no encoding declaration in text (XHTML pages often start with one)
-_XML_DECL: Final = re.compile(r"^\s*<\?xml[^>]*>")
+_XML_DECL: Final = re.compile(r"\s*<\?xml[^>]*>")
 # the parser of lxml.html.document_fromstring without its Python element classes
 _HTML: Final = etree.HTMLParser()
 _REF_END: Final = re.compile(rb"[\s;<>]")
@@ -260,7 +260,8 @@ def _parse(text: str) -> tuple[Any, str | None]:
     if not text.strip():
         return None, None
     try:
-        root = etree.fromstring(_XML_DECL.sub("", text, count=1), _HTML)
+        decl = _XML_DECL.match(text)
+        root = etree.fromstring(text[decl.end() :] if decl else text, _HTML)
     except etree.ParserError:  # a document with no element at all
         return None, None
     except ValueError as exc:

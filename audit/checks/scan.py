@@ -55,7 +55,10 @@ _HEAD_TAGS: Final = frozenset(
 _JS_TYPES: Final = frozenset(
     {"", "module", "text/javascript", "application/javascript", "application/ecmascript"}
 )
-_START: Final = re.compile(r"""<([a-zA-Z][^\t\n\r\f />\x00]*)((?:"[^"]*"|'[^']*'|[^"'>])*)>""")
+# possessive: no backtracking over a long or unfinished tag
+_START: Final = re.compile(
+    r"""<([a-zA-Z][^\t\n\r\f />\x00]*+)((?:[^"'>]++|"[^"]*+"|'[^']*+')*+)>"""
+)
 _START_LOOSE: Final = re.compile(r"<([a-zA-Z][^\t\n\r\f />\x00]*)([^>]*)>")
 _END: Final = re.compile(r"</([a-zA-Z][^\t\n\r\f />\x00]*)[^>]*>")
 _ATTR: Final = re.compile(r"""([^\s/>=][^\s/>=]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]*))?""")
