@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final, Literal
 
-from audit.checks.htmlhead import HeadReader, charset_of_content_type
+from audit.checks.charsets import charset_of_content_type
+from audit.checks.pagefacts import PageFacts, parse_facts
 from audit.checks.response import noindex_directive
 from audit.core.agent import is_product_token
 from audit.core.records import FetchResult, Finding, UrlResult
@@ -120,14 +121,13 @@ def is_html(content_type: str | None) -> bool:
 
 def head_metas(body: bytes, content_type: str | None) -> list[tuple[str, str]]:
     """The head's `<meta name content>` pairs of a page body already read (names
-    lower-cased). Only a body that holds a noindex word at all is parsed."""
+    lower-cased). Only a body that holds a noindex word at all is read, and only its head
+    (no lxml parse)."""
     lowered = body.lower()
     if b"noindex" not in lowered and b"none" not in lowered:
         return []
-    reader = HeadReader(len(body) + 1, http_charset=charset_of_content_type(content_type))
-    reader.feed(body)
-    reader.close(at_eof=True)
-    return reader.metas
+    facts = parse_facts(body, charset_of_content_type(content_type), complete=True, wants=0)
+    return list(facts.metas)
 
 
 def indexability(
@@ -158,16 +158,16 @@ def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
     return None
 
 
-def empty_shell(reader: HeadReader) -> str | None:
+def empty_shell(facts: PageFacts) -> str | None:
     """Why a page read to its end is an empty JavaScript shell, or None."""
-    if not reader.complete or not reader.scripts:
+    if not facts.complete or not facts.scripts:
         return None
-    text = reader.text
+    text = facts.text
     if len(text) >= SHELL_TEXT:
         return None
     shown = f"{len(text)} characters" if text else "no text"
     return (
         f"the page's <body> holds {shown} of visible text (under {SHELL_TEXT}) while it loads "
-        f"{reader.scripts} script(s): crawlers that do not run JavaScript, most AI crawlers "
+        f"{facts.scripts} script(s): crawlers that do not run JavaScript, most AI crawlers "
         "among them, see an empty page; render the content on the server"
     )

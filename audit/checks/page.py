@@ -1,6 +1,6 @@
 """Page checks (`--page-checks`): judge what a page's `<head>` says about the listed URL.
 
-From a `FetchResult` and the `HeadReader` that read the page (audit.checks.htmlhead):
+From a `FetchResult` and the `PageFacts` of the page's one parse (audit.checks.pagefacts):
 
 - `url-noindex`: a head `<meta name="robots">`, or a meta named after the configured
   agent's product token, says `noindex` or `none`. A meta for another agent
@@ -25,7 +25,7 @@ From a `FetchResult` and the `HeadReader` that read the page (audit.checks.htmlh
 - `hreflang-invalid` / `hreflang-missing-self` for the head's `<link rel=alternate
   hreflang>`; the valid hrefs are returned for the run-wide reciprocity store.
 
-When the reader stopped at the byte cap before the head ended, findings are about what
+When reading stopped at the byte cap before the head ended, findings are about what
 was read and say so, and the url record's `page.truncated` is True.
 
 Pure and synchronous: must not import aiohttp or asyncio.
@@ -41,7 +41,7 @@ from typing import Any, Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from audit.checks.agents import empty_shell
-from audit.checks.htmlhead import DEFAULT_CAP, HeadReader, charset_of_content_type
+from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import canonical_links, noindex_directive
 from audit.core.records import FetchResult, Finding, finding
 from audit.rules.langtags import check_hreflang
@@ -66,7 +66,6 @@ __all__ = [
 SOFT404_SIMILARITY: Final = 0.9  # difflib ratio of a tiny page's text to the probe's
 TINY_TEXT: Final = 2048  # characters of text at most, whole body read, to compare with the probe
 MIN_TEXT: Final = 20  # below this, a page has too little text to compare
-_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 # Meta names of common crawlers, shown in the url record (only robots and the configured
 # agent's own name apply to the audit).
 _CRAWLER_METAS: Final = frozenset(
@@ -96,38 +95,13 @@ NOT_FOUND_PATTERNS: Final = re.compile(
 )
 
 
-def is_html(content_type: str | None) -> bool:
-    """An HTML content type (text/html, application/xhtml+xml)."""
-    if not content_type:
-        return False
-    return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
-
-
-class PageSink:
-    """The body sink the HTTP client feeds (see HttpClient.fetch_page): reads the body of
-    a 200 HTML answer with a fresh HeadReader; other answers are not read for the checks."""
+class PageSink(FactsSink):
+    """The body sink of the page checks (see HttpClient.fetch_page): reads the head of a
+    200 HTML answer and a window of its body; other answers are not read for the checks.
+    `facts` then holds what the page says (None: not read)."""
 
     def __init__(self, cap: int = DEFAULT_CAP) -> None:
-        self.cap = cap
-        self.reader: HeadReader | None = None
-
-    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
-        """A final answer's body begins (again, after a failed attempt): read it?"""
-        self.reader = None
-        ctype = next((v for k, v in headers if k == "content-type"), None)
-        if status != 200 or not is_html(ctype):
-            return False
-        self.reader = HeadReader(self.cap, http_charset=charset_of_content_type(ctype))
-        return True
-
-    def feed(self, chunk: bytes) -> bool:
-        """The next piece of the body; True when no more is wanted."""
-        return self.reader is None or self.reader.feed(chunk)
-
-    def end(self, *, at_eof: bool) -> None:
-        """The body was read to its end (`at_eof`) or reading stopped."""
-        if self.reader is not None:
-            self.reader.close(at_eof=at_eof)
+        super().__init__(HEAD, cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,33 +131,33 @@ def _mask(text: str, url: str) -> str:
     return text
 
 
-def soft404_text(reader: HeadReader, url: str) -> str | None:
+def soft404_text(facts: PageFacts, url: str) -> str | None:
     """The text a soft-404 comparison uses (title and body, the URL masked), or None when
     the page is not tiny (not read to its end, or too much text) or has too little text."""
-    if not reader.complete:
+    if not facts.complete:
         return None
     # both parts have their whitespace collapsed already
-    text = _mask(f"{reader.title} {reader.text}" if reader.title else reader.text, url)
+    text = _mask(f"{facts.title} {facts.text}" if facts.title else facts.text, url)
     if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
         return None
     return text
 
 
-def needs_probe(reader: HeadReader, url: str) -> bool:
+def needs_probe(facts: PageFacts, url: str) -> bool:
     """Whether the soft-404 verdict depends on the host's probe: a tiny page whose title
     and h1 do not already say "not found" (most pages never cost a probe request)."""
     return (
-        not_found_phrase(reader.title) is None
-        and not_found_phrase(reader.h1) is None
-        and soft404_text(reader, url) is not None
+        not_found_phrase(facts.title) is None
+        and not_found_phrase(facts.h1) is None
+        and soft404_text(facts, url) is not None
     )
 
 
-def probe_text(result: FetchResult, reader: HeadReader | None) -> str | None:
+def probe_text(result: FetchResult, facts: PageFacts | None) -> str | None:
     """The probe's comparable text: only a 200 HTML answer that is itself tiny counts."""
-    if result.status != 200 or reader is None or result.redirects:
+    if result.status != 200 or facts is None or result.redirects:
         return None
-    return soft404_text(reader, result.final_url)
+    return soft404_text(facts, result.final_url)
 
 
 def similarity(a: str, b: str) -> float:
@@ -207,7 +181,7 @@ def _directives(content: str) -> set[str]:
 
 def check_page(
     result: FetchResult,
-    reader: HeadReader,
+    facts: PageFacts,
     prior: Sequence[Finding],
     *,
     agent_token: str,
@@ -218,9 +192,9 @@ def check_page(
     """The page's findings merged into `prior` (check_fetch's findings for the same URL)."""
     url = result.url
     stopped = (
-        f" (read the first {reader.bytes_read} bytes only: the head is longer than the cap, "
+        f" (read the first {facts.bytes_read} bytes only: the head is longer than the cap, "
         "so later tags were not seen)"
-        if reader.truncated
+        if facts.truncated
         else ""
     )
 
@@ -228,11 +202,11 @@ def check_page(
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
     final = result.final_url or url
-    robots_metas = _agent_metas(reader, agent_token)
+    robots_metas = _agent_metas(facts, agent_token)
     out = _noindex(list(prior), result, robots_metas, agent_token, make)
-    head_targets = _head_canonicals(reader, final)
+    head_targets = _head_canonicals(facts, final)
     out = _canonical(out, result, head_targets, final, make)
-    why = _soft404_reason(reader, final, probe)
+    why = _soft404_reason(facts, final, probe)
     if why is not None:
         out.append(
             make(
@@ -241,11 +215,11 @@ def check_page(
                 "missing page, or fix the page, or remove the URL from the sitemap",
             )
         )
-    hrefs = _hreflang(out, reader, final, url, make)
-    shell = empty_shell(reader)
+    hrefs = _hreflang(out, facts, final, url, make)
+    shell = empty_shell(facts)
     if shell is not None:
         out.append(make("url-empty-shell", shell))
-    return PageVerdict(out, hrefs, _page_record(reader, robots_metas, head_targets))
+    return PageVerdict(out, hrefs, _page_record(facts, robots_metas, head_targets))
 
 
 _Make = Callable[[str, str], Finding]
@@ -254,10 +228,10 @@ _Make = Callable[[str, str], Finding]
 # --- noindex ---------------------------------------------------------------------
 
 
-def _agent_metas(reader: HeadReader, agent_token: str) -> list[tuple[str, str]]:
+def _agent_metas(facts: PageFacts, agent_token: str) -> list[tuple[str, str]]:
     """The head metas that apply to the agent: `robots` and the agent's own token."""
     agent = agent_token.strip().lower()
-    return [(n, c) for n, c in reader.metas if n == "robots" or (agent and n == agent)]
+    return [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
 
 
 def _noindex(
@@ -315,10 +289,10 @@ def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(urljoin(base, href) for href in hrefs))
 
 
-def _head_canonicals(reader: HeadReader, final: str) -> list[str]:
+def _head_canonicals(facts: PageFacts, final: str) -> list[str]:
     """The head's rel=canonical targets, resolved against `<base href>` and the final URL."""
-    base = urljoin(final, reader.base_href) if reader.base_href else final
-    return _joined(base, (href for href in reader.canonicals if href))
+    base = urljoin(final, facts.base_href) if facts.base_href else final
+    return _joined(base, (href for href in facts.canonicals if href))
 
 
 def _canonical(
@@ -379,20 +353,20 @@ def _lone_canonical_message(target: str, head_norm: set[str], final: str, url: s
 # --- soft 404 --------------------------------------------------------------------
 
 
-def _soft404_reason(reader: HeadReader, final: str, probe: str | None) -> str | None:
+def _soft404_reason(facts: PageFacts, final: str, probe: str | None) -> str | None:
     """Why the page reads as not found (its wording, or its likeness to the probe), or None."""
-    for label, text in (("title", reader.title), ("main heading", reader.h1)):
+    for label, text in (("title", facts.title), ("main heading", facts.h1)):
         phrase = not_found_phrase(text)
         if phrase is not None:
             return f"its {label} {text!r} says {phrase!r}"
     if probe is None:
         return None
-    return _probe_likeness(reader, final, probe)
+    return _probe_likeness(facts, final, probe)
 
 
-def _probe_likeness(reader: HeadReader, final: str, probe: str) -> str | None:
+def _probe_likeness(facts: PageFacts, final: str, probe: str) -> str | None:
     """The page's likeness to the probe's answer, when it is tiny and near-identical."""
-    own_text = soft404_text(reader, final)
+    own_text = soft404_text(facts, final)
     if own_text is None:
         return None
     ratio = similarity(own_text, probe)
@@ -406,12 +380,10 @@ def _probe_likeness(reader: HeadReader, final: str, probe: str) -> str | None:
 # --- hreflang --------------------------------------------------------------------
 
 
-def _hreflang(
-    out: list[Finding], reader: HeadReader, final: str, url: str, make: _Make
-) -> list[str]:
+def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: _Make) -> list[str]:
     """Append the head's hreflang findings to `out`; the valid hrefs, for reciprocity."""
     hrefs: list[str] = []
-    for code, href in reader.alternates:
+    for code, href in facts.alternates:
         out.extend(_hreflang_code_finding(code, make))
         if is_absolute_http(href):
             hrefs.append(href)
@@ -423,7 +395,7 @@ def _hreflang(
                     "absolute http(s) URL: give the full URL of the alternate page",
                 )
             )
-    if reader.alternates and len(hrefs) == len(reader.alternates):
+    if facts.alternates and len(hrefs) == len(facts.alternates):
         out.extend(_missing_self_finding(hrefs, final, url, make))
     return hrefs
 
@@ -459,27 +431,27 @@ def _hreflang_code_finding(code: str, make: _Make) -> list[Finding]:
 
 
 def _page_record(
-    reader: HeadReader, robots_metas: list[tuple[str, str]], head_targets: list[str]
+    facts: PageFacts, robots_metas: list[tuple[str, str]], head_targets: list[str]
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
-        "title": reader.title,
+        "title": facts.title,
         "canonical": head_targets[0] if len(head_targets) == 1 else None,
-        "robots": _robots_shown(reader, robots_metas),
-        "bytes_read": reader.bytes_read,
-        "truncated": reader.truncated,
+        "robots": _robots_shown(facts, robots_metas),
+        "bytes_read": facts.bytes_read,
+        "truncated": facts.truncated,
     }
     if len(head_targets) > 1:
         record["canonicals"] = head_targets
-    if reader.h1 is not None:
-        record["h1"] = reader.h1
-    if reader.charset_source != "default":
-        record["charset"] = reader.charset
-    if reader.error is not None:
-        record["parse_error"] = reader.error
+    if facts.h1 is not None:
+        record["h1"] = facts.h1
+    if facts.charset_source != "default":
+        record["charset"] = facts.charset
+    if facts.error is not None:
+        record["parse_error"] = facts.error
     return record
 
 
-def _robots_shown(reader: HeadReader, robots_metas: list[tuple[str, str]]) -> str | None:
+def _robots_shown(facts: PageFacts, robots_metas: list[tuple[str, str]]) -> str | None:
     """The record shows the other crawlers' metas too (they do not apply to this agent)."""
-    shown = [(n, c) for n, c in reader.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
+    shown = [(n, c) for n, c in facts.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
     return ", ".join(f"{n}: {c}" for n, c in shown) or None

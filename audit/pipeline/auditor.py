@@ -27,8 +27,8 @@ from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from audit.checks import sitemaps
-from audit.checks.htmlhead import HeadReader
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
+from audit.checks.pagefacts import PageFacts, join
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
 from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
@@ -938,8 +938,8 @@ class Auditor:
             agent_token=self.agent_token,
             now=self.now,
         )
-        if sink is not None and sink.reader is not None and result.status == 200:
-            found, record = await self._page_checks(job, result, sink.reader, found, record)
+        if sink is not None and sink.facts is not None and result.status == 200:
+            found, record = await self._page_checks(job, result, sink.facts, found, record)
         return found, record
 
     # The hook points of _check (a --state run answers from, and writes to, its store).
@@ -989,33 +989,32 @@ class Auditor:
     ) -> tuple[FetchResult, PageSink | None]:
         """The request of one listed URL: HEAD (GET to confirm an error), or with page checks
         (or a hook's body sink) one GET whose body is read up to the end of the head (or
-        what the hooks' sinks want) or the cap."""
+        what the hooks' sinks want) or the cap. The page's facts sinks (page checks, links,
+        content) share one read and one parse (pagefacts.join)."""
         cap = self.config.page_cap
-        if not self.config.page_checks:
-            if not more:
-                return await self.client.fetch(url, headers=headers), None
-            tee = more[0] if len(more) == 1 else TeeSink(list(more))
-            return await self.client.fetch_page(url, tee, cap=cap, headers=headers), None
-        sink = PageSink(cap)
-        both = TeeSink([sink, *more]) if more else sink
-        return await self.client.fetch_page(url, both, cap=cap, headers=headers), sink
+        sink = PageSink(cap) if self.config.page_checks else None
+        sinks = join([sink, *more] if sink is not None else more)
+        if not sinks:
+            return await self.client.fetch(url, headers=headers), None
+        tee = sinks[0] if len(sinks) == 1 else TeeSink(sinks)
+        return await self.client.fetch_page(url, tee, cap=cap, headers=headers), sink
 
     async def _page_checks(
         self,
         job: UrlJob,
         result: FetchResult,
-        reader: HeadReader,
+        facts: PageFacts,
         found: list[Finding],
         record: UrlResult,
     ) -> tuple[list[Finding], UrlResult]:
         """--page-checks on a 200 HTML page: findings merged with check_fetch's, the url
         record with a `page` object, the head's hreflang links into the run's store."""
         probe = None
-        if needs_probe(reader, result.final_url):
+        if needs_probe(facts, result.final_url):
             probe = await self._probe_for(result.final_url)
         verdict = check_page(
             result,
-            reader,
+            facts,
             found,
             agent_token=self.agent_token,
             sitemap=job.sitemap,
@@ -1050,7 +1049,7 @@ class Auditor:
             result = await self.client.fetch_page(url, sink, cap=self.config.page_cap)
         except Exception:  # a failed probe only means no similarity check for this host
             return None
-        return probe_text(result, sink.reader)
+        return probe_text(result, sink.facts)
 
 
 def _compiled(patterns: Sequence[str]) -> list[re.Pattern[str]]:

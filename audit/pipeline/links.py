@@ -1,7 +1,8 @@
 """The link crawl of `crawl --links` (RULES.md, Site coverage): a hook on the Auditor.
 
-While the listed URLs are checked, each is fetched with one GET (a body sink, as for
---page-checks) and `judge` reads its links (checks/links.py); the internal ones (on the
+While the listed URLs are checked, each is fetched with one GET (a facts sink of
+checks/pagefacts.py, sharing the read and the parse with --page-checks and --content) and
+`judge` reads its links (checks/links.py) off the sink's facts; the internal ones (on the
 origins of the audited sitemaps) are counted as inlinks and queued. Once every listed URL
 was checked, `drain` fetches the site root and then every queued page breadth-first, on the
 auditor's client (its politeness, retries and redirect recording), robots.txt first: a
@@ -26,11 +27,11 @@ import pickle
 import sqlite3
 import tempfile
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from audit.checks.agents import indexability, is_html
+from audit.checks.agents import indexability
 from audit.checks.coverage import (
     coverage_incomplete,
     link_broken,
@@ -38,7 +39,8 @@ from audit.checks.coverage import (
     page_reason,
     url_orphan,
 )
-from audit.checks.links import PageLinks, header_nofollow, page_links
+from audit.checks.links import PageLinks, header_nofollow, links_of
+from audit.checks.pagefacts import LINKS, FactsSink, PageFacts
 from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
@@ -66,19 +68,6 @@ def _origin(norm: str) -> str:
     """scheme://host[:port] of a normalised absolute URL."""
     scheme, _, rest = norm.partition("://")
     return f"{scheme}://{rest.split('/', 1)[0]}"
-
-
-class _WholeBody:
-    """A body sink that wants the whole body (up to the client's cap)."""
-
-    def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
-        return status == 200
-
-    def feed(self, chunk: bytes) -> bool:
-        return False
-
-    def end(self, *, at_eof: bool) -> None:
-        pass
 
 
 class _Store:
@@ -192,6 +181,7 @@ class LinkCrawl(Hook):
         self.cut_depth = False  # a link deeper than --max-depth was not followed
         self.active = 0
         self._cond: asyncio.Condition | None = None
+        self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
 
     # --- the listed URLs ------------------------------------------------------
 
@@ -215,16 +205,18 @@ class LinkCrawl(Hook):
                 self.roots.add(origin + "/")
 
     def page_body(self, job: UrlJob) -> BodySink | None:
-        return _WholeBody()
+        sink = self._sinks[id(job)] = FactsSink(LINKS, self.config.page_cap)
+        return sink
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
+        sink = self._sinks.pop(id(job), None)
         if result is None:
             return None
         self.listed_read += 1
         self.depths[0] += 1
-        page = self._answered(job.url, result, 0)
+        page = self._answered(job.url, result, 0, sink.facts if sink is not None else None)
         extra = record.extra or {}
         final = result.final_url or job.url
         reason = page_reason(extra.get("indexability"), page, final)
@@ -241,28 +233,29 @@ class LinkCrawl(Hook):
 
     # --- what a fetched page adds to the crawl -------------------------------
 
-    def _answered(self, url: str, result: FetchResult, depth: int) -> PageLinks | None:
+    def _answered(
+        self, url: str, result: FetchResult, depth: int, facts: PageFacts | None
+    ) -> PageLinks | None:
         """A page's answer into the crawl: a redirect's target as linked from the URL, the
         page's followable internal links as linked from it and queued one hop deeper."""
         final = url
         if result.redirects and result.final_url:
             final = result.final_url
             # held first: once seen, _link does not queue it to be fetched a second time
-            self._redirect_target(final, result, depth)
+            self._redirect_target(final, result, depth, facts)
             self._link(url, [final], depth)
-        page = self._read(final, result)
+        page = self._read(final, result, facts)
         if page is not None and page.links:
             self._link(final, page.links, depth + 1)
         return page
 
-    def _read(self, url: str, result: FetchResult) -> PageLinks | None:
+    def _read(self, url: str, result: FetchResult, facts: PageFacts | None) -> PageLinks | None:
         """The links of a 200 HTML page of an audited origin; None for anything else."""
-        content_type = result.header("content-type")
-        if result.status != 200 or not result.body_head or not is_html(content_type):
+        if facts is None or result.status != 200 or not facts.bytes_read:
             return None
         if not self._internal(normalize_url(url)):
             return None
-        page = page_links(result.body_head, url, agent=self.agent)
+        page = links_of(facts, url, agent=self.agent)
         if header_nofollow(result.header_all("x-robots-tag"), self.agent):
             page = replace(page, links=(), nofollow=True)
         return page
@@ -286,14 +279,16 @@ class LinkCrawl(Hook):
             if not self.seen.add(link):
                 self.queue.push(link, depth)
 
-    def _redirect_target(self, final: str, result: FetchResult, depth: int) -> None:
+    def _redirect_target(
+        self, final: str, result: FetchResult, depth: int, facts: PageFacts | None
+    ) -> None:
         """A redirect's target read here, not again: its own record, unless it is listed
         (the listed URL has its record) or was met before."""
         norm = normalize_url(final)
         if not self._internal(norm) or self._listed(final) or self.seen.add(final):
             return
         target = replace(result, url=final, redirects=())
-        self._hold_page(final, target, self._read(final, target), depth)
+        self._hold_page(final, target, self._read(final, target, facts), depth)
 
     def _listed(self, url: str) -> bool:
         return self.auditor is not None and url in self.auditor.seen
@@ -361,9 +356,10 @@ class LinkCrawl(Hook):
             self._hold(url, blocked, "robots")
             return
         cap = self.config.page_cap
-        result = await self.auditor.client.fetch_page(url, _WholeBody(), cap=cap)
+        sink = FactsSink(LINKS, cap)
+        result = await self.auditor.client.fetch_page(url, sink, cap=cap)
         self.depths[depth] += 1
-        self._hold_page(url, result, self._answered(url, result, depth), depth)
+        self._hold_page(url, result, self._answered(url, result, depth, sink.facts), depth)
 
     def _hold_page(self, url: str, result: FetchResult, page: PageLinks | None, depth: int) -> None:
         """A links-only page's record, its indexability judged as for a listed URL."""

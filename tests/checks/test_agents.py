@@ -13,7 +13,7 @@ from audit.checks.agents import (
     meta_noindex,
     parse_agents,
 )
-from audit.checks.htmlhead import HeadReader
+from audit.checks.pagefacts import PageFacts, facts_of
 from audit.core.records import FetchResult, Hop, UrlResult, finding
 
 HTML = (("content-type", "text/html; charset=utf-8"),)
@@ -88,11 +88,8 @@ def test_indexability_reasons_in_order() -> None:
     assert indexability(_record(pdf), [noindex], pdf) == "noindex"
 
 
-def _read(html: str, cap: int = 512 * 1024) -> HeadReader:
-    reader = HeadReader(cap)
-    reader.feed(html.encode())
-    reader.close(at_eof=not reader.done)
-    return reader
+def _read(html: str, cap: int = 512 * 1024) -> PageFacts:
+    return facts_of(html.encode(), cap=cap)
 
 
 def test_empty_shell() -> None:

@@ -1,4 +1,7 @@
-"""The streaming head reader: what it finds, where it stops, and broken HTML."""
+"""The page reader of the page checks (checks/pagefacts.py with HEAD, the head scanned by
+checks/scan.py): what it finds, where it stops, and broken HTML. These were the tests of
+the streaming head reader it replaced; where the new reader follows the browsers' rules
+instead, the assertion says so (see also test_pagefacts_diff.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +10,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from audit.checks.htmlhead import BODY_WINDOW, PRESCAN, HeadReader, normalize_charset
+from audit.checks.charsets import PRESCAN, normalize_charset
+from audit.checks.pagefacts import BODY_WINDOW, HEAD, FactsSink, PageFacts
 
 
-def read(data: bytes, cap: int = 512 * 1024, step: int = 7, **kw: object) -> HeadReader:
+def read(
+    data: bytes, cap: int = 512 * 1024, step: int = 7, http_charset: str | None = None
+) -> PageFacts:
     """Feed in small steps (tags and characters split across chunks), as a socket would."""
-    reader = HeadReader(cap, **kw)  # type: ignore[arg-type]
+    sink = FactsSink(HEAD, cap)
+    ctype = "text/html" + (f"; charset={http_charset}" if http_charset else "")
+    assert sink.start(200, [("content-type", ctype)])
+    done = False
     for i in range(0, len(data), step):
-        if reader.feed(data[i : i + step]):
+        if sink.feed(data[i : i + step]):
+            done = True
             break
-    reader.close(at_eof=not reader.done)
-    return reader
+    sink.end(at_eof=not done)
+    assert sink.facts is not None
+    return sink.facts
 
 
 PAGE = (
@@ -38,14 +49,14 @@ PAGE = (
 def test_everything_in_the_head_whatever_the_chunking(step: int) -> None:
     r = read(PAGE, step=step)
     assert r.title == "Café & Bar"
-    assert r.metas == [("robots", "noindex, follow"), ("googlebot", "nosnippet")]
+    assert r.metas == (("robots", "noindex, follow"), ("googlebot", "nosnippet"))
     assert r.meta("ROBOTS") == ["noindex, follow"]
-    assert r.canonicals == ["/cafe"]  # the body's canonical does not count
+    assert r.canonicals == ("/cafe",)  # the body's canonical does not count
     assert r.body_canonicals == 1
-    assert r.alternates == [
+    assert r.alternates == (
         ("de", "https://example.com/de/cafe"),
         ("en", "https://example.com/cafe"),
-    ]
+    )
     assert r.h1 == "Welcome in"
     assert "Hello world" in r.text and "fake" not in r.text
     assert (r.charset, r.charset_source) == ("utf-8", "meta")
@@ -55,22 +66,19 @@ def test_everything_in_the_head_whatever_the_chunking(step: int) -> None:
 
 def test_stops_a_window_after_the_head_and_never_past_the_cap() -> None:
     body = b"<html><head><title>t</title></head><body>" + b"<p>filler</p>" * 100_000
-    reader = HeadReader(512 * 1024)
+    sink = FactsSink(HEAD, 512 * 1024)
+    sink.start(200, [("content-type", "text/html")])
     fed = 0
-    while not reader.feed(body[fed : fed + 65536]):
+    while not sink.feed(body[fed : fed + 65536]):
         fed += 65536
-    reader.close(at_eof=False)
-    assert reader.title == "t" and reader.head_ended and not reader.complete
-    assert (
-        reader.bytes_read <= len(b"<html><head><title>t</title></head><body>") + BODY_WINDOW + 4096
-    )
-    assert reader.feed(b"more") is True  # done: takes nothing more
-    assert len(reader._raw) == 0  # nothing kept once the charset cannot change any more
+    assert sink.feed(b"more") is True  # done: takes nothing more
+    sink.end(at_eof=False)
+    r = sink.facts
+    assert r is not None and r.title == "t" and r.head_ended and not r.complete
+    assert r.bytes_read <= len(b"<html><head><title>t</title></head><body>") + BODY_WINDOW + 4096
 
-    capped = HeadReader(1000)
-    assert capped.feed(b"<head><title>x</title>" + b"<meta name=a content=b>" * 1000) is True
-    capped.close(at_eof=False)
-    assert capped.bytes_read == 1000
+    capped = read(b"<head><title>x</title>" + b"<meta name=a content=b>" * 1000, cap=1000)
+    assert capped.bytes_read == 1000 and capped.truncated
 
 
 def test_a_head_longer_than_the_cap_is_truncated_and_reports_what_it_saw() -> None:
@@ -79,24 +87,24 @@ def test_a_head_longer_than_the_cap_is_truncated_and_reports_what_it_saw() -> No
     assert r.truncated and not r.head_ended
     assert r.bytes_read == 4096
     assert r.meta("robots") == ["noindex"]  # seen before the cap
-    assert r.canonicals == []  # after the cap: not seen, and not invented
+    assert r.canonicals == ()  # after the cap: not seen, and not invented
     assert all(m == ("x", "y") for m in r.metas[1:])  # the half tag at the cut is not text
 
 
 def test_the_head_ends_at_the_first_element_that_cannot_be_in_it() -> None:
     # Google stops reading the head at an invalid element: later metas are in the body.
     r = read(b"<head><title>a</title><img src=x><meta name=robots content=noindex>")
-    assert r.metas == [] and r.title == "a" and r.body_started
+    assert r.metas == () and r.title == "a" and r.body_started
 
 
 def test_head_elements_after_the_head_end_tag_still_count() -> None:
     r = read(b"<head><title>a</title></head>\n<link rel=canonical href=/c><body>x")
-    assert r.canonicals == ["/c"]
+    assert r.canonicals == ("/c",)
 
 
 def test_no_head_at_all_and_text_first() -> None:
     r = read(b"Hello <title>later</title><meta name=robots content=noindex>")
-    assert r.title is None and r.metas == [] and r.text.startswith("Hello")
+    assert r.title is None and r.metas == () and r.text.startswith("Hello")
     assert r.head_ended and r.complete and not r.truncated
 
 
@@ -105,7 +113,7 @@ def test_noscript_and_template_in_the_head_are_skipped() -> None:
         b"<head><noscript><meta name=robots content=noindex><div>x</div></noscript>"
         b"<template><link rel=canonical href=/t></template><title>ok</title></head>"
     )
-    assert r.metas == [] and r.canonicals == [] and r.title == "ok"
+    assert r.metas == () and r.canonicals == () and r.title == "ok"
 
 
 def test_unclosed_tags_and_garbage_never_raise() -> None:
@@ -121,7 +129,23 @@ def test_unclosed_tags_and_garbage_never_raise() -> None:
         assert r.error is None
         assert r.complete
     assert read(b"<html><head><title>unclosed").title == "unclosed"
-    assert read(b"<head><title>t</title><h1>never closed <b>bold").h1 is None  # h1 not ended
+    # An h1 open at the end of input ends there, as in browsers (the old reader had none).
+    assert read(b"<head><title>t</title><h1>never closed <b>bold").h1 == "never closed bold"
+    # An unfinished tag at the end of input is dropped by the HTML tokenizer: no text (the
+    # old reader made it text, so the body had begun).
+    r = read(b"<head><meta name=robots content=")
+    assert r.text == "" and r.metas == ()
+
+
+def test_title_content_is_raw_text_and_a_second_title_stays_in_the_head() -> None:
+    # As in browsers (RCDATA): the old reader dropped the tags and took a second title's
+    # text for the start of the body, so the head's later metas were ignored.
+    r = read(
+        b"<head><title>a <b>bold</b> &amp; c</title><title>again</title>"
+        b"<meta name=robots content=noindex></head><body>text"
+    )
+    assert r.title == "a <b>bold</b> & c"
+    assert r.meta("robots") == ["noindex"] and r.text == "text"
 
 
 def test_bom_utf8_and_utf16() -> None:

@@ -1,11 +1,10 @@
-"""Page checks as pure functions: FetchResult + HeadReader in, findings out; and the
+"""Page checks as pure functions: FetchResult + PageFacts in, findings out; and the
 run-wide hreflang store (union of sources, once per pair, spilling to SQLite)."""
 
 from __future__ import annotations
 
 import os
 
-from audit.checks.htmlhead import HeadReader
 from audit.checks.page import (
     SOFT404_SIMILARITY,
     PageSink,
@@ -15,6 +14,7 @@ from audit.checks.page import (
     similarity,
     soft404_text,
 )
+from audit.checks.pagefacts import PageFacts, facts_of
 from audit.checks.response import check_fetch
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop
@@ -25,12 +25,9 @@ URL = "https://example.com/shop/item"
 AGENT = "sitemap-audit"
 
 
-def head(html: str | bytes, cap: int = 512 * 1024, at_eof: bool = True) -> HeadReader:
-    r = HeadReader(cap)
+def head(html: str | bytes, cap: int = 512 * 1024, at_eof: bool = True) -> PageFacts:
     data = html.encode() if isinstance(html, str) else html
-    r.feed(data)
-    r.close(at_eof=at_eof and not r.done)
-    return r
+    return facts_of(data, cap=cap, at_eof=at_eof)
 
 
 def result(
@@ -253,7 +250,7 @@ def test_page_sink_reads_only_200_html_and_restarts_on_a_retry() -> None:
     assert sink.start(200, [("content-type", "text/html")]) is True  # a retry: fresh reader
     sink.feed(b"<title>ok</title>")
     sink.end(at_eof=True)
-    assert sink.reader is not None and sink.reader.title == "ok" and sink.reader.complete
+    assert sink.facts is not None and sink.facts.title == "ok" and sink.facts.complete
 
 
 # --- hreflang reciprocity store ---------------------------------------------
