@@ -88,6 +88,7 @@ class StateSink:
         # delivers them (redacted of credentials), are collected for put_url instead
         self.capture: list[dict[str, Any]] | None = None
         self.hook: StateHook | None = None  # the running run's (targets run in turn)
+        self.targets = 0  # StateHooks made so far: the n-th serves the run's n-th target
 
     def __call__(self, record: dict[str, Any]) -> None:
         capture = self.capture
@@ -113,7 +114,10 @@ class StateHook(Hook):
         self.store = sink.store
         self.sink = sink
         sink.hook = self
+        sink.targets += 1
+        self.target = sink.targets
         self.changed_only = changed_only
+        self._links = False  # crawl --links: the link crawl keeps the URL results
         self._auditor: Auditor | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
@@ -124,6 +128,24 @@ class StateHook(Hook):
     def attach(self, auditor: Auditor) -> None:
         self._auditor = auditor
         self._secrets = secret_forms(auditor.config.secrets())
+        if auditor.config.links:
+            self._keep_link_crawl(auditor)
+
+    def _keep_link_crawl(self, auditor: Auditor) -> None:
+        """crawl --links: the link crawl keeps its store beside the state (one per target),
+        goes on from it when the state resumes the run, and delivers its records through
+        this hook at the end, so the state stores them as URL results."""
+        from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
+
+        for hook in auditor.hooks:
+            if isinstance(hook, LinkCrawl):
+                self._links = True
+                hook.keep_in(
+                    self.store.side_file(f"links-{self.target}"),
+                    resume=self.store.mode == "resume",
+                    run=self.store.run,
+                    deliver=self.deliver_final,
+                )
 
     def _kept(self, validator: str | None) -> str | None:
         """An ETag or Last-Modified as stored: one that echoes a credential is not kept
@@ -187,7 +209,10 @@ class StateHook(Hook):
 
     def before_request(self, job: UrlJob) -> bool:
         store = self.store
-        if store.mode == "new":  # nothing stored before this run: no lookup, no call
+        # nothing stored before this run: no lookup, no call. With --links every listed
+        # page is fetched with GET (the crawl needs its links: nothing is carried forward
+        # or asked conditionally), and a resumed run's pages are the link crawl's to skip.
+        if store.mode == "new" or self._links:
             return False
         prior = store.prior(job.url)
         if prior is None:
@@ -237,6 +262,29 @@ class StateHook(Hook):
             job.line,
         )
         return True
+
+    def deliver_final(self, record: UrlResult, found: list[Finding]) -> None:
+        """A record of the link crawl at the end of the run (with `source` and `inlinks`;
+        `"sitemap": null` for a page only the links led to): delivered, and stored as a
+        URL result of the run (no ETag: a --links run never asks conditionally)."""
+        sink = self.sink
+        captured: list[dict[str, Any]] = []
+        sink.capture = captured
+        try:
+            self.auditor.deliver(record, found)
+        finally:
+            sink.capture = None
+        if captured:
+            self.store.put_url(
+                record.url,
+                record.sitemap,
+                record.lastmod,
+                None,
+                self._kept(record.last_modified),
+                captured[0],
+                captured[1:],
+                record.line,
+            )
 
     # --- sitemaps -----------------------------------------------------------------------
 

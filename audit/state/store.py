@@ -69,6 +69,7 @@ Imports only the standard library and audit.core.errors; knows nothing of HTTP o
 from __future__ import annotations
 
 import calendar
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -620,6 +621,7 @@ class StateStore:
         self.skipped = 0  # of those, not requested at all (--changed-only)
         self.sitemaps_carried = 0  # unchanged child sitemaps not read again
         self._lookups = 0
+        self._side: list[Path] = []  # files of this run beside the state (side_file)
         if mode != "new":
             self._snapshot()
 
@@ -751,6 +753,20 @@ class StateStore:
         (rows,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
         conn.execute("COMMIT")
         return int(rows)
+
+    def side_file(self, name: str) -> Path:
+        """`PATH.name`: a file a capability keeps for this run beside the state (the link
+        crawl's store of `crawl --links`), under the state's lock; removed when the run is
+        marked complete, kept for a resumed run otherwise."""
+        path = Path(f"{self.path}.{name}")
+        self._side.append(path)
+        return path
+
+    def _remove_side_files(self) -> None:
+        for path in self._side:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):  # a leftover is made anew by the next run
+                    Path(str(path) + suffix).unlink()
 
     # --- reads (event loop; primary-key lookups only) ---------------------------------
 
@@ -947,6 +963,8 @@ class StateStore:
             self._reader.close()
             if self._bulk is not None:
                 self._bulk.close()
+            if complete and self._writer.error is None and self._writer.incomplete is None:
+                self._remove_side_files()  # the next run starts anew
         finally:
             self._lock.release()  # after the last write
         if self._writer.error is not None:
