@@ -14,7 +14,21 @@ beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for the
 live in one SQLite temp file. Every url record is held until the end (its `inlinks` are
 only known then) and delivered with `source` and `inlinks`; links-only pages get records
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
-the end of the run. Imports no aiohttp.
+the end of the run.
+
+With `--state PATH` the StateHook calls `keep_in`: the store is kept as `PATH.links-N`
+(N: the target's place in the run) instead of a temp file. Every queued URL has a row there
+(memory only caches the first ones) and a row stays until its page is held; rows are
+committed at most 100 ms after a page is done and always between two pages (WAL: a SIGKILL
+loses at most the last batch, whose pages are simply fetched again). When the state resumes
+the same run, the crawl goes on from the file: listed pages held are not fetched again
+(`before_request`), URLs met (held or queued) are not queued again, the frontier is the
+queued rows whose page is not held, and --max-pages, the listed pages read and the pages by
+depth are counted from the held rows; the verdicts at the end cover everything, so the
+report is that of an uninterrupted run. The records go out through the StateHook, which
+stores them as the run's URL results. The state removes the file when its run completes;
+a new run (and a run after a complete one) starts a new crawl. URL keys in the file are
+blake2b digests, the same in every process. Imports no aiohttp.
 """
 
 from __future__ import annotations

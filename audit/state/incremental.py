@@ -28,6 +28,16 @@ reciprocity check needs every alternate of the run).
 Every other record of the run (sitemaps, document and entry findings, URLs not
 requested) reaches the store through a recorder sink, so a state file holds the whole
 report of its last run (`sitemap-audit diff` reads it).
+
+`crawl --links`: the link crawl (audit.pipeline.links) holds every url record until the
+end of the run, so the hook hands it a file beside the state (`PATH.links-N`, removed when
+the run completes) where it keeps its queue, inlinks and held records, and resumes from it
+when the state resumes the run; at the end it delivers its records through
+`deliver_final`, which stores them as URL results (with `source` and `inlinks`). Steps 1
+and 3 do not apply: every listed page is fetched with GET (the crawl needs its links, so
+nothing is carried forward, asked conditionally or skipped by --changed-only), and a
+resumed run's pages are the link crawl's to skip. Unchanged child sitemaps are still
+carried (their URLs, from the stored results, are then fetched in full).
 """
 
 from __future__ import annotations

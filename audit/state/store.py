@@ -47,6 +47,10 @@ run leaves no stale lock) and writes the holder's pid, host and start time into 
 second run on the same state is refused with a StateError naming the holder (exit 2)
 instead of resuming the live run's rows. Without fcntl (Windows) there is no lock.
 
+Files a capability keeps for a run beside the state (`side_file`: the link crawl's store
+of `crawl --links`, `PATH.links-N`) are under the same lock, kept while the run is
+unfinished and removed once it is marked complete.
+
 A state is marked complete only when it holds every URL row this run wrote: at
 completion the rows of the run are counted against the rows present when it started
 plus the rows its writer inserted; a mismatch (another process wrote to or completed

@@ -148,9 +148,11 @@ async def committed(store: Path, rows: int) -> None:
         await asyncio.sleep(0.02)
 
 
-async def crawl_killed(site: LinkSite, state: Path, out: Path, *extra: str) -> Counter[str]:
-    """A crawl SIGKILLed while the server holds `site.hold`, once it has committed every
-    other page it was answered; the requests per page it made."""
+async def crawl_killed(
+    site: LinkSite, state: Path, out: Path, *extra: str, sig: int = signal.SIGKILL
+) -> Counter[str]:
+    """A crawl SIGKILLed (or sent `sig`) while the server holds `site.hold`, once it has
+    committed every other page it was answered; the requests per page it made."""
     site.gate.clear()
     proc = await start(site, state, out, *extra)
     try:
@@ -160,10 +162,10 @@ async def crawl_killed(site: LinkSite, state: Path, out: Path, *extra: str) -> C
         if store.exists():  # made before the first sitemap is read (none: nothing kept)
             await committed(store, len(answered) - 1)
     finally:
-        proc.send_signal(signal.SIGKILL)
+        proc.send_signal(sig)
         code = await finish(proc)
         site.gate.set()
-    assert code == -signal.SIGKILL
+    assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
     return site.pages()
 
 
@@ -185,7 +187,7 @@ def summary(path: Path) -> dict[str, Any]:
     return dict(last)
 
 
-def canonical(records: list[dict[str, Any]]) -> list[str]:
+def canonical(records: Iterable[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True) for r in records)
 
 
@@ -206,16 +208,23 @@ def assert_same_report(out: Path, ref: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hold", ["/l/3", "/u/5"])  # in the listed pages; in the link crawl
+@pytest.mark.parametrize(
+    ("hold", "sig"),
+    [
+        ("/l/3", signal.SIGKILL),  # in the listed pages
+        ("/u/5", signal.SIGKILL),  # in the link crawl
+        ("/u/5", signal.SIGINT),  # the report of what was done is written (and stored)
+    ],
+)
 async def test_a_killed_link_crawl_resumes_where_it_stopped(
-    serve: Serve, tmp_path: Path, hold: str
+    serve: Serve, tmp_path: Path, hold: str, sig: int
 ) -> None:
     site = await LinkSite().serve(serve)
     ref_code, ref = await reference(site, tmp_path)
     assert all(n == 1 for n in site.pages().values())
     state, out = tmp_path / "s.sqlite", tmp_path / "out.jsonl"
     site.hold_at(hold)
-    before = await crawl_killed(site, state, out)
+    before = await crawl_killed(site, state, out, sig=sig)
     assert before[hold] == 1 and len(before) > 3  # half-way
     site.site.hits.clear()
     assert await crawl(site, state, out) == ref_code
@@ -225,6 +234,8 @@ async def test_a_killed_link_crawl_resumes_where_it_stopped(
     assert again[hold] == 1 and all(n == 1 for n in again.values())
     assert_same_report(out, ref)
     assert not Path(f"{state}.links-1").exists()  # the run completed: its store is gone
+    stored = [r for r in untimed(read_records(state)) if r["type"] == "url"]
+    assert canonical(stored) == canonical(r for r in report(out) if r["type"] == "url")
 
 
 @pytest.mark.slow
@@ -263,7 +274,7 @@ async def test_a_run_after_a_complete_one_crawls_anew(serve: Serve, tmp_path: Pa
     site.site.routes["/u/9"] = site._page(a("/missing") + a("/r"))
     site.site.hits.clear()
     second = tmp_path / "2.jsonl"
-    await crawl(site, state, second)
+    await crawl(site, state, second, "--changed-only")  # nothing carried: --links GETs all
     assert dict(site.pages()) == {p: 1 for p in pages if p != "/noindex"}
     assert all(
         "If-None-Match" not in h.headers and h.method == "GET"
