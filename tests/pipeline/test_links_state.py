@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from audit.core.records import UrlResult
+from audit.pipeline.links import _Queue, _Store
 from audit.state.store import read_records
 from tests.crawlkit import HTML, XML, Serve, Site, index, urlset
 
@@ -287,3 +289,54 @@ async def test_a_run_after_a_complete_one_crawls_anew(serve: Serve, tmp_path: Pa
     assert not any(r.get("carried") for r in urls.values())
     ref = {r["url"].removeprefix(site.base): r for r in written}
     assert urls["/u/3"] == ref["/u/3"]
+
+
+# --- the kept store itself -------------------------------------------------------------
+
+
+def page_record(url: str) -> UrlResult:
+    return UrlResult(url, None, None, 200, url, (), None, None, "allowed", 1.0)
+
+
+def kept(path: Path, *, resume: bool, run: int = 1) -> tuple[_Store, _Queue, bool]:
+    store = _Store()
+    resumed = store.keep(str(path), resume=resume, run=run)
+    return store, _Queue(store, bound=3), resumed
+
+
+def killed(store: _Store) -> None:
+    """What a SIGKILL leaves: the connection gone, its open transaction with it."""
+    assert store._db is not None
+    store._db.close()
+    store._db = None
+
+
+def test_a_kept_queue_goes_on_from_its_last_commit_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite.links-1"
+    store, queue, resumed = kept(path, resume=False)
+    assert not resumed
+    urls = [f"http://example.com/{i}" for i in range(8)]
+    for i, url in enumerate(urls):
+        queue.push(url, 1, 100 + i)
+    queue.first("http://example.com/", 0)
+    assert len(queue) == 9 and len(queue.items) == 4  # the root and 3 cached, 5 in the file
+    assert [queue.pop() for _ in range(5)] == [
+        ("http://example.com/", 0), *((u, 1) for u in urls[:4])
+    ]  # fmt: skip
+    store.hold(100, False, page_record(urls[0]), [], url=urls[0], depth=1, counted=True)
+    store.commit()
+    store.hold(101, False, page_record(urls[1]), [], url=urls[1], depth=1, counted=True)
+    queue.push("http://example.com/late", 2, 999)
+    killed(store)  # urls[1] held and /late queued after the last commit: lost
+
+    store, queue, resumed = kept(path, resume=True)
+    assert resumed and store.counts() == (1, 0, Counter({1: 1}))
+    assert sorted(store.queued_urls()) == sorted(["http://example.com/", *urls[1:]])
+    popped = [queue.pop() for _ in range(len(queue))]
+    assert popped == [("http://example.com/", 0), *((u, 1) for u in urls[1:])]
+    assert queue.pop() is None
+    store.close()
+
+    store, queue, resumed = kept(path, resume=True, run=2)  # another run's: a new crawl
+    assert not resumed and len(queue) == 0 and store.counts() == (0, 0, Counter())
+    store.close()
