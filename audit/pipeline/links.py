@@ -382,6 +382,7 @@ class LinkCrawl(Hook):
         self.active = 0
         self._cond: asyncio.Condition | None = None
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
+        self.resumed = 0  # resumed: the pages held before (not requested again)
         self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
 
     # --- the listed URLs ------------------------------------------------------
@@ -407,6 +408,7 @@ class LinkCrawl(Hook):
         done = SeenUrls()
         for url, listed in self.store.held_urls():
             self.seen.add(url)
+            self.resumed += 1
             if listed:
                 done.add(url)
         for url in self.store.queued_urls():

@@ -43,7 +43,7 @@ carried (their URLs, from the stored results, are then fetched in full).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
@@ -52,6 +52,9 @@ from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.recorder import Recorder
 from audit.state.store import Prior, PriorSitemap, StateStore
+
+if TYPE_CHECKING:
+    from audit.pipeline.links import LinkCrawl
 
 __all__ = ["StateHook", "StateSink"]
 
@@ -127,7 +130,7 @@ class StateHook(Hook):
         sink.targets += 1
         self.target = sink.targets
         self.changed_only = changed_only
-        self._links = False  # crawl --links: the link crawl keeps the URL results
+        self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
         self._auditor: Auditor | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
@@ -149,7 +152,7 @@ class StateHook(Hook):
 
         for hook in auditor.hooks:
             if isinstance(hook, LinkCrawl):
-                self._links = True
+                self._links = hook
                 hook.keep_in(
                     self.store.side_file(f"links-{self.target}"),
                     resume=self.store.mode == "resume",
@@ -222,7 +225,7 @@ class StateHook(Hook):
         # nothing stored before this run: no lookup, no call. With --links every listed
         # page is fetched with GET (the crawl needs its links: nothing is carried forward
         # or asked conditionally), and a resumed run's pages are the link crawl's to skip.
-        if store.mode == "new" or self._links:
+        if store.mode == "new" or self._links is not None:
             return False
         prior = store.prior(job.url)
         if prior is None:
@@ -380,6 +383,8 @@ class StateHook(Hook):
             after = page[-1][0]
 
     def end_of_run(self) -> None:
+        if self._links is not None:  # pages a resumed link crawl did not request again
+            self.store.replayed += self._links.resumed
         notes = self.rec.notes
         if self.store.carried:
             notes["carried"] = self.store.carried

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from audit.core.records import UrlResult
 from audit.pipeline.links import _Queue, _Store
-from audit.state.store import read_records
+from audit.state.store import read_records, read_status
 from tests.crawlkit import HTML, XML, Serve, Site, index, urlset
 
 LISTED = ["/", *(f"/l/{i}" for i in range(6)), "/orphan"]
@@ -126,14 +126,20 @@ async def start(site: LinkSite, state: Path, out: Path, *extra: str) -> asyncio.
     )  # fmt: skip
 
 
-async def finish(proc: asyncio.subprocess.Process) -> int:
+async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
     _, err = await proc.communicate()
     assert b"Traceback" not in err, err.decode()
     assert proc.returncode is not None
-    return proc.returncode
+    return proc.returncode, err.decode()
 
 
 async def crawl(site: LinkSite, state: Path, out: Path, *extra: str) -> int:
+    code, _ = await crawl_said(site, state, out, *extra)
+    return code
+
+
+async def crawl_said(site: LinkSite, state: Path, out: Path, *extra: str) -> tuple[int, str]:
+    """Exit status and stderr of an uninterrupted crawl."""
     site.gate.set()
     return await finish(await start(site, state, out, *extra))
 
@@ -165,7 +171,7 @@ async def crawl_killed(
             await committed(store, len(answered) - 1)
     finally:
         proc.send_signal(sig)
-        code = await finish(proc)
+        code, _ = await finish(proc)
         site.gate.set()
     assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
     return site.pages()
@@ -229,7 +235,10 @@ async def test_a_killed_link_crawl_resumes_where_it_stopped(
     before = await crawl_killed(site, state, out, sig=sig)
     assert before[hold] == 1 and len(before) > 3  # half-way
     site.site.hits.clear()
-    assert await crawl(site, state, out) == ref_code
+    code, said = await crawl_said(site, state, out)
+    assert code == ref_code
+    assert f"{len(before) - 1} URLs already checked were not requested again" in said
+    assert read_status(state) == "complete"
     again = site.pages()
     # the page in flight at the kill is the one page fetched twice
     assert {p for p in before if again[p]} == {hold}, again
@@ -263,6 +272,7 @@ async def test_a_run_after_a_complete_one_crawls_anew(serve: Serve, tmp_path: Pa
     site = await LinkSite(with_index=True).serve(serve)
     state, first = tmp_path / "s.sqlite", tmp_path / "1.jsonl"
     await crawl(site, state, first)
+    assert read_status(state) == "complete"
     assert not Path(f"{state}.links-1").exists()
     pages = dict(site.pages())
     assert set(pages) == {*bodies(), "/noindex", "/r", "/missing"}
