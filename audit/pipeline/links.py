@@ -218,10 +218,10 @@ class _Store:
         cur = self.db.execute(
             "INSERT INTO queue (url, depth, k) VALUES (?, ?, ?)", (url, depth, key)
         )
-        if cached:
-            self.cursor = cur.lastrowid or self.cursor
-        else:
+        if not cached:
             self.queued += 1
+        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
+            self.cursor = cur.lastrowid
 
     def enqueue_first(self, url: str, depth: int, key: int) -> None:
         """Durable: a row ahead of every queued one (a root), held in memory."""

@@ -350,3 +350,16 @@ def test_a_kept_queue_goes_on_from_its_last_commit_in_order(tmp_path: Path) -> N
     store, queue, resumed = kept(path, resume=True, run=2)  # another run's: a new crawl
     assert not resumed and len(queue) == 0 and store.counts() == (0, 0, Counter())
     store.close()
+
+
+def test_a_kept_queue_that_starts_with_the_root_pops_each_url_once(tmp_path: Path) -> None:
+    store, _, _ = kept(tmp_path / "s.sqlite.links-1", resume=False)
+    queue = _Queue(store, bound=2)
+    queue.first("http://example.com/", 0)  # the first row: seq -1, the next one 0
+    urls = [f"http://example.com/{i}" for i in range(6)]
+    for i, url in enumerate(urls):
+        queue.push(url, 1, i)
+    popped = [queue.pop() for _ in range(len(queue))]
+    assert popped == [("http://example.com/", 0), *((u, 1) for u in urls)]
+    assert queue.pop() is None
+    store.close()
