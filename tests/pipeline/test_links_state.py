@@ -288,6 +288,9 @@ async def test_a_run_after_a_complete_one_crawls_anew(serve: Serve, tmp_path: Pa
     second = tmp_path / "2.jsonl"
     await crawl(site, state, second, "--changed-only")  # nothing carried: --links GETs all
     assert dict(site.pages()) == {p: 1 for p in pages if p != "/noindex"}
+    # the unchanged child sitemap was not read again (a 304); its URLs came from the state
+    child = [h for h in site.site.hits if h.path == "/sitemap-pages.xml"]
+    assert [h.headers.get("If-None-Match") for h in child] == ['"v1"']
     assert all(
         "If-None-Match" not in h.headers and h.method == "GET"
         for h in site.site.hits
