@@ -15,19 +15,34 @@ beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for the
 live in one SQLite temp file. Every url record is held until the end (its `inlinks` are
 only known then) and delivered with `source` and `inlinks`; links-only pages get records
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
-the end of the run. Imports no aiohttp.
+the end of the run.
+
+With `--state PATH` the StateHook calls `keep_in`: the store is kept as `PATH.links-N`
+(N: the target's place in the run) instead of a temp file. Every queued URL has a row there
+(memory only caches the first ones) and a row stays until its page is held; rows are
+committed at most 100 ms after a page is done and always between two pages (WAL: a SIGKILL
+loses at most the last batch, whose pages are simply fetched again). When the state resumes
+the same run, the crawl goes on from the file: listed pages held are not fetched again
+(`before_request`), URLs met (held or queued) are not queued again, the frontier is the
+queued rows whose page is not held, and --max-pages, the listed pages read and the pages by
+depth are counted from the held rows; the verdicts at the end cover everything, so the
+report is that of an uninterrupted run. The records go out through the StateHook, which
+stores them as the run's URL results. The state removes the file when its run completes;
+a new run (and a run after a complete one) starts a new crawl. URL keys in the file are
+blake2b digests, the same in every process. Imports no aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import pickle
 import sqlite3
 import tempfile
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +73,26 @@ __all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
 MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
 _SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
 _MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
+_FLUSH_S = 0.1  # a kept store (--state): at most this long between a page held and its commit
+_FIRST_SEQ = -(1 << 62)  # below every queue row (the roots go in below the lowest)
+_SCHEMA = (
+    "CREATE TABLE queue (seq INTEGER PRIMARY KEY, url TEXT, depth INTEGER, k INTEGER)",
+    "CREATE TABLE inlinks (k INTEGER PRIMARY KEY, n INTEGER, source TEXT)",
+    "CREATE TABLE held (seq INTEGER PRIMARY KEY, k INTEGER, listed INTEGER, b BLOB, "
+    "url TEXT, depth INTEGER, counted INTEGER)",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+)
+
+# The final delivery of a url record and its findings (Auditor.deliver, or the --state
+# hook's, which also stores them)
+Deliver = Callable[[UrlResult, list[Finding]], None]
 
 
 def _key(norm: str) -> int:
-    return hash(norm) & _MASK63
+    """A normalised URL as a 63-bit key, the same in every process (a kept store is read
+    again by the run that resumes it)."""
+    digest = hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & _MASK63
 
 
 def _origin(norm: str) -> str:
@@ -70,13 +101,59 @@ def _origin(norm: str) -> str:
     return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
+def _unlink(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.unlink(path + suffix)
+
+
+def _create(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        db.execute(statement)
+
+
+def _connect_kept(path: str) -> sqlite3.Connection:
+    """A kept store: WAL, so that a killed run loses at most its last uncommitted batch."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
+def _reopen(path: str, run: int) -> sqlite3.Connection | None:
+    """The kept store of run `run` at `path`, or None (none, another run's, unreadable)."""
+    if not os.path.exists(path):
+        return None
+    db: sqlite3.Connection | None = None
+    try:
+        db = _connect_kept(path)
+        row = db.execute("SELECT value FROM meta WHERE key = 'run'").fetchone()
+    except sqlite3.DatabaseError:
+        row = None
+    if row is not None and row[0] == str(run):
+        return db
+    if db is not None:
+        db.close()
+    return None
+
+
 class _Store:
-    """The SQLite temp file: queued URLs beyond memory, inlinks, records held to the end."""
+    """The SQLite file: queued URLs beyond memory, inlinks, records held to the end.
+
+    A temp file by default (made on first use, removed at the end). Kept beside the
+    --state file (`keep`), it is the crawl's state: every queued URL has a row (memory is
+    only a cache of the first ones), rows are committed at most _FLUSH_S after a page is
+    done, always between two pages (a page's rows go in one synchronous stretch of the
+    event loop), and the file stays when the run ends; the state removes it once its run
+    completes."""
 
     def __init__(self) -> None:
-        self.queued = 0
+        self.queued = 0  # queue rows not in memory
         self.path = ""
+        self.durable = False  # kept (--state): see keep()
+        self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
         self._db: sqlite3.Connection | None = None
+        self._commit: asyncio.TimerHandle | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -91,10 +168,29 @@ class _Store:
         db = sqlite3.connect(self.path)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        db.execute("CREATE TABLE queue (seq INTEGER PRIMARY KEY, url TEXT, depth INTEGER)")
-        db.execute("CREATE TABLE inlinks (k INTEGER PRIMARY KEY, n INTEGER, source TEXT)")
-        db.execute("CREATE TABLE held (seq INTEGER PRIMARY KEY, k INTEGER, listed INTEGER, b BLOB)")
+        _create(db)
         return db
+
+    def keep(self, path: str, *, resume: bool, run: int) -> bool:
+        """Keep the store at `path`: the one run `run` left there when `resume` (True),
+        else a new one (False)."""
+        self.durable = True
+        self.path = path
+        db = _reopen(path, run) if resume else None
+        if db is None:
+            _unlink(path)
+            db = _connect_kept(path)
+            _create(db)
+            db.execute("INSERT INTO meta VALUES ('run', ?)", (str(run),))
+            db.commit()
+            self._db = db
+            return False
+        # the queue rows of pages held are done; the others are the frontier
+        db.execute("DELETE FROM queue WHERE k IN (SELECT k FROM held)")
+        db.commit()
+        self.queued = db.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
+        self._db = db
+        return True
 
     def link(self, source: str, keys: Iterable[int]) -> None:
         self.db.executemany(
@@ -106,7 +202,25 @@ class _Store:
         self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
         self.queued += 1
 
+    def enqueue(self, url: str, depth: int, key: int, *, cached: bool) -> None:
+        """Durable: a queued URL's row, whether memory holds it too (`cached`) or not."""
+        cur = self.db.execute(
+            "INSERT INTO queue (url, depth, k) VALUES (?, ?, ?)", (url, depth, key)
+        )
+        if not cached:
+            self.queued += 1
+        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
+            self.cursor = cur.lastrowid
+
+    def enqueue_first(self, url: str, depth: int, key: int) -> None:
+        """Durable: a row ahead of every queued one (a root), held in memory."""
+        (low,) = self.db.execute("SELECT COALESCE(MIN(seq), 0) FROM queue").fetchone()
+        self.db.execute("INSERT INTO queue VALUES (?, ?, ?, ?)", (low - 1, url, depth, key))
+        self.cursor = max(self.cursor, low - 1)
+
     def unspill(self) -> list[tuple[str, int]]:
+        if self.durable:
+            return self._next_rows()
         rows = self.db.execute(
             "SELECT seq, url, depth FROM queue ORDER BY seq LIMIT ?", (_SPILL_BATCH,)
         ).fetchall()
@@ -115,9 +229,36 @@ class _Store:
             self.queued -= len(rows)
         return [(url, depth) for _, url, depth in rows]
 
-    def hold(self, key: int, listed: bool, record: UrlResult, found: list[Finding]) -> None:
+    def _next_rows(self) -> list[tuple[str, int]]:
+        """Durable: the next queue rows into memory (they stay until their page is held:
+        a resumed run finds them there)."""
+        rows = self.db.execute(
+            "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
+            (self.cursor, _SPILL_BATCH),
+        ).fetchall()
+        if rows:
+            self.cursor = rows[-1][0]
+            self.queued -= len(rows)
+        return [(url, depth) for _, url, depth in rows]
+
+    def hold(
+        self,
+        key: int,
+        listed: bool,
+        record: UrlResult,
+        found: list[Finding],
+        *,
+        url: str = "",
+        depth: int | None = None,
+        counted: bool = False,
+    ) -> None:
+        """A record held to the end; `depth`: counted in pages by depth, `counted`: in
+        --max-pages (what a resumed run counts again from the rows)."""
         blob = pickle.dumps((record, found), protocol=pickle.HIGHEST_PROTOCOL)
-        self.db.execute("INSERT INTO held (k, listed, b) VALUES (?, ?, ?)", (key, listed, blob))
+        self.db.execute(
+            "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
+            (key, listed, blob, url, depth, counted),
+        )
 
     def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
         rows = self.db.execute(
@@ -128,8 +269,47 @@ class _Store:
             record, found = pickle.loads(blob)
             yield bool(listed), record, found, n or 0, source
 
+    # --- a kept store ----------------------------------------------------------
+
+    def tick(self) -> None:
+        """A page is done: a kept store commits within _FLUSH_S (called back between two
+        steps of the event loop, so never half-way through a page's rows)."""
+        if self.durable and self._commit is None:
+            self._commit = asyncio.get_running_loop().call_later(_FLUSH_S, self.commit)
+
+    def commit(self) -> None:
+        self._commit = None
+        if self._db is not None:
+            self._db.commit()
+
+    def held_urls(self) -> Iterator[tuple[str, bool]]:
+        for url, listed in self.db.execute("SELECT url, listed FROM held"):
+            yield url, bool(listed)
+
+    def queued_urls(self) -> Iterator[str]:
+        for (url,) in self.db.execute("SELECT url FROM queue"):
+            yield url
+
+    def counts(self) -> tuple[int, int, Counter[int]]:
+        """Pages fetched (--max-pages), listed pages read, pages by depth, from the rows."""
+        db = self.db
+        (fetched,) = db.execute("SELECT COALESCE(SUM(counted), 0) FROM held").fetchone()
+        (listed,) = db.execute(
+            "SELECT COUNT(*) FROM held WHERE listed AND depth IS NOT NULL"
+        ).fetchone()
+        rows = db.execute("SELECT depth, COUNT(*) FROM held WHERE depth IS NOT NULL GROUP BY depth")
+        return int(fetched), int(listed), Counter(dict(rows.fetchall()))
+
     def close(self) -> None:
+        if self._commit is not None:
+            self._commit.cancel()
+            self._commit = None
         if self._db is None:
+            return
+        if self.durable:  # kept: the state removes it when its run completes
+            self._db.commit()
+            self._db.close()
+            self._db = None
             return
         self._db.close()
         self._db = None
@@ -139,7 +319,7 @@ class _Store:
 
 class _Queue:
     """The breadth-first queue: FIFO, the first MEMORY_FRONTIER URLs in memory, the rest
-    in the store (in order)."""
+    in the store (in order); a kept store has a row for each."""
 
     def __init__(self, store: _Store, bound: int = MEMORY_FRONTIER) -> None:
         self.items: deque[tuple[str, int]] = deque()
@@ -149,11 +329,20 @@ class _Queue:
     def __len__(self) -> int:
         return len(self.items) + self.store.queued
 
-    def push(self, url: str, depth: int) -> None:
-        if self.store.queued or len(self.items) >= self.bound:
+    def push(self, url: str, depth: int, key: int = 0) -> None:
+        cached = not self.store.queued and len(self.items) < self.bound
+        if self.store.durable:
+            self.store.enqueue(url, depth, key, cached=cached)
+        elif not cached:
             self.store.spill(url, depth)
-        else:
+        if cached:
             self.items.append((url, depth))
+
+    def first(self, url: str, depth: int) -> None:
+        """Ahead of everything queued (a site root)."""
+        if self.store.durable:
+            self.store.enqueue_first(url, depth, _key(normalize_url(url)))
+        self.items.appendleft((url, depth))
 
     def pop(self) -> tuple[str, int] | None:
         if not self.items and self.store.queued:
@@ -182,12 +371,47 @@ class LinkCrawl(Hook):
         self.active = 0
         self._cond: asyncio.Condition | None = None
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
+        self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
+        self.resumed = 0  # resumed: the pages held before (not requested again)
+        self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
 
     # --- the listed URLs ------------------------------------------------------
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
         self.agent = auditor.agent_token
+
+    def keep_in(
+        self, path: str | os.PathLike[str], *, resume: bool, run: int, deliver: Deliver | None
+    ) -> None:
+        """--state: keep the crawl's store at `path` (before the first sitemap is read).
+        `resume`: the state resumes run `run`, so the crawl goes on from what that run left
+        there (none, or another run's: a new crawl). `deliver`: how the records go out at
+        the end (the state stores them as it delivers them)."""
+        self._emit = deliver
+        if self.store.keep(os.fspath(path), resume=resume, run=run):
+            self._restore()
+
+    def _restore(self) -> None:
+        """A resumed crawl: the URLs it met (held or queued) are not queued again, listed
+        pages held are not fetched again, and its counters start from what it held."""
+        done = SeenUrls()
+        for url, listed in self.store.held_urls():
+            self.seen.add(url)
+            self.resumed += 1
+            if listed:
+                done.add(url)
+        for url in self.store.queued_urls():
+            self.seen.add(url)
+        self.done_listed = done
+        self.fetched, self.listed_read, depths = self.store.counts()
+        self.depths.update(depths)
+
+    def before_request(self, job: UrlJob) -> bool:
+        """A resumed crawl: a listed URL held before the run died is done (its record
+        waits in the store, its links were counted and queued)."""
+        done = self.done_listed
+        return done is not None and job.url in done
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         self._origin_of(job.url)  # early: the listed pages' links are judged against it
@@ -228,7 +452,9 @@ class LinkCrawl(Hook):
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> bool:
-        self.store.hold(_key(normalize_url(job.url)), True, record, found)
+        depth = 0 if result is not None else None  # judge() counted it as read
+        self.store.hold(_key(normalize_url(job.url)), True, record, found, url=job.url, depth=depth)
+        self.store.tick()
         return True
 
     # --- what a fetched page adds to the crawl -------------------------------
@@ -275,9 +501,9 @@ class LinkCrawl(Hook):
         if not keys:
             return
         self.store.link(source, keys)
-        for link in keys.values():
+        for key, link in keys.items():
             if not self.seen.add(link):
-                self.queue.push(link, depth)
+                self.queue.push(link, depth, key)
 
     def _redirect_target(
         self, final: str, result: FetchResult, depth: int, facts: PageFacts | None
@@ -299,7 +525,7 @@ class LinkCrawl(Hook):
         self._cond = asyncio.Condition()
         for root in sorted(self.roots, reverse=True):
             if not self.seen.add(root):
-                self.queue.items.appendleft((root, 0))
+                self.queue.first(root, 0)
         workers = max(1, self.config.concurrency)
         async with asyncio.TaskGroup() as tg:
             for _ in range(workers):
@@ -353,16 +579,29 @@ class LinkCrawl(Hook):
         policy = await self.auditor.robots_for(url)
         if not policy.allowed(url):
             blocked = UrlResult.unrequested(url, None, None, None, "blocked")
-            self._hold(url, blocked, "robots")
+            self._hold(url, blocked, "robots", counted=True)
+            self.store.tick()
             return
         cap = self.config.page_cap
         sink = FactsSink(LINKS, cap)
         result = await self.auditor.client.fetch_page(url, sink, cap=cap)
         self.depths[depth] += 1
-        self._hold_page(url, result, self._answered(url, result, depth, sink.facts), depth)
+        self._hold_page(
+            url, result, self._answered(url, result, depth, sink.facts), depth, counted=True
+        )
+        self.store.tick()
 
-    def _hold_page(self, url: str, result: FetchResult, page: PageLinks | None, depth: int) -> None:
-        """A links-only page's record, its indexability judged as for a listed URL."""
+    def _hold_page(
+        self,
+        url: str,
+        result: FetchResult,
+        page: PageLinks | None,
+        depth: int,
+        *,
+        counted: bool = False,
+    ) -> None:
+        """A links-only page's record, its indexability judged as for a listed URL;
+        `counted`: a page the crawl fetched (not a redirect's target)."""
         record = url_record(result, sitemap=None, line=None, lastmod=None)
         found = check_fetch(
             result,
@@ -373,11 +612,21 @@ class LinkCrawl(Hook):
             agent_token=self.agent,
         )
         reason = page_reason(indexability(record, found, result), page, result.final_url or url)
-        self._hold(url, record, reason)
+        self._hold(url, record, reason, depth if counted else None, counted=counted)
 
-    def _hold(self, url: str, record: UrlResult, reason: str | None) -> None:
+    def _hold(
+        self,
+        url: str,
+        record: UrlResult,
+        reason: str | None,
+        depth: int | None = None,
+        *,
+        counted: bool = False,
+    ) -> None:
         extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
-        self.store.hold(_key(normalize_url(url)), False, record.with_extra(extra), [])
+        key = _key(normalize_url(url))
+        record = record.with_extra(extra)
+        self.store.hold(key, False, record, [], url=url, depth=depth, counted=counted)
 
     # --- the end: verdicts, records, summary ---------------------------------
 
@@ -396,11 +645,12 @@ class LinkCrawl(Hook):
         assert self.auditor is not None
         stopped = self._stopped()
         counts = Counter[str]()
+        emit = self._emit or self.auditor.deliver
         try:
             for listed, record, found, n, source in self.store.held():
                 out = self._verdicts(listed, record, n, source, stopped is None)
                 counts.update(f.code for f in out)
-                self.auditor.deliver(self._marked(listed, record, n), [*found, *out])
+                emit(self._marked(listed, record, n), [*found, *out])
         finally:
             self.store.close()
         if stopped is not None:

@@ -28,12 +28,22 @@ reciprocity check needs every alternate of the run).
 Every other record of the run (sitemaps, document and entry findings, URLs not
 requested) reaches the store through a recorder sink, so a state file holds the whole
 report of its last run (`sitemap-audit diff` reads it).
+
+`crawl --links`: the link crawl (audit.pipeline.links) holds every url record until the
+end of the run, so the hook hands it a file beside the state (`PATH.links-N`, removed when
+the run completes) where it keeps its queue, inlinks and held records, and resumes from it
+when the state resumes the run; at the end it delivers its records through
+`deliver_final`, which stores them as URL results (with `source` and `inlinks`). Steps 1
+and 3 do not apply: every listed page is fetched with GET (the crawl needs its links, so
+nothing is carried forward, asked conditionally or skipped by --changed-only), and a
+resumed run's pages are the link crawl's to skip. Unchanged child sitemaps are still
+carried (their URLs, from the stored results, are then fetched in full).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
@@ -42,6 +52,9 @@ from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.recorder import Recorder
 from audit.state.store import Prior, PriorSitemap, StateStore
+
+if TYPE_CHECKING:
+    from audit.pipeline.links import LinkCrawl
 
 __all__ = ["StateHook", "StateSink"]
 
@@ -88,6 +101,7 @@ class StateSink:
         # delivers them (redacted of credentials), are collected for put_url instead
         self.capture: list[dict[str, Any]] | None = None
         self.hook: StateHook | None = None  # the running run's (targets run in turn)
+        self.targets = 0  # StateHooks made so far: the n-th serves the run's n-th target
 
     def __call__(self, record: dict[str, Any]) -> None:
         capture = self.capture
@@ -113,7 +127,10 @@ class StateHook(Hook):
         self.store = sink.store
         self.sink = sink
         sink.hook = self
+        sink.targets += 1
+        self.target = sink.targets
         self.changed_only = changed_only
+        self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
         self._auditor: Auditor | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
@@ -124,6 +141,24 @@ class StateHook(Hook):
     def attach(self, auditor: Auditor) -> None:
         self._auditor = auditor
         self._secrets = secret_forms(auditor.config.secrets())
+        if auditor.config.links:
+            self._keep_link_crawl(auditor)
+
+    def _keep_link_crawl(self, auditor: Auditor) -> None:
+        """crawl --links: the link crawl keeps its store beside the state (one per target),
+        goes on from it when the state resumes the run, and delivers its records through
+        this hook at the end, so the state stores them as URL results."""
+        from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
+
+        for hook in auditor.hooks:
+            if isinstance(hook, LinkCrawl):
+                self._links = hook
+                hook.keep_in(
+                    self.store.side_file(f"links-{self.target}"),
+                    resume=self.store.mode == "resume",
+                    run=self.store.run,
+                    deliver=self.deliver_final,
+                )
 
     def _kept(self, validator: str | None) -> str | None:
         """An ETag or Last-Modified as stored: one that echoes a credential is not kept
@@ -187,7 +222,10 @@ class StateHook(Hook):
 
     def before_request(self, job: UrlJob) -> bool:
         store = self.store
-        if store.mode == "new":  # nothing stored before this run: no lookup, no call
+        # nothing stored before this run: no lookup, no call. With --links every listed
+        # page is fetched with GET (the crawl needs its links: nothing is carried forward
+        # or asked conditionally), and a resumed run's pages are the link crawl's to skip.
+        if store.mode == "new" or self._links is not None:
             return False
         prior = store.prior(job.url)
         if prior is None:
@@ -237,6 +275,29 @@ class StateHook(Hook):
             job.line,
         )
         return True
+
+    def deliver_final(self, record: UrlResult, found: list[Finding]) -> None:
+        """A record of the link crawl at the end of the run (with `source` and `inlinks`;
+        `"sitemap": null` for a page only the links led to): delivered, and stored as a
+        URL result of the run (no ETag: a --links run never asks conditionally)."""
+        sink = self.sink
+        captured: list[dict[str, Any]] = []
+        sink.capture = captured
+        try:
+            self.auditor.deliver(record, found)
+        finally:
+            sink.capture = None
+        if captured:
+            self.store.put_url(
+                record.url,
+                record.sitemap,
+                record.lastmod,
+                None,
+                self._kept(record.last_modified),
+                captured[0],
+                captured[1:],
+                record.line,
+            )
 
     # --- sitemaps -----------------------------------------------------------------------
 
@@ -322,6 +383,8 @@ class StateHook(Hook):
             after = page[-1][0]
 
     def end_of_run(self) -> None:
+        if self._links is not None:  # pages a resumed link crawl did not request again
+            self.store.replayed += self._links.resumed
         notes = self.rec.notes
         if self.store.carried:
             notes["carried"] = self.store.carried

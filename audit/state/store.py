@@ -47,6 +47,10 @@ run leaves no stale lock) and writes the holder's pid, host and start time into 
 second run on the same state is refused with a StateError naming the holder (exit 2)
 instead of resuming the live run's rows. Without fcntl (Windows) there is no lock.
 
+Files a capability keeps for a run beside the state (`side_file`: the link crawl's store
+of `crawl --links`, `PATH.links-N`) are under the same lock, kept while the run is
+unfinished and removed once it is marked complete.
+
 A state is marked complete only when it holds every URL row this run wrote: at
 completion the rows of the run are counted against the rows present when it started
 plus the rows its writer inserted; a mismatch (another process wrote to or completed
@@ -69,6 +73,7 @@ Imports only the standard library and audit.core.errors; knows nothing of HTTP o
 from __future__ import annotations
 
 import calendar
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -620,6 +625,7 @@ class StateStore:
         self.skipped = 0  # of those, not requested at all (--changed-only)
         self.sitemaps_carried = 0  # unchanged child sitemaps not read again
         self._lookups = 0
+        self._side: list[Path] = []  # files of this run beside the state (side_file)
         if mode != "new":
             self._snapshot()
 
@@ -751,6 +757,20 @@ class StateStore:
         (rows,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
         conn.execute("COMMIT")
         return int(rows)
+
+    def side_file(self, name: str) -> Path:
+        """`PATH.name`: a file a capability keeps for this run beside the state (the link
+        crawl's store of `crawl --links`), under the state's lock; removed when the run is
+        marked complete, kept for a resumed run otherwise."""
+        path = Path(f"{self.path}.{name}")
+        self._side.append(path)
+        return path
+
+    def _remove_side_files(self) -> None:
+        for path in self._side:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):  # a leftover is made anew by the next run
+                    Path(str(path) + suffix).unlink()
 
     # --- reads (event loop; primary-key lookups only) ---------------------------------
 
@@ -947,6 +967,8 @@ class StateStore:
             self._reader.close()
             if self._bulk is not None:
                 self._bulk.close()
+            if complete and self._writer.error is None and self._writer.incomplete is None:
+                self._remove_side_files()  # the next run starts anew
         finally:
             self._lock.release()  # after the last write
         if self._writer.error is not None:
