@@ -112,6 +112,7 @@ class Frontier(Generic[T]):
 
     def __init__(self, maxsize: int, low: int) -> None:
         self._items: deque[T] = deque()
+        self.waiting = self._items  # read-only for callers: its truth is a test in C
         self._maxsize = max(1, maxsize)
         self._low = min(max(0, low), self._maxsize - 1)
         self._getters: deque[asyncio.Future[None]] = deque()
@@ -145,7 +146,8 @@ class Frontier(Generic[T]):
         if len(self._items) >= self._maxsize:
             return False
         self._items.append(item)
-        self._wake_one(self._getters)
+        if self._getters:  # once per listed URL: no call while every worker is busy
+            self._wake_one(self._getters)
         return True
 
     async def put(self, item: T) -> None:
@@ -803,7 +805,7 @@ class Auditor:
         while True:
             job = lanes.ready_job() if lanes.parked else None
             if job is None:
-                job = frontier.take() if len(frontier) else await frontier.get()
+                job = frontier.take() if frontier.waiting else await frontier.get()
                 if job is None:
                     return
             try:
@@ -861,7 +863,8 @@ class Auditor:
         elif answer is None:
             headers = self._request_headers(job) if self._header_hooks else None
             if self._plain_fetch and not self._body_hooks:
-                result, sink = await self.client.fetch(checked, headers=headers), None
+                client = self._client or self.client
+                result, sink = await client.fetch(checked, headers=headers), None
             else:
                 result, sink = await self._fetch(checked, headers, self._body_sinks(job))
             if self._answer_hooks and self._after_answer(job, result):
