@@ -917,6 +917,8 @@ class Auditor:
         extra: dict[str, Any] | None,
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks (and with --page-checks the page's) on an answer."""
+        if extra is not None:
+            result = replace(result, url=job.url)  # findings and the record name the listing
         found, record = self._url_verdicts(job, result, extra)
         if sink is not None and sink.reader is not None and result.status == 200:
             found, record = await self._page_checks(job, result, sink.reader, found, record)
@@ -926,7 +928,7 @@ class Auditor:
         self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks on an answer: its record and findings."""
-        if extra is not None:
+        if extra is not None and result.url != job.url:
             result = replace(result, url=job.url)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
