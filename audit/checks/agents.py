@@ -19,13 +19,14 @@ Pure and synchronous: must not import aiohttp or asyncio.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Final, Literal
 
 from audit.checks.charsets import charset_of_content_type
 from audit.checks.pagefacts import PageFacts, parse_facts
 from audit.checks.response import noindex_directive
 from audit.core.agent import is_product_token
-from audit.core.records import FetchResult, Finding, UrlResult
+from audit.core.records import FetchResult, Finding, UrlResult, header_value
 
 __all__ = [
     "PRESETS",
@@ -119,6 +120,9 @@ def is_html(content_type: str | None) -> bool:
     )
 
 
+_is_html_type = lru_cache(maxsize=256)(is_html)
+
+
 def head_metas(body: bytes, content_type: str | None) -> list[tuple[str, str]]:
     """The head's `<meta name content>` pairs of a page body already read (names
     lower-cased). Only a body that holds a noindex word at all is read, and only its head
@@ -146,14 +150,16 @@ def indexability(
 
 
 def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
-    """A 200 answer's reason: a noindex, a canonical elsewhere, a type that is not HTML."""
-    codes = {f.code for f in found}
-    if "url-noindex" in codes:
-        return "noindex"
-    if "url-canonical-mismatch" in codes:
-        return "canonical"
-    content_type = result.header("content-type")
-    if content_type is not None and not is_html(content_type):
+    """A 200 answer's reason: a noindex, a canonical elsewhere, a type that is not HTML.
+    Once per listed URL: most have no finding, and a site has few content types."""
+    if found:
+        codes = {f.code for f in found}
+        if "url-noindex" in codes:
+            return "noindex"
+        if "url-canonical-mismatch" in codes:
+            return "canonical"
+    content_type = header_value(result.headers, "content-type")
+    if content_type is not None and not _is_html_type(content_type):
         return "not-html"
     return None
 

@@ -161,6 +161,9 @@ def _private_error(url: str) -> FetchError:
 
 
 _IDENTITY: Final = {"Accept-Encoding": "identity"}
+# The statuses of a plain answer that is final at once: not retried, no Retry-After, not
+# counted as a 429 or a server error (retry.after_status decides the others).
+_FINAL_STATUSES: Final = frozenset(range(100, 429)) - {408}
 
 
 def _request_headers(stream: bool, extra: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -211,6 +214,25 @@ def _take_exchange(answer: _Answer, host: Host, outcome: Exchange, retryable: bo
     if step == DONE:  # a retried answer was discarded: it is nobody's answer
         answer.status, answer.headers, answer.body = status, headers, body
     return step
+
+
+def _fetch_result(url: str, method: str, chain: _Chain) -> FetchResult:
+    """The FetchResult of a checked URL's redirect chain."""
+    final, error = chain.final, chain.error
+    # positional, in FetchResult's field order: this runs once per checked URL
+    return FetchResult(
+        url,
+        final.url,
+        final.status,
+        final.headers,
+        tuple(chain.redirects) if chain.redirects else (),
+        final.elapsed_ms,
+        method,
+        None if error is None else str(error),
+        None if error is None else error.kind,
+        final.body,
+        chain.attempts,
+    )
 
 
 @dataclass(slots=True)
@@ -354,6 +376,7 @@ class HttpClient:
             origin_key(o) for o in config.credential_origins if origin_key(o)
         )
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
+        self._adds = bool(self._credentials or self._insecure)  # _prepare has work to do
         # the targets (credential_origins: the origins the user gave) are trusted as given;
         # from a public target, nothing else on a private address is requested
         self._guard = PrivateGuard.of(config.credential_origins, config.allow_private)
@@ -500,18 +523,23 @@ class HttpClient:
         follow; the last one is kept. Every request of a run passes through here, once per
         attempt (one frame: this is the per-URL path; a plain attempt is the exchange's own
         coroutine, no other)."""
-        session = self.session  # outside `async with` is a bug, not a per-URL failure
+        session = self._session or self.session  # outside `async with`: a bug, raised
         answer = _Answer(url)
         try:
-            host, target, request_headers, verify = self._prepare(
-                url, stream, headers, chain_origin
-            )
+            host = self.hosts.get(url)
+            target = request_url(url)
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
-        opened = self._opened(
-            session, method, target, request_headers, verify, stream, body_limit, sink
-        )
+        request_headers: Mapping[str, str] | None = None
+        verify = True
+        if stream or headers or self._adds:  # a listed URL's HEAD: nothing to add
+            request_headers, verify = self._prepare(host, stream, headers, chain_origin)
+        opened = None
+        if stream or sink is not None:
+            opened = self._opened(
+                session, method, target, request_headers, verify, stream, body_limit, sink
+            )
         retries = max(0, self.config.retries)
         plain_limit = body_limit or 0
         while True:
@@ -532,6 +560,13 @@ class HttpClient:
                         session, method, url, target, request_headers, verify, plain_limit,
                         retryable,
                     )  # fmt: skip
+                    status = outcome[0]  # None for a failure
+                    if status in _FINAL_STATUSES:
+                        # the common answer: final, no retry, no Retry-After (after_status)
+                        host.record_status(status)
+                        answer.status, answer.headers, answer.body = outcome[:3]
+                        answer.elapsed_ms = outcome[5]
+                        return answer
                     step = _take_exchange(answer, host, outcome, retryable)
                 else:
                     step = await self._attempt_read(answer, host, opened, retryable)
@@ -546,19 +581,16 @@ class HttpClient:
 
     def _prepare(
         self,
-        url: str,
+        host: Host,
         stream: bool,
         headers: Mapping[str, str] | None,
         chain_origin: str | None,
-    ) -> tuple[Host, URL, dict[str, str] | None, bool]:
-        """A request's host, target URL, headers (credentials within their scope) and TLS
-        verification; ValueError for a URL that is not absolute http(s)."""
-        host = self.hosts.get(url)
-        target = request_url(url)
+    ) -> tuple[dict[str, str] | None, bool]:
+        """A request's headers (credentials within their scope) and TLS verification."""
         if self._credentials and self._may_send_credentials(host.key, chain_origin):
             headers = {**self._credentials, **headers} if headers else self._credentials
         verify = not (self._insecure and self._is_insecure(host))
-        return host, target, _request_headers(stream, headers), verify
+        return _request_headers(stream, headers), verify
 
     def _opened(
         self,
@@ -720,8 +752,8 @@ class HttpClient:
         chain = _Chain(_Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
-        start = self._chain_origin(url)
-        if self._guard.refuses(url):
+        start = self._chain_origin(url) if self._credentials else None
+        if self._guard.active and self._guard.refuses(url):
             chain.error = chain.final.error = _private_error(url)
             return chain
         while True:
@@ -812,9 +844,17 @@ class HttpClient:
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
         # the GET's own retries decide (half the requests to a failing page).
         confirm = method == "HEAD" and confirm_with_get
-        result = await self._fetch_once(
-            url, method, body_bytes, max_redirects, status_retries=not confirm, headers=headers
+        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
+        chain = await self._chain(
+            url,
+            method,
+            body_limit=limit if method == "GET" else 0,
+            stream=False,
+            max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
+            status_retries=not confirm,
+            headers=headers,
         )
+        result = _fetch_result(url, method, chain)
         if confirm and result.status is not None and result.status >= 400:
             confirmed = await self._fetch_once(
                 url, "GET", body_bytes, max_redirects, headers=headers
@@ -844,21 +884,7 @@ class HttpClient:
             headers=headers,
             sink=sink,
         )
-        final, error = chain.final, chain.error
-        # positional, in FetchResult's field order: this runs once per checked URL
-        return FetchResult(
-            url,
-            final.url,
-            final.status,
-            final.headers,
-            tuple(chain.redirects) if chain.redirects else (),
-            final.elapsed_ms,
-            method,
-            None if error is None else str(error),
-            None if error is None else error.kind,
-            final.body,
-            chain.attempts,
-        )
+        return _fetch_result(url, method, chain)
 
     async def fetch_page(
         self, url: str, sink: BodySink, *, cap: int, headers: Mapping[str, str] | None = None

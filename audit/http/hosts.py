@@ -240,6 +240,8 @@ class Host:
         """Count an answer and adapt: a burst of 429s halves the rate once (the answers to
         requests already in flight do not halve it again); a 429/503 streak marks the host
         slow; RECOVER_AFTER good answers in a row double the rate back towards --rate."""
+        if status < 429 and not (self._streak or self._halved) and self._rate >= self.max_rate:
+            return  # a good answer to a host at its full rate: nothing changes (once per URL)
         if status == 429:
             self.rate_limited += 1
             if not self._halved:  # once per burst: a good answer ends the burst
@@ -428,13 +430,20 @@ class HostPool:
         self._retry_after_cap = retry_after_cap
         self._hosts: dict[str, Host] = {}
         self._by_prefix: dict[str, Host] = {}  # url_prefix() -> host: no urlsplit per request
+        # The last URL asked for and its host: a listed URL is looked up by the worker that
+        # takes it, then by its request, with no other lookup in between.
+        self._last: tuple[str, Host] | None = None
 
     def get(self, url: str) -> Host:
         """The host object of `url` (an absolute http(s) URL or an origin); ValueError otherwise."""
+        last = self._last
+        if last is not None and last[0] is url:
+            return last[1]
         prefix = url_prefix(url)
         if prefix is not None:
             known = self._by_prefix.get(prefix)
             if known is not None:
+                self._last = (url, known)
                 return known
         key = origin_of(url)
         host = self._hosts.get(key)
@@ -449,6 +458,7 @@ class HostPool:
             if len(self._by_prefix) >= _KEY_CACHE_MAX:
                 self._by_prefix.clear()
             self._by_prefix[prefix] = host
+        self._last = (url, host)
         return host
 
     def stats(self) -> list[HostStats]:

@@ -99,7 +99,9 @@ def _normalised(text: str) -> str:
 def path_of(url: str) -> str:
     """The path and query a URL is matched with (`/` for an empty path), normalised."""
     target = url.split("#", 1)[0] if url.startswith("/") else _path_and_query(url)
-    return normalise_path(target)
+    if target.isascii() and "%" not in target and " " not in target:
+        return target  # normalise_path's common case, without its call (once per URL)
+    return _normalised(target)
 
 
 def _path_and_query(url: str) -> str:
@@ -212,7 +214,8 @@ class Group:
     def allowed(self, url: str) -> bool:
         """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
         path = path_of(url)
-        for rule in self._ordered_rules():
+        rules = self._ordered if self._ordered is not None else self._ordered_rules()
+        for rule in rules:  # once per listed URL: the sorted rules are kept
             if rule.matches(path):
                 return rule.allow
         return True

@@ -45,7 +45,7 @@ from audit.core.records import (
 )
 from audit.http import HttpClient, StreamResponse
 from audit.http.exchange import BodySink
-from audit.http.hosts import canonical_origin
+from audit.http.hosts import Host, canonical_origin
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
@@ -98,6 +98,7 @@ class UrlJob:
     line: int | None
     lastmod: str | None
     context: Any = None  # what a hook carries from before the request to after it
+    host: Host | None = None  # the politeness object of `url`, looked up once by the worker
 
 
 class Frontier(Generic[T]):
@@ -111,6 +112,7 @@ class Frontier(Generic[T]):
 
     def __init__(self, maxsize: int, low: int) -> None:
         self._items: deque[T] = deque()
+        self.waiting = self._items  # read-only for callers: its truth is a test in C
         self._maxsize = max(1, maxsize)
         self._low = min(max(0, low), self._maxsize - 1)
         self._getters: deque[asyncio.Future[None]] = deque()
@@ -144,7 +146,8 @@ class Frontier(Generic[T]):
         if len(self._items) >= self._maxsize:
             return False
         self._items.append(item)
-        self._wake_one(self._getters)
+        if self._getters:  # once per listed URL: no call while every worker is busy
+            self._wake_one(self._getters)
         return True
 
     async def put(self, item: T) -> None:
@@ -225,6 +228,7 @@ class Auditor:
         self.agent_token = robots_token(config.user_agent, config.robots_agent)
         self._include = _compiled(config.include)
         self._exclude = _compiled(config.exclude)
+        self._exclude_urls = bool(self._include or self._exclude)  # asked per listed URL
         self._include_sm = _compiled(config.include_sitemap)
         self._exclude_sm = _compiled(config.exclude_sitemap)
         self._visited: set[str] = set()
@@ -233,6 +237,7 @@ class Auditor:
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
         self._rewrite = Rewriter(config.rewrites)
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
+        self._plain_fetch = not config.page_checks  # a listed URL is one HEAD (GET on error)
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
         self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
@@ -260,7 +265,7 @@ class Auditor:
         self._deliver_hooks: list[Callable[..., bool]] = self._at("deliver")
         self._end_hooks: list[Callable[[], None]] = self._at("end_of_run")
         self._drain_hooks: list[Callable[[], Awaitable[None]]] = self._at("drain")
-        self.check_url: UrlCheck = url_check(self) if url_check is not None else self._check
+        self.check_url: UrlCheck = url_check(self) if url_check is not None else self.check_via
         for hook in self.hooks:
             hook.attach(self)
 
@@ -709,31 +714,26 @@ class Auditor:
         return job.local.parent / rel
 
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
-        """One url record per listed URL: duplicates and excluded URLs are not queued."""
-        if not self._admissible(loc):
+        """One url record per listed URL: duplicates and excluded URLs are not queued, nor
+        any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
+        if not loc:
             return
-        self.state.admitted += 1
+        if self._exclude_urls and self._url_excluded(loc):
+            self.state.excluded_urls += 1
+            return
+        if self.seen_crawl.add(loc):
+            return
+        state = self.state
+        if self.config.max_urls is not None and state.admitted >= self.config.max_urls:
+            state.max_urls_reached = True
+            return
+        state.admitted += 1
         self.progress.add_total(1)
         if found and self._unusable(source, item, loc, found):
             return
         job = UrlJob(loc, source, item.line, item.lastmod)
         if not self._frontier.try_put(job):
             await self._frontier.put(job)
-
-    def _admissible(self, loc: str) -> bool:
-        """Not excluded, not listed before (a loc-duplicate is checked once), within
-        --max-urls."""
-        if not loc:
-            return False
-        if self._url_excluded(loc):
-            self.state.excluded_urls += 1
-            return False
-        if self.seen_crawl.add(loc):
-            return False
-        if self.config.max_urls is not None and self.state.admitted >= self.config.max_urls:
-            self.state.max_urls_reached = True
-            return False
-        return True
 
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""
@@ -797,97 +797,90 @@ class Auditor:
     # --- workers ------------------------------------------------------------
 
     async def _worker(self) -> None:
+        """Take listed URLs until the frontier closes. The per-URL path: the URL's host is
+        looked up once here (its lane, then its robots.txt policy and its request)."""
         frontier = self._frontier
         lanes = self._lanes
+        hosts = self.client.hosts
         while True:
             job = lanes.ready_job() if lanes.parked else None
             if job is None:
-                job = frontier.take() if len(frontier) else await frontier.get()
+                job = frontier.take() if frontier.waiting else await frontier.get()
                 if job is None:
                     return
-            key, lane = self._lane_of(job)
-            if lanes.park(key, job, lane):
+            try:
+                host = job.host = hosts.get(job.url)
+                key, lane = host.key, host.lane()
+            except ValueError:  # an unusable URL: checked at once, it sends nothing
+                key, lane = "", None
+            if lane is not None and lanes.park(key, job, lane):
                 continue  # its host is slow or backed off: serve another host meanwhile
             lanes.enter(key)
             try:
-                await self._run_job(job)
+                await self.check_url(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one URL's failure never stops the run
+                self._internal_error(job, exc)
             finally:
                 lanes.leave(key)
+                self.progress.advance()
 
-    def _lane_of(self, job: UrlJob) -> tuple[str, int | None]:
-        """The host key of a listed URL and the workers it may hold now (lanes.py)."""
-        try:
-            host = self.client.hosts.get(job.url)
-        except ValueError:  # an unusable URL: checked at once, it sends nothing
-            return "", None
-        return host.key, host.lane()
-
-    async def _run_job(self, job: UrlJob) -> None:
-        try:
-            await self.check_url(job)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # one URL's failure never stops the run
-            self.rec.url(
-                UrlResult.unrequested(
-                    job.url,
-                    job.sitemap,
-                    job.line,
-                    job.lastmod,
-                    "allowed",
-                    f"internal error: {type(exc).__name__}: {exc}",
-                )
+    def _internal_error(self, job: UrlJob, exc: Exception) -> None:
+        self.rec.url(
+            UrlResult.unrequested(
+                job.url,
+                job.sitemap,
+                job.line,
+                job.lastmod,
+                "allowed",
+                f"internal error: {type(exc).__name__}: {exc}",
             )
-        finally:
-            self.progress.advance()
+        )
 
-    async def _check(self, job: UrlJob) -> None:
+    async def check_via(self, job: UrlJob, answer: Answer | None = None) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
         request, then the checks. With --rewrite the URL is requested at its rewritten
         origin (whose robots.txt applies); records keep `url` as listed and add
         `checked_url`. Hooks (--state) act before the request, on its headers, after the
-        answer and at delivery, so every option composes."""
-        await self.check_via(job, self._answer_here)
+        answer and at delivery, so every option composes.
 
-    async def check_via(self, job: UrlJob, answer: Answer) -> None:
-        """`_check` with the request and its checks done by `answer(job, checked_url,
-        headers, extra)`: here, or on a cluster (audit.cluster). The same robots.txt
-        verdict, hooks and delivery either way."""
+        The request and its checks are done here, or by `answer(job, checked_url, headers,
+        extra)` (a cluster, audit.cluster): the same robots.txt verdict, hooks and delivery
+        either way. The standard check of every listed URL: no call it can do without."""
         for before in self._before_hooks:
             if before(job):
                 return
         checked = self._rewrite(job.url) if self._rewriting else job.url
         extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
-        policy = await self._policy(checked)
+        host = job.host if extra is None else None
+        policy = host.robots if host is not None else None
+        if policy is None:
+            policy = await self._policy(checked)
         result: FetchResult | None = None
         if not policy.allowed(checked):
             record, found = self._not_allowed(job, policy, checked, extra)
+        elif answer is None:
+            headers = self._request_headers(job) if self._header_hooks else None
+            if self._plain_fetch and not self._body_hooks:
+                client = self._client or self.client
+                result, sink = await client.fetch(checked, headers=headers), None
+            else:
+                result, sink = await self._fetch(checked, headers, self._body_sinks(job))
+            if self._answer_hooks and self._after_answer(job, result):
+                return
+            if sink is None:
+                found, record = self._url_verdicts(job, result, extra)
+            else:
+                found, record = await self._verdicts(job, result, sink, extra)
         else:
             result, verdicts = await answer(job, checked, self._request_headers(job), extra)
             if self._answer_hooks and self._after_answer(job, result):
                 return
             found, record = await verdicts()
-        self._deliver_checked(job, record, found, result, checked, extra)
-
-    def _deliver_checked(
-        self,
-        job: UrlJob,
-        record: UrlResult,
-        found: list[Finding],
-        result: FetchResult | None,
-        checked: str,
-        extra: Extra,
-    ) -> None:
-        """Deliver a check's outcome; a rewritten URL's findings say where it was checked."""
-        if extra is not None:
+        if extra is not None:  # a rewritten URL's findings say where it was checked
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
-
-    async def _answer_here(
-        self, job: UrlJob, checked: str, headers: dict[str, str] | None, extra: Extra
-    ) -> tuple[FetchResult, Verdicts]:
-        result, sink = await self._fetch(checked, headers, self._body_sinks(job))
-        return result, lambda: self._verdicts(job, result, sink, extra)
 
     def _not_allowed(
         self, job: UrlJob, policy: RobotsPolicy, checked: str, extra: dict[str, Any] | None
@@ -926,6 +919,17 @@ class Auditor:
         """The URL checks (and with --page-checks the page's) on an answer."""
         if extra is not None:
             result = replace(result, url=job.url)  # findings and the record name the listing
+        found, record = self._url_verdicts(job, result, extra)
+        if sink is not None and sink.facts is not None and result.status == 200:
+            found, record = await self._page_checks(job, result, sink.facts, found, record)
+        return found, record
+
+    def _url_verdicts(
+        self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
+    ) -> tuple[list[Finding], UrlResult]:
+        """The URL checks on an answer: its record and findings."""
+        if extra is not None and result.url != job.url:
+            result = replace(result, url=job.url)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
             record = record.with_extra({**(record.extra or {}), **extra})
@@ -938,8 +942,6 @@ class Auditor:
             agent_token=self.agent_token,
             now=self.now,
         )
-        if sink is not None and sink.facts is not None and result.status == 200:
-            found, record = await self._page_checks(job, result, sink.facts, found, record)
         return found, record
 
     # The hook points of _check (a --state run answers from, and writes to, its store).
@@ -965,7 +967,9 @@ class Auditor:
         for hook in self._deliver_hooks:
             if hook(job, record, found, result):
                 return
-        self.deliver(record, found)
+        self.rec.url(record)  # self.deliver(), written out: once per listed URL
+        if found:
+            self.rec.findings(found)
 
     def deliver(self, record: UrlResult, found: list[Finding]) -> None:
         """A URL's record and its findings to the recorder."""

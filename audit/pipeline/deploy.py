@@ -63,7 +63,7 @@ class DeployStampHook(Hook):
                 return None
             if host.stamp.add(modified):
                 self._release(host)
-        return self._hold(host, record, found)
+        return self._hold(host, record, found) if found else None
 
     def _host(self, url: str) -> _Host | None:
         """The host's verdict state, keyed by the URL's scheme://netloc as written (no

@@ -353,7 +353,14 @@ class SitemapValidator:
             out = []
             loc, norm = self._check_loc_slow(entry, out)
         if norm is not None:
-            out = self._check_duplicate(entry, is_url, loc, norm, out)
+            seen = self.seen
+            if is_url and seen is not None and entry.news is None:  # _check_duplicate's usual
+                first = seen.add_normalized(norm, self._src_url)
+                if first >= 0:
+                    out = _writable(out)
+                    self._report_duplicate(entry, seen, first, loc or norm, norm, out)
+            else:
+                out = self._check_duplicate(entry, is_url, loc, norm, out)
         lastmod = entry.lastmod
         if lastmod is None:
             self._no_lastmod += 1

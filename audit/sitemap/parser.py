@@ -255,7 +255,7 @@ class StreamParser:
         self._handled = 0  # sitemaps: handled elements still attached to the root
         self._newest: Any = None  # sitemaps: newest handled entry
         self._fast_tags = ("", "", "", "")  # loc, lastmod, changefreq, priority tags
-        self._fast_slots: dict[str, int] = {}  # what _plain_entry takes (see _plain_slots)
+        self._fast_slots: dict[str, int] = {}  # what _sitemap_events takes (_plain_slots)
         self._image_tag = ""  # <image:image> where it is an extension of this document
         self._own_ns = SITEMAP_NS
         self._entry_tag = ""
@@ -590,7 +590,7 @@ class StreamParser:
         self._xml_feed(buf)
 
     def _plain_slots(self) -> dict[str, int]:
-        """Tag -> _F_* slot for _plain_entry; "" (never a tag) marks what this kind lacks."""
+        """Tag -> _F_* slot for _sitemap_events; "" (never a tag) marks what this kind lacks."""
         tags = (*self._fast_tags, self._image_tag)
         return {tag: slot for slot, tag in enumerate(tags) if tag}
 
@@ -716,7 +716,16 @@ class StreamParser:
                 el.clear()
 
     def _sitemap_events(self, events: Any) -> None:
-        """The hot path: one <url>/<sitemap> per event, children walked once."""
+        """The hot path: one <url>/<sitemap> per event, children walked once.
+
+        A plain entry is read here (no call per entry): the protocol children (each once,
+        in order, no comment or entity reference inside <loc>), then only <image:image>
+        children; `slots` maps their tags to _F_*, and a child whose slot is below the
+        position reached so far (repeated, out of order, or anything else: _F_OTHER)
+        sends the entry down the careful path (_sitemap_entry). getchildren() builds the
+        children in one C call: about half the cost of iterating the element (lxml's
+        child iterator is a Python-level object).
+        """
         root = self._root
         slots = self._fast_slots
         kind = self._entry_kind
@@ -731,8 +740,34 @@ class StreamParser:
                 continue  # nested (e.g. an own-namespace <url> inside a <url>)
             n += 1  # only entry tags make events (see _main_tags)
             newest = el
-            entry = _plain_entry(el, slots, kind, off)
-            out.append(entry if entry is not None else self._sitemap_entry(el))
+            loc = lastmod = changefreq = priority = None
+            images: list[Image] | None = None
+            loc_line = 0
+            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
+            for child in el.getchildren():
+                slot = slots.get(child.tag, _F_OTHER)
+                if slot < pos or (slot == _F_LOC and len(child)):  # len: a comment inside
+                    out.append(self._sitemap_entry(el))
+                    break
+                if slot == _F_LOC:
+                    loc = child.text or ""
+                    loc_line = child.sourceline
+                elif slot == _F_LASTMOD:
+                    lastmod = (child.text or "").strip()
+                elif slot == _F_CHANGEFREQ:
+                    changefreq = (child.text or "").strip()
+                elif slot == _F_PRIORITY:
+                    priority = (child.text or "").strip()
+                else:  # images may repeat; a protocol child after one is out of order
+                    if images is None:
+                        images = []
+                    images.append(_image(child, child.sourceline + off))
+                    pos = _F_IMAGE
+                    continue
+                pos = slot + 1
+            else:
+                line = (loc_line or el.sourceline) + off
+                out.append(Entry(kind, loc, line, lastmod, changefreq, priority, images))
         self._handled += n
         self.entries += n
         if newest is not None:
@@ -1187,49 +1222,10 @@ def _read_extension(parts: _EntryParts, child: Any, act: int, off: int) -> None:
         handler(parts, child, child.sourceline + off)
 
 
-# Slots of the children _plain_entry takes, in XSD order; a child whose slot is below the
-# position reached so far (repeated, out of order, or anything else: _F_OTHER) sends the
-# entry down the careful path.
+# Slots of the children StreamParser._sitemap_events reads itself, in XSD order; a child
+# whose slot is below the position reached so far (repeated, out of order, or anything
+# else: _F_OTHER) sends the entry down the careful path.
 _F_OTHER, _F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = -1, 0, 1, 2, 3, 4
-
-
-def _plain_entry(el: Any, slots: dict[str, int], kind: Any, off: int) -> Entry | None:
-    """The entry of a plain <url>/<sitemap>, or None when it needs the careful path.
-
-    Plain: the protocol children (each once, in order, no comment or entity reference
-    inside <loc>), then only <image:image> children. `slots` maps their tags to _F_*.
-    getchildren() builds the children in one C call: about half the cost of iterating
-    the element (lxml's child iterator is a Python-level object).
-    """
-    loc = lastmod = changefreq = priority = None
-    images: list[Image] | None = None
-    loc_line = 0
-    pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
-    for child in el.getchildren():
-        slot = slots.get(child.tag, _F_OTHER)
-        if slot < pos:
-            return None
-        if slot == _F_LOC:
-            if len(child):  # a comment or PI inside splits the text
-                return None
-            loc = child.text or ""
-            loc_line = child.sourceline
-        elif slot == _F_LASTMOD:
-            lastmod = (child.text or "").strip()
-        elif slot == _F_CHANGEFREQ:
-            changefreq = (child.text or "").strip()
-        elif slot == _F_PRIORITY:
-            priority = (child.text or "").strip()
-        else:  # images may repeat; a protocol child after one is out of order
-            if images is None:
-                images = []
-            images.append(_image(child, child.sourceline + off))
-            pos = _F_IMAGE
-            continue
-        pos = slot + 1
-    return Entry(
-        kind, loc, (loc_line or el.sourceline) + off, lastmod, changefreq, priority, images
-    )
 
 
 def _image(el: Any, line: int) -> Image:
