@@ -391,13 +391,13 @@ def report(
     big: Run | None,
     prof: Prof | None,
     notes: list[str],
+    facts: dict[str, str],
 ) -> str:
-    facts = machine_facts()
     out = [
         "# crawl --links and --page-checks on a linked site (issue 18)",
         "",
         f"`{_shown([PY, 'bench/links.py', *sys.argv[1:]])}` (run under `flock /tmp/bench.lock`), "
-        f"{facts['date']}, git `{facts['git']}`.",
+        f"started {facts['date']}, git `{facts['git']}`.",
         f"{facts['cpu']}, {facts['cores']} cores, {facts['memory']}; Python {facts['python']}, "
         f"aiohttp {facts['aiohttp']}, lxml {facts['lxml']}, nginx {facts['nginx']}.",
         "",
@@ -476,6 +476,7 @@ def main() -> None:
     ap.add_argument("--output", default=str(BENCH / "LINKS.md"))
     args = ap.parse_args()
     tools = [t for t in args.tools.split(",") if t]
+    facts = machine_facts()  # at the start: the commit measured
     notes: list[str] = []
     if "advertools" in tools and (why := ensure_adv()):
         notes.append(f"advertools not measured: {why}")
@@ -484,7 +485,7 @@ def main() -> None:
         runs = side_by_side(args, site, tools)
         prof = profile(args, site)
     big = million(args)
-    text = report(args, runs, big, prof, notes)
+    text = report(args, runs, big, prof, notes, facts)
     Path(args.output).write_text(text)
     print(text)
 
