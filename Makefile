@@ -42,6 +42,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/versus.py --base c914850 --repeats 5
 	# lastmod over time (issue 20): a --state --page-checks crawl run twice, and the state file
 	$(BIN)/python bench/content_cost.py --pages 100000
+	# crawl --links and --page-checks (issue 18): 100,000 linked pages on nginx against a bare
+	# aiohttp+lxml loop and advertools, side by side; a 1,000,000-page link crawl's peak memory
+	$(BIN)/python bench/links.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
