@@ -17,13 +17,13 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urldefrag, urljoin
 
 from audit.checks.charsets import normalize_charset
-from audit.checks.pagefacts import LINKS, PageFacts, parse_facts
+from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
 
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
 
@@ -51,7 +51,12 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     if facts.base_href:
         base = urljoin(url, facts.base_href)
     nofollow = _meta_says(facts.metas, agent, _NOFOLLOW)
-    links = () if nofollow else tuple(_absolutes(base, facts.hrefs))
+    if nofollow:
+        links: tuple[str, ...] = ()
+    elif facts.links_at == url:  # resolved where the page was parsed
+        links = facts.links
+    else:
+        links = resolve_links(url, facts)
     canonical = next((c for c in facts.canonicals if c), None)
     if canonical is not None:
         canonical = str(urldefrag(urljoin(base, canonical))[0])
@@ -79,19 +84,3 @@ def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[st
         if named and {t.strip().lower() for t in content.split(",")} & words:
             return True
     return False
-
-
-def _absolutes(base: str, hrefs: Iterable[str]) -> Iterator[str]:
-    for href in hrefs:
-        link = _absolute(base, href)
-        if link is not None:
-            yield link
-
-
-def _absolute(base: str, href: str) -> str | None:
-    try:
-        link = urldefrag(urljoin(base, href.strip()))[0]
-    except ValueError:  # a malformed IPv6 literal, say
-        return None
-    scheme = link.split(":", 1)[0].lower()
-    return link if scheme in ("http", "https") else None

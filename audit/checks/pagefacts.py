@@ -42,6 +42,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import urldefrag, urljoin
 
 from lxml import etree
 
@@ -129,6 +130,10 @@ class PageFacts:
     fingerprint: int | None = None  # the main-text fingerprint (CONTENT)
     modified: tuple[str, str] | None = None  # (the page's own date as written, where)
     error: str | None = None  # the parser failed (what was seen is kept)
+    # LINKS with the page's URL known where it was parsed (a fetch worker): the followable
+    # hrefs resolved against <base href> and that URL, fragment-free, http(s) only
+    links_at: str | None = None
+    links: tuple[str, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -413,9 +418,12 @@ class FactsSink:
     asks and parses it once reading ended; `facts` then holds what it found (None: not a
     page it reads). Remote-capable (`recipe`, `outcome`, `accept`)."""
 
-    def __init__(self, wants: int, cap: int = DEFAULT_CAP) -> None:
+    def __init__(self, wants: int, cap: int = DEFAULT_CAP, url: str | None = None) -> None:
         self.wants = wants
         self.cap = max(1, cap)
+        # the URL asked for: with LINKS, links are resolved where the page is parsed (the
+        # parent then only checks `links_at` against the final URL, as after a redirect)
+        self.url = url if wants & LINKS else None
         self.facts: PageFacts | None = None
         self.reading = False
         self._raw = bytearray()
@@ -447,13 +455,16 @@ class FactsSink:
         complete = at_eof and not self._stop.done
         raw, self._raw, self._stop, http = bytes(self._raw), bytearray(), None, self._http
         self._http = None
-        self.facts = parse_facts(raw, http, complete=complete, wants=self.wants)
+        facts = parse_facts(raw, http, complete=complete, wants=self.wants)
+        if self.url is not None:
+            facts = _replace(facts, links_at=self.url, links=resolve_links(self.url, facts))
+        self.facts = facts
 
     # --- remote -----------------------------------------------------------------
 
     def recipe(self) -> tuple[str, tuple[Any, ...]]:
         """How a fetch worker process makes this sink: (factory, marshal-able args)."""
-        return _FACTORY, (self.wants, self.cap)
+        return _FACTORY, (self.wants, self.cap, self.url)
 
     def outcome(self) -> tuple[Any, ...] | None:
         """What this sink found, as plain data (for the parent's `accept`)."""
@@ -469,9 +480,30 @@ class FactsSink:
         self.reading, self.facts = reading, PageFacts(*plain)
 
 
-def remote_sink(wants: int, cap: int) -> FactsSink:
+def remote_sink(wants: int, cap: int, url: str | None = None) -> FactsSink:
     """The factory a fetch worker calls with a sink's `recipe()` arguments."""
-    return FactsSink(wants, cap)
+    return FactsSink(wants, cap, url)
+
+
+def resolve_links(url: str, facts: PageFacts) -> tuple[str, ...]:
+    """The page's followable hrefs as absolute http(s) URLs without fragment, resolved
+    against its `<base href>` and `url` (the final URL it was read at)."""
+    base = urljoin(url, facts.base_href) if facts.base_href else url
+    out: list[str] = []
+    for href in facts.hrefs:
+        link = _absolute(base, href)
+        if link is not None:
+            out.append(link)
+    return tuple(out)
+
+
+def _absolute(base: str, href: str) -> str | None:
+    try:
+        link = urldefrag(urljoin(base, href.strip()))[0]
+    except ValueError:  # a malformed IPv6 literal, say
+        return None
+    scheme = link.split(":", 1)[0].lower()
+    return link if scheme in ("http", "https") else None
 
 
 class SharedSink(FactsSink):
@@ -482,7 +514,8 @@ class SharedSink(FactsSink):
         wants = 0
         for member in members:
             wants |= member.wants
-        super().__init__(wants, max(m.cap for m in members))
+        url = next((m.url for m in members if m.url is not None), None)
+        super().__init__(wants, max(m.cap for m in members), url)
         self.members = list(members)
 
     def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:

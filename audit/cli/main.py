@@ -1058,6 +1058,7 @@ _NOT_FINGERPRINTED = frozenset(
         "fetch_workers",
         "fetch_workers_after",
         "fetch_workers_min_rate",
+        "fetch_workers_min_busy",
         "max_per_host",
         "timeout",
         "retries",

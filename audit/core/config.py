@@ -27,6 +27,9 @@ AUTH_ENV = "SITEMAP_AUDIT_AUTH"  # user:password for --auth, kept out of shell h
 FETCH_WORKERS_MAX = 8
 DEFAULT_FETCH_WORKERS_AFTER = 500  # plain exchanges before a crawl starts its fetch workers
 FETCH_WORKERS_MIN_RATE = 1000.0  # exchanges/s from which auto starts them (one process: ~7,000)
+# ... or the share of one core this process used over that window (page reads: ~600/s keep
+# one process busy, far below the rate; a slow or polite site leaves it mostly idle)
+FETCH_WORKERS_MIN_BUSY = 0.6
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 DEFAULT_MAX_PAGES = 100_000  # --links: pages fetched beyond the listed ones
 
@@ -84,6 +87,9 @@ class CrawlConfig:
     # auto only: and only while the last `fetch_workers_after` exchanges ran at this many a
     # second or more (a polite --rate never needs a second process)
     fetch_workers_min_rate: float = FETCH_WORKERS_MIN_RATE
+    # auto only: or while this process was busy (CPU time over wall time) this share of the
+    # window or more: the work per exchange (page parsing) made one core the bottleneck
+    fetch_workers_min_busy: float = FETCH_WORKERS_MIN_BUSY
     # --robots-agent: the product token robots.txt groups and scoped noindex are matched
     # with; None = the one named in user_agent (core/agent.py robots_token)
     robots_agent: str | None = None

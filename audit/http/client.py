@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -186,6 +187,17 @@ def _credential_headers(config: CrawlConfig) -> dict[str, str]:
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         out["Authorization"] = f"Basic {token}"
     return out
+
+
+def _needs_workers(
+    began: tuple[float, float], now: tuple[float, float], window: int, config: CrawlConfig
+) -> bool:
+    """Did a window of `window` exchanges, from `began` to `now` (wall, CPU seconds), run
+    fast enough or keep this process busy enough to want fetch workers?"""
+    wall = now[0] - began[0]
+    if wall <= window / config.fetch_workers_min_rate:
+        return True
+    return (now[1] - began[1]) >= config.fetch_workers_min_busy * wall
 
 
 def _worker_count(config: CrawlConfig) -> int:
@@ -387,7 +399,8 @@ class HttpClient:
         self._worker_count = _worker_count(config)
         self._plain_count = 0
         self._workers_after = config.fetch_workers_after if self._worker_count > 0 else -1
-        self._window_start: float | None = None  # auto: when the current count window began
+        # auto: when the current count window began (loop time, process CPU time)
+        self._window_start: tuple[float, float] | None = None
 
     async def __aenter__(self) -> HttpClient:
         self._entered = True
@@ -423,14 +436,15 @@ class HttpClient:
 
     def _workers_due(self) -> None:
         """The exchange count reached `_workers_after`: start the fetch workers, or with
-        `auto`, only if the last window of exchanges ran fast enough to need them (measured
-        over a window of the same count; a slower crawl is looked at again a window later)."""
+        `auto`, only if the last window of exchanges needed them: they ran fast, or this
+        process was busy for most of the window (measured over a window of the same count;
+        a slower or idler crawl is looked at again a window later)."""
         config = self.config
         if config.fetch_workers is None:
-            now = self._loop.time()
+            now = (self._loop.time(), time.process_time())
             began, self._window_start = self._window_start, now
             window = max(1, config.fetch_workers_after)
-            if began is None or now - began > window / config.fetch_workers_min_rate:
+            if began is None or not _needs_workers(began, now, window, config):
                 self._workers_after += window
                 return
         self._start_workers()

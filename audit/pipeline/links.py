@@ -429,7 +429,7 @@ class LinkCrawl(Hook):
                 self.roots.add(origin + "/")
 
     def page_body(self, job: UrlJob) -> BodySink | None:
-        sink = self._sinks[id(job)] = FactsSink(LINKS, self.config.page_cap)
+        sink = self._sinks[id(job)] = FactsSink(LINKS, self.config.page_cap, job.url)
         return sink
 
     def judge(
@@ -492,17 +492,18 @@ class LinkCrawl(Hook):
     def _link(self, source: str, links: Iterable[str], depth: int) -> None:
         """Count `source`'s links once per target (never to itself), queue the new ones."""
         own = _key(normalize_url(source))
-        keys: dict[int, str] = {}
+        keys: dict[int, tuple[str, str]] = {}  # key -> (the link as found, normalised)
         for link in links:
             norm = normalize_url(link)
             if self._internal(norm):
-                keys.setdefault(_key(norm), link)
+                keys.setdefault(_key(norm), (link, norm))
         keys.pop(own, None)
         if not keys:
             return
         self.store.link(source, keys)
-        for key, link in keys.items():
-            if not self.seen.add(link):
+        seen = self.seen
+        for key, (link, norm) in keys.items():
+            if seen.add_normalized(norm) < 0:  # new
                 self.queue.push(link, depth, key)
 
     def _redirect_target(
@@ -583,7 +584,7 @@ class LinkCrawl(Hook):
             self.store.tick()
             return
         cap = self.config.page_cap
-        sink = FactsSink(LINKS, cap)
+        sink = FactsSink(LINKS, cap, url)
         result = await self.auditor.client.fetch_page(url, sink, cap=cap)
         self.depths[depth] += 1
         self._hold_page(

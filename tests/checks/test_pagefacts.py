@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from audit.checks.content import ContentSink
+from audit.checks.links import links_of, page_links
 from audit.checks.page import PageSink
 from audit.checks.pagefacts import CONTENT, HEAD, LINKS, FactsSink, SharedSink, join
 
@@ -140,3 +141,30 @@ def test_content_fingerprints_are_those_of_the_earlier_versions() -> None:
     shared = join([PageSink(1 << 20), FactsSink(LINKS, 1 << 20), ContentSink(1 << 20)])
     feed(shared[0], page)
     assert shared[0].facts.fingerprint == expected
+
+
+def test_links_are_resolved_where_the_page_is_parsed_and_again_after_a_redirect() -> None:
+    """A link sink that knows its URL resolves the links in the worker (the parent only
+    counts them); read at another URL (a redirect's target) the parent resolves them
+    against that one. Either way: what page_links gives for a body in memory."""
+    body = (
+        b'<html><head><base href="/base/"></head><body><a href="x#f">1</a><a href="/y">2</a>'
+        b'<a href="https://other.test/z">3</a><a href="mailto:a@b.test">4</a>'
+        b'<a href="//cdn.test/w">5</a><a href="x">again</a></body></html>'
+    )
+    url, moved = "http://example.com/dir/page", "http://example.com/moved/page"
+    parent = FactsSink(LINKS, 1 << 20, url)
+    parent.accept(marshal.loads(in_worker(parent.recipe(), body)))
+    facts = parent.facts
+    assert facts is not None and facts.links_at == url
+    assert facts.links == (
+        "http://example.com/base/x",
+        "http://example.com/y",
+        "https://other.test/z",
+        "http://cdn.test/w",
+        "http://example.com/base/x",  # another href, the same link: the crawl counts it once
+    )
+    assert links_of(facts, url) == page_links(body, url)
+    assert links_of(facts, moved).links == page_links(body, moved).links
+    # no URL given (page checks alone): nothing resolved, nothing claimed
+    assert feed(FactsSink(HEAD | LINKS, 1 << 20), body).facts.links_at is None

@@ -553,17 +553,27 @@ async def test_a_hung_worker_is_stopped_and_its_requests_go_on_here(
 
 @pytest.mark.slow
 @pytest.mark.skipif(auto_worker_count() == 0, reason="auto starts no worker on one core")
-@pytest.mark.parametrize(("min_rate", "started"), [(1e-6, True), (1e12, False)])
-async def test_auto_starts_workers_only_for_a_fast_crawl(
+@pytest.mark.parametrize(
+    ("min_rate", "min_busy", "started"),
+    [(1e-6, 2.0, True), (1e12, 2.0, False), (1e12, 0.0, True)],
+)
+async def test_auto_starts_workers_only_for_a_fast_or_busy_crawl(
     serve: Serve,
     fast_config: Callable[..., CrawlConfig],
     min_rate: float,
+    min_busy: float,
     started: bool,
 ) -> None:
-    """`auto` measures the rate of a window of exchanges and starts workers only when one
-    process runs that fast: a polite --rate never gets a second process."""
+    """`auto` measures a window of exchanges and starts workers only when one process
+    runs them that fast, or is that busy running them (a share of one core above 1.0
+    cannot be reached; 0.0 always is): a polite --rate never gets a second process."""
     base = await serve(Scenario())
-    config = fast_config(fetch_workers=None, fetch_workers_after=5, fetch_workers_min_rate=min_rate)
+    config = fast_config(
+        fetch_workers=None,
+        fetch_workers_after=5,
+        fetch_workers_min_rate=min_rate,
+        fetch_workers_min_busy=min_busy,
+    )
     async with HttpClient(config) as client:
         for n in range(12):  # past the first window (5) and its measured one (10)
             assert (await client.fetch(f"{base}/ok?n={n}")).status == 200
