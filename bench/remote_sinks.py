@@ -78,12 +78,12 @@ class LinkSink:
 
 
 def make_site(root: Path) -> None:
-    pages = root / "p"
+    pages = root / "pages"  # not /p/: bench/server.py's nginx answers that with one file
     pages.mkdir(parents=True, exist_ok=True)
     filler = "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 2 + "</p>\n"
     for i in range(DISTINCT):
         links = "".join(
-            f'<li><a href="/p/{(i * 7 + j) % DISTINCT}.html">page {j}</a></li>\n'
+            f'<li><a href="/pages/{(i * 7 + j) % DISTINCT}.html">page {j}</a></li>\n'
             for j in range(LINKS)
         )
         body = filler * 130  # with the links: about 20 kB
@@ -102,11 +102,13 @@ async def one_run(origin: str, pages: int, workers: int, concurrency: int) -> di
         rate=0.0, concurrency=concurrency, timeout=30.0, fetch_workers=workers,
         fetch_workers_after=0,
     )  # fmt: skip
-    urls = [f"{origin}/p/{n % DISTINCT}.html?n={n}" for n in range(pages)]
+    urls = [f"{origin}/pages/{n % DISTINCT}.html?n={n}" for n in range(pages)]
     seen: set[str] = set()
     async with HttpClient(config, sink_modules=("audit.", "bench.remote_sinks")) as client:
         first = LinkSink()
-        await client.fetch_page(f"{origin}/p/0.html?warmup", first, cap=1 << 20)
+        answer = await client.fetch_page(f"{origin}/pages/0.html?warmup", first, cap=1 << 20)
+        if answer.status != 200 or len(first.links) != LINKS:
+            raise RuntimeError(f"the site does not answer as generated: {answer}")
         if workers and not await client.wait_fetch_workers():
             raise RuntimeError("the fetch workers did not start")
         queue = iter(urls)
