@@ -67,6 +67,7 @@ _RAW_END: Final = {
 }
 _BODY_END_TAGS: Final = frozenset({"body", "html", "br", "p"})
 _NONSPACE: Final = re.compile(r"\S")
+_LINK_RELS: Final = re.compile(r"canonical|alternate", re.IGNORECASE)
 _SPACES: Final = re.compile(r"\s+")
 
 Attrs = dict[str, str]
@@ -85,6 +86,11 @@ def _attrs(raw: str) -> Attrs:
             value = value[1:-1]
         out[name] = html.unescape(value) if "&" in value else value
     return out
+
+
+def _js_type(raw: str) -> bool:
+    """Whether a script's attributes name a type that runs JavaScript."""
+    return _attrs(raw).get("type", "").strip().lower() in _JS_TYPES
 
 
 def _meta_charset(a: Attrs) -> str | None:
@@ -242,14 +248,15 @@ class HeadScan:
         if tag == "meta":
             self._meta(_attrs(raw))
         elif tag == "link":
-            self._link(_attrs(raw))
+            if _LINK_RELS.search(raw):  # stylesheets, icons ...: nothing to keep
+                self._link(_attrs(raw))
         elif tag == "base":
             self._base(_attrs(raw))
         elif tag == "title":
             if self.title is None and self._title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
         elif tag == "script":
-            if _attrs(raw).get("type", "").strip().lower() in _JS_TYPES:
+            if "type" not in raw.lower() or _js_type(raw):
                 self.scripts += 1
         elif tag in ("noscript", "template") and not closed:
             self._skip, self._depth = tag, 1
