@@ -1092,6 +1092,11 @@ def _open_state(
             if getattr(args, flag, False):
                 raise TargetError(f"--{flag.replace('_', '-')} needs --state PATH")
         return None
+    if getattr(args, "changed_only", False) and getattr(args, "links", False):
+        # the link crawl needs every page's links: nothing may be carried unread
+        raise TargetError(
+            "--changed-only cannot be used with --links: the link crawl reads every page"
+        )
     import dataclasses
 
     from audit.state.store import StateStore, fingerprint

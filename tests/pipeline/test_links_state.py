@@ -286,7 +286,7 @@ async def test_a_run_after_a_complete_one_crawls_anew(serve: Serve, tmp_path: Pa
     site.site.routes["/u/9"] = site._page(a("/missing") + a("/r"))
     site.site.hits.clear()
     second = tmp_path / "2.jsonl"
-    await crawl(site, state, second, "--changed-only")  # nothing carried: --links GETs all
+    await crawl(site, state, second)  # no conditional request: --links GETs every page
     assert dict(site.pages()) == {p: 1 for p in pages if p != "/noindex"}
     # the unchanged child sitemap was not read again (a 304); its URLs came from the state
     child = [h for h in site.site.hits if h.path == "/sitemap-pages.xml"]

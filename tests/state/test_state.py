@@ -467,6 +467,18 @@ async def test_state_flags_need_state(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--changed-only needs --state" in capsys.readouterr().err
 
 
+async def test_changed_only_is_refused_with_links(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The link crawl needs every page's links: carrying a page unread would lose them."""
+    state = tmp_path / "s.sqlite"
+    argv = ["crawl", "https://x.example/", "--links", "--state", str(state), "--changed-only"]
+    assert await run_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--changed-only cannot be used with --links" in err and "Traceback" not in err
+    assert not state.exists()
+
+
 class Indexed(Pages):
     """An index of 3 child sitemaps (with <lastmod> and ETags) of 5 pages each."""
 
