@@ -1,7 +1,9 @@
 """Per-URL verdicts: what a search engine sees in one answer.
 
 `response` (a FetchResult -> the "URL checks" findings of RULES.md),
-`page` (--page-checks: noindex, canonical, soft 404 from the HTML head),
-`htmlhead` (the streaming <head> reader) and `botsigs` (CDN and WAF
-challenge signatures). Pure: they judge records and bytes and send nothing.
+`pagefacts` (a page's one read and one lxml parse, shared by page checks, the
+link crawl and content fingerprints; its sinks can be rebuilt in a fetch worker),
+`page` (--page-checks: noindex, canonical, soft 404 from the HTML head), `links`
+and `coverage` (--links), `content`, `agents` and `botsigs` (CDN and WAF challenge
+signatures). Pure: they judge records and bytes and send nothing.
 """
