@@ -39,8 +39,6 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	# the restructure (issue 15) side by side with the commit before it, in one run
-	# the base still imports protego, a dependency this version dropped
-	$(BIN)/pip install --quiet protego
 	$(BIN)/python bench/versus.py --base c914850 --repeats 5
 	# lastmod over time (issue 20): a --state --page-checks crawl run twice, and the state file
 	$(BIN)/python bench/content_cost.py --pages 100000

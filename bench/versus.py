@@ -49,6 +49,26 @@ def tree_env(tree: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
+def ensure_dependencies(tree: Path) -> None:
+    """Install into this venv what `tree`'s pyproject requires and the venv lacks (an
+    older tree may need a dependency this version dropped)."""
+    import re
+    import tomllib
+    from importlib import metadata
+
+    declared = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["dependencies"]
+    missing = []
+    for requirement in declared:
+        name = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(requirement)
+    if missing:
+        log(f"{tree.name}: installing {', '.join(missing)}")
+        subprocess.run([PY, "-m", "pip", "install", "--quiet", *missing], check=True)
+
+
 def check_import(tree: Path) -> str:
     """The `audit` package a run in `tree` imports; it must be the tree's own."""
     out = subprocess.run(
@@ -190,6 +210,7 @@ def main() -> int:
         for who, tree in trees.items():
             # bytecode as an installed copy has it (this sandbox sets PYTHONDONTWRITEBYTECODE)
             subprocess.run([PY, "-m", "compileall", "-q", str(tree / "audit")], check=True)
+            ensure_dependencies(tree)
             log(f"{who}: imports {check_import(tree)}")
         order = [("base", base), ("head", ROOT), ("bare", None)]
         vset = gen.validate_set(

@@ -255,15 +255,7 @@ class StateHook(Hook):
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> bool:
-        # The plain delivery (counters, dicts, every sink); the state's sink captures the
-        # dicts as the sinks got them. Once per checked URL: kept to a few calls.
-        sink = self.sink
-        captured: list[dict[str, Any]] = []
-        sink.capture = captured
-        try:
-            self.auditor.deliver(record, found)
-        finally:
-            sink.capture = None
+        captured = self._delivered(record, found)  # once per checked URL: kept to few calls
         self.store.put_url(
             job.url,
             job.sitemap,
@@ -276,10 +268,9 @@ class StateHook(Hook):
         )
         return True
 
-    def deliver_final(self, record: UrlResult, found: list[Finding]) -> None:
-        """A record of the link crawl at the end of the run (with `source` and `inlinks`;
-        `"sitemap": null` for a page only the links led to): delivered, and stored as a
-        URL result of the run (no ETag: a --links run never asks conditionally)."""
+    def _delivered(self, record: UrlResult, found: list[Finding]) -> list[dict[str, Any]]:
+        """The plain delivery (counters, dicts, every sink); returns the dicts the state's
+        sink captured, as the sinks got them (redacted): the record, then its findings."""
         sink = self.sink
         captured: list[dict[str, Any]] = []
         sink.capture = captured
@@ -287,6 +278,13 @@ class StateHook(Hook):
             self.auditor.deliver(record, found)
         finally:
             sink.capture = None
+        return captured
+
+    def deliver_final(self, record: UrlResult, found: list[Finding]) -> None:
+        """A record of the link crawl at the end of the run (with `source` and `inlinks`;
+        `"sitemap": null` for a page only the links led to): delivered, and stored as a
+        URL result of the run (no ETag: a --links run never asks conditionally)."""
+        captured = self._delivered(record, found)
         if captured:
             self.store.put_url(
                 record.url,
