@@ -22,8 +22,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final, Literal
 
-from audit.checks.charsets import charset_of_content_type
-from audit.checks.pagefacts import PageFacts, parse_facts
+from audit.checks.pagefacts import PageFacts
 from audit.checks.response import noindex_directive
 from audit.core.agent import is_product_token
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
@@ -34,7 +33,6 @@ __all__ = [
     "AgentVerdict",
     "agent_verdict",
     "empty_shell",
-    "head_metas",
     "indexability",
     "meta_noindex",
     "parse_agents",
@@ -121,17 +119,6 @@ def is_html(content_type: str | None) -> bool:
 
 
 _is_html_type = lru_cache(maxsize=256)(is_html)
-
-
-def head_metas(body: bytes, content_type: str | None) -> list[tuple[str, str]]:
-    """The head's `<meta name content>` pairs of a page body already read (names
-    lower-cased). Only a body that holds a noindex word at all is read, and only its head
-    (no lxml parse)."""
-    lowered = body.lower()
-    if b"noindex" not in lowered and b"none" not in lowered:
-        return []
-    facts = parse_facts(body, charset_of_content_type(content_type), complete=True, wants=0)
-    return list(facts.metas)
 
 
 def indexability(

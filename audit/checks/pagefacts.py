@@ -85,7 +85,6 @@ _JS_TYPES: Final = frozenset(
     {"", "module", "text/javascript", "application/javascript", "application/ecmascript"}
 )
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
-_SPACES: Final = re.compile(r"\s+")
 # lxml takes no encoding declaration in text (XHTML pages often start with one)
 _XML_DECL: Final = re.compile(r"\s*<\?xml[^>]*>")
 # the parser of lxml.html.document_fromstring without its Python element classes
@@ -94,6 +93,10 @@ _REF_END: Final = re.compile(rb"[\s;<>]")
 _LINK_CUT: Final = re.compile(r"</head\s*>|<body[\s>/]", re.IGNORECASE)
 _FACTORY: Final = "audit.checks.pagefacts:remote_sink"
 _BOM_STARTS: Final = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+_UTF16_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
+# HEAD's limit is at least this (the window past a body start at 0): a page that ends
+# before it is read whole whatever the head says, so the head scan waits until then
+_LEAST_WINDOW: Final = PRESCAN + BODY_WINDOW
 
 
 def is_html(content_type: str | None) -> bool:
@@ -104,7 +107,9 @@ def is_html(content_type: str | None) -> bool:
 
 
 def _clean(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    """Whitespace runs made one space, trimmed (str.split's whitespace is regex `\\s`'s,
+    and it is several times faster than a `\\s+` substitution)."""
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,27 +581,34 @@ class _StopRule:
         self.limit = cap  # bytes kept at most: the cap, or the window past the body
         self.done = False
         self._scan: HeadScan | None = None if self.whole else HeadScan("", final=False)
-        self._text: list[str] = []
+        self._scanned = 0  # bytes the scan has seen
 
     def take(self, raw: bytearray, chunk: bytes) -> int:
         """How many bytes of `chunk` to keep (after `raw`); sets `done`."""
         have = len(raw)
         if self._scan is not None and self.limit == self.cap:
-            self._look(have, chunk)
+            if self.head_only or have + len(chunk) > _LEAST_WINDOW:
+                self._look(have, raw, chunk)
+            elif have == 0 and chunk[:2] in _UTF16_BOMS:
+                self._scan = None  # UTF-16: read to the cap
         keep = max(0, min(len(chunk), self.limit - have))
         if have + keep >= self.limit:
             self.done = True
         return keep
 
-    def _look(self, have: int, chunk: bytes) -> None:
-        """Scan the head (bytes read as latin-1: the markup is ASCII) for the body."""
+    def _look(self, have: int, raw: bytearray, chunk: bytes) -> None:
+        """Scan the head (bytes read as latin-1: the markup is ASCII) for the body, from
+        where the scan stopped: `raw` holds the bytes not scanned yet (deferred, see
+        `_LEAST_WINDOW`), then `chunk`."""
         scan = self._scan
         assert scan is not None
-        if have == 0 and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        start = self._scanned
+        if start == 0 and (raw[:2] or chunk[:2]) in _UTF16_BOMS:
             self._scan = None  # UTF-16: read to the cap
             return
-        text = chunk.decode("latin-1")
-        if have == 0 and chunk.startswith(b"\xef\xbb\xbf"):
+        text = (bytes(raw[start:]) + chunk if start < have else chunk).decode("latin-1")
+        self._scanned = have + len(chunk)
+        if start == 0 and text.startswith("\xef\xbb\xbf"):
             text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
         scan.extend(text)
         limit = self._limit(scan.run())

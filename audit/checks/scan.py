@@ -68,7 +68,6 @@ _RAW_END: Final = {
 _BODY_END_TAGS: Final = frozenset({"body", "html", "br", "p"})
 _NONSPACE: Final = re.compile(r"\S")
 _LINK_RELS: Final = re.compile(r"canonical|alternate", re.IGNORECASE)
-_SPACES: Final = re.compile(r"\s+")
 
 Attrs = dict[str, str]
 
@@ -319,4 +318,4 @@ class HeadScan:
 
     def _end_title(self) -> None:
         parts, self._title = self._title or [], None
-        self.title = _SPACES.sub(" ", "".join(parts)).strip()[:_TITLE_CHARS]
+        self.title = " ".join("".join(parts).split())[:_TITLE_CHARS]

@@ -906,7 +906,7 @@ class HttpClient:
         """GET one page: one request (no HEAD first), redirects, retries and politeness as
         for every fetch. The final answer's decompressed body goes to `sink` (if its
         `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
-        is what was read. The rest of the body is never downloaded. Never raises for a
+        is the first BODY_EXCERPT bytes of it (the sink keeps what it wants). The rest of the body is never downloaded. Never raises for a
         per-URL failure.
 
         A `RemoteSink` is read in a fetch worker while they run (with the same result and

@@ -312,19 +312,24 @@ async def read_head(resp: aiohttp.ClientResponse, limit: int) -> bytes:
 
 
 async def read_into(resp: aiohttp.ClientResponse, sink: BodySink, cap: int) -> bytes:
-    """Feed the body to `sink` until it has enough, the body ends or `cap` bytes were read."""
-    buf = bytearray()
+    """Feed the body to `sink` until it has enough, the body ends or `cap` bytes were read.
+    Returns the first BODY_EXCERPT bytes, for diagnosis as with any GET: the sink keeps
+    what it wants of the page (and a page need not cross a worker's pipe twice)."""
+    excerpt = b""
+    read = 0
     at_eof = False
-    while len(buf) < cap:
-        chunk = await resp.content.read(min(PAGE_READ, cap - len(buf)))
+    while read < cap:
+        chunk = await resp.content.read(min(PAGE_READ, cap - read))
         if not chunk:
             at_eof = True
             break
-        buf += chunk
+        if read < BODY_EXCERPT:
+            excerpt += chunk[: BODY_EXCERPT - read]
+        read += len(chunk)
         if sink.feed(chunk):
             break
     sink.end(at_eof=at_eof or resp.content.at_eof())
-    return bytes(buf)
+    return excerpt
 
 
 def read_for_sink(
@@ -432,8 +437,8 @@ async def exchange_into(
 ) -> tuple[Exchange, bool]:
     """One page GET whose final answer's body goes to `sink`, as the client reads a page
     for a sink in its own process (`read_for_sink`, the same cap, the same answers read):
-    the part of `fetch_page` that runs in a fetch worker. The Exchange's body is what was
-    read; True with it when the sink was started. Never raises for a network failure."""
+    the part of `fetch_page` that runs in a fetch worker. The Exchange's body is the first
+    BODY_EXCERPT bytes read; True with it when the sink was started. Never raises for a network failure."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     resp: aiohttp.ClientResponse | None = None

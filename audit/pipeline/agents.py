@@ -14,14 +14,13 @@ The Audit installs it on every run (audit/api.py). Imports no aiohttp.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
     agent_verdict,
-    head_metas,
     indexability,
-    is_html,
     parse_agents,
 )
 from audit.core.config import CrawlConfig
@@ -77,7 +76,7 @@ class AgentsHook(Hook):
         checked = str((record.extra or {}).get("checked_url") or job.url)
         policy = self.auditor.robots.cached(checked) if self.auditor is not None else None
         tags = result.header_all("x-robots-tag") if result is not None else []
-        metas = self._metas(result)
+        metas = self._metas(job, result)
         out: dict[str, str] = {}
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
@@ -86,14 +85,11 @@ class AgentsHook(Hook):
                 self._count(agent, _origin(checked), verdict, job)
         return out
 
-    def _metas(self, result: FetchResult | None) -> list[tuple[str, str]]:
-        """The head's metas of a page the page checks read (its bytes are in body_head)."""
-        if not self.page_checks or result is None or result.status != 200:
-            return []
-        content_type = result.header("content-type")
-        if not result.body_head or not is_html(content_type):
-            return []
-        return head_metas(result.body_head, content_type)
+    def _metas(self, job: UrlJob, result: FetchResult | None) -> Sequence[tuple[str, str]]:
+        """The head's metas of a page the page checks read (from its one parse)."""
+        if not self.page_checks or result is None or result.status != 200 or job.page is None:
+            return ()
+        return job.page.metas
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
         tally = self.tallies.get((agent, origin))

@@ -99,6 +99,7 @@ class UrlJob:
     lastmod: str | None
     context: Any = None  # what a hook carries from before the request to after it
     host: Host | None = None  # the politeness object of `url`, looked up once by the worker
+    page: PageFacts | None = None  # what the page checks read of the page, for the hooks
 
 
 class Frontier(Generic[T]):
@@ -921,6 +922,7 @@ class Auditor:
             result = replace(result, url=job.url)  # findings and the record name the listing
         found, record = self._url_verdicts(job, result, extra)
         if sink is not None and sink.facts is not None and result.status == 200:
+            job.page = sink.facts
             found, record = await self._page_checks(job, result, sink.facts, found, record)
         return found, record
 

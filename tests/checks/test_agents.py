@@ -8,7 +8,6 @@ from audit.checks.agents import (
     PRESETS,
     agent_verdict,
     empty_shell,
-    head_metas,
     indexability,
     meta_noindex,
     parse_agents,
@@ -43,14 +42,15 @@ def test_verdict_blocked_before_noindex_scoped_or_not() -> None:
     assert agent_verdict(True, [], [("robots", "None")], "GPTBot") == "noindex"
 
 
-def test_meta_noindex_and_head_metas_from_a_body() -> None:
+def test_meta_noindex_from_a_page_s_head_metas() -> None:
     body = b'<html><head><META NAME="GPTBot" content="noindex, nofollow"></head><body>x</body>'
-    metas = head_metas(body, "text/html")
-    assert metas == [("gptbot", "noindex, nofollow")]
+    metas = facts_of(body).metas
+    assert metas == (("gptbot", "noindex, nofollow"),)
     assert meta_noindex(metas, "GPTBot") == "gptbot: noindex, nofollow"
     assert meta_noindex(metas, "Googlebot") is None
-    # a body without a noindex word is not parsed at all
-    assert head_metas(b'<meta name="gptbot" content="nosnippet">', "text/html") == []
+    assert (
+        meta_noindex(facts_of(b'<meta name="gptbot" content="nosnippet">').metas, "GPTBot") is None
+    )
 
 
 def _record(result: FetchResult | None, robots: str = "allowed") -> UrlResult:

@@ -4,8 +4,13 @@ run-wide hreflang store (union of sources, once per pair, spilling to SQLite).""
 from __future__ import annotations
 
 import os
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.checks.page import (
+    NOT_FOUND_PATTERNS,
     SOFT404_SIMILARITY,
     PageSink,
     check_page,
@@ -176,6 +181,84 @@ def test_not_found_wording_in_several_languages() -> None:
         assert not_found_phrase(text), text
     for other in ["Peugeot 404 parts", "Found: the best shoes", "Room 4040", "Welcome", None]:
         assert not_found_phrase(other) is None, other
+
+
+# the phrases of NOT_FOUND_PATTERNS (ASCII look-alikes of the non-ASCII ones), and words
+_PHRASES = [
+    "not found",
+    "page does not exist",
+    "page doesn't exist",
+    "no longer exists",
+    "404",
+    "error 404",
+    "404 page",
+    "fehler 404",
+    "erreur 404",
+    "errore 404",
+    "erro 404",
+    "fout 404",
+    "pagina 404",
+    "seite 404",
+    "strona 404",
+    "404 fehler",
+    "404 erreur",
+    "404 errore",
+    "404 erro",
+    "404 pagina",
+    "404 seite",
+    "nicht gefunden",
+    "existiert nicht",
+    "page introuvable",
+    "n'existe pas",
+    "page non trouvee",
+    "no encontrada",
+    "no encontrado",
+    "no se encontro",
+    "no se ha encontrado",
+    "no existe",
+    "non trovata",
+    "non trovato",
+    "non esiste",
+    "nao encontrada",
+    "nao existe",
+    "niet gevonden",
+    "bestaat niet",
+    "nie znaleziono",
+    "nie istnieje",
+    "bulunamadi",
+    "BULUNAMADI",
+    "hittades inte",
+    "nenalezena",
+    "nenalezen",
+    "ei loytynyt",
+    "page",
+    "error",
+    "not",
+    "found",
+    "exist",
+    "no",
+    "non",
+    "nie",
+    "the",
+    "shop",
+]
+_ASCII_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(_PHRASES).map(str.upper),
+        st.sampled_from(_PHRASES),
+        st.sampled_from(_PHRASES).map(str.title),
+        st.text(string.printable, max_size=4),
+    ),
+    max_size=8,
+).flatmap(lambda parts: st.sampled_from([" ", "", "-", "  "]).map(lambda sep: sep.join(parts)))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_ASCII_TEXT)
+def test_the_ascii_shortcut_decides_as_the_full_pattern(text: str) -> None:
+    # not_found_phrase rules out ASCII text without a hint word before the full pattern
+    m = NOT_FOUND_PATTERNS.search(text)
+    assert not_found_phrase(text) == (m.group().strip() if m and text else None)
 
 
 def test_soft_404_from_title_or_h1() -> None:
