@@ -23,6 +23,7 @@ from typing import Final
 from urllib.parse import urldefrag, urljoin
 
 from audit.checks.charsets import normalize_charset
+from audit.checks.hrefs import base_of
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
 
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
@@ -47,9 +48,7 @@ def page_links(body: bytes, url: str, *, agent: str = "", charset: str | None = 
 
 def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     """The links a crawler follows from a page (its facts) at (final) `url`."""
-    base = url
-    if facts.base_href:
-        base = urljoin(url, facts.base_href)
+    base = base_of(url, facts.base_href)
     nofollow = _meta_says(facts.metas, agent, _NOFOLLOW)
     if nofollow:
         links: tuple[str, ...] = ()
@@ -59,8 +58,17 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
         links = resolve_links(url, facts)
     canonical = next((c for c in facts.canonicals if c), None)
     if canonical is not None:
-        canonical = str(urldefrag(urljoin(base, canonical))[0])
+        canonical = _canonical_url(base, canonical)
     return PageLinks(links, nofollow, _meta_says(facts.metas, agent, _NOINDEX), canonical)
+
+
+def _canonical_url(base: str, href: str) -> str | None:
+    """The head canonical resolved, fragment dropped; None when urllib cannot parse it (a
+    canonical no URL can be made of is ignored, as search engines ignore it)."""
+    try:
+        return str(urldefrag(urljoin(base, href))[0])
+    except ValueError:
+        return None
 
 
 def header_nofollow(values: Iterable[str], agent: str = "") -> bool:

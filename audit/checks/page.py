@@ -42,6 +42,7 @@ from typing import Any, Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from audit.checks.agents import empty_shell
+from audit.checks.hrefs import base_of
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import canonical_links, noindex_directive
 from audit.core.records import FetchResult, Finding, finding
@@ -186,7 +187,12 @@ def similarity(a: str, b: str) -> float:
 
 
 def _norm(url: str) -> str:
-    return normalize_url(urldefrag(url.strip())[0])
+    url = url.strip()
+    try:
+        url = urldefrag(url)[0]
+    except ValueError:  # urllib cannot parse it (a malformed IPv6 literal): as written
+        url = url.split("#", 1)[0]
+    return normalize_url(url)
 
 
 def _directives(content: str) -> set[str]:
@@ -300,12 +306,21 @@ def _with_meta_detail(
 
 def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
     """Each href resolved against `base`, duplicates dropped, in order."""
-    return list(dict.fromkeys(urljoin(base, href) for href in hrefs))
+    return list(dict.fromkeys(_join(base, href) for href in hrefs))
+
+
+def _join(base: str, href: str) -> str:
+    """`href` resolved against `base`; as written when urllib cannot parse it (then it is
+    judged as no http(s) URL)."""
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return href
 
 
 def _head_canonicals(facts: PageFacts, final: str) -> list[str]:
     """The head's rel=canonical targets, resolved against `<base href>` and the final URL."""
-    base = urljoin(final, facts.base_href) if facts.base_href else final
+    base = base_of(final, facts.base_href)
     return _joined(base, (href for href in facts.canonicals if href))
 
 

@@ -42,11 +42,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urldefrag, urljoin
 
 from lxml import etree
 
 from audit.checks.charsets import PRESCAN, charset_of_content_type, decode, sniff
+from audit.checks.hrefs import resolve
 from audit.checks.maintext import content_charset, main_text, page_modified, text_fingerprint
 from audit.checks.scan import HeadScan
 
@@ -493,22 +493,7 @@ def remote_sink(wants: int, cap: int, url: str | None = None) -> FactsSink:
 def resolve_links(url: str, facts: PageFacts) -> tuple[str, ...]:
     """The page's followable hrefs as absolute http(s) URLs without fragment, resolved
     against its `<base href>` and `url` (the final URL it was read at)."""
-    base = urljoin(url, facts.base_href) if facts.base_href else url
-    out: list[str] = []
-    for href in facts.hrefs:
-        link = _absolute(base, href)
-        if link is not None:
-            out.append(link)
-    return tuple(out)
-
-
-def _absolute(base: str, href: str) -> str | None:
-    try:
-        link = urldefrag(urljoin(base, href.strip()))[0]
-    except ValueError:  # a malformed IPv6 literal, say
-        return None
-    scheme = link.split(":", 1)[0].lower()
-    return link if scheme in ("http", "https") else None
+    return resolve(url, facts.base_href, facts.hrefs)
 
 
 class SharedSink(FactsSink):

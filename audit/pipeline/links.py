@@ -72,6 +72,7 @@ __all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
 
 MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
 _SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
+_LINK_BATCH = 20_000  # link targets counted in memory before they go to the file
 _MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
 _FLUSH_S = 0.1  # a kept store (--state): at most this long between a page held and its commit
 _FIRST_SEQ = -(1 << 62)  # below every queue row (the roots go in below the lowest)
@@ -96,9 +97,11 @@ def _key(norm: str) -> int:
 
 
 def _origin(norm: str) -> str:
-    """scheme://host[:port] of a normalised absolute URL."""
-    scheme, _, rest = norm.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}"
+    """scheme://host[:port] of a normalised absolute URL (its path always starts with "/");
+    of anything else, a string no origin equals."""
+    start = norm.find("://")
+    end = norm.find("/", start + 3) if start > 0 else -1
+    return norm[:end] if end > 0 else ""
 
 
 def _unlink(path: str) -> None:
@@ -154,6 +157,7 @@ class _Store:
         self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
         self._db: sqlite3.Connection | None = None
         self._commit: asyncio.TimerHandle | None = None
+        self._links: dict[str, list[Any]] = {}  # normalised target -> [links, first source]
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -192,10 +196,29 @@ class _Store:
         self._db = db
         return True
 
-    def link(self, source: str, keys: Iterable[int]) -> None:
+    def link(self, source: str, targets: Iterable[str]) -> None:
+        """One link from `source` to each (normalised) target: counted in memory first (a
+        site's menus link the same pages from every page) and written at the next flush;
+        the first source of a target is the one kept."""
+        counts = self._links
+        for norm in targets:
+            seen = counts.get(norm)
+            if seen is None:
+                counts[norm] = [1, source]
+            else:
+                seen[0] += 1
+        if len(counts) >= _LINK_BATCH:
+            self._flush_links()
+
+    def _flush_links(self) -> None:
+        """The inlinks counted in memory into the file (before it is read or committed)."""
+        if not self._links:
+            return
+        rows = [(_key(norm), n, source) for norm, (n, source) in self._links.items()]
+        self._links = {}
         self.db.executemany(
-            "INSERT INTO inlinks VALUES (?, 1, ?) ON CONFLICT(k) DO UPDATE SET n = n + 1",
-            [(k, source) for k in keys],
+            "INSERT INTO inlinks VALUES (?, ?, ?) ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
+            rows,
         )
 
     def spill(self, url: str, depth: int) -> None:
@@ -261,6 +284,7 @@ class _Store:
         )
 
     def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
+        self._flush_links()
         rows = self.db.execute(
             "SELECT h.listed, h.b, i.n, i.source FROM held h "
             "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
@@ -280,6 +304,7 @@ class _Store:
     def commit(self) -> None:
         self._commit = None
         if self._db is not None:
+            self._flush_links()  # a page's links are committed with its record
             self._db.commit()
 
     def held_urls(self) -> Iterator[tuple[str, bool]]:
@@ -307,6 +332,7 @@ class _Store:
         if self._db is None:
             return
         if self.durable:  # kept: the state removes it when its run completes
+            self._flush_links()
             self._db.commit()
             self._db.close()
             self._db = None
@@ -491,20 +517,20 @@ class LinkCrawl(Hook):
 
     def _link(self, source: str, links: Iterable[str], depth: int) -> None:
         """Count `source`'s links once per target (never to itself), queue the new ones."""
-        own = _key(normalize_url(source))
-        keys: dict[int, tuple[str, str]] = {}  # key -> (the link as found, normalised)
+        targets: dict[str, str] = {}  # normalised -> the link as found first
+        origins = self.origins
         for link in links:
             norm = normalize_url(link)
-            if self._internal(norm):
-                keys.setdefault(_key(norm), (link, norm))
-        keys.pop(own, None)
-        if not keys:
+            if norm not in targets and _origin(norm) in origins:
+                targets[norm] = link
+        targets.pop(normalize_url(source), None)
+        if not targets:
             return
-        self.store.link(source, keys)
+        self.store.link(source, targets)
         seen = self.seen
-        for key, (link, norm) in keys.items():
+        for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
-                self.queue.push(link, depth, key)
+                self.queue.push(link, depth, _key(norm))
 
     def _redirect_target(
         self, final: str, result: FetchResult, depth: int, facts: PageFacts | None

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+import audit.pipeline.links as links_module
 from audit.checks.links import header_nofollow, page_links
+from audit.core.records import UrlResult
 from audit.pipeline.links import _Queue, _Store
 
 URL = "http://example.com/dir/page"
@@ -55,6 +59,15 @@ def test_agent_meta_and_canonical() -> None:
     assert other.canonical == "http://example.com/canon"
 
 
+def test_a_base_or_canonical_urllib_cannot_parse_is_ignored() -> None:
+    html = (
+        '<html><head><base href="//[bad"><link rel="canonical" href="http://[::1"></head>'
+        '<body><a href="/x">x</a><a href="http://[y">y</a></body>'
+    )
+    page = page_links(html.encode(), URL)
+    assert page.links == ("http://example.com/x",) and page.canonical is None
+
+
 def test_no_head_and_empty_bodies() -> None:
     assert links('<a href="/x">x</a>') == ["http://example.com/x"]
     assert page_links(b"", URL).links == ()
@@ -81,3 +94,22 @@ def test_the_queue_spills_to_disk_beyond_its_bound_and_stays_fifo() -> None:
         assert queue.pop() is None
     finally:
         store.close()
+
+
+def test_inlinks_counted_in_memory_sum_across_flushes_and_keep_the_first_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(links_module, "_LINK_BATCH", 3)  # written to the file at 3 targets
+    store = _Store()
+    targets = [f"http://example.com/{i}" for i in range(5)]
+    try:
+        for page in range(4):  # page p links the first p + 2 targets
+            store.link(f"http://example.com/from/{page}", targets[: page + 2])
+        for url in targets:
+            record = UrlResult.unrequested(url, None, None, None, "allowed")  # type: ignore[arg-type]
+            store.hold(links_module._key(url), False, record, [])
+        got = [(n, source) for _, _, _, n, source in store.held()]
+    finally:
+        store.close()
+    first = "http://example.com/from/"
+    assert got == [(4, first + "0"), (4, first + "0"), (3, first + "1"), (2, first + "2"), (1, first + "3")]  # fmt: skip

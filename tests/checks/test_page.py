@@ -261,6 +261,13 @@ def test_the_ascii_shortcut_decides_as_the_full_pattern(text: str) -> None:
     assert not_found_phrase(text) == (m.group().strip() if m and text else None)
 
 
+def test_a_canonical_or_base_urllib_cannot_parse_is_a_finding_not_a_crash() -> None:
+    fs = run('<head><link rel="canonical" href="http://[::1"></head><body>x')
+    assert codes(fs) == ["url-canonical-mismatch"] and "http://[::1" in fs[0].message
+    fs = run(f'<head><base href="//[bad"><link rel="canonical" href="{URL}"></head><body>x')
+    assert codes(fs) == []
+
+
 def test_soft_404_from_title_or_h1() -> None:
     fs = run("<title>Oops! Page not found</title>")
     assert codes(fs) == ["url-soft-404"] and "title" in fs[0].message
