@@ -8,8 +8,11 @@ answer can be written down without parsing: an absolute one is itself, a root on
 base's `scheme://netloc` before it, each cut at `#`. The shortcut takes only hrefs where
 that is exactly what urllib answers, printable ASCII without `;` (path parameters), `[`,
 `]` (IP literals), `\\` or space, no empty query left at the end, and for a root href no
-`//` or dot segment in the path; anything else goes to urllib itself. A property test
-holds the two to the same answers (tests/checks/test_hrefs.py).
+`//` or dot segment in the path. Two more shapes are answered without urllib: an href with
+a scheme other than http(s) (`mailto:`, `javascript:`) is no web link, and every
+fragment-only href (`#main`) of a page is the page itself, asked of urllib once. Anything
+else goes to urllib itself. A property test holds the two to the same answers
+(tests/checks/test_hrefs.py).
 
 Pure and synchronous.
 """
@@ -21,11 +24,13 @@ from collections.abc import Iterable
 from typing import Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-__all__ = ["absolute", "base_of", "resolve"]
+__all__ = ["absolute", "base_of", "joined", "resolve"]
 
 # printable ASCII but space ; [ \ ]
 _PLAIN: Final = re.compile(r"[!-:<-Z^-~]+")
 _WEB: Final = ("http://", "https://")
+# a scheme (as urllib reads one) that is not http or https
+_OTHER_SCHEME: Final = re.compile(r"(?!https?:)[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
 def resolve(url: str, base_href: str | None, hrefs: Iterable[str]) -> tuple[str, ...]:
@@ -34,14 +39,36 @@ def resolve(url: str, base_href: str | None, hrefs: Iterable[str]) -> tuple[str,
     out."""
     base = base_of(url, base_href)
     root = _root(base)
+    itself: dict[str, str | None] = {}  # what a fragment-only href resolves to, once asked
     out: list[str] = []
     for href in hrefs:
         link = _shortcut(root, href)
         if link is None:
-            link = absolute(base, href)
+            link = _by_urllib(base, href, itself)
         if link is not None:
             out.append(link)
     return tuple(out)
+
+
+def _by_urllib(base: str, href: str, itself: dict[str, str | None]) -> str | None:
+    if _OTHER_SCHEME.match(href):
+        return None  # mailto:, javascript:, tel: ... never an http(s) link
+    if href[:1] != "#":
+        return absolute(base, href)
+    if "#" not in itself:  # every fragment-only href of a page is the page itself
+        itself["#"] = absolute(base, href)
+    return itself["#"]
+
+
+def joined(base: str, href: str) -> str | None:
+    """urllib's `urldefrag(urljoin(base, href))`, or None when urllib cannot parse it."""
+    link = _shortcut(_root(base) if href[:1] == "/" else None, href)
+    if link is not None:
+        return link
+    try:
+        return urldefrag(urljoin(base, href))[0]
+    except ValueError:  # a malformed IPv6 literal, say
+        return None
 
 
 def base_of(url: str, base_href: str | None) -> str:
@@ -89,15 +116,23 @@ def _shortcut(root: str | None, href: str) -> str | None:
     if link.endswith("?"):  # urllib drops an empty query
         return None
     if link.startswith("/"):
-        if root is None or link.startswith("//"):
-            return None
-        path = link.split("?", 1)[0]
-        if "//" in path or "/." in path:  # empty or dot segments: urllib's rules apply
-            return None
-        return root + link
+        return _from_root(root, link)
     if link.startswith(_WEB):
-        netloc = link.split("//", 1)[1]
-        if not netloc or netloc[0] in "/?":  # no host: urllib's rules apply
-            return None
-        return link
+        return _absolute_link(link)
     return None
+
+
+def _from_root(root: str | None, link: str) -> str | None:
+    if root is None or link.startswith("//"):
+        return None
+    path = link.split("?", 1)[0]
+    if "//" in path or "/." in path:  # empty or dot segments: urllib's rules apply
+        return None
+    return root + link
+
+
+def _absolute_link(link: str) -> str | None:
+    netloc = link.split("//", 1)[1]
+    if not netloc or netloc[0] in "/?":  # no host: urllib's rules apply
+        return None
+    return link

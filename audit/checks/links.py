@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urldefrag, urljoin
 
 from audit.checks.charsets import normalize_charset
-from audit.checks.hrefs import base_of
+from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
 
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
@@ -58,17 +57,9 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
         links = resolve_links(url, facts)
     canonical = next((c for c in facts.canonicals if c), None)
     if canonical is not None:
-        canonical = _canonical_url(base, canonical)
+        # None when urllib cannot parse it: search engines ignore such a canonical too
+        canonical = joined(base, canonical)
     return PageLinks(links, nofollow, _meta_says(facts.metas, agent, _NOINDEX), canonical)
-
-
-def _canonical_url(base: str, href: str) -> str | None:
-    """The head canonical resolved, fragment dropped; None when urllib cannot parse it (a
-    canonical no URL can be made of is ignored, as search engines ignore it)."""
-    try:
-        return str(urldefrag(urljoin(base, href))[0])
-    except ValueError:
-        return None
 
 
 def header_nofollow(values: Iterable[str], agent: str = "") -> bool:

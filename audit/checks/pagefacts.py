@@ -572,10 +572,7 @@ class _StopRule:
         """How many bytes of `chunk` to keep (after `raw`); sets `done`."""
         have = len(raw)
         if self._scan is not None and self.limit == self.cap:
-            if self.head_only or have + len(chunk) > _LEAST_WINDOW:
-                self._look(have, raw, chunk)
-            elif have == 0 and chunk[:2] in _UTF16_BOMS:
-                self._scan = None  # UTF-16: read to the cap
+            self._look(have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
         if have + keep >= self.limit:
             self.done = True
@@ -587,18 +584,24 @@ class _StopRule:
         `_LEAST_WINDOW`), then `chunk`."""
         scan = self._scan
         assert scan is not None
-        start = self._scanned
-        if start == 0 and (raw[:2] or chunk[:2]) in _UTF16_BOMS:
+        if self._scanned == 0 and (raw[:2] or chunk[:2]) in _UTF16_BOMS:
             self._scan = None  # UTF-16: read to the cap
             return
-        text = (bytes(raw[start:]) + chunk if start < have else chunk).decode("latin-1")
-        self._scanned = have + len(chunk)
-        if start == 0 and text.startswith("\xef\xbb\xbf"):
-            text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
-        scan.extend(text)
+        if not self.head_only and have + len(chunk) <= _LEAST_WINDOW:
+            return  # read whole whatever the head says: scanned later, if at all
+        scan.extend(self._unscanned(have, raw, chunk))
         limit = self._limit(scan.run())
         if limit is not None:
             self.limit, self._scan = min(self.cap, limit), None
+
+    def _unscanned(self, have: int, raw: bytearray, chunk: bytes) -> str:
+        """The bytes the scan has not seen (after the first `_scanned` of `raw`, then
+        `chunk`) as text; now seen."""
+        start, self._scanned = self._scanned, have + len(chunk)
+        text = (bytes(raw[start:]) + chunk if start < have else chunk).decode("latin-1")
+        if start == 0 and text.startswith("\xef\xbb\xbf"):
+            text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
+        return text
 
     def _limit(self, scan: HeadScan) -> int | None:
         """Where reading stops, once the scan knows (None: not yet)."""

@@ -11,6 +11,7 @@ the report still streams.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from audit.checks.deploystamp import DeployStamp
@@ -57,8 +58,7 @@ class DeployStampHook(Hook):
         if host is None or host.stamp.verdict is False:
             return None  # a judged content date: nothing more to do per URL
         if host.stamp.verdict is None:
-            header = header_value(result.headers, "last-modified")
-            modified = parse_http_date(header) if header else None
+            modified = _last_modified(result)
             if modified is None:
                 return None
             if host.stamp.add(modified):
@@ -119,3 +119,9 @@ def _deploy_finding(origin: str, host: _Host) -> Finding:
         "not reported. Send each page's real modification time to make them checkable",
         url=origin + "/",
     )
+
+
+def _last_modified(result: FetchResult) -> datetime | None:
+    """The answer's Last-Modified as a date, or None (absent or not an HTTP date)."""
+    header = header_value(result.headers, "last-modified")
+    return parse_http_date(header) if header else None

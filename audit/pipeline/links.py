@@ -12,7 +12,7 @@ depth 1. A redirect is followed: its target counts as linked from the redirectin
 
 Memory stays flat: URLs queued or fetched are 8-byte fingerprints (SeenUrls); the queue
 beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for their inlinks
-live in one SQLite temp file. Every url record is held until the end (its `inlinks` are
+live in one SQLite temp file (counts and records go there in bounded batches). Every url record is held until the end (its `inlinks` are
 only known then) and delivered with `source` and `inlinks`; links-only pages get records
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
 the end of the run.
@@ -73,6 +73,8 @@ __all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
 MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
 _SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
 _LINK_BATCH = 20_000  # link targets counted in memory before they go to the file
+_HELD_BATCH = 500  # records held in memory before they go to the file
+_NORMS_KEPT = 50_000  # links remembered with their normalised form (then forgotten at once)
 _MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
 _FLUSH_S = 0.1  # a kept store (--state): at most this long between a page held and its commit
 _FIRST_SEQ = -(1 << 62)  # below every queue row (the roots go in below the lowest)
@@ -143,7 +145,9 @@ def _reopen(path: str, run: int) -> sqlite3.Connection | None:
 class _Store:
     """The SQLite file: queued URLs beyond memory, inlinks, records held to the end.
 
-    A temp file by default (made on first use, removed at the end). Kept beside the
+    A temp file by default (made on first use, removed at the end). Inlinks are counted
+    and records held in memory first, and written in batches (`_LINK_BATCH` targets,
+    `_HELD_BATCH` records), always before the file is read or committed. Kept beside the
     --state file (`keep`), it is the crawl's state: every queued URL has a row (memory is
     only a cache of the first ones), rows are committed at most _FLUSH_S after a page is
     done, always between two pages (a page's rows go in one synchronous stretch of the
@@ -157,7 +161,9 @@ class _Store:
         self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
         self._db: sqlite3.Connection | None = None
         self._commit: asyncio.TimerHandle | None = None
-        self._links: dict[str, list[Any]] = {}  # normalised target -> [links, first source]
+        self._links: Counter[str] = Counter()  # normalised target -> links to it
+        self._sources: dict[str, str] = {}  # normalised target -> the first page linking it
+        self._held: list[tuple[Any, ...]] = []  # held rows not written yet
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -200,26 +206,31 @@ class _Store:
         """One link from `source` to each (normalised) target: counted in memory first (a
         site's menus link the same pages from every page) and written at the next flush;
         the first source of a target is the one kept."""
-        counts = self._links
+        self._links.update(iter(targets))  # iter: a dict of targets counts its keys
+        sources = self._sources
         for norm in targets:
-            seen = counts.get(norm)
-            if seen is None:
-                counts[norm] = [1, source]
-            else:
-                seen[0] += 1
-        if len(counts) >= _LINK_BATCH:
-            self._flush_links()
+            sources.setdefault(norm, source)
+        if len(sources) >= _LINK_BATCH:
+            self._flush()
 
-    def _flush_links(self) -> None:
-        """The inlinks counted in memory into the file (before it is read or committed)."""
-        if not self._links:
-            return
-        rows = [(_key(norm), n, source) for norm, (n, source) in self._links.items()]
-        self._links = {}
-        self.db.executemany(
-            "INSERT INTO inlinks VALUES (?, ?, ?) ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
-            rows,
-        )
+    def _flush(self) -> None:
+        """The inlinks counted and the records held in memory into the file (before it is
+        read or committed)."""
+        if self._links:
+            sources = self._sources
+            rows = [(_key(norm), n, sources[norm]) for norm, n in self._links.items()]
+            self._links, self._sources = Counter(), {}
+            self.db.executemany(
+                "INSERT INTO inlinks VALUES (?, ?, ?) "
+                "ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
+                rows,
+            )
+        if self._held:
+            held, self._held = self._held, []
+            self.db.executemany(
+                "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
+                held,
+            )
 
     def spill(self, url: str, depth: int) -> None:
         self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
@@ -278,13 +289,12 @@ class _Store:
         """A record held to the end; `depth`: counted in pages by depth, `counted`: in
         --max-pages (what a resumed run counts again from the rows)."""
         blob = pickle.dumps((record, found), protocol=pickle.HIGHEST_PROTOCOL)
-        self.db.execute(
-            "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, listed, blob, url, depth, counted),
-        )
+        self._held.append((key, listed, blob, url, depth, counted))
+        if len(self._held) >= _HELD_BATCH:
+            self._flush()
 
     def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
-        self._flush_links()
+        self._flush()
         rows = self.db.execute(
             "SELECT h.listed, h.b, i.n, i.source FROM held h "
             "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
@@ -304,10 +314,11 @@ class _Store:
     def commit(self) -> None:
         self._commit = None
         if self._db is not None:
-            self._flush_links()  # a page's links are committed with its record
+            self._flush()  # a page's links are committed with its record
             self._db.commit()
 
     def held_urls(self) -> Iterator[tuple[str, bool]]:
+        self._flush()
         for url, listed in self.db.execute("SELECT url, listed FROM held"):
             yield url, bool(listed)
 
@@ -317,6 +328,7 @@ class _Store:
 
     def counts(self) -> tuple[int, int, Counter[int]]:
         """Pages fetched (--max-pages), listed pages read, pages by depth, from the rows."""
+        self._flush()
         db = self.db
         (fetched,) = db.execute("SELECT COALESCE(SUM(counted), 0) FROM held").fetchone()
         (listed,) = db.execute(
@@ -332,7 +344,7 @@ class _Store:
         if self._db is None:
             return
         if self.durable:  # kept: the state removes it when its run completes
-            self._flush_links()
+            self._flush()
             self._db.commit()
             self._db.close()
             self._db = None
@@ -384,6 +396,8 @@ class LinkCrawl(Hook):
         self.auditor: Auditor | None = None
         self.agent = ""
         self.origins: set[str] = set()
+        self._inside: tuple[str, ...] = ()  # "origin/" of each: a normalised URL inside one
+        self._norms: dict[str, str] = {}  # link -> normalised, for links met again (menus)
         self.roots: set[str] = set()  # normalised
         self.seen = SeenUrls()  # queued or fetched by the link crawl
         self.store = _Store()
@@ -452,6 +466,7 @@ class LinkCrawl(Hook):
             origin = _origin(norm)
             if origin not in self.origins:
                 self.origins.add(origin)
+                self._inside = tuple(o + "/" for o in sorted(self.origins))
                 self.roots.add(origin + "/")
 
     def page_body(self, job: UrlJob) -> BodySink | None:
@@ -513,16 +528,12 @@ class LinkCrawl(Hook):
         return page
 
     def _internal(self, norm: str) -> bool:
-        return norm.startswith(("http://", "https://")) and _origin(norm) in self.origins
+        # a normalised URL's path starts with "/": its origin is what comes before
+        return norm.startswith(self._inside)
 
     def _link(self, source: str, links: Iterable[str], depth: int) -> None:
         """Count `source`'s links once per target (never to itself), queue the new ones."""
-        targets: dict[str, str] = {}  # normalised -> the link as found first
-        origins = self.origins
-        for link in links:
-            norm = normalize_url(link)
-            if norm not in targets and _origin(norm) in origins:
-                targets[norm] = link
+        targets = self._targets(links)
         targets.pop(normalize_url(source), None)
         if not targets:
             return
@@ -531,6 +542,20 @@ class LinkCrawl(Hook):
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
                 self.queue.push(link, depth, _key(norm))
+
+    def _targets(self, links: Iterable[str]) -> dict[str, str]:
+        """The internal links, normalised (each once) -> the link as found first."""
+        targets: dict[str, str] = {}
+        inside, norms = self._inside, self._norms
+        if len(norms) > _NORMS_KEPT:
+            norms.clear()
+        for link in links:
+            norm = norms.get(link)
+            if norm is None:
+                norm = norms[link] = normalize_url(link)
+            if norm not in targets and norm.startswith(inside):
+                targets[norm] = link
+        return targets
 
     def _redirect_target(
         self, final: str, result: FetchResult, depth: int, facts: PageFacts | None

@@ -7,7 +7,7 @@ from urllib.parse import urldefrag, urljoin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.checks.hrefs import absolute, resolve
+from audit.checks.hrefs import absolute, joined, resolve
 
 # the pieces URLs are made of, the characters urllib treats specially among them
 _PIECES = st.sampled_from(
@@ -70,3 +70,13 @@ def test_the_common_shapes_and_what_is_left_out() -> None:
         resolve(base, None, ["mailto:a@b.c", "javascript:void(0)", "ftp://x/", "http://[::1"]) == ()
     )
     assert absolute(base, " /x ") == "https://Ex.com:8443/x"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_BASE, _HREF)
+def test_joined_answers_as_urllib(base: str, href: str) -> None:
+    try:
+        expected: str | None = urldefrag(urljoin(base, href))[0]
+    except ValueError:
+        expected = None
+    assert joined(base, href) == expected

@@ -96,10 +96,11 @@ def test_the_queue_spills_to_disk_beyond_its_bound_and_stays_fifo() -> None:
         store.close()
 
 
-def test_inlinks_counted_in_memory_sum_across_flushes_and_keep_the_first_source(
+def test_inlinks_and_records_batched_in_memory_sum_keep_order_and_the_first_source(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(links_module, "_LINK_BATCH", 3)  # written to the file at 3 targets
+    monkeypatch.setattr(links_module, "_HELD_BATCH", 2)  # and at 2 records
     store = _Store()
     targets = [f"http://example.com/{i}" for i in range(5)]
     try:
