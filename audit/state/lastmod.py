@@ -23,7 +23,7 @@ a sitemap would be replayed with that sitemap when it is carried in a later run)
 
 This hook must come before the StateHook in a run's hooks (its `after_answer` sees the
 304 that the StateHook then takes). Without a store, only the page's date is judged
-and only the head is read.
+and only the head is read, and a URL without `<lastmod>` gets no sink (nothing to judge).
 
 Imports the pipeline's hook interface, the pure content module and the store; never
 aiohttp.
@@ -95,6 +95,8 @@ class LastmodHook(Hook):
         self._auditor = auditor
 
     def page_body(self, job: UrlJob) -> BodySink | None:
+        if self.store is None and job.lastmod is None:
+            return None  # without a store only the page's date counts, against <lastmod>
         sink = ContentSink(self.cap, head_only=self.store is None)
         self._sinks[id(job)] = sink
         return sink
