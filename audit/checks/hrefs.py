@@ -2,7 +2,8 @@
 the standard library's resolution, with a shortcut for the two shapes most links have.
 
 Resolving costs a link crawl more than parsing the page: `urljoin` and `urldefrag` parse
-and rebuild every URL (about 5 µs a link, 45 links a page). Most hrefs are already
+and rebuild every URL (about 6 µs a link, some 40 links a page; lxml parses such a page in
+about 90 µs). Most hrefs are already
 absolute (`https://host/path`) or start at the root (`/path?query`), and for those the
 answer can be written down without parsing: an absolute one is itself, a root one is the
 base's `scheme://netloc` before it, each cut at `#`. The shortcut takes only hrefs where

@@ -906,8 +906,8 @@ class HttpClient:
         """GET one page: one request (no HEAD first), redirects, retries and politeness as
         for every fetch. The final answer's decompressed body goes to `sink` (if its
         `start()` wants it) until the sink has enough or `cap` bytes were read; `body_head`
-        is the first BODY_EXCERPT bytes of it (the sink keeps what it wants). The rest of the body is never downloaded. Never raises for a
-        per-URL failure.
+        is the first BODY_EXCERPT bytes of it (the sink keeps what it wants). The rest of
+        the body is never downloaded. Never raises for a per-URL failure.
 
         A `RemoteSink` is read in a fetch worker while they run (with the same result and
         the same sink state as here): its `accept()` gets the worker's outcome of each hop

@@ -438,7 +438,8 @@ async def exchange_into(
     """One page GET whose final answer's body goes to `sink`, as the client reads a page
     for a sink in its own process (`read_for_sink`, the same cap, the same answers read):
     the part of `fetch_page` that runs in a fetch worker. The Exchange's body is the first
-    BODY_EXCERPT bytes read; True with it when the sink was started. Never raises for a network failure."""
+    BODY_EXCERPT bytes read; True with it when the sink was started. Never raises for a
+    network failure."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     resp: aiohttp.ClientResponse | None = None

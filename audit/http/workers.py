@@ -11,7 +11,7 @@ with workers sends the same requests, under the same per-host limits, as one wit
 What goes to a worker: plain exchanges (HEAD, and GET with a bounded body excerpt), and
 page GETs whose body sink is a `RemoteSink` (exchange.py): the worker rebuilds the sink
 from its recipe, reads and parses the page there, and answers with the sink's outcome
-(and the bytes read), which the parent's sink accepts. Sitemap streams and pages for a sink
+(and the body's first BODY_EXCERPT bytes), which the parent's sink accepts. Sitemap streams and pages for a sink
 that is not remote stay in the parent. A worker builds sinks only from the modules the
 parent allows (settings "sink_modules"); a recipe it will not or cannot build is refused
 before any request is sent, and the parent reads that page itself (one warning per reason).

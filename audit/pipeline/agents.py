@@ -14,7 +14,6 @@ The Audit installs it on every run (audit/api.py). Imports no aiohttp.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +46,6 @@ class AgentsHook(Hook):
     def __init__(self, config: CrawlConfig) -> None:
         # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.page_checks = config.page_checks
         self.auditor: Auditor | None = None
         self.main = ""
         # (agent, origin) -> tally, in the order first seen
@@ -76,7 +74,9 @@ class AgentsHook(Hook):
         checked = str((record.extra or {}).get("checked_url") or job.url)
         policy = self.auditor.robots.cached(checked) if self.auditor is not None else None
         tags = result.header_all("x-robots-tag") if result is not None else []
-        metas = self._metas(job, result)
+        # the head's metas of a page the page checks read (the auditor keeps a 200 page's
+        # facts on its job); none otherwise
+        metas = job.page.metas if job.page is not None else ()
         out: dict[str, str] = {}
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
@@ -84,12 +84,6 @@ class AgentsHook(Hook):
             if verdict != "allowed":
                 self._count(agent, _origin(checked), verdict, job)
         return out
-
-    def _metas(self, job: UrlJob, result: FetchResult | None) -> Sequence[tuple[str, str]]:
-        """The head's metas of a page the page checks read (from its one parse)."""
-        if not self.page_checks or result is None or result.status != 200 or job.page is None:
-            return ()
-        return job.page.metas
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
         tally = self.tallies.get((agent, origin))
