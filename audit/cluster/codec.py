@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from audit.core.records import FetchResult, Finding, Hop, Severity, UrlResult
+from audit.core.evidence import fetch_from, fetch_to
+from audit.core.records import Finding, Hop, Severity, UrlResult
 
 __all__ = [
     "fetch_from",
@@ -28,19 +29,6 @@ def _hops_to(hops: tuple[Hop, ...]) -> list[list[Any]]:
 
 def _hops_from(hops: list[list[Any]]) -> tuple[Hop, ...]:
     return tuple(Hop(url, status) for url, status in hops)
-
-
-def fetch_to(result: FetchResult) -> dict[str, Any]:
-    out = _plain(result)
-    out["headers"] = [list(h) for h in result.headers]
-    out["redirects"] = _hops_to(result.redirects)
-    return out
-
-
-def fetch_from(data: dict[str, Any]) -> FetchResult:
-    headers = tuple((k, v) for k, v in data["headers"])
-    redirects = _hops_from(data["redirects"])
-    return FetchResult(**{**data, "headers": headers, "redirects": redirects})
 
 
 def record_to(record: UrlResult) -> dict[str, Any]:

@@ -28,11 +28,12 @@ from urllib.parse import urlsplit
 
 from audit.checks import sitemaps
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
-from audit.checks.pagefacts import PageFacts, join
+from audit.checks.pagefacts import FactsSink, PageFacts, join
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
 from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
 from audit.core.errors import FetchError, TargetError
+from audit.core.evidence import Evidence
 from audit.core.records import (
     Entry,
     FetchResult,
@@ -100,6 +101,7 @@ class UrlJob:
     context: Any = None  # what a hook carries from before the request to after it
     host: Host | None = None  # the politeness object of `url`, looked up once by the worker
     page: PageFacts | None = None  # what the page checks read of the page, for the hooks
+    evidence: Evidence | None = None  # with --state: what the verdict is derived from
 
 
 class Frontier(Generic[T]):
@@ -258,6 +260,12 @@ class Auditor:
         self._header_hooks: list[Callable[[UrlJob], dict[str, str] | None]] = self._at(
             "request_headers"
         )
+        self._stored_hooks: list[Callable[[UrlJob], Evidence | None]] = self._at("stored_answer")
+        self._stands_hooks: list[Callable[[UrlJob, FetchResult], Evidence | None]] = self._at(
+            "answer_stands_for"
+        )
+        # a hook that revives evidence also keeps it: each answer's goes on the job
+        self._keeps_evidence = bool(self._stored_hooks or self._stands_hooks)
         self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
         self._body_hooks: list[Callable[[UrlJob], BodySink | None]] = self._at("page_body")
         self._judge_hooks: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self._at(
@@ -846,6 +854,11 @@ class Auditor:
         `checked_url`. Hooks (--state) act before the request, on its headers, after the
         answer and at delivery, so every option composes.
 
+        The verdict is derived once, from evidence: the answer, or stored evidence that
+        stands for it (a resumed run's own answer, --changed-only's earlier one, or the
+        answer a 304 confirms). Either way the same checks run on it, so a night equals a
+        fresh run (STYLE.md lesson 21).
+
         The request and its checks are done here, or by `answer(job, checked_url, headers,
         extra)` (a cluster, audit.cluster): the same robots.txt verdict, hooks and delivery
         either way. The standard check of every listed URL: no call it can do without."""
@@ -861,27 +874,74 @@ class Auditor:
         result: FetchResult | None = None
         if not policy.allowed(checked):
             record, found = self._not_allowed(job, policy, checked, extra)
-        elif answer is None:
-            headers = self._request_headers(job) if self._header_hooks else None
-            if self._plain_fetch and not self._body_hooks:
-                client = self._client or self.client
-                result, sink = await client.fetch(checked, headers=headers), None
-            else:
-                result, sink = await self._fetch(checked, headers, self._body_sinks(job))
-            if self._answer_hooks and self._after_answer(job, result):
+        else:
+            stored = self._stored_answer(job) if self._stored_hooks else None
+            verdicts: Verdicts | None = None
+            if stored is not None:  # resumed, or --changed-only: no request
+                result, sink = self._revive(job, stored)
+            elif answer is None:
+                result, sink = await self._request(job, checked)
+            else:  # a cluster's worker requested and judged it
+                result, verdicts = await answer(job, checked, self._request_headers(job), extra)
+                sink = None
+                stood = self._stands_for(job, result) if self._stands_hooks else None
+                if stood is not None:
+                    result, sink, verdicts = *self._revive(job, stood), None
+                elif self._keeps_evidence and self._plain_fetch and not self._body_hooks:
+                    job.evidence = Evidence(result)  # the answer is all there is to keep
+            if stored is None and self._answer_hooks and self._after_answer(job, result):
                 return
-            if sink is None:
+            if verdicts is not None:
+                found, record = await verdicts()
+            elif sink is None:
                 found, record = self._url_verdicts(job, result, extra)
             else:
                 found, record = await self._verdicts(job, result, sink, extra)
-        else:
-            result, verdicts = await answer(job, checked, self._request_headers(job), extra)
-            if self._answer_hooks and self._after_answer(job, result):
-                return
-            found, record = await verdicts()
         if extra is not None:  # a rewritten URL's findings say where it was checked
             found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
         self._deliver(job, record, found, result)
+
+    async def _request(self, job: UrlJob, checked: str) -> tuple[FetchResult, PageSink | None]:
+        """The request of a listed URL and, with --state, the evidence it gives (or the
+        stored evidence a 304 stands for, checked in its place)."""
+        headers = self._request_headers(job) if self._header_hooks else None
+        if self._plain_fetch and not self._body_hooks:
+            client = self._client or self.client
+            result, sink, outcome = await client.fetch(checked, headers=headers), None, None
+        else:
+            result, sink, outcome = await self._fetch(checked, headers, self._body_sinks(job))
+        if self._stands_hooks:
+            stood = self._stands_for(job, result)
+            if stood is not None:
+                return self._revive(job, stood)
+        if self._keeps_evidence:
+            job.evidence = Evidence(result, outcome)
+        return result, sink
+
+    def _revive(self, job: UrlJob, evidence: Evidence) -> tuple[FetchResult, PageSink | None]:
+        """Stored evidence as tonight's answer: the body sinks (page checks, the hooks')
+        are handed the stored facts as if they had read the body, so every check that
+        reads a page reads the same page again."""
+        page = PageSink(self.config.page_cap) if self.config.page_checks else None
+        for sink in ([page] if page is not None else []) + self._body_sinks(job):
+            if isinstance(sink, FactsSink):
+                sink.accept(evidence.facts)
+        job.evidence = evidence
+        return evidence.result, page
+
+    def _stored_answer(self, job: UrlJob) -> Evidence | None:
+        for hook in self._stored_hooks:
+            stored = hook(job)
+            if stored is not None:
+                return stored
+        return None
+
+    def _stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
+        for hook in self._stands_hooks:
+            stood = hook(job, result)
+            if stood is not None:
+                return stood
+        return None
 
     def _not_allowed(
         self, job: UrlJob, policy: RobotsPolicy, checked: str, extra: dict[str, Any] | None
@@ -992,18 +1052,21 @@ class Auditor:
 
     async def _fetch(
         self, url: str, headers: dict[str, str] | None = None, more: Sequence[BodySink] = ()
-    ) -> tuple[FetchResult, PageSink | None]:
+    ) -> tuple[FetchResult, PageSink | None, tuple[Any, ...] | None]:
         """The request of one listed URL: HEAD (GET to confirm an error), or with page checks
         (or a hook's body sink) one GET whose body is read up to the end of the head (or
         what the hooks' sinks want) or the cap. The page's facts sinks (page checks, links,
-        content) share one read and one parse (pagefacts.join)."""
+        content) share one read and one parse (pagefacts.join). Returns the answer, the
+        page checks' sink and what the page's one parse found (kept as evidence)."""
         cap = self.config.page_cap
         sink = PageSink(cap) if self.config.page_checks else None
         sinks = join([sink, *more] if sink is not None else more)
         if not sinks:
-            return await self.client.fetch(url, headers=headers), None
+            return await self.client.fetch(url, headers=headers), None, None
         tee = sinks[0] if len(sinks) == 1 else TeeSink(sinks)
-        return await self.client.fetch_page(url, tee, cap=cap, headers=headers), sink
+        result = await self.client.fetch_page(url, tee, cap=cap, headers=headers)
+        first = sinks[0]
+        return result, sink, first.outcome() if isinstance(first, FactsSink) else None
 
     async def _page_checks(
         self,

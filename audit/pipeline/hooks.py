@@ -12,8 +12,12 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     sitemap_answered(job, r)   a sitemap's answer before it is read; True: handled here
     sitemap_done(rec, parser)  a sitemap was read to its end
     before_request(job)        a listed URL before anything is sent; True: delivered here
+    stored_answer(job)         robots.txt allows it: evidence that stands for tonight's
+                               answer without a request (resume, --changed-only), or None
     request_headers(job)       extra request headers for a listed URL
     page_body(job)             a body sink for the URL's GET (the URL is then fetched with GET)
+    answer_stands_for(job, r)  the final answer stands for stored evidence (a 304): that
+                               evidence, which is then checked as a fresh answer is
     after_answer(job, result)  the final answer; True: handled here (no checks run)
     judge(job, rec, found, r)  add to a URL's record and findings before delivery
     deliver(job, rec, found)   the url record and findings; True: delivered here
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 from audit.http.exchange import TeeSink  # its home is the HTTP layer; kept importable here
 
 if TYPE_CHECKING:
+    from audit.core.evidence import Evidence
     from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
     from audit.http import StreamResponse
     from audit.http.exchange import BodySink
@@ -69,8 +74,20 @@ class Hook:
         """A listed URL before robots.txt or a request. True: its outcome is delivered."""
         return False
 
+    def stored_answer(self, job: UrlJob) -> Evidence | None:
+        """A listed URL robots.txt allows, before its request: stored evidence that stands
+        for tonight's answer without a request, or None (the URL is requested). The
+        auditor derives the verdict from it exactly as from a fresh answer."""
+        return None
+
     def request_headers(self, job: UrlJob) -> dict[str, str] | None:
         """Extra request headers for a listed URL."""
+        return None
+
+    def answer_stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
+        """The URL's final answer: the stored evidence it stands for (a 304 to a
+        conditional request: the earlier answer, with the 304's validators), or None.
+        The verdict is then derived from that evidence as from a fresh answer."""
         return None
 
     def page_body(self, job: UrlJob) -> BodySink | None:
@@ -113,7 +130,9 @@ HOOK_POINTS = (
     "sitemap_answered",
     "sitemap_done",
     "before_request",
+    "stored_answer",
     "request_headers",
+    "answer_stands_for",
     "page_body",
     "after_answer",
     "judge",

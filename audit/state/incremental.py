@@ -1,21 +1,30 @@
 """A run with `--state`: the Auditor's URL checks backed by the state store.
 
 `StateHook` plugs into the pipeline through its hooks (audit.pipeline.hooks): before
-a request, its headers, after the answer, at delivery, for sitemaps, and at the end
-of the run. A run without `--state` has no such hook and pays nothing for this
-module. For each URL taken from the frontier:
+a request, its headers, the evidence an answer stands for, at delivery, for sitemaps,
+and at the end of the run. A run without `--state` has no such hook and pays nothing
+for this module.
 
-1. a row of THIS run in the state (the run died and is resumed): the stored url
-   record and its findings are replayed into the report, nothing is requested;
-2. robots.txt, as in a plain run (a blocked URL is recorded, never requested);
-3. a row of an EARLIER, completed run whose verdict was clean (answered, no error or
-   warning finding; see `_clean`); a URL that was wrong is checked again in full:
-   - `--changed-only` and the URL's <lastmod> is the one of that run: carried
-     forward without a request (`"carried": true`), counted as skipped;
+A URL's verdict is derived once, by the auditor's checks, from evidence (the final
+answer and the page's facts, audit.core.evidence); the state keeps that evidence beside
+the verdict, so every night derives its verdicts by the same checks as a fresh run, and
+host-level judgements (a deploy stamp: audit.pipeline.deploy) see the same answers. For
+each URL taken from the frontier:
+
+1. robots.txt, as in a plain run (a blocked URL is recorded, never requested);
+2. a row of THIS run in the state (the run died and is resumed): its stored evidence is
+   checked again, nothing is requested;
+3. a row of an EARLIER, completed run whose evidence is a plain 2xx answer:
+   - `--changed-only`, the URL's <lastmod> is the one of that run, its verdict was
+     clean and that run verified the answer (a full answer or a 304, not a carry of its
+     own: a guess cannot vouch for another night): that evidence is checked without a
+     request (`"carried": true`), counted as skipped;
    - else a conditional request (`If-None-Match` / `If-Modified-Since` from the
-     stored ETag / Last-Modified): a 304 carries the earlier result forward;
-4. otherwise an ordinary check; its record, findings, ETag and Last-Modified are
-   queued for the store's writer thread.
+     stored ETag / Last-Modified): a 304 stands for the stored answer, with the 304's
+     validators where it has them (RFC 9110 15.4.5), and is checked as that answer
+     (`"carried": true`);
+4. otherwise an ordinary check; its record, findings, ETag, Last-Modified and evidence
+   are queued for the store's writer thread.
 
 Sitemaps: every child sitemap's ETag / Last-Modified and the `<lastmod>` its index
 gave it are stored. In a later run, a child whose index `<lastmod>` is unchanged is
@@ -43,8 +52,10 @@ carried (their URLs, from the stored results, are then fetched in full).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from audit.core.evidence import Evidence, encode_evidence, revalidated
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
 from audit.http.access import secret_forms
@@ -63,6 +74,20 @@ __all__ = ["StateHook", "StateSink"]
 _RECHECK = frozenset({"error", "warning"})
 
 
+def _vouches(prior: Prior, lastmod: str | None) -> bool:
+    """--changed-only: may the last run's evidence stand for tonight without a request?
+    Only an answer that run verified (a full answer or a 304; never an earlier carry,
+    which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
+    evidence = prior.evidence
+    return (
+        evidence is not None
+        and evidence.seen != "carried"
+        and evidence.revivable
+        and prior.lastmod == lastmod
+        and _clean(prior)
+    )
+
+
 def _clean(prior: Prior) -> bool:
     """An earlier verdict that may be carried forward: a plain 2xx answer with no error or
     warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
@@ -72,13 +97,6 @@ def _clean(prior: Prior) -> bool:
     if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
         return False
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
-
-
-def _conditional(prior: Prior) -> dict[str, str] | None:
-    """Validators of an earlier clean answer (anything else is re-checked in full)."""
-    if not _clean(prior):
-        return None
-    return _validator_headers(prior.etag, prior.last_modified) or None
 
 
 def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
@@ -97,7 +115,7 @@ class StateSink:
 
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        # set by StateHook._emit: the records of one URL check, as the recorder
+        # set by StateHook._delivered: the records of one URL check, as the recorder
         # delivers them (redacted of credentials), are collected for put_url instead
         self.capture: list[dict[str, Any]] | None = None
         self.hook: StateHook | None = None  # the running run's (targets run in turn)
@@ -177,47 +195,6 @@ class StateHook(Hook):
     def rec(self) -> Recorder:
         return self.auditor.rec
 
-    def _emit(
-        self, record: dict[str, Any], findings: list[dict[str, Any]]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Emit a url record and its findings; return them as the sinks got them (what
-        the state keeps is exactly what the report says, credentials redacted)."""
-        rec: Recorder = self.rec
-        captured: list[dict[str, Any]] = []
-        self.sink.capture = captured
-        try:
-            rec.replay(record)
-            for f in findings:
-                rec.replay(f)  # an --ignore'd code is dropped there, before the state sees it
-        finally:
-            self.sink.capture = None
-        if not captured:  # pragma: no cover - the sink is always one of the recorder's
-            return record, findings
-        return captured[0], captured[1:]
-
-    def _carry(self, job: UrlJob, prior: Prior) -> None:
-        """The earlier result stands; it is listed where the sitemap lists it now."""
-        record = {
-            **prior.record,
-            "sitemap": job.sitemap,
-            "line": job.line,
-            "lastmod": job.lastmod,
-            "carried": True,
-        }
-        findings = [{**f, "sitemap": job.sitemap, "line": job.line} for f in prior.findings]
-        record, findings = self._emit(record, findings)
-        self.store.carried += 1
-        self.store.put_url(
-            job.url,
-            job.sitemap,
-            job.lastmod,
-            prior.etag,
-            prior.last_modified,
-            record,
-            findings,
-            line=job.line,
-        )
-
     # --- the URL check ------------------------------------------------------------------
 
     def before_request(self, job: UrlJob) -> bool:
@@ -225,32 +202,52 @@ class StateHook(Hook):
         # nothing stored before this run: no lookup, no call. With --links every listed
         # page is fetched with GET (the crawl needs its links: nothing is carried forward
         # or asked conditionally), and a resumed run's pages are the link crawl's to skip.
-        if store.mode == "new" or self._links is not None:
-            return False
-        prior = store.prior(job.url)
-        if prior is None:
-            return False
-        if prior.run == store.run:  # checked before the crash: replayed, not re-requested
-            self._emit(prior.record, prior.findings)
-            store.replayed += 1
-            return True
-        if self.changed_only and prior.lastmod == job.lastmod and _clean(prior):
-            self._carry(job, prior)
-            store.skipped += 1
-            return True
-        job.context = prior
+        if store.mode != "new" and self._links is None:
+            job.context = store.prior(job.url)
         return False
+
+    def stored_answer(self, job: UrlJob) -> Evidence | None:
+        """Evidence that stands for tonight's answer without a request: this run's own
+        answer before it died (resume), or with --changed-only the last run's verified
+        answer of a URL whose <lastmod> has not moved and whose verdict was clean. The
+        auditor derives the verdict from it as from a fresh answer."""
+        prior: Prior | None = job.context
+        if prior is None or prior.evidence is None:
+            return None
+        store = self.store
+        if prior.run == store.run:  # checked before the crash: not requested again
+            store.replayed += 1
+            return prior.evidence
+        if self.changed_only and _vouches(prior, job.lastmod):
+            store.carried += 1
+            store.skipped += 1
+            return replace(prior.evidence, seen="carried")
+        return None
 
     def request_headers(self, job: UrlJob) -> dict[str, str] | None:
         prior: Prior | None = job.context
-        return _conditional(prior) if prior is not None else None
+        if prior is None or prior.evidence is None or not prior.evidence.revivable:
+            return None  # nothing a 304 could stand for: asked in full
+        return _validator_headers(prior.etag, prior.last_modified) or None
 
-    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
+    def answer_stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
+        """A 304 stands for the stored answer, its validators replaced by the 304's."""
+        if result.status != 304:
+            return None
         prior: Prior | None = job.context
-        if result.status == 304 and prior is not None:
-            self._carry(job, prior)
-            return True
-        return False
+        if prior is None or prior.evidence is None or not prior.evidence.revivable:
+            return None  # a 304 nobody asked for is judged as it is
+        self.store.carried += 1
+        return revalidated(prior.evidence, result)
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        """An answer that stood for stored evidence is marked `"carried": true`."""
+        evidence = job.evidence
+        if evidence is None or evidence.seen == "answer":
+            return None
+        return record.with_extra({**(record.extra or {}), "carried": True}), found
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -265,8 +262,18 @@ class StateHook(Hook):
             captured[0],
             captured[1:],
             job.line,
+            self._evidence(job.evidence),
         )
         return True
+
+    def _evidence(self, evidence: Evidence | None) -> Evidence | None:
+        """Evidence as stored: none when it echoes a credential (in a header, a URL of
+        the chain or the body's first bytes: the next run then asks in full, as for an
+        ETag that does). Looked for only in a run that has credentials."""
+        if evidence is None or not self._secrets:
+            return evidence
+        text = encode_evidence(evidence)
+        return None if any(form in text for form in self._secrets) else evidence
 
     def _delivered(self, record: UrlResult, found: list[Finding]) -> list[dict[str, Any]]:
         """The plain delivery (counters, dicts, every sink); returns the dicts the state's

@@ -15,15 +15,13 @@ with `--page-checks` the sink reads beside the page checks' own). At judgement:
   frozen; churn needs a `<lastmod>` on both sides; two `<lastmod>` values that name the
   same instant in other forms have not moved.
 
-A conditional request answered 304 (the StateHook carries the earlier result forward)
-means the page is unchanged without a body: its fingerprint is carried into this run
-and a moved `<lastmod>` is churn. That finding is recorded on its own, without a
-sitemap (the carried record's findings are the earlier run's, and a finding that names
-a sitemap would be replayed with that sitemap when it is carried in a later run).
+A conditional request answered 304 stands for the stored answer (the StateHook's
+`answer_stands_for`): this hook's sink is handed the stored page facts as if it had
+read the body, so the earlier fingerprint stands for this run and a moved `<lastmod>`
+is churn, reported like any other finding of the URL, with its sitemap and line.
 
-This hook must come before the StateHook in a run's hooks (its `after_answer` sees the
-304 that the StateHook then takes). Without a store, only the page's date is judged
-and only the head is read, and a URL without `<lastmod>` gets no sink (nothing to judge).
+Without a store, only the page's date is judged and only the head is read, and a URL
+without `<lastmod>` gets no sink (nothing to judge).
 
 Imports the pipeline's hook interface, the pure content module and the store; never
 aiohttp.
@@ -101,15 +99,6 @@ class LastmodHook(Hook):
         self._sinks[id(job)] = sink
         return sink
 
-    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
-        if result.status != 304:
-            return False
-        self._sinks.pop(id(job), None)
-        found = self._unchanged(job)
-        if found is not None and self._auditor is not None:
-            self._auditor.rec.findings([found])
-        return False  # the StateHook carries the earlier result
-
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
@@ -157,41 +146,22 @@ class LastmodHook(Hook):
                 finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
             ]
         if old_fp == fp and moved and old_lastmod is not None and job.lastmod is not None:
-            return [_churn(job, old_lastmod, job.lastmod, fp, sitemap=job.sitemap)]
+            return [_churn(job, old_lastmod, job.lastmod, fp)]
         return []
-
-    def _unchanged(self, job: UrlJob) -> Finding | None:
-        """A 304: the earlier fingerprint stands for this run; churn if <lastmod> moved."""
-        if self.store is None:
-            return None
-        before = self.store.previous_content(job.url)
-        if before is None:
-            return None
-        old_fp, old_lastmod = before
-        self.store.put_content(job.url, old_fp, job.lastmod)
-        if (
-            old_lastmod is None
-            or job.lastmod is None
-            or not lastmod_moved(old_lastmod, job.lastmod)
-        ):
-            return None
-        return _churn(job, old_lastmod, job.lastmod, old_fp, sitemap=None)
 
 
 def _hex(fp: int) -> str:
     return f"{fp & 0xFFFF_FFFF_FFFF_FFFF:016x}"
 
 
-def _churn(job: UrlJob, old: str, new: str, fp: int, *, sitemap: str | None) -> Finding:
-    how = (
-        "the server answered 304 Not Modified"
-        if sitemap is None
-        else f"the page's main text did not change (fingerprint {_hex(fp)})"
-    )
-    where = f" (listed in {job.sitemap})" if sitemap is None else ""
+def _churn(job: UrlJob, old: str, new: str, fp: int) -> Finding:
+    evidence = job.evidence
+    if evidence is not None and evidence.seen == "304":
+        how = "the server answered 304 Not Modified"
+    else:
+        how = f"the page's main text did not change (fingerprint {_hex(fp)})"
     message = (
-        f"<lastmod> moved from {old} (previous run) to {new} but {how}{where}: a build "
-        "stamp, not a change; set <lastmod> only when the content changes"
+        f"<lastmod> moved from {old} (previous run) to {new} but {how}: a build stamp, not "
+        "a change; set <lastmod> only when the content changes"
     )
-    line = job.line if sitemap is not None else None
-    return finding("lastmod-churn", message, sitemap=sitemap, line=line, url=job.url)
+    return finding("lastmod-churn", message, sitemap=job.sitemap, line=job.line, url=job.url)

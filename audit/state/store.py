@@ -7,8 +7,10 @@ What it holds (schema version SCHEMA_VERSION):
               change results), targets, run (a counter), status (running | complete)
     urls      the last COMPLETED run: one row per checked URL, with its sitemap, line and
               <lastmod>, the url record JSON, its check findings JSON ('' when none),
-              ETag, Last-Modified ('' when absent) (indexed by url, and by sitemap for
-              carried sitemaps); 64 KiB pages
+              ETag, Last-Modified ('' when absent), and the evidence the verdict was
+              derived from (audit.core.evidence: the final answer and the page's facts;
+              added to schema 4 as a column, '' or NULL in rows made before) (indexed by
+              url, and by sitemap for carried sitemaps); 64 KiB pages
     results   the same columns for the run in progress, appended as URLs are checked:
               no index while a run writes it (an index keyed by URL is an insert at a
               random place per row, three times the cost); indexed only when a dead run
@@ -67,7 +69,8 @@ A file that is not SQLite, is truncated or corrupt, or belongs to another progra
 schema is refused with a one-line StateError and never written to; only `fresh=True`
 replaces it.
 
-Imports only the standard library and audit.core.errors; knows nothing of HTTP or parsing.
+Imports only the standard library, audit.core.errors and audit.core.evidence (how a URL's
+evidence is written as text); knows nothing of HTTP or parsing.
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from audit.core.errors import AuditError
+from audit.core.evidence import Evidence, decode_evidence, encode_evidence
 
 try:
     import fcntl
@@ -138,7 +142,8 @@ _URL_TABLE = """(
     etag TEXT,
     last_modified TEXT,
     record TEXT NOT NULL,
-    findings TEXT
+    findings TEXT,
+    evidence TEXT
 )"""
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -166,8 +171,13 @@ _MIGRATIONS: Final = (
     "CREATE TABLE IF NOT EXISTS content "
     "(key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT)",
 )
+# Columns added to a schema's tables the same way: (table, column, its declaration).
+_COLUMN_MIGRATIONS: Final = (
+    ("urls", "evidence", "evidence TEXT"),
+    ("results", "evidence", "evidence TEXT"),
+)
 _STATEMENTS: Final = tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())
-_URL_COLUMNS: Final = 9
+_URL_COLUMNS: Final = 10
 # The URL rows of a batch go in as ONE statement: sqlite3 releases the GIL around each
 # step (and reset) of a statement, and taking it back from a busy event loop means waiting
 # for the loop's switch interval and then making the loop wait in turn; a step per row,
@@ -181,7 +191,7 @@ _PAD_ROW: Final = (0,) * _URL_COLUMNS
 
 @functools.lru_cache(maxsize=len(_SIZES))
 def _insert_urls(rows: int) -> str:
-    return "INSERT OR IGNORE INTO results VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * rows)
+    return "INSERT OR IGNORE INTO results VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
 
 
 # A resumed run looks up the results of its dead predecessor by URL.
@@ -229,6 +239,7 @@ class Prior:
     last_modified: str | None
     record: dict[str, Any]
     findings: list[dict[str, Any]]
+    evidence: Evidence | None = None  # what the verdict was derived from (None: not kept)
 
 
 def fingerprint(mode: str, targets: list[str], options: dict[str, Any]) -> str:
@@ -338,6 +349,15 @@ def _half_created(conn: sqlite3.Connection) -> bool:
     except sqlite3.DatabaseError:
         return False
     return True
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Columns added to schema 4 after states were made with it (an earlier row has
+    none: its URL is then asked in full, as on a first run)."""
+    for table, column, declaration in _COLUMN_MIGRATIONS:
+        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in names:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {declaration}")
 
 
 class _Lock:
@@ -531,7 +551,7 @@ class _Writer(threading.Thread):
         elif kind == "touch":
             self.rows += conn.executemany(
                 "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
-                "findings FROM urls WHERE url = ?",
+                "findings, evidence FROM urls WHERE url = ?",
                 rows,
             ).rowcount
         elif kind == "sitemap":
@@ -749,6 +769,8 @@ class StateStore:
         conn.execute("BEGIN")
         for statement in _STATEMENTS if mode == "new" else _MIGRATIONS:
             conn.execute(statement)
+        if mode != "new":
+            _add_columns(conn)
         if mode == "resume":
             del meta_rows["started"]
             # Documents are read again on resume and their findings recorded again.
@@ -784,19 +806,19 @@ class StateStore:
         row = None
         if self.mode == "resume":
             row = self._reader.execute(
-                "SELECT run, lastmod, etag, last_modified, record, findings FROM results "
+                "SELECT run, lastmod, etag, last_modified, record, findings, evidence FROM results "
                 "WHERE url = ? ORDER BY rowid DESC LIMIT 1",
                 (url,),
             ).fetchone()
         if row is None and self.run > 1:
             row = self._reader.execute(
-                "SELECT run, lastmod, etag, last_modified, record, findings FROM urls "
+                "SELECT run, lastmod, etag, last_modified, record, findings, evidence FROM urls "
                 "WHERE url = ?",
                 (url,),
             ).fetchone()
         if row is None:
             return None
-        run, lastmod, etag, lm, record, findings = row
+        run, lastmod, etag, lm, record, findings, evidence = row
         return Prior(
             run,
             lastmod or None,
@@ -804,6 +826,7 @@ class StateStore:
             lm or None,
             _decode(record),
             _decode(findings) if findings else [],
+            decode_evidence(evidence or ""),
         )
 
     def previous_sitemap(self, url: str) -> PriorSitemap | None:
@@ -882,6 +905,7 @@ class StateStore:
         record: dict[str, Any],
         findings: list[dict[str, Any]],
         line: int | None = None,
+        evidence: Evidence | None = None,
     ) -> None:
         # Encoded here, not in the writer: a dict waiting in the queue would outlive a
         # collection of the young generation and be promoted, and every promoted object
@@ -907,6 +931,7 @@ class StateStore:
                     last_modified or "",
                     text,
                     found,
+                    encode_evidence(evidence) if evidence is not None else "",
                 ),
             )
         )
