@@ -14,13 +14,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Headless Chromium renders the HTML report in one test; install it where we can
-# (root with apt-get, as on CI), otherwise that test is skipped with a reason.
+# Headless Chromium renders the HTML report in one test, and nginx serves the static
+# sites of the nightly-audit tests; install them where we can (root with apt-get, as on
+# CI), otherwise those tests are skipped with a reason.
 test-deps:
-	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian chromium for the HTML report test"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-			|| echo "chromium could not be installed; its test will be skipped"; \
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; } || missing="$$missing nginx"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian$$missing for the browser and static-site tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+			|| echo "$$missing could not be installed; their tests will be skipped"; \
 	fi
 
 test: $(STAMP) test-deps
