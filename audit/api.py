@@ -22,7 +22,7 @@ command line and the tests use it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,8 +92,10 @@ class Audit:
         progress: Progress | None = None,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
+        after: Callable[[Audit], Awaitable[None]] | None = None,
     ) -> None:
         self.jobs = check_targets(targets, mode)
+        self._after = after  # a stage after every target (the --state ledger's)
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
@@ -113,6 +115,7 @@ class Audit:
         With --cluster, the URL checks of every target run on one Dask cluster."""
         if not self.config.cluster:
             await self._run_targets()
+            await self._after_targets()
             return
         from audit.cluster.driver import Cluster  # Dask: only when a run asks for it
 
@@ -120,6 +123,11 @@ class Audit:
             self._url_check = cluster.url_check
             self.config = cluster.driver_config(self.config)
             await self._run_targets()
+        await self._after_targets()
+
+    async def _after_targets(self) -> None:
+        if self._after is not None:
+            await self._after(self)
 
     async def _run_targets(self) -> None:
         from audit.pipeline.runner import run_target  # loads the HTTP stack: only to run

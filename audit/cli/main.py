@@ -21,7 +21,7 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from audit.core.config import (
     AUTH_ENV,
     DEFAULT_CONCURRENCY,
+    DEFAULT_DROPPED_MAX,
     DEFAULT_MAX_PAGES,
     DEFAULT_PAGE_CAP,
     DEFAULT_RATE,
@@ -413,6 +414,14 @@ def _add_state(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --state: request only URLs that are new, whose <lastmod> moved, or whose "
         "last verdict was an error or warning",
+    )
+    p.add_argument(
+        "--dropped-max",
+        type=_number(int, 0, "an integer"),
+        default=DEFAULT_DROPPED_MAX,
+        metavar="N",
+        help="with --state: URLs that left the sitemaps since an earlier run asked again per "
+        f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
     )
 
 
@@ -940,22 +949,34 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             writer = make_writer(args.format, out, fail_on=args.fail_on)
             sinks: list[Any] = [writer.write]
             hooks = None
+            after = None
             if store is not None:
                 from audit.state.incremental import StateHook, StateSink
 
                 sink = StateSink(store)
                 sinks.append(sink)
                 changed_only = args.changed_only
+                ledger = _ledger(args, store, config, list(targets), mode)
+                shared: list[Any] = [] if ledger is None else [ledger]
+                if ledger is not None:
+                    sinks.append(ledger)
+                    after = _ledger_stage(ledger, store)
 
                 def hooks() -> list[Any]:  # one per target: each run's sitemaps and notes
-                    return [StateHook(sink, changed_only=changed_only)]
+                    return [StateHook(sink, changed_only=changed_only), *shared]
 
             with_lastmod = _with_lastmod(hooks, args, store, config)
             progress = make_progress(
                 not args.no_progress, "checked" if mode == "crawl" else "entries"
             )
             run = Audit(
-                targets, config, mode=mode, sinks=sinks, hooks=with_lastmod, progress=progress
+                targets,
+                config,
+                mode=mode,
+                sinks=sinks,
+                hooks=with_lastmod,
+                progress=progress,
+                after=after,
             )
             run.recorder.ignore(ignored_codes(args))
             try:
@@ -984,6 +1005,32 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     if result.fatal:
         return Exit.USAGE
     return Exit.FINDINGS if result.failed(args.fail_on) else Exit.OK
+
+
+def _ledger(
+    args: argparse.Namespace, store: Any, config: CrawlConfig, targets: list[str], mode: str
+) -> Any:
+    """crawl --state: the published-URL ledger of the run (audit.state.ledger)."""
+    if mode != "crawl":
+        return None
+    from audit.state.ledger import Ledger
+
+    return Ledger(
+        store, config, targets, dropped_max=getattr(args, "dropped_max", DEFAULT_DROPPED_MAX)
+    )
+
+
+def _ledger_stage(ledger: Any, store: Any) -> Callable[[Any], Awaitable[None]]:
+    """After every target: the dropped URLs judged, unless the run was cut (--max-urls)
+    or a target could not be audited; such a run neither judges nor updates the ledger."""
+
+    async def after(run: Any) -> None:
+        if run.recorder.notes.get("max_urls_reached") or run.fatal:
+            store.ledger_update = False
+            return
+        await ledger.judge_dropped(run.recorder)
+
+    return after
 
 
 def _with_lastmod(

@@ -148,6 +148,40 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         W,
         "<lastmod> moved since the previous run but the page's content did not (a build stamp)",
     ),
+    # Across nights: the published-URL ledger (--state; nights.md section 2)
+    (
+        "url-dropped-redirect",
+        I,
+        "a URL listed before and not tonight redirects permanently (301/308) to a page: a "
+        "correct removal",
+    ),
+    (
+        "url-dropped-gone",
+        I,
+        "a URL listed before and not tonight answers 410 (or 404 under a `gone` intent)",
+    ),
+    ("url-dropped-404", W, "a URL listed before and not tonight is now broken (404)"),
+    (
+        "url-dropped-to-home",
+        W,
+        "a URL listed before and not tonight redirects to the home page: a soft 404",
+    ),
+    (
+        "url-dropped-temporary",
+        W,
+        "a URL listed before and not tonight reaches a page through a temporary redirect",
+    ),
+    (
+        "url-dropped-live",
+        W,
+        "a URL listed before and not tonight still answers 200 and is indexable: the sitemap "
+        "lost a live page",
+    ),
+    (
+        "url-dropped-error",
+        W,
+        "a URL listed before and not tonight ends in another 4xx, a 5xx or no answer",
+    ),
     (
         "lastmod-page-date",
         W,
@@ -325,6 +359,16 @@ _FIX: dict[str, str] = {
     "build time, or rely on <lastmod> alone.",
     "lastmod-frozen": "Update <lastmod> when the page's content changes.",
     "lastmod-churn": "Move <lastmod> only when the page's content changes, not on every build.",
+    "url-dropped-redirect": "Nothing to do: the old URL moved permanently; list its target.",
+    "url-dropped-gone": "Nothing to do: the page was removed on purpose.",
+    "url-dropped-404": "Redirect (301) the removed page to its successor, restore it, or answer "
+    "410 if it is gone for good.",
+    "url-dropped-to-home": "Redirect the removed page to the page that replaced it, or answer "
+    "410; a redirect to the home page reads as a soft 404.",
+    "url-dropped-temporary": "Make the redirect permanent (301 or 308).",
+    "url-dropped-live": "List the page again if it should be indexed; otherwise redirect it, "
+    "noindex it or remove it.",
+    "url-dropped-error": "Fix the server's answer for the removed page, or answer 410.",
     "lastmod-page-date": "Make <lastmod> and the page's own modified date agree.",
     "migrate-not-found": "Add a 301 redirect from the old URL to its new page.",
     "migrate-temporary-redirect": "Use a permanent redirect (301 or 308) for the old URL.",

@@ -32,6 +32,7 @@ FETCH_WORKERS_MIN_RATE = 1000.0  # exchanges/s from which auto starts them (one 
 FETCH_WORKERS_MIN_BUSY = 0.6
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 DEFAULT_MAX_PAGES = 100_000  # --links: pages fetched beyond the listed ones
+DEFAULT_DROPPED_MAX = 10_000  # --dropped-max: ledger URLs that left the sitemaps asked per run
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ stages and the caller still writes the report of what was done.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 from collections import deque
@@ -312,6 +313,31 @@ class Auditor:
             finally:
                 self._finish_run()
 
+    @contextlib.asynccontextmanager
+    async def opened(self) -> AsyncIterator[Auditor]:
+        """This auditor on a client of its own, for a stage that checks URLs after the
+        run (the ledger's dropped URLs: audit.state.ledger)."""
+        async with HttpClient(self.config) as client:
+            self.attach_client(client, RobotsCache(client, self.config.user_agent))
+            yield self
+
+    async def check_unlisted(
+        self, job: UrlJob
+    ) -> tuple[FetchResult | None, list[Finding], UrlResult]:
+        """A URL no sitemap lists tonight, checked as a listed URL is (robots.txt first,
+        the request, the URL and page checks) but without any hook and never
+        conditionally: its answer (None: robots.txt kept it), findings and record."""
+        policy = await self._policy(job.url)
+        if not policy.allowed(job.url):
+            record, found = self._not_allowed(job, policy, job.url, None)
+            return None, found, record
+        if self._plain_fetch:
+            result, sink = await self.client.fetch(job.url), None
+        else:
+            result, sink, _ = await self._fetch(job.url)
+        found, record = await self._verdicts(job, result, sink, None)
+        return result, found, record
+
     async def run_with_client(
         self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
     ) -> None:
@@ -418,6 +444,10 @@ class Auditor:
         self.rec.finding(
             finding(code, message, sitemap=job.parent, line=job.parent_line, url=job.url)
         )
+
+    def sitemap_excluded(self, url: str) -> bool:
+        """Does --include-sitemap / --exclude-sitemap leave this sitemap out?"""
+        return self._sitemap_excluded(url)
 
     def _sitemap_excluded(self, url: str) -> bool:
         if self._include_sm and not any(p.search(url) for p in self._include_sm):

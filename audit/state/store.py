@@ -19,6 +19,11 @@ What it holds (schema version SCHEMA_VERSION):
     sitemaps  one row per sitemap read: record JSON, ETag, Last-Modified, the index
               <lastmod> that listed it
     findings  the other findings of a run (documents, entries, robots, hreflang)
+    ledger    the published-URL ledger (audit.state.ledger): one row per normalised URL a
+              completed run listed (not one cut by --max-urls), with first_seen and
+              last_seen (run start times) and the sitemap that last listed it; merged
+              from the run's results when it is marked complete. Added to schema 4 like
+              `content`
     content   lastmod over time (audit.state.lastmod): per page, keyed by a 64-bit hash
               of its URL (the rowid: no second index), the run that saw it, a 64-bit
               fingerprint of its main text and the <lastmod> listed then (about 50 bytes
@@ -69,8 +74,9 @@ A file that is not SQLite, is truncated or corrupt, or belongs to another progra
 schema is refused with a one-line StateError and never written to; only `fresh=True`
 replaces it.
 
-Imports only the standard library, audit.core.errors and audit.core.evidence (how a URL's
-evidence is written as text); knows nothing of HTTP or parsing.
+Imports only the standard library, audit.core.errors, audit.core.evidence (how a URL's
+evidence is written as text) and audit.rules.urls (the ledger's normalised key); knows
+nothing of HTTP or parsing.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ from typing import Any, Final, Literal
 
 from audit.core.errors import AuditError
 from audit.core.evidence import Evidence, decode_evidence, encode_evidence
+from audit.rules.urls import normalize_url
 
 try:
     import fcntl
@@ -145,6 +152,13 @@ _URL_TABLE = """(
     findings TEXT,
     evidence TEXT
 )"""
+# The published-URL ledger (nights.md section 2): one row per normalised URL a completed
+# run ever listed, with the URL as last listed, the start times of the first and the last
+# completed runs that listed it, and the sitemap that listed it then.
+_LEDGER_TABLE = (
+    "CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
+    "first_seen TEXT NOT NULL, last_seen TEXT NOT NULL, last_sitemap TEXT) WITHOUT ROWID"
+)
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls {_URL_TABLE};
@@ -164,12 +178,14 @@ CREATE TABLE findings (run INTEGER NOT NULL, carry_with TEXT, record TEXT NOT NU
 CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 CREATE TABLE content (key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT);
+{_LEDGER_TABLE};
 """
 # Tables added to a schema after states were made with it: created when such a state
 # is opened for a run (additive only: an older version reading the file ignores them).
 _MIGRATIONS: Final = (
     "CREATE TABLE IF NOT EXISTS content "
     "(key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT)",
+    _LEDGER_TABLE,
 )
 # Columns added to a schema's tables the same way: (table, column, its declaration).
 _COLUMN_MIGRATIONS: Final = (
@@ -562,12 +578,12 @@ class _Writer(threading.Thread):
             for args in rows:
                 conn.execute(args[0], args[1:])
         elif kind == "complete":
-            for run, dedupe in rows:
-                self._complete(conn, run, dedupe)
+            for run, dedupe, ledger in rows:
+                self._complete(conn, run, dedupe, ledger)
         else:  # pragma: no cover - a programming error
             raise ValueError(f"unknown state operation {kind}")
 
-    def _complete(self, conn: sqlite3.Connection, run: int, dedupe: bool) -> None:
+    def _complete(self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool) -> None:
         """Make the run's results the base of the next run, unless they are not all the
         rows it wrote (inside the batch's transaction)."""
         (held,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
@@ -579,12 +595,36 @@ class _Writer(threading.Thread):
             return
         if dedupe:  # only a resumed run may hold a URL twice
             conn.execute(_DEDUPE)
+        if ledger:
+            _merge_ledger(conn)
         for statement in _COMPLETE.split(";"):
             if statement.strip():
                 conn.execute(statement)
         conn.execute("DELETE FROM sitemaps WHERE run < ?", (run,))
         conn.execute("DELETE FROM findings WHERE run < ?", (run,))
         conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
+
+
+_LEDGER_MERGE = (
+    "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+    "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
+)
+
+
+def _merge_ledger(conn: sqlite3.Connection) -> None:
+    """The URLs this run listed (its results with a sitemap) into the ledger, as last
+    seen at the run's start (a resumed run keeps the start of the run it finishes)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
+    started = row[0] if row else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    cursor = conn.execute("SELECT url, sitemap FROM results WHERE sitemap != ''")
+    while True:
+        page = cursor.fetchmany(4096)
+        if not page:
+            return
+        conn.executemany(
+            _LEDGER_MERGE,
+            [(normalize_url(url), url, started, started, sitemap) for url, sitemap in page],
+        )
 
 
 def _load_orjson() -> Any:
@@ -644,6 +684,8 @@ class StateStore:
         self.carried = 0  # URLs carried forward from an earlier run (304, --changed-only)
         self.skipped = 0  # of those, not requested at all (--changed-only)
         self.sitemaps_carried = 0  # unchanged child sitemaps not read again
+        # a completed run adds what it listed to the ledger; not one cut by --max-urls
+        self.ledger_update = True
         self._lookups = 0
         self._side: list[Path] = []  # files of this run beside the state (side_file)
         if mode != "new":
@@ -851,6 +893,22 @@ class StateStore:
         ).fetchone()
         return None if row is None or row[0] is None else (int(row[0]), row[1] or None)
 
+    def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
+        """The ledger before this run: (url as last listed, first_seen, last_seen,
+        last_sitemap), the latest last_seen first, then by URL."""
+        if self.mode == "new":
+            return
+        cursor = self._reader.execute(
+            "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
+            "ORDER BY last_seen DESC, url"
+        )
+        while True:
+            page = cursor.fetchmany(1024)
+            if not page:
+                return
+            for url, first, last, sitemap in page:
+                yield url, first, last, sitemap or None
+
     # Bulk reads for a sitemap carried forward: called through asyncio.to_thread, so
     # they use their own connection (under a lock: expanders may call at once).
 
@@ -984,7 +1042,7 @@ class StateStore:
             if self._reader.in_transaction:
                 self._reader.execute("COMMIT")
             if complete:
-                self._put(("complete", (self.run, self.mode == "resume")))
+                self._put(("complete", (self.run, self.mode == "resume", self.ledger_update)))
             self._writer.controls_queued += 1
             self._put(_STOP)
             self._writer.wake.set()
