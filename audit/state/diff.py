@@ -566,12 +566,14 @@ def diff_reports(
     fail_on: str = "error",
     limit: int = 100,
     alerts: Alerts | None = None,
+    cut: tuple[bool, bool] = (False, False),
 ) -> DiffSummary:
     """Compare two reports (or state files) and write the differences as `fmt`.
 
     `limit` bounds the rows per section of text and markdown (0: all); jsonl
     always lists every row. `alerts`: thresholds whose alert lines head the output
-    (and make the summary failed). Raises DiffError for an unreadable input, DiffPartial
+    (and make the summary failed). `cut`: sides known to be cut by --max-urls when their
+    records do not say so (a state file has no summary). Raises DiffError for an unreadable input, DiffPartial
     (writing nothing) when a side is the report of a run that did not finish.
     """
     if fmt not in DIFF_FORMATS:
@@ -593,12 +595,16 @@ def diff_reports(
             if partial:
                 raise _refuse_partial(partial)
             db.index()
-            cuts = [(side, why) for side, last in enumerate(summaries) if (why := cut_reason(last))]
+            cuts = [
+                (side, why)
+                for side, last in enumerate(summaries)
+                if (why := cut_reason(last) or ("cut by --max-urls" if cut[side] else None))
+            ]
             db.mark_cut((any(s == 0 for s, _ in cuts), any(s == 1 for s, _ in cuts)))
             summary = _count(db, fail_on)
             summary.cut = [("old", "new")[side] for side, _ in cuts]
             summary.not_compared = db.not_compared() if cuts else 0
-            cut = cut_lines((str(old), str(new)), cuts, summary.not_compared)
+            cut_text = cut_lines((str(old), str(new)), cuts, summary.not_compared)
             if alerts is not None:
                 summary.alerts = find_alerts(db, alerts)
                 write_alerts(out, fmt, summary.alerts)
@@ -611,7 +617,7 @@ def diff_reports(
                 coverage = coverage_line(*summaries)
                 md = fmt == "markdown"
                 names = (str(old), str(new))
-                _write_text(out, db, summary.counts, limit, names, md, coverage, cut)
+                _write_text(out, db, summary.counts, limit, names, md, coverage, cut_text)
                 verdict = (
                     f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
                     if summary.failed
