@@ -196,3 +196,33 @@ def test_notify_on_needs_notify(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--notify-on" in err[0] and "need --notify DEST" in err[0]
+
+
+async def test_a_night_cut_by_max_urls_is_judged_on_what_both_nights_checked(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """--max-urls 3 every night: the sitemap's order changes, so tonight checks pages the
+    last night never reached; their 404s are not "new" (the last night cannot say), a 404
+    on a page both nights checked is."""
+    site = Site()
+    base = await serve(site)
+    pages = [f"{base}/p/{i}" for i in range(6)]
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*pages))
+    for i in range(6):
+        site.routes[f"/p/{i}"] = (404, HTML, "gone") if i >= 3 else (200, HTML, "ok")
+    url, got = await _receiver(serve)
+    state = tmp_path / "s.sqlite"
+
+    def night(n: int) -> list[str]:
+        out = tmp_path / f"{n}.jsonl"
+        return [*crawl_argv(base + "/sitemap.xml", state, out, "--notify", url),
+                "--fail-on", "never", "--max-urls", "3", "--concurrency", "1"]  # fmt: skip
+
+    assert await run_main(night(1)) == 0  # p/0..2, all fine
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*pages[2:], *pages[:2]))
+    assert await run_main(night(2)) == 0  # p/2..4: two 404s the first night never saw
+    assert got == []
+    site.routes["/p/2"] = (404, HTML, "gone")
+    assert await run_main(night(3)) == 0  # p/2..4 again: p/2, checked both nights, broke
+    assert len(got) == 1
+    assert got[0]["alerts"] == ["ALERT: 1 new finding(s) at or above --notify-on error"]
