@@ -465,6 +465,13 @@ def _add_content_notify(p: argparse.ArgumentParser) -> None:
         "--notify-always", action="store_true", help="with --notify: send after every run"
     )
     p.add_argument(
+        "--notify-on",
+        choices=("error", "warning", "info"),
+        metavar="LEVEL",
+        help="with --notify: new findings at or above LEVEL (error, warning, info) make a "
+        "night worse, whatever --fail-on says (default: error)",
+    )
+    p.add_argument(
         "--smtp",
         metavar="HOST:PORT",
         help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
@@ -1057,8 +1064,12 @@ def _notify_snapshot(args: argparse.Namespace) -> Any:
     """--notify: check the destinations; with --state, copy the previous run out."""
     dests = getattr(args, "notify", None)
     if not dests:
-        if getattr(args, "smtp", None) or getattr(args, "notify_always", False):
-            raise TargetError("--smtp and --notify-always need --notify DEST")
+        if (
+            getattr(args, "smtp", None)
+            or getattr(args, "notify_always", False)
+            or getattr(args, "notify_on", None)
+        ):
+            raise TargetError("--smtp, --notify-always and --notify-on need --notify DEST")
         return None
     from audit.report.notify import NotifyError, parse_smtp, validate_dest
     from audit.state.worse import Snapshot
@@ -1078,16 +1089,19 @@ def _notify(args: argparse.Namespace, snapshot: Any, targets: list[str], run: An
     if snapshot is None or run is None:
         return
     from audit.report.notify import Notice, NotifyError, send
-    from audit.state.worse import judge_night
+    from audit.state.worse import NOTIFY_ON_DEFAULT, judge_night
 
     try:
         summary = run.recorder.summary()  # after finish(): marked interrupted when it was
-        failed = run.recorder.worst_at_or_above(args.fail_on) or bool(run.fatal)
-        worse, alerts = judge_night(
-            snapshot, args.state, summary, failed=failed, fail_on=args.fail_on
+        night = judge_night(
+            snapshot,
+            args.state,
+            summary,
+            notify_on=args.notify_on or NOTIFY_ON_DEFAULT,
+            fatal=list(run.fatal),
         )
-        if worse or args.notify_always:
-            notice = Notice(targets, summary, alerts, worse)
+        if night.worse or args.notify_always:
+            notice = Notice(targets, summary, night.alerts, night.worse, night.baseline)
             for dest in args.notify:
                 send(dest, notice, smtp=args.smtp)
     except NotifyError as exc:

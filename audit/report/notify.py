@@ -11,6 +11,10 @@ or why the run counts as worse) and a verdict. `send(dest, notice, smtp=...)`:
   SITEMAP_AUDIT_SMTP_USER / SITEMAP_AUDIT_SMTP_PASSWORD from the environment when
   both are set; the sender is SITEMAP_AUDIT_SMTP_FROM, else sitemap-audit@<host>).
 
+The verdict is `worse`, `unchanged`, `interrupted`, or `baseline` (no previous complete
+run to compare with: a first night is never called "unchanged"). A mail carries `Date:`
+and `Message-ID:` (RFC 5322 3.6.1, 3.6.4), as mail clients and filters expect.
+
 Whether to send at all (by default only when the run got worse) is the caller's
 decision (`Notice.worse`). Standard library only (urllib, smtplib): no aiohttp, no
 event loop; a notification is one request after the run.
@@ -25,7 +29,9 @@ import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from email import policy
 from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
 from typing import Any, Final
 
 from audit.core.version import __version__
@@ -56,11 +62,14 @@ class Notice:
     summary: dict[str, Any]
     alerts: list[str] = field(default_factory=list)
     worse: bool = False  # something got worse since the previous run (or the run failed)
+    baseline: bool = False  # no previous complete run: nothing was compared
 
     @property
     def verdict(self) -> str:
         if self.summary.get("interrupted") or self.summary.get("partial"):
             return "interrupted"
+        if self.baseline:
+            return "baseline"
         return "worse" if self.worse else "unchanged"
 
     def headline(self) -> str:
@@ -70,7 +79,10 @@ class Notice:
         return f"sitemap-audit {self.verdict.upper()}: {where}: {self.summary.get('urls', 0)} URLs, {counts}"
 
     def text(self) -> str:
-        return "\n".join([self.headline(), *self.alerts])
+        lines = [self.headline(), *self.alerts]
+        if self.baseline and not self.alerts:
+            lines.append("no previous complete run to compare with: this run is the baseline")
+        return "\n".join(lines)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -138,11 +150,21 @@ def _post(url: str, notice: Notice) -> None:
         raise NotifyError(f"--notify {url}: cannot post: {reason}") from None
 
 
+# Headers on one line up to RFC 5322's limit of 998 characters: the default folding at 78
+# puts a long subject (the targets' URLs) wholly on a continuation line.
+_MAIL_POLICY: Final = policy.SMTP.clone(max_line_length=998)
+
+
 def _message(to: str, notice: Notice) -> EmailMessage:
-    msg = EmailMessage()
+    msg = EmailMessage(policy=_MAIL_POLICY)
+    sender = os.environ.get(FROM_ENV) or f"sitemap-audit@{socket.getfqdn() or 'localhost'}"
     msg["Subject"] = notice.headline()
-    msg["From"] = os.environ.get(FROM_ENV) or f"sitemap-audit@{socket.getfqdn() or 'localhost'}"
+    msg["From"] = sender
     msg["To"] = to
+    msg["Date"] = formatdate(localtime=True)
+    # the sender's domain, not a lookup of this host's name
+    domain = sender.rpartition("@")[2].strip(" >") or "localhost"
+    msg["Message-ID"] = make_msgid(idstring="sitemap-audit", domain=domain)
     body = notice.text() + "\n\n" + json.dumps(notice.summary, indent=2, ensure_ascii=False)
     msg.set_content(body + "\n")
     return msg

@@ -17,6 +17,20 @@ reached as removed and its findings as fixed (or, the other way round, as
 new): `diff` compares nothing then, and raises DiffPartial, one line naming
 the partial file (the CLI exits 2).
 
+A run cut by `--max-urls` (its summary says `"max_urls_reached": true`) finished,
+but checked only some of the listed URLs, and never records the others. It is
+compared for what it checked: a URL that only the other side checked is not
+"removed" (or "added"), its findings are neither "fixed" nor "new", and neither is
+a finding about a sitemap the cut run did not read; no sitemap counts as removed
+(or added) against it, and `--alert-drop` does not judge what it never listed. The
+output names the cut side and how many URLs were not compared, and the exit status
+follows the new findings among the URLs both sides checked. A budgeted run
+(`--budget`) is complete: it carries the URLs it did not request tonight.
+
+`url` records of URLs that only the ledger or the intent file brought into a run
+(`"source": "ledger"` or `"intent"`) are not URLs of the sitemaps: they are not
+compared as added, removed or changed URLs (their findings are).
+
 Memory stays bounded whatever the size of the reports: both sides are loaded
 into a temporary on-disk SQLite database in batches and compared with indexed
 queries whose rows are streamed to the writer; nothing holds one dict per URL.
@@ -45,6 +59,7 @@ __all__ = [
     "DiffError",
     "DiffPartial",
     "DiffSummary",
+    "cut_reason",
     "diff_reports",
     "partial_reason",
     "records_of",
@@ -53,6 +68,8 @@ __all__ = [
 DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
 BATCH = 5000  # rows per executemany while loading
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# url records of URLs no sitemap listed tonight (contracts/nights.md): not sitemap URLs
+NOT_LISTED = frozenset({"ledger", "intent"})
 
 # Sections in output order: (name, title)
 FINDING_SECTIONS: tuple[tuple[str, str], ...] = (
@@ -76,6 +93,8 @@ class DiffSummary:
     new_at_or_above: int = 0
     fail_on: str = "error"
     alerts: list[str] = field(default_factory=list)  # --alert-drop, --alert-new-errors
+    cut: list[str] = field(default_factory=list)  # "old", "new": sides cut by --max-urls
+    not_compared: int = 0  # URLs one side checked and the cut side did not
 
     @property
     def failed(self) -> bool:
@@ -87,6 +106,8 @@ class DiffSummary:
             **self.counts,
             "fail_on": self.fail_on,
             "new_at_or_above": self.new_at_or_above,
+            "cut": self.cut,
+            "not_compared": self.not_compared,
         }
 
 
@@ -109,6 +130,16 @@ def partial_reason(summary: dict[str, Any] | None) -> str | None:
             by = f", stopped by {stopped}" if isinstance(stopped, str) and stopped else ""
             return f'its summary says "{flag}": true{by}'
     return None
+
+
+def cut_reason(summary: dict[str, Any] | None) -> str | None:
+    """Why a finished report checked only some of its listed URLs (`--max-urls`), or
+    None when it checked them all."""
+    if summary is None or summary.get("max_urls_reached") is not True:
+        return None
+    urls = _int(summary.get("urls"))
+    after = f" after {urls} URL{'' if urls == 1 else 's'}" if urls is not None else ""
+    return f"cut by --max-urls{after}"
 
 
 def _state_partial(path: str | Path) -> str | None:
@@ -187,8 +218,10 @@ class _Db:
                             url TEXT, sitemap TEXT, line INTEGER, message TEXT);
             CREATE TABLE u (side INTEGER, url TEXT, outcome TEXT, sitemap TEXT);
             CREATE TABLE s (side INTEGER, url TEXT);
+            CREATE TABLE nc (side INTEGER, target TEXT, is_url INTEGER);
             """
         )
+        self.cut: tuple[bool, bool] = (False, False)
 
     def load(self, side: int, records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
         """Load one side; return its (last) summary record, None when it has none."""
@@ -222,7 +255,7 @@ class _Db:
                     f_rows.clear()
             elif kind == "url":
                 url = _str(rec.get("url"))
-                if url is None:
+                if url is None or rec.get("source") in NOT_LISTED:
                     continue
                 u_rows.append((side, url, _outcome(rec), _str(rec.get("sitemap"))))
                 if len(u_rows) >= BATCH:
@@ -248,12 +281,42 @@ class _Db:
             """
         )
 
+    def mark_cut(self, cut: tuple[bool, bool]) -> None:
+        """Note, for each side cut by --max-urls, the targets of the other side it cannot
+        vouch for: the URLs it did not check, and the sitemaps it did not read."""
+        self.cut = cut
+        for side, other in ((0, 1), (1, 0)):
+            if not cut[other]:
+                continue
+            self.conn.execute(
+                """INSERT INTO nc SELECT DISTINCT ?, url, 1 FROM u AS a WHERE side = ? AND
+                   NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)""",
+                (side, side, other),
+            )
+            self.conn.execute(
+                """INSERT INTO nc SELECT DISTINCT ?, sitemap, 0 FROM f AS a
+                   WHERE side = ? AND url IS NULL AND sitemap IS NOT NULL AND
+                   NOT EXISTS (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.sitemap)""",
+                (side, side, other),
+            )
+        self.conn.execute("CREATE INDEX nc_key ON nc (side, target)")
+
+    def not_compared(self) -> int:
+        """URLs one side checked that a side cut by --max-urls did not."""
+        (n,) = self.conn.execute(
+            "SELECT COUNT(DISTINCT target) FROM nc WHERE is_url = 1"
+        ).fetchone()
+        return int(n)
+
     # A finding key may repeat within one report (two element-unknown in one
     # sitemap): it is one row here, with how many times it occurs.
+    # A side cut by --max-urls says nothing of what it did not check: such a target is
+    # neither new nor fixed (the nc table, empty unless a side is cut).
     _FINDINGS = """
         SELECT code, target, severity, url, sitemap, line, message, COUNT(*), MAX(rank) AS r
         FROM f AS a WHERE side = ? AND {cond}
             (SELECT 1 FROM f AS b WHERE b.side = ? AND b.code = a.code AND b.target = a.target)
+            {compared}
         GROUP BY code, target ORDER BY r DESC, code, target
     """
 
@@ -263,7 +326,12 @@ class _Db:
             "fixed": (0, 1, "NOT EXISTS"),
             "still": (1, 0, "EXISTS"),
         }[section]
-        sql = self._FINDINGS.format(cond=cond)
+        compared = (
+            "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
+            if section != "still"
+            else ""
+        )
+        sql = self._FINDINGS.format(cond=cond, compared=compared)
         for code, target, sev, url, sitemap, line, message, count, _ in self.conn.execute(
             sql, (side, other)
         ):
@@ -282,6 +350,8 @@ class _Db:
 
     def urls(self, section: str) -> Iterator[dict[str, Any]]:
         side, other = (1, 0) if section == "added" else (0, 1)
+        if self.cut[other]:  # not checked by a cut run is not "removed" (nor "added")
+            return
         sql = """
             SELECT url, MIN(outcome), MIN(sitemap) FROM u AS a WHERE side = ? AND NOT EXISTS
                 (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)
@@ -314,6 +384,8 @@ class _Db:
 
     def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
         side, other = (1, 0) if section == "sitemaps_added" else (0, 1)
+        if self.cut[other]:  # a cut run stops reading sitemaps too
+            return
         sql = """
             SELECT DISTINCT url FROM s AS a WHERE side = ? AND NOT EXISTS
                 (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.url) ORDER BY url
@@ -404,19 +476,39 @@ def _cut(old: dict[str, Any], new: dict[str, Any]) -> str:
     return f" (link crawl incomplete: {' and '.join(sides)})" if sides else ""
 
 
+def cut_lines(names: tuple[str, str], cuts: list[tuple[int, str]], not_compared: int) -> list[str]:
+    """What a side cut by --max-urls leaves out of the comparison, in plain words."""
+    lines = [f"{names[side]}: {why}" for side, why in cuts]
+    if cuts:
+        only = "the URLs both runs checked" if len(cuts) == 1 else "the URLs both cut runs checked"
+        lines.append(
+            f"only {only} are compared: {not_compared} URL{'' if not_compared == 1 else 's'} "
+            "checked by one side only are neither removed, added, fixed nor new"
+        )
+    return lines
+
+
 def _write_head(
-    out: TextIO, counts: dict[str, int], names: tuple[str, str], md: bool, coverage: str | None
+    out: TextIO,
+    counts: dict[str, int],
+    names: tuple[str, str],
+    md: bool,
+    coverage: str | None,
+    cut: list[str] | None = None,
 ) -> None:
-    """The title, the two inputs and the count of each section (and the coverage line)."""
+    """The title, the two inputs, what a cut side leaves out, and the count of each
+    section (and the coverage line)."""
     old, new = names
     if md:
         out.write(f"# sitemap-audit diff\n\n`{_md(old)}` → `{_md(new)}`\n\n")
+        out.write("".join(f"**{_md(line)}**\n\n" for line in cut or ()))
         out.write("| change | count |\n| --- | ---: |\n")
         for key, title in SECTIONS:
             out.write(f"| {title} | {counts[key]} |\n")
         out.write(f"\ncoverage: {_md(coverage)}\n" if coverage else "")
         return
     out.write(f"sitemap-audit diff\n{printable(old)} -> {printable(new)}\n")
+    out.write("".join(printable(line) + "\n" for line in cut or ()))
     shown = [f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed")]
     out.write(", ".join(shown) + "\n")
     out.write(f"coverage: {printable(coverage)}\n" if coverage else "")
@@ -430,8 +522,9 @@ def _write_text(
     names: tuple[str, str],
     md: bool,
     coverage: str | None = None,
+    cut: list[str] | None = None,
 ) -> None:
-    _write_head(out, counts, names, md, coverage)
+    _write_head(out, counts, names, md, coverage, cut)
     for key, title in SECTIONS:
         if not counts[key]:
             continue
@@ -473,12 +566,14 @@ def diff_reports(
     fail_on: str = "error",
     limit: int = 100,
     alerts: Alerts | None = None,
+    cut: tuple[bool, bool] = (False, False),
 ) -> DiffSummary:
     """Compare two reports (or state files) and write the differences as `fmt`.
 
     `limit` bounds the rows per section of text and markdown (0: all); jsonl
     always lists every row. `alerts`: thresholds whose alert lines head the output
-    (and make the summary failed). Raises DiffError for an unreadable input, DiffPartial
+    (and make the summary failed). `cut`: sides known to be cut by --max-urls when their
+    records do not say so (a state file has no summary). Raises DiffError for an unreadable input, DiffPartial
     (writing nothing) when a side is the report of a run that did not finish.
     """
     if fmt not in DIFF_FORMATS:
@@ -500,7 +595,16 @@ def diff_reports(
             if partial:
                 raise _refuse_partial(partial)
             db.index()
+            cuts = [
+                (side, why)
+                for side, last in enumerate(summaries)
+                if (why := cut_reason(last) or ("cut by --max-urls" if cut[side] else None))
+            ]
+            db.mark_cut((any(s == 0 for s, _ in cuts), any(s == 1 for s, _ in cuts)))
             summary = _count(db, fail_on)
+            summary.cut = [("old", "new")[side] for side, _ in cuts]
+            summary.not_compared = db.not_compared() if cuts else 0
+            cut_text = cut_lines((str(old), str(new)), cuts, summary.not_compared)
             if alerts is not None:
                 summary.alerts = find_alerts(db, alerts)
                 write_alerts(out, fmt, summary.alerts)
@@ -512,12 +616,15 @@ def diff_reports(
             else:
                 coverage = coverage_line(*summaries)
                 md = fmt == "markdown"
-                _write_text(out, db, summary.counts, limit, (str(old), str(new)), md, coverage)
+                names = (str(old), str(new))
+                _write_text(out, db, summary.counts, limit, names, md, coverage, cut_text)
                 verdict = (
                     f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
                     if summary.failed
                     else f"OK: no new finding at or above --fail-on {fail_on}"
                 )
+                if cuts:
+                    verdict += " among the URLs both runs checked"
                 out.write(f"\n**{verdict}**\n" if fmt == "markdown" else f"\n{verdict}\n")
         finally:
             db.conn.close()
@@ -550,30 +657,42 @@ def _vanished(db: _Db) -> list[str]:
     return [f"ALERT: sitemap vanished: {row['url']}" for row in db.sitemaps("sitemaps_removed")]
 
 
-def _drop_line(what: str, old: int, new: int, pct: float) -> str | None:
-    if old <= 0 or new >= old:
+def _drop_line(what: str, old: int, left: int, pct: float) -> str | None:
+    if old <= 0 or left <= 0:
         return None
-    lost = (old - new) * 100.0 / old
+    lost = left * 100.0 / old
     if lost < pct:
         return None
-    return f"ALERT: {what} lost {lost:.0f}% of its URLs ({old} -> {new}; --alert-drop {pct:g})"
+    return (
+        f"ALERT: {what} lost {lost:.0f}% of its URLs ({left} of {old} no longer listed; "
+        f"--alert-drop {pct:g})"
+    )
 
 
-_COUNTS = "COUNT(DISTINCT CASE WHEN side = 0 THEN url END), "
-_COUNTS += "COUNT(DISTINCT CASE WHEN side = 1 THEN url END)"
+# (URLs the old side listed, those of them no sitemap of the new side lists): URLs that
+# left the sitemaps, not the net change (10 gone and 10 others added is 10 lost)
+_LEFT = """
+    SELECT {group} COUNT(DISTINCT url),
+        COUNT(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = 1
+            AND b.url = a.url AND b.sitemap IS NOT NULL) THEN url END)
+    FROM u AS a WHERE side = 0 AND sitemap IS NOT NULL {by}
+"""
 
 
 def _drops(db: _Db, pct: float) -> list[str]:
-    """Sitemaps (still there) and the whole audit that lost `pct`% of their URLs."""
+    """Sitemaps (still there) and the whole audit that lost `pct`% of their URLs. A new
+    side cut by --max-urls never listed what it did not reach: nothing is judged."""
+    if db.cut[1]:
+        return []
     removed = {row["url"] for row in db.sitemaps("sitemaps_removed")}
     lines: list[str] = []
-    sql = f"SELECT sitemap, {_COUNTS} FROM u GROUP BY sitemap ORDER BY sitemap"
-    for sitemap, old, new in db.conn.execute(sql):
-        line = _drop_line(f"sitemap {sitemap}", old, new, pct)
-        if sitemap and sitemap not in removed and line:
+    sql = _LEFT.format(group="sitemap,", by="GROUP BY sitemap ORDER BY sitemap")
+    for sitemap, old, left in db.conn.execute(sql):
+        line = _drop_line(f"sitemap {sitemap}", old, left, pct)
+        if sitemap not in removed and line:
             lines.append(line)
-    old, new = db.conn.execute(f"SELECT {_COUNTS} FROM u").fetchone()
-    whole = _drop_line("the audit", old, new, pct)
+    old, left = db.conn.execute(_LEFT.format(group="", by="")).fetchone()
+    whole = _drop_line("the audit", old, left, pct)
     return lines + ([whole] if whole else [])
 
 

@@ -3,12 +3,20 @@
 With `--state`, the previous complete run's records are copied out of the state before
 the run starts (`Snapshot.take`, a jsonl file in a temporary directory: the run then
 replaces them in the state) and compared with the state once the run completed, with
-`diff`'s own machinery: the night got worse when it has new findings at or above
-`--fail-on`, or a `diff` alert fires (a sitemap vanished, a sitemap or the whole audit
-lost at least NOTIFY_DROP_PCT percent of its URLs). Without a previous run (no
-`--state`, a new state, or one whose last run did not complete) there is nothing to
-compare with: a run that failed (`--fail-on`) counts as worse, with the reason as its
-alert line. An interrupted run is always worse.
+`diff`'s own machinery. The night got worse when it has **new findings at or above
+`--notify-on`** (default `error`), or a `diff` alert fires (a sitemap vanished, a
+sitemap or the whole audit lost at least NOTIFY_DROP_PCT percent of its URLs: URLs no
+longer listed, not the net change).
+
+`--notify-on` is its own threshold, apart from `--fail-on`: the documented nightly
+command crawls with `--fail-on never` (the job fails on regressions, not on old
+problems), and that must not silence the alert. A run cut by `--max-urls` is compared
+for the URLs it checked (see audit.state.diff).
+
+Without a previous run (no `--state`, a new state, or one whose last run did not
+complete) there is no baseline: every finding is new, so the run counts as worse when
+it has findings at or above `--notify-on`, and its notice says `baseline`, never
+`unchanged`. A run that did not finish, or that audited nothing, is always worse.
 
 Imports the state store and diff; never the pipeline or HTTP.
 """
@@ -19,15 +27,36 @@ import io
 import json
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from audit.state.diff import Alerts, diff_reports
+from audit.report import at_or_above
+from audit.state.diff import Alerts, DiffError, diff_reports
 from audit.state.store import StateError, read_records, read_status
 
-__all__ = ["NOTIFY_DROP_PCT", "Snapshot", "judge_night"]
+__all__ = [
+    "NOTIFY_DROP_PCT",
+    "NOTIFY_ON_DEFAULT",
+    "NOTIFY_ON_LEVELS",
+    "Night",
+    "Snapshot",
+    "judge_night",
+]
 
 NOTIFY_DROP_PCT: Final = 10.0
+NOTIFY_ON_LEVELS: Final = ("error", "warning", "info")
+NOTIFY_ON_DEFAULT: Final = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Night:
+    """The verdict on a finished run: worse (send by default), the alert lines, and
+    whether there was a previous complete run to compare with."""
+
+    worse: bool
+    alerts: list[str]
+    baseline: bool  # True: no previous run; nothing was compared
 
 
 class Snapshot:
@@ -60,32 +89,53 @@ class Snapshot:
             self.directory = self.path = None
 
 
+def _found(summary: dict[str, Any], level: str) -> int:
+    """The run's findings at or above `level`, from its summary's counts."""
+    counts = summary.get("findings") or {}
+    return sum(
+        int(n) for sev, n in counts.items() if isinstance(n, int) and at_or_above(sev, level)
+    )
+
+
 def judge_night(
     snapshot: Snapshot,
     state: str | None,
     summary: dict[str, Any],
     *,
-    failed: bool,
-    fail_on: str,
-) -> tuple[bool, list[str]]:
-    """(worse, alert lines) of a finished run against the previous one."""
+    notify_on: str = NOTIFY_ON_DEFAULT,
+    fatal: list[str] | None = None,
+) -> Night:
+    """The verdict on a finished run against the previous complete one."""
     if summary.get("interrupted") or summary.get("partial"):
-        return True, ["ALERT: the run did not finish; the report holds what was done"]
+        alert = "ALERT: the run did not finish; the report holds what was done"
+        return Night(True, [alert], snapshot.path is None)
+    if fatal:
+        return Night(True, [f"ALERT: nothing could be audited: {m}" for m in fatal], False)
     if snapshot.path is None or not state:
-        if failed:
-            return True, [f"ALERT: findings at or above --fail-on {fail_on} (no previous run)"]
-        return False, []
-    result = diff_reports(
-        snapshot.path,
-        state,
-        io.StringIO(),
-        fmt="jsonl",
-        fail_on=fail_on,
-        alerts=Alerts(drop_pct=NOTIFY_DROP_PCT),
-    )
+        found = _found(summary, notify_on)
+        if not found:
+            return Night(False, [], True)
+        alert = (
+            f"ALERT: {found} finding(s) at or above --notify-on {notify_on}; no previous "
+            "complete run to compare with"
+        )
+        return Night(True, [alert], True)
+    cut = summary.get("max_urls_reached") is True  # the same --max-urls cut the last run
+    try:
+        result = diff_reports(
+            snapshot.path,
+            state,
+            io.StringIO(),
+            fmt="jsonl",
+            fail_on=notify_on,
+            alerts=Alerts(drop_pct=NOTIFY_DROP_PCT),
+            cut=(cut, cut),
+        )
+    except DiffError as exc:  # tonight's state could not be completed (a full disk)
+        return Night(True, [f"ALERT: not compared with the previous run: {exc}"], False)
     alerts = list(result.alerts)
     if result.new_at_or_above:
         alerts.insert(
-            0, f"ALERT: {result.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
+            0, f"ALERT: {result.new_at_or_above} new finding(s) at or above --notify-on {notify_on}"
         )
-    return bool(alerts), alerts
+    return Night(bool(alerts), alerts, False)

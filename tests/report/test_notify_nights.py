@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from audit.cli.main import main
 from audit.report.notify import Notice, NotifyError, parse_smtp, send
-from tests.crawlkit import Serve
+from tests.crawlkit import HTML, XML, Serve, Site, urlset
 from tests.state.test_lastmod_runs import MutatingSite, Page
 from tests.state.test_state import crawl_argv, run_main
 
@@ -56,7 +57,7 @@ async def test_webhook_once_on_a_worse_night_never_on_an_unchanged_one(
     message = got[0]
     assert message["verdict"] == "worse"
     assert message["text"].startswith("sitemap-audit WORSE: " + target)
-    assert "ALERT: 1 new finding(s) at or above --fail-on error" in message["alerts"]
+    assert "ALERT: 1 new finding(s) at or above --notify-on error" in message["alerts"]
     assert message["summary"]["findings"]["error"] == 1
     assert message["targets"] == [target]
     assert await run_main(night(4)) == 1  # still broken, but not worse than last night
@@ -125,3 +126,103 @@ def test_smtp_spec() -> None:
     for bad in ("host", "host:x", ":25", "h:70000"):
         with pytest.raises(ValueError, match="HOST:PORT"):
             parse_smtp(bad)
+
+
+async def _redirect_site(serve: Serve) -> tuple[Site, str]:
+    site = Site()
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*[f"{base}/p/{i}" for i in range(3)]))
+    for i in range(3):
+        site.routes[f"/p/{i}"] = (200, HTML, f"page {i}")
+    return site, base
+
+
+async def test_notify_on_is_its_own_threshold_not_fail_on(serve: Serve, tmp_path: Path) -> None:
+    """--fail-on never (the recipe's) does not silence --notify; --notify-on warning makes
+    a new warning worse, the default (error) does not."""
+    site, base = await _redirect_site(serve)
+    url, got = await _receiver(serve)
+    target = base + "/sitemap.xml"
+
+    def night(n: int, state: str, *extra: str) -> list[str]:
+        out = tmp_path / f"{state}-{n}.jsonl"
+        argv = crawl_argv(target, tmp_path / f"{state}.sqlite", out, "--notify", url)
+        return [*argv, "--fail-on", "never", *extra]
+
+    for state, extra in (("default", ()), ("warning", ("--notify-on", "warning"))):
+        assert await run_main(night(1, state, *extra)) == 0
+    assert got == []  # clean first nights: no baseline, nothing to tell
+    site.routes["/p/1"] = (301, {"Location": f"{base}/p/2"}, "")  # url-redirect: a warning
+    assert await run_main(night(2, "default")) == 0
+    assert got == []  # a new warning is not worse at --notify-on error
+    assert await run_main(night(2, "warning", "--notify-on", "warning")) == 0
+    assert len(got) == 1 and got[0]["verdict"] == "worse"
+    assert got[0]["alerts"] == ["ALERT: 1 new finding(s) at or above --notify-on warning"]
+    site.routes["/p/0"] = (404, HTML, "gone")  # and a new error, at the default level
+    assert await run_main(night(3, "default")) == 0  # --fail-on never: exit 0 all the same
+    assert len(got) == 2
+    assert got[1]["alerts"] == ["ALERT: 1 new finding(s) at or above --notify-on error"]
+
+
+async def test_a_run_without_a_baseline_is_never_unchanged(serve: Serve, tmp_path: Path) -> None:
+    site, base = await _redirect_site(serve)
+    url, got = await _receiver(serve)
+    target, state = base + "/sitemap.xml", tmp_path / "s.sqlite"
+    always = ("--notify", url, "--notify-always", "--fail-on", "never")
+    assert await run_main(crawl_argv(target, state, tmp_path / "1.jsonl", *always)) == 0
+    assert [m["verdict"] for m in got] == ["baseline"]
+    assert got[0]["text"].splitlines() == [
+        f"sitemap-audit BASELINE: {target}: 3 URLs, 0 errors, 0 warnings",
+        "no previous complete run to compare with: this run is the baseline",
+    ]
+    assert await run_main(crawl_argv(target, state, tmp_path / "2.jsonl", *always)) == 0
+    assert [m["verdict"] for m in got] == ["baseline", "unchanged"]  # now there is one
+    # without --state there is never a baseline: errors are told as such, not as new
+    site.routes["/p/2"] = (404, HTML, "gone")
+    argv = crawl_argv(target, state, tmp_path / "3.jsonl", "--notify", url, "--fail-on", "never")
+    stateless = [a for a in argv if a not in ("--state", str(state))]
+    assert await run_main(stateless) == 0
+    assert got[2]["verdict"] == "baseline"
+    assert got[2]["alerts"] == [
+        "ALERT: 1 finding(s) at or above --notify-on error; no previous complete run to "
+        "compare with"
+    ]
+
+
+def test_notify_on_needs_notify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sitemap = tmp_path / "sitemap.xml"
+    sitemap.write_text(urlset("https://www.example.com/a"))
+    code = main(["crawl", str(sitemap), "--notify-on", "warning"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--notify-on" in err[0] and "need --notify DEST" in err[0]
+
+
+async def test_a_night_cut_by_max_urls_is_judged_on_what_both_nights_checked(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """--max-urls 3 every night: the sitemap's order changes, so tonight checks pages the
+    last night never reached; their 404s are not "new" (the last night cannot say), a 404
+    on a page both nights checked is."""
+    site = Site()
+    base = await serve(site)
+    pages = [f"{base}/p/{i}" for i in range(6)]
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*pages))
+    for i in range(6):
+        site.routes[f"/p/{i}"] = (404, HTML, "gone") if i >= 3 else (200, HTML, "ok")
+    url, got = await _receiver(serve)
+    state = tmp_path / "s.sqlite"
+
+    def night(n: int) -> list[str]:
+        out = tmp_path / f"{n}.jsonl"
+        return [*crawl_argv(base + "/sitemap.xml", state, out, "--notify", url),
+                "--fail-on", "never", "--max-urls", "3", "--concurrency", "1"]  # fmt: skip
+
+    assert await run_main(night(1)) == 0  # p/0..2, all fine
+    site.routes["/sitemap.xml"] = (200, XML, urlset(*pages[2:], *pages[:2]))
+    assert await run_main(night(2)) == 0  # p/2..4: two 404s the first night never saw
+    assert got == []
+    site.routes["/p/2"] = (404, HTML, "gone")
+    assert await run_main(night(3)) == 0  # p/2..4 again: p/2, checked both nights, broke
+    assert len(got) == 1
+    assert got[0]["alerts"] == ["ALERT: 1 new finding(s) at or above --notify-on error"]

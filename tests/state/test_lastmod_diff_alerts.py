@@ -51,11 +51,14 @@ def test_drop_vanished_and_new_errors(tmp_path: Path) -> None:
     assert code == 1
     assert alerts == [
         "ALERT: sitemap vanished: https://e/c.xml",
-        "ALERT: sitemap https://e/a.xml lost 40% of its URLs (10 -> 6; --alert-drop 30)",
+        "ALERT: sitemap https://e/a.xml lost 40% of its URLs (4 of 10 no longer listed; --alert-drop 30)",
         "ALERT: 3 new error(s), more than --alert-new-errors 2",
-    ]  # the audit lost 27% (22 -> 16): under 30
+    ]  # the audit lost 27% (6 of 22): under 30
     code, alerts = _diff(old, new, out, "--alert-drop", "25")
-    assert "ALERT: the audit lost 27% of its URLs (22 -> 16; --alert-drop 25)" in alerts
+    assert (
+        "ALERT: the audit lost 27% of its URLs (6 of 22 no longer listed; --alert-drop 25)"
+        in alerts
+    )
 
 
 def test_no_alert_under_the_thresholds(tmp_path: Path) -> None:
@@ -70,6 +73,6 @@ def test_no_alert_under_the_thresholds(tmp_path: Path) -> None:
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert code == 1
     assert [r["alert"] for r in records if r["type"] == "diff-alert"] == [
-        "ALERT: sitemap https://e/a.xml lost 10% of its URLs (10 -> 9; --alert-drop 5)",
-        "ALERT: the audit lost 10% of its URLs (10 -> 9; --alert-drop 5)",
+        "ALERT: sitemap https://e/a.xml lost 10% of its URLs (1 of 10 no longer listed; --alert-drop 5)",
+        "ALERT: the audit lost 10% of its URLs (1 of 10 no longer listed; --alert-drop 5)",
     ]
