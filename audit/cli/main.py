@@ -1160,6 +1160,7 @@ def _open_state(
         )
     import dataclasses
 
+    from audit.state.identity import identity
     from audit.state.store import StateStore, fingerprint
 
     # Only options set away from their defaults: an option added by a later version (at
@@ -1177,6 +1178,7 @@ def _open_state(
         fingerprint=fingerprint(mode, targets, options),
         targets=targets,
         fresh=args.fresh,
+        identity=identity(mode, targets, options),
     )
 
 

@@ -4,7 +4,8 @@ and incremental.
 What it holds (schema version SCHEMA_VERSION):
 
     meta      key/value: app, schema_version, fingerprint (targets + options that
-              change results), targets, run (a counter), status (running | complete)
+              change results), identity (the same, readable JSON: audit.state.identity),
+              targets, run (a counter), status (running | complete), started
     urls      the last COMPLETED run: one row per checked URL, with its sitemap, line and
               <lastmod>, the url record JSON, its check findings JSON ('' when none),
               ETag, Last-Modified ('' when absent), and the evidence the verdict was
@@ -75,8 +76,8 @@ schema is refused with a one-line StateError and never written to; only `fresh=T
 replaces it.
 
 Imports only the standard library, audit.core.errors, audit.core.evidence (how a URL's
-evidence is written as text) and audit.rules.urls (the ledger's normalised key); knows
-nothing of HTTP or parsing.
+evidence is written as text), audit.rules.urls (the ledger's normalised key) and
+audit.state.identity; knows nothing of HTTP or parsing.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ from typing import Any, Final, Literal
 from audit.core.errors import AuditError
 from audit.core.evidence import Evidence, decode_evidence, encode_evidence
 from audit.rules.urls import normalize_url
+from audit.state.identity import what_differs
 
 try:
     import fcntl
@@ -271,6 +273,18 @@ def url_key(url: str) -> int:
     """A URL as a signed 64-bit integer (the content table's rowid)."""
     digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def _different(meta: dict[str, str], identity: dict[str, Any] | None) -> str:
+    """Why a state is another audit's: what differs, when the state says what its audit
+    was (a state written before `identity` only has the digest)."""
+    stored = meta.get("identity")
+    if stored and identity is not None:
+        try:
+            return f"the state of a different audit: {what_differs(json.loads(stored), identity)}"
+        except ValueError:
+            pass
+    return f"the state of a different audit (targets {meta.get('targets', '?')} or options differ)"
 
 
 def _refuse(path: Path, why: str) -> StateError:
@@ -597,6 +611,10 @@ class _Writer(threading.Thread):
             conn.execute(_DEDUPE)
         if ledger:
             _merge_ledger(conn)
+        # a run cut by --max-urls says so, for `diff` (read_records gives it a summary)
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('cut', ?)", ("" if ledger else "max-urls",)
+        )
         for statement in _COMPLETE.split(";"):
             if statement.strip():
                 conn.execute(statement)
@@ -713,13 +731,18 @@ class StateStore:
         fresh: bool = False,
         flush_every: int = FLUSH_EVERY,
         flush_ms: float = FLUSH_MS,
+        identity: dict[str, Any] | None = None,
     ) -> StateStore:
+        """`identity`: the audit the fingerprint digests, readable (audit.state.identity),
+        kept so that a refusal can name the target or option that differs."""
         p = Path(path)
         if p.is_dir():
             raise StateError(f"{p}: is a directory, not a state file")
         lock = _Lock.take(p)  # before anything is read, removed (--fresh) or written
         try:
-            store = cls._open_locked(p, fingerprint, targets, fresh, flush_every, flush_ms)
+            store = cls._open_locked(
+                p, fingerprint, targets, fresh, flush_every, flush_ms, identity
+            )
         except BaseException:
             lock.release()
             raise
@@ -735,6 +758,7 @@ class StateStore:
         fresh: bool,
         flush_every: int,
         flush_ms: float,
+        identity: dict[str, Any] | None = None,
     ) -> StateStore:
         if fresh:
             _remove(p)
@@ -756,11 +780,7 @@ class StateStore:
             if size is not None:
                 meta = _read_meta(conn, p)
                 if meta.get("fingerprint") != fingerprint:
-                    raise _refuse(
-                        p,
-                        "the state of a different audit (targets "
-                        f"{meta.get('targets', '?')} or options differ)",
-                    )
+                    raise _refuse(p, _different(meta, identity))
                 run = int(meta.get("run", "1"))
                 if meta.get("status") == "complete":
                     mode = "incremental"
@@ -781,6 +801,8 @@ class StateStore:
                 "status": "running",
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
+            if identity is not None:
+                meta_rows["identity"] = json.dumps(identity, sort_keys=True, default=str)
             rows = cls._begin_run(conn, mode, run, meta_rows)
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -1096,6 +1118,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
         run = int(meta.get("run", "1"))
         # a run in progress (or dead) has its URLs in results; a completed one in urls
         table = "urls" if meta.get("status") == "complete" else "results"
+        if meta.get("cut"):  # what diff needs to know of the run's summary
+            yield {"type": "summary", "max_urls_reached": True}
         for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
             yield json.loads(record)
         for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):

@@ -6,6 +6,7 @@ cut and how many URLs were left out. Real crawls of a loopback site."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 
 from audit.cli.main import main
+from audit.state.diff import diff_reports
+from audit.state.store import read_records
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
 N = 40  # listed URLs; every fifth answers 404
@@ -232,3 +235,23 @@ def test_ledger_and_intent_records_are_not_urls_of_the_sitemaps(tmp_path: Path) 
         assert not [r for r in records if r["type"] in ("diff-url", "diff-alert")]
     summary = diff_jsonl(plain, with_ledger, tmp_path / "d.jsonl")[1][-1]
     assert summary["new"] == 1  # the url-dropped-404 finding itself is compared
+
+
+async def test_a_state_cut_by_max_urls_is_diffed_as_cut(serve: Serve, tmp_path: Path) -> None:
+    """A state file whose last run stopped at --max-urls says so: `diff` compares only
+    what both sides checked, as for a cut jsonl report."""
+    from tests.state.test_ledger import LedgerSite, _night
+
+    site = LedgerSite()
+    site.base = await serve(site.app())
+    full, cut = tmp_path / "full.sqlite", tmp_path / "cut.sqlite"
+    await _night(site, full, tmp_path / "full.jsonl")
+    await _night(site, cut, tmp_path / "cut.jsonl", "--max-urls", "2")
+    records = list(read_records(cut))
+    assert {"type": "summary", "max_urls_reached": True} in records
+    assert not any(r.get("type") == "summary" for r in read_records(full))
+    buf = io.StringIO()
+    diff_reports(full, cut, buf, fmt="jsonl")
+    rows = [json.loads(line) for line in buf.getvalue().splitlines()]
+    assert not [r for r in rows if r["type"] == "diff-url"]
+    assert rows[-1]["cut"] == ["new"]
