@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
-from audit.checks.response import noindex_directive, url_record
+from audit.checks.agents import indexability
+from audit.checks.response import check_fetch, noindex_directive, url_record
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
@@ -37,9 +38,12 @@ from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
 from audit.pipeline.hooks import Hook, overridden
+from audit.pipeline.intent import IntentRun
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import root_jobs
+from audit.rules.intent import IntentPlan, Match, Served
+from audit.rules.intent import judge as judge_intent
 from audit.rules.urls import normalize_url
 from audit.rules.validator import SeenUrls
 
@@ -60,6 +64,7 @@ __all__ = [
 
 # Every old URL gets exactly one of these; when several apply, the first listed wins.
 OUTCOMES: tuple[str, ...] = (
+    "intent-violated",  # --intent: the row's verdict replaces the migrate-* finding
     "robots-blocked",
     "lost",
     "not-found",
@@ -68,6 +73,7 @@ OUTCOMES: tuple[str, ...] = (
     "noindex",
     "temporary-redirect",
     "chain",
+    "gone",  # --intent: a satisfied gone row
     "ok",
 )
 _RANK = {o: i for i, o in enumerate(OUTCOMES)}
@@ -97,6 +103,7 @@ _KEPT_CODES = frozenset(
         "loc-invalid",
         "loc-too-long",
         "robots-unreachable",
+        "intent-violated",
     }
 )
 
@@ -335,14 +342,16 @@ class MigrationStats:
     new_sitemap_urls: int = 0
     new_sitemap_redirects: int = 0
     home_examples: list[str] = field(default_factory=list)
+    intent_rows: int = 0  # old URLs an --intent row applies to (not in the mass home check)
     skipped_findings: int = 0  # findings about the old sitemap itself, left to `validate`
 
     @property
     def total(self) -> int:
         return sum(self.outcomes.values())
 
-    def add(self, verdict: Verdict, old_url: str, *, direct: bool) -> None:
+    def add(self, verdict: Verdict, old_url: str, *, direct: bool, intent: bool = False) -> None:
         self.outcomes[verdict.outcome] += 1
+        self.intent_rows += intent
         if verdict.outcome == "ok" and direct:
             self.ok_direct += 1
         if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
@@ -360,13 +369,16 @@ class MigrationStats:
         outcome = record.get("outcome")
         if outcome in _RANK:
             self.add(
-                Verdict(str(outcome)), str(record.get("url")), direct=not record.get("redirects")
+                Verdict(str(outcome)),
+                str(record.get("url")),
+                direct=not record.get("redirects"),
+                intent="intent" in record,
             )
             self.unmapped += self.map_name is not None and "expected" not in record
 
     def mass_homepage(self) -> bool:
         n = self.outcomes["to-homepage"]
-        total = self.total
+        total = self.total - self.intent_rows  # URLs with a row follow their row
         return n > HOMEPAGE_MASS_COUNT or (n >= 2 and total > 0 and n / total > HOMEPAGE_MASS_SHARE)
 
     def to_json(self) -> dict[str, Any]:
@@ -490,8 +502,10 @@ class MigrationCheck:
         new_origin: str,
         redirect_map: RedirectMap | None = None,
         new_sitemap: NewSitemapListing | None = None,
+        intent: IntentRun | None = None,
     ) -> None:
         self.auditor = auditor
+        self.intent = intent
         self.rec = auditor.rec
         self.agent_token = auditor.agent_token
         self.stats = stats
@@ -506,7 +520,12 @@ class MigrationCheck:
             return
         checked = new_url_for(job.url, self.new_origin)
         extra: dict[str, Any] = {"checked_url": checked}
-        expected = self._expected(job.url, extra)
+        match = self.intent.plan.match(job.url) if self.intent is not None else None
+        expected = match.expected if match is not None else None  # beats --map
+        if expected is None:
+            expected = self._expected(job.url, extra)
+        else:
+            extra["expected"] = expected
         policy = await self.auditor.robots_for(checked)
         if not policy.allowed(checked):
             self._blocked(job, checked, extra)
@@ -521,12 +540,55 @@ class MigrationCheck:
             landing_allowed=await self._landing_allowed(result),
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        if match is not None:
+            verdict = self._intent(match, result, record, verdict, extra)
         extra["outcome"] = verdict.outcome
         record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
-        found = [*self._verdict(job, verdict, direct=not result.redirects)]
+        found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
         # through the auditor's hooks: --state stores the record and findings with the URL
         self.auditor.deliver_checked(job, record, found, result)
+
+    def _intent(
+        self,
+        match: Match,
+        result: FetchResult,
+        record: UrlResult,
+        verdict: Verdict,
+        extra: dict[str, Any],
+    ) -> Verdict:
+        """--intent: the row judged on the new site's answer; its verdict replaces the
+        migrate-* one when broken (intent-violated) or `gone`, and a kept URL is `ok`."""
+        assert self.intent is not None
+        found = check_fetch(
+            result,
+            lastmod=None,
+            sitemap=None,
+            line=None,
+            config=self.auditor.config,
+            agent_token=self.agent_token,
+            now=self.auditor.now,
+        )
+        reason = indexability(record, found, result)
+        served = Served(
+            result.status, result.redirects, result.final_url, reason is None, reason, result.error
+        )
+        new_origin = self.new_origin
+        said = judge_intent(
+            match,
+            served,
+            file=self.intent.plan.file,
+            same=lambda final, want: same_target(final, want, new_origin),
+        )
+        self.intent.count(said)
+        extra["intent"] = said.to_json()
+        if not said.ok:
+            return Verdict("intent-violated", (("intent-violated", said.message),))
+        if said.action == "gone":
+            return Verdict("gone")
+        if said.action == "keep":
+            return Verdict("ok", (), verdict.landed)
+        return verdict
 
     def _replayed(self, job: UrlJob) -> bool:
         """A hook delivered the URL's outcome itself (--state: judged before a crash)."""
@@ -582,7 +644,7 @@ class MigrationCheck:
             self.new_sitemap is not None
             and self.stats.new_sitemap_urls
             and verdict.landed is not None
-            and verdict.outcome not in ("lost", "not-found", "robots-blocked")
+            and verdict.outcome not in ("lost", "not-found", "robots-blocked", "gone")
             and not self.new_sitemap.has(verdict.landed)
         ):
             self.stats.not_in_new_sitemap += 1
@@ -593,9 +655,11 @@ class MigrationCheck:
             return [_url_finding(job, "migrate-not-in-new-sitemap", message)]
         return []
 
-    def _verdict(self, job: UrlJob, verdict: Verdict, *, direct: bool) -> list[Finding]:
+    def _verdict(
+        self, job: UrlJob, verdict: Verdict, *, direct: bool, intent: bool = False
+    ) -> list[Finding]:
         """The verdict counted; its findings about the old URL."""
-        self.stats.add(verdict, job.url, direct=direct)
+        self.stats.add(verdict, job.url, direct=direct, intent=intent)
         return [_url_finding(job, code, message) for code, message in verdict.findings]
 
 
@@ -632,11 +696,13 @@ async def run_migrate(
     progress: Progress | None = None,
     outcome: dict[str, Any] | None = None,
     hooks: Sequence[Hook] = (),
+    intent: IntentPlan | None = None,
 ) -> MigrationStats:
     """Run one migration check; records go to `recorder` (whose stats are filled in).
 
     A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
-    `hooks` plug into the pass over OLD (--state's, which the CLI gives).
+    `hooks` plug into the pass over OLD (--state's, which the CLI gives). `intent`
+    (--intent): each old URL a row applies to is judged under it (path rows on any origin).
     """
     recorder.redact(config.secrets())
     stats = recorder.stats
@@ -646,6 +712,7 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
+    intent_run = IntentRun(intent.scoped(None)) if intent is not None else None
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
@@ -676,6 +743,7 @@ async def run_migrate(
                     new_origin=new_origin,
                     redirect_map=redirect_map,
                     new_sitemap=listing,
+                    intent=intent_run,
                 )
 
             auditor = Auditor(config, recorder, progress=progress, hooks=hooks, url_check=check)
@@ -691,6 +759,8 @@ async def run_migrate(
                 outcome["fatal"] = fatal
     finally:
         finish(stats, recorder)
+        if intent_run is not None:
+            recorder.notes["intent"] = intent_run.to_json()
     return stats
 
 

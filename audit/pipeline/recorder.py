@@ -65,6 +65,11 @@ class Recorder:
         self.urls += 1
         self.emit(rec.to_json())
 
+    def unlisted(self, rec: UrlResult) -> None:
+        """The url record of a URL no sitemap of the run lists (an --intent row's, a
+        dropped URL of the ledger): written, not counted in the summary's `urls`."""
+        self.emit(rec.to_json())
+
     def finding(self, f: Finding) -> None:
         if f.code in self.ignored:
             return

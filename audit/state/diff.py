@@ -90,6 +90,10 @@ class DiffSummary:
         }
 
 
+# url records of URLs no sitemap lists (contracts/nights.md): not URLs of the sitemaps
+_NOT_LISTED = frozenset({"ledger", "intent"})
+
+
 def _is_state(path: str | Path) -> bool:
     try:
         with Path(path).open("rb") as fh:
@@ -222,8 +226,8 @@ class _Db:
                     f_rows.clear()
             elif kind == "url":
                 url = _str(rec.get("url"))
-                if url is None:
-                    continue
+                if url is None or rec.get("source") in _NOT_LISTED:
+                    continue  # the ledger's and --intent's URLs: no sitemap lists them
                 u_rows.append((side, url, _outcome(rec), _str(rec.get("sitemap"))))
                 if len(u_rows) >= BATCH:
                     self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
