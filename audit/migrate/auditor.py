@@ -671,12 +671,14 @@ def finish(stats: MigrationStats, recorder: Recorder) -> None:
     """The mass home-page finding (when it applies) and the summary's migration block."""
     n = stats.outcomes["to-homepage"]
     if stats.mass_homepage():
-        share = 100.0 * n / stats.total
+        total = stats.total - stats.intent_rows
+        share = 100.0 * n / total
         examples = ", ".join(stats.home_examples)
+        which = " without an --intent row" if stats.intent_rows else ""
         recorder.finding(
             finding(
                 "migrate-to-homepage",
-                f"{n} of {stats.total} old URLs ({share:.1f}%) redirect to the new home page "
+                f"{n} of {total} old URLs{which} ({share:.1f}%) redirect to the new home page "
                 f"(e.g. {examples}): a mass redirect to the home page is a soft 404 for each; "
                 "redirect every old URL to its closest new page",
                 url=stats.new_origin + "/",
