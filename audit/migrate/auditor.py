@@ -521,11 +521,7 @@ class MigrationCheck:
         checked = new_url_for(job.url, self.new_origin)
         extra: dict[str, Any] = {"checked_url": checked}
         match = self.intent.plan.match(job.url) if self.intent is not None else None
-        expected = match.expected if match is not None else None  # beats --map
-        if expected is None:
-            expected = self._expected(job.url, extra)
-        else:
-            extra["expected"] = expected
+        expected = self._expected_of(job.url, match, extra)
         policy = await self.auditor.robots_for(checked)
         if not policy.allowed(checked):
             self._blocked(job, checked, extra)
@@ -548,6 +544,13 @@ class MigrationCheck:
         found += self._check_listed(job, verdict)
         # through the auditor's hooks: --state stores the record and findings with the URL
         self.auditor.deliver_checked(job, record, found, result)
+
+    def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
+        """The old URL's expected new URL: its intent row's target, which beats the map's."""
+        if match is None or match.expected is None:
+            return self._expected(old_url, extra)
+        extra["expected"] = match.expected
+        return match.expected
 
     def _intent(
         self,
@@ -667,8 +670,9 @@ def _url_finding(job: UrlJob, code: str, message: str) -> Finding:
     return finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url)
 
 
-def finish(stats: MigrationStats, recorder: Recorder) -> None:
-    """The mass home-page finding (when it applies) and the summary's migration block."""
+def finish(stats: MigrationStats, recorder: Recorder, intent: IntentRun | None = None) -> None:
+    """The mass home-page finding (when it applies), the summary's migration block and,
+    with --intent, its intent block."""
     n = stats.outcomes["to-homepage"]
     if stats.mass_homepage():
         total = stats.total - stats.intent_rows
@@ -685,6 +689,8 @@ def finish(stats: MigrationStats, recorder: Recorder) -> None:
             )
         )
     recorder.notes["migration"] = stats.to_json()
+    if intent is not None:
+        recorder.notes["intent"] = intent.to_json()
 
 
 async def run_migrate(
@@ -714,7 +720,7 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
-    intent_run = IntentRun(intent.scoped(None)) if intent is not None else None
+    intent_run = _intent_run(intent)
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
@@ -760,10 +766,13 @@ async def run_migrate(
             if fatal is not None:
                 outcome["fatal"] = fatal
     finally:
-        finish(stats, recorder)
-        if intent_run is not None:
-            recorder.notes["intent"] = intent_run.to_json()
+        finish(stats, recorder, intent_run)
     return stats
+
+
+def _intent_run(intent: IntentPlan | None) -> IntentRun | None:
+    """--intent in migrate: path rows apply to old URLs of any origin."""
+    return IntentRun(intent.scoped(None)) if intent is not None else None
 
 
 async def _run_roots(

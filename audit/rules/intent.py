@@ -183,17 +183,36 @@ def _plain_200(served: Served) -> bool:
 
 
 def _satisfied(action: Action, match: Match, served: Served, same: Same) -> bool:
-    if action == "keep":
-        return _plain_200(served) and served.indexable
-    if action == "gone":
-        return not served.redirects and served.status in _GONE
-    hops = served.redirects
-    if not hops or served.status != 200 or any(h.status not in _PERMANENT for h in hops):
+    return _RULES[action](match, served, same)
+
+
+def _keeps(match: Match, served: Served, same: Same) -> bool:
+    return _plain_200(served) and served.indexable
+
+
+def _gone(match: Match, served: Served, same: Same) -> bool:
+    return not served.redirects and served.status in _GONE
+
+
+def _redirects(match: Match, served: Served, same: Same) -> bool:
+    if not _permanent_to_200(served):
         return False
     final = served.final_url or ""
     if match.expected is None:
         return _path_of(normalize_url(final)) != "/"
     return same(final, match.expected)
+
+
+def _permanent_to_200(served: Served) -> bool:
+    hops = served.redirects
+    return bool(hops) and served.status == 200 and all(h.status in _PERMANENT for h in hops)
+
+
+_RULES: Final[dict[str, Callable[[Match, Served, Same], bool]]] = {
+    "keep": _keeps,
+    "redirect": _redirects,
+    "gone": _gone,
+}
 
 
 # --- URLs as the rows see them ---------------------------------------------------------
@@ -280,24 +299,26 @@ class IntentPlan:
     def match(self, url: str) -> Match | None:
         """The row that applies to `url`, or None."""
         norm = normalize_url(url)
-        row = self._absolute.exact.get(norm)
-        if row is not None:
-            return Match(row, url, _expected(row, norm, ""))
         home, rest = _split(norm)
         paths = self._paths if self.origins is None or home in self.origins else None
-        if paths is not None:
-            row = paths.exact.get(rest)
-            if row is not None:
-                return Match(row, url, _expected(row, norm, ""))
+        row = self._absolute.exact.get(norm) or (paths.exact.get(rest) if paths else None)
+        tail = ""
+        if row is None:
+            row = self._prefix_row(norm, home, rest, paths)
+            if row is None:
+                return None
+            tail = (rest if row.path else norm)[len(row.key) :]
+        return Match(row, url, _expected(row, norm, tail))
+
+    def _prefix_row(self, norm: str, home: str, rest: str, paths: _Table | None) -> Row | None:
+        """The prefix row with the longest match (an absolute one on a tie)."""
         best = self._absolute.longest(norm)
-        extent = len(best.key) if best is not None else -1
         by_path = paths.longest(rest) if paths is not None else None
-        if by_path is not None and len(home) + len(by_path.key) > extent:
-            best = by_path
-        if best is None:
-            return None
-        tail = (rest if best.path else norm)[len(best.key) :]
-        return Match(best, url, _expected(best, norm, tail))
+        if by_path is None:
+            return best
+        if best is None or len(home) + len(by_path.key) > len(best.key):
+            return by_path
+        return best
 
 
 def _expected(row: Row, norm: str, tail: str) -> str | None:
