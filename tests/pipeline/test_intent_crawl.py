@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from audit.api import Audit
 from audit.cli.main import main
-from tests.crawlkit import HTML, XML, Run, Serve, Site, audit, urlset
+from audit.core.config import CrawlConfig
+from audit.core.errors import TargetError
+from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, audit, urlset
 
 PAGE = (200, HTML, "<html><head><title>t</title></head><body>a page</body></html>")
 
@@ -382,3 +386,44 @@ async def test_an_answer_carried_on_304_is_judged_as_the_stored_answer(
     assert pages[base + "/gone"]["intent"] == {"action": "keep", "line": 2, "ok": True}
     assert second[-1]["intent"]["keep"] == {"judged": 1, "violated": 0}
     assert second[-1]["intent"]["gone"] == {"judged": 1, "violated": 1}
+
+
+# --- several targets, the library --------------------------------------------------------------
+
+
+async def test_several_targets_request_an_unlisted_row_once(serve: Serve, tmp_path: Path) -> None:
+    first, second = Site(), Site()
+    a = await serve(first)
+    b = await serve(second)
+    first.routes["/sitemap.xml"] = (200, XML, urlset(a + "/page"))
+    second.routes["/sitemap.xml"] = (200, XML, urlset(b + "/page"))
+    for site in (first, second):
+        site.routes["/page"] = PAGE
+        site.routes["/extra"] = PAGE
+    plan = tmp_path / "intent.csv"
+    # b/page is listed by the second target only; a/extra and b/extra by neither
+    plan.write_text(f"{b}/page,gone\n{a}/extra,gone\n{b}/extra,keep\n")
+    records: list[dict[str, Any]] = []
+    run = Audit([a + "/sitemap.xml", b + "/sitemap.xml"], CrawlConfig(**FAST, intent=str(plan)),
+                sinks=[records.append])  # fmt: skip
+    await asyncio.wait_for(run.run(), timeout=50)
+    summary = run.finish().summary
+    assert first.paths().count("/extra") == 1 and second.paths().count("/extra") == 1
+    assert second.paths("HEAD").count("/page") == 1
+    sources = {r["url"]: r.get("source") for r in records if r["type"] == "url"}
+    assert sources == {a + "/page": None, b + "/page": None, a + "/extra": "intent",
+                       b + "/extra": "intent"}  # fmt: skip
+    assert summary["urls"] == 2
+    assert summary["intent"]["gone"] == {"judged": 2, "violated": 2}
+    assert summary["intent"]["keep"] == {"judged": 1, "violated": 0}
+
+
+async def test_the_library_refuses_a_malformed_file_before_any_request(
+    serve: Serve, tmp_path: Path
+) -> None:
+    site, base = await intent_site(serve)
+    plan = tmp_path / "intent.csv"
+    plan.write_text("/a,keep\n/b,redirect,/c*\n")
+    with pytest.raises(TargetError, match=rf"^{re.escape(str(plan))}:2: target '/c\*' ends"):
+        Audit(base + "/sitemap.xml", CrawlConfig(**FAST, intent=str(plan)))
+    assert site.hits == []
