@@ -105,6 +105,8 @@ class Audit:
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
         # --intent: the run's plan, read (and checked) before anything is requested
         self.intent = _intent_run(config, self.jobs) if config.intent and mode == "crawl" else None
+        if self.intent is not None:
+            self.recorder.add_sink(self.intent.observe)
         if config.cluster:
             from audit.cluster.spec import check_config  # imports no Dask
 

@@ -583,8 +583,7 @@ class MigrationCheck:
             file=self.intent.plan.file,
             same=lambda final, want: same_target(final, want, new_origin),
         )
-        self.intent.count(said)
-        extra["intent"] = said.to_json()
+        extra["intent"] = said.to_json()  # counted as the record goes out
         if not said.ok:
             return Verdict("intent-violated", (("intent-violated", said.message),))
         if said.action == "gone":
@@ -721,6 +720,8 @@ async def run_migrate(
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
     intent_run = _intent_run(intent)
+    if intent_run is not None:
+        recorder.add_sink(intent_run.observe)
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)

@@ -15,8 +15,10 @@ checks, on the answer each check got:
 
 `IntentRun` is the run's side: the plan, the counts per action (`summary.intent`) and the
 exact rows' URLs listed by any target; every target's hook shares it. `IntentRun.judge`
-is the one call a caller with an answer of its own makes (the ledger's dropped URLs):
-the verdict of the row that applies, counted, or None.
+is the one call a caller with an answer of its own makes (the ledger's dropped URLs): the
+verdict of the row that applies, or None. The counts are those of the report: every url
+record that reaches the recorder with an `intent` object counts (`IntentRun.observe`, a
+recorder sink), so a record replayed by --state (a resumed run) counts as it is written.
 
 The Audit installs it (audit/api.py) after the run's own hooks (it reads the indexability
 they set) and before the caller's (the state stores what it added). Imports no aiohttp.
@@ -56,7 +58,9 @@ class IntentRun:
 
     def __init__(self, plan: IntentPlan) -> None:
         self.plan = plan
-        self.counts: dict[str, list[int]] = {a: [0, 0] for a in ACTIONS}  # judged, violated
+        # summary.intent, counted as url records go out (the summary takes it as it is)
+        self.block: dict[str, Any] = {"file": plan.file, "rows": len(plan)}
+        self.block.update({a: {"judged": 0, "violated": 0} for a in ACTIONS})
         self.listed: set[int] = set()  # line of each exact row whose URL a sitemap listed
         # URLs that another part of the run judges itself (the ledger's dropped and held
         # URLs): never requested as an unlisted exact row. Set by that part.
@@ -64,25 +68,26 @@ class IntentRun:
 
     def judge(self, url: str, answer: UrlResult | Mapping[str, Any]) -> Verdict | None:
         """The verdict of the row that applies to `url` on its answer (a url record, or its
-        jsonl dict), counted in `summary.intent`; None when no row applies."""
+        jsonl dict), or None when no row applies. The record that gets its `intent` object
+        (`Verdict.to_json`) is counted when it is written."""
         match = self.plan.match(url)
         if match is None:
             return None
-        return self.count(judge(match, Served.of(answer), file=self.plan.file))
+        return judge(match, Served.of(answer), file=self.plan.file)
 
-    def count(self, verdict: Verdict) -> Verdict:
-        """A verdict counted in `summary.intent`."""
-        counts = self.counts[verdict.action]
-        counts[0] += 1
-        counts[1] += not verdict.ok
-        return verdict
+    def observe(self, record: dict[str, Any]) -> None:
+        """A recorder sink: a url record with an `intent` object counts in its action."""
+        said = record.get("intent")
+        if record.get("type") != "url" or not isinstance(said, dict):
+            return
+        counts = self.block.get(str(said.get("action")))
+        if counts is not None:
+            counts["judged"] += 1
+            counts["violated"] += said.get("ok") is False
 
     def to_json(self) -> dict[str, Any]:
-        """`summary.intent`."""
-        out: dict[str, Any] = {"file": self.plan.file, "rows": len(self.plan)}
-        for action, (judged, violated) in self.counts.items():
-            out[action] = {"judged": judged, "violated": violated}
-        return out
+        """`summary.intent` (the live block: the counts go on until the summary)."""
+        return self.block
 
 
 class IntentHook(Hook):

@@ -51,6 +51,19 @@ class Recorder:
         self._secrets = secrets
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
+    def add_sink(self, sink: RecordSink) -> None:
+        """One more sink from now on (redacted like the others): a capability that counts
+        what the report says (--intent's summary block)."""
+        self._raw_sinks.append(sink)
+        self._sinks.append(self._sinks_redacted(sink))
+
+    def _sinks_redacted(self, sink: RecordSink) -> RecordSink:
+        if not self._secrets:
+            return sink
+        from audit.http.access import redacting
+
+        return redacting(sink, self._secrets)
+
     def emit(self, record: dict[str, Any]) -> None:
         if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:
             return

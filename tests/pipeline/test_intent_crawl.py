@@ -359,6 +359,28 @@ async def test_a_state_without_intent_is_used_and_broken_rows_judged_again(
         assert records[-1]["intent"]["gone"] == {"judged": 1, "violated": 1}
 
 
+async def test_an_unchanged_plan_on_a_304_night_reports_what_night_one_did(
+    serve: Serve, tmp_path: Path
+) -> None:
+    site = Site()
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, urlset(base + "/page", base + "/gone"))
+    conditional_site(site, STAMP)
+    state, target = tmp_path / "s.sqlite", base + "/sitemap.xml"
+    plan = tmp_path / "intent.csv"
+    plan.write_text("/page,keep\n/gone,gone\n")
+    nights = [await night(target, state, tmp_path / f"n{n}.jsonl", plan) for n in (1, 2)]
+    pages = [{r["url"]: r for r in records if r.get("type") == "url"} for records in nights]
+    assert pages[1][base + "/page"].get("carried") is True  # answered 304
+    for records, by_url in zip(nights, pages, strict=True):
+        assert by_url[base + "/page"]["intent"] == {"action": "keep", "line": 1, "ok": True}
+        assert by_url[base + "/gone"]["intent"] == {"action": "gone", "line": 2, "ok": False}
+        assert records[-1]["intent"]["keep"] == {"judged": 1, "violated": 0}
+        assert records[-1]["intent"]["gone"] == {"judged": 1, "violated": 1}
+        found = [r for r in records if r.get("code") == "intent-violated"]
+        assert [f["message"] for f in found] == [f"intent gone ({plan}:2), served 200"]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="needs night = fresh (the lead's audit/state/ work): a URL carried on a 304 is "
