@@ -248,3 +248,10 @@ def test_a_url_record_and_its_json_give_the_same_answer() -> None:
     )
     assert Served.of(record) == Served.of(record.to_json())
     assert Served.of(record).text() == f"301 -> {SITE}/b (200)"
+
+
+def test_crlf_lines_count_as_the_file_shows_them() -> None:
+    plan = parse_intent("url,action\r\n\r\n# c\r\n/a,keep\r\n/x*,redirect,/y*\r\n", "f.csv")
+    assert [(r.url, r.target, r.line) for r in plan.rows] == [("/a", None, 4), ("/x*", "/y*", 5)]
+    with pytest.raises(IntentError, match=r"^f\.csv:3: unknown action"):
+        parse_intent("/a,keep\r\n\r\n/b,delete\r\n", "f.csv")
