@@ -110,6 +110,8 @@ class IntentHook(Hook):
         if verdict is None:
             return None
         record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
+        if any(f.code == CODE for f in found):  # judged again (a stored verdict re-derived)
+            found = [f for f in found if f.code != CODE]
         if not verdict.ok:
             found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]
         return record, found

@@ -368,17 +368,21 @@ async def test_an_unchanged_plan_on_a_304_night_reports_what_night_one_did(
     conditional_site(site, STAMP)
     state, target = tmp_path / "s.sqlite", base + "/sitemap.xml"
     plan = tmp_path / "intent.csv"
-    plan.write_text("/page,keep\n/gone,gone\n")
+    plan.write_text(f"/page,keep\n/gone,gone\n{base}/extra,gone\n")
+    site.routes["/extra"] = (410, HTML, "gone")
     nights = [await night(target, state, tmp_path / f"n{n}.jsonl", plan) for n in (1, 2)]
+    assert site.paths("HEAD").count("/extra") == 2  # once a night
     pages = [{r["url"]: r for r in records if r.get("type") == "url"} for records in nights]
     assert pages[1][base + "/page"].get("carried") is True  # answered 304
     for records, by_url in zip(nights, pages, strict=True):
         assert by_url[base + "/page"]["intent"] == {"action": "keep", "line": 1, "ok": True}
         assert by_url[base + "/gone"]["intent"] == {"action": "gone", "line": 2, "ok": False}
         assert records[-1]["intent"]["keep"] == {"judged": 1, "violated": 0}
-        assert records[-1]["intent"]["gone"] == {"judged": 1, "violated": 1}
+        assert records[-1]["intent"]["gone"] == {"judged": 2, "violated": 1}
         found = [r for r in records if r.get("code") == "intent-violated"]
         assert [f["message"] for f in found] == [f"intent gone ({plan}:2), served 200"]
+        extra = [r for r in records if r.get("url") == base + "/extra"]
+        assert [(r["type"], r.get("source")) for r in extra] == [("url", "intent")]
 
 
 @pytest.mark.xfail(
