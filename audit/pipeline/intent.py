@@ -40,7 +40,7 @@ from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 if TYPE_CHECKING:
     from audit.pipeline.auditor import Auditor, UrlJob
 
-__all__ = ["IntentHook", "IntentRun", "violation"]
+__all__ = ["IntentHook", "IntentRun", "intent_of", "violation"]
 
 CODE = "intent-violated"
 
@@ -88,6 +88,14 @@ class IntentRun:
     def to_json(self) -> dict[str, Any]:
         """`summary.intent` (the live block: the counts go on until the summary)."""
         return self.block
+
+
+def intent_of(auditor: Auditor) -> IntentRun | None:
+    """The run's --intent (for another hook of the same run, e.g. the ledger), or None."""
+    for hook in auditor.hooks:
+        if isinstance(hook, IntentHook):
+            return hook.run
+    return None
 
 
 class IntentHook(Hook):

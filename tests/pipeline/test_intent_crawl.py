@@ -21,6 +21,10 @@ from audit.api import Audit
 from audit.cli.main import main
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
+from audit.core.records import UrlResult
+from audit.pipeline.auditor import Auditor
+from audit.pipeline.hooks import Hook
+from audit.pipeline.intent import intent_of, violation
 from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, audit, urlset
 
 PAGE = (200, HTML, "<html><head><title>t</title></head><body>a page</body></html>")
@@ -226,29 +230,42 @@ async def cli(*argv: str) -> int:
 
 
 @pytest.mark.parametrize(
-    ("text", "line"),
+    ("data", "line", "problem"),
     [
-        ("url,action\n/a,keep\n/b,keep,/c\n", 3),
-        ("/a,keep\n/a*b,gone\n", 2),
-        ("/a,remove\n", 1),
-        ("/a,keep\n\n/a,gone\n", 3),
+        (None, 1, "cannot be read"),
+        (b"/a,keep\n/caf\xe9,gone\n", 2, "not UTF-8"),
+        (b'/a,keep\n"/b"x,keep\n', 2, "not valid CSV"),
+        (b"url,action\n/a,keep\n/b\n", 3, "expected 2 or 3 cells"),
+        (b"/a,redirect,/b,/c\n", 1, "expected 2 or 3 cells"),
+        (b"/a,remove\n", 1, "unknown action 'remove'"),
+        (b"\xef\xbb\xbf# plan\nexample.com/a,keep\n", 2, "is neither an absolute http(s) URL"),
+        (b"/a,redirect,mailto:x@example.com\n", 1, "is neither an absolute http(s) URL"),
+        (b"/a,keep\n/a*b,gone\n", 2, "'*' may only be the last character"),
+        (b"/a,gone,/b\n", 1, "a target is allowed only on a redirect row"),
+        (b"/a,redirect,/b*\n", 1, "ends with '*' but the url '/a' does not"),
+        (b"/a,keep\n\n/a,gone\n", 3, "is already on line 1"),
     ],
 )
 async def test_a_malformed_file_stops_the_crawl_before_any_request(
-    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int
+    serve: Serve,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    data: bytes | None,
+    line: int,
+    problem: str,
 ) -> None:
     site, base = await intent_site(serve)
     plan = tmp_path / "intent.csv"
-    plan.write_text(text)
-    out = tmp_path / "report.jsonl"
-    code = await cli(
-        "crawl", base + "/", "--intent", str(plan), "--format", "jsonl", "-o", str(out)
-    )
+    if data is not None:
+        plan.write_bytes(data)
+    out, state = tmp_path / "report.jsonl", tmp_path / "s.sqlite"
+    code = await cli("crawl", base + "/", "--intent", str(plan), "--state", str(state),
+                     "--format", "jsonl", "-o", str(out))  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2
-    assert err.count("\n") == 1 and f"{plan}:{line}: " in err
+    assert err.count("\n") == 1 and f"{plan}:{line}: " in err and problem in err, err
     assert site.hits == []
-    assert not out.exists()
+    assert not out.exists() and not state.exists()
 
 
 async def test_intent_from_config_and_the_report_sections(
@@ -453,3 +470,45 @@ async def test_the_library_refuses_a_malformed_file_before_any_request(
     with pytest.raises(TargetError, match=rf"^{re.escape(str(plan))}:2: target '/c\*' ends"):
         Audit(base + "/sitemap.xml", CrawlConfig(**FAST, intent=str(plan)))
     assert site.hits == []
+
+
+async def test_another_hook_judges_its_own_answers_through_the_run(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """What the ledger does with a dropped URL: the run's intent judges an answer the hook
+    got itself (no request of the intent's), the record it writes is counted, and a URL it
+    claims is not requested as an unlisted exact row."""
+    site, base = await intent_site(serve)
+    plan = tmp_path / "intent.csv"
+    plan.write_text(f"{base}/dropped,gone\n{base}/unlisted-live,keep\n")
+    seen: list[Any] = []
+
+    class Ledger(Hook):
+        def attach(self, auditor: Auditor) -> None:
+            self.auditor = auditor
+            self.run = intent_of(auditor)
+            assert self.run is not None
+            self.run.elsewhere = lambda url: url == f"{base}/dropped"
+
+        async def drain(self) -> None:
+            answer = UrlResult(f"{base}/dropped", None, None, 200, f"{base}/dropped", (), None,
+                               None, "allowed", 1.0, extra={"indexable": True})  # fmt: skip
+            assert self.run is not None
+            verdict = self.run.judge(f"{base}/dropped", answer)
+            seen.append(verdict)
+            assert verdict is not None
+            self.auditor.rec.unlisted(answer.with_extra({"intent": verdict.to_json()}))
+            self.auditor.rec.finding(violation(f"{base}/dropped", verdict))
+
+    records: list[dict[str, Any]] = []
+    run = Audit(base + "/sitemap.xml", CrawlConfig(**FAST, intent=str(plan)),
+                sinks=[records.append], hooks=lambda: [Ledger()])  # fmt: skip
+    await asyncio.wait_for(run.run(), timeout=50)
+    summary = run.finish().summary
+    assert "/dropped" not in site.paths()
+    assert site.paths().count("/unlisted-live") == 1
+    assert seen[0].message == f"intent gone ({plan}:1), served 200"
+    assert summary["intent"]["gone"] == {"judged": 1, "violated": 1}
+    assert summary["intent"]["keep"] == {"judged": 1, "violated": 0}
+    found = [r for r in records if r.get("code") == "intent-violated"]
+    assert [(f["url"], f["sitemap"], f["line"]) for f in found] == [(f"{base}/dropped", None, None)]
