@@ -248,11 +248,12 @@ class _Table:
     lengths: list[int] = field(default_factory=list)  # of the prefix keys, longest first
 
     def add(self, row: Row) -> None:
-        if row.prefix:
-            self.prefix[row.key] = row
-            self.lengths = sorted({len(k) for k in self.prefix}, reverse=True)
-        else:
+        if not row.prefix:
             self.exact[row.key] = row
+            return
+        self.prefix[row.key] = row
+        if len(row.key) not in self.lengths:  # few distinct lengths: a short list
+            self.lengths = sorted([*self.lengths, len(row.key)], reverse=True)
 
     def longest(self, text: str) -> Row | None:
         for n in self.lengths:
