@@ -10,7 +10,7 @@ checks, on the answer each check got:
 2. every *absolute exact* row's URL that no sitemap of the run lists (nor the ledger
    brings in: `IntentRun.elsewhere`), at `drain` of the run's last target: requested once,
    robots.txt first, as a listed URL is checked (HEAD confirmed with GET, or GET with
-   --page-checks), and given a url record with `"sitemap": null` and `"source": "intent"`
+   --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null` and `"source": "intent"`
    and no finding but `intent-violated`. Such records are not counted as listed URLs.
 
 `IntentRun` is the run's side: the plan, the counts per action (`summary.intent`) and the
@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import indexability
 from audit.checks.page import PageSink, check_page
 from audit.checks.response import check_fetch, url_record
 from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.http.rewrite import Rewriter
 from audit.pipeline.hooks import Hook
 from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 
@@ -105,9 +107,11 @@ class IntentHook(Hook):
         self.run = run
         self.last = last
         self.auditor: Auditor | None = None
+        self._rewrite = Rewriter(())
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
+        self._rewrite = Rewriter(auditor.config.rewrites)
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -158,16 +162,20 @@ class IntentHook(Hook):
     async def _request(self, auditor: Auditor, row: Row) -> None:
         """One unlisted exact row's URL: robots.txt first, then the check of a listed URL."""
         url = row.url
-        policy = await auditor.robots_for(url)
-        if not policy.allowed(url):
-            extra = {"source": "intent", "indexable": False, "indexability": "robots"}
+        checked = self._rewrite(url) if self._rewrite else url  # --rewrite, as a listed URL
+        extra: dict[str, Any] = {"source": "intent"}
+        if checked != url:
+            extra.update(checked_url=checked, rewritten=True)
+        policy = await auditor.robots_for(checked)
+        if not policy.allowed(checked):
+            extra.update(indexable=False, indexability="robots")
             held = policy.status == "unreachable"
             record = UrlResult.unrequested(
                 url, None, None, None, "unreachable" if held else "blocked", extra=extra
             )
             auditor.rec.unlisted(record)
             return
-        record = await self._checked(auditor, url)
+        record = await self._checked(auditor, url, checked, extra)
         verdict = self.run.judge(url, record)
         out: list[Finding] = []
         if verdict is not None:
@@ -177,15 +185,19 @@ class IntentHook(Hook):
         auditor.rec.unlisted(record)
         auditor.rec.findings(out)
 
-    async def _checked(self, auditor: Auditor, url: str) -> UrlResult:
+    async def _checked(
+        self, auditor: Auditor, url: str, checked: str, extra: dict[str, Any]
+    ) -> UrlResult:
         """The record of a URL checked as a listed one is (its findings only say whether it
         is indexable: a URL no sitemap lists gets none of them)."""
         config = auditor.config
         sink = PageSink(config.page_cap) if config.page_checks else None
         if sink is None:
-            result = await auditor.client.fetch(url)
+            result = await auditor.client.fetch(checked)
         else:
-            result = await auditor.client.fetch_page(url, sink, cap=config.page_cap)
+            result = await auditor.client.fetch_page(checked, sink, cap=config.page_cap)
+        if checked != url:
+            result = replace(result, url=url)  # the record names the row's URL
         record = url_record(result, sitemap=None, line=None, lastmod=None)
         found = check_fetch(
             result,
@@ -196,7 +208,7 @@ class IntentHook(Hook):
             agent_token=auditor.agent_token,
             now=auditor.now,
         )
-        extra: dict[str, Any] = {**(record.extra or {}), "source": "intent"}
+        extra = {**(record.extra or {}), **extra}
         if sink is not None and sink.facts is not None and result.status == 200:
             page = check_page(
                 result, sink.facts, found, agent_token=auditor.agent_token, sitemap=None, line=None

@@ -512,3 +512,25 @@ async def test_another_hook_judges_its_own_answers_through_the_run(
     assert summary["intent"]["keep"] == {"judged": 1, "violated": 0}
     found = [r for r in records if r.get("code") == "intent-violated"]
     assert [(f["url"], f["sitemap"], f["line"]) for f in found] == [(f"{base}/dropped", None, None)]
+
+
+async def test_a_local_file_with_base_url_and_rewrite(serve: Serve, tmp_path: Path) -> None:
+    """Path rows apply on --base-url's origin; an unlisted row is requested where --rewrite
+    sends the listed URLs, and its record still names the row's URL."""
+    site = Site()
+    staging = await serve(site)
+    live = "https://www.example.com"
+    sitemap = tmp_path / "sitemap.xml"
+    sitemap.write_text(urlset(live + "/page"))
+    site.routes.update(
+        {"/robots.txt": (404, HTML, ""), "/page": PAGE, "/unlisted": (410, HTML, "gone")}
+    )
+    plan = tmp_path / "intent.csv"
+    plan.write_text(f"/page,gone\n{live}/unlisted,gone\n")
+    run = await audit(str(sitemap), base_url=live + "/sitemap.xml",
+                      rewrites=((live, staging),), intent=str(plan))  # fmt: skip
+    assert site.paths("HEAD").count("/unlisted") == 1
+    unlisted = run.url(live + "/unlisted")
+    assert unlisted["checked_url"] == staging + "/unlisted"
+    assert unlisted["intent"] == {"action": "gone", "line": 2, "ok": True}
+    assert [f["url"] for f in run.findings("intent-violated")] == [live + "/page"]
