@@ -202,3 +202,11 @@ async def test_cli_migrate_with_intent(
     assert f"intent gone ({path}:2), served 200" in out
     assert "\nIntent\n" in out
     assert "gone              2          1    50.0%" in out
+    for fmt, row in (
+        ("markdown", "| `gone` | 2 | 1 | 50.0% |"),
+        ("html", '<td class="mono">gone</td><td class="num">2</td><td class="num">1</td>'),
+    ):
+        assert await asyncio.to_thread(main, [*argv, "--format", fmt]) == 1
+        out = capsys.readouterr().out
+        assert row in out
+        assert "intent-violated" in out
