@@ -10,8 +10,9 @@ checks, on the answer each check got:
 2. every *absolute exact* row's URL that no sitemap of the run lists (nor the ledger
    brings in: `IntentRun.elsewhere`), at `drain` of the run's last target: requested once,
    robots.txt first, as a listed URL is checked (HEAD confirmed with GET, or GET with
-   --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null` and `"source": "intent"`
-   and no finding but `intent-violated`. Such records are not counted as listed URLs.
+   --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null`
+   and `"source": "intent"` and no finding but `intent-violated`. Such records are not
+   counted as listed URLs.
 
 `IntentRun` is the run's side: the plan, the counts per action (`summary.intent`) and the
 exact rows' URLs listed by any target; every target's hook shares it. `IntentRun.judge`
@@ -82,8 +83,8 @@ class IntentRun:
         said = record.get("intent")
         if record.get("type") != "url" or not isinstance(said, dict):
             return
-        counts = self.block.get(str(said.get("action")))
-        if counts is not None:
+        counts = self.block.get(str(said.get("action"))) if said.get("action") in ACTIONS else None
+        if isinstance(counts, dict):
             counts["judged"] += 1
             counts["violated"] += said.get("ok") is False
 
