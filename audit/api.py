@@ -105,6 +105,10 @@ class Audit:
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
+        # --intent: the run's plan, read (and checked) before anything is requested
+        self.intent = _intent_run(config, self.jobs) if config.intent and mode == "crawl" else None
+        if self.intent is not None:
+            self.recorder.add_sink(self.intent.observe)
         if config.cluster:
             from audit.cluster.spec import check_config  # imports no Dask
 
@@ -171,8 +175,15 @@ class Audit:
             outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
 
     def _hooks_for_target(self) -> list[Hook]:
-        """The caller's hooks for one target (the run's own are the runner's builtin_hooks)."""
-        return list(self._hooks()) if self._hooks is not None else []
+        """The caller's hooks for one target (the run's own are the runner's builtin_hooks),
+        after --intent's (it reads their indexability; the caller's --state stores what it
+        adds). The last target's intent hook requests the exact rows no target listed."""
+        own: list[Hook] = []
+        if self.intent is not None:
+            from audit.pipeline.intent import IntentHook
+
+            own.append(IntentHook(self.intent, last=len(self.outcomes) == len(self.jobs)))
+        return own + (list(self._hooks()) if self._hooks is not None else [])
 
     @property
     def fatal(self) -> list[str]:
@@ -188,6 +199,23 @@ class Audit:
         summary = self.recorder.summary()
         self.recorder.emit(summary)
         return Result(summary, self.fatal, interrupted)
+
+
+def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
+    """The run's --intent plan, its path rows scoped to the TARGETs' origins (a local
+    file's is --base-url's); IntentError (one line, FILE:LINE) for a malformed file."""
+    from audit.pipeline.intent import IntentRun
+    from audit.rules.intent import IntentError, load_intent
+
+    assert config.intent is not None
+    origins = [value for kind, value in jobs if kind != "file"]
+    if config.base_url and any(kind == "file" for kind, _ in jobs):
+        origins.append(config.base_url)
+    try:
+        plan = load_intent(config.intent)
+    except IntentError as exc:
+        raise TargetError(str(exc)) from None
+    return IntentRun(plan.scoped(origins))
 
 
 def check_targets(targets: str | Sequence[str], mode: str) -> list[tuple[str, str]]:

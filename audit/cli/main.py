@@ -445,6 +445,28 @@ def _add_migrate_config_state(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_intent(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--intent",
+        metavar="FILE",
+        help="CSV of url,action[,target] rows: what URLs must do (keep, redirect, gone); a URL "
+        'that does otherwise is intent-violated (also intent = "FILE" in --config)',
+    )
+
+
+def _check_intent(config: CrawlConfig) -> Any:
+    """--intent: the file read and checked before the state, the output or a request;
+    its plan, or None without --intent. A malformed file: one line FILE:LINE, exit 2."""
+    if not config.intent:
+        return None
+    from audit.rules.intent import IntentError, load_intent
+
+    try:
+        return load_intent(config.intent)
+    except IntentError as exc:
+        raise TargetError(str(exc)) from None
+
+
 def _add_content_notify(p: argparse.ArgumentParser) -> None:
     """lastmod over time and notifications (audit.state.lastmod, audit.report.notify)."""
     p.add_argument(
@@ -571,6 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds of slack when comparing lastmod and Last-Modified",
     )
     _add_cluster(crawl)
+    _add_intent(crawl)
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
     validate.add_argument(
@@ -662,6 +685,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(migrate)
     _add_http(migrate)
     _add_migrate_config_state(migrate)
+    _add_intent(migrate)
     _add_codes(sub, (crawl, validate, migrate))
     return parser
 
@@ -755,6 +779,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         links=getattr(args, "links", False),
         max_pages=getattr(args, "max_pages", DEFAULT_MAX_PAGES),
         max_depth=getattr(args, "max_depth", None),
+        intent=getattr(args, "intent", None),
         slow_ms=getattr(args, "slow", DEFAULT_SLOW_MS / 1000) * 1000,
         lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
         include=tuple(getattr(args, "include", ())),
@@ -947,6 +972,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     config = config_from(args, list(targets))
     _validate_regexes(config)
     check_targets(targets, mode)  # every target before anything is opened
+    _check_intent(config)
     snapshot = _notify_snapshot(args)  # before the run replaces the previous one
     store = _open_state(args, mode, targets, config)  # before the output is truncated
     interrupted = True
@@ -1135,6 +1161,8 @@ _NOT_FINGERPRINTED = frozenset(
         "cluster",
         "cluster_batch",
         "cluster_fence",
+        # a plan is edited between nights: the intent file never ties the state
+        "intent",
     }
 )
 
@@ -1328,13 +1356,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     # credentials are for the new site (staging), never for the live one
     config = config_from(args, [new_origin, args.new_sitemap])
     _validate_regexes(config)
+    intent = _check_intent(config)  # path rows apply to old URLs of any origin
     more = {"map": args.map, "new_sitemap": args.new_sitemap}
     store = _open_state(args, "migrate", [args.old, new_origin], config, more)
     outcome: dict[str, Any] = {}
     interrupted = True
     try:
         interrupted, recorder = _migrate_report(
-            args, new_origin, config, redirect_map, store, outcome
+            args, new_origin, config, redirect_map, store, outcome, intent
         )
     finally:
         state_error = _close_state(store, complete=not interrupted and not outcome.get("fatal"))
@@ -1348,6 +1377,7 @@ def _migrate_report(
     redirect_map: Any,
     store: Any,
     outcome: dict[str, Any],
+    intent: Any = None,
 ) -> tuple[bool, Any]:
     """Run the migration into its report: (interrupted, the recorder)."""
     from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
@@ -1373,6 +1403,7 @@ def _migrate_report(
                     progress=progress,
                     outcome=outcome,
                     hooks=hooks,
+                    intent=intent,
                 )
             )
         finally:

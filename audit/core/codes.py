@@ -232,6 +232,12 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("migrate-robots-blocked", E, "robots.txt of the new site disallows the old URL or its target"),
     ("migrate-not-in-new-sitemap", W, "the old URL's new page is not listed in the new sitemap"),
     ("migrate-new-sitemap-redirect", W, "a URL of the new sitemap redirects; list final URLs"),
+    # --intent (contracts/nights.md section 3)
+    (
+        "intent-violated",
+        E,
+        "a URL does not do what its --intent row says (keep, redirect, gone)",
+    ),
 )
 
 # How to fix each code: one or two sentences a site owner can act on (`sitemap-audit codes`,
@@ -382,6 +388,9 @@ _FIX: dict[str, str] = {
     "migrate-robots-blocked": "Allow the old URL and its new page in the new site's robots.txt.",
     "migrate-not-in-new-sitemap": "List the old URL's new page in the new sitemap.",
     "migrate-new-sitemap-redirect": "List final URLs in the new sitemap, not ones that redirect.",
+    "intent-violated": "Make the URL do what the plan says (keep: answer 200 and be indexable; "
+    "redirect: one or more 301/308 hops to the target, which answers 200; gone: answer 404 "
+    "or 410 itself), or correct the row of the intent file.",
     "agent-blocked": "If the agent should read these pages, allow it in robots.txt; if the "
     "block is meant, nothing to do.",
     "agent-noindex": "If the agent should index these pages, remove the noindex scoped to it.",

@@ -111,6 +111,9 @@ class CrawlConfig:
     links: bool = False
     max_pages: int = DEFAULT_MAX_PAGES
     max_depth: int | None = None
+    # --intent FILE: what listed URLs (and the file's own exact URLs) must do (keep, redirect,
+    # gone; audit/rules/intent.py); not part of a --state file's identity
+    intent: str | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

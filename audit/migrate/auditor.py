@@ -27,9 +27,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
-from audit.checks.response import noindex_directive, url_record
+from audit.checks.agents import indexability
+from audit.checks.response import check_fetch, noindex_directive, url_record
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
+from audit.core.evidence import Evidence
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
 from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
@@ -37,9 +39,12 @@ from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
 from audit.pipeline.hooks import Hook, overridden
+from audit.pipeline.intent import IntentRun
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import root_jobs
+from audit.rules.intent import IntentPlan, Match, Served
+from audit.rules.intent import judge as judge_intent
 from audit.rules.urls import normalize_url
 from audit.rules.validator import SeenUrls
 
@@ -60,6 +65,7 @@ __all__ = [
 
 # Every old URL gets exactly one of these; when several apply, the first listed wins.
 OUTCOMES: tuple[str, ...] = (
+    "intent-violated",  # --intent: the row's verdict replaces the migrate-* finding
     "robots-blocked",
     "lost",
     "not-found",
@@ -68,6 +74,7 @@ OUTCOMES: tuple[str, ...] = (
     "noindex",
     "temporary-redirect",
     "chain",
+    "gone",  # --intent: a satisfied gone row
     "ok",
 )
 _RANK = {o: i for i, o in enumerate(OUTCOMES)}
@@ -97,6 +104,7 @@ _KEPT_CODES = frozenset(
         "loc-invalid",
         "loc-too-long",
         "robots-unreachable",
+        "intent-violated",
     }
 )
 
@@ -335,14 +343,16 @@ class MigrationStats:
     new_sitemap_urls: int = 0
     new_sitemap_redirects: int = 0
     home_examples: list[str] = field(default_factory=list)
+    intent_rows: int = 0  # old URLs an --intent row applies to (not in the mass home check)
     skipped_findings: int = 0  # findings about the old sitemap itself, left to `validate`
 
     @property
     def total(self) -> int:
         return sum(self.outcomes.values())
 
-    def add(self, verdict: Verdict, old_url: str, *, direct: bool) -> None:
+    def add(self, verdict: Verdict, old_url: str, *, direct: bool, intent: bool = False) -> None:
         self.outcomes[verdict.outcome] += 1
+        self.intent_rows += intent
         if verdict.outcome == "ok" and direct:
             self.ok_direct += 1
         if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
@@ -360,13 +370,16 @@ class MigrationStats:
         outcome = record.get("outcome")
         if outcome in _RANK:
             self.add(
-                Verdict(str(outcome)), str(record.get("url")), direct=not record.get("redirects")
+                Verdict(str(outcome)),
+                str(record.get("url")),
+                direct=not record.get("redirects"),
+                intent="intent" in record,
             )
             self.unmapped += self.map_name is not None and "expected" not in record
 
     def mass_homepage(self) -> bool:
         n = self.outcomes["to-homepage"]
-        total = self.total
+        total = self.total - self.intent_rows  # URLs with a row follow their row
         return n > HOMEPAGE_MASS_COUNT or (n >= 2 and total > 0 and n / total > HOMEPAGE_MASS_SHARE)
 
     def to_json(self) -> dict[str, Any]:
@@ -490,15 +503,18 @@ class MigrationCheck:
         new_origin: str,
         redirect_map: RedirectMap | None = None,
         new_sitemap: NewSitemapListing | None = None,
+        intent: IntentRun | None = None,
     ) -> None:
         self.auditor = auditor
+        self.intent = intent
         self.rec = auditor.rec
         self.agent_token = auditor.agent_token
         self.stats = stats
         self.new_origin = new_origin
         self.redirect_map = redirect_map
         self.new_sitemap = new_sitemap
-        # --state: a URL judged before a resumed run's crash is replayed, not requested
+        # --state: the hooks look the URL up before it is judged (a resumed run's answers
+        # are then judged again from the state, not requested)
         self._before = [h.before_request for h in auditor.hooks if overridden(h, "before_request")]
 
     async def __call__(self, job: UrlJob) -> None:
@@ -506,12 +522,13 @@ class MigrationCheck:
             return
         checked = new_url_for(job.url, self.new_origin)
         extra: dict[str, Any] = {"checked_url": checked}
-        expected = self._expected(job.url, extra)
+        match = self.intent.plan.match(job.url) if self.intent is not None else None
+        expected = self._expected_of(job.url, match, extra)
         policy = await self.auditor.robots_for(checked)
         if not policy.allowed(checked):
             self._blocked(job, checked, extra)
             return
-        result = await self.auditor.client.fetch(checked)
+        result = await self._answer(job, checked)
         verdict = judge(
             job.url,
             result,
@@ -521,12 +538,73 @@ class MigrationCheck:
             landing_allowed=await self._landing_allowed(result),
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
+        if match is not None:
+            verdict = self._intent(match, result, record, verdict, extra)
         extra["outcome"] = verdict.outcome
         record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
-        found = [*self._verdict(job, verdict, direct=not result.redirects)]
+        found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
         # through the auditor's hooks: --state stores the record and findings with the URL
         self.auditor.deliver_checked(job, record, found, result)
+
+    def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
+        """The old URL's expected new URL: its intent row's target, which beats the map's."""
+        if match is None or match.expected is None:
+            return self._expected(old_url, extra)
+        extra["expected"] = match.expected
+        return match.expected
+
+    def _intent(
+        self,
+        match: Match,
+        result: FetchResult,
+        record: UrlResult,
+        verdict: Verdict,
+        extra: dict[str, Any],
+    ) -> Verdict:
+        """--intent: the row judged on the new site's answer; its verdict replaces the
+        migrate-* one when broken (intent-violated) or `gone`, and a kept URL is `ok`."""
+        assert self.intent is not None
+        found = check_fetch(
+            result,
+            lastmod=None,
+            sitemap=None,
+            line=None,
+            config=self.auditor.config,
+            agent_token=self.agent_token,
+            now=self.auditor.now,
+        )
+        reason = indexability(record, found, result)
+        served = Served(
+            result.status, result.redirects, result.final_url, reason is None, reason, result.error
+        )
+        new_origin = self.new_origin
+        said = judge_intent(
+            match,
+            served,
+            file=self.intent.plan.file,
+            same=lambda final, want: same_target(final, want, new_origin),
+        )
+        extra["intent"] = said.to_json()  # counted as the record goes out
+        if not said.ok:
+            return Verdict("intent-violated", (("intent-violated", said.message),))
+        if said.action == "gone":
+            return Verdict("gone")
+        if said.action == "keep":
+            return Verdict("ok", (), verdict.landed)
+        return verdict
+
+    async def _answer(self, job: UrlJob, checked: str) -> FetchResult:
+        """The new site's answer: requested, or (--state, a resumed run) the answer this
+        run got before its crash, judged again as a fresh one."""
+        auditor = self.auditor
+        stored = auditor.stored_answer(job)
+        if stored is not None:
+            return stored.result
+        result = await auditor.client.fetch(checked)
+        if auditor.keeps_evidence:
+            job.evidence = Evidence(result)
+        return result
 
     def _replayed(self, job: UrlJob) -> bool:
         """A hook delivered the URL's outcome itself (--state: judged before a crash)."""
@@ -582,7 +660,7 @@ class MigrationCheck:
             self.new_sitemap is not None
             and self.stats.new_sitemap_urls
             and verdict.landed is not None
-            and verdict.outcome not in ("lost", "not-found", "robots-blocked")
+            and verdict.outcome not in ("lost", "not-found", "robots-blocked", "gone")
             and not self.new_sitemap.has(verdict.landed)
         ):
             self.stats.not_in_new_sitemap += 1
@@ -593,9 +671,11 @@ class MigrationCheck:
             return [_url_finding(job, "migrate-not-in-new-sitemap", message)]
         return []
 
-    def _verdict(self, job: UrlJob, verdict: Verdict, *, direct: bool) -> list[Finding]:
+    def _verdict(
+        self, job: UrlJob, verdict: Verdict, *, direct: bool, intent: bool = False
+    ) -> list[Finding]:
         """The verdict counted; its findings about the old URL."""
-        self.stats.add(verdict, job.url, direct=direct)
+        self.stats.add(verdict, job.url, direct=direct, intent=intent)
         return [_url_finding(job, code, message) for code, message in verdict.findings]
 
 
@@ -603,22 +683,27 @@ def _url_finding(job: UrlJob, code: str, message: str) -> Finding:
     return finding(code, message, sitemap=job.sitemap, line=job.line, url=job.url)
 
 
-def finish(stats: MigrationStats, recorder: Recorder) -> None:
-    """The mass home-page finding (when it applies) and the summary's migration block."""
+def finish(stats: MigrationStats, recorder: Recorder, intent: IntentRun | None = None) -> None:
+    """The mass home-page finding (when it applies), the summary's migration block and,
+    with --intent, its intent block."""
     n = stats.outcomes["to-homepage"]
     if stats.mass_homepage():
-        share = 100.0 * n / stats.total
+        total = stats.total - stats.intent_rows
+        share = 100.0 * n / total
         examples = ", ".join(stats.home_examples)
+        which = " without an --intent row" if stats.intent_rows else ""
         recorder.finding(
             finding(
                 "migrate-to-homepage",
-                f"{n} of {stats.total} old URLs ({share:.1f}%) redirect to the new home page "
+                f"{n} of {total} old URLs{which} ({share:.1f}%) redirect to the new home page "
                 f"(e.g. {examples}): a mass redirect to the home page is a soft 404 for each; "
                 "redirect every old URL to its closest new page",
                 url=stats.new_origin + "/",
             )
         )
     recorder.notes["migration"] = stats.to_json()
+    if intent is not None:
+        recorder.notes["intent"] = intent.to_json()
 
 
 async def run_migrate(
@@ -632,11 +717,13 @@ async def run_migrate(
     progress: Progress | None = None,
     outcome: dict[str, Any] | None = None,
     hooks: Sequence[Hook] = (),
+    intent: IntentPlan | None = None,
 ) -> MigrationStats:
     """Run one migration check; records go to `recorder` (whose stats are filled in).
 
     A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
-    `hooks` plug into the pass over OLD (--state's, which the CLI gives).
+    `hooks` plug into the pass over OLD (--state's, which the CLI gives). `intent`
+    (--intent): each old URL a row applies to is judged under it (path rows on any origin).
     """
     recorder.redact(config.secrets())
     stats = recorder.stats
@@ -646,6 +733,9 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
+    intent_run = _intent_run(intent)
+    if intent_run is not None:
+        recorder.add_sink(intent_run.observe)
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
@@ -676,6 +766,7 @@ async def run_migrate(
                     new_origin=new_origin,
                     redirect_map=redirect_map,
                     new_sitemap=listing,
+                    intent=intent_run,
                 )
 
             auditor = Auditor(config, recorder, progress=progress, hooks=hooks, url_check=check)
@@ -690,8 +781,13 @@ async def run_migrate(
             if fatal is not None:
                 outcome["fatal"] = fatal
     finally:
-        finish(stats, recorder)
+        finish(stats, recorder, intent_run)
     return stats
+
+
+def _intent_run(intent: IntentPlan | None) -> IntentRun | None:
+    """--intent in migrate: path rows apply to old URLs of any origin."""
+    return IntentRun(intent.scoped(None)) if intent is not None else None
 
 
 async def _run_roots(

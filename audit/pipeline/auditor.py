@@ -959,6 +959,17 @@ class Auditor:
         job.evidence = evidence
         return evidence.result, page
 
+    @property
+    def keeps_evidence(self) -> bool:
+        """Does a hook keep each answer's evidence (--state)? A `UrlCheck` of its own then
+        puts its answer on `job.evidence`."""
+        return self._keeps_evidence
+
+    def stored_answer(self, job: UrlJob) -> Evidence | None:
+        """Stored evidence that stands for the URL's answer without a request (a resumed
+        run's), for a `UrlCheck` of its own: the hooks' `stored_answer`."""
+        return self._stored_answer(job) if self._stored_hooks else None
+
     def _stored_answer(self, job: UrlJob) -> Evidence | None:
         for hook in self._stored_hooks:
             stored = hook(job)

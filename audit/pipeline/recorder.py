@@ -51,6 +51,19 @@ class Recorder:
         self._secrets = secrets
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
+    def add_sink(self, sink: RecordSink) -> None:
+        """One more sink from now on (redacted like the others): a capability that counts
+        what the report says (--intent's summary block)."""
+        self._raw_sinks.append(sink)
+        self._sinks.append(self._sinks_redacted(sink))
+
+    def _sinks_redacted(self, sink: RecordSink) -> RecordSink:
+        if not self._secrets:
+            return sink
+        from audit.http.access import redacting
+
+        return redacting(sink, self._secrets)
+
     def emit(self, record: dict[str, Any]) -> None:
         if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:
             return
@@ -63,6 +76,11 @@ class Recorder:
 
     def url(self, rec: UrlResult) -> None:
         self.urls += 1
+        self.emit(rec.to_json())
+
+    def unlisted(self, rec: UrlResult) -> None:
+        """The url record of a URL no sitemap of the run lists (an --intent row's, a
+        dropped URL of the ledger): written, not counted in the summary's `urls`."""
         self.emit(rec.to_json())
 
     def finding(self, f: Finding) -> None:

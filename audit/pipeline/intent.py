@@ -1,0 +1,224 @@
+"""The hook of `crawl --intent FILE` (contracts/nights.md section 3): what URLs must do.
+
+`IntentHook` judges, under the intent file's rows (audit.rules.intent), the URLs a crawl
+checks, on the answer each check got:
+
+1. every listed URL a row matches, at the `judge` point (after indexability is known): the
+   url record gains `"intent": {"action", "line", "ok"}` and a broken row adds one
+   `intent-violated` finding (with the listing's sitemap and line) on top of the ordinary
+   findings. A robots-blocked URL is not judged;
+2. every *absolute exact* row's URL that no sitemap of the run lists (nor the ledger
+   brings in: `IntentRun.elsewhere`), at `drain` of the run's last target: requested once,
+   robots.txt first, as a listed URL is checked (HEAD confirmed with GET, or GET with
+   --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null`
+   and `"source": "intent"` and no finding but `intent-violated`. Such records are not
+   counted as listed URLs.
+
+`IntentRun` is the run's side: the plan, the counts per action (`summary.intent`) and the
+exact rows' URLs listed by any target; every target's hook shares it. `IntentRun.judge`
+is the one call a caller with an answer of its own makes (the ledger's dropped URLs): the
+verdict of the row that applies, or None. The counts are those of the report: every url
+record that reaches the recorder with an `intent` object counts (`IntentRun.observe`, a
+recorder sink), so a record replayed by --state (a resumed run) counts as it is written.
+
+The Audit installs it (audit/api.py) after the run's own hooks (it reads the indexability
+they set) and before the caller's (the state stores what it added). Imports no aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from audit.checks.agents import indexability
+from audit.checks.page import PageSink, check_page
+from audit.checks.response import check_fetch, url_record
+from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.http.rewrite import Rewriter
+from audit.pipeline.hooks import Hook
+from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
+
+if TYPE_CHECKING:
+    from audit.pipeline.auditor import Auditor, UrlJob
+
+__all__ = ["IntentHook", "IntentRun", "intent_of", "violation"]
+
+CODE = "intent-violated"
+
+
+def violation(
+    url: str, verdict: Verdict, *, sitemap: str | None = None, line: int | None = None
+) -> Finding:
+    """The `intent-violated` finding of a broken row (`verdict.ok` False)."""
+    return finding(CODE, verdict.message, sitemap=sitemap, line=line, url=url)
+
+
+class IntentRun:
+    """One run's intent: the plan (path rows scoped to the TARGETs' origins), the counts
+    per action, and which exact rows' URLs the run listed."""
+
+    def __init__(self, plan: IntentPlan) -> None:
+        self.plan = plan
+        # summary.intent, counted as url records go out (the summary takes it as it is)
+        self.block: dict[str, Any] = {"file": plan.file, "rows": len(plan)}
+        self.block.update({a: {"judged": 0, "violated": 0} for a in ACTIONS})
+        self.listed: set[int] = set()  # line of each exact row whose URL a sitemap listed
+        # URLs that another part of the run judges itself (the ledger's dropped and held
+        # URLs): never requested as an unlisted exact row. Set by that part.
+        self.elsewhere: Callable[[str], bool] | None = None
+
+    def judge(self, url: str, answer: UrlResult | Mapping[str, Any]) -> Verdict | None:
+        """The verdict of the row that applies to `url` on its answer (a url record, or its
+        jsonl dict), or None when no row applies. The record that gets its `intent` object
+        (`Verdict.to_json`) is counted when it is written."""
+        match = self.plan.match(url)
+        if match is None:
+            return None
+        return judge(match, Served.of(answer), file=self.plan.file)
+
+    def observe(self, record: dict[str, Any]) -> None:
+        """A recorder sink: a url record with an `intent` object counts in its action."""
+        said = record.get("intent")
+        if record.get("type") != "url" or not isinstance(said, dict):
+            return
+        counts = self.block.get(str(said.get("action"))) if said.get("action") in ACTIONS else None
+        if isinstance(counts, dict):
+            counts["judged"] += 1
+            counts["violated"] += said.get("ok") is False
+
+    def to_json(self) -> dict[str, Any]:
+        """`summary.intent` (the live block: the counts go on until the summary)."""
+        return self.block
+
+
+def intent_of(auditor: Auditor) -> IntentRun | None:
+    """The run's --intent (for another hook of the same run, e.g. the ledger), or None."""
+    for hook in auditor.hooks:
+        if isinstance(hook, IntentHook):
+            return hook.run
+    return None
+
+
+class IntentHook(Hook):
+    """`--intent` on one target of a crawl; see the module."""
+
+    def __init__(self, run: IntentRun, *, last: bool = True) -> None:
+        self.run = run
+        self.last = last
+        self.auditor: Auditor | None = None
+        self._rewrite = Rewriter(())
+
+    def attach(self, auditor: Auditor) -> None:
+        self.auditor = auditor
+        self._rewrite = Rewriter(auditor.config.rewrites)
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        if record.robots != "allowed":
+            return None  # not requested: nothing to judge
+        verdict = self.run.judge(job.url, record)
+        if verdict is None:
+            return None
+        record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
+        if any(f.code == CODE for f in found):  # judged again (a stored verdict re-derived)
+            found = [f for f in found if f.code != CODE]
+        if not verdict.ok:
+            found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]
+        return record, found
+
+    async def drain(self) -> None:
+        auditor = self.auditor
+        if auditor is None:
+            return
+        rows = self.run.plan.exact_urls()
+        for row in rows:
+            if row.url in auditor.seen:
+                self.run.listed.add(row.line)
+        if not self.last or auditor.state.max_urls_reached:
+            return  # a run cut by --max-urls does not know what it would have listed
+        elsewhere = self.run.elsewhere
+        todo = [
+            r
+            for r in rows
+            if r.line not in self.run.listed and (elsewhere is None or not elsewhere(r.url))
+        ]
+        await self._request_all(auditor, todo)
+
+    async def _request_all(self, auditor: Auditor, rows: list[Row]) -> None:
+        """The unlisted exact rows, requested by a few workers (politeness is per host)."""
+        queue = list(reversed(rows))
+
+        async def worker() -> None:
+            while queue:
+                await self._request(auditor, queue.pop())
+
+        workers = min(len(rows), max(1, auditor.config.concurrency))
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(workers):
+                tg.create_task(worker())
+
+    async def _request(self, auditor: Auditor, row: Row) -> None:
+        """One unlisted exact row's URL: robots.txt first, then the check of a listed URL."""
+        url = row.url
+        checked = self._rewrite(url) if self._rewrite else url  # --rewrite, as a listed URL
+        extra: dict[str, Any] = {"source": "intent"}
+        if checked != url:
+            extra.update(checked_url=checked, rewritten=True)
+        policy = await auditor.robots_for(checked)
+        if not policy.allowed(checked):
+            extra.update(indexable=False, indexability="robots")
+            held = policy.status == "unreachable"
+            record = UrlResult.unrequested(
+                url, None, None, None, "unreachable" if held else "blocked", extra=extra
+            )
+            auditor.rec.unlisted(record)
+            return
+        record = await self._checked(auditor, url, checked, extra)
+        verdict = self.run.judge(url, record)
+        out: list[Finding] = []
+        if verdict is not None:
+            record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
+            if not verdict.ok:
+                out.append(violation(url, verdict))
+        auditor.rec.unlisted(record)
+        auditor.rec.findings(out)
+
+    async def _checked(
+        self, auditor: Auditor, url: str, checked: str, extra: dict[str, Any]
+    ) -> UrlResult:
+        """The record of a URL checked as a listed one is (its findings only say whether it
+        is indexable: a URL no sitemap lists gets none of them)."""
+        config = auditor.config
+        sink = PageSink(config.page_cap) if config.page_checks else None
+        if sink is None:
+            result = await auditor.client.fetch(checked)
+        else:
+            result = await auditor.client.fetch_page(checked, sink, cap=config.page_cap)
+        if checked != url:
+            result = replace(result, url=url)  # the record names the row's URL
+        record = url_record(result, sitemap=None, line=None, lastmod=None)
+        found = check_fetch(
+            result,
+            lastmod=None,
+            sitemap=None,
+            line=None,
+            config=config,
+            agent_token=auditor.agent_token,
+            now=auditor.now,
+        )
+        extra = {**(record.extra or {}), **extra}
+        if sink is not None and sink.facts is not None and result.status == 200:
+            page = check_page(
+                result, sink.facts, found, agent_token=auditor.agent_token, sitemap=None, line=None
+            )
+            found, extra["page"] = page.findings, page.record
+        reason = indexability(record, found, result)
+        extra.update(indexable=reason is None, indexability=reason)
+        return record.with_extra(extra)
+
+    def end_of_run(self) -> None:
+        if self.auditor is not None:
+            self.auditor.rec.notes["intent"] = self.run.to_json()
