@@ -58,6 +58,7 @@ from audit.checks.links import PageLinks, header_nofollow, links_of
 from audit.checks.pagefacts import LINKS, FactsSink, PageFacts
 from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
+from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
 from audit.pipeline.hooks import Hook
 from audit.rules.fingerprints import SeenUrls
@@ -285,10 +286,17 @@ class _Store:
         url: str = "",
         depth: int | None = None,
         counted: bool = False,
+        evidence: Evidence | None = None,
+        again: bool = False,
     ) -> None:
         """A record held to the end; `depth`: counted in pages by depth, `counted`: in
-        --max-pages (what a resumed run counts again from the rows)."""
-        blob = pickle.dumps((record, found), protocol=pickle.HIGHEST_PROTOCOL)
+        --max-pages (what a resumed run counts again from the rows). A listed page's
+        `evidence` is kept with it, so that a resumed run derives its verdict again
+        (`again`: the row it held before the crash is replaced)."""
+        if again:
+            self._flush()
+            self.db.execute("DELETE FROM held WHERE k = ? AND listed = 1", (key,))
+        blob = pickle.dumps((record, found, evidence), protocol=pickle.HIGHEST_PROTOCOL)
         self._held.append((key, listed, blob, url, depth, counted))
         if len(self._held) >= _HELD_BATCH:
             self._flush()
@@ -300,8 +308,19 @@ class _Store:
             "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
         )
         for listed, blob, n, source in rows:
-            record, found = pickle.loads(blob)
+            record, found, _ = pickle.loads(blob)
             yield bool(listed), record, found, n or 0, source
+
+    def evidence(self, key: int) -> Evidence | None:
+        """The evidence a listed page was held with (a resumed run's page), or None."""
+        self._flush()
+        row = self.db.execute(
+            "SELECT b FROM held WHERE k = ? AND listed = 1 ORDER BY seq DESC LIMIT 1", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        held = pickle.loads(row[0])
+        return held[2] if len(held) > 2 else None
 
     # --- a kept store ----------------------------------------------------------
 
@@ -412,6 +431,7 @@ class LinkCrawl(Hook):
         self._cond: asyncio.Condition | None = None
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
+        self._again: set[int] = set()  # id(job) of listed pages held before, judged again
         self.resumed = 0  # resumed: the pages held before (not requested again)
         self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
 
@@ -447,11 +467,18 @@ class LinkCrawl(Hook):
         self.fetched, self.listed_read, depths = self.store.counts()
         self.depths.update(depths)
 
-    def before_request(self, job: UrlJob) -> bool:
-        """A resumed crawl: a listed URL held before the run died is done (its record
-        waits in the store, its links were counted and queued)."""
+    def stored_answer(self, job: UrlJob) -> Evidence | None:
+        """A resumed crawl: a listed page held before the run died is not requested
+        again; its verdict is derived again from the evidence held with it (so host-wide
+        judgements such as a deploy stamp see its answer), its links were counted and
+        queued already."""
         done = self.done_listed
-        return done is not None and job.url in done
+        if done is None or job.url not in done:
+            return None
+        evidence = self.store.evidence(_key(normalize_url(job.url)))
+        if evidence is not None:
+            self._again.add(id(job))
+        return evidence
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         self._origin_of(job.url)  # early: the listed pages' links are judged against it
@@ -479,9 +506,13 @@ class LinkCrawl(Hook):
         sink = self._sinks.pop(id(job), None)
         if result is None:
             return None
-        self.listed_read += 1
-        self.depths[0] += 1
-        page = self._answered(job.url, result, 0, sink.facts if sink is not None else None)
+        facts = sink.facts if sink is not None else None
+        if id(job) in self._again:  # counted, and its links followed, before the crash
+            page = self._read(result.final_url or job.url, result, facts)
+        else:
+            self.listed_read += 1
+            self.depths[0] += 1
+            page = self._answered(job.url, result, 0, facts)
         extra = record.extra or {}
         final = result.final_url or job.url
         reason = page_reason(extra.get("indexability"), page, final)
@@ -494,7 +525,13 @@ class LinkCrawl(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> bool:
         depth = 0 if result is not None else None  # judge() counted it as read
-        self.store.hold(_key(normalize_url(job.url)), True, record, found, url=job.url, depth=depth)
+        again = id(job) in self._again
+        if again:
+            self._again.discard(id(job))
+        key = _key(normalize_url(job.url))
+        self.store.hold(
+            key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
+        )
         self.store.tick()
         return True
 

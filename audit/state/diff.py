@@ -111,7 +111,6 @@ class DiffSummary:
         }
 
 
-
 def _is_state(path: str | Path) -> bool:
     try:
         with Path(path).open("rb") as fh:
