@@ -1,6 +1,7 @@
 """What each bot sees (RULES.md, `--agents`): per-agent verdicts, indexability, empty shells.
 
-- `parse_agents()` expands `--agents` (product tokens and the presets `search`, `ai`, `all`).
+- `parse_agents()` expands `--agents` (product tokens and the presets by tier: `search`,
+  `ai-train`, `ai-search`, `ai-user`, `ai`, `all`; contracts/agents.md).
 - `agent_verdict()` says what one named agent makes of a listed URL from what the run already
   has: the robots.txt answer for that agent, the `X-Robots-Tag` values and (with page checks)
   the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
@@ -24,7 +25,7 @@ from typing import Final, Literal
 
 from audit.checks.pagefacts import PageFacts
 from audit.checks.response import noindex_directive
-from audit.core.agent import is_product_token
+from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 
 __all__ = [
@@ -40,19 +41,19 @@ __all__ = [
 
 AgentVerdict = Literal["blocked", "noindex", "allowed"]
 
-_SEARCH: Final = ("Googlebot", "Bingbot")
-_AI: Final = (
-    "GPTBot",
-    "ClaudeBot",
-    "Google-Extended",
-    "CCBot",
-    "PerplexityBot",
-    "Applebot-Extended",
-)
+
+def _tier(*tiers: str) -> tuple[str, ...]:
+    return tuple(a.token for tier in tiers for a in KNOWN_AGENTS if a.tier == tier)
+
+
+# contracts/agents.md: each preset's tokens, in this order, each once
 PRESETS: Final[dict[str, tuple[str, ...]]] = {
-    "search": _SEARCH,
-    "ai": _AI,
-    "all": (*_SEARCH, *_AI),
+    "search": _tier("search"),
+    "ai-train": _tier("ai-train"),
+    "ai-search": _tier("ai-search"),
+    "ai-user": _tier("ai-user"),
+    "ai": _tier("ai-train", "ai-search", "ai-user"),
+    "all": _tier("search", "ai-train", "ai-search", "ai-user"),
 }
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
@@ -61,11 +62,12 @@ _NOINDEX: Final = frozenset({"noindex", "none"})
 
 def parse_agents(text: str) -> tuple[str, ...]:
     """The agents of `--agents LIST`, presets expanded, each once (case-insensitively), in
-    the order given. ValueError names the first item that is neither preset nor token."""
+    the order given; a token of the agents table spelt as the table does, any other as
+    first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
     for item in (part.strip() for part in text.split(",")):
         for name in _expanded(item) if item else ():
-            out.setdefault(name.lower(), name)
+            out.setdefault(name.lower(), canonical_token(name))
     if not out:
         raise ValueError("no agent named")
     return tuple(out.values())

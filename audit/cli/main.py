@@ -304,9 +304,11 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         type=_agents,
         default=(),
         metavar="LIST",
-        help="also judge robots.txt and scoped noindex for these agents, with no extra "
-        "request: product tokens, or the presets search (Googlebot, Bingbot), ai (GPTBot, "
-        "ClaudeBot, Google-Extended, CCBot, PerplexityBot, Applebot-Extended), all",
+        help="also judge robots.txt, scoped noindex and robots.txt's usage lines for these "
+        "agents: product tokens, or the presets search (Googlebot, Bingbot), ai-train "
+        "(GPTBot, ClaudeBot, Google-Extended, CCBot, Applebot-Extended), ai-search "
+        "(OAI-SearchBot, Claude-SearchBot, PerplexityBot), ai-user (ChatGPT-User, "
+        "Claude-User, Perplexity-User), ai (the three AI tiers), all",
     )
     p.add_argument(
         "--header",
