@@ -13,6 +13,8 @@
 - `empty_shell()` is the reason a 200 HTML page reads as an empty JavaScript shell (fewer
   than `SHELL_TEXT` characters of visible body text while it loads scripts), or None. It
   judges only a body read to its end: a page cut off by the reader may have text later.
+- `says_yes()` is the uses (`search`, `ai-input`, `ai-train`) an agent's effective usage
+  signals say yes to (contracts/agents.md, "Usage signals"; `usage-contradiction`).
 
 Pure and synchronous: must not import aiohttp or asyncio.
 """
@@ -31,12 +33,14 @@ from audit.core.records import FetchResult, Finding, UrlResult, header_value
 __all__ = [
     "PRESETS",
     "SHELL_TEXT",
+    "USES",
     "AgentVerdict",
     "agent_verdict",
     "empty_shell",
     "indexability",
     "meta_noindex",
     "parse_agents",
+    "says_yes",
 ]
 
 AgentVerdict = Literal["blocked", "noindex", "allowed"]
@@ -55,6 +59,12 @@ PRESETS: Final[dict[str, tuple[str, ...]]] = {
     "ai": _tier("ai-train", "ai-search", "ai-user"),
     "all": _tier("search", "ai-train", "ai-search", "ai-user"),
 }
+# contracts/agents.md, "Usage signals": each use, its Content-Usage name, its agents
+USES: Final[tuple[tuple[str, str | None, frozenset[str]], ...]] = (
+    ("search", "search", frozenset(t.lower() for t in PRESETS["search"])),
+    ("ai-input", None, frozenset(t.lower() for t in (*PRESETS["ai-search"], *PRESETS["ai-user"]))),
+    ("ai-train", "train-ai", frozenset(t.lower() for t in PRESETS["ai-train"])),
+)
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _NOINDEX: Final = frozenset({"noindex", "none"})
@@ -83,6 +93,18 @@ def _expanded(item: str) -> tuple[str, ...]:
             f"the presets {', '.join(PRESETS)}"
         )
     return (item,)
+
+
+def says_yes(agent: str, signals: dict[str, str], usage: dict[str, str]) -> list[str]:
+    """The uses (`search`, `ai-input`, `ai-train`) of `agent`'s tier that its effective
+    `Content-Signal` says `yes` to, or its `Content-Usage` says `y` to."""
+    token = agent.strip().lower()
+    return [
+        category
+        for category, name, agents in USES
+        if token in agents
+        and (signals.get(category) == "yes" or (name is not None and usage.get(name) == "y"))
+    ]
 
 
 def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:

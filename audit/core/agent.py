@@ -27,6 +27,7 @@ __all__ = [
     "canonical_token",
     "is_product_token",
     "robots_token",
+    "usage_pairs",
     "user_agent_of",
 ]
 
@@ -272,3 +273,17 @@ def _first_word(user_agent: str) -> str:
 def is_product_token(text: str) -> bool:
     """Is `text` a product token RFC 9309 lets a robots.txt group name (`--robots-agent`)?"""
     return _PRODUCT_TOKEN.fullmatch(text) is not None
+
+
+def usage_pairs(value: str) -> dict[str, str]:
+    """The `name=value` pairs of a `Content-Signal` or `Content-Usage` value, in order
+    (contracts/agents.md, "Usage signals"): names and values trimmed and lower-cased; a
+    pair without `=`, or with an empty name or value, dropped; a later pair of a name wins."""
+    out: dict[str, str] = {}
+    for part in value.split(","):
+        name, eq, val = part.partition("=")
+        name, val = name.strip().lower(), val.strip().lower()
+        if eq and name and val:
+            out.pop(name, None)  # a later pair wins, and stands where it was written
+            out[name] = val
+    return out
