@@ -13,6 +13,7 @@
 - `empty_shell()` is the reason a 200 HTML page reads as an empty JavaScript shell (fewer
   than `SHELL_TEXT` characters of visible body text while it loads scripts), or None. It
   judges only a body read to its end: a page cut off by the reader may have text later.
+- `served_as()` is the code of what an agent was served (`--agents-fetch`), or None.
 - `says_yes()` is the uses (`search`, `ai-input`, `ai-train`) an agent's effective usage
   signals say yes to (contracts/agents.md, "Usage signals"; `usage-contradiction`).
 
@@ -31,6 +32,7 @@ from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 
 __all__ = [
+    "FETCH_CODES",
     "PRESETS",
     "SHELL_TEXT",
     "USES",
@@ -41,6 +43,7 @@ __all__ = [
     "meta_noindex",
     "parse_agents",
     "says_yes",
+    "served_as",
 ]
 
 AgentVerdict = Literal["blocked", "noindex", "allowed"]
@@ -172,6 +175,35 @@ def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
     content_type = header_value(result.headers, "content-type")
     if content_type is not None and not _is_html_type(content_type):
         return "not-html"
+    return None
+
+
+# contracts/agents.md, "What each agent is served": the codes in the table's order
+FETCH_CODES: Final = (
+    "agent-served-differently",
+    "agent-challenged",
+    "agent-payment-required",
+    "agent-shell-only",
+)
+_CHALLENGES: Final = frozenset({403, 429, 503})
+
+
+def served_as(
+    status: int | None, headers: Sequence[tuple[str, str]], facts: PageFacts | None
+) -> str | None:
+    """The code of an agent's answer to a URL that answered the main agent 200, or None
+    (the same): the first that applies of a 402 with `crawler-price`, a challenge (403,
+    429, 503), any other status that is not 2xx (or no answer), then an empty shell
+    (`facts`: the agent's page, given only when the main answer's body was read and is
+    no shell)."""
+    if status == 402 and header_value(tuple(headers), "crawler-price") is not None:
+        return "agent-payment-required"
+    if status in _CHALLENGES:
+        return "agent-challenged"
+    if status is None or not 200 <= status < 300:
+        return "agent-served-differently"
+    if facts is not None and empty_shell(facts) is not None:
+        return "agent-shell-only"
     return None
 
 

@@ -914,6 +914,75 @@ class HttpClient:
         whose answer started the sink, in order."""
         return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
 
+    async def fetch_as(
+        self, url: str, user_agent: str, *, sink: BodySink | None = None, cap: int
+    ) -> FetchResult:
+        """One GET of `url` as another agent (`--agents-fetch`): its User-Agent string, the
+        credentials and extra headers of the origin, the body up to `cap` (into `sink` if
+        it wants the page). No redirect followed, no retry, no Retry-After wait. The host's
+        turn and in-flight slot are taken as for any request, but the answer never changes
+        the host's politeness (a 429 or 503 to an agent is that agent's, not the host's).
+        Never raises for a per-URL failure."""
+        session = self._session or self.session
+        started = time.monotonic()
+        try:
+            host = self.hosts.get(url)
+            target = request_url(url)
+        except ValueError:
+            return FetchResult(url, url, None, method="GET", error="not an absolute http(s) URL", error_kind="other")  # fmt: skip
+        if self._guard.active and self._guard.refuses(url):
+            err = _private_error(url)
+            return FetchResult(url, url, None, method="GET", error=str(err), error_kind=err.kind)  # fmt: skip
+        headers, verify = self._prepare(host, False, {"User-Agent": user_agent}, None)
+        headers = {k: v for k, v in (headers or {}).items() if k.lower() != "user-agent"}
+        headers["User-Agent"] = user_agent
+        held = host.try_acquire() or await host.acquire()
+        resp: aiohttp.ClientResponse | None = None
+        status: int | None = None
+        answered: tuple[tuple[str, str], ...] = ()
+        body = b""
+        error: FetchError | None = None
+        try:
+            resp = await session.request(
+                "GET",
+                target,
+                allow_redirects=False,
+                timeout=self._fetch_timeout,
+                headers=headers,
+                ssl=verify,
+            )
+            status, answered = resp.status, response_headers(resp)
+            if status not in REDIRECT_STATUSES:
+                limit = max(1, cap)
+                reading = (
+                    read_for_sink(resp, answered, sink, limit)
+                    if sink is not None
+                    else read_head(resp, min(limit, BODY_EXCERPT))
+                )
+                body = await reading
+            if not release_if_read(resp):
+                await discard(resp)
+        except Exception as exc:
+            error, status, answered, body = translate_exception(exc, url), None, (), b""
+        finally:
+            if held:
+                host.release()
+            if resp is not None and not resp.closed and error is not None:
+                resp.close()
+        return FetchResult(
+            url,
+            url,
+            status,
+            answered,
+            (),
+            (time.monotonic() - started) * 1000.0,
+            "GET",
+            None if error is None else str(error),
+            None if error is None else error.kind,
+            body,
+            1,
+        )
+
     @asynccontextmanager
     async def stream(
         self, url: str, *, headers: Mapping[str, str] | None = None

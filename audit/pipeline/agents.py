@@ -28,6 +28,7 @@ from audit.checks.agents import (
     USES,
     agent_verdict,
     indexability,
+    is_html,
     parse_agents,
     says_yes,
 )
@@ -35,6 +36,7 @@ from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
 from audit.http.hosts import canonical_origin
+from audit.pipeline.agentfetch import AgentSampler
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
@@ -63,10 +65,17 @@ class AgentsHook(Hook):
         self.tallies: dict[tuple[str, str], _Tally] = {}
         # origin -> its robots.txt policy, for every origin whose robots.txt was read
         self.policies: dict[str, RobotsPolicy] = {}
+        self.fetch_n = config.agents_fetch if self.agents else None
+        self.read_pages = config.page_checks
+        self.sampler: AgentSampler | None = None
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
         self.main = auditor.agent_token.strip().lower()
+        if self.fetch_n:
+            self.sampler = AgentSampler(
+                self.agents, self.main, self.fetch_n, read_pages=self.read_pages
+            )
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -102,7 +111,16 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
                 self._count(agent, origin, verdict, job)
+        if self.sampler is not None and _eligible(record, result):
+            readable = {agent: verdict != "blocked" for agent, verdict in out.items()}
+            self.sampler.offer(origin, checked, readable, job.page)
         return out
+
+    async def drain(self) -> None:
+        """--agents-fetch: the sample of every host fetched as each agent."""
+        if self.sampler is not None and self.auditor is not None:
+            config = self.auditor.config
+            await self.sampler.fetch(self.auditor.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
         tally = self.tallies.get((agent, origin))
@@ -132,6 +150,8 @@ class AgentsHook(Hook):
                 rec.findings(_findings(agent, origin, tally))
         for origin, policy in self.policies.items():
             rec.findings(self._contradictions(origin, policy))
+        if self.sampler is not None:
+            rec.findings(self.sampler.findings())
         # merged: each target of a run has its own hook, the summary is the run's
         notes: dict[str, dict[str, Any]] = rec.notes.setdefault("agents", {})
         for agent in self.agents:
@@ -152,12 +172,16 @@ class AgentsHook(Hook):
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
         tally = self.tallies.get((agent, origin)) or _Tally()
         signals, usage = policy.usage(agent)
-        return {
+        entry: dict[str, Any] = {
             "blocked": tally.blocked,
             "noindex": tally.noindex,
             "signals": signals,
             "usage": usage,
         }
+        fetched = self.sampler.fetched(origin, agent) if self.sampler is not None else None
+        if fetched is not None:
+            entry["fetched"] = fetched
+        return entry
 
     def _contradictions(self, origin: str, policy: RobotsPolicy) -> list[Finding]:
         """One `usage-contradiction` per use the named agents' signals say yes to on this
@@ -212,6 +236,17 @@ def _contradiction(origin: str, use: str, agents: list[str]) -> str:
         f"robots.txt of {origin} says yes to {use} for {names} in its usage signals "
         f"(Content-Signal / Content-Usage), yet disallows the whole site (/) for "
         f"{'it' if len(agents) == 1 else 'them'}: allow the agents, or say no to the use"
+    )
+
+
+def _eligible(record: UrlResult, result: FetchResult | None) -> bool:
+    """A listed URL the main agent may read that answered 200 HTML without a redirect."""
+    return (
+        result is not None
+        and record.robots == "allowed"
+        and result.status == 200
+        and not result.redirects
+        and is_html(result.header("content-type"))
     )
 
 
