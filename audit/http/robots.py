@@ -238,6 +238,10 @@ class RobotsCache:
             host.robots = policy
         return policy
 
+    def read(self) -> list[RobotsPolicy]:
+        """The policies this cache has read so far (any status), in the order first asked."""
+        return [p for p in map(_finished_read, self._started) if p is not None]
+
     async def aclose(self) -> None:
         """Cancel fetches still in flight (at shutdown)."""
         pending = [t for t in self._started if not t.done()]

@@ -178,7 +178,7 @@ class AgentSampler:
                 out.append(
                     finding(
                         code,
-                        _message(code, agent, origin, count, tally.sampled, example),
+                        _message(code, agent, origin, tally, tally.statuses[code], example),
                         url=example,
                         fields=fields,
                     )
@@ -219,16 +219,21 @@ class _Neg:
 
 
 _WHAT: Final = {
-    "agent-served-differently": "answered {agent} with another status class than the main "
-    "agent's 200 ({statuses})",
-    "agent-challenged": "answered {agent} 403, 429 or 503 ({statuses}): a WAF, bot challenge "
-    "or rate limit",
+    "agent-served-differently": "answered {agent} {statuses} where the main agent got 200",
+    "agent-challenged": "answered {agent} {statuses} (a WAF, bot challenge or rate limit) "
+    "where the main agent got 200",
     "agent-payment-required": "answered {agent} 402 with a crawler-price header (pay-per-crawl)",
     "agent-shell-only": "gave {agent} an empty app shell where the main agent got a page with "
     "text (a prerender allowlist that misses it?)",
 }
 
 
-def _message(code: str, agent: str, origin: str, count: int, sampled: int, example: str) -> str:
-    what = _WHAT[code].format(agent=agent, statuses="see statuses")
-    return f"{count:,} of {sampled:,} sampled listed URLs of {origin} {what} (e.g. {example})"
+def _message(
+    code: str, agent: str, origin: str, tally: _Tally, statuses: Counter[str], example: str
+) -> str:
+    shown = ", ".join(
+        f"{'no answer' if s == 'none' else 'HTTP ' + s} x{n:,}" for s, n in statuses.most_common()
+    )
+    what = _WHAT[code].format(agent=agent, statuses=shown)
+    count = tally.counts[code]
+    return f"{count:,} of {tally.sampled:,} sampled listed URLs of {origin} {what} (e.g. {example})"

@@ -148,6 +148,8 @@ class AgentsHook(Hook):
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
+        for policy in self._read():  # hosts with no listed URL too
+            self.policies.setdefault(_origin(policy.origin), policy)
         for origin, policy in self.policies.items():
             rec.findings(self._contradictions(origin, policy))
         if self.sampler is not None:
@@ -167,6 +169,13 @@ class AgentsHook(Hook):
                 if known is not entry:  # another target of the run read this host too
                     known["blocked"] += entry["blocked"]
                     known["noindex"] += entry["noindex"]
+
+    def _read(self) -> list[RobotsPolicy]:
+        """Every robots.txt the run read (none when it had no client)."""
+        try:
+            return self.auditor.robots.read() if self.auditor is not None else []
+        except RuntimeError:
+            return []
 
     def host_entry(self, agent: str, origin: str, policy: RobotsPolicy) -> dict[str, Any]:
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""

@@ -126,6 +126,7 @@ async def test_one_finding_per_agent_and_host_with_counts(serve: Any) -> None:
     claude = by["agent-payment-required", "ClaudeBot"]
     assert (claude["count"], claude["statuses"], claude["severity"]) == (25, {"402": 25}, "info")
     assert by["agent-served-differently", "ChatGPT-User"]["statuses"] == {"301": 25}
+    assert "25 of 25 sampled listed URLs" in gpt["message"] and "HTTP 403 x25" in gpt["message"]
     assert by["agent-challenged", "Claude-User"]["statuses"] == {"429": 25}
     shell = by["agent-shell-only", "OAI-SearchBot"]
     assert (shell["count"], shell["sampled"]) == (25, 25) and "statuses" not in shell
