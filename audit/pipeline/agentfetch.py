@@ -12,6 +12,9 @@ fetches, for the AgentsHook.
   once per agent with the agent's own User-Agent string (`HttpClient.fetch_as`: no
   redirect, no retry, the host's politeness unchanged by the answer) and compares the
   answer with the main check's 200 (checks/agents.py `served_as`).
+- `AgentPages`: with `--links` and without `--page-checks` the listed pages are read with
+  one GET anyway; this hook adds a facts sink to that read (shared with the link crawl's,
+  pagefacts.join) so that `agent-shell-only` can be judged.
 - `findings()` and `fetched()`: one finding per code, agent and host, and
   `summary.agents.<Agent>.hosts.<origin>.fetched`.
 
@@ -29,14 +32,18 @@ from typing import TYPE_CHECKING, Final
 
 from audit.checks.agents import FETCH_CODES, empty_shell, served_as
 from audit.checks.page import PageSink
+from audit.checks.pagefacts import HEAD, FactsSink
 from audit.core.agent import user_agent_of
 from audit.core.records import Finding, finding
+from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
     from audit.checks.pagefacts import PageFacts
     from audit.http import HttpClient
+    from audit.http.exchange import BodySink
+    from audit.pipeline.auditor import UrlJob
 
-__all__ = ["AgentSampler", "sample_key"]
+__all__ = ["AgentPages", "AgentSampler", "sample_key"]
 
 # summary key of each code, in the contract's order
 _KEYS: Final = {
@@ -237,3 +244,20 @@ def _message(
     what = _WHAT[code].format(agent=agent, statuses=shown)
     count = tally.counts[code]
     return f"{count:,} of {tally.sampled:,} sampled listed URLs of {origin} {what} (e.g. {example})"
+
+
+class AgentPages(Hook):
+    """The facts of each listed page's GET, for the shell comparison; see the module."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._sinks: dict[int, FactsSink] = {}  # id(job) -> its sink, until taken
+
+    def page_body(self, job: UrlJob) -> BodySink | None:
+        sink = self._sinks[id(job)] = FactsSink(HEAD, self.cap, job.url)
+        return sink
+
+    def take(self, job: UrlJob) -> PageFacts | None:
+        """The page's facts (None: not read), once."""
+        sink = self._sinks.pop(id(job), None)
+        return sink.facts if sink is not None else None

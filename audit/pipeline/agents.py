@@ -36,7 +36,7 @@ from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
 from audit.http.hosts import canonical_origin
-from audit.pipeline.agentfetch import AgentSampler
+from audit.pipeline.agentfetch import AgentPages, AgentSampler
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
@@ -66,7 +66,14 @@ class AgentsHook(Hook):
         # origin -> its robots.txt policy, for every origin whose robots.txt was read
         self.policies: dict[str, RobotsPolicy] = {}
         self.fetch_n = config.agents_fetch if self.agents else None
-        self.read_pages = config.page_checks
+        # the main answers' bodies, for agent-shell-only: --page-checks keeps them on the
+        # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink
+        self.read_pages = config.page_checks or config.links
+        self.pages = (
+            AgentPages(config.page_cap)
+            if self.fetch_n and config.links and not config.page_checks
+            else None
+        )
         self.sampler: AgentSampler | None = None
 
     def attach(self, auditor: Auditor) -> None:
@@ -111,9 +118,10 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
                 self._count(agent, origin, verdict, job)
+        page = self.pages.take(job) if self.pages is not None else job.page
         if self.sampler is not None and _eligible(record, result):
             readable = {agent: verdict != "blocked" for agent, verdict in out.items()}
-            self.sampler.offer(origin, checked, readable, job.page)
+            self.sampler.offer(origin, checked, readable, page)
         return out
 
     async def drain(self) -> None:

@@ -75,7 +75,10 @@ def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
     indexability and --agents (every run), --llms (after indexability, which it reads),
     the --links crawl (after indexability, which it reads)."""
     own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
-    own.append(AgentsHook(config))
+    agents = AgentsHook(config)
+    own.append(agents)
+    if agents.pages is not None:  # --agents-fetch with --links: the pages' facts
+        own.append(agents.pages)
     if config.llms and mode == "crawl":
         from audit.pipeline.llms import LlmsHook
 

@@ -158,6 +158,13 @@ async def test_without_page_checks_no_shell_verdict(serve: Any) -> None:
     assert "agent-shell-only" not in codes and "agent-challenged" in codes
 
 
+async def test_with_links_the_shell_is_judged_from_the_link_crawl_s_read(serve: Any) -> None:
+    site, base, run = await crawl(serve, 3, page_checks=False, links=True)
+    (shell,) = run.findings("agent-shell-only")
+    assert (shell["agent"], shell["count"], shell["sampled"]) == ("OAI-SearchBot", 3, 3)
+    assert sum(agent_hits(site).values()) == 3 * len(FETCHED)  # the budget, --links or not
+
+
 async def test_no_fetch_without_the_option_and_the_main_requests_unchanged(serve: Any) -> None:
     site_plain, _, _ = await crawl(serve, 1, agents_fetch=None)
     assert not agent_hits(site_plain)
