@@ -159,7 +159,7 @@ async def test_without_page_checks_no_shell_verdict(serve: Any) -> None:
 
 
 async def test_with_links_the_shell_is_judged_from_the_link_crawl_s_read(serve: Any) -> None:
-    site, base, run = await crawl(serve, 3, page_checks=False, links=True)
+    site, _base, run = await crawl(serve, 3, page_checks=False, links=True)
     (shell,) = run.findings("agent-shell-only")
     assert (shell["agent"], shell["count"], shell["sampled"]) == ("OAI-SearchBot", 3, 3)
     assert sum(agent_hits(site).values()) == 3 * len(FETCHED)  # the budget, --links or not
