@@ -24,8 +24,9 @@ class Finding:
     line: int | None = None
     url: str | None = None
     column: int | None = None
-    # a code's own fields (contracts/agents.md: `agent`, `count`, `llms`, ...), after the rest
-    fields: dict[str, Any] | None = None
+    # a code's own fields (contracts/agents.md: `agent`, `count`, `llms`, ...), after the
+    # rest; left out of equality and hashing (a dict is not hashable)
+    fields: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {
