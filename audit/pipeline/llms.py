@@ -178,16 +178,8 @@ class LlmsHook(Hook):
         out: list[Finding] = []
         if result is not None:
             codes = {f.code for f in found}
-            answer = _answer(result, listed=True)
-            answer = LinkAnswer(
-                answer.status,
-                answer.redirected,
-                answer.failed,
-                answer.html,
-                "url-noindex" in codes,
-                "url-canonical-mismatch" in codes,
-                True,
-            )
+            noindex, elsewhere = "url-noindex" in codes, "url-canonical-mismatch" in codes
+            answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
             code = link_code(link.url, answer)
             if code is not None:
                 out.append(link_finding(code, link.url, link.llms, link.line, answer))
@@ -272,10 +264,7 @@ class LlmsHook(Hook):
             and bool(facts.canonicals)
             and normalize_url(facts.canonicals[0]) != normalize_url(final)
         )
-        answer = _answer(result, listed=False)
-        answer = LinkAnswer(
-            answer.status, answer.redirected, answer.failed, answer.html, noindex, elsewhere, False
-        )
+        answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
         found: list[Finding] = []
         code = link_code(url, answer)
         if code is not None:
@@ -339,8 +328,8 @@ class LlmsHook(Hook):
         notes["coverage"] = round(notes["covered"] / total, 3) if total else None
 
 
-def _answer(result: FetchResult, *, listed: bool) -> LinkAnswer:
-    """A link's answer as the link codes read it (noindex and canonical filled in later)."""
+def _answer(result: FetchResult, *, noindex: bool, elsewhere: bool, listed: bool) -> LinkAnswer:
+    """A link's answer as the link codes read it."""
     ctype = header_value(result.headers, "content-type")
     html = is_html_type(ctype) or starts_like_html(result.body_head or b"")
     return LinkAnswer(
@@ -348,7 +337,7 @@ def _answer(result: FetchResult, *, listed: bool) -> LinkAnswer:
         redirected=bool(result.redirects),
         failed=result.error is not None,
         html=html,
-        noindex=False,
-        canonical_elsewhere=False,
+        noindex=noindex,
+        canonical_elsewhere=elsewhere,
         listed=listed,
     )
