@@ -382,6 +382,7 @@ class HttpClient:
             retry_after_cap=config.retry_after_cap,
         )
         self._session: aiohttp.ClientSession | None = None
+        self._agent_session: aiohttp.ClientSession | None = None  # fetch_as's (--agents-fetch)
         self._entered = False
         self._credentials = _credential_headers(config)
         self._scope: frozenset[str] = frozenset(
@@ -497,6 +498,9 @@ class HttpClient:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+        agents, self._agent_session = self._agent_session, None
+        if agents is not None:
+            await agents.close()
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -923,25 +927,60 @@ class HttpClient:
         turn and in-flight slot are taken as for any request, but the answer never changes
         the host's politeness (a 429 or 503 to an agent is that agent's, not the host's).
         Never raises for a per-URL failure."""
-        session = self._session or self.session
-        started = time.monotonic()
+        chain = _Chain(_Answer(url), attempts=1)
         try:
             host = self.hosts.get(url)
             target = request_url(url)
         except ValueError:
-            return FetchResult(url, url, None, method="GET", error="not an absolute http(s) URL", error_kind="other")  # fmt: skip
+            chain.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
+            return _fetch_result(url, "GET", chain)
         if self._guard.active and self._guard.refuses(url):
-            err = _private_error(url)
-            return FetchResult(url, url, None, method="GET", error=str(err), error_kind=err.kind)  # fmt: skip
+            chain.error = _private_error(url)
+            return _fetch_result(url, "GET", chain)
         headers, verify = self._prepare(host, False, {"User-Agent": user_agent}, None)
         headers = {k: v for k, v in (headers or {}).items() if k.lower() != "user-agent"}
         headers["User-Agent"] = user_agent
         held = host.try_acquire() or await host.acquire()
+        try:
+            await self._agent_exchange(chain.final, target, headers, verify, sink, cap)
+        finally:
+            if held:
+                host.release()
+        chain.error = chain.final.error
+        return _fetch_result(url, "GET", chain)
+
+    def _agents_session(self) -> aiohttp.ClientSession:
+        """The session of `fetch_as`, made at its first request: the run's settings, but
+        aiohttp's own retry of an idempotent request whose connection drops (RFC 9112
+        9.3.1) is off, as aiohttp's test client turns it off: an agent's request is sent
+        exactly once."""
+        session = self._agent_session
+        if session is None:
+            self.session  # noqa: B018  (made first: it sets the timeouts)
+            config = self.config
+            session = self._agent_session = new_session(
+                _user_agent(config),
+                self._fetch_timeout,
+                limit=max(1, config.concurrency),
+                per_host=config.per_host_cap,
+                guard=self._guard,
+            )
+            session._retry_connection = False
+        return session
+
+    async def _agent_exchange(
+        self,
+        answer: _Answer,
+        target: URL,
+        headers: dict[str, str],
+        verify: bool,
+        sink: BodySink | None,
+        cap: int,
+    ) -> None:
+        """`fetch_as`'s one request, its outcome into `answer` (no host bookkeeping)."""
+        session = self._agents_session()
+        started = time.monotonic()
         resp: aiohttp.ClientResponse | None = None
-        status: int | None = None
-        answered: tuple[tuple[str, str], ...] = ()
-        body = b""
-        error: FetchError | None = None
         try:
             resp = await session.request(
                 "GET",
@@ -951,37 +990,23 @@ class HttpClient:
                 headers=headers,
                 ssl=verify,
             )
-            status, answered = resp.status, response_headers(resp)
-            if status not in REDIRECT_STATUSES:
+            answer.status, answer.headers = resp.status, response_headers(resp)
+            if resp.status not in REDIRECT_STATUSES:
                 limit = max(1, cap)
-                reading = (
-                    read_for_sink(resp, answered, sink, limit)
+                answer.body = await (
+                    read_for_sink(resp, answer.headers, sink, limit)
                     if sink is not None
                     else read_head(resp, min(limit, BODY_EXCERPT))
                 )
-                body = await reading
             if not release_if_read(resp):
                 await discard(resp)
         except Exception as exc:
-            error, status, answered, body = translate_exception(exc, url), None, (), b""
-        finally:
-            if held:
-                host.release()
-            if resp is not None and not resp.closed and error is not None:
+            answer.error = translate_exception(exc, answer.url)
+            answer.status, answer.headers, answer.body = None, (), b""
+            if resp is not None and not resp.closed:
                 resp.close()
-        return FetchResult(
-            url,
-            url,
-            status,
-            answered,
-            (),
-            (time.monotonic() - started) * 1000.0,
-            "GET",
-            None if error is None else str(error),
-            None if error is None else error.kind,
-            body,
-            1,
-        )
+        finally:
+            answer.elapsed_ms = (time.monotonic() - started) * 1000.0
 
     @asynccontextmanager
     async def stream(

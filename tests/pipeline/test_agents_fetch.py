@@ -51,6 +51,10 @@ async def page(request: web.Request) -> web.StreamResponse:
         return web.Response(status=301, headers={"Location": "/"})
     if token == "Claude-User":
         return web.Response(status=429, headers={"Retry-After": "30"}, text="slow down")
+    if token == "Perplexity-User":
+        assert request.transport is not None
+        request.transport.close()  # no answer at all
+        return web.Response(text="never sent")
     return web.Response(status=200, content_type="text/html", text=PAGE)
 
 
@@ -118,6 +122,7 @@ async def test_one_finding_per_agent_and_host_with_counts(serve: Any) -> None:
         ("agent-payment-required", "ClaudeBot"),
         ("agent-served-differently", "PerplexityBot"),
         ("agent-served-differently", "ChatGPT-User"),
+        ("agent-served-differently", "Perplexity-User"),
         ("agent-shell-only", "OAI-SearchBot"),
     }
     gpt = by["agent-challenged", "GPTBot"]
@@ -128,6 +133,7 @@ async def test_one_finding_per_agent_and_host_with_counts(serve: Any) -> None:
     assert by["agent-served-differently", "ChatGPT-User"]["statuses"] == {"301": 25}
     assert "25 of 25 sampled listed URLs" in gpt["message"] and "HTTP 403 x25" in gpt["message"]
     assert by["agent-challenged", "Claude-User"]["statuses"] == {"429": 25}
+    assert by["agent-served-differently", "Perplexity-User"]["statuses"] == {"none": 25}
     shell = by["agent-shell-only", "OAI-SearchBot"]
     assert (shell["count"], shell["sampled"]) == (25, 25) and "statuses" not in shell
     hosts = run.summary["agents"]
