@@ -149,6 +149,17 @@ async def test_one_finding_per_agent_and_host_with_counts(serve: Any) -> None:
     assert "fetched" not in hosts["Google-Extended"]["hosts"][origin]
 
 
+async def test_agents_carry_the_origin_s_extra_headers_and_credentials(serve: Any) -> None:
+    site, _base, _run = await crawl(
+        serve, 2, extra_headers=(("X-Staging", "s3cret-value"),), auth=("user", "pa55word")
+    )
+    agents = [h for h in site.hits if h.headers["User-Agent"] != MAIN_UA]
+    assert len(agents) == 2 * len(FETCHED)
+    assert {h.headers.get("X-Staging") for h in agents} == {"s3cret-value"}
+    assert {h.headers.get("Authorization", "")[:6] for h in agents} == {"Basic "}
+    assert not any("user-agent" in k.lower() and v == MAIN_UA for h in agents for k, v in h.headers.items())  # fmt: skip
+
+
 async def test_an_agent_s_429_does_not_slow_the_host(serve: Any) -> None:
     site, _base, run = await crawl(serve, 40, rate=200.0)
     # 28 URLs for Claude-User, each once: no retry
