@@ -24,6 +24,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from audit.checks.agents import agent_verdict, indexability, meta_noindex, parse_agents
 from audit.checks.llms import (
@@ -230,22 +231,9 @@ class LlmsHook(Hook):
         url = link.url
         policy = await self.auditor.robots_for(url)
         if not policy.allowed(url):
-            held = policy.status == "unreachable"
-            record = UrlResult.unrequested(
-                url, None, None, None, "unreachable" if held else "blocked"
-            )
-            blocked = self._blocked(url, policy, main_blocked=not held)
-            kept = [blocked_finding(url, link.llms, link.line, blocked)] if blocked else []
-            self._deliver(record, kept, "robots", policy, None, None)
+            self._not_requested(link, policy)
             return
-        facts: PageFacts | None = None
-        if self.config.page_checks:
-            sink = PageSink(self.config.page_cap)
-            result = await self.auditor.client.fetch_page(url, sink, cap=self.config.page_cap)
-            facts = sink.facts if result.status == 200 else None
-        else:
-            result = await self.auditor.client.fetch(url)
-        record = url_record(result, sitemap=None, line=None, lastmod=None)
+        result, facts = await self._fetch(url)
         checked = check_fetch(
             result,
             lastmod=None,
@@ -254,30 +242,53 @@ class LlmsHook(Hook):
             config=self.config,
             agent_token=self.main,
         )
-        codes = {f.code for f in checked}
-        final = result.final_url or url
-        noindex = "url-noindex" in codes or (
-            facts is not None and meta_noindex(facts.metas, self.main) is not None
-        )
-        elsewhere = "url-canonical-mismatch" in codes or (
-            facts is not None
-            and bool(facts.canonicals)
-            and normalize_url(facts.canonicals[0]) != normalize_url(final)
-        )
+        noindex, elsewhere = self._page_says(result, checked, facts)
         answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
-        found: list[Finding] = []
         code = link_code(url, answer)
-        if code is not None:
-            found.append(link_finding(code, url, link.llms, link.line, answer))
+        found = [link_finding(code, url, link.llms, link.line, answer)] if code else []
         blocked = self._blocked(url, policy, main_blocked=False)
         if blocked:
             found.append(blocked_finding(url, link.llms, link.line, blocked))
+        record = url_record(result, sitemap=None, line=None, lastmod=None)
         reason = indexability(record, checked, result)
-        if reason is None and noindex:
-            reason = "noindex"
-        elif reason is None and elsewhere:
-            reason = "canonical"
+        if reason is None and (noindex or elsewhere):
+            reason = "noindex" if noindex else "canonical"
         self._deliver(record, found, reason, policy, result, facts)
+
+    def _not_requested(self, link: _Link, policy: RobotsPolicy) -> None:
+        """A link robots.txt keeps the main agent from (or an unreachable robots.txt)."""
+        held = policy.status == "unreachable"
+        record = UrlResult.unrequested(
+            link.url, None, None, None, "unreachable" if held else "blocked"
+        )
+        blocked = self._blocked(link.url, policy, main_blocked=not held)
+        kept = [blocked_finding(link.url, link.llms, link.line, blocked)] if blocked else []
+        self._deliver(record, kept, "robots", policy, None, None)
+
+    async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
+        """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
+        assert self.auditor is not None
+        if not self.config.page_checks:
+            return await self.auditor.client.fetch(url), None
+        sink = PageSink(self.config.page_cap)
+        result = await self.auditor.client.fetch_page(url, sink, cap=self.config.page_cap)
+        return result, sink.facts if result.status == 200 else None
+
+    def _page_says(
+        self, result: FetchResult, checked: list[Finding], facts: PageFacts | None
+    ) -> tuple[bool, bool]:
+        """(noindex for the main agent, a canonical to another URL), headers and page."""
+        codes = {f.code for f in checked}
+        noindex = "url-noindex" in codes
+        elsewhere = "url-canonical-mismatch" in codes
+        if facts is not None:
+            noindex = noindex or meta_noindex(facts.metas, self.main) is not None
+            page = result.final_url or result.url
+            canonical = urljoin(page, facts.canonicals[0]) if facts.canonicals else None
+            elsewhere = elsewhere or (
+                canonical is not None and normalize_url(canonical) != normalize_url(page)
+            )
+        return noindex, elsewhere
 
     def _deliver(
         self,

@@ -152,6 +152,15 @@ async def test_page_checks_read_a_meta_noindex_of_a_link(serve: Any) -> None:
     assert codes["llms-link-not-in-sitemap"] == [("/noindex-only", 10)]
 
 
+async def test_page_checks_read_the_canonical_of_a_link(serve: Any) -> None:
+    itself = PAGE.replace("<title>", '<link rel="canonical" href="unlisted"><title>')
+    other = PAGE.replace("<title>", '<link rel="canonical" href="/a"><title>')
+    site = llms_site(**{"/unlisted": (200, HTML, itself), "/noindex-only": (200, HTML, other)})
+    base, run = await crawl(serve, site, page_checks=True)
+    assert _by_code(run, base)["llms-link-not-in-sitemap"] == [("/unlisted", 13)]
+    assert run.url(base + "/noindex-only")["indexability"] == "canonical"
+
+
 async def test_an_html_shell_gets_that_finding_and_nothing_else(serve: Any) -> None:
     shell = "<!DOCTYPE html><html><body><div id=root></div><script src=/app.js></script>"
     site = llms_site(**{"/llms.txt": (200, {"Content-Type": "text/plain"}, "\n  " + shell + LLMS)})
