@@ -118,11 +118,23 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
                 self._count(agent, origin, verdict, job)
+        self._offer(job, record, result, origin, out)
+        return out
+
+    def _offer(
+        self,
+        job: UrlJob,
+        record: UrlResult,
+        result: FetchResult | None,
+        origin: str,
+        verdicts: dict[str, str],
+    ) -> None:
+        """--agents-fetch: an eligible listed URL to the sample of its host."""
         page = self.pages.take(job) if self.pages is not None else job.page
         if self.sampler is not None and _eligible(record, result):
-            readable = {agent: verdict != "blocked" for agent, verdict in out.items()}
+            readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
+            checked = str((record.extra or {}).get("checked_url") or job.url)
             self.sampler.offer(origin, checked, readable, page)
-        return out
 
     async def drain(self) -> None:
         """--agents-fetch: the sample of every host fetched as each agent."""
@@ -162,8 +174,10 @@ class AgentsHook(Hook):
             rec.findings(self._contradictions(origin, policy))
         if self.sampler is not None:
             rec.findings(self.sampler.findings())
-        # merged: each target of a run has its own hook, the summary is the run's
-        notes: dict[str, dict[str, Any]] = rec.notes.setdefault("agents", {})
+        self._summary(rec.notes.setdefault("agents", {}))
+
+    def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
+        """summary.agents, merged: each target of a run has its own hook."""
         for agent in self.agents:
             notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})
         for (agent, _), tally in self.tallies.items():
