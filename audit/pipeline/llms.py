@@ -44,6 +44,7 @@ from audit.checks.llms import (
 )
 from audit.checks.page import PageSink
 from audit.checks.response import check_fetch, url_record
+from audit.core.agent import canonical_token
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 from audit.http.hosts import canonical_origin
@@ -93,7 +94,7 @@ class LlmsHook(Hook):
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
-        self.main = auditor.agent_token
+        self.main = canonical_token(auditor.agent_token)  # `bingbot` is spelt `Bingbot`
 
     # --- the files -------------------------------------------------------------
 
