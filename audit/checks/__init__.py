@@ -5,6 +5,6 @@
 link crawl and content fingerprints; its sinks can be rebuilt in a fetch worker;
 `hrefs` resolves a page's links as urllib does, quickly),
 `page` (--page-checks: noindex, canonical, soft 404 from the HTML head), `links`
-and `coverage` (--links), `content`, `agents` and `botsigs` (CDN and WAF challenge
-signatures). Pure: they judge records and bytes and send nothing.
+and `coverage` (--links), `content`, `agents`, `llms` (--llms: llms.txt's shape and
+links) and `botsigs` (CDN and WAF challenge signatures). Pure: they judge records and bytes and send nothing.
 """

@@ -1,6 +1,7 @@
 """What each bot sees (RULES.md, `--agents`): per-agent verdicts, indexability, empty shells.
 
-- `parse_agents()` expands `--agents` (product tokens and the presets `search`, `ai`, `all`).
+- `parse_agents()` expands `--agents` (product tokens and the presets by tier: `search`,
+  `ai-train`, `ai-search`, `ai-user`, `ai`, `all`; contracts/agents.md).
 - `agent_verdict()` says what one named agent makes of a listed URL from what the run already
   has: the robots.txt answer for that agent, the `X-Robots-Tag` values and (with page checks)
   the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
@@ -12,6 +13,9 @@
 - `empty_shell()` is the reason a 200 HTML page reads as an empty JavaScript shell (fewer
   than `SHELL_TEXT` characters of visible body text while it loads scripts), or None. It
   judges only a body read to its end: a page cut off by the reader may have text later.
+- `served_as()` is the code of what an agent was served (`--agents-fetch`), or None.
+- `says_yes()` is the uses (`search`, `ai-input`, `ai-train`) an agent's effective usage
+  signals say yes to (contracts/agents.md, "Usage signals"; `usage-contradiction`).
 
 Pure and synchronous: must not import aiohttp or asyncio.
 """
@@ -24,36 +28,46 @@ from typing import Final, Literal
 
 from audit.checks.pagefacts import PageFacts
 from audit.checks.response import noindex_directive
-from audit.core.agent import is_product_token
+from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 
 __all__ = [
+    "FETCH_CODES",
     "PRESETS",
     "SHELL_TEXT",
+    "USES",
     "AgentVerdict",
     "agent_verdict",
     "empty_shell",
     "indexability",
     "meta_noindex",
     "parse_agents",
+    "says_yes",
+    "served_as",
 ]
 
 AgentVerdict = Literal["blocked", "noindex", "allowed"]
 
-_SEARCH: Final = ("Googlebot", "Bingbot")
-_AI: Final = (
-    "GPTBot",
-    "ClaudeBot",
-    "Google-Extended",
-    "CCBot",
-    "PerplexityBot",
-    "Applebot-Extended",
-)
+
+def _tier(*tiers: str) -> tuple[str, ...]:
+    return tuple(a.token for tier in tiers for a in KNOWN_AGENTS if a.tier == tier)
+
+
+# contracts/agents.md: each preset's tokens, in this order, each once
 PRESETS: Final[dict[str, tuple[str, ...]]] = {
-    "search": _SEARCH,
-    "ai": _AI,
-    "all": (*_SEARCH, *_AI),
+    "search": _tier("search"),
+    "ai-train": _tier("ai-train"),
+    "ai-search": _tier("ai-search"),
+    "ai-user": _tier("ai-user"),
+    "ai": _tier("ai-train", "ai-search", "ai-user"),
+    "all": _tier("search", "ai-train", "ai-search", "ai-user"),
 }
+# contracts/agents.md, "Usage signals": each use, its Content-Usage name, its agents
+USES: Final[tuple[tuple[str, str | None, frozenset[str]], ...]] = (
+    ("search", "search", frozenset(t.lower() for t in PRESETS["search"])),
+    ("ai-input", None, frozenset(t.lower() for t in (*PRESETS["ai-search"], *PRESETS["ai-user"]))),
+    ("ai-train", "train-ai", frozenset(t.lower() for t in PRESETS["ai-train"])),
+)
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _NOINDEX: Final = frozenset({"noindex", "none"})
@@ -61,11 +75,12 @@ _NOINDEX: Final = frozenset({"noindex", "none"})
 
 def parse_agents(text: str) -> tuple[str, ...]:
     """The agents of `--agents LIST`, presets expanded, each once (case-insensitively), in
-    the order given. ValueError names the first item that is neither preset nor token."""
+    the order given; a token of the agents table spelt as the table does, any other as
+    first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
     for item in (part.strip() for part in text.split(",")):
         for name in _expanded(item) if item else ():
-            out.setdefault(name.lower(), name)
+            out.setdefault(name.lower(), canonical_token(name))
     if not out:
         raise ValueError("no agent named")
     return tuple(out.values())
@@ -81,6 +96,18 @@ def _expanded(item: str) -> tuple[str, ...]:
             f"the presets {', '.join(PRESETS)}"
         )
     return (item,)
+
+
+def says_yes(agent: str, signals: dict[str, str], usage: dict[str, str]) -> list[str]:
+    """The uses (`search`, `ai-input`, `ai-train`) of `agent`'s tier that its effective
+    `Content-Signal` says `yes` to, or its `Content-Usage` says `y` to."""
+    token = agent.strip().lower()
+    return [
+        category
+        for category, name, agents in USES
+        if token in agents
+        and (signals.get(category) == "yes" or (name is not None and usage.get(name) == "y"))
+    ]
 
 
 def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
@@ -148,6 +175,35 @@ def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
     content_type = header_value(result.headers, "content-type")
     if content_type is not None and not _is_html_type(content_type):
         return "not-html"
+    return None
+
+
+# contracts/agents.md, "What each agent is served": the codes in the table's order
+FETCH_CODES: Final = (
+    "agent-served-differently",
+    "agent-challenged",
+    "agent-payment-required",
+    "agent-shell-only",
+)
+_CHALLENGES: Final = frozenset({403, 429, 503})
+
+
+def served_as(
+    status: int | None, headers: Sequence[tuple[str, str]], facts: PageFacts | None
+) -> str | None:
+    """The code of an agent's answer to a URL that answered the main agent 200, or None
+    (the same): the first that applies of a 402 with `crawler-price`, a challenge (403,
+    429, 503), any other status that is not 2xx (or no answer), then an empty shell
+    (`facts`: the agent's page, given only when the main answer's body was read and is
+    no shell)."""
+    if status == 402 and header_value(tuple(headers), "crawler-price") is not None:
+        return "agent-payment-required"
+    if status in _CHALLENGES:
+        return "agent-challenged"
+    if status is None or not 200 <= status < 300:
+        return "agent-served-differently"
+    if facts is not None and empty_shell(facts) is not None:
+        return "agent-shell-only"
     return None
 
 

@@ -173,6 +173,29 @@ def _add_links(crawl: argparse.ArgumentParser) -> None:
     )
 
 
+AGENTS_FETCH_DEFAULT = 20  # `--agents-fetch` alone (contracts/agents.md)
+
+
+def _add_agents_v2(crawl: argparse.ArgumentParser) -> None:
+    """--llms and --agents-fetch (contracts/agents.md): what each AI agent is served."""
+    crawl.add_argument(
+        "--llms",
+        action="store_true",
+        help="also audit /llms.txt and /llms-full.txt of each audited origin and check "
+        "every link of llms.txt like a listed URL",
+    )
+    crawl.add_argument(
+        "--agents-fetch",
+        type=_positive_int,
+        nargs="?",
+        const=AGENTS_FETCH_DEFAULT,
+        default=None,
+        metavar="N",
+        help="with --agents, GET N sampled listed URLs per host again as each named agent "
+        f"with its real User-Agent and compare the answers (default N: {AGENTS_FETCH_DEFAULT})",
+    )
+
+
 def _fetch_workers(text: str) -> int | None:
     """--fetch-workers: `auto` (None), or 0 to FETCH_WORKERS_MAX processes."""
     if text.strip().lower() == "auto":
@@ -305,9 +328,11 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         type=_agents,
         default=(),
         metavar="LIST",
-        help="also judge robots.txt and scoped noindex for these agents, with no extra "
-        "request: product tokens, or the presets search (Googlebot, Bingbot), ai (GPTBot, "
-        "ClaudeBot, Google-Extended, CCBot, PerplexityBot, Applebot-Extended), all",
+        help="also judge robots.txt, scoped noindex and robots.txt's usage lines for these "
+        "agents: product tokens, or the presets search (Googlebot, Bingbot), ai-train "
+        "(GPTBot, ClaudeBot, Google-Extended, CCBot, Applebot-Extended), ai-search "
+        "(OAI-SearchBot, Claude-SearchBot, PerplexityBot), ai-user (ChatGPT-User, "
+        "Claude-User, Perplexity-User), ai (the three AI tiers), all",
     )
     p.add_argument(
         "--header",
@@ -571,6 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_content_notify(crawl)
     _add_links(crawl)
+    _add_agents_v2(crawl)
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -756,6 +782,8 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
             "--auth, --cookie and --header are sent only to the target's origin: with a local "
             "file, give --base-url or --rewrite to name it"
         )
+    if getattr(args, "agents_fetch", None) is not None and not getattr(args, "agents", ()):
+        raise TargetError("--agents-fetch needs --agents LIST: it fetches as the named agents")
     return CrawlConfig(
         rewrites=rewrites,
         auth=auth,
@@ -780,6 +808,8 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         max_pages=getattr(args, "max_pages", DEFAULT_MAX_PAGES),
         max_depth=getattr(args, "max_depth", None),
         intent=getattr(args, "intent", None),
+        llms=getattr(args, "llms", False),
+        agents_fetch=getattr(args, "agents_fetch", None),
         slow_ms=getattr(args, "slow", DEFAULT_SLOW_MS / 1000) * 1000,
         lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
         include=tuple(getattr(args, "include", ())),

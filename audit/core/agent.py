@@ -5,6 +5,10 @@ crawler's product token, case-insensitively. `robots_token()` derives it from a 
 string; `--robots-agent` sets it outright. It lives in the core so that both the HTTP layer
 (robots.txt groups) and the checks (scoped noindex) can use it.
 
+`KNOWN_AGENTS` is the contract's table of named agents (contracts/agents.md): each token's
+tier and the exact User-Agent string `--agents-fetch` sends (None: judged from robots.txt,
+never fetched). `canonical_token()` spells a token as the table does.
+
 Pure: imports only the standard library.
 """
 
@@ -13,8 +17,95 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["is_product_token", "robots_token"]
+__all__ = [
+    "KNOWN_AGENTS",
+    "TIERS",
+    "KnownAgent",
+    "canonical_token",
+    "is_product_token",
+    "robots_token",
+    "usage_pairs",
+    "user_agent_of",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class KnownAgent:
+    """A named agent of the table: its token as spelt, its tier, the string it sends."""
+
+    token: str
+    tier: str  # search, ai-train, ai-search, ai-user
+    user_agent: str | None  # None: a robots.txt token only, never fetched
+
+
+_AWK = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko"
+KNOWN_AGENTS: Final[tuple[KnownAgent, ...]] = (
+    KnownAgent(
+        "Googlebot",
+        "search",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    ),
+    KnownAgent(
+        "Bingbot",
+        "search",
+        "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+    ),
+    KnownAgent(
+        "GPTBot", "ai-train", f"{_AWK}; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+    ),
+    KnownAgent(
+        "ClaudeBot", "ai-train", f"{_AWK}; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)"
+    ),
+    KnownAgent("Google-Extended", "ai-train", None),
+    KnownAgent("CCBot", "ai-train", "CCBot/2.0 (https://commoncrawl.org/faq/)"),
+    KnownAgent("Applebot-Extended", "ai-train", None),
+    KnownAgent(
+        "OAI-SearchBot",
+        "ai-search",
+        f"{_AWK}); compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot",
+    ),
+    KnownAgent(
+        "Claude-SearchBot",
+        "ai-search",
+        f"{_AWK}; compatible; Claude-SearchBot/1.0; +https://www.anthropic.com)",
+    ),
+    KnownAgent(
+        "PerplexityBot",
+        "ai-search",
+        f"{_AWK}; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)",
+    ),
+    KnownAgent(
+        "ChatGPT-User", "ai-user", f"{_AWK}); compatible; ChatGPT-User/1.0; +https://openai.com/bot"
+    ),
+    KnownAgent(
+        "Claude-User",
+        "ai-user",
+        f"{_AWK}; compatible; Claude-User/1.0; +Claude-User@anthropic.com)",
+    ),
+    KnownAgent(
+        "Perplexity-User",
+        "ai-user",
+        f"{_AWK}; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)",
+    ),
+)
+TIERS: Final = ("search", "ai-train", "ai-search", "ai-user")
+_BY_LOWER: Final = {a.token.lower(): a for a in KNOWN_AGENTS}
+
+
+def canonical_token(token: str) -> str:
+    """A token as the table spells it (`gptbot` -> `GPTBot`), else as given."""
+    known = _BY_LOWER.get(token.strip().lower())
+    return known.token if known is not None else token
+
+
+def user_agent_of(token: str) -> str | None:
+    """The User-Agent string an agent is fetched with, or None (never fetched)."""
+    known = _BY_LOWER.get(token.strip().lower())
+    return known.user_agent if known is not None else None
+
 
 # RFC 9309 2.2.1: the product token a robots.txt group names (letters, `_` and `-`)
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
@@ -134,9 +225,15 @@ def _versioned(comments: list[list[str]]) -> Iterator[str]:
     return (item for items in comments for item in items if _is_versioned(item))
 
 
-def _crawler_in(comments: list[list[str]]) -> str | None:
-    """The crawler the comments name: after `compatible` first, else a versioned product."""
-    for item in itertools.chain(_after_compatible(comments), _versioned(comments)):
+def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
+    """The crawler the comments name: after `compatible` first, else a versioned product;
+    else the product after a `compatible;` that stands outside parentheses (OpenAI's
+    `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`)."""
+    bare = [_items(list(" ".join(products)))]  # the products, `;`-separated like a comment
+    candidates = itertools.chain(
+        _after_compatible(comments), _versioned(comments), _after_compatible(bare)
+    )
+    for item in candidates:
         name = _crawler_name(item)
         if name is not None:
             return name
@@ -162,7 +259,7 @@ def _token_of(user_agent: str) -> str:
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
     if first is None or first.lower() == "mozilla":
-        crawler = _crawler_in(comments)
+        crawler = _crawler_in(comments, products)
         if crawler is not None:
             return crawler
     return first if first is not None else _first_word(user_agent)
@@ -176,3 +273,17 @@ def _first_word(user_agent: str) -> str:
 def is_product_token(text: str) -> bool:
     """Is `text` a product token RFC 9309 lets a robots.txt group name (`--robots-agent`)?"""
     return _PRODUCT_TOKEN.fullmatch(text) is not None
+
+
+def usage_pairs(value: str) -> dict[str, str]:
+    """The `name=value` pairs of a `Content-Signal` or `Content-Usage` value, in order
+    (contracts/agents.md, "Usage signals"): names and values trimmed and lower-cased; a
+    pair without `=`, or with an empty name or value, dropped; a later pair of a name wins."""
+    out: dict[str, str] = {}
+    for part in value.split(","):
+        name, eq, val = part.partition("=")
+        name, val = name.strip().lower(), val.strip().lower()
+        if eq and name and val:
+            out.pop(name, None)  # a later pair wins, and stands where it was written
+            out[name] = val
+    return out

@@ -196,6 +196,50 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         W,
         "a 200 HTML page with almost no visible text that loads scripts (an app shell)",
     ),
+    # What each agent is served and may use (--agents-fetch, usage signals; contracts/agents.md)
+    (
+        "agent-served-differently",
+        W,
+        "sampled listed URLs answer 200 to the main agent and another status class to an agent",
+    ),
+    (
+        "agent-challenged",
+        W,
+        "sampled listed URLs answer 403, 429 or 503 to an agent (a WAF, challenge or rate limit)",
+    ),
+    (
+        "agent-payment-required",
+        I,
+        "sampled listed URLs answer 402 with a crawler-price header to an agent (pay-per-crawl)",
+    ),
+    (
+        "agent-shell-only",
+        W,
+        "sampled listed URLs give an agent an empty app shell where the main agent got text",
+    ),
+    (
+        "usage-contradiction",
+        W,
+        "robots.txt usage signals say yes to a use for agents it disallows from the whole site",
+    ),
+    # llms.txt (crawl --llms; contracts/agents.md)
+    (
+        "llms-link-broken",
+        W,
+        "an llms.txt link answers 4xx/5xx, fails, or redirects to such an answer",
+    ),
+    ("llms-link-redirect", W, "an llms.txt link redirects to a 2xx answer: link the final URL"),
+    ("llms-link-noindex", W, "an llms.txt link answers 200 with noindex for the main agent"),
+    ("llms-md-html", W, "an llms.txt link to a .md markdown twin answers 200 with HTML"),
+    (
+        "llms-link-not-in-sitemap",
+        I,
+        "an llms.txt link answers 200 with an indexable page that no audited sitemap lists",
+    ),
+    ("llms-link-blocked", W, "robots.txt disallows an llms.txt link for the main or a named agent"),
+    ("llms-invalid", W, "an llms.txt breaks the llmstxt.org shape (H1 title, link lists)"),
+    ("llms-too-large", W, "an llms.txt is longer than 50,000 characters: agents truncate it"),
+    ("llms-html-shell", E, "/llms.txt or /llms-full.txt answers 200 with HTML (an app shell)"),
     # Site coverage (crawl --links; RULES.md)
     (
         "url-orphan",
@@ -396,6 +440,31 @@ _FIX: dict[str, str] = {
     "agent-noindex": "If the agent should index these pages, remove the noindex scoped to it.",
     "url-empty-shell": "Render the page's main content on the server (server-side rendering or "
     "prerendering) so crawlers without JavaScript see it.",
+    "agent-served-differently": "Serve the agent what the main crawler gets, or make the "
+    "difference deliberate (a redirect or error rule for that user agent at the edge).",
+    "agent-challenged": "If the agent should read the site, let its user agent through the "
+    "WAF, bot challenge or rate limit (verify it by its published IP ranges).",
+    "agent-payment-required": "Pay-per-crawl charges this agent: nothing to do if meant; "
+    "otherwise exempt it in the edge's crawler pricing.",
+    "agent-shell-only": "Add the agent's user agent to the prerender allowlist, or render the "
+    "content on the server for every client.",
+    "usage-contradiction": "Make robots.txt consistent: allow the agents the use is granted "
+    "to, or say no to the use.",
+    "llms-link-broken": "Fix or remove the link in llms.txt, or restore its target.",
+    "llms-link-redirect": "Link the final URL in llms.txt, not one that redirects.",
+    "llms-link-noindex": "Remove the noindex from the page, or the link from llms.txt.",
+    "llms-md-html": "Serve the .md twin as markdown (text/markdown or text/plain), or link "
+    "the HTML page instead.",
+    "llms-link-not-in-sitemap": "List the page in a sitemap too (or drop it from llms.txt if "
+    "it should not be found).",
+    "llms-link-blocked": "Allow the linked URL in robots.txt for the agents llms.txt is for, "
+    "or remove the link.",
+    "llms-invalid": "Start llms.txt with one '# Title' line and make every list item under "
+    "an '## Section' a markdown link (llmstxt.org).",
+    "llms-too-large": "Keep llms.txt under 50,000 characters: link sections out, put the "
+    "full text in llms-full.txt.",
+    "llms-html-shell": "Serve /llms.txt and /llms-full.txt as text/plain or text/markdown "
+    "files, before the app's catch-all route.",
     "url-orphan": "Link to the page from at least one crawlable page of the site, or remove it "
     "from the sitemap if it is obsolete.",
     "page-not-in-sitemap": "Add the page to a sitemap (or noindex, canonicalise or remove it if "

@@ -114,6 +114,12 @@ class CrawlConfig:
     # --intent FILE: what listed URLs (and the file's own exact URLs) must do (keep, redirect,
     # gone; audit/rules/intent.py); not part of a --state file's identity
     intent: str | None = None
+    # --llms: also audit /llms.txt and /llms-full.txt of every audited origin, and check
+    # llms.txt's links like listed URLs (contracts/agents.md)
+    llms: bool = False
+    # --agents-fetch N: N sampled listed URLs per host fetched again as each named agent
+    # that has a User-Agent string (contracts/agents.md); None = off
+    agents_fetch: int | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

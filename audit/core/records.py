@@ -24,9 +24,12 @@ class Finding:
     line: int | None = None
     url: str | None = None
     column: int | None = None
+    # a code's own fields (contracts/agents.md: `agent`, `count`, `llms`, ...), after the
+    # rest; left out of equality and hashing (a dict is not hashable)
+    fields: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "type": "finding",
             "code": self.code,
             # _value_, not .value: enum's `value` is a Python-level property (two per finding)
@@ -36,6 +39,9 @@ class Finding:
             "line": self.line,
             "message": self.message,
         }
+        if self.fields:
+            out.update(self.fields)
+        return out
 
 
 # A URL read from the network may be megabytes long (libxml2 allows 10 MB of text):
@@ -57,14 +63,15 @@ def finding(
     line: int | None = None,
     url: str | None = None,
     column: int | None = None,
+    fields: dict[str, Any] | None = None,
 ) -> Finding:
-    """Build a Finding with the severity RULES.md gives its code."""
+    """Build a Finding with the severity RULES.md gives its code (and its own `fields`)."""
     if url is not None and len(url) > MAX_REPORTED_URL:
         url = clip_url(url)
     severity = _SEVERITIES.get(code)
     if severity is None:
         severity = _SEVERITIES[code] = _severity_of(code)
-    return Finding(code, severity, message, sitemap, line, url, column)
+    return Finding(code, severity, message, sitemap, line, url, column, fields)
 
 
 # code -> severity, filled on first use: a dict lookup is cheaper than codes' table walk

@@ -382,6 +382,7 @@ class HttpClient:
             retry_after_cap=config.retry_after_cap,
         )
         self._session: aiohttp.ClientSession | None = None
+        self._agent_session: aiohttp.ClientSession | None = None  # fetch_as's (--agents-fetch)
         self._entered = False
         self._credentials = _credential_headers(config)
         self._scope: frozenset[str] = frozenset(
@@ -497,6 +498,9 @@ class HttpClient:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+        agents, self._agent_session = self._agent_session, None
+        if agents is not None:
+            await agents.close()
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -913,6 +917,96 @@ class HttpClient:
         the same sink state as here): its `accept()` gets the worker's outcome of each hop
         whose answer started the sink, in order."""
         return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
+
+    async def fetch_as(
+        self, url: str, user_agent: str, *, sink: BodySink | None = None, cap: int
+    ) -> FetchResult:
+        """One GET of `url` as another agent (`--agents-fetch`): its User-Agent string, the
+        credentials and extra headers of the origin, the body up to `cap` (into `sink` if
+        it wants the page). No redirect followed, no retry, no Retry-After wait. The host's
+        turn and in-flight slot are taken as for any request, but the answer never changes
+        the host's politeness (a 429 or 503 to an agent is that agent's, not the host's).
+        Never raises for a per-URL failure."""
+        chain = _Chain(_Answer(url), attempts=1)
+        try:
+            host = self.hosts.get(url)
+            target = request_url(url)
+        except ValueError:
+            chain.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
+            return _fetch_result(url, "GET", chain)
+        if self._guard.active and self._guard.refuses(url):
+            chain.error = _private_error(url)
+            return _fetch_result(url, "GET", chain)
+        headers, verify = self._prepare(host, False, {"User-Agent": user_agent}, None)
+        headers = {k: v for k, v in (headers or {}).items() if k.lower() != "user-agent"}
+        headers["User-Agent"] = user_agent
+        held = host.try_acquire() or await host.acquire()
+        try:
+            await self._agent_exchange(chain.final, target, headers, verify, sink, cap)
+        finally:
+            if held:
+                host.release()
+        chain.error = chain.final.error
+        return _fetch_result(url, "GET", chain)
+
+    def _agents_session(self) -> aiohttp.ClientSession:
+        """The session of `fetch_as`, made at its first request: the run's settings, but
+        aiohttp's own retry of an idempotent request whose connection drops (RFC 9112
+        9.3.1) is off, as aiohttp's test client turns it off: an agent's request is sent
+        exactly once."""
+        session = self._agent_session
+        if session is None:
+            self.session  # noqa: B018  (made first: it sets the timeouts)
+            config = self.config
+            session = self._agent_session = new_session(
+                _user_agent(config),
+                self._fetch_timeout,
+                limit=max(1, config.concurrency),
+                per_host=config.per_host_cap,
+                guard=self._guard,
+            )
+            session._retry_connection = False
+        return session
+
+    async def _agent_exchange(
+        self,
+        answer: _Answer,
+        target: URL,
+        headers: dict[str, str],
+        verify: bool,
+        sink: BodySink | None,
+        cap: int,
+    ) -> None:
+        """`fetch_as`'s one request, its outcome into `answer` (no host bookkeeping)."""
+        session = self._agents_session()
+        started = time.monotonic()
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            resp = await session.request(
+                "GET",
+                target,
+                allow_redirects=False,
+                timeout=self._fetch_timeout,
+                headers=headers,
+                ssl=verify,
+            )
+            answer.status, answer.headers = resp.status, response_headers(resp)
+            if resp.status not in REDIRECT_STATUSES:
+                limit = max(1, cap)
+                answer.body = await (
+                    read_for_sink(resp, answer.headers, sink, limit)
+                    if sink is not None
+                    else read_head(resp, min(limit, BODY_EXCERPT))
+                )
+            if not release_if_read(resp):
+                await discard(resp)
+        except Exception as exc:
+            answer.error = translate_exception(exc, answer.url)
+            answer.status, answer.headers, answer.body = None, (), b""
+            if resp is not None and not resp.closed:
+                resp.close()
+        finally:
+            answer.elapsed_ms = (time.monotonic() - started) * 1000.0
 
     @asynccontextmanager
     async def stream(

@@ -97,6 +97,11 @@ class RobotsPolicy:
             return self._robots.allowed(url, agent)
         return self._group is None or self._group.allowed(url)
 
+    def usage(self, agent: str) -> tuple[dict[str, str], dict[str, str]]:
+        """The product token's effective `Content-Signal` and `Content-Usage` values here
+        (robotstxt.py `RobotsTxt.usage`); none for a file that was not read."""
+        return self._robots.usage(agent) if self._robots is not None else ({}, {})
+
 
 def parse_robots(
     text: str,
@@ -232,6 +237,10 @@ class RobotsCache:
         if policy is not None:
             host.robots = policy
         return policy
+
+    def read(self) -> list[RobotsPolicy]:
+        """The policies this cache has read so far (any status), in the order first asked."""
+        return [p for p in map(_finished_read, self._started) if p is not None]
 
     async def aclose(self) -> None:
         """Cancel fetches still in flight (at shutdown)."""

@@ -20,6 +20,11 @@ allowed, Crawl-delay on the host) stays there.
   unreserved characters decoded, other escapes upper-cased); `*` matches any run, a final
   `$` anchors the end; the longest matching pattern (in octets) wins, a tie goes to Allow;
   no match allows. An empty pattern is no rule.
+- Usage lines (contracts/agents.md, "Usage signals"): `Content-Signal` and `Content-Usage`
+  are neither user-agent lines nor rules, so they end and start no group. A group's lines
+  apply to every agent it names; lines before the first user-agent line are site-wide (a
+  `Content-Usage` value starting with `/` names a path and is left out).
+  `RobotsTxt.usage(token)` layers them: site-wide, then `*`'s groups, then the token's own.
 - `Sitemap:` lines are global. `Crawl-delay` and `Request-rate` (not in the RFC) apply to
   the agents their group names above them (`User-agent: a`, `Crawl-delay: 5`,
   `User-agent: b`, `Disallow: /x`: both obey the Disallow, only `a` the delay); an agent
@@ -35,10 +40,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from audit.core.agent import usage_pairs
+
 __all__ = [
     "Group",
     "RobotsTxt",
     "Rule",
+    "UsageLine",
     "group_name",
     "normalise_path",
     "parse_robots_txt",
@@ -50,6 +58,9 @@ _USER_AGENT = frozenset({"user-agent", "useragent", "user agent"})
 # Google reads these misspellings as disallow (its robots.txt parser's accepted typos)
 _DISALLOW = frozenset({"disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})
 _SITEMAP = frozenset({"sitemap", "site-map"})
+_SIGNAL, _USAGE = "content-signal", "content-usage"
+# one usage line: its key (content-signal or content-usage) and its pairs
+UsageLine = tuple[str, dict[str, str]]
 # RFC 9309 2.2.1: a product token is letters, `_` and `-` (Google reads the same prefix)
 _IDENTIFIER = re.compile(r"[A-Za-z_-]+")
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?)\s*([smhd]?)", re.IGNORECASE)
@@ -209,6 +220,7 @@ class Group:
     # above it, even when a later user-agent line shares the group's rules
     delays: dict[str, float] = field(default_factory=dict, repr=False)
     rates: dict[str, float] = field(default_factory=dict, repr=False)
+    usage_lines: list[UsageLine] = field(default_factory=list, repr=False)
     _ordered: list[Rule] | None = field(default=None, repr=False)
 
     def allowed(self, url: str) -> bool:
@@ -233,7 +245,22 @@ class RobotsTxt:
 
     groups: list[Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    usage_lines: list[UsageLine] = field(default_factory=list)  # site-wide ones
     _chosen: dict[str, Group | None] = field(default_factory=dict, repr=False)
+
+    def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
+        """The agent's effective `Content-Signal` and `Content-Usage` values: per name,
+        the site-wide lines, then the `*` groups', then its own groups', later winning."""
+        wanted = token.strip().lower()
+        lines = list(self.usage_lines)
+        lines += [line for g in self._naming("*") for line in g.usage_lines]
+        if wanted != "*":
+            lines += [line for g in self._naming(wanted) for line in g.usage_lines]
+        signals: dict[str, str] = {}
+        usage: dict[str, str] = {}
+        for key, pairs in lines:
+            (signals if key == _SIGNAL else usage).update(pairs)
+        return signals, usage
 
     def group(self, token: str) -> Group | None:
         """The group `token` obeys: its own groups merged, else `*`'s, else None (all allowed).
@@ -356,6 +383,21 @@ class _Parser:
         if value:
             self.out.sitemaps.append(value)
 
+    def usage_line(self, key: str, value: str) -> None:
+        """A Content-Signal or Content-Usage line: the current group's, else site-wide."""
+        if key == _USAGE and value.startswith("/"):
+            return  # preferences for a path: left out
+        pairs = usage_pairs(value)
+        if pairs:
+            target = self.current.usage_lines if self.current else self.out.usage_lines
+            target.append((key, pairs))
+
+    def content_signal(self, value: str, number: int) -> None:
+        self.usage_line(_SIGNAL, value)
+
+    def content_usage(self, value: str, number: int) -> None:
+        self.usage_line(_USAGE, value)
+
     def crawl_delay(self, value: str, number: int) -> None:
         """A Crawl-delay line: for the agents the current group names so far."""
         delay = _seconds(value)
@@ -387,6 +429,8 @@ _RECORDS: dict[str, Callable[[_Parser, str, int], None]] = {
     **dict.fromkeys(_SITEMAP, _Parser.sitemap),
     "crawl-delay": _Parser.crawl_delay,
     "request-rate": _Parser.request_rate,
+    _SIGNAL: _Parser.content_signal,
+    _USAGE: _Parser.content_usage,
 }
 
 

@@ -9,6 +9,13 @@ host with one example each. At the end of the run: one `agent-blocked` and one
 of one run). The main agent itself gets no agent-* finding: its blocks and noindex are
 `url-robots-blocked` and `url-noindex` already.
 
+Usage signals (contracts/agents.md), with `--agents` only: a url record whose answer carries
+`Content-Usage` headers gets `"usage"` (reported, not judged); each agent's entry of
+`summary.agents` gets `"hosts"`, one per origin whose robots.txt the run read, with its
+counts there and its effective `Content-Signal` (`signals`) and `Content-Usage` (`usage`)
+values; a use that a named agent's signals say yes to while its group disallows `/` is one
+`usage-contradiction` per host and use.
+
 The Audit installs it on every run (audit/api.py). Imports no aiohttp.
 """
 
@@ -18,16 +25,22 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
+    USES,
     agent_verdict,
     indexability,
+    is_html,
     parse_agents,
+    says_yes,
 )
+from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
 from audit.http.hosts import canonical_origin
+from audit.pipeline.agentfetch import AgentPages, AgentSampler
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
+    from audit.http.robots import RobotsPolicy
     from audit.pipeline.auditor import Auditor, UrlJob
 
 __all__ = ["AgentsHook"]
@@ -50,10 +63,26 @@ class AgentsHook(Hook):
         self.main = ""
         # (agent, origin) -> tally, in the order first seen
         self.tallies: dict[tuple[str, str], _Tally] = {}
+        # origin -> its robots.txt policy, for every origin whose robots.txt was read
+        self.policies: dict[str, RobotsPolicy] = {}
+        self.fetch_n = config.agents_fetch if self.agents else None
+        # the main answers' bodies, for agent-shell-only: --page-checks keeps them on the
+        # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink
+        self.read_pages = config.page_checks or config.links
+        self.pages = (
+            AgentPages(config.page_cap)
+            if self.fetch_n and config.links and not config.page_checks
+            else None
+        )
+        self.sampler: AgentSampler | None = None
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
         self.main = auditor.agent_token.strip().lower()
+        if self.fetch_n:
+            self.sampler = AgentSampler(
+                self.agents, self.main, self.fetch_n, read_pages=self.read_pages
+            )
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -66,6 +95,9 @@ class AgentsHook(Hook):
         }
         if self.agents:
             extra["agents"] = self._verdicts(job, record, result)
+            usage = _header_usage(result)
+            if usage is not None:
+                extra["usage"] = usage
         return record.with_extra(extra), found
 
     def _verdicts(
@@ -78,12 +110,37 @@ class AgentsHook(Hook):
         # facts on its job); none otherwise
         metas = job.page.metas if job.page is not None else ()
         out: dict[str, str] = {}
+        origin = _origin(checked)
+        if policy is not None and origin not in self.policies:
+            self.policies[origin] = policy
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
-                self._count(agent, _origin(checked), verdict, job)
+                self._count(agent, origin, verdict, job)
+        self._offer(job, record, result, origin, out)
         return out
+
+    def _offer(
+        self,
+        job: UrlJob,
+        record: UrlResult,
+        result: FetchResult | None,
+        origin: str,
+        verdicts: dict[str, str],
+    ) -> None:
+        """--agents-fetch: an eligible listed URL to the sample of its host."""
+        page = self.pages.take(job) if self.pages is not None else job.page
+        if self.sampler is not None and _eligible(record, result):
+            readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
+            checked = str((record.extra or {}).get("checked_url") or job.url)
+            self.sampler.offer(origin, checked, readable, page)
+
+    async def drain(self) -> None:
+        """--agents-fetch: the sample of every host fetched as each agent."""
+        if self.sampler is not None and self.auditor is not None:
+            config = self.auditor.config
+            await self.sampler.fetch(self.auditor.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
         tally = self.tallies.get((agent, origin))
@@ -111,13 +168,75 @@ class AgentsHook(Hook):
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
-        # merged: each target of a run has its own hook, the summary is the run's
-        notes: dict[str, dict[str, int]] = rec.notes.setdefault("agents", {})
+        for policy in self._read():  # hosts with no listed URL too
+            self.policies.setdefault(_origin(policy.origin), policy)
+        for origin, policy in self.policies.items():
+            rec.findings(self._contradictions(origin, policy))
+        if self.sampler is not None:
+            rec.findings(self.sampler.findings())
+        self._summary(rec.notes.setdefault("agents", {}))
+
+    def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
+        """summary.agents, merged: each target of a run has its own hook."""
         for agent in self.agents:
-            notes.setdefault(agent, {"blocked": 0, "noindex": 0})
+            notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})
         for (agent, _), tally in self.tallies.items():
             notes[agent]["blocked"] += tally.blocked
             notes[agent]["noindex"] += tally.noindex
+        for agent in self.agents:
+            hosts = notes[agent]["hosts"]
+            for origin, policy in self.policies.items():
+                entry = self.host_entry(agent, origin, policy)
+                known = hosts.setdefault(origin, entry)
+                if known is not entry:  # another target of the run read this host too
+                    known["blocked"] += entry["blocked"]
+                    known["noindex"] += entry["noindex"]
+
+    def _read(self) -> list[RobotsPolicy]:
+        """Every robots.txt the run read (none when it had no client)."""
+        try:
+            return self.auditor.robots.read() if self.auditor is not None else []
+        except RuntimeError:
+            return []
+
+    def host_entry(self, agent: str, origin: str, policy: RobotsPolicy) -> dict[str, Any]:
+        """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
+        tally = self.tallies.get((agent, origin)) or _Tally()
+        signals, usage = policy.usage(agent)
+        entry: dict[str, Any] = {
+            "blocked": tally.blocked,
+            "noindex": tally.noindex,
+            "signals": signals,
+            "usage": usage,
+        }
+        fetched = self.sampler.fetched(origin, agent) if self.sampler is not None else None
+        if fetched is not None:
+            entry["fetched"] = fetched
+        return entry
+
+    def _contradictions(self, origin: str, policy: RobotsPolicy) -> list[Finding]:
+        """One `usage-contradiction` per use the named agents' signals say yes to on this
+        host while their groups disallow the whole site."""
+        by_use: dict[str, list[str]] = {}
+        root = origin + "/"
+        for agent in self.agents:
+            uses = says_yes(agent, *policy.usage(agent))
+            if uses and not policy.allowed(root, agent):
+                for use in uses:
+                    by_use.setdefault(use, []).append(agent)
+        out = []
+        for use, _, _ in USES:  # the contract's order of uses
+            agents = by_use.get(use)
+            if agents:
+                out.append(
+                    finding(
+                        "usage-contradiction",
+                        _contradiction(origin, use, agents),
+                        url=policy.url,
+                        fields={"category": use, "agents": agents},
+                    )
+                )
+        return out
 
 
 def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
@@ -140,6 +259,39 @@ def _message(agent: str, origin: str, verdict: str, count: int, example: Finding
         f"X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {example.url}); "
         f"if {agent} should index them, remove the directive"
     )
+
+
+def _contradiction(origin: str, use: str, agents: list[str]) -> str:
+    names = ", ".join(agents)
+    return (
+        f"robots.txt of {origin} says yes to {use} for {names} in its usage signals "
+        f"(Content-Signal / Content-Usage), yet disallows the whole site (/) for "
+        f"{'it' if len(agents) == 1 else 'them'}: allow the agents, or say no to the use"
+    )
+
+
+def _eligible(record: UrlResult, result: FetchResult | None) -> bool:
+    """A listed URL the main agent may read that answered 200 HTML without a redirect."""
+    return (
+        result is not None
+        and record.robots == "allowed"
+        and result.status == 200
+        and not result.redirects
+        and is_html(result.header("content-type"))
+    )
+
+
+def _header_usage(result: FetchResult | None) -> dict[str, str] | None:
+    """The `Content-Usage` header values, parsed in order (later pairs win), or None."""
+    if result is None:
+        return None
+    values = result.header_all("content-usage")
+    if not values:
+        return None
+    out: dict[str, str] = {}
+    for value in values:
+        out.update(usage_pairs(value))
+    return out
 
 
 def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:

@@ -72,10 +72,17 @@ async def run_target(
 
 def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
     """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
-    indexability and --agents (every run), the --links crawl (after indexability,
-    which it reads)."""
+    indexability and --agents (every run), --llms (after indexability, which it reads),
+    the --links crawl (after indexability, which it reads)."""
     own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
-    own.append(AgentsHook(config))
+    agents = AgentsHook(config)
+    own.append(agents)
+    if agents.pages is not None:  # --agents-fetch with --links: the pages' facts
+        own.append(agents.pages)
+    if config.llms and mode == "crawl":
+        from audit.pipeline.llms import LlmsHook
+
+        own.append(LlmsHook(config))
     if config.links and mode == "crawl":
         from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 

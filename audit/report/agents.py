@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from audit.report.llms import coverage_line
+
 __all__ = ["REASONS", "IndexTally", "agent_rows", "html_section", "markdown_lines", "text_lines"]
 
 Escape = Callable[[str], str]
@@ -59,6 +61,9 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     out = ["", bold(TITLE), f"  {'agent':<{width}}  {'blocked':>9}  {'noindex':>9}  may read"]
     for name, (_, blocked, noindex, share) in zip(names, rows, strict=True):
         out.append(f"  {name:<{width}}  {blocked:>9,}  {noindex:>9,}  {_share(share):>8}")
+    line = coverage_line(summary)
+    if line is not None:
+        out.append(f"  {clean(line)}")
     return out
 
 
@@ -76,6 +81,9 @@ def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
     for name, blocked, noindex, share in rows:
         out.append(f"| {code(name)} | {blocked:,} | {noindex:,} | {_share(share)} |")
     out.append("")
+    line = coverage_line(summary)
+    if line is not None:
+        out += [line, ""]
     return out
 
 
@@ -170,8 +178,15 @@ def _agents_panel(summary: dict[str, Any], esc: Escape) -> str:
         f"<th>Listed URLs it may read</th></tr></thead><tbody>{body}</tbody></table>"
         '<p class="more">Blocked: robots.txt disallows the agent; noindex: an X-Robots-Tag or'
         " robots meta (with --page-checks) that applies to it. Judged from what the run"
-        " fetched, without a request of the agent's own.</p></section>"
+        " fetched, without a request of the agent's own.</p>"
+        + _llms_line(summary, esc)
+        + "</section>"
     )
+
+
+def _llms_line(summary: dict[str, Any], esc: Escape) -> str:
+    line = coverage_line(summary)
+    return "" if line is None else f'<p class="llms">{esc(line)}</p>'
 
 
 def _bar(share: float | None, name: str, esc: Escape) -> str:

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from audit.core.printable import printable, url_printable
 from audit.core.version import __version__
 from audit.report import coverage, intent
+from audit.report import llms as llms_report
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     SEVERITIES,
@@ -511,6 +512,7 @@ class HtmlWriter:
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
+        out.append(llms_report.html_section(summary, h))
         out.append(coverage.html_section(summary, h))
         out.append(intent.html_section(summary, h))
         out.append(self._notes(summary))

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
 from audit.report import coverage, intent
+from audit.report import llms as llms_report
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
     Aggregate,
@@ -79,6 +80,7 @@ class MarkdownWriter:
         out += self._summary_table(summary)
         out += _migration_table(summary.get("migration"))
         out += markdown_lines(summary, md_code)
+        out += llms_report.markdown_lines(summary, md_code, md_text)
         out += coverage.markdown_lines(summary)
         out += intent.markdown_lines(summary, md_code)
         codes = agg.codes_sorted()

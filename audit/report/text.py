@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from audit.core.printable import printable
 from audit.report import coverage, intent
+from audit.report import llms as llms_report
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
     SEVERITIES,
@@ -83,6 +84,7 @@ class TextWriter:
         if isinstance(migration, dict):
             lines += self._migration(migration)
         lines += text_lines(summary, _clean, lambda t: self._c("bold", t))
+        lines += llms_report.text_lines(summary, _clean, lambda t: self._c("bold", t))
         lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
         lines += intent.text_lines(summary, _clean, lambda t: self._c("bold", t))
         if agg.hosts:

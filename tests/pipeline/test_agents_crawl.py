@@ -97,12 +97,18 @@ async def test_each_agent_verdict_from_the_robots_groups_and_scoped_noindex(serv
     # the main agent (sitemap-audit, the `*` group) keeps its own codes
     assert [f["url"] for f in run.findings("url-robots-blocked")] == [base + "/private/p"]
     summary = run.summary["agents"]
-    assert summary["GPTBot"] == {"blocked": 7, "noindex": 0}
-    assert summary["ClaudeBot"] == {"blocked": 3, "noindex": 2}
-    assert summary["CCBot"] == {"blocked": 2, "noindex": 2}
-    assert summary["Googlebot"] == {"blocked": 1, "noindex": 2}
-    assert summary["Applebot-Extended"] == {"blocked": 1, "noindex": 1}
+    totals = {agent: (s["blocked"], s["noindex"]) for agent, s in summary.items()}
+    assert totals["GPTBot"] == (7, 0)
+    assert totals["ClaudeBot"] == (3, 2)
+    assert totals["CCBot"] == (2, 2)
+    assert totals["Googlebot"] == (1, 2)
+    assert totals["Applebot-Extended"] == (1, 1)
     assert list(summary) == ALL
+    # one host: its entry holds the same counts (contracts/agents.md `hosts`)
+    for agent, s in summary.items():
+        (entry,) = s["hosts"].values()
+        assert (entry["blocked"], entry["noindex"]) == totals[agent]
+        assert entry["signals"] == entry["usage"] == {}
 
 
 async def test_one_finding_per_agent_and_host_with_count_and_example(serve: Any) -> None:
@@ -121,7 +127,13 @@ async def test_one_finding_per_agent_and_host_with_count_and_example(serve: Any)
 async def test_without_page_checks_a_meta_is_not_seen(serve: Any) -> None:
     _, base, run = await crawl_agents(serve, agents=("CCBot",))
     assert run.url(base + "/public/meta")["agents"] == {"CCBot": "allowed"}
-    assert run.summary["agents"] == {"CCBot": {"blocked": 2, "noindex": 0}}
+    assert run.summary["agents"] == {
+        "CCBot": {
+            "blocked": 2,
+            "noindex": 0,
+            "hosts": {base.lower(): {"blocked": 2, "noindex": 0, "signals": {}, "usage": {}}},
+        }
+    }
 
 
 async def test_the_main_agent_gets_no_agent_finding(serve: Any) -> None:

@@ -1,0 +1,306 @@
+"""llms.txt audited like a sitemap (contracts/agents.md, "llms.txt"): pure reading and verdicts.
+
+- `is_html_shell()`: an llms file answered with HTML (an HTML Content-Type, or a body that
+  starts with `<!doctype html` or `<html` after leading whitespace): `llms-html-shell`.
+- `read_llms()`: an llms.txt read as text: its links (inline `[text](url)` and autolinks
+  `<http(s)://...>` outside fenced code blocks and code spans, each with its line) and the
+  first line that breaks the llmstxt.org shape (None: valid).
+- `resolve_links()`: the links resolved against the file's URL, http(s) only, without
+  their fragment, one per normalised URL at its first line.
+- `link_code()`: which of `llms-link-broken`, `llms-link-redirect`, `llms-link-noindex`,
+  `llms-md-html`, `llms-link-not-in-sitemap` a checked link gets (the first that applies).
+- `file_findings()`, `link_finding()`, `blocked_finding()`: the findings with the
+  contract's fields.
+
+Pure and synchronous: must not import aiohttp, asyncio or the HTTP layer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urljoin, urlsplit
+
+from audit.core.records import Finding, finding
+from audit.rules.urls import normalize_url
+
+__all__ = [
+    "MAX_CHARS",
+    "READ_CHARS",
+    "LinkAnswer",
+    "LlmsText",
+    "blocked_finding",
+    "decode_llms",
+    "file_findings",
+    "is_html_shell",
+    "is_html_type",
+    "link_code",
+    "link_finding",
+    "read_llms",
+    "resolve_links",
+    "shell_finding",
+    "starts_like_html",
+]
+
+MAX_CHARS: Final = 50_000  # llms-too-large above this (Mintlify's limit)
+READ_CHARS: Final = 5_000_000  # an llms.txt is read up to this many characters
+_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
+_HTML_START = re.compile(r"\s*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE)
+_LINES = re.compile(r"\r\n|\r|\n")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
+_H2 = re.compile(r" {0,3}##(?:[ \t]|$)")
+_ITEM = re.compile(r"\s*[-*+]\s+(.*)")
+# a link destination: no spaces, parentheses balanced one level deep, or <...>
+_DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
+_TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
+_INLINE = re.compile(
+    r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*(" + _DEST + r")?" + _TITLE + r"\s*\)"
+)
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_LINK_ITEM = re.compile(r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(")
+
+
+def starts_like_html(body: bytes | str) -> bool:
+    """Does the body, after leading whitespace, start with `<!doctype html` or `<html`?"""
+    head = body[:1024]
+    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+    return _HTML_START.match(text.lstrip("\ufeff") + " ") is not None
+
+
+def is_html_type(content_type: str | None) -> bool:
+    return bool(content_type) and (
+        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
+    )
+
+
+def is_html_shell(content_type: str | None, body: bytes) -> bool:
+    """An llms file answered with HTML: an HTML type, or a body that starts like HTML."""
+    return is_html_type(content_type) or starts_like_html(body)
+
+
+def decode_llms(body: bytes) -> str:
+    """An llms.txt body as text: UTF-8 (bad bytes replaced), a BOM dropped, at most
+    READ_CHARS characters."""
+    text = body.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text[:READ_CHARS]
+
+
+@dataclass(frozen=True, slots=True)
+class LlmsText:
+    """An llms.txt read as text: its links (target as written, line) in file order, each
+    occurrence, and the first line that breaks the shape (None: valid)."""
+
+    links: tuple[tuple[str, int], ...]
+    invalid_line: int | None
+
+
+def _fence_closes(line: str, fence: str) -> bool:
+    found = _FENCE.match(line)
+    return found is not None and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence)
+
+
+def _without_code_spans(line: str) -> str:
+    """The line with its code spans blanked out (a link inside one is no link)."""
+    if "`" not in line:
+        return line
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def _links_of(line: str) -> list[str]:
+    """The link targets of one line outside fences, in order of appearance."""
+    text = _without_code_spans(line)
+    found: list[tuple[int, str]] = []
+    for m in _INLINE.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] == "!":
+            continue  # an image, not a link
+        dest = m.group(2) or ""
+        if dest.startswith("<") and dest.endswith(">"):
+            dest = dest[1:-1]
+        found.append((m.start(), dest))
+        # a link in the link text ([![img](a)](b)) is the image's: only b counts
+    for m in _AUTOLINK.finditer(text):
+        found.append((m.start(), m.group(1)))
+    return [dest for _, dest in sorted(found)]
+
+
+class _Shape:
+    """The llmstxt.org shape, line by line: the first line that breaks it."""
+
+    def __init__(self) -> None:
+        self.seen_content = False  # a non-blank line outside fences was met
+        self.in_sections = False  # after the first H2
+        self.broken: int | None = None
+
+    def line(self, number: int, line: str) -> None:
+        if self.broken is not None or not line.strip():
+            return
+        h1 = _H1.match(line) is not None
+        if not self.seen_content:
+            self.seen_content = True
+            if not h1:
+                self.broken = number
+            return
+        if h1:
+            self.broken = number  # a second title
+            return
+        if _H2.match(line):
+            self.in_sections = True
+            return
+        item = _ITEM.fullmatch(line)
+        if self.in_sections and item is not None and not _is_link_item(item.group(1)):
+            self.broken = number
+
+
+def _is_link_item(text: str) -> bool:
+    """Does a list item's text start with a markdown link `[name](url)`?"""
+    found = _INLINE.match(text)
+    return found is not None and found.group(2) is not None
+
+
+def read_llms(text: str) -> LlmsText:
+    """The links and shape of an llms.txt read as text (see the module)."""
+    links: list[tuple[str, int]] = []
+    shape = _Shape()
+    fence: str | None = None
+    for number, line in enumerate(_LINES.split(text), start=1):
+        if fence is not None:
+            if _fence_closes(line, fence):
+                fence = None
+            continue
+        opened = _FENCE.match(line)
+        if opened is not None:
+            fence = opened.group(1)
+            continue
+        shape.line(number, line)
+        if "(" in line or "<" in line:
+            links += [(dest, number) for dest in _links_of(line)]
+    return LlmsText(tuple(links), shape.broken)
+
+
+def resolve_links(base: str, links: tuple[tuple[str, int], ...]) -> dict[str, tuple[str, int]]:
+    """normalised URL -> (the URL resolved, without fragment; its first line), for the
+    http(s) links of a file, in file order."""
+    out: dict[str, tuple[str, int]] = {}
+    for target, line in links:
+        try:
+            url = urljoin(base, target.strip())
+            scheme = urlsplit(url).scheme.lower()
+        except ValueError:
+            continue
+        if scheme not in ("http", "https"):
+            continue
+        url = url.split("#", 1)[0]
+        out.setdefault(normalize_url(url), (url, line))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAnswer:
+    """What a checked llms.txt link answered (its listed check's, or its own)."""
+
+    status: int | None  # the final answer's; None: no answer
+    redirected: bool  # at least one redirect was followed
+    failed: bool  # an error after retries, a redirect loop or more than 10 hops
+    html: bool  # an HTML Content-Type, or a body that starts like HTML
+    noindex: bool  # noindex for the main agent (as url-noindex judges it)
+    canonical_elsewhere: bool  # a canonical to another URL
+    listed: bool  # an audited sitemap lists it
+
+
+def link_code(url: str, answer: LinkAnswer) -> str | None:
+    """The first of the five link codes that applies to a checked link, or None."""
+    status = answer.status
+    if answer.failed or status is None or status >= 400:
+        return "llms-link-broken"
+    if answer.redirected:
+        return "llms-link-redirect" if 200 <= status < 300 else None
+    if status != 200:
+        return None
+    if answer.noindex:
+        return "llms-link-noindex"
+    markdown = urlsplit(url).path.lower().endswith(".md")
+    if markdown:
+        return "llms-md-html" if answer.html else None
+    if answer.listed or not answer.html or answer.canonical_elsewhere:
+        return None
+    return "llms-link-not-in-sitemap"
+
+
+_MESSAGES: Final = {
+    "llms-link-broken": "{llms} links {url} (line {line}), which {what}: agents that follow "
+    "llms.txt get an error",
+    "llms-link-redirect": "{llms} links {url} (line {line}), which redirects: link the final URL",
+    "llms-link-noindex": "{llms} links {url} (line {line}), which says noindex for the main agent",
+    "llms-md-html": "{llms} links the markdown twin {url} (line {line}), which answers HTML: "
+    "agents that ask for markdown get a page or an app shell",
+    "llms-link-not-in-sitemap": "{llms} links {url} (line {line}), an indexable page that no "
+    "audited sitemap lists",
+}
+
+
+def link_finding(code: str, url: str, llms: str, line: int, answer: LinkAnswer) -> Finding:
+    """A link code's finding, with `llms` (the file) and `line` (its first link there)."""
+    what = f"answers HTTP {answer.status}" if answer.status is not None else "fails"
+    if answer.redirected and code == "llms-link-broken":
+        what = (
+            "redirects to an error"
+            if answer.status is not None and not answer.failed
+            else "redirects without end"
+        )
+    message = _MESSAGES[code].format(llms=llms, url=url, line=line, what=what)
+    return finding(code, message, url=url, line=line, fields={"llms": llms})
+
+
+def blocked_finding(url: str, llms: str, line: int, agents: list[str]) -> Finding:
+    """`llms-link-blocked`: robots.txt keeps these agents (main agent first) from a link."""
+    names = ", ".join(agents)
+    return finding(
+        "llms-link-blocked",
+        f"{llms} links {url} (line {line}), which robots.txt disallows for {names}: allow it "
+        "for the agents llms.txt is written for, or drop the link",
+        url=url,
+        line=line,
+        fields={"llms": llms, "agents": agents},
+    )
+
+
+def file_findings(url: str, chars: int, invalid_line: int | None) -> list[Finding]:
+    """`llms-invalid` and `llms-too-large` of an llms.txt read as text."""
+    out: list[Finding] = []
+    if invalid_line is not None:
+        out.append(
+            finding(
+                "llms-invalid",
+                f"{url} breaks the llmstxt.org shape at line {invalid_line}: it must open "
+                "with one '# Title', and every list item under an '## Section' must start "
+                "with a markdown link",
+                url=url,
+                line=invalid_line,
+            )
+        )
+    if chars > MAX_CHARS:
+        out.append(
+            finding(
+                "llms-too-large",
+                f"{url} holds {chars:,} characters (over {MAX_CHARS:,}): agents truncate it; "
+                "link sections out or move prose to llms-full.txt",
+                url=url,
+                fields={"chars": chars},
+            )
+        )
+    return out
+
+
+def shell_finding(url: str) -> Finding:
+    """`llms-html-shell`: the file answered 200 with HTML."""
+    return finding(
+        "llms-html-shell",
+        f"{url} answers 200 with HTML: the site's app routes it to its shell, and agents get "
+        "no llms file; serve it as a text file",
+        url=url,
+    )

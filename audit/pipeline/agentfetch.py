@@ -1,0 +1,263 @@
+"""`--agents-fetch N` (contracts/agents.md, "What each agent is served"): the sample and the
+fetches, for the AgentsHook.
+
+- `sample_key()`: a listed URL's place in the sample, the SHA-256 hex digest of its path and
+  query exactly as listed (`/` for an empty path); the N smallest digests of a host's
+  eligible URLs are its sample, in digest order. It does not depend on the port, the host
+  name or the crawl order.
+- `AgentSampler.offer()` takes every listed URL as it is judged: eligible for an agent when
+  its main check answered 200 with an HTML type and no redirect, and robots.txt lets both
+  the main agent and this agent read it. Each (host, agent) keeps its N smallest keys.
+- `AgentSampler.fetch()` (after every listed URL was checked) requests each sampled URL
+  once per agent with the agent's own User-Agent string (`HttpClient.fetch_as`: no
+  redirect, no retry, the host's politeness unchanged by the answer) and compares the
+  answer with the main check's 200 (checks/agents.py `served_as`).
+- `AgentPages`: with `--links` and without `--page-checks` the listed pages are read with
+  one GET anyway; this hook adds a facts sink to that read (shared with the link crawl's,
+  pagefacts.join) so that `agent-shell-only` can be judged.
+- `findings()` and `fetched()`: one finding per code, agent and host, and
+  `summary.agents.<Agent>.hosts.<origin>.fetched`.
+
+Imports no aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from audit.checks.agents import FETCH_CODES, empty_shell, served_as
+from audit.checks.page import PageSink
+from audit.checks.pagefacts import HEAD, FactsSink
+from audit.core.agent import user_agent_of
+from audit.core.records import Finding, finding
+from audit.pipeline.hooks import Hook
+
+if TYPE_CHECKING:
+    from audit.checks.pagefacts import PageFacts
+    from audit.http import HttpClient
+    from audit.http.exchange import BodySink
+    from audit.pipeline.auditor import UrlJob
+
+__all__ = ["AgentPages", "AgentSampler", "sample_key"]
+
+# summary key of each code, in the contract's order
+_KEYS: Final = {
+    "agent-served-differently": "served_differently",
+    "agent-challenged": "challenged",
+    "agent-payment-required": "payment_required",
+    "agent-shell-only": "shell_only",
+}
+
+
+def sample_key(url: str) -> str:
+    """The SHA-256 hex digest of the URL's path and `?query` as listed (no fragment)."""
+    start = url.find("://")
+    rest = url[start + 3 :] if start >= 0 else url
+    rest = rest.split("#", 1)[0]
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    target = rest[cut:]
+    if not target.startswith("/"):
+        target = "/" + target
+    if target.endswith("?"):
+        target = target[:-1]  # an empty query is no query
+    return hashlib.sha256(target.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(slots=True)
+class _Tally:
+    """One agent on one host: what its sampled URLs were served."""
+
+    sampled: int = 0
+    counts: Counter[str] = field(default_factory=Counter)  # code -> URLs
+    statuses: dict[str, Counter[str]] = field(default_factory=dict)  # code -> status -> n
+    examples: dict[str, str] = field(default_factory=dict)  # code -> first URL (sample order)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    key: str
+    url: str
+    main_page: bool | None  # the main answer's body was read and is no shell; None: unread
+
+
+class AgentSampler:
+    """The sample of each (host, agent) and what each agent was served; see the module."""
+
+    def __init__(self, agents: tuple[str, ...], main: str, n: int, *, read_pages: bool) -> None:
+        low = main.strip().lower()
+        # fetched: a User-Agent string of its own, and not the main agent itself
+        self.agents = tuple(a for a in agents if user_agent_of(a) is not None and a.lower() != low)
+        self.n = n
+        self.read_pages = read_pages
+        # (origin, agent) -> max-heap of (negated key order, offer number, candidate), <= n
+        self._heaps: dict[tuple[str, str], list[tuple[_Neg, int, _Candidate]]] = {}
+        self._offers = 0
+        self.tallies: dict[tuple[str, str], _Tally] = {}
+
+    def offer(
+        self, origin: str, url: str, allowed: dict[str, bool], main_page: PageFacts | None
+    ) -> None:
+        """An eligible listed URL for the main agent; `allowed`: robots.txt per agent."""
+        if not self.agents:
+            return
+        page_ok: bool | None = None
+        if self.read_pages and main_page is not None and main_page.bytes_read:
+            page_ok = empty_shell(main_page) is None
+        cand = _Candidate(sample_key(url), url, page_ok)
+        item = (_Neg(cand.key), self._offers, cand)
+        self._offers += 1
+        for agent in self.agents:
+            if not allowed.get(agent, True):
+                continue
+            heap = self._heaps.setdefault((origin, agent), [])
+            if len(heap) < self.n:
+                heapq.heappush(heap, item)
+            elif cand.key < heap[0][2].key:
+                heapq.heapreplace(heap, item)
+
+    def samples(self) -> list[tuple[str, str, list[_Candidate]]]:
+        """(origin, agent, the sample in digest order) of each (host, agent) with one."""
+        return [
+            (origin, agent, sorted((c for _, _, c in heap), key=lambda c: (c.key, c.url)))
+            for (origin, agent), heap in self._heaps.items()
+            if heap
+        ]
+
+    async def fetch(self, client: HttpClient, cap: int, concurrency: int) -> None:
+        """Every sampled URL once per agent, with the agent's User-Agent string."""
+        work: asyncio.Queue[tuple[str, str, _Candidate]] = asyncio.Queue()
+        for origin, agent, sample in self.samples():
+            self.tallies[origin, agent] = _Tally(sampled=len(sample))
+            for cand in sample:
+                work.put_nowait((origin, agent, cand))
+        results: dict[tuple[str, str, str], tuple[str | None, str]] = {}
+
+        async def worker() -> None:
+            while not work.empty():
+                origin, agent, cand = work.get_nowait()
+                results[origin, agent, cand.url] = await self._one(client, agent, cand, cap)
+
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(max(1, min(concurrency, work.qsize()))):
+                tg.create_task(worker())
+        # tallied in sample order, whatever order the answers came in
+        for origin, agent, sample in self.samples():
+            tally = self.tallies[origin, agent]
+            for cand in sample:
+                code, status = results[origin, agent, cand.url]
+                if code is not None:
+                    tally.counts[code] += 1
+                    tally.statuses.setdefault(code, Counter())[status] += 1
+                    tally.examples.setdefault(code, cand.url)
+
+    async def _one(
+        self, client: HttpClient, agent: str, cand: _Candidate, cap: int
+    ) -> tuple[str | None, str]:
+        user_agent = user_agent_of(agent)
+        assert user_agent is not None
+        sink = PageSink(cap) if cand.main_page else None
+        result = await client.fetch_as(cand.url, user_agent, sink=sink, cap=cap)
+        facts = sink.facts if sink is not None and cand.main_page else None
+        status = "none" if result.status is None else str(result.status)
+        return served_as(result.status, result.headers, facts), status
+
+    def findings(self) -> list[Finding]:
+        """One finding per code, agent and host, in (host, agent) then code order."""
+        out: list[Finding] = []
+        for (origin, agent), tally in self.tallies.items():
+            for code in FETCH_CODES:
+                count = tally.counts.get(code, 0)
+                if not count:
+                    continue
+                fields: dict[str, object] = {
+                    "agent": agent,
+                    "count": count,
+                    "sampled": tally.sampled,
+                }
+                if code != "agent-shell-only":
+                    fields["statuses"] = dict(tally.statuses[code])
+                example = tally.examples[code]
+                out.append(
+                    finding(
+                        code,
+                        _message(code, agent, origin, tally, tally.statuses[code], example),
+                        url=example,
+                        fields=fields,
+                    )
+                )
+        return out
+
+    def fetched(self, origin: str, agent: str) -> dict[str, int] | None:
+        """`hosts.<origin>.fetched` of an agent, or None (not fetched there)."""
+        tally = self.tallies.get((origin, agent))
+        if tally is None:
+            return None
+        out = {"sampled": tally.sampled}
+        for code, key in _KEYS.items():
+            out[key] = tally.counts.get(code, 0)
+        return out
+
+    def requests(self) -> int:
+        """The agents' requests of the run: the sum of the samples."""
+        return sum(t.sampled for t in self.tallies.values())
+
+
+class _Neg:
+    """A key ordered backwards: the heap's top is the largest key kept."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Neg) -> bool:
+        return self.key > other.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Neg) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+_WHAT: Final = {
+    "agent-served-differently": "answered {agent} {statuses} where the main agent got 200",
+    "agent-challenged": "answered {agent} {statuses} (a WAF, bot challenge or rate limit) "
+    "where the main agent got 200",
+    "agent-payment-required": "answered {agent} 402 with a crawler-price header (pay-per-crawl)",
+    "agent-shell-only": "gave {agent} an empty app shell where the main agent got a page with "
+    "text (a prerender allowlist that misses it?)",
+}
+
+
+def _message(
+    code: str, agent: str, origin: str, tally: _Tally, statuses: Counter[str], example: str
+) -> str:
+    shown = ", ".join(
+        f"{'no answer' if s == 'none' else 'HTTP ' + s} x{n:,}" for s, n in statuses.most_common()
+    )
+    what = _WHAT[code].format(agent=agent, statuses=shown)
+    count = tally.counts[code]
+    return f"{count:,} of {tally.sampled:,} sampled listed URLs of {origin} {what} (e.g. {example})"
+
+
+class AgentPages(Hook):
+    """The facts of each listed page's GET, for the shell comparison; see the module."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._sinks: dict[int, FactsSink] = {}  # id(job) -> its sink, until taken
+
+    def page_body(self, job: UrlJob) -> BodySink | None:
+        sink = self._sinks[id(job)] = FactsSink(HEAD, self.cap, job.url)
+        return sink
+
+    def take(self, job: UrlJob) -> PageFacts | None:
+        """The page's facts (None: not read), once."""
+        sink = self._sinks.pop(id(job), None)
+        return sink.facts if sink is not None else None

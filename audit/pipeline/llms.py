@@ -1,0 +1,355 @@
+"""`crawl --llms` (contracts/agents.md, "llms.txt"): a hook on the Auditor.
+
+Files: when the first sitemap of an origin answers (before its body is read, so before any
+URL it lists is checked), `/llms.txt` and `/llms-full.txt` of that origin are requested
+once each (GET, the main User-Agent, whatever robots.txt says; redirects followed). A
+missing file is no finding; an HTML answer is `llms-html-shell` and nothing more; an
+llms.txt read as text gets `llms-invalid` and `llms-too-large` and its links are kept
+(checks/llms.py). llms-full.txt is only checked for the shell.
+
+Links on audited origins: a listed URL that llms.txt links is judged from its own listed
+check when its record is judged (marked `"llms": true`, the link codes added to its
+findings). Once every listed URL was checked (`drain`), each link no sitemap lists is
+requested like a listed URL (robots.txt first: a blocked link is not requested), gets a
+url record with `"sitemap": null`, `"source": "llms"`, and only the llms codes. Links on
+other origins are counted, never requested. `summary.llms` at the end: the files, the link
+counts and the coverage of indexable listed URLs on origins whose llms.txt was read.
+
+Imports no aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from audit.checks.agents import agent_verdict, indexability, meta_noindex, parse_agents
+from audit.checks.llms import (
+    READ_CHARS,
+    LinkAnswer,
+    blocked_finding,
+    decode_llms,
+    file_findings,
+    is_html_shell,
+    is_html_type,
+    link_code,
+    link_finding,
+    read_llms,
+    resolve_links,
+    shell_finding,
+    starts_like_html,
+)
+from audit.checks.page import PageSink
+from audit.checks.response import check_fetch, url_record
+from audit.core.agent import canonical_token
+from audit.core.config import CrawlConfig
+from audit.core.records import FetchResult, Finding, UrlResult, header_value
+from audit.http.hosts import canonical_origin
+from audit.pipeline.hooks import Hook
+from audit.rules.fingerprints import SeenUrls
+from audit.rules.urls import normalize_url
+
+if TYPE_CHECKING:
+    from audit.checks.pagefacts import PageFacts
+    from audit.http import StreamResponse
+    from audit.http.robots import RobotsPolicy
+    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+
+__all__ = ["LlmsHook"]
+
+_SNIFF = 1024  # bytes of llms-full.txt read: enough to tell an HTML shell
+_TEXT_BYTES = READ_CHARS * 4 + 4  # READ_CHARS characters of UTF-8 at most
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    url: str  # resolved, without fragment
+    llms: str  # the llms.txt URL
+    line: int  # its first line there
+
+
+def _origin(url: str) -> str:
+    return canonical_origin(url) or ""
+
+
+class LlmsHook(Hook):
+    """`--llms`: one per target; see the module."""
+
+    def __init__(self, config: CrawlConfig) -> None:
+        self.config = config
+        self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
+        self.auditor: Auditor | None = None
+        self.main = ""
+        self.reads: dict[str, asyncio.Task[None]] = {}  # origin -> its files' read
+        self.files: dict[str, list[dict[str, Any]]] = {}  # origin -> its files' entries
+        self.links: dict[str, _Link] = {}  # normalised URL -> the link, every llms.txt
+        self.counted: set[str] = set()  # origins whose llms.txt was read as text
+        self.listed = SeenUrls()  # normalised listed URLs
+        self.judged: set[str] = set()  # links judged as listed URLs
+        self.indexable: Counter[str] = Counter()  # origin -> indexable listed URLs
+        self.covered: Counter[str] = Counter()  # origin -> those some llms.txt links
+
+    def attach(self, auditor: Auditor) -> None:
+        self.auditor = auditor
+        self.main = canonical_token(auditor.agent_token)  # `bingbot` is spelt `Bingbot`
+
+    # --- the files -------------------------------------------------------------
+
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+        origin = _origin(job.url)
+        if origin:
+            task = self.reads.get(origin)
+            if task is None:
+                self.files[origin] = []
+                task = self.reads[origin] = asyncio.create_task(self._read(origin))
+            await asyncio.shield(task)
+        return False
+
+    async def _read(self, origin: str) -> None:
+        """Both files of an origin, llms.txt first."""
+        assert self.auditor is not None
+        client = self.auditor.client
+        entries = self.files[origin]
+        found: list[Finding] = []
+        url = origin + "/llms.txt"
+        result = await client.fetch(
+            url, method="GET", body_bytes=_TEXT_BYTES, confirm_with_get=False
+        )
+        entry: dict[str, Any] = {"url": url, "status": result.status}
+        entries.append(entry)
+        body = result.body_head or b""
+        if result.status == 200:
+            if is_html_shell(header_value(result.headers, "content-type"), body):
+                found.append(shell_finding(url))
+            else:
+                found += self._text(origin, url, decode_llms(body), entry)
+        url = origin + "/llms-full.txt"
+        result = await client.fetch(url, method="GET", body_bytes=_SNIFF, confirm_with_get=False)
+        entries.append({"url": url, "status": result.status})
+        ctype = header_value(result.headers, "content-type")
+        if result.status == 200 and is_html_shell(ctype, result.body_head or b""):
+            found.append(shell_finding(url))
+        self.auditor.rec.findings(found)
+
+    def _text(self, origin: str, url: str, text: str, entry: dict[str, Any]) -> list[Finding]:
+        """An llms.txt read as text: its entry's fields, its links kept, its findings."""
+        parsed = read_llms(text)
+        resolved = resolve_links(url, parsed.links)
+        self.counted.add(origin)
+        entry["chars"] = len(text)
+        entry["links"] = sum(
+            1 for dest, line in parsed.links if resolve_links(url, ((dest, line),))
+        )
+        entry["valid"] = parsed.invalid_line is None
+        for norm, (link, line) in resolved.items():
+            self.links.setdefault(norm, _Link(link, url, line))
+        return file_findings(url, len(text), parsed.invalid_line)
+
+    # --- listed URLs that llms.txt links ----------------------------------------
+
+    def judge(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> tuple[UrlResult, list[Finding]] | None:
+        norm = normalize_url(job.url)
+        self.listed.add(norm)
+        origin = _origin(norm)
+        extra = record.extra or {}
+        indexable = extra.get("indexable") is True
+        if indexable:
+            self.indexable[origin] += 1
+        link = self.links.get(norm)
+        if link is None or norm in self.judged or not self._audited(norm):
+            return None
+        self.judged.add(norm)
+        if indexable:
+            self.covered[origin] += 1
+        out = [*found, *self._listed_findings(link, record, found, result)]
+        return record.with_extra({**extra, "llms": True}), out
+
+    def _audited(self, norm: str) -> bool:
+        return _origin(norm) in self.reads
+
+    def _listed_findings(
+        self, link: _Link, record: UrlResult, found: list[Finding], result: FetchResult | None
+    ) -> list[Finding]:
+        policy = self._policy(record.url)
+        blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
+        out: list[Finding] = []
+        if result is not None:
+            codes = {f.code for f in found}
+            noindex, elsewhere = "url-noindex" in codes, "url-canonical-mismatch" in codes
+            answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
+            code = link_code(link.url, answer)
+            if code is not None:
+                out.append(link_finding(code, link.url, link.llms, link.line, answer))
+        if blocked:
+            out.append(blocked_finding(link.url, link.llms, link.line, blocked))
+        return out
+
+    def _policy(self, url: str) -> RobotsPolicy | None:
+        assert self.auditor is not None
+        return self.auditor.robots.cached(url)
+
+    def _blocked(self, url: str, policy: RobotsPolicy | None, *, main_blocked: bool) -> list[str]:
+        """The agents robots.txt keeps from `url`: the main agent first, then the named
+        agents in --agents order."""
+        if policy is None or policy.status != "ok":
+            return []
+        out = [self.main] if main_blocked else []
+        for agent in self.agents:
+            if agent.lower() != self.main.lower() and not policy.allowed(url, agent):
+                out.append(agent)
+        return out
+
+    # --- links no sitemap lists --------------------------------------------------
+
+    async def drain(self) -> None:
+        todo = [
+            link
+            for norm, link in self.links.items()
+            if self._audited(norm) and norm not in self.listed and norm not in self.judged
+        ]
+        if not todo:
+            return
+        queue: asyncio.Queue[_Link] = asyncio.Queue()
+        for link in todo:
+            queue.put_nowait(link)
+        workers = min(len(todo), max(1, self.config.concurrency))
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(workers):
+                tg.create_task(self._worker(queue))
+
+    async def _worker(self, queue: asyncio.Queue[_Link]) -> None:
+        while not queue.empty():
+            await self._check(queue.get_nowait())
+
+    async def _check(self, link: _Link) -> None:
+        """A link only llms.txt lists: robots.txt first, then the request, its record."""
+        assert self.auditor is not None
+        url = link.url
+        policy = await self.auditor.robots_for(url)
+        if not policy.allowed(url):
+            self._not_requested(link, policy)
+            return
+        result, facts = await self._fetch(url)
+        checked = check_fetch(
+            result,
+            lastmod=None,
+            sitemap=None,
+            line=None,
+            config=self.config,
+            agent_token=self.main,
+        )
+        noindex, elsewhere = self._page_says(result, checked, facts)
+        answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
+        code = link_code(url, answer)
+        found = [link_finding(code, url, link.llms, link.line, answer)] if code else []
+        blocked = self._blocked(url, policy, main_blocked=False)
+        if blocked:
+            found.append(blocked_finding(url, link.llms, link.line, blocked))
+        record = url_record(result, sitemap=None, line=None, lastmod=None)
+        reason = indexability(record, checked, result)
+        if reason is None and (noindex or elsewhere):
+            reason = "noindex" if noindex else "canonical"
+        self._deliver(record, found, reason, policy, result, facts)
+
+    def _not_requested(self, link: _Link, policy: RobotsPolicy) -> None:
+        """A link robots.txt keeps the main agent from (or an unreachable robots.txt)."""
+        held = policy.status == "unreachable"
+        record = UrlResult.unrequested(
+            link.url, None, None, None, "unreachable" if held else "blocked"
+        )
+        blocked = self._blocked(link.url, policy, main_blocked=not held)
+        kept = [blocked_finding(link.url, link.llms, link.line, blocked)] if blocked else []
+        self._deliver(record, kept, "robots", policy, None, None)
+
+    async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
+        """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
+        assert self.auditor is not None
+        if not self.config.page_checks:
+            return await self.auditor.client.fetch(url), None
+        sink = PageSink(self.config.page_cap)
+        result = await self.auditor.client.fetch_page(url, sink, cap=self.config.page_cap)
+        return result, sink.facts if result.status == 200 else None
+
+    def _page_says(
+        self, result: FetchResult, checked: list[Finding], facts: PageFacts | None
+    ) -> tuple[bool, bool]:
+        """(noindex for the main agent, a canonical to another URL), headers and page."""
+        codes = {f.code for f in checked}
+        noindex = "url-noindex" in codes
+        elsewhere = "url-canonical-mismatch" in codes
+        if facts is not None:
+            noindex = noindex or meta_noindex(facts.metas, self.main) is not None
+            page = result.final_url or result.url
+            canonical = urljoin(page, facts.canonicals[0]) if facts.canonicals else None
+            elsewhere = elsewhere or (
+                canonical is not None and normalize_url(canonical) != normalize_url(page)
+            )
+        return noindex, elsewhere
+
+    def _deliver(
+        self,
+        record: UrlResult,
+        found: list[Finding],
+        reason: str | None,
+        policy: RobotsPolicy,
+        result: FetchResult | None,
+        facts: PageFacts | None,
+    ) -> None:
+        assert self.auditor is not None
+        extra: dict[str, Any] = {
+            **(record.extra or {}),
+            "source": "llms",
+            "llms": True,
+            "indexable": reason is None,
+            "indexability": reason,
+        }
+        if self.agents:
+            tags = result.header_all("x-robots-tag") if result is not None else []
+            metas = facts.metas if facts is not None else ()
+            extra["agents"] = {
+                agent: agent_verdict(policy.allowed(record.url, agent), tags, metas, agent)
+                for agent in self.agents
+            }
+        self.auditor.deliver(record.with_extra(extra), found)
+
+    # --- the summary -------------------------------------------------------------
+
+    def end_of_run(self) -> None:
+        if self.auditor is None:
+            return
+        on_site = {n for n in self.links if self._audited(n)}
+        external = len(self.links) - len(on_site)
+        indexable = sum(self.indexable[o] for o in self.counted)
+        covered = sum(self.covered[o] for o in self.counted)
+        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
+            "llms",
+            {"files": [], "links": 0, "external": 0, "covered": 0, "indexable": 0},
+        )
+        for entries in self.files.values():
+            notes["files"] += entries
+        notes["links"] += len(on_site)
+        notes["external"] += external
+        notes["covered"] += covered
+        notes["indexable"] += indexable
+        total = notes["indexable"]
+        notes["coverage"] = round(notes["covered"] / total, 3) if total else None
+
+
+def _answer(result: FetchResult, *, noindex: bool, elsewhere: bool, listed: bool) -> LinkAnswer:
+    """A link's answer as the link codes read it."""
+    ctype = header_value(result.headers, "content-type")
+    html = is_html_type(ctype) or starts_like_html(result.body_head or b"")
+    return LinkAnswer(
+        status=result.status,
+        redirected=bool(result.redirects),
+        failed=result.error is not None,
+        html=html,
+        noindex=noindex,
+        canonical_elsewhere=elsewhere,
+        listed=listed,
+    )

@@ -1,0 +1,203 @@
+"""The "llms.txt" section (crawl --llms) and the "Agents served" table (--agents-fetch) of the
+text, markdown and HTML reports (contracts/agents.md).
+
+From the summary's `llms`: each llms file requested (status, characters, links, shape), the
+links on the audited origins and elsewhere, the coverage of indexable listed URLs and the
+llms codes counted (`by_code`). From `agents.<Agent>.hosts.<origin>.fetched`: one row per
+agent and host, with the URLs sampled and what they were served. `coverage_line()` is the
+one-line llms.txt coverage the "What each bot sees" section shows too. Nothing without the
+options.
+
+Each writer calls one function here; values are escaped by the writer's own escaper.
+Imports nothing from the crawl, HTTP or parser layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = [
+    "SERVED",
+    "coverage_line",
+    "html_section",
+    "markdown_lines",
+    "served_rows",
+    "text_lines",
+]
+
+Escape = Callable[[str], str]
+TITLE = "llms.txt"
+SERVED_TITLE = "Agents served"
+LLMS_CODES: Final = (
+    "llms-html-shell",
+    "llms-invalid",
+    "llms-too-large",
+    "llms-link-broken",
+    "llms-link-redirect",
+    "llms-link-noindex",
+    "llms-md-html",
+    "llms-link-blocked",
+    "llms-link-not-in-sitemap",
+)
+SERVED: Final = (
+    ("sampled", "sampled"),
+    ("served_differently", "served differently"),
+    ("challenged", "challenged"),
+    ("payment_required", "payment required"),
+    ("shell_only", "shell only"),
+)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
+    llms = summary.get("llms")
+    return llms if isinstance(llms, dict) else None
+
+
+def coverage_line(summary: dict[str, Any]) -> str | None:
+    """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`."""
+    llms = _llms(summary)
+    if llms is None:
+        return None
+    covered, indexable = _count(llms.get("covered")), _count(llms.get("indexable"))
+    ratio = llms.get("coverage")
+    share = f"{100 * ratio:.1f}%" if isinstance(ratio, (int, float)) and indexable else "—"
+    return (
+        f"llms.txt links {covered:,} of {indexable:,} indexable listed URLs ({share}); "
+        f"{_count(llms.get('links')):,} links on the site, "
+        f"{_count(llms.get('external')):,} elsewhere"
+    )
+
+
+def _files(llms: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(url, status, chars, links, shape) of each file requested."""
+    out = []
+    for f in llms.get("files") or []:
+        if not isinstance(f, dict):
+            continue
+        status = f.get("status")
+        read = "chars" in f
+        out.append(
+            (
+                str(f.get("url") or ""),
+                "—" if status is None else str(status),
+                f"{_count(f.get('chars')):,}" if read else "",
+                f"{_count(f.get('links')):,}" if read else "",
+                ("valid" if f.get("valid") else "invalid") if read else "",
+            )
+        )
+    return out
+
+
+def _codes(summary: dict[str, Any]) -> list[tuple[str, int]]:
+    by_code = summary.get("by_code")
+    if not isinstance(by_code, dict):
+        return []
+    return [(c, _count(by_code.get(c))) for c in LLMS_CODES if _count(by_code.get(c))]
+
+
+def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
+    """(agent, origin, [sampled and the four counts]) of each agent fetched on a host."""
+    agents = summary.get("agents")
+    if not isinstance(agents, dict):
+        return []
+    rows = []
+    for agent, entry in agents.items():
+        hosts = entry.get("hosts") if isinstance(entry, dict) else None
+        for origin, host in (hosts or {}).items():
+            fetched = host.get("fetched") if isinstance(host, dict) else None
+            if isinstance(fetched, dict):
+                rows.append((str(agent), str(origin), [_count(fetched.get(k)) for k, _ in SERVED]))
+    return rows
+
+
+def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
+    """The llms.txt section, then the Agents served table."""
+    out: list[str] = []
+    llms = _llms(summary)
+    if llms is not None:
+        out += ["", bold(TITLE)]
+        for url, status, chars, links, shape in _files(llms):
+            read = f"  {chars} characters, {links} links, {shape}" if chars else ""
+            out.append(f"  {clean(url)}  HTTP {status}{read}")
+        out.append(f"  {coverage_line(summary)}")
+        out += [f"  {code}: {n:,}" for code, n in _codes(summary)]
+    rows = served_rows(summary)
+    if rows:
+        names = [clean(f"{agent} @ {origin}") for agent, origin, _ in rows]
+        width = max(len("agent @ host"), *(len(n) for n in names))
+        heads = "  ".join(f"{label:>{max(7, len(label))}}" for _, label in SERVED)
+        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {heads}"]
+        for name, (_, _, counts) in zip(names, rows, strict=True):
+            cells = "  ".join(
+                f"{n:>{max(7, len(label))},}" for n, (_, label) in zip(counts, SERVED, strict=True)
+            )
+            out.append(f"  {name:<{width}}  {cells}")
+    return out
+
+
+def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[str]:
+    out: list[str] = []
+    llms = _llms(summary)
+    if llms is not None:
+        out += [f"## {TITLE}", "", "| File | Status | Characters | Links | Shape |"]
+        out.append("| --- | ---: | ---: | ---: | --- |")
+        for url, status, chars, links, shape in _files(llms):
+            out.append(f"| {code(url)} | {status} | {chars} | {links} | {shape} |")
+        out += ["", text(coverage_line(summary) or ""), ""]
+        codes = _codes(summary)
+        if codes:
+            out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
+    rows = served_rows(summary)
+    if rows:
+        heads = " | ".join(label.capitalize() for _, label in SERVED)
+        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {heads} |"]
+        out.append("| --- | --- |" + " ---: |" * len(SERVED))
+        for agent, origin, counts in rows:
+            cells = " | ".join(f"{n:,}" for n in counts)
+            out.append(f"| {code(agent)} | {code(origin)} | {cells} |")
+        out.append("")
+    return out
+
+
+def html_section(summary: dict[str, Any], esc: Escape) -> str:
+    parts: list[str] = []
+    llms = _llms(summary)
+    if llms is not None:
+        rows = "".join(
+            f'<tr><td class="url">{esc(url)}</td><td class="num">{esc(status)}</td>'
+            f'<td class="num">{esc(chars)}</td><td class="num">{esc(links)}</td>'
+            f"<td>{esc(shape)}</td></tr>"
+            for url, status, chars, links, shape in _files(llms)
+        )
+        codes = "".join(
+            f'<li><span class="mono">{esc(c)}</span>: {n:,}</li>' for c, n in _codes(summary)
+        )
+        parts.append(
+            f'<section class="panel" id="llms"><h2>{TITLE}</h2><table><thead><tr>'
+            '<th>File</th><th class="num">Status</th><th class="num">Characters</th>'
+            f'<th class="num">Links</th><th>Shape</th></tr></thead><tbody>{rows}</tbody>'
+            f"</table><p>{esc(coverage_line(summary) or '')}</p>"
+            + (f"<ul>{codes}</ul>" if codes else "")
+            + "</section>"
+        )
+    served = served_rows(summary)
+    if served:
+        heads = "".join(f'<th class="num">{esc(label)}</th>' for _, label in SERVED)
+        body = "".join(
+            f'<tr><td class="mono">{esc(agent)}</td><td class="url">{esc(origin)}</td>'
+            + "".join(f'<td class="num">{n:,}</td>' for n in counts)
+            + "</tr>"
+            for agent, origin, counts in served
+        )
+        parts.append(
+            f'<section class="panel" id="agents-served"><h2>{SERVED_TITLE}</h2><table><thead>'
+            f"<tr><th>Agent</th><th>Host</th>{heads}</tr></thead><tbody>{body}</tbody></table>"
+            '<p class="more">Sampled listed URLs fetched again with each agent\'s own '
+            "User-Agent, compared with the main agent's 200.</p></section>"
+        )
+    return "".join(parts)
