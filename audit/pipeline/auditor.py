@@ -649,6 +649,7 @@ class Auditor:
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
         excluded, or (a local index) not to be fetched."""
+        self.rec.index_entry(job.public_url or job.url, item.lastmod)
         for hook in self._child_hooks:
             hook(job, item, loc)
         if not self._child_usable(job, loc, found):
