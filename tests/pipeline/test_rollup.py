@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from lxml import html as lxml_html
 
 from audit.api import Audit
@@ -244,3 +245,51 @@ async def test_text_and_markdown_show_100_sitemaps_html_all(serve: Serve, tmp_pa
     page = lxml_html.fromstring(_converted(path, "html"))
     tbody = page.get_element_by_id("sitemaps").xpath("./tbody/tr")
     assert [tr.xpath("string(td[1])") for tr in tbody] == [url for url, _ in expected]
+
+
+async def test_a_carried_sitemap_has_the_counts_it_would_have_if_read(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """--state, second run: the child sitemap and its pages answer 304 (carried from the
+    state); the roll-up is the one of the first run."""
+    site = Site()
+    base = await serve(site)
+
+    def conditional(status: int, headers: dict[str, str], body: str) -> Any:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            if request.headers.get("If-None-Match") == '"v1"':
+                return web.Response(status=304, headers={"ETag": '"v1"'})
+            answer = {**headers, "ETag": '"v1"'}
+            if request.method == "HEAD":
+                return web.Response(status=status, headers=answer)
+            return web.Response(status=status, headers=answer, text=body)
+
+        return handler
+
+    site.routes["/sitemap.xml"] = (
+        200,
+        XML,
+        f'<?xml version="1.0"?>\n<sitemapindex {NS}>\n'
+        f"<sitemap><loc>{base}/a.xml</loc><lastmod>2024-01-01</lastmod></sitemap>\n"
+        "</sitemapindex>\n",
+    )
+    site.routes["/a.xml"] = conditional(
+        200,
+        XML,
+        _urlset(
+            (f"{base}/p/ok", "2024-01-01"),
+            (f"{base}/p/two", "2024-01-02"),
+            (f"{base}/p/none", None),
+        ),
+    )
+    for path in ("/p/ok", "/p/two", "/p/none"):
+        site.routes[path] = conditional(200, HTML, "<p>page</p>")
+    state = str(tmp_path / "state.sqlite")
+    first = await asyncio.to_thread(_report, tmp_path, f"{base}/sitemap.xml", "--state", state)
+    night1 = _jsonl_counts(first)
+    second = await asyncio.to_thread(_report, tmp_path, f"{base}/sitemap.xml", "--state", state)
+    records = [json.loads(line) for line in second.read_text().splitlines()]
+    carried = [r for r in records if r["type"] == "sitemap" and r.get("carried")]
+    assert [r["url"] for r in carried] == [f"{base}/a.xml"]  # the child was carried
+    assert _jsonl_counts(second) == night1
+    assert night1[1] == (f"{base}/a.xml", [3, 3, 2, 0, 0, 1])
