@@ -1,0 +1,64 @@
+"""Index `<lastmod>` truth in a run (contracts/nights.md 4): the pipeline's side of
+audit.rules.indexlastmod.
+
+`IndexLastmodHook` sees every index entry (`child`), every parsed entry (`entry`) and
+every sitemap read (`sitemap_done`), and at the end of the run reports
+`index-lastmod-behind` for each entry whose completely read child has a newer
+`<lastmod>`. `index-lastmod-now` is the validator's (it knows each index's entries and
+the moment its answer arrived, and reports it instead of `lastmod-uniform`); the entries
+of such an index are not judged here.
+
+For the over-time codes (`--state`), `check.entry_states()` gives tonight's
+(index, child) -> (line, IndexEntryState) with each child's entries digest (made with
+`digests=True`), and audit.rules.indexlastmod.over_time_findings compares it with the
+previous run's. A child carried on a 304 (--state) is not parsed: the entries the state
+admits for it reach `entry` as if parsed, and `sitemap_carried` counts it as read
+completely.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from audit.pipeline.hooks import Hook
+from audit.rules.indexlastmod import IndexLastmodCheck
+
+if TYPE_CHECKING:
+    from audit.core.records import Entry, SitemapRecord
+    from audit.pipeline.auditor import Auditor, SitemapJob
+    from audit.sitemap.parser import StreamParser
+
+__all__ = ["IndexLastmodHook"]
+
+
+class IndexLastmodHook(Hook):
+    """index-lastmod-behind over one run's sitemaps; see the module."""
+
+    def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
+        self.check = IndexLastmodCheck(tolerance_s, digests=digests)
+        self._auditor: Auditor | None = None
+
+    def attach(self, auditor: Auditor) -> None:
+        self._auditor = auditor
+
+    def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
+        if loc:
+            index = job.public_url or job.url
+            self.check.index_entry(index, loc, entry.line, entry.lastmod, job.answered)
+
+    def entry(self, source: str, entry: Entry) -> None:
+        self.check.child_entry(source, entry.loc, entry.lastmod)
+
+    def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
+        complete = record.error is None and parser.complete
+        self.check.child_done(record.url, complete=complete, kind=parser.kind)
+
+    def sitemap_carried(self, job: SitemapJob) -> None:
+        """A child carried on a 304 (--state): its stored entries came through `entry`;
+        it counts as read completely. Its kind is not known here: an RSS child's pubDate
+        lastmods do not count when it is carried."""
+        self.check.child_done(job.public_url or job.url, complete=True, kind=None)
+
+    def end_of_run(self) -> None:
+        if self._auditor is not None:
+            self._auditor.rec.findings(self.check.findings())
