@@ -8,10 +8,12 @@ every sitemap read (`sitemap_done`), and at the end of the run reports
 the moment its answer arrived, and reports it instead of `lastmod-uniform`); the entries
 of such an index are not judged here.
 
-For the over-time codes (`--state`), `check.entry_states()` gives tonight's
-(index, child) -> (line, IndexEntryState) with each child's entries digest (made with
-`digests=True`), and audit.rules.indexlastmod.over_time_findings compares it with the
-previous run's. A child carried on a 304 (--state) is not parsed: the entries the state
+For the over-time codes (`--state`): the state's hook finds this one among
+`auditor.hooks` and calls `check.keep_digests()` when attached; at the end,
+`check.entry_states()` gives tonight's (index, child) -> (line, IndexEntryState) to
+store for the next night, and `check.over_time(previous)` the `index-lastmod-frozen`
+and `-churn` findings against the previous completed run's states (a child carried on
+a 304 counts as unchanged). A child carried on a 304 (--state) is not parsed: the entries the state
 admits for it reach `entry` as if parsed, and `sitemap_carried` counts it as read
 completely.
 """
@@ -57,7 +59,7 @@ class IndexLastmodHook(Hook):
         """A child carried on a 304 (--state): its stored entries came through `entry`;
         it counts as read completely. Its kind is not known here: an RSS child's pubDate
         lastmods do not count when it is carried."""
-        self.check.child_done(job.public_url or job.url, complete=True, kind=None)
+        self.check.child_carried(job.public_url or job.url)
 
     def end_of_run(self) -> None:
         if self._auditor is not None:

@@ -185,6 +185,12 @@ class IndexLastmodCheck:
         self._children: dict[str, _Child] = {}
         self._text = ""  # the previous <lastmod> text, and its interval: runs repeat
         self._interval: Interval | None = None
+        self.carried: set[str] = set()  # children carried on a 304: unchanged
+
+    def keep_digests(self) -> None:
+        """Keep each child's entries digest from now on (before the first index entry):
+        a --state run, for the over-time codes."""
+        self.digests = True
 
     def index_entry(
         self, index: str, child: str, line: int, lastmod: str | None, answered: datetime | None
@@ -227,6 +233,17 @@ class IndexLastmodCheck:
         if child is not None:
             child.complete = complete
             child.kind = kind
+
+    def child_carried(self, sitemap: str) -> None:
+        """A child carried on a 304 (its stored entries came through `child_entry`): read
+        completely, and unchanged for the over-time codes."""
+        self.carried.add(sitemap)
+        self.child_done(sitemap, complete=True, kind=None)
+
+    def over_time(self, previous: Mapping[tuple[str, str], IndexEntryState]) -> list[Finding]:
+        """`index-lastmod-frozen` and `-churn` of tonight's entries against `previous`, the
+        previous completed run's `entry_states()` (its IndexEntryState per key)."""
+        return over_time_findings(previous, self.entry_states(), self.carried)
 
     def served_now(self, index: str) -> bool:
         """Is `index` one whose every `<lastmod>` is the time it was served?"""
@@ -355,11 +372,7 @@ def over_time_finding(
     Not judged when either run lacks a valid `<lastmod>` for the entry, when the
     previous run did not read the child completely, or when tonight's run did not
     (and it did not answer 304)."""
-    if previous is None or previous.digest is None:
-        return None
-    if previous.lastmod is None or current.lastmod is None:
-        return None
-    if not unchanged and current.digest is None:
+    if previous is None or not _judged(previous, current, unchanged):
         return None
     moved = previous.lastmod != current.lastmod
     changed = not unchanged and current.digest != previous.digest
@@ -384,6 +397,14 @@ def over_time_finding(
             url=child,
         )
     return None
+
+
+def _judged(previous: IndexEntryState, current: IndexEntryState, unchanged: bool) -> bool:
+    """Both runs have a valid <lastmod> for the entry, the previous run read the child
+    completely, and tonight's did too (or the child answered 304)."""
+    if previous.digest is None or previous.lastmod is None or current.lastmod is None:
+        return False
+    return unchanged or current.digest is not None
 
 
 def over_time_findings(

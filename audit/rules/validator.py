@@ -354,11 +354,7 @@ class SitemapValidator:
         self.checked += 1
         is_url = entry.kind == "url"
         if not is_url:
-            self._non_urls += 1
-            if self.served_at is not None and lastmod_now(
-                entry.lastmod, self.served_at, self.tolerance_s
-            ):
-                self._index_now += 1
+            self._count_index_entry(entry.lastmod)
         out = _NO_FINDINGS
         raw = entry.loc
         if raw is not None and self._plain_loc(raw):
@@ -955,6 +951,13 @@ class SitemapValidator:
             if uniform is not None:
                 problems.append(("lastmod-uniform", uniform))
         return problems
+
+    def _count_index_entry(self, lastmod: str | None) -> None:
+        """An index's <sitemap> entry: counted, and whether its <lastmod> is the time the
+        index was served (index-lastmod-now)."""
+        self._non_urls += 1
+        if self.served_at is not None and lastmod_now(lastmod, self.served_at, self.tolerance_s):
+            self._index_now += 1
 
     @property
     def index_served_now(self) -> bool:

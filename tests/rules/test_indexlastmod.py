@@ -241,3 +241,27 @@ def test_over_time_findings_from_the_checks_entry_states() -> None:
         first, night("2024-06-09", "2024-07-02").entry_states(), unchanged=[CHILD]
     )
     assert [f.code for f in unchanged] == ["index-lastmod-churn"]
+
+
+def test_over_time_through_the_check_with_a_carried_child() -> None:
+    """What the --state run does: keep digests, store entry_states(), and on the next
+    night compare with over_time(); a child carried on a 304 is unchanged."""
+
+    def night(entry_lastmod: str, carried: bool) -> IndexLastmodCheck:
+        check = IndexLastmodCheck()
+        check.keep_digests()
+        check.index_entry(IDX, CHILD, 7, entry_lastmod, None)
+        check.child_entry(CHILD, "https://e.com/p", "2024-06-01")
+        if carried:
+            check.child_carried(CHILD)
+        else:
+            check.child_done(CHILD, complete=True, kind="urlset")
+        return check
+
+    stored = {key: state for key, (_, state) in night("2024-07-01", False).entry_states().items()}
+    assert all(state.digest for state in stored.values())
+    churn = night("2024-07-02", True).over_time(stored)
+    assert [(f.code, f.url, f.sitemap, f.line) for f in churn] == [
+        ("index-lastmod-churn", CHILD, IDX, 7)
+    ]
+    assert night("2024-07-01", True).over_time(stored) == []
