@@ -426,6 +426,6 @@ def over_time_findings(
     return out
 
 
-def _shown(key: str) -> str:
+def _shown(key: str | None) -> str:
     """An interval key as people read it: its start."""
-    return key.split("/", 1)[0]
+    return (key or "none").split("/", 1)[0]
