@@ -30,9 +30,10 @@ Pure: no HTTP, no I/O; entries in, findings out.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from audit.core.records import Finding, finding
 from audit.rules.dates import parse_rss_date, parse_w3c_datetime
@@ -46,6 +47,7 @@ __all__ = [
     "Interval",
     "child_digest",
     "interval_key",
+    "interval_seconds",
     "is_behind",
     "lastmod_interval",
     "lastmod_now",
@@ -96,6 +98,86 @@ def interval_key(interval: Interval | None) -> str | None:
     if interval is None:
         return None
     return f"{interval.start:%Y-%m-%dT%H:%M:%SZ}/{interval.end:%Y-%m-%dT%H:%M:%SZ}"
+
+
+# The two forms nearly every sitemap uses, read without building datetimes (the per-entry
+# path of every child of an index): YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD.
+_FAST = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
+)
+# "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path
+_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+_SECONDS = {f"{x:02d}": x for x in range(60)}
+_DAY_S = 86_400
+_DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
+_ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: invalid)
+
+
+def _day(text: str) -> int | None:
+    if text in _DAYS:
+        return _DAYS[text]
+    try:
+        ordinal: int | None = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
+    except ValueError:
+        ordinal = None
+    if len(_DAYS) >= 65_536:
+        _DAYS.clear()
+    _DAYS[text] = ordinal
+    return ordinal
+
+
+def _zone(tzd: str) -> int | None:
+    if tzd in _ZONES:
+        return _ZONES[tzd]
+    oh, om = int(tzd[1:3]), int(tzd[4:6])
+    east: int | None = None
+    if om <= 59 and (oh < 14 or (oh == 14 and om == 0)):  # xsd: -14:00 to +14:00
+        east = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
+    if len(_ZONES) < 1024:
+        _ZONES[tzd] = east
+    return east
+
+
+def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
+    """[start, end) in seconds of a value of one of the two common forms; None when its
+    day, time or zone does not exist."""
+    day_text, hour_minute, second, tzd = m.groups()
+    day = _DAYS[day_text] if day_text in _DAYS else _day(day_text)
+    if day is None:
+        return None
+    if hour_minute is None:
+        return day * _DAY_S, (day + 1) * _DAY_S
+    clock = _HOUR_MINUTE.get(hour_minute)
+    seconds = _SECONDS.get(second)
+    east = _ZONES[tzd] if tzd in _ZONES else _zone(tzd)
+    if clock is None or seconds is None or east is None:
+        return None
+    start = day * _DAY_S + clock + seconds - east
+    return start, start + 1
+
+
+def _seconds(stamp: datetime) -> int:
+    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic)."""
+    return stamp.toordinal() * _DAY_S + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
+
+
+def _from_seconds(seconds: int) -> datetime:
+    day, rest = divmod(seconds, _DAY_S)
+    return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest)
+
+
+def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] | None:
+    """`lastmod_interval` as [start, end) in whole seconds since 0001-01-01T00:00:00Z: the
+    per-entry form (about a microsecond for the two common forms)."""
+    if text is None:
+        return None
+    m = _FAST.fullmatch(text)
+    if m is not None:
+        return _fast_seconds(m)
+    interval = lastmod_interval(text, rss=rss)
+    if interval is None:
+        return None
+    return _seconds(interval.start), _seconds(interval.end)
 
 
 def _plus(stamp: datetime, delta: timedelta) -> datetime:
@@ -151,11 +233,14 @@ class _Index:
 
 @dataclass(slots=True)
 class _Child:
-    newest: datetime | None = None  # start of the newest W3C <lastmod> among its entries
+    newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
     newest_text: str = ""
-    newest_rss: datetime | None = None  # ... of one valid only in an RSS feed
+    newest_rss: int | None = None  # ... of one valid only in an RSS feed
     newest_rss_text: str = ""
     complete: bool | None = None  # None: not done (yet)
+    # (length, last 6 characters) -> the newest <lastmod> of the common forms of that
+    # shape (see IndexLastmodCheck._newest)
+    shapes: dict[tuple[int, str], str] = field(default_factory=dict)
     kind: str | None = None
     digest: ChildDigest | None = None
 
@@ -165,7 +250,7 @@ class _Child:
         rss = self.newest_rss if self.kind == "rss" else None
         if rss is not None and (best is None or rss > best[0]):
             best = (rss, self.newest_rss_text)
-        return best
+        return None if best is None else (_from_seconds(best[0]), best[1])
 
 
 class IndexLastmodCheck:
@@ -183,8 +268,6 @@ class IndexLastmodCheck:
         self.digests = digests
         self._indexes: dict[str, _Index] = {}
         self._children: dict[str, _Child] = {}
-        self._text = ""  # the previous <lastmod> text, and its interval: runs repeat
-        self._interval: Interval | None = None
         self.carried: set[str] = set()  # children carried on a 304: unchanged
 
     def keep_digests(self) -> None:
@@ -216,16 +299,30 @@ class IndexLastmodCheck:
         self._newest(child, lastmod)
 
     def _newest(self, child: _Child, lastmod: str) -> None:
-        if lastmod != self._text:
-            self._text, self._interval = lastmod, lastmod_interval(lastmod)
-        interval = self._interval
-        if interval is not None:
-            if child.newest is None or interval.start > child.newest:
-                child.newest, child.newest_text = interval.start, lastmod.strip(_XML_SPACE)
+        # Among values of the two common forms with one length and one ending (zone, or
+        # the seconds before a Z), the text sorts as the time does: a value not above the
+        # newest of its shape cannot be the child's newest, and is not parsed. Only those
+        # forms set a shape, and no other valid value that starts with a digit shares
+        # one (whitespace ends a padded value; RFC 822 dates have other lengths).
+        shape = (len(lastmod), lastmod[-6:])
+        best = child.shapes.get(shape)
+        if best is not None and lastmod <= best and lastmod[:1].isdigit():
             return
-        rss = lastmod_interval(lastmod, rss=True)  # a pubDate: only in an RSS feed
-        if rss is not None and (child.newest_rss is None or rss.start > child.newest_rss):
-            child.newest_rss, child.newest_rss_text = rss.start, lastmod.strip(_XML_SPACE)
+        m = _FAST.fullmatch(lastmod)
+        if m is not None:
+            span = _fast_seconds(m)
+            if span is None:
+                return  # no such day or time: lastmod-invalid, ignored
+            child.shapes[shape] = lastmod
+        else:
+            span = interval_seconds(lastmod)
+        if span is not None:
+            if child.newest is None or span[0] > child.newest:
+                child.newest, child.newest_text = span[0], lastmod.strip(_XML_SPACE)
+            return
+        rss = interval_seconds(lastmod, rss=True)  # a pubDate: only in an RSS feed
+        if rss is not None and (child.newest_rss is None or rss[0] > child.newest_rss):
+            child.newest_rss, child.newest_rss_text = rss[0], lastmod.strip(_XML_SPACE)
 
     def child_done(self, sitemap: str, *, complete: bool, kind: str | None) -> None:
         """A sitemap was read (`complete`: to its end, without a document error)."""
@@ -324,7 +421,8 @@ class ChildDigest:
     def add(self, loc: str | None, lastmod: str | None) -> None:
         if lastmod != self._text:
             self._text = lastmod
-            self._key = interval_key(lastmod_interval(lastmod, rss=True)) or ""
+            span = interval_seconds(lastmod, rss=True)
+            self._key = "" if span is None else f"{span[0]}/{span[1]}"
         pair = f"{normalize_url(loc or '')}\n{self._key}".encode("utf-8", "surrogatepass")
         self._pairs.add(hashlib.blake2b(pair, digest_size=16).digest())
 

@@ -5,9 +5,11 @@ churn), each with a control that yields nothing."""
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from audit.rules.indexlastmod import (
     ChildDigest,
@@ -15,6 +17,7 @@ from audit.rules.indexlastmod import (
     IndexLastmodCheck,
     child_digest,
     interval_key,
+    interval_seconds,
     is_behind,
     lastmod_interval,
     over_time_finding,
@@ -148,13 +151,56 @@ def test_the_digest_is_the_set_of_normalised_pairs() -> None:
 
 
 def test_the_digest_is_stable_across_processes() -> None:
-    """BLAKE2b of the pairs, not Python's salted hash: the value is fixed."""
+    """BLAKE2b of the pairs (normalised loc, interval in seconds), not Python's salted
+    hash: the value is fixed."""
     digest = ChildDigest()
     digest.add("https://e.com/a", "2024-07-01")
+    start = date(2024, 7, 1).toordinal() * 86400
     pair = hashlib.blake2b(
-        b"https://e.com/a\n2024-07-01T00:00:00Z/2024-07-02T00:00:00Z", digest_size=16
+        f"https://e.com/a\n{start}/{start + 86400}".encode(), digest_size=16
     ).digest()
     assert digest.hexdigest() == hashlib.blake2b(pair, digest_size=16).hexdigest()
+
+
+def _seconds(stamp: datetime) -> int:
+    return stamp.toordinal() * 86400 + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
+
+
+@given(
+    day=st.dates(min_value=date(1, 1, 2), max_value=date(9999, 12, 30)),
+    clock=st.times(),
+    zone=st.sampled_from(["Z", "+02:00", "-03:30", "+14:00", "-14:00", "+14:30", "+05:60"]),
+    form=st.sampled_from(["date", "second", "fraction", "minute", "month", "year", "no-zone"]),
+    pad=st.booleans(),
+)
+def test_the_fast_seconds_agree_with_the_interval(
+    day: date, clock: time, zone: str, form: str, pad: bool
+) -> None:
+    texts = {
+        "date": f"{day:%Y-%m-%d}",
+        "second": f"{day:%Y-%m-%d}T{clock:%H:%M:%S}{zone}",
+        "fraction": f"{day:%Y-%m-%d}T{clock:%H:%M:%S}.{clock.microsecond:06d}{zone}",
+        "minute": f"{day:%Y-%m-%d}T{clock:%H:%M}{zone}",
+        "month": f"{day:%Y-%m}",
+        "year": f"{day:%Y}",
+        "no-zone": f"{day:%Y-%m-%d}T{clock:%H:%M:%S}",
+    }
+    text = texts[form]
+    if pad:
+        text = f" {text}\n"
+    interval = lastmod_interval(text)
+    expected = None if interval is None else (_seconds(interval.start), _seconds(interval.end))
+    assert interval_seconds(text) == expected
+
+
+def test_the_fast_seconds_of_impossible_values() -> None:
+    for text in (
+        "2024-02-30",
+        "2024-07-01T24:00:00Z",
+        "2024-07-01T10:60:00Z",
+        "2024-07-01T10:00:00+15:00",
+    ):
+        assert interval_seconds(text) is None and lastmod_interval(text) is None
 
 
 IDX, CHILD = "https://e.com/index.xml", "https://e.com/a.xml"
@@ -265,3 +311,46 @@ def test_over_time_through_the_check_with_a_carried_child() -> None:
         ("index-lastmod-churn", CHILD, IDX, 7)
     ]
     assert night("2024-07-01", True).over_time(stored) == []
+
+
+_FORMS = st.sampled_from(
+    [
+        "{d:%Y-%m-%d}",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}Z",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}+02:00",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}.5-01:30",
+        "{d:%Y-%m-%d}T{t:%H:%M}+02:00",
+        "{d:%Y-%m}",
+        "  {d:%Y-%m-%d}T{t:%H:%M:%S}+02:00",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}Z\n",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}",  # invalid: no zone
+    ]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            _FORMS,
+            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
+            st.times(),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
+    values: list[tuple[str, date, time]],
+) -> None:
+    texts = [form.format(d=d, t=t) for form, d, t in values]
+    check = IndexLastmodCheck()
+    check.index_entry(IDX, CHILD, 3, "2000-01-01", None)
+    for text in texts:
+        check.child_entry(CHILD, "https://e.com/p", text)
+    check.child_done(CHILD, complete=True, kind="urlset")
+    starts = [s[0] for s in map(interval_seconds, texts) if s is not None]
+    newest = check._children[CHILD].newest_of_kind()
+    if not starts:
+        assert newest is None
+    else:
+        assert newest is not None and _seconds(newest[0]) == max(starts)
