@@ -220,9 +220,10 @@ def served_now(
 
 @dataclass(slots=True)
 class _IndexEntry:
-    child: str
+    child: str  # as the index lists it (the findings' url)
     line: int
     lastmod: str | None
+    key: str  # the child as first listed in the run: the sitemap read for it
 
 
 @dataclass(slots=True)
@@ -268,6 +269,7 @@ class IndexLastmodCheck:
         self.digests = digests
         self._indexes: dict[str, _Index] = {}
         self._children: dict[str, _Child] = {}
+        self._spellings: dict[str, str] = {}  # normalised child URL -> first spelling
         self.carried: set[str] = set()  # children carried on a 304: unchanged
 
     def keep_digests(self) -> None:
@@ -282,9 +284,11 @@ class IndexLastmodCheck:
         found = self._indexes.get(index)
         if found is None:
             found = self._indexes[index] = _Index(answered)
-        found.entries.append(_IndexEntry(child, line, lastmod))
-        if child not in self._children:
-            self._children[child] = _Child(digest=ChildDigest() if self.digests else None)
+        # a child is read once, under the spelling it was first listed with
+        key = self._spellings.setdefault(normalize_url(child), child)
+        found.entries.append(_IndexEntry(child, line, lastmod, key))
+        if key not in self._children:
+            self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
 
     def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
         """An entry of any sitemap, as parsed (the per-entry path: a dict lookup for a
@@ -363,7 +367,7 @@ class IndexLastmodCheck:
         return out
 
     def _behind(self, index: str, entry: _IndexEntry) -> Finding | None:
-        child = self._children.get(entry.child)
+        child = self._children.get(entry.key)
         interval = lastmod_interval(entry.lastmod)
         if child is None or not child.complete or interval is None:
             return None
@@ -391,7 +395,7 @@ class IndexLastmodCheck:
             if self.served_now(index):
                 continue
             for entry in found.entries:
-                child = self._children.get(entry.child)
+                child = self._children.get(entry.key)
                 digest = None
                 if child is not None and child.complete and child.digest is not None:
                     digest = child.digest.hexdigest()

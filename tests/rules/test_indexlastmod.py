@@ -354,3 +354,18 @@ def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
         assert newest is None
     else:
         assert newest is not None and _seconds(newest[0]) == max(starts)
+
+
+def test_a_child_listed_in_two_spellings_is_judged_for_both() -> None:
+    """The run reads a child once, under its first spelling; an entry that lists it
+    with another case of host is judged against the same reading."""
+    check = IndexLastmodCheck()
+    check.index_entry(IDX, "https://e.com/a.xml", 3, "2024-07-01", None)
+    check.index_entry("https://e.com/other.xml", "HTTPS://E.COM:443/a.xml", 4, "2024-06-01", None)
+    check.child_entry("https://e.com/a.xml", "https://e.com/p", "2024-07-05")
+    check.child_done("https://e.com/a.xml", complete=True, kind="urlset")
+    found = check.findings()
+    assert [(f.url, f.sitemap, f.line) for f in found] == [
+        ("https://e.com/a.xml", IDX, 3),
+        ("HTTPS://E.COM:443/a.xml", "https://e.com/other.xml", 4),
+    ]
