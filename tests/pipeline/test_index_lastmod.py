@@ -5,11 +5,16 @@ entries' <lastmod> are compared with each child's newest entry at the entry's pr
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
+from audit.cli.main import main
 from tests.crawlkit import HTML, XML, Run, Serve, Site, audit
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -194,3 +199,56 @@ async def test_tolerance_widens_served_now(serve: Serve) -> None:
     assert not (await audit(f"{base}/sitemap.xml")).findings("index-lastmod-now")
     tolerant = await audit(f"{base}/sitemap.xml", lastmod_tolerance_s=300)
     assert len(tolerant.findings("index-lastmod-now")) == 1
+
+
+@pytest.mark.slow
+async def test_a_night_with_carried_children_reports_what_a_fresh_run_does(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """--state: on the second run the children answer 304 and are carried from the state;
+    index-lastmod-behind is judged on their stored entries, exactly as on the first run
+    and as a run without state."""
+    site = Site()
+    base = await serve(site)
+    cases = {k: CASES[k] for k in ("day-2330utc", "day-behind", "second-behind", "month-within")}
+    entries = [(f"{base}/{name}.xml", case[0]) for name, case in cases.items()]
+    site.routes["/sitemap.xml"] = (200, XML, _index(entries))
+    for name, (_, lastmods, _) in cases.items():
+        body = _urlset(*lastmods, page=f"{base}/p/{name}")
+        site.routes[f"/{name}.xml"] = _etagged(body)
+        site.routes[f"/p/{name}"] = (200, HTML, "<p>page</p>")
+
+    def run(out: str, *state: str) -> list[dict[str, Any]]:
+        path = tmp_path / out
+        argv = ["crawl", f"{base}/sitemap.xml", "--format", "jsonl", "-o", str(path)]
+        argv += ["--no-progress", "--fail-on", "never", "--retries", "0", "--rate", "1000"]
+        assert main([*argv, *state]) == 0
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def behind(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return sorted(
+            (r["url"], r["sitemap"], r["line"], r["severity"])
+            for r in records
+            if r["type"] == "finding" and r["code"].startswith("index-lastmod")
+        )
+
+    state = str(tmp_path / "state.sqlite")
+    fresh = await asyncio.to_thread(run, "fresh.jsonl")
+    night1 = await asyncio.to_thread(run, "n1.jsonl", "--state", state)
+    night2 = await asyncio.to_thread(run, "n2.jsonl", "--state", state)
+    carried = [r["url"] for r in night2 if r["type"] == "sitemap" and r.get("carried")]
+    assert len(carried) == len(cases)  # every child came from the state
+    assert [f[0] for f in behind(fresh)] == sorted(
+        [f"{base}/day-behind.xml", f"{base}/second-behind.xml"]
+    )
+    assert behind(night1) == behind(fresh)
+    assert behind(night2) == behind(fresh)
+
+
+def _etagged(body: str) -> Any:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("If-None-Match") == '"v1"':
+            return web.Response(status=304, headers={"ETag": '"v1"'})
+        return web.Response(status=200, headers={**XML, "ETag": '"v1"'}, text=body)
+
+    return handler
