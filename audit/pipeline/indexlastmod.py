@@ -52,8 +52,21 @@ class IndexLastmodHook(Hook):
         self.check.child_entry(source, entry.loc, entry.lastmod)
 
     def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
-        complete = record.error is None and parser.complete
+        complete = record.error is None and parser.complete and not self._blocked(record.url)
         self.check.child_done(record.url, complete=complete, kind=parser.kind)
+
+    def _blocked(self, url: str) -> bool:
+        """Does robots.txt disallow the sitemap (sitemap-robots-blocked)? It is still read,
+        but a sitemap search engines may not fetch is not one read completely
+        (contracts/nights.md 2)."""
+        auditor = self._auditor
+        if auditor is None:
+            return False
+        try:
+            policy = auditor.robots.cached(url)
+        except RuntimeError:  # no HTTP client: a local file
+            return False
+        return policy is not None and policy.status == "ok" and not policy.allowed(url)
 
     def sitemap_carried(self, job: SitemapJob) -> None:
         """A child carried on a 304 (--state): its stored entries came through `entry`;

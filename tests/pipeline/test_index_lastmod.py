@@ -252,3 +252,21 @@ def _etagged(body: str) -> Any:
         return web.Response(status=200, headers={**XML, "ETag": '"v1"'}, text=body)
 
     return handler
+
+
+async def test_a_child_blocked_by_robots_does_not_count(serve: Serve) -> None:
+    """A child sitemap robots.txt disallows is still read (sitemap-robots-blocked), but it
+    is not one read completely: its entry is not judged. The control is allowed."""
+    cases = {
+        "blocked": ("2024-07-01", ("2024-08-01",), True),
+        "allowed": ("2024-07-01", ("2024-08-01",), True),
+    }
+    base, site, _ = await _site(serve, cases)
+    site.routes["/robots.txt"] = (
+        200,
+        {"Content-Type": "text/plain"},
+        "User-agent: *\nDisallow: /blocked.xml\n",
+    )
+    run = await audit(f"{base}/sitemap.xml")
+    assert [f["url"] for f in run.findings("sitemap-robots-blocked")] == [f"{base}/blocked.xml"]
+    assert set(_behind(run)) == {f"{base}/allowed.xml"}
