@@ -526,13 +526,18 @@ class Auditor:
             return False
         self._carrying.add(job.url)
         try:
-            for hook in self._sitemap_answer_hooks:
-                if await hook(job, resp):
-                    for carried in self._sitemap_carried_hooks:
-                        carried(job)
-                    return True
+            handled = await self._ask_answer_hooks(job, resp)
         finally:
             self._carrying.discard(job.url)
+        if handled:
+            for carried in self._sitemap_carried_hooks:
+                carried(job)
+        return handled
+
+    async def _ask_answer_hooks(self, job: SitemapJob, resp: StreamResponse) -> bool:
+        for hook in self._sitemap_answer_hooks:
+            if await hook(job, resp):
+                return True
         return False
 
     async def _expand_local(self, job: SitemapJob) -> None:
@@ -736,8 +741,8 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
-        if self._carrying and source in self._carrying and self.on_entry is not None:
-            self.on_entry(source, item)  # an entry of a carried sitemap, as if parsed
+        if self._carrying:
+            self._carried_entry(source, item)
         if not loc:
             return
         if self._exclude_urls and self._url_excluded(loc):
@@ -756,6 +761,12 @@ class Auditor:
         job = UrlJob(loc, source, item.line, item.lastmod)
         if not self._frontier.try_put(job):
             await self._frontier.put(job)
+
+    def _carried_entry(self, source: str, item: Entry) -> None:
+        """An entry admitted for a sitemap a hook is carrying goes to the entry hooks, as
+        if parsed (a carried sitemap is checked as a read one: contracts/nights.md 1)."""
+        if source in self._carrying and self.on_entry is not None:
+            self.on_entry(source, item)
 
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""

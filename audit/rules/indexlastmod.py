@@ -245,6 +245,16 @@ class _Child:
     kind: str | None = None
     digest: ChildDigest | None = None
 
+    def later(self, start: int, text: str) -> None:
+        """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
+        if self.newest is None or start > self.newest:
+            self.newest, self.newest_text = start, text.strip(_XML_SPACE)
+
+    def later_rss(self, span: tuple[int, int] | None, text: str) -> None:
+        """An RFC 822 `<lastmod>` (None: not one either): the newest of those if later."""
+        if span is not None and (self.newest_rss is None or span[0] > self.newest_rss):
+            self.newest_rss, self.newest_rss_text = span[0], text.strip(_XML_SPACE)
+
     def newest_of_kind(self) -> tuple[datetime, str] | None:
         """The newest `<lastmod>` (start, as written) that counts for the child's kind."""
         best = (self.newest, self.newest_text) if self.newest is not None else None
@@ -313,20 +323,13 @@ class IndexLastmodCheck:
         if best is not None and lastmod <= best and lastmod[:1].isdigit():
             return
         m = _FAST.fullmatch(lastmod)
-        if m is not None:
-            span = _fast_seconds(m)
-            if span is None:
-                return  # no such day or time: lastmod-invalid, ignored
-            child.shapes[shape] = lastmod
-        else:
-            span = interval_seconds(lastmod)
+        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
         if span is not None:
-            if child.newest is None or span[0] > child.newest:
-                child.newest, child.newest_text = span[0], lastmod.strip(_XML_SPACE)
-            return
-        rss = interval_seconds(lastmod, rss=True)  # a pubDate: only in an RSS feed
-        if rss is not None and (child.newest_rss is None or rss[0] > child.newest_rss):
-            child.newest_rss, child.newest_rss_text = rss[0], lastmod.strip(_XML_SPACE)
+            if m is not None:
+                child.shapes[shape] = lastmod
+            child.later(span[0], lastmod)
+        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
+            child.later_rss(interval_seconds(lastmod, rss=True), lastmod)
 
     def child_done(self, sitemap: str, *, complete: bool, kind: str | None) -> None:
         """A sitemap was read (`complete`: to its end, without a document error)."""
