@@ -99,6 +99,8 @@ class Audit:
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
+        if mode == "crawl":
+            self.recorder.roll_up()  # the `rollup` records (contracts/nights.md 5)
         self.progress = progress or NoProgress()
         self.outcomes: list[dict[str, Any]] = []
         self._hooks = hooks
@@ -196,6 +198,7 @@ class Audit:
             notes["interrupted"] = True
         if self.fatal:
             notes["fatal"] = self.fatal  # the targets that could not be audited at all
+        self.recorder.end_records()  # the roll-up, then the hosts
         summary = self.recorder.summary()
         self.recorder.emit(summary)
         return Result(summary, self.fatal, interrupted)

@@ -60,6 +60,30 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("sitemap-empty", W, "the sitemap has no entries"),
     ("index-nested", E, "a sitemap index lists another sitemap index"),
     ("index-loop", E, "a sitemap is reached again through its own descendants"),
+    # Index <lastmod> truth (contracts/nights.md 4; -frozen and -churn need --state)
+    (
+        "index-lastmod-behind",
+        W,
+        "a sitemap index entry's <lastmod> is earlier than the newest <lastmod> in its child: "
+        "the index under-reports the child's changes",
+    ),
+    (
+        "index-lastmod-now",
+        W,
+        "every <lastmod> of a sitemap index (2 entries or more, all with a time) is within 60 s "
+        "of the time it was served: generated on the fly (replaces lastmod-uniform)",
+    ),
+    (
+        "index-lastmod-frozen",
+        W,
+        "--state: the child's entries changed since the previous run but the index entry's "
+        "<lastmod> did not move",
+    ),
+    (
+        "index-lastmod-churn",
+        W,
+        "--state: the index entry's <lastmod> moved but the child's entries are identical",
+    ),
     ("element-unknown", W, "an undefined, unqualified, repeated or out-of-order element"),
     ("text-sitemap-invalid-line", E, "a line of a text sitemap is not one absolute URL"),
     # Entries
@@ -325,6 +349,14 @@ _FIX: dict[str, str] = {
     "index-nested": "List only sitemaps (urlset files) in a sitemap index; submit each index "
     "separately.",
     "index-loop": "Remove the entry that points back to a sitemap above it in the chain.",
+    "index-lastmod-behind": "Set each index entry's <lastmod> to the time its child sitemap "
+    "last changed (the newest <lastmod> of its entries).",
+    "index-lastmod-now": "Give each index entry the time its child last changed, not the time "
+    "the index is generated.",
+    "index-lastmod-frozen": "Update the index entry's <lastmod> whenever its child's entries "
+    "change (Bing may skip a child whose <lastmod> does not move).",
+    "index-lastmod-churn": "Move the index entry's <lastmod> only when its child's entries "
+    "change, not on every build.",
     "element-unknown": "Use only the protocol's elements, in the order of the XSD, each once, "
     "in the sitemap namespace (extensions in their own namespaces).",
     "text-sitemap-invalid-line": "Put exactly one absolute URL on each line of a text sitemap, "

@@ -91,6 +91,7 @@ class SitemapJob:
     ancestors: tuple[str, ...]  # normalised URLs from the root down, for loop detection
     local: Path | None = None
     public_url: str | None = None  # the URL rules are judged against (--base-url for a file)
+    answered: datetime | None = None  # when its answer arrived (index-lastmod-now)
 
 
 @dataclass(slots=True)
@@ -257,6 +258,11 @@ class Auditor:
             "sitemap_answered"
         )
         self._sitemap_done_hooks: list[SitemapHook] = self._at("sitemap_done")
+        self._sitemap_carried_hooks: list[Callable[[SitemapJob], None]] = self._at(
+            "sitemap_carried"
+        )
+        # sitemaps a hook is carrying (a 304): what it admits for them is also an entry
+        self._carrying: set[str] = set()
         self._before_hooks: list[Callable[[UrlJob], bool]] = self._at("before_request")
         self._header_hooks: list[Callable[[UrlJob], dict[str, str] | None]] = self._at(
             "request_headers"
@@ -492,6 +498,7 @@ class Auditor:
             # Still read: the auditor must know the URLs it lists to report on them.
             self._about_sitemap(job, *sitemaps.sitemap_robots_blocked(self.agent_token))
         async with self.client.stream(fetch_url, headers=self._sitemap_headers(job)) as resp:
+            job.answered = datetime.now(UTC)
             if await self._sitemap_answered(job, resp):
                 return
             if resp.redirects:
@@ -551,7 +558,21 @@ class Auditor:
         return headers
 
     async def _sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
-        """True when a hook dealt with the answer (a 304 whose entries it carried)."""
+        """True when a hook dealt with the answer (a 304 whose entries it carried): the
+        entries it admitted meanwhile went to the entry hooks, as if parsed."""
+        if not self._sitemap_answer_hooks:
+            return False
+        self._carrying.add(job.url)
+        try:
+            handled = await self._ask_answer_hooks(job, resp)
+        finally:
+            self._carrying.discard(job.url)
+        if handled:
+            for carried in self._sitemap_carried_hooks:
+                carried(job)
+        return handled
+
+    async def _ask_answer_hooks(self, job: SitemapJob, resp: StreamResponse) -> bool:
         for hook in self._sitemap_answer_hooks:
             if await hook(job, resp):
                 return True
@@ -638,6 +659,8 @@ class Auditor:
             hreflang=self.hreflang,
             cross_submitted=self._cross_submitted(sitemap_url),
             kind=parser.kind,
+            served_at=job.answered,
+            tolerance_s=self.config.lastmod_tolerance_s,
         )
 
     def _cross_submitted(self, sitemap_url: str | None) -> Callable[[str], bool]:
@@ -687,6 +710,7 @@ class Auditor:
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
         excluded, or (a local index) not to be fetched."""
+        self.rec.index_entry(job.public_url or job.url, item.lastmod)
         for hook in self._child_hooks:
             hook(job, item, loc)
         if not self._child_usable(job, loc, found):
@@ -755,6 +779,8 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
+        if self._carrying:
+            self._carried_entry(source, item)
         if not loc:
             return
         if self._exclude_urls and self._url_excluded(loc):
@@ -773,6 +799,12 @@ class Auditor:
         job = UrlJob(loc, source, item.line, item.lastmod)
         if not self._frontier.try_put(job):
             await self._frontier.put(job)
+
+    def _carried_entry(self, source: str, item: Entry) -> None:
+        """An entry admitted for a sitemap a hook is carrying goes to the entry hooks, as
+        if parsed (a carried sitemap is checked as a read one: contracts/nights.md 1)."""
+        if source in self._carrying and self.on_entry is not None:
+            self.on_entry(source, item)
 
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""

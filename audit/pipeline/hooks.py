@@ -11,6 +11,7 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     sitemap_headers(job)       extra request headers for a sitemap
     sitemap_answered(job, r)   a sitemap's answer before it is read; True: handled here
     sitemap_done(rec, parser)  a sitemap was read to its end
+    sitemap_carried(job)       a sitemap a hook carried on its answer (a 304): read as is
     before_request(job)        a listed URL before anything is sent; True: delivered here
     stored_answer(job)         robots.txt allows it: evidence that stands for tonight's
                                answer without a request (resume, --changed-only), or None
@@ -69,6 +70,11 @@ class Hook:
 
     def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
         """A sitemap was read to its end (its record is already delivered)."""
+
+    def sitemap_carried(self, job: SitemapJob) -> None:
+        """A sitemap that a hook's `sitemap_answered` carried forward without reading it
+        (a 304): the entries it admitted for it reached `entry` as if parsed, and it
+        counts as read to its end (night equals fresh, contracts/nights.md 1)."""
 
     def before_request(self, job: UrlJob) -> bool:
         """A listed URL before robots.txt or a request. True: its outcome is delivered."""
@@ -129,6 +135,7 @@ HOOK_POINTS = (
     "sitemap_headers",
     "sitemap_answered",
     "sitemap_done",
+    "sitemap_carried",
     "before_request",
     "stored_answer",
     "request_headers",

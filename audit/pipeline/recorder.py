@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from audit.core.records import Finding, Severity, SitemapRecord, UrlResult
+from audit.pipeline.rollup import Rollup
 from audit.report.aggregate import failing_severities
 
 RecordSink = Callable[[dict[str, Any]], None]
@@ -31,6 +32,31 @@ class Recorder:
         self.by_code: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
         self.ignored: frozenset[str] = frozenset()
+        self.rollup: Rollup | None = None  # crawl: the per-sitemap roll-up (roll_up())
+        self._held: list[dict[str, Any]] = []  # `hosts` records, until the roll-up is out
+
+    def roll_up(self) -> None:
+        """From now on every record delivered counts in the per-sitemap roll-up, and the
+        `hosts` records wait for `end_records()`, which writes the `rollup` records first
+        (contracts/nights.md 5: after the last url and finding, before hosts)."""
+        if self.rollup is None:
+            self.rollup = Rollup()
+
+    def index_entry(self, sitemap: str, lastmod: str | None) -> None:
+        """An index's `<sitemap>` entry (the roll-up counts those with a valid lastmod)."""
+        if self.rollup is not None:
+            self.rollup.index_entry(sitemap, lastmod)
+
+    def end_records(self) -> None:
+        """The records that close a run before its summary: the `rollup` records, then
+        the `hosts` records held back. Without roll_up() there is nothing to write."""
+        rollup, self.rollup = self.rollup, None
+        if rollup is not None:
+            for record in rollup.records():
+                self.emit(record)
+        held, self._held = self._held, []
+        for record in held:
+            self.emit(record)
 
     def ignore(self, codes: Iterable[str]) -> None:
         """From now on findings of these codes are neither emitted nor counted; the summary
@@ -67,6 +93,12 @@ class Recorder:
     def emit(self, record: dict[str, Any]) -> None:
         if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:
             return
+        rollup = self.rollup
+        if rollup is not None:
+            if record.get("type") == "hosts":
+                self._held.append(record)
+                return
+            rollup.add(record)
         for sink in self._sinks:
             sink(record)
 

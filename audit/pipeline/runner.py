@@ -21,6 +21,7 @@ from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, Sitema
 from audit.pipeline.deploy import DeployStampHook
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
+from audit.pipeline.indexlastmod import IndexLastmodHook
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
 
@@ -72,9 +73,12 @@ async def run_target(
 
 def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
     """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
-    indexability and --agents (every run), --llms (after indexability, which it reads),
-    the --links crawl (after indexability, which it reads)."""
+    index <lastmod> truth (crawl and validate), indexability and --agents (every run),
+    --llms (after indexability, which it reads), the --links crawl (after indexability,
+    which it reads)."""
     own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
+    if mode != "inspect":  # index <lastmod> against each child read (contracts/nights.md 4)
+        own.append(IndexLastmodHook(config.lastmod_tolerance_s))
     agents = AgentsHook(config)
     own.append(agents)
     if agents.pages is not None:  # --agents-fetch with --links: the pages' facts

@@ -204,6 +204,29 @@ class SitemapStat:
     findings: Counter[str] = field(default_factory=Counter)  # severity -> count
 
 
+# The counts of a `rollup` record (contracts/nights.md 5), in the order the tables show
+# them, with their column titles.
+ROLLUP_KEYS: tuple[str, ...] = ("urls", "indexable", "with_lastmod", "errors", "warnings", "info")
+ROLLUP_TITLES: tuple[str, ...] = (
+    "URLs",
+    "Indexable",
+    "With lastmod",
+    "Errors",
+    "Warnings",
+    "Info",
+)
+# Sitemap rows the text and markdown tables show at most (html shows every one).
+ROLLUP_ROWS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapRollup:
+    """One `rollup` record: a sitemap and its six counts, in ROLLUP_KEYS order."""
+
+    url: str
+    counts: tuple[int, ...]
+
+
 @dataclass(slots=True)
 class Example:
     severity: str
@@ -235,6 +258,7 @@ class Aggregate:
         self.hosts: list[dict[str, Any]] | None = None
         self.summary: dict[str, Any] | None = None
         self.other_types: Counter[str] = Counter()
+        self.rollups: list[SitemapRollup] = []  # one per `rollup` record, in order
         self.records = 0
 
     # --- feeding --------------------------------------------------------
@@ -252,6 +276,8 @@ class Aggregate:
             self.summary = record
         elif kind == "hosts":
             self._add_hosts(record)
+        elif kind == "rollup":
+            self._add_rollup(record)
         else:
             self.other_types[str(kind)] += 1
 
@@ -259,6 +285,14 @@ class Aggregate:
         hosts = record.get("hosts")
         if isinstance(hosts, list):
             self.hosts = [h for h in hosts if isinstance(h, dict)]
+
+    def _add_rollup(self, record: dict[str, Any]) -> None:
+        url = str_or_none(record.get("url"))
+        counts = record.get("counts")
+        if url is not None and isinstance(counts, dict):
+            self.rollups.append(
+                SitemapRollup(url, tuple(_as_int(counts.get(k)) for k in ROLLUP_KEYS))
+            )
 
     def sitemap(self, url: str) -> SitemapStat:
         stat = self.sitemaps.get(url)

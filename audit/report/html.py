@@ -34,6 +34,7 @@ from audit.report import coverage, intent
 from audit.report import llms as llms_report
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
+    ROLLUP_TITLES,
     SEVERITIES,
     STATUS_CLASSES,
     Aggregate,
@@ -519,6 +520,7 @@ class HtmlWriter:
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())
         out.append(self._findings())
+        out.append(self._sitemaps())
         out.append(self._hosts())
         data = {
             "summary": summary,
@@ -625,7 +627,7 @@ class HtmlWriter:
     def _tree(self) -> str:
         ordered = self._tree_order()
         parts = [
-            '<section class="panel" id="sitemaps"><h2>Sitemaps</h2>',
+            '<section class="panel" id="sitemap-tree"><h2>Sitemap tree</h2>',
             '<div class="scroll"><table class="tree"><thead><tr><th>Sitemap</th><th>Kind</th>'
             '<th class="num">Status</th><th class="num">Entries</th>'
             '<th class="num">URLs checked</th><th class="num">Errors</th>'
@@ -687,6 +689,24 @@ class HtmlWriter:
             )
         parts.append("</section>")
         return "".join(parts)
+
+    def _sitemaps(self) -> str:
+        """The per-sitemap roll-up (the `rollup` records): every sitemap, in plain HTML."""
+        rollups = self._agg.rollups
+        if not rollups:
+            return ""
+        head = "".join(f'<th class="num">{h(title)}</th>' for title in ROLLUP_TITLES)
+        rows = "".join(
+            f'<tr><td class="mono">{link(r.url)}</td>'
+            + "".join(f'<td class="num">{n:,}</td>' for n in r.counts)
+            + "</tr>"
+            for r in rollups
+        )
+        return (
+            '<section class="panel" id="sitemap-rollup"><h2>Sitemaps</h2><div class="scroll">'
+            f'<table id="sitemaps"><thead><tr><th>Sitemap</th>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table></div></section>"
+        )
 
     def _hosts(self) -> str:
         hosts = self._agg.hosts

@@ -4,6 +4,8 @@
 `"hosts"` and `"other"` when such records came. Records arrive interleaved and
 the summary comes last, so each list is spooled to its own temporary file and
 the document is assembled at close: memory stays flat whatever the audit size.
+The `rollup` records (contracts/nights.md 5) are not repeated: each sitemap object
+gains its `"counts"` (sitemaps are spooled one a line, and read back at close).
 Imports nothing from the crawl, HTTP or parser layers.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
 from audit.report.aggregate import Aggregate
@@ -22,17 +25,27 @@ _CHUNK = 1 << 16
 class _Spool:
     """A JSON array written element by element to a temporary file."""
 
-    def __init__(self) -> None:
+    def __init__(self, separator: str = ",\n    ") -> None:
         self.file: IO[str] | None = None
         self.count = 0
+        self._separator = separator
 
     def add(self, record: dict[str, Any]) -> None:
         if self.file is None:
             self.file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
         if self.count:
-            self.file.write(",\n    ")
+            self.file.write(self._separator)
         self.file.write(json.dumps(record, ensure_ascii=False, default=str))
         self.count += 1
+
+    def lines(self) -> Iterator[str]:
+        """The elements written, one JSON text each (a spool written with `line=True`)."""
+        if self.file is None:
+            return
+        self.file.seek(0)
+        for text in self.file:
+            if text.strip():
+                yield text.rstrip("\n")
 
     def copy_to(self, out: TextIO) -> None:
         out.write("[")
@@ -54,11 +67,12 @@ class JsonWriter:
         self._stream = stream
         self._agg = Aggregate(examples=0)
         self._spools = {
-            "sitemaps": _Spool(),
+            "sitemaps": _Spool("\n"),  # one a line: each gains its counts at close
             "findings": _Spool(),
             "urls": _Spool(),
             "other": _Spool(),
         }
+        self._counts: dict[str, Any] = {}  # sitemap URL -> its rollup record's counts
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
@@ -70,6 +84,10 @@ class JsonWriter:
             self._spools["findings"].add(record)
         elif kind == "url":
             self._spools["urls"].add(record)
+        elif kind == "rollup":
+            url, counts = record.get("url"), record.get("counts")
+            if isinstance(url, str) and isinstance(counts, dict):
+                self._counts[url] = counts
         elif kind not in ("summary", "hosts"):
             self._spools["other"].add(record)
 
@@ -90,9 +108,29 @@ class JsonWriter:
                 if key == "other" and not spool.count:
                     continue
                 out.write(f',\n  "{key}": ')
-                spool.copy_to(out)
+                if key == "sitemaps":
+                    self._sitemaps_to(out)
+                else:
+                    spool.copy_to(out)
             out.write("\n}\n")
             out.flush()
         finally:
             for spool in self._spools.values():
                 spool.discard()
+
+    def _sitemaps_to(self, out: TextIO) -> None:
+        """The sitemap objects, each with the counts of its rollup record when one came,
+        streamed from the spool."""
+        out.write("[")
+        sep = "\n    "
+        for text in self._spools["sitemaps"].lines():
+            out.write(sep + (self._with_counts(text) if self._counts else text))
+            sep = ",\n    "
+        out.write("\n  ]" if sep != "\n    " else "]")
+
+    def _with_counts(self, text: str) -> str:
+        record = json.loads(text)
+        counts = self._counts.get(str(record.get("url"))) if isinstance(record, dict) else None
+        if counts is None:
+            return text
+        return json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)

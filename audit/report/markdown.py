@@ -21,7 +21,10 @@ from audit.report import coverage, intent
 from audit.report import llms as llms_report
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
+    ROLLUP_ROWS,
+    ROLLUP_TITLES,
     Aggregate,
+    SitemapRollup,
     code_summary,
     cut_notes,
     host_columns,
@@ -90,6 +93,8 @@ class MarkdownWriter:
             out += _codes_table(codes)
             for code, sev, count in codes:
                 out += self._examples(code, sev, count)
+        if agg.rollups:
+            out += _sitemaps_table(agg.rollups)
         if agg.hosts:
             out += _hosts_table(agg.hosts)
         return "\n".join(out)
@@ -175,6 +180,24 @@ def _migration_table(migration: Any) -> list[str]:
     out = ["## Migration", "", md_text(f"{head}{new or '?'}"), ""]
     out += ["| Outcome | Old URLs | Share |", "| --- | ---: | ---: |"]
     out += [f"| {md_code(name)} | {count:,} | {share:.1f}% |" for name, count, share in rows]
+    out.append("")
+    return out
+
+
+def _sitemaps_table(rollups: list[SitemapRollup]) -> list[str]:
+    """The per-sitemap roll-up (the `rollup` records): at most ROLLUP_ROWS rows."""
+    out = [
+        "## Sitemaps",
+        "",
+        "| Sitemap | " + " | ".join(ROLLUP_TITLES) + " |",
+        "| --- |" + " ---: |" * len(ROLLUP_TITLES),
+    ]
+    for r in rollups[:ROLLUP_ROWS]:
+        cells = [md_code(url_printable(r.url))] + [f"{n:,}" for n in r.counts]
+        out.append("| " + " | ".join(cells) + " |")
+    more = len(rollups) - ROLLUP_ROWS
+    if more > 0:
+        out += ["", f"... and {more:,} more sitemaps."]
     out.append("")
     return out
 

@@ -18,8 +18,10 @@ from audit.report import coverage, intent
 from audit.report import llms as llms_report
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
+    ROLLUP_ROWS,
     SEVERITIES,
     Aggregate,
+    SitemapRollup,
     cut_notes,
     host_columns,
     host_value,
@@ -87,6 +89,8 @@ class TextWriter:
         lines += llms_report.text_lines(summary, _clean, lambda t: self._c("bold", t))
         lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
         lines += intent.text_lines(summary, _clean, lambda t: self._c("bold", t))
+        if agg.rollups:
+            lines += self._sitemaps(agg.rollups)
         if agg.hosts:
             lines += self._hosts(agg.hosts)
         lines += ["", self._verdict(summary)]
@@ -137,6 +141,23 @@ class TextWriter:
             lines.append("  " + "  ".join(parts))
         if count > len(examples):
             lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
+        return lines
+
+    def _sitemaps(self, rollups: list[SitemapRollup]) -> list[str]:
+        """The per-sitemap table (the `rollup` records), in the style of `hosts`: at most
+        ROLLUP_ROWS rows, then how many more; the blank line before the next section
+        ends it."""
+        head = ["sitemap", "urls", "indexable", "with lastmod", "errors", "warnings", "info"]
+        rows = [[_clean(r.url)] + [f"{n:,}" for n in r.counts] for r in rollups[:ROLLUP_ROWS]]
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        lines = ["", self._c("bold", "sitemaps")]
+        for r in [head, *rows]:
+            cells = [r[0].ljust(widths[0])]
+            cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+            lines.append("  " + "  ".join(cells).rstrip())
+        more = len(rollups) - ROLLUP_ROWS
+        if more > 0:
+            lines.append(f"  ... and {more:,} more sitemaps")
         return lines
 
     def _hosts(self, hosts: list[dict[str, Any]]) -> list[str]:

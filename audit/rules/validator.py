@@ -49,6 +49,7 @@ from audit.rules.dates import (
 )
 from audit.rules.fingerprints import SeenUrls, fingerprint
 from audit.rules.hreflang import HreflangGraph
+from audit.rules.indexlastmod import SERVED_NOW_WINDOW_S, lastmod_now
 from audit.rules.langtags import check_hreflang, check_news_language
 from audit.rules.urls import (
     LocScope,
@@ -242,6 +243,7 @@ class SitemapValidator:
         "_days",
         "_future_date",
         "_future_time",
+        "_index_now",
         "_lastmods",
         "_lm_text",
         "_lm_value",
@@ -269,8 +271,10 @@ class SitemapValidator:
         "now",
         "seen",
         "seen_sitemaps",
+        "served_at",
         "sitemap_url",
         "source",
+        "tolerance_s",
     )
 
     def __init__(
@@ -284,8 +288,14 @@ class SitemapValidator:
         cross_submitted: Callable[[str], bool] | None = None,
         kind: str | None = None,
         seen_sitemaps: SeenUrls | None = None,
+        served_at: datetime | None = None,
+        tolerance_s: float = 0.0,
     ) -> None:
         self.source = source
+        # when the sitemap's answer arrived (None: a local file), for index-lastmod-now;
+        # --lastmod-tolerance widens its window
+        self.served_at = served_at
+        self.tolerance_s = tolerance_s
         self.sitemap_url = sitemap_url
         self.now = _utc(now)
         self.seen = seen
@@ -304,6 +314,7 @@ class SitemapValidator:
         # counters for finish()
         self.checked = 0
         self._non_urls = 0  # entries that are not <url> (an index's <sitemap>)
+        self._index_now = 0  # <sitemap> entries whose <lastmod> is the time of serving
         self._no_lastmod = 0
         self._lastmods = 0
         self._days: dict[int, int] = {}
@@ -343,7 +354,7 @@ class SitemapValidator:
         self.checked += 1
         is_url = entry.kind == "url"
         if not is_url:
-            self._non_urls += 1
+            self._count_index_entry(entry.lastmod)
         out = _NO_FINDINGS
         raw = entry.loc
         if raw is not None and self._plain_loc(raw):
@@ -924,11 +935,35 @@ class SitemapValidator:
                     "schedule crawls)",
                 )
             )
-        if self._news == 0 and self._lastmods:
+        if kind == "sitemapindex" and self.index_served_now:
+            n = self._non_urls
+            problems.append(
+                (
+                    "index-lastmod-now",
+                    f"all {n:,} <lastmod> values of the index are within "
+                    f"{SERVED_NOW_WINDOW_S} s of the time it was served: it is generated on "
+                    "the fly and says nothing of when each child changed; give each entry "
+                    "its child's last change",
+                )
+            )
+        elif self._news == 0 and self._lastmods:
             uniform = self._uniform_lastmod()
             if uniform is not None:
                 problems.append(("lastmod-uniform", uniform))
         return problems
+
+    def _count_index_entry(self, lastmod: str | None) -> None:
+        """An index's <sitemap> entry: counted, and whether its <lastmod> is the time the
+        index was served (index-lastmod-now)."""
+        self._non_urls += 1
+        if self.served_at is not None and lastmod_now(lastmod, self.served_at, self.tolerance_s):
+            self._index_now += 1
+
+    @property
+    def index_served_now(self) -> bool:
+        """An index of 2 entries or more whose every <lastmod> has a time within 60 s of
+        the moment it was served (index-lastmod-now, in place of lastmod-uniform)."""
+        return self._non_urls >= 2 and self._index_now == self._non_urls
 
     def _uniform_lastmod(self) -> str | None:
         """Why the lastmods look generated (one day, or the time of serving), or None."""

@@ -225,6 +225,19 @@ def _declared_entities(dtd: Any) -> list[str]:
     ]
 
 
+# The findings after which a document is not read completely (contracts/nights.md 2 and 4).
+_UNREADABLE = frozenset(
+    {
+        "sitemap-gzip-invalid",
+        "sitemap-too-large",
+        "sitemap-encoding",
+        "sitemap-is-html",
+        "sitemap-root-invalid",
+        "sitemap-xml-malformed",
+    }
+)
+
+
 class StreamParser:
     """Incremental sitemap parser; see the module docstring."""
 
@@ -238,6 +251,7 @@ class StreamParser:
         self.entries = 0
         self.is_html = False
         self.stopped = False
+        self.broken = False  # a fault that stops reading was found (see `complete`)
         self._inflater = Inflater(max_bytes + _INFLATE_MARGIN)
         self._out: list[ParseItem] = []
         # sniffing
@@ -325,7 +339,16 @@ class StreamParser:
         out, self._out = self._out, []
         return out
 
+    @property
+    def complete(self) -> bool:
+        """The document was read to its end: a sitemap was recognised, and neither the
+        input broke off nor a fault stopped reading (gzip, size, encoding, HTML, root,
+        XML); what was parsed before such a fault is kept but is not the whole list."""
+        return self.kind is not None and not self._cut and not self.broken
+
     def _find(self, code: str, message: str, line: int | None = None, **kw: Any) -> None:
+        if code in _UNREADABLE:
+            self.broken = True
         self._out.append(finding(code, message, sitemap=self.source, line=line, **kw))
 
     def _stop(self) -> None:

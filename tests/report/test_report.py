@@ -656,7 +656,7 @@ def test_html_shows_the_numbers_charts_and_tree() -> None:
     assert {codes[0].text, codes[1].text} == {"url-not-found", "loc-invalid"}
     data = json.loads(doc.get_element_by_id("report-data").text)
     assert data["summary"]["findings"] == {"error": 7, "warning": 6, "info": 2}
-    tree = doc.get_element_by_id("sitemaps").xpath(".//tbody/tr")
+    tree = doc.get_element_by_id("sitemap-tree").xpath(".//tbody/tr")
     assert [r.xpath("string(td[1])") for r in tree] == [INDEX, OLD, PAGES, POSTS]
     assert tree[1].xpath("td[1]/@class")[0].endswith("d1")
     assert tree[2].xpath("string(td[5])") == "8"  # url records from pages

@@ -1,0 +1,79 @@
+"""Index `<lastmod>` truth in a run (contracts/nights.md 4): the pipeline's side of
+audit.rules.indexlastmod.
+
+`IndexLastmodHook` sees every index entry (`child`), every parsed entry (`entry`) and
+every sitemap read (`sitemap_done`), and at the end of the run reports
+`index-lastmod-behind` for each entry whose completely read child has a newer
+`<lastmod>`. `index-lastmod-now` is the validator's (it knows each index's entries and
+the moment its answer arrived, and reports it instead of `lastmod-uniform`); the entries
+of such an index are not judged here.
+
+For the over-time codes (`--state`): the state's hook finds this one among
+`auditor.hooks` and calls `check.keep_digests()` when attached; at the end,
+`check.entry_states()` gives tonight's (index, child) -> (line, IndexEntryState) to
+store for the next night, and `check.over_time(previous)` the `index-lastmod-frozen`
+and `-churn` findings against the previous completed run's states (a child carried on
+a 304 counts as unchanged). A child carried on a 304 (--state) is not parsed: the entries the state
+admits for it reach `entry` as if parsed, and `sitemap_carried` counts it as read
+completely.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from audit.pipeline.hooks import Hook
+from audit.rules.indexlastmod import IndexLastmodCheck
+
+if TYPE_CHECKING:
+    from audit.core.records import Entry, SitemapRecord
+    from audit.pipeline.auditor import Auditor, SitemapJob
+    from audit.sitemap.parser import StreamParser
+
+__all__ = ["IndexLastmodHook"]
+
+
+class IndexLastmodHook(Hook):
+    """index-lastmod-behind over one run's sitemaps; see the module."""
+
+    def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
+        self.check = IndexLastmodCheck(tolerance_s, digests=digests)
+        self._auditor: Auditor | None = None
+
+    def attach(self, auditor: Auditor) -> None:
+        self._auditor = auditor
+
+    def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
+        if loc:
+            index = job.public_url or job.url
+            self.check.index_entry(index, loc, entry.line, entry.lastmod, job.answered)
+
+    def entry(self, source: str, entry: Entry) -> None:
+        self.check.child_entry(source, entry.loc, entry.lastmod)
+
+    def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
+        complete = record.error is None and parser.complete and not self._blocked(record.url)
+        self.check.child_done(record.url, complete=complete, kind=parser.kind)
+
+    def _blocked(self, url: str) -> bool:
+        """Does robots.txt disallow the sitemap (sitemap-robots-blocked)? It is still read,
+        but a sitemap search engines may not fetch is not one read completely
+        (contracts/nights.md 2)."""
+        auditor = self._auditor
+        if auditor is None:
+            return False
+        try:
+            policy = auditor.robots.cached(url)
+        except RuntimeError:  # no HTTP client: a local file
+            return False
+        return policy is not None and policy.status == "ok" and not policy.allowed(url)
+
+    def sitemap_carried(self, job: SitemapJob) -> None:
+        """A child carried on a 304 (--state): its stored entries came through `entry`;
+        it counts as read completely. Its kind is not known here: an RSS child's pubDate
+        lastmods do not count when it is carried."""
+        self.check.child_carried(job.public_url or job.url)
+
+    def end_of_run(self) -> None:
+        if self._auditor is not None:
+            self._auditor.rec.findings(self.check.findings())

@@ -1,0 +1,155 @@
+"""The per-sitemap roll-up: one `rollup` record per `sitemap` record (contracts/nights.md 5).
+
+The recorder feeds every record it delivers (after --ignore) to a `Rollup`, and the
+index entries with their `<lastmod>` (an index's entries are no records). At the end of
+the run `records()` gives one `rollup` record per sitemap record, in their order:
+
+    {"type": "rollup", "url": SITEMAP,
+     "counts": {"urls", "indexable", "with_lastmod", "errors", "warnings", "info"}}
+
+`urls` and `indexable` count the url records that name the sitemap (none for an index);
+`with_lastmod` those whose `<lastmod>` is valid (for an index: its `<sitemap>` entries
+with a valid `<lastmod>`); the last three count the findings that name the sitemap, by
+severity. Memory grows with the number of sitemaps, never with the number of URLs.
+
+Pure bookkeeping over dicts: no I/O, no HTTP; the validity of a `<lastmod>` is the
+validator's (audit.rules.dates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from audit.rules.dates import parse_rss_date, parse_w3c_start
+
+__all__ = ["COUNT_KEYS", "Rollup", "lastmod_validity"]
+
+COUNT_KEYS: tuple[str, ...] = ("urls", "indexable", "with_lastmod", "errors", "warnings", "info")
+_SEVERITY_KEY = {"error": "errors", "warning": "warnings", "info": "info"}
+_XML_SPACE = " \t\r\n"
+_CACHE_SIZE = 4096  # <lastmod> texts whose validity is remembered: sitemaps repeat them
+
+
+def lastmod_validity(text: Any) -> str | None:
+    """How a `<lastmod>` is valid: "w3c" (a W3C Datetime, valid anywhere), "rss" (only an
+    RFC 822 date, valid in an RSS feed), or None (missing or invalid), as the validator
+    judges it (audit.rules.validator: lastmod-invalid)."""
+    if not isinstance(text, str):
+        return None
+    value = text.strip(_XML_SPACE)
+    if not value:
+        return None
+    try:
+        parse_w3c_start(value)
+    except ValueError:
+        return "rss" if parse_rss_date(value) is not None else None
+    return "w3c"
+
+
+@dataclass(slots=True)
+class _Counts:
+    urls: int = 0
+    indexable: int = 0
+    lastmod_w3c: int = 0  # url records with a W3C Datetime <lastmod>
+    lastmod_rss: int = 0  # ... with one valid only in an RSS feed
+    index_lastmod: int = 0  # an index's <sitemap> entries with a valid <lastmod>
+    errors: int = 0
+    warnings: int = 0
+    info: int = 0
+    kind: str | None = None
+
+
+class Rollup:
+    """Counts per sitemap URL over the record stream; see the module."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, _Counts] = {}
+        self._order: list[str] = []  # the url of every sitemap record, in order
+        self._validity: dict[Any, str | None] = {}
+
+    def _of(self, sitemap: str) -> _Counts:
+        counts = self._counts.get(sitemap)
+        if counts is None:
+            counts = self._counts[sitemap] = _Counts()
+        return counts
+
+    def add(self, record: dict[str, Any]) -> None:
+        """A record as the report gets it (findings of --ignore'd codes never come)."""
+        kind = record.get("type")
+        if kind == "url":
+            self._url(record)
+        elif kind == "finding":
+            self._finding(record)
+        elif kind == "sitemap":
+            self._sitemap(record)
+
+    def _sitemap(self, record: dict[str, Any]) -> None:
+        url = record.get("url")
+        if isinstance(url, str):
+            self._order.append(url)
+            self._of(url).kind = record.get("kind") if isinstance(record.get("kind"), str) else None
+
+    def _url(self, record: dict[str, Any]) -> None:
+        sitemap = record.get("sitemap")
+        if not isinstance(sitemap, str):
+            return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
+        counts = self._of(sitemap)
+        counts.urls += 1
+        if record.get("indexable") is True:
+            counts.indexable += 1
+        validity = self._valid(record.get("lastmod"))
+        if validity == "w3c":
+            counts.lastmod_w3c += 1
+        elif validity == "rss":
+            counts.lastmod_rss += 1
+
+    def _valid(self, lastmod: Any) -> str | None:
+        """lastmod_validity, remembered for the texts seen last."""
+        if lastmod is None:
+            return None
+        cache = self._validity
+        try:
+            return cache[lastmod]
+        except KeyError:
+            pass
+        except TypeError:  # pragma: no cover - a record's lastmod is a string or null
+            return None
+        validity = lastmod_validity(lastmod)
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[lastmod] = validity
+        return validity
+
+    def _finding(self, record: dict[str, Any]) -> None:
+        sitemap = record.get("sitemap")
+        key = _SEVERITY_KEY.get(str(record.get("severity")))
+        if isinstance(sitemap, str) and key is not None:
+            counts = self._of(sitemap)
+            setattr(counts, key, getattr(counts, key) + 1)
+
+    def index_entry(self, sitemap: str, lastmod: str | None) -> None:
+        """An index's `<sitemap>` entry as parsed, with its `<lastmod>` (or None)."""
+        if lastmod_validity(lastmod) == "w3c":
+            self._of(sitemap).index_lastmod += 1
+
+    def counts(self, sitemap: str) -> dict[str, int]:
+        """The roll-up counts of one sitemap (zeros for one never seen)."""
+        c = self._counts.get(sitemap) or _Counts()
+        if c.kind == "sitemapindex":
+            urls, indexable, with_lastmod = 0, 0, c.index_lastmod
+        else:
+            urls, indexable = c.urls, c.indexable
+            with_lastmod = c.lastmod_w3c + (c.lastmod_rss if c.kind == "rss" else 0)
+        return {
+            "urls": urls,
+            "indexable": indexable,
+            "with_lastmod": with_lastmod,
+            "errors": c.errors,
+            "warnings": c.warnings,
+            "info": c.info,
+        }
+
+    def records(self) -> list[dict[str, Any]]:
+        """One `rollup` record per sitemap record, in the order of the sitemap records."""
+        return [{"type": "rollup", "url": url, "counts": self.counts(url)} for url in self._order]

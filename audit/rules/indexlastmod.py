@@ -1,0 +1,536 @@
+"""Index `<lastmod>` truth (contracts/nights.md 4): each entry of a sitemap index against
+its child.
+
+A valid `<lastmod>` stands for an interval at its own precision (`lastmod_interval`): a
+date is that UTC day, `YYYY-MM` the month, `YYYY` the year, a value with a time that
+second (the offset applied). `--lastmod-tolerance S` widens every comparison by S
+seconds.
+
+Single run (`IndexLastmodCheck`, fed by audit.pipeline.indexlastmod):
+
+- `index-lastmod-behind`: the entry's interval ends at or before the start of the newest
+  `<lastmod>` among the child's entries (only children read completely count);
+- `index-lastmod-now` (`served_now`): an index of 2 entries or more whose every
+  `<lastmod>` has a time within 60 s, either side, of the moment the index's answer
+  arrived; the validator reports it in place of `lastmod-uniform`, and the children of
+  such an index get no `-behind`, `-frozen` or `-churn`.
+
+Over time (`--state`; the store keeps what `IndexLastmodCheck.entry_states()` gives):
+`child_digest` / `ChildDigest` make a stable digest of a child's entries (the set of
+pairs (normalised `<loc>`, interval of its `<lastmod>` or none): order, markup and
+the other children of `<url>` do not count), and `over_time_finding` /
+`over_time_findings` compare the previous run's `IndexEntryState` with tonight's:
+`index-lastmod-frozen` (the entry did not move, the child's entries changed) and
+`index-lastmod-churn` (the entry moved, the child's entries are identical; a child that
+answered 304 is identical).
+
+Pure: no HTTP, no I/O; entries in, findings out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from audit.core.records import Finding, finding
+from audit.rules.dates import parse_rss_date, parse_w3c_datetime
+from audit.rules.urls import normalize_url
+
+__all__ = [
+    "SERVED_NOW_WINDOW_S",
+    "ChildDigest",
+    "IndexEntryState",
+    "IndexLastmodCheck",
+    "Interval",
+    "child_digest",
+    "interval_key",
+    "interval_seconds",
+    "is_behind",
+    "lastmod_interval",
+    "lastmod_now",
+    "over_time_finding",
+    "over_time_findings",
+    "served_now",
+]
+
+SERVED_NOW_WINDOW_S = 60  # index-lastmod-now: within 60 s, either side, of the answer
+SERVED_NOW_MIN = 2  # ... for an index of at least 2 entries
+_XML_SPACE = " \t\r\n"
+_SECOND = timedelta(seconds=1)
+_MAX = datetime.max.replace(tzinfo=UTC)
+_MIN = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """The span of time a valid `<lastmod>` stands for: [start, end), in UTC. `timed`:
+    the value has a time of day (its interval is that second)."""
+
+    start: datetime
+    end: datetime
+    timed: bool
+
+
+def lastmod_interval(text: str | None, *, rss: bool = False) -> Interval | None:
+    """The interval of a `<lastmod>`, or None when it is missing or invalid. `rss`: the
+    value may also be an RFC 822 date (an RSS feed's pubDate), which is that second."""
+    if text is None:
+        return None
+    value = text.strip(_XML_SPACE)
+    if not value:
+        return None
+    try:
+        parsed = parse_w3c_datetime(value)
+    except ValueError:
+        stamp = parse_rss_date(value) if rss else None
+        return None if stamp is None else Interval(stamp, _plus(stamp, _SECOND), True)
+    if parsed.precision in ("minute", "second"):
+        start = parsed.start.replace(microsecond=0)
+        return Interval(start, _plus(start, _SECOND), True)
+    return Interval(parsed.start, parsed.end, False)
+
+
+def interval_key(interval: Interval | None) -> str | None:
+    """An interval as a stable text (the state keeps it): `START/END` in UTC, or None."""
+    if interval is None:
+        return None
+    return f"{interval.start:%Y-%m-%dT%H:%M:%SZ}/{interval.end:%Y-%m-%dT%H:%M:%SZ}"
+
+
+# The two forms nearly every sitemap uses, read without building datetimes (the per-entry
+# path of every child of an index): YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD.
+_FAST = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
+)
+# "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path
+_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+_SECONDS = {f"{x:02d}": x for x in range(60)}
+_DAY_S = 86_400
+_DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
+_ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: invalid)
+
+
+def _day(text: str) -> int | None:
+    if text in _DAYS:
+        return _DAYS[text]
+    try:
+        ordinal: int | None = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
+    except ValueError:
+        ordinal = None
+    if len(_DAYS) >= 65_536:
+        _DAYS.clear()
+    _DAYS[text] = ordinal
+    return ordinal
+
+
+def _zone(tzd: str) -> int | None:
+    if tzd in _ZONES:
+        return _ZONES[tzd]
+    oh, om = int(tzd[1:3]), int(tzd[4:6])
+    east: int | None = None
+    if om <= 59 and (oh < 14 or (oh == 14 and om == 0)):  # xsd: -14:00 to +14:00
+        east = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
+    if len(_ZONES) < 1024:
+        _ZONES[tzd] = east
+    return east
+
+
+def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
+    """[start, end) in seconds of a value of one of the two common forms; None when its
+    day, time or zone does not exist."""
+    day_text, hour_minute, second, tzd = m.groups()
+    day = _DAYS[day_text] if day_text in _DAYS else _day(day_text)
+    if day is None:
+        return None
+    if hour_minute is None:
+        return day * _DAY_S, (day + 1) * _DAY_S
+    clock = _HOUR_MINUTE.get(hour_minute)
+    seconds = _SECONDS.get(second)
+    east = _ZONES[tzd] if tzd in _ZONES else _zone(tzd)
+    if clock is None or seconds is None or east is None:
+        return None
+    start = day * _DAY_S + clock + seconds - east
+    return start, start + 1
+
+
+def _seconds(stamp: datetime) -> int:
+    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic)."""
+    return stamp.toordinal() * _DAY_S + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
+
+
+def _from_seconds(seconds: int) -> datetime:
+    day, rest = divmod(seconds, _DAY_S)
+    return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest)
+
+
+def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] | None:
+    """`lastmod_interval` as [start, end) in whole seconds since 0001-01-01T00:00:00Z: the
+    per-entry form (about a microsecond for the two common forms)."""
+    if text is None:
+        return None
+    m = _FAST.fullmatch(text)
+    if m is not None:
+        return _fast_seconds(m)
+    interval = lastmod_interval(text, rss=rss)
+    if interval is None:
+        return None
+    return _seconds(interval.start), _seconds(interval.end)
+
+
+def _plus(stamp: datetime, delta: timedelta) -> datetime:
+    try:
+        return stamp + delta
+    except OverflowError:
+        return _MAX if delta >= timedelta(0) else _MIN
+
+
+def is_behind(entry: Interval, newest: datetime, tolerance_s: float = 0.0) -> bool:
+    """index-lastmod-behind: the entry's interval, widened by the tolerance, ends at or
+    before `newest`, the start of the newest `<lastmod>` among the child's entries."""
+    return _plus(entry.end, timedelta(seconds=tolerance_s)) <= newest
+
+
+def lastmod_now(text: str | None, answered: datetime, tolerance_s: float = 0.0) -> bool:
+    """A `<lastmod>` with a time within 60 s (plus the tolerance), either side, of the
+    moment the index's answer arrived."""
+    interval = lastmod_interval(text)
+    if interval is None or not interval.timed:
+        return False
+    off = abs((interval.start - answered.astimezone(UTC)).total_seconds())
+    return off <= SERVED_NOW_WINDOW_S + tolerance_s
+
+
+def served_now(
+    lastmods: Iterable[str | None], answered: datetime | None, tolerance_s: float = 0.0
+) -> bool:
+    """index-lastmod-now: at least 2 entries, and every `<lastmod>` is `lastmod_now`."""
+    if answered is None:
+        return False
+    values = list(lastmods)
+    return len(values) >= SERVED_NOW_MIN and all(
+        lastmod_now(v, answered, tolerance_s) for v in values
+    )
+
+
+# --- one run ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _IndexEntry:
+    child: str  # as the index lists it (the findings' url)
+    line: int
+    lastmod: str | None
+    key: str  # the child as first listed in the run: the sitemap read for it
+
+
+@dataclass(slots=True)
+class _Index:
+    answered: datetime | None
+    entries: list[_IndexEntry] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Child:
+    newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
+    newest_text: str = ""
+    newest_rss: int | None = None  # ... of one valid only in an RSS feed
+    newest_rss_text: str = ""
+    complete: bool | None = None  # None: not done (yet)
+    # (length, last 6 characters) -> the newest <lastmod> of the common forms of that
+    # shape (see IndexLastmodCheck._newest)
+    shapes: dict[tuple[int, str], str] = field(default_factory=dict)
+    kind: str | None = None
+    digest: ChildDigest | None = None
+
+    def later(self, start: int, text: str) -> None:
+        """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
+        if self.newest is None or start > self.newest:
+            self.newest, self.newest_text = start, text.strip(_XML_SPACE)
+
+    def later_rss(self, span: tuple[int, int] | None, text: str) -> None:
+        """An RFC 822 `<lastmod>` (None: not one either): the newest of those if later."""
+        if span is not None and (self.newest_rss is None or span[0] > self.newest_rss):
+            self.newest_rss, self.newest_rss_text = span[0], text.strip(_XML_SPACE)
+
+    def newest_of_kind(self) -> tuple[datetime, str] | None:
+        """The newest `<lastmod>` (start, as written) that counts for the child's kind."""
+        best = (self.newest, self.newest_text) if self.newest is not None else None
+        rss = self.newest_rss if self.kind == "rss" else None
+        if rss is not None and (best is None or rss > best[0]):
+            best = (rss, self.newest_rss_text)
+        return None if best is None else (_from_seconds(best[0]), best[1])
+
+
+class IndexLastmodCheck:
+    """The single-run part of index `<lastmod>` truth over one run's sitemaps.
+
+    Feed it every index entry (`index_entry`), every entry of every sitemap
+    (`child_entry`: ignored unless an index listed that sitemap) and every sitemap read
+    (`child_done`); `findings()` gives the `index-lastmod-behind` findings at the end.
+    `digests=True` also keeps each child's entries digest (`entry_states()`), for the
+    over-time codes.
+    """
+
+    def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
+        self.tolerance_s = tolerance_s
+        self.digests = digests
+        self._indexes: dict[str, _Index] = {}
+        self._children: dict[str, _Child] = {}
+        self._spellings: dict[str, str] = {}  # normalised child URL -> first spelling
+        self.carried: set[str] = set()  # children carried on a 304: unchanged
+
+    def keep_digests(self) -> None:
+        """Keep each child's entries digest from now on (before the first index entry):
+        a --state run, for the over-time codes."""
+        self.digests = True
+
+    def index_entry(
+        self, index: str, child: str, line: int, lastmod: str | None, answered: datetime | None
+    ) -> None:
+        """An entry of `index` (whose answer arrived at `answered`; None: a local file)."""
+        found = self._indexes.get(index)
+        if found is None:
+            found = self._indexes[index] = _Index(answered)
+        # a child is read once, under the spelling it was first listed with
+        key = self._spellings.setdefault(normalize_url(child), child)
+        found.entries.append(_IndexEntry(child, line, lastmod, key))
+        if key not in self._children:
+            self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
+
+    def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
+        """An entry of any sitemap, as parsed (the per-entry path: a dict lookup for a
+        sitemap no index lists)."""
+        child = self._children.get(sitemap)
+        if child is None:
+            return
+        if child.digest is not None:
+            child.digest.add(loc, lastmod)
+        if lastmod is None:
+            return
+        self._newest(child, lastmod)
+
+    def _newest(self, child: _Child, lastmod: str) -> None:
+        # Among values of the two common forms with one length and one ending (zone, or
+        # the seconds before a Z), the text sorts as the time does: a value not above the
+        # newest of its shape cannot be the child's newest, and is not parsed. Only those
+        # forms set a shape, and no other valid value that starts with a digit shares
+        # one (whitespace ends a padded value; RFC 822 dates have other lengths).
+        shape = (len(lastmod), lastmod[-6:])
+        best = child.shapes.get(shape)
+        if best is not None and lastmod <= best and lastmod[:1].isdigit():
+            return
+        m = _FAST.fullmatch(lastmod)
+        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
+        if span is not None:
+            if m is not None:
+                child.shapes[shape] = lastmod
+            child.later(span[0], lastmod)
+        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
+            child.later_rss(interval_seconds(lastmod, rss=True), lastmod)
+
+    def child_done(self, sitemap: str, *, complete: bool, kind: str | None) -> None:
+        """A sitemap was read (`complete`: to its end, without a document error)."""
+        child = self._children.get(sitemap)
+        if child is not None:
+            child.complete = complete
+            child.kind = kind
+
+    def child_carried(self, sitemap: str) -> None:
+        """A child carried on a 304 (its stored entries came through `child_entry`): read
+        completely, and unchanged for the over-time codes."""
+        self.carried.add(sitemap)
+        self.child_done(sitemap, complete=True, kind=None)
+
+    def over_time(self, previous: Mapping[tuple[str, str], IndexEntryState]) -> list[Finding]:
+        """`index-lastmod-frozen` and `-churn` of tonight's entries against `previous`, the
+        previous completed run's `entry_states()` (its IndexEntryState per key)."""
+        return over_time_findings(previous, self.entry_states(), self.carried)
+
+    def served_now(self, index: str) -> bool:
+        """Is `index` one whose every `<lastmod>` is the time it was served?"""
+        found = self._indexes.get(index)
+        return found is not None and served_now(
+            (e.lastmod for e in found.entries), found.answered, self.tolerance_s
+        )
+
+    def findings(self) -> list[Finding]:
+        """`index-lastmod-behind` for every entry behind its completely read child, in
+        the order of the indexes and their entries."""
+        out: list[Finding] = []
+        for index, found in self._indexes.items():
+            if self.served_now(index):
+                continue  # index-lastmod-now explains it; the validator reported it
+            for entry in found.entries:
+                behind = self._behind(index, entry)
+                if behind is not None:
+                    out.append(behind)
+        return out
+
+    def _behind(self, index: str, entry: _IndexEntry) -> Finding | None:
+        child = self._children.get(entry.key)
+        interval = lastmod_interval(entry.lastmod)
+        if child is None or not child.complete or interval is None:
+            return None
+        newest = child.newest_of_kind()
+        if newest is None or not is_behind(interval, newest[0], self.tolerance_s):
+            return None
+        shown = (entry.lastmod or "").strip(_XML_SPACE)
+        return finding(
+            "index-lastmod-behind",
+            f"the index gives this child <lastmod> {shown!r}, but the child's newest entry "
+            f"has <lastmod> {newest[1]!r}, later: the index under-reports the child's "
+            "changes; set the index entry's <lastmod> to the child's last change",
+            sitemap=index,
+            line=entry.line,
+            url=entry.child,
+        )
+
+    def entry_states(self) -> dict[tuple[str, str], tuple[int, IndexEntryState]]:
+        """(index, child) -> (line of the child's <loc> in the index, tonight's state),
+        for the over-time codes; the digest is None for a child not read completely (or
+        without `digests=True`). Entries of an index that is `served_now` are left out:
+        its children get no -frozen or -churn."""
+        out: dict[tuple[str, str], tuple[int, IndexEntryState]] = {}
+        for index, found in self._indexes.items():
+            if self.served_now(index):
+                continue
+            for entry in found.entries:
+                child = self._children.get(entry.key)
+                digest = None
+                if child is not None and child.complete and child.digest is not None:
+                    digest = child.digest.hexdigest()
+                state = IndexEntryState(interval_key(lastmod_interval(entry.lastmod)), digest)
+                out.setdefault((index, entry.child), (entry.line, state))
+        return out
+
+
+# --- over time ----------------------------------------------------------------------------
+
+
+class ChildDigest:
+    """The digest of a child sitemap's entries, fed entry by entry: the set of pairs
+    (normalised `<loc>`, interval of its `<lastmod>` or none). Order, repetition, markup,
+    `<changefreq>`, `<priority>` and extensions do not count. An RFC 822 `<lastmod>` (an
+    RSS pubDate) counts as its second in any kind of sitemap: the kind is not known while
+    the entries stream, and the digest is only ever compared with itself. Stable across
+    processes (BLAKE2b, never Python's salted hash); 16 bytes per distinct entry."""
+
+    __slots__ = ("_key", "_pairs", "_text")
+
+    def __init__(self) -> None:
+        self._pairs: set[bytes] = set()
+        self._text: str | None = None  # the previous <lastmod> text, and its key
+        self._key = ""
+
+    def add(self, loc: str | None, lastmod: str | None) -> None:
+        if lastmod != self._text:
+            self._text = lastmod
+            span = interval_seconds(lastmod, rss=True)
+            self._key = "" if span is None else f"{span[0]}/{span[1]}"
+        pair = f"{normalize_url(loc or '')}\n{self._key}".encode("utf-8", "surrogatepass")
+        self._pairs.add(hashlib.blake2b(pair, digest_size=16).digest())
+
+    def hexdigest(self) -> str:
+        """The digest (hex, 32 characters) of the set of pairs added so far."""
+        whole = hashlib.blake2b(digest_size=16)
+        for pair in sorted(self._pairs):
+            whole.update(pair)
+        return whole.hexdigest()
+
+
+def child_digest(entries: Iterable[tuple[str | None, str | None]]) -> str:
+    """The digest of a child's entries given as (`<loc>`, `<lastmod>`) pairs, as written
+    (a carried child's entries from the state); see ChildDigest."""
+    digest = ChildDigest()
+    for loc, lastmod in entries:
+        digest.add(loc, lastmod)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntryState:
+    """One index entry of one run, as the state keeps it: the interval of its
+    `<lastmod>` (`interval_key`; None when missing or invalid) and its child's entries
+    digest (None when the child was not read completely)."""
+
+    lastmod: str | None
+    digest: str | None
+
+
+def over_time_finding(
+    index: str,
+    child: str,
+    line: int | None,
+    previous: IndexEntryState | None,
+    current: IndexEntryState,
+    *,
+    unchanged: bool = False,
+) -> Finding | None:
+    """`index-lastmod-frozen` or `-churn` for one entry, or None.
+
+    `previous` is the previous completed run's state of the same entry (None: that run
+    did not read this index with an entry for this child); `unchanged`: the child
+    answered 304 tonight (its entries are identical, whatever `current.digest` says).
+    Not judged when either run lacks a valid `<lastmod>` for the entry, when the
+    previous run did not read the child completely, or when tonight's run did not
+    (and it did not answer 304)."""
+    if previous is None or not _judged(previous, current, unchanged):
+        return None
+    moved = previous.lastmod != current.lastmod
+    changed = not unchanged and current.digest != previous.digest
+    if not moved and changed:
+        return finding(
+            "index-lastmod-frozen",
+            f"the child's entries changed since the previous run, but the index entry's "
+            f"<lastmod> did not move ({_shown(current.lastmod)}): search engines may skip "
+            "the child; update <lastmod> when the child changes",
+            sitemap=index,
+            line=line,
+            url=child,
+        )
+    if moved and not changed:
+        return finding(
+            "index-lastmod-churn",
+            f"the index entry's <lastmod> moved ({_shown(previous.lastmod)} -> "
+            f"{_shown(current.lastmod)}) but the child's entries are identical: move it "
+            "only when the child changes",
+            sitemap=index,
+            line=line,
+            url=child,
+        )
+    return None
+
+
+def _judged(previous: IndexEntryState, current: IndexEntryState, unchanged: bool) -> bool:
+    """Both runs have a valid <lastmod> for the entry, the previous run read the child
+    completely, and tonight's did too (or the child answered 304)."""
+    if previous.digest is None or previous.lastmod is None or current.lastmod is None:
+        return False
+    return unchanged or current.digest is not None
+
+
+def over_time_findings(
+    previous: Mapping[tuple[str, str], IndexEntryState],
+    current: Mapping[tuple[str, str], tuple[int, IndexEntryState]],
+    unchanged: Iterable[str] = (),
+) -> list[Finding]:
+    """The over-time findings of tonight's entries (`IndexLastmodCheck.entry_states()`)
+    against the previous completed run's (the same keys, (index, child)); `unchanged`:
+    the children that answered 304 tonight."""
+    same = set(unchanged)
+    out: list[Finding] = []
+    for (index, child), (line, state) in current.items():
+        found = over_time_finding(
+            index, child, line, previous.get((index, child)), state, unchanged=child in same
+        )
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _shown(key: str | None) -> str:
+    """An interval key as people read it: its start."""
+    return (key or "none").split("/", 1)[0]
