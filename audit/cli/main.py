@@ -647,6 +647,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_http(migrate)
     _add_migrate_config_state(migrate)
     _add_codes(sub, (crawl, validate, migrate))
+    from audit.cli.fix import add_fix_parser  # `fix` (contracts/fix.md)
+
+    add_fix_parser(sub)
     return parser
 
 
@@ -1480,6 +1483,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_migrate(args)
         if args.command == "codes":
             return cmd_codes(args)
+        if args.command == "fix":
+            from audit.cli.fix import cmd_fix
+
+            return cmd_fix(args)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE
