@@ -555,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds of slack when comparing lastmod and Last-Modified",
     )
     _add_cluster(crawl)
+    from audit.cli.indexnow import add_indexnow_options  # --indexnow (contracts/fix.md)
+
+    add_indexnow_options(crawl)
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
     validate.add_argument(
@@ -930,7 +933,10 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     from audit.pipeline.progress import make_progress
     from audit.report import make_writer
 
+    from audit.cli.indexnow import prepare as prepare_indexnow
+
     targets = targets or [args.target]
+    indexnow = prepare_indexnow(args)  # before anything is opened; turns on --content
     config = config_from(args, list(targets))
     _validate_regexes(config)
     check_targets(targets, mode)  # every target before anything is opened
@@ -942,6 +948,8 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
         with open_output(args.output) as out:
             writer = make_writer(args.format, out, fail_on=args.fail_on)
             sinks: list[Any] = [writer.write]
+            if indexnow is not None:
+                sinks.append(indexnow.collector)
             hooks = None
             if store is not None:
                 from audit.state.incremental import StateHook, StateSink
@@ -965,6 +973,8 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 interrupted = _run_interruptibly(run.run(), run.recorder.notes)
             finally:
                 progress.close()
+            if indexnow is not None:  # after every URL was judged, before the summary
+                indexnow.after(run, store, config, interrupted)
             result = run.finish(interrupted=interrupted)
             writer.close()
     finally:
