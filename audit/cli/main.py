@@ -930,10 +930,9 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     Several targets (from --config) are audited one after the other into ONE report
     with one summary: a scheduled job gets one file, one exit status and one diff."""
     from audit.api import Audit, check_targets
+    from audit.cli.indexnow import prepare as prepare_indexnow
     from audit.pipeline.progress import make_progress
     from audit.report import make_writer
-
-    from audit.cli.indexnow import prepare as prepare_indexnow
 
     targets = targets or [args.target]
     indexnow = prepare_indexnow(args)  # before anything is opened; turns on --content
