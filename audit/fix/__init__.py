@@ -36,7 +36,14 @@ __all__ = [
 def default_base_url(ev: Evidence) -> str:
     """The root of the listed URLs' one origin; FixRefused when they span several."""
     roots: dict[tuple[str, str, int], str] = {}
+    seen: set[str] = set()  # scheme://netloc of the normalised URLs already looked at
     for item in ev.listed:
+        start = item.key.find("//")
+        end = item.key.find("/", start + 2) if start >= 0 else -1
+        prefix = item.key[:end] if end >= 0 else item.key
+        if prefix in seen:
+            continue
+        seen.add(prefix)
         o = origin(item.url)
         if o is not None and o not in roots:
             parts = urlsplit(normalize_url(item.url))

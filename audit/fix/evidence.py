@@ -13,7 +13,7 @@ from it would drop what it never reached. Nothing here writes anything.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ class Listed:
     last_modified: str | None
     content_changed: str | None
     alternates: tuple[Alt, ...]
-    codes: list[str] = field(default_factory=list)  # codes of the findings on it, in order
+    codes: tuple[str, ...] = ()  # codes of the findings on it, in order
 
 
 @dataclass(slots=True)
@@ -82,17 +82,24 @@ def _alternates(value: Any) -> tuple[Alt, ...]:
     return tuple(out)
 
 
-def _listed(rec: dict[str, Any], key: str) -> Listed:
+def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
+    """The facts `fix` needs of a url record. A million of them are held at once: equal
+    strings (sitemaps, dates, a final URL or key equal to the URL) are kept once."""
+    url: str = rec["url"]
     status = rec.get("status")
+    final_url = _text(rec.get("final_url"))
+    sitemap = _text(rec.get("sitemap"))
+    lastmod = _text(rec.get("lastmod"))
+    robots = _text(rec.get("robots")) or "allowed"
     return Listed(
-        url=rec["url"],
-        key=key,
-        sitemap=_text(rec.get("sitemap")),
+        url=url,
+        key=url if key == url else key,
+        sitemap=None if sitemap is None else shared.setdefault(sitemap, sitemap),
         status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-        final_url=_text(rec.get("final_url")),
+        final_url=url if final_url == url else final_url,
         redirected=bool(rec.get("redirects")),
-        robots=_text(rec.get("robots")) or "allowed",
-        lastmod=_text(rec.get("lastmod")),
+        robots=shared.setdefault(robots, robots),
+        lastmod=None if lastmod is None else shared.setdefault(lastmod, lastmod),
         last_modified=_text(rec.get("last_modified")),
         content_changed=_text(rec.get("content_changed")),
         alternates=_alternates(rec.get("alternates")),
@@ -163,6 +170,7 @@ def read_evidence(source: str | Path) -> Evidence:
     listed: list[Listed] = []
     by_key: dict[str, Listed] = {}
     codes_by_key: dict[str, list[str]] = {}
+    shared: dict[str, str] = {}
     deploy: set[tuple[str, str, int]] = set()
     uniform: set[str] = set()
     saw_url_or_summary = False
@@ -175,7 +183,7 @@ def read_evidence(source: str | Path) -> Evidence:
                 continue  # found only by --links: never added
             key = normalize_url(url)
             if key not in by_key:
-                item = _listed(rec, key)
+                item = _listed(rec, key, shared)
                 by_key[key] = item
                 listed.append(item)
         elif kind == "finding":
@@ -196,5 +204,7 @@ def read_evidence(source: str | Path) -> Evidence:
     if not saw_url_or_summary and not listed:
         raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
     for item in listed:
-        item.codes = codes_by_key.get(item.key, [])
+        codes = codes_by_key.get(item.key)
+        if codes:
+            item.codes = tuple(codes)
     return Evidence(str(source), listed, by_key, deploy, uniform)

@@ -101,9 +101,13 @@ def write_plan(plan: Plan, out_dir: Path, *, source: str, gzipped: bool) -> dict
         written.add(path)
     _put(out_dir / INDEX, _index_xml(plan, suffix).encode("utf-8"))
     summary = summary_of(plan, source)
-    lines = [json.dumps(r.to_json(), ensure_ascii=False) for r in plan.records]
-    lines.append(json.dumps(summary, ensure_ascii=False))
-    _put(out_dir / REPORT_JSONL, ("\n".join(lines) + "\n").encode("utf-8"))
+    report = out_dir / REPORT_JSONL
+    tmp = report.with_name(f".{report.name}.tmp")
+    with tmp.open("w", encoding="utf-8", newline="\n") as fh:  # streamed: a line per URL
+        for r in plan.records:
+            fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+        fh.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    os.replace(tmp, report)
     _put(out_dir / REPORT_MD, _report_md(plan, summary).encode("utf-8"))
     written |= {out_dir / INDEX, out_dir / REPORT_JSONL, out_dir / REPORT_MD}
     for stale in earlier - written:

@@ -468,3 +468,24 @@ def test_links_only_pages_are_not_added(tmp_path: Path) -> None:
     out = tmp_path / "o"
     assert fix(src, out) == 0
     assert list(fixes(out)) == [f"{B}/a"]
+
+
+@pytest.mark.parametrize(
+    "u",
+    [
+        "https://a.example/x/y?q=1#f",
+        "https://a.example",
+        "https://a.example?x=1",
+        "https://a.example/",
+        "http://h.example:8080/p#x?y",
+        "https://a.example/p?",
+        "https://a.example/%C3%BC/b;p?x=%20&y",
+    ],
+)
+def test_path_query_reads_as_urlsplit_does(u: str) -> None:
+    from urllib.parse import urlsplit
+
+    from audit.fix.plan import path_query
+
+    parts = urlsplit(u)
+    assert path_query(u) == (parts.path, parts.query)
