@@ -336,3 +336,31 @@ def test_usage_errors(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and why in err
     assert not (tmp_path / "s.sqlite").exists()
+
+
+async def test_credentials_never_reach_the_endpoint(serve: Serve, tmp_path: Path) -> None:
+    """Even an endpoint on the audited origin itself gets no --header or --auth."""
+    pages, endpoint = await start(serve, n=1)
+    seen: list[dict[str, str]] = []
+    app = pages.app
+
+    def with_endpoint() -> web.Application:
+        a = app()
+
+        async def post(request: web.Request) -> web.Response:
+            seen.append(dict(request.headers))
+            return await endpoint.post(request)
+
+        a.router.add_post("/indexnow", post)
+        return a
+
+    pages.app = with_endpoint  # type: ignore[method-assign]
+    pages.base = await serve(pages)
+    endpoint.url = f"{pages.base}/indexnow"
+    extra = ("--header", "X-Secret: s3cret", "--auth", "user:pa55word")
+    code, recs = await night(pages, endpoint, tmp_path / "s.sqlite", tmp_path / "1.jsonl", *extra)
+    assert code == 0
+    assert len(seen) == 1
+    names = {k.lower() for k in seen[0]}
+    assert "x-secret" not in names and "authorization" not in names and "cookie" not in names
+    assert recs[-1]["indexnow"]["submitted"] == 1
