@@ -174,6 +174,8 @@ def read_evidence(source: str | Path) -> Evidence:
     deploy: set[tuple[str, str, int]] = set()
     uniform: set[str] = set()
     saw_url_or_summary = False
+    entries: int = 0  # the summary's count of listed entries
+    checked: Any = None  # the summary's count of url records
     for rec in _records(path):
         kind = rec.get("type")
         if kind == "url":
@@ -201,8 +203,16 @@ def read_evidence(source: str | Path) -> Evidence:
                 codes_by_key.setdefault(normalize_url(url), []).append(code)
         elif kind == "summary":
             saw_url_or_summary = True
+            n = rec.get("entries")
+            entries = n if isinstance(n, int) and not isinstance(n, bool) else 0
+            checked = rec.get("urls")
     if not saw_url_or_summary and not listed:
         raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
+    if not listed and entries > 0 and not checked:
+        raise FixRefused(
+            f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
+            "`validate` report?): fix needs the report of a complete crawl"
+        )
     for item in listed:
         codes = codes_by_key.get(item.key)
         if codes:

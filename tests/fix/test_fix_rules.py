@@ -489,3 +489,12 @@ def test_path_query_reads_as_urlsplit_does(u: str) -> None:
 
     parts = urlsplit(u)
     assert path_query(u) == (parts.path, parts.query)
+
+
+def test_a_validate_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "v.jsonl"
+    argv = ["validate", str(Path(__file__).parents[2] / "fixtures/demo/sitemap-pages.xml")]
+    assert main([*argv, "--format", "jsonl", "--output", str(src), "--fail-on", "never"]) == 0
+    assert fix(src, tmp_path / "o") == 2
+    assert "no URL was checked" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
