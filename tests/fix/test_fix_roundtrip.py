@@ -312,3 +312,33 @@ async def test_a_deploy_stamp_host_gives_no_last_modified_dates(
     assert len(fixes) == 25
     assert {r["lastmod_source"] for r in fixes} == {"sitemap"}
     assert fixes[0]["lastmod"] == "2024-01-10"
+
+
+async def test_shards_stay_put_across_two_crawled_nights(serve: Serve, tmp_path: Path) -> None:
+    site = Site()
+    b = await serve(site)
+    site.routes["/robots.txt"] = (404, TEXT, "")
+    names = [f"post-{i}" for i in range(40)]
+
+    def publish(listed: list[str], gone: set[str]) -> None:
+        site.routes["/sitemap.xml"] = (200, XML, urlset([entry(f"{b}/blog/{n}") for n in listed]))
+        for n in listed:
+            site.routes[f"/blog/{n}"] = (404, HTML, "") if n in gone else ok(f"Post {n}")
+
+    def files(out: Path) -> dict[str, str]:
+        return {loc: name for name, locs in written_locs(out).items() for loc in locs}
+
+    publish(names, set())
+    await run(crawl_argv(f"{b}/sitemap.xml", tmp_path / "1.jsonl"))
+    out = tmp_path / "public"
+    assert await run(["fix", str(tmp_path / "1.jsonl"), "-o", str(out), "--shard-size", "10"]) == 0
+    one = files(out)
+    assert len(one) == 40 and len(set(one.values())) >= 4  # split into parts
+    # the next night: two posts more, three gone
+    publish([*names, "post-new-a", "post-new-b"], {"post-3", "post-17", "post-29"})
+    await run(crawl_argv(f"{b}/sitemap.xml", tmp_path / "2.jsonl"))
+    assert await run(["fix", str(tmp_path / "2.jsonl"), "-o", str(out), "--shard-size", "10"]) == 0
+    two = files(out)
+    assert len(two) == 39
+    assert {u: two[u] for u in one if u in two} == {u: one[u] for u in one if u in two}
+    assert sorted(set(two.values())) == sorted(p.name for p in out.glob("sitemap-*.xml"))
