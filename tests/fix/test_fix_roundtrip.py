@@ -116,9 +116,11 @@ class PlantedSite:
 
     def serve_dir(self, out: Path) -> None:
         """Serve the written set from the site's root (where --base-url says it lives)."""
+        gz = {"Content-Type": "application/gzip"}
         for path in out.iterdir():
             if path.name.startswith("sitemap"):
-                self.site.routes[f"/{path.name}"] = (200, XML, path.read_text(encoding="utf-8"))
+                kind = gz if path.suffix == ".gz" else XML
+                self.site.routes[f"/{path.name}"] = (200, kind, path.read_bytes())
 
     def healthy(self) -> set[str]:
         b = self.base
@@ -342,3 +344,26 @@ async def test_shards_stay_put_across_two_crawled_nights(serve: Serve, tmp_path:
     assert len(two) == 39
     assert {u: two[u] for u in one if u in two} == {u: one[u] for u in one if u in two}
     assert sorted(set(two.values())) == sorted(p.name for p in out.glob("sitemap-*.xml"))
+
+
+async def test_the_gzip_set_audits_clean_too(serve: Serve, tmp_path: Path) -> None:
+    site = await PlantedSite().start(serve)
+    b = site.base
+    first = tmp_path / "night1.jsonl"
+    await run(crawl_argv(f"{b}/index.xml", first))
+    out = tmp_path / "public"
+    assert await run(["fix", str(first), "-o", str(out), "--base-url", b, "--gzip"]) == 0
+    assert sorted(p.name for p in out.glob("sitemap-*")) == [
+        "sitemap-blog.xml.gz",
+        "sitemap-de.xml.gz",
+        "sitemap-en.xml.gz",
+        "sitemap-root.xml.gz",
+        "sitemap-shop.xml.gz",
+    ]
+    site.serve_dir(out)
+    second = tmp_path / "night2.jsonl"
+    assert await run(crawl_argv(f"{b}/sitemap_index.xml", second, "--fail-on", "warning")) == 0
+    again = records(second)
+    assert [r["code"] for r in again if r["type"] == "finding" and r["severity"] != "info"] == []
+    assert {r["url"] for r in again if r["type"] == "url"} == site.healthy()
+    assert all(r["gzip"] for r in again if r["type"] == "sitemap" and "sitemap-" in r["url"])
