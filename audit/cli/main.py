@@ -620,6 +620,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_cluster(crawl)
     _add_intent(crawl)
+    from audit.cli.indexnow import add_indexnow_options  # --indexnow (contracts/fix.md)
+
+    add_indexnow_options(crawl)
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
     validate.add_argument(
@@ -713,6 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_migrate_config_state(migrate)
     _add_intent(migrate)
     _add_codes(sub, (crawl, validate, migrate))
+    from audit.cli.fix import add_fix_parser  # `fix` (contracts/fix.md)
+
+    add_fix_parser(sub)
     return parser
 
 
@@ -995,10 +1001,12 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
     Several targets (from --config) are audited one after the other into ONE report
     with one summary: a scheduled job gets one file, one exit status and one diff."""
     from audit.api import Audit, check_targets
+    from audit.cli.indexnow import prepare as prepare_indexnow
     from audit.pipeline.progress import make_progress
     from audit.report import make_writer
 
     targets = targets or [args.target]
+    indexnow = prepare_indexnow(args)  # before anything is opened; turns on --content
     config = config_from(args, list(targets))
     _validate_regexes(config)
     check_targets(targets, mode)  # every target before anything is opened
@@ -1011,6 +1019,8 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
         with open_output(args.output) as out:
             writer = make_writer(args.format, out, fail_on=args.fail_on)
             sinks: list[Any] = [writer.write]
+            if indexnow is not None:
+                sinks.append(indexnow.collector)
             hooks = None
             after = None
             if store is not None:
@@ -1046,6 +1056,8 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 interrupted = _run_interruptibly(run.run(), run.recorder.notes)
             finally:
                 progress.close()
+            if indexnow is not None:  # after every URL was judged, before the summary
+                indexnow.after(run, store, config, interrupted)
             result = run.finish(interrupted=interrupted)
             writer.close()
     finally:
@@ -1604,6 +1616,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_migrate(args)
         if args.command == "codes":
             return cmd_codes(args)
+        if args.command == "fix":
+            from audit.cli.fix import cmd_fix
+
+            return cmd_fix(args)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE

@@ -306,6 +306,19 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         E,
         "a URL does not do what its --intent row says (keep, redirect, gone)",
     ),
+    # crawl --indexnow (contracts/fix.md)
+    (
+        "indexnow-key-invalid",
+        E,
+        "--indexnow: the key file ORIGIN/KEY.txt does not answer 200 with exactly the key: "
+        "nothing of that origin is submitted",
+    ),
+    (
+        "indexnow-rejected",
+        E,
+        "--indexnow: the endpoint refused a POST (4xx other than 429) or still failed after "
+        "the retries: its URLs are sent again next run",
+    ),
 )
 
 # How to fix each code: one or two sentences a site owner can act on (`sitemap-audit codes`,
@@ -504,6 +517,10 @@ _FIX: dict[str, str] = {
     "link-broken": "Fix or remove the link on the linking page, or restore its target.",
     "coverage-incomplete": "Raise --max-pages / --max-depth (or let the run finish) to get "
     "orphan verdicts.",
+    "indexnow-key-invalid": "Serve a text file at https://HOST/KEY.txt (no redirect) whose only "
+    "content is the key given to --indexnow.",
+    "indexnow-rejected": "Check the key, the host and the endpoint named in the message; a 429 "
+    "or 5xx usually passes on the next run, which sends the same URLs again.",
 }
 
 # The name Search Console gives the same problem (Page indexing or Sitemaps report), for

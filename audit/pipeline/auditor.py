@@ -104,6 +104,8 @@ class UrlJob:
     host: Host | None = None  # the politeness object of `url`, looked up once by the worker
     page: PageFacts | None = None  # what the page checks read of the page, for the hooks
     evidence: Evidence | None = None  # with --state: what the verdict is derived from
+    # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
+    alternates: list[dict[str, str | None]] | None = None
 
 
 class Frontier(Generic[T]):
@@ -797,6 +799,8 @@ class Auditor:
         if found and self._unusable(source, item, loc, found):
             return
         job = UrlJob(loc, source, item.line, item.lastmod)
+        if item.alternates:
+            job.alternates = [{"hreflang": a.hreflang, "href": a.href} for a in item.alternates]
         if not self._frontier.try_put(job):
             await self._frontier.put(job)
 
@@ -1095,6 +1099,8 @@ class Auditor:
     def _deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
+        if job.alternates is not None:  # the listed entry's, as listed (contracts/fix.md)
+            record = record.with_extra({**(record.extra or {}), "alternates": job.alternates})
         for judge in self._judge_hooks:
             changed = judge(job, record, found, result)
             if changed is not None:

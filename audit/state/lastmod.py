@@ -29,7 +29,7 @@ aiohttp.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from audit.checks.content import ContentSink, PageContent
@@ -105,11 +105,40 @@ class LastmodHook(Hook):
         sink = self._sinks.pop(id(job), None)
         content = sink.content() if sink is not None and result is not None else None
         if content is None:
-            return None
+            if self.store is None:
+                return None
+            return self._with_changed(record, None), found
         more = self._page_date(job, content)
-        if self.store is not None and content.fingerprint is not None:
-            more += self._compare(job, content.fingerprint)
-        return (record, [*found, *more]) if more else None
+        if self.store is None:
+            return (record, [*found, *more]) if more else None
+        changed: str | None = None
+        if content.fingerprint is not None:
+            before = self.store.previous_content(job.url)
+            more += self._compare(job, content.fingerprint, before)
+            changed = self._content_changed(job, content.fingerprint, before)
+        return self._with_changed(record, changed), [*found, *more]
+
+    # --- content_changed (contracts/fix.md) -------------------------------------------
+
+    @staticmethod
+    def _with_changed(record: UrlResult, changed: str | None) -> UrlResult:
+        """The record with its `content_changed` (a --state run's url records carry it)."""
+        return record.with_extra({**(record.extra or {}), "content_changed": changed})
+
+    def _content_changed(
+        self, job: UrlJob, fp: int, before: tuple[int, str | None] | None
+    ) -> str | None:
+        """When this state first fetched the page with its current fingerprint, provided
+        an earlier run had another one: now for a change, else what the last run's record
+        said (kept until the fingerprint changes again); None when no change was seen."""
+        if before is None:
+            return None
+        if before[0] != fp:
+            return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+        assert self.store is not None
+        prior = self.store.prior(job.url)
+        value = prior.record.get("content_changed") if prior is not None else None
+        return value if isinstance(value, str) else None
 
     # --- the verdicts -----------------------------------------------------------------
 
@@ -128,9 +157,10 @@ class LastmodHook(Hook):
             finding("lastmod-page-date", message, sitemap=job.sitemap, line=job.line, url=job.url)
         ]
 
-    def _compare(self, job: UrlJob, fp: int) -> list[Finding]:
+    def _compare(
+        self, job: UrlJob, fp: int, before: tuple[int, str | None] | None
+    ) -> list[Finding]:
         assert self.store is not None
-        before = self.store.previous_content(job.url)
         self.store.put_content(job.url, fp, job.lastmod)
         if before is None:
             return []

@@ -21,6 +21,7 @@ STAGES = {
     "report",
     "cli",
     "cluster",  # --cluster: the URL checks on Dask workers
+    "fix",  # `fix`: the sitemap set a complete audit says the site should have
     "fixtures",  # the fixture and demo site server
 }
 # __init__ (names loaded on first use), __main__ (`python -m audit`), api (the front door)

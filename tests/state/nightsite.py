@@ -43,9 +43,14 @@ class NightPage:
 class NightSite:
     """A site of `n` pages drawn from `seed`; `deploy` stamps every Last-Modified."""
 
-    def __init__(self, seed: int, *, n: int | None = None, deploy: bool | None = None) -> None:
+    def __init__(
+        self, seed: int, *, n: int | None = None, deploy: bool | None = None, index: bool = False
+    ) -> None:
         rnd = random.Random(seed)
         self.seed = seed
+        # index: /sitemap.xml is an index of two child sitemaps (their <lastmod> never moves,
+        # and they answer 304 to a conditional request: carried on later nights)
+        self.index = index
         self.deploy = rnd.random() < 0.5 if deploy is None else deploy
         count = n if n is not None else rnd.randint(25, 70)
         self.pages: dict[str, NightPage] = {}
@@ -95,16 +100,37 @@ class NightSite:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/robots.txt", self._robots)
-        app.router.add_get("/sitemap.xml", self._sitemap)
+        app.router.add_get("/sitemap.xml", self._root)
+        app.router.add_get("/child-{n}.xml", self._child)
         app.router.add_route("*", "/p/{n}", self._page)
         return app
 
     async def _robots(self, request: web.Request) -> web.Response:
         return web.Response(text="User-agent: *\nAllow: /\n", content_type="text/plain")
 
-    async def _sitemap(self, request: web.Request) -> web.Response:
+    async def _root(self, request: web.Request) -> web.Response:
+        if not self.index:
+            return self._urlset(request, list(self.pages.values()))
+        rows = "".join(
+            f"<sitemap><loc>{self.base}/child-{n}.xml</loc><lastmod>2024-06-0{n + 1}</lastmod>"
+            "</sitemap>"
+            for n in range(2)
+        )
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{rows}'
+            "</sitemapindex>\n"
+        )
+        return web.Response(text=body, content_type="application/xml")
+
+    async def _child(self, request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        pages = [p for i, p in enumerate(self.pages.values()) if i % 2 == n]
+        return self._urlset(request, pages)
+
+    def _urlset(self, request: web.Request, pages: list[NightPage]) -> web.Response:
         rows = []
-        for page in self.pages.values():
+        for page in pages:
             lastmod = f"<lastmod>{page.lastmod}</lastmod>" if page.lastmod else ""
             rows.append(f"<url><loc>{self.base}{page.path}</loc>{lastmod}</url>")
         body = (
@@ -113,7 +139,11 @@ class NightSite:
             + "\n".join(rows)
             + "\n</urlset>\n"
         )
-        return web.Response(text=body, content_type="application/xml")
+        etag = '"' + hashlib.sha1(body.encode()).hexdigest()[:16] + '"'
+        if etag in request.headers.get("If-None-Match", ""):
+            self.not_modified[request.path] += 1
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(text=body, content_type="application/xml", headers={"ETag": etag})
 
     def _body(self, page: NightPage) -> bytes:
         metas = '<meta name="robots" content="noindex">' if page.noindex_meta else ""

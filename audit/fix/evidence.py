@@ -1,0 +1,220 @@
+"""The evidence `fix` works from: the listed URLs' records and the findings on them.
+
+Reads a `crawl --format jsonl` report or a `--state` file (recognised by its first 16
+bytes) and keeps, for each distinct listed URL (`loc-duplicate` normalisation), what its
+url record says and which finding codes are on it, plus the run-wide facts the
+`<lastmod>` rules need: the origins with a deploy-stamped Last-Modified and the sitemaps
+with uniform lastmods.
+
+A run that did not check every URL its sitemaps list is refused (`FixRefused`): fixing
+from it would drop what it never reached. Nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from audit.core.errors import AuditError
+from audit.report import ReportInputError, read_jsonl
+from audit.rules.urls import normalize_url, origin
+
+__all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
+
+SQLITE_MAGIC = b"SQLite format 3\x00"  # a state file's first 16 bytes
+
+# summary flags that mean some listed URLs were never checked
+_CUT_FLAGS = ("interrupted", "partial", "max_urls_reached")
+_CUT_COUNTS = ("excluded_urls", "excluded_sitemaps")
+
+
+class FixRefused(AuditError):
+    """SOURCE cannot be fixed from (unreadable, not a report, a partial run, several
+    origins without --base-url): one line naming the file and why. Exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alt:
+    hreflang: str | None
+    href: str | None
+
+
+@dataclass(slots=True)
+class Listed:
+    """One distinct listed URL: its url record's facts and the codes on it."""
+
+    url: str  # as listed (the first listing's url record)
+    key: str  # normalize_url(url)
+    sitemap: str | None
+    status: int | None
+    final_url: str | None
+    redirected: bool
+    robots: str
+    lastmod: str | None
+    last_modified: str | None
+    content_changed: str | None
+    alternates: tuple[Alt, ...]
+    codes: tuple[str, ...] = ()  # codes of the findings on it, in order
+
+
+@dataclass(slots=True)
+class Evidence:
+    source: str
+    listed: list[Listed]  # in the order of the url records
+    by_key: dict[str, Listed]
+    deploy_origins: set[tuple[str, str, int]]  # origins with a last-modified-deploy finding
+    uniform_sitemaps: set[str]  # sitemaps with a lastmod-uniform finding
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _alternates(value: Any) -> tuple[Alt, ...]:
+    if not isinstance(value, list):
+        return ()
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            out.append(Alt(_text(item.get("hreflang")), _text(item.get("href"))))
+    return tuple(out)
+
+
+def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
+    """The facts `fix` needs of a url record. A million of them are held at once: equal
+    strings (sitemaps, dates, a final URL or key equal to the URL) are kept once."""
+    url: str = rec["url"]
+    status = rec.get("status")
+    final_url = _text(rec.get("final_url"))
+    sitemap = _text(rec.get("sitemap"))
+    lastmod = _text(rec.get("lastmod"))
+    robots = _text(rec.get("robots")) or "allowed"
+    return Listed(
+        url=url,
+        key=url if key == url else key,
+        sitemap=None if sitemap is None else shared.setdefault(sitemap, sitemap),
+        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        final_url=url if final_url == url else final_url,
+        redirected=bool(rec.get("redirects")),
+        robots=shared.setdefault(robots, robots),
+        lastmod=None if lastmod is None else shared.setdefault(lastmod, lastmod),
+        last_modified=_text(rec.get("last_modified")),
+        content_changed=_text(rec.get("content_changed")),
+        alternates=_alternates(rec.get("alternates")),
+    )
+
+
+def _is_state(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError as exc:
+        raise FixRefused(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _cut_reason(summary: dict[str, Any] | None) -> str | None:
+    """Why a report with this summary did not check every listed URL, or None."""
+    if summary is None:
+        return "the report has no summary record (the run never finished)"
+    for flag in _CUT_FLAGS:
+        if summary.get(flag) is True:
+            return f'its summary says "{flag}": true'
+    for count in _CUT_COUNTS:
+        n = summary.get(count)
+        if isinstance(n, int | float) and not isinstance(n, bool) and n > 0:
+            return f'its summary says "{count}": {n}'
+    return None
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of SOURCE; raises FixRefused for a cut run or an unreadable file."""
+    if _is_state(path):
+        from audit.state.store import StateError, read_records, read_status
+
+        try:
+            status = read_status(path)
+            if status != "complete":
+                raise FixRefused(
+                    f"{path}: its last run did not complete (status {status}): fix needs a "
+                    "run that checked every listed URL"
+                )
+            yield from read_records(path)
+        except StateError as exc:
+            raise FixRefused(str(exc)) from exc
+        return
+    summary: dict[str, Any] | None = None
+    seen_any = False
+    try:
+        for rec in read_jsonl(path):
+            seen_any = True
+            if rec["type"] == "summary":
+                summary = rec
+            yield rec
+    except ReportInputError as exc:
+        raise FixRefused(f"{exc}: not a jsonl report or a state file") from exc
+    if not seen_any:
+        raise FixRefused(f"{path}: empty: not a jsonl report or a state file")
+    why = _cut_reason(summary)
+    if why is not None:
+        raise FixRefused(f"{path}: {why}: fix needs a complete run that checked every listed URL")
+
+
+def read_evidence(source: str | Path) -> Evidence:
+    """The evidence of SOURCE (a jsonl report or a state file); FixRefused when it cannot
+    be used. The whole source is read before anything is decided."""
+    path = Path(source)
+    if not path.is_file():
+        raise FixRefused(f"{source}: no such report or state file")
+    listed: list[Listed] = []
+    by_key: dict[str, Listed] = {}
+    codes_by_key: dict[str, list[str]] = {}
+    shared: dict[str, str] = {}
+    deploy: set[tuple[str, str, int]] = set()
+    uniform: set[str] = set()
+    saw_url_or_summary = False
+    entries: int = 0  # the summary's count of listed entries
+    checked: Any = None  # the summary's count of url records
+    for rec in _records(path):
+        kind = rec.get("type")
+        if kind == "url":
+            saw_url_or_summary = True
+            url = rec.get("url")
+            if not isinstance(url, str) or rec.get("sitemap") is None:
+                continue  # found only by --links: never added
+            key = normalize_url(url)
+            if key not in by_key:
+                item = _listed(rec, key, shared)
+                by_key[key] = item
+                listed.append(item)
+        elif kind == "finding":
+            code = rec.get("code")
+            url = rec.get("url")
+            if not isinstance(code, str):
+                continue
+            if code == "last-modified-deploy" and isinstance(url, str):
+                o = origin(url)
+                if o is not None:
+                    deploy.add(o)
+            elif code == "lastmod-uniform" and isinstance(rec.get("sitemap"), str):
+                uniform.add(rec["sitemap"])
+            if isinstance(url, str):
+                codes_by_key.setdefault(normalize_url(url), []).append(code)
+        elif kind == "summary":
+            saw_url_or_summary = True
+            n = rec.get("entries")
+            entries = n if isinstance(n, int) and not isinstance(n, bool) else 0
+            checked = rec.get("urls")
+    if not saw_url_or_summary and not listed:
+        raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
+    if not listed and entries > 0 and not checked:
+        raise FixRefused(
+            f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
+            "`validate` report?): fix needs the report of a complete crawl"
+        )
+    for item in listed:
+        codes = codes_by_key.get(item.key)
+        if codes:
+            item.codes = tuple(codes)
+    return Evidence(str(source), listed, by_key, deploy, uniform)
