@@ -228,6 +228,25 @@ CREATE TABLE results {_URL_TABLE};
 # Findings about a sitemap that its parent records (sitemap = parent, url = child) but
 # that come from reading the child: they go with the child when it is carried forward.
 CHILD_CODES: Final = frozenset({"sitemap-redirected", "sitemap-content-type", "index-nested"})
+# Only what reading a document finds travels with it when it is carried: the sitemap's
+# own and its entries' findings. A finding judged from a URL's answer or at the end of a
+# run names its sitemap too (lastmod-stale released by the deploy-stamp check, agent-*,
+# index-lastmod-*), but is judged again every night: carried, it would be counted twice.
+_DOCUMENT_PREFIXES: Final = (
+    "sitemap-", "index-nested", "index-loop", "element-", "text-sitemap-", "loc-",
+    "changefreq-", "priority-", "image-", "video-", "news-", "hreflang-",
+)  # fmt: skip
+_DOCUMENT_LASTMOD: Final = frozenset(
+    {"lastmod-invalid", "lastmod-imprecise", "lastmod-future", "lastmod-missing", "lastmod-uniform"}
+)
+
+
+def _travels(code: object) -> bool:
+    """Does a finding of this code go with its sitemap when the sitemap is carried?"""
+    return isinstance(code, str) and (
+        code.startswith(_DOCUMENT_PREFIXES) or code in _DOCUMENT_LASTMOD
+    )
+
 
 Mode = Literal["new", "resume", "incremental"]
 
@@ -1042,7 +1061,12 @@ class StateStore:
     def put_finding(self, record: dict[str, Any]) -> None:
         """A record of the run that is not a URL check (findings, URLs not requested)."""
         code = record.get("code")
-        carry_with = record.get("url") if code in CHILD_CODES else record.get("sitemap")
+        if not _travels(code):
+            carry_with = None
+        elif code in CHILD_CODES:
+            carry_with = record.get("url")
+        else:
+            carry_with = record.get("sitemap")
         self._put(("finding", (self.run, carry_with, _encode(record))))
 
     def flush(self) -> None:
