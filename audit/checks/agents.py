@@ -6,6 +6,8 @@
   the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
   scoped (`X-Robots-Tag: noindex`, `<meta name="robots">`) applies to every agent; a scoped
   one (`gptbot: noindex`, `<meta name="gptbot">`) only to its agent.
+- `scoped_noindex()` says whether such a noindex names the agent itself: only those are
+  `agent-noindex` findings (RULES.md); the verdict counts both.
 - `indexability()` is the first reason the main agent cannot index a URL, or None; the
   reasons are judged in the order a crawler meets them: robots, unreachable, redirect,
   status, noindex, canonical, not-html.
@@ -36,6 +38,7 @@ __all__ = [
     "indexability",
     "meta_noindex",
     "parse_agents",
+    "scoped_noindex",
 ]
 
 AgentVerdict = Literal["blocked", "noindex", "allowed"]
@@ -91,6 +94,18 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
         if (name == "robots" or name == own) and _directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
+
+
+def scoped_noindex(
+    robots_tags: Sequence[str], metas: Sequence[tuple[str, str]], agent: str
+) -> bool:
+    """Whether a noindex is scoped to `agent` itself (`gptbot: noindex`, `<meta
+    name="gptbot">`): what `agent-noindex` reports (RULES.md). A noindex for every agent is
+    the main agent's `url-noindex` already."""
+    own = agent.strip().lower()
+    if robots_tags and noindex_directive(list(robots_tags), own, scoped_only=True):
+        return True
+    return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
 
 
 def _directives(content: str) -> set[str]:

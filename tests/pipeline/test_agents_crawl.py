@@ -113,7 +113,8 @@ async def test_one_finding_per_agent_and_host_with_count_and_example(serve: Any)
     assert gpt["severity"] == "info" and gpt["url"] == base + "/public/a"
     assert f"7 listed URLs of {base.lower()}" in gpt["message"]
     noindex = [f for f in run.findings("agent-noindex") if "for CCBot" in f["message"]]
-    assert len(noindex) == 1 and "2 listed URLs" in noindex[0]["message"]
+    # /public/none's robots meta is for every agent: the main agent's url-noindex, not CCBot's
+    assert len(noindex) == 1 and "1 listed URL of" in noindex[0]["message"]
     assert noindex[0]["url"] == base + "/public/meta"
     assert len(run.findings("agent-blocked")) == len(ALL)
 
