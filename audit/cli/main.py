@@ -1164,7 +1164,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {message}", file=sys.stderr)
     if run.fatal:
         return Exit.USAGE
-    return _inspect_failures(inspector, args.urls)
+    return max(_inspect_failures(inspector, args.urls), _inspect_unread(run.recorder.notes))
+
+
+def _inspect_unread(notes: dict[str, Any]) -> int:
+    """A local index whose children were not read (no --base-url, no --online): one line on
+    stderr says which and why, and the exit status is 1, as for a child that failed (with
+    --urls, stdout would otherwise hold none of the index's URLs and look complete)."""
+    from audit.report.aggregate import unread_children_note
+
+    note = unread_children_note(notes)
+    if note is None:
+        return Exit.OK
+    print(f"{PROG}: {printable(note)}", file=sys.stderr)
+    return Exit.FINDINGS
 
 
 def _inspect_failures(inspector: Any, urls_only: bool) -> int:

@@ -62,6 +62,7 @@ Mode = Literal["crawl", "validate", "inspect"]
 T = TypeVar("T")
 
 _UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
+_UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 _UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
@@ -688,9 +689,12 @@ class Auditor:
             )
         elif job.local is None or self.config.online or self.mode == "crawl":
             self._schedule(SitemapJob(loc, parent, item.line, ancestors))
-        elif local is None:  # a local index stays local (--online fetches): counted only
+        elif local is None:  # a local index stays local (--online fetches): counted, named
             notes = self.rec.notes
             notes["children_not_fetched"] = notes.get("children_not_fetched", 0) + 1
+            named = notes.setdefault("children_not_read", [])
+            if len(named) < _UNREAD_NAMED:  # the reports say which (and why: cut_notes)
+                named.append(loc)
         else:  # a sibling named through --base-url that is not on disk
             message = (
                 f"{loc} is not on disk at {local} (beside the index, from --base-url): "

@@ -648,7 +648,27 @@ def cut_notes(summary: Mapping[str, Any]) -> list[str]:
             f"excluded: {_count(sitemaps, 'sitemap')} (--include-sitemap/--exclude-sitemap) "
             "not read"
         )
+    unread = unread_children_note(summary)
+    if unread:
+        notes.append(unread)
     return notes
+
+
+def unread_children_note(summary: Mapping[str, Any]) -> str | None:
+    """Which children of a sitemap index on disk were not read, and why, in one sentence."""
+    count = _as_int(summary.get("children_not_fetched"))
+    if not count:
+        return None
+    named = summary.get("children_not_read")
+    urls = [str(u) for u in named] if isinstance(named, list) else []
+    more = count - len(urls)
+    which = ", ".join(urls) + (f" and {more:,} more" if more > 0 else "")
+    return (
+        f"not read: {_count(count, 'sitemap')} the index on disk lists"
+        + (f" ({which})" if which else "")
+        + ": a file on disk is read from disk only; give --base-url with the index's public "
+        "URL to read them from the files beside it, or --online to fetch them"
+    )
 
 
 def migration_rows(migration: Any) -> list[tuple[str, int, float]]:

@@ -275,6 +275,7 @@ class StreamParser:
         # text
         self._text_parts: list[bytes] = []  # the unfinished line, in pieces (never re-copied)
         self._cut = False  # close(cut=True): the input broke off
+        self._gzip_broken = False  # a gzip fault ended the input before a document began
         self._text_line = 0
 
     # --- public API ----------------------------------------------------------
@@ -348,7 +349,9 @@ class StreamParser:
             return
         if self._state < _State.XML:
             # Decide on what did arrive, so complete entries before the fault count;
-            # the cut-off document itself is not reported a second time as malformed.
+            # the cut-off document itself is not reported a second time as malformed
+            # (nor as empty: _no_document).
+            self._gzip_broken = True
             self._sniff(b"", final=True)
         if not self.stopped:
             self._pending = []  # what the garbage did to the XML is not the cause
@@ -446,11 +449,27 @@ class StreamParser:
             self._ws_bytes += skipped
             self._line_offset += buf.count(b"\n", 0, skipped)
         if not stripped:
-            if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
+            if final:  # empty or blank: no document at all, kind None
                 self._state = _State.DONE
+                self._no_document()
             return None
         self._state = _State.HEAD
         return stripped
+
+    def _no_document(self) -> None:
+        """A body of nothing (or only whitespace) is not a sitemap: an error, not an empty
+        sitemap, so that a generator that crashed fails a pre-deploy check. A body that
+        broke off before a byte arrived is the caller's failure to report, not this."""
+        if self._cut or self._gzip_broken:
+            return
+        size = self._ws_bytes
+        what = "0 bytes" if not size else f"only whitespace, {size:,} bytes"
+        self._find(
+            "sitemap-xml-malformed",
+            f"the document is empty ({what}): not XML, no <urlset> or <sitemapindex>; "
+            "a generator that failed may have left it so: regenerate it",
+            line=1,
+        )
 
     def _bad_encoding(self, message: str) -> None:
         self._find("sitemap-encoding", message, line=1)
