@@ -182,6 +182,7 @@ class Audit:
             notes["interrupted"] = True
         if self.fatal:
             notes["fatal"] = self.fatal  # the targets that could not be audited at all
+            notes["targets"] = len(self.outcomes)  # of how many: the verdict names the rest
         summary = self.recorder.summary()
         self.recorder.emit(summary)
         return Result(summary, self.fatal, interrupted)

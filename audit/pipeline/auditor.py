@@ -37,6 +37,7 @@ from audit.core.records import (
     Entry,
     FetchResult,
     Finding,
+    Hop,
     Severity,
     SitemapRecord,
     UrlResult,
@@ -923,7 +924,7 @@ class Auditor:
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks (and with --page-checks the page's) on an answer."""
         if extra is not None:
-            result = replace(result, url=job.url)  # findings and the record name the listing
+            result = self._as_listed(job, result)  # findings and the record name the listing
         found, record = self._url_verdicts(job, result, extra)
         if sink is not None and sink.facts is not None and result.status == 200:
             job.page = sink.facts
@@ -935,7 +936,7 @@ class Auditor:
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks on an answer: its record and findings."""
         if extra is not None and result.url != job.url:
-            result = replace(result, url=job.url)  # findings and the record name the listing
+            result = self._as_listed(job, result)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
             record = record.with_extra({**(record.extra or {}), **extra})
@@ -949,6 +950,19 @@ class Auditor:
             now=self.now,
         )
         return found, record
+
+    def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:
+        """A rewritten URL's answer in the listing's terms: its URL as listed, and the hops
+        and final URL on the rewritten origin back on the listed one, so that advice ("list
+        the final URL ... instead") names the production URL, never staging. Where it was
+        checked stays in the record's checked_url and each finding's "(checked at ...)"."""
+        back = self._rewrite.back
+        return replace(
+            result,
+            url=job.url,
+            final_url=back(result.final_url) if result.final_url else result.final_url,
+            redirects=tuple(Hop(back(h.url), h.status) for h in result.redirects),
+        )
 
     # The hook points of _check (a --state run answers from, and writes to, its store).
 

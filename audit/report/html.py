@@ -39,6 +39,7 @@ from audit.report.aggregate import (
     Example,
     SitemapStat,
     code_summary,
+    credentials_note,
     cut_notes,
     host_columns,
     host_value,
@@ -359,8 +360,11 @@ def _migration(migration: Any) -> str:
         f'<td class="num">{share:.1f}%</td></tr>'
         for name, count, share in rows
     )
+    credentials = credentials_note(migration)
+    note = f'<p class="notice">{h(credentials)}</p>' if credentials is not None else ""
     return (
         f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(head)}{link(new if isinstance(new, str) else None)}</p>'
+        f"{note}"
         '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
         f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'
     )
