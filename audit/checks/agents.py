@@ -173,9 +173,15 @@ def empty_shell(facts: PageFacts) -> str | None:
     text = facts.text
     if len(text) >= SHELL_TEXT:
         return None
-    shown = f"{len(text)} characters" if text else "no text"
+    n = len(text)
+    shown = (
+        f"only {n} character{'' if n == 1 else 's'} of visible text (under {SHELL_TEXT})"
+        if text
+        else "no visible text"
+    )
+    scripts = f"{facts.scripts} script{'' if facts.scripts == 1 else 's'}"
     return (
-        f"the page's <body> holds {shown} of visible text (under {SHELL_TEXT}) while it loads "
-        f"{facts.scripts} script(s): crawlers that do not run JavaScript, most AI crawlers "
-        "among them, see an empty page; render the content on the server"
+        f"the page's <body> holds {shown} while it loads {scripts}: crawlers that do not "
+        "run JavaScript, most AI crawlers among them, see an empty page; render the content "
+        "on the server"
     )
