@@ -277,18 +277,14 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
         default=DEFAULT_RATE,
         help="requests per second per host (`unlimited`: no limit)",
     )
-    add(
-        "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight"
-    )
+    add("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight")
     add(
         "--max-per-host",
         type=_positive_int,
         metavar="N",
         help="requests in flight to one host (default: --concurrency)",
     )
-    add(
-        "--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request"
-    )
+    add("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
     add(
         "--fetch-workers",
         type=_fetch_workers,
@@ -298,9 +294,7 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
         "more than one core (`auto`: one per core, up to 4, none on one core, once it runs "
         "1,000 checks a second; 0: none)",
     )
-    add(
-        "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
-    )
+    add("--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff")
     add(
         "--max-retry-after",
         type=_positive_float,

@@ -630,9 +630,7 @@ class HtmlWriter:
         """What else the summary says, in words: what a note means, then its value (never
         raw JSON); notes with a panel of their own (agents, coverage) are not repeated."""
         extra = {
-            k: v
-            for k, v in summary.items()
-            if k not in _STANDARD_SUMMARY and k not in _OWN_PANEL
+            k: v for k, v in summary.items() if k not in _STANDARD_SUMMARY and k not in _OWN_PANEL
         }
         if not extra:
             return ""
