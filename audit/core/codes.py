@@ -156,7 +156,7 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ),
     # What each bot sees (--agents; url-empty-shell with --page-checks; RULES.md)
     ("agent-blocked", I, "robots.txt disallows a named agent (--agents) from listed URLs"),
-    ("agent-noindex", I, "X-Robots-Tag or robots meta says noindex for a named agent"),
+    ("agent-noindex", I, "an X-Robots-Tag or robots meta scoped to a named agent says noindex"),
     (
         "url-empty-shell",
         W,
