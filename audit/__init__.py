@@ -57,6 +57,11 @@ __all__ = [
 _HOME = {"CrawlConfig": "audit.core.config", "TargetError": "audit.core.errors"}
 
 
+def __dir__() -> list[str]:
+    """The front door (`dir(audit)`), not the helpers this module imports."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__ and name != "__version__":
         value = getattr(importlib.import_module(_HOME.get(name, "audit.api")), name)

@@ -11,8 +11,12 @@
 audit is done; each has an `..._async` form for callers that already run an event
 loop. Records stream to `on_record` as the audit produces them (the jsonl format
 of DESIGN.md), so memory stays flat whatever the size of the site; `Result` keeps
-only the summary. A target that cannot be audited at all raises `TargetError`
-with one line that says why; everything else is a finding.
+only the summary. When no target can be audited at all (a missing file, a site that
+cannot be reached or declares no sitemap), the call raises `TargetError` with one line
+that says why; when only some of several cannot, `Result.fatal` names them and
+`Result.failed()` is True; everything else is a finding. Options are checked as the
+command line checks its flags: an unknown keyword or a value of the wrong type is a
+`TypeError`, a value out of range a `ValueError` (`rate="unlimited"` is no limit).
 
 `Audit` is the routine underneath, for callers that need more (report writers
 as sinks, a --state store, an interrupt between running and summarising): the
@@ -26,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from audit.core.config import CrawlConfig
+from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
 from audit.pipeline.auditor import EntryHook, SitemapHook, classify_target
 from audit.pipeline.hooks import Hook
@@ -62,8 +66,9 @@ class Result:
     interrupted: bool = False
 
     def failed(self, fail_on: str = "error") -> bool:
-        """True when a finding is at or above `fail_on` (error, warning, info, never)."""
-        return fails(self.summary, fail_on)
+        """True when a finding is at or above `fail_on` (error, warning, info, never), or
+        when a target could not be audited at all (`fatal`: the command line's exit 2)."""
+        return bool(self.fatal) or fails(self.summary, fail_on)
 
 
 @dataclass(slots=True)
@@ -198,6 +203,7 @@ class Audit:
             notes["interrupted"] = True
         if self.fatal:
             notes["fatal"] = self.fatal  # the targets that could not be audited at all
+            notes["targets"] = len(self.outcomes)  # of how many: the verdict names the rest
         self.recorder.end_records()  # the roll-up, then the hosts
         summary = self.recorder.summary()
         self.recorder.emit(summary)
@@ -243,16 +249,17 @@ def _classified(target: str, mode: str) -> tuple[str, str]:
 
 
 def _config(options: dict[str, Any]) -> CrawlConfig:
-    """The run's CrawlConfig: `config=` as given, or one built from the option keywords."""
+    """The run's CrawlConfig: `config=` as given, or one built from the option keywords;
+    either checked (TypeError for an unknown keyword or a wrong type, ValueError for a value
+    out of range: a caller's mistake, not a target that cannot be audited)."""
     given = options.pop("config", None)
-    if isinstance(given, CrawlConfig):
+    if given is not None:
+        if not isinstance(given, CrawlConfig):
+            raise TypeError(f"config: expected a CrawlConfig, got {given!r}")
         if options:
-            raise TargetError(f"give config= or options, not both: {', '.join(sorted(options))}")
-        return given
-    try:
-        return CrawlConfig(**options)
-    except TypeError as exc:  # an unknown keyword: say which, in one line
-        raise TargetError(f"not an audit option: {exc}") from None
+            raise TypeError(f"give config= or options, not both: {', '.join(sorted(options))}")
+        return check_config(given)
+    return config_from_options(options)
 
 
 def _run(coro: Any) -> Any:
@@ -276,7 +283,12 @@ async def _audit(
     except asyncio.CancelledError:
         run.finish(interrupted=True)
         raise
-    return run.finish()
+    result = run.finish()
+    if result.fatal and len(result.fatal) == len(run.outcomes):
+        # not one target could be audited: that is an error, not a passing Result (the
+        # summary record already went to on_record)
+        raise TargetError("; ".join(result.fatal))
+    return result
 
 
 async def crawl_async(

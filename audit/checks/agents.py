@@ -7,6 +7,8 @@
   the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
   scoped (`X-Robots-Tag: noindex`, `<meta name="robots">`) applies to every agent; a scoped
   one (`gptbot: noindex`, `<meta name="gptbot">`) only to its agent.
+- `scoped_noindex()` says whether such a noindex names the agent itself: only those are
+  `agent-noindex` findings (RULES.md); the verdict counts both.
 - `indexability()` is the first reason the main agent cannot index a URL, or None; the
   reasons are judged in the order a crawler meets them: robots, unreachable, redirect,
   status, noindex, canonical, not-html.
@@ -43,6 +45,7 @@ __all__ = [
     "meta_noindex",
     "parse_agents",
     "says_yes",
+    "scoped_noindex",
     "served_as",
 ]
 
@@ -118,6 +121,18 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
         if (name == "robots" or name == own) and _directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
+
+
+def scoped_noindex(
+    robots_tags: Sequence[str], metas: Sequence[tuple[str, str]], agent: str
+) -> bool:
+    """Whether a noindex is scoped to `agent` itself (`gptbot: noindex`, `<meta
+    name="gptbot">`): what `agent-noindex` reports (RULES.md). A noindex for every agent is
+    the main agent's `url-noindex` already."""
+    own = agent.strip().lower()
+    if robots_tags and noindex_directive(list(robots_tags), own, scoped_only=True):
+        return True
+    return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
 
 
 def _directives(content: str) -> set[str]:
@@ -214,9 +229,15 @@ def empty_shell(facts: PageFacts) -> str | None:
     text = facts.text
     if len(text) >= SHELL_TEXT:
         return None
-    shown = f"{len(text)} characters" if text else "no text"
+    n = len(text)
+    shown = (
+        f"only {n} character{'' if n == 1 else 's'} of visible text (under {SHELL_TEXT})"
+        if text
+        else "no visible text"
+    )
+    scripts = f"{facts.scripts} script{'' if facts.scripts == 1 else 's'}"
     return (
-        f"the page's <body> holds {shown} of visible text (under {SHELL_TEXT}) while it loads "
-        f"{facts.scripts} script(s): crawlers that do not run JavaScript, most AI crawlers "
-        "among them, see an empty page; render the content on the server"
+        f"the page's <body> holds {shown} while it loads {scripts}: crawlers that do not "
+        "run JavaScript, most AI crawlers among them, see an empty page; render the content "
+        "on the server"
     )

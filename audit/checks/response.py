@@ -341,27 +341,30 @@ _VALUED_DIRECTIVES = frozenset(
 _AGENT_TOKEN = re.compile(r"[a-z_-]+\Z")
 
 
-def noindex_directive(values: list[str], agent_token: str) -> str | None:
+def noindex_directive(
+    values: list[str], agent_token: str, *, scoped_only: bool = False
+) -> str | None:
     """The X-Robots-Tag header value that says noindex for `agent_token`, or None.
 
     Each header value is a comma-separated list; `agent: directive` scopes it
     and the following directives of that value to one agent. `none` means
     noindex, nofollow. `unavailable_after: <date>` holds colons and commas,
     and its date pieces never look like an agent token, so they are ignored.
+    With `scoped_only`, only a noindex scoped to that agent counts (not one for every agent).
     """
     agent = agent_token.strip().lower()
     for value in values:
-        if _says_noindex(value, agent):
+        if _says_noindex(value, agent, scoped_only):
             return value.strip()
     return None
 
 
-def _says_noindex(value: str, agent: str) -> bool:
+def _says_noindex(value: str, agent: str, scoped_only: bool = False) -> bool:
     """Whether one X-Robots-Tag value says noindex (or none) to every agent or to `agent`."""
     scope: str | None = None
     for raw in value.split(","):
         scope, token = _scoped_directive(raw.strip().lower(), scope)
-        if token in ("noindex", "none") and (scope is None or scope == agent):
+        if token in ("noindex", "none") and (scope == agent or (scope is None and not scoped_only)):
             return True
     return False
 

@@ -272,26 +272,44 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
-def _add_http(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+# options of _add_http that do nothing for a command, so its --help does not list them:
+# discover reads robots.txt, the common paths and the home page (no URL checks, no sitemap
+# read, no local file, no rewriting); inspect reads sitemaps but checks no listed URL
+_NOT_FOR_DISCOVER = frozenset(
+    {
+        "--fetch-workers",
+        "--robots-agent",
+        "--agents",
+        "--rewrite",
+        "--include-sitemap",
+        "--exclude-sitemap",
+        "--base-url",
+        "--online",
+    }
+)
+_NOT_FOR_INSPECT = frozenset({"--fetch-workers", "--agents"})
+
+
+def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) -> None:
+    """The options of every command that sends requests, but those in `skip`: what does
+    nothing for that command is not listed in its --help (config_from reads every one with
+    a default)."""
+    add = _adder(p, skip)
+    add(
         "--rate",
         type=_rate,
         default=DEFAULT_RATE,
         help="requests per second per host (`unlimited`: no limit)",
     )
-    p.add_argument(
-        "--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight"
-    )
-    p.add_argument(
+    add("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY, help="requests in flight")
+    add(
         "--max-per-host",
         type=_positive_int,
         metavar="N",
         help="requests in flight to one host (default: --concurrency)",
     )
-    p.add_argument(
-        "--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request"
-    )
-    p.add_argument(
+    add("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
+    add(
         "--fetch-workers",
         type=_fetch_workers,
         default=None,
@@ -300,22 +318,20 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         "more than one core (`auto`: one per core, up to 4, none on one core, once it runs "
         "1,000 checks a second; 0: none)",
     )
-    p.add_argument(
-        "--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff"
-    )
-    p.add_argument(
+    add("--retries", type=_nonneg_int, default=DEFAULT_RETRIES, help="retries with backoff")
+    add(
         "--max-retry-after",
         type=_positive_float,
         default=RETRY_AFTER_CAP,
         metavar="S",
         help="the longest Retry-After honoured; a longer one reports url-rate-limited at once",
     )
-    p.add_argument(
+    add(
         "--user-agent",
         default=DEFAULT_USER_AGENT,
         help="User-Agent; its product token picks the robots.txt group",
     )
-    p.add_argument(
+    add(
         "--robots-agent",
         type=_robots_agent,
         default=None,
@@ -323,7 +339,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="the product token robots.txt groups and scoped noindex are matched with "
         "(default: the crawler named in --user-agent)",
     )
-    p.add_argument(
+    add(
         "--agents",
         type=_agents,
         default=(),
@@ -334,7 +350,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         "(OAI-SearchBot, Claude-SearchBot, PerplexityBot), ai-user (ChatGPT-User, "
         "Claude-User, Perplexity-User), ai (the three AI tiers), all",
     )
-    p.add_argument(
+    add(
         "--header",
         type=_header,
         action="append",
@@ -343,7 +359,7 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="extra request header (repeatable; sent only to the target's origin, like --auth; "
         "or set SITEMAP_AUDIT_HEADER, one 'Name: value' a line, out of the process list)",
     )
-    p.add_argument(
+    add(
         "--rewrite",
         type=_rewrite,
         action="append",
@@ -352,13 +368,13 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="request URLs of origin FROM at origin TO, e.g. "
         "https://www.example.com=https://staging.example.com (repeatable)",
     )
-    p.add_argument(
+    add(
         "--auth",
         metavar="USER:PASSWORD",
         help=f"HTTP basic auth for the target's origin (or set {AUTH_ENV}, "
         "which keeps it out of shell history)",
     )
-    p.add_argument(
+    add(
         "--cookie",
         type=_cookie,
         action="append",
@@ -367,13 +383,13 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="cookie sent to the target's origin (repeatable; or set SITEMAP_AUDIT_COOKIE "
         "to 'a=1; b=2', out of the process list)",
     )
-    p.add_argument(
+    add(
         "--allow-private",
         action="store_true",
         help="follow redirects from a public host to private, loopback and link-local "
         "addresses (by default reported and not followed)",
     )
-    p.add_argument(
+    add(
         "--insecure-host",
         type=_insecure_host,
         action="append",
@@ -381,32 +397,42 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         metavar="HOST",
         help="accept a self-signed TLS certificate from this host only (repeatable)",
     )
-    p.add_argument(
+    add(
         "--include-sitemap",
         action="append",
         default=[],
         metavar="REGEX",
         help="only sitemaps matching",
     )
-    p.add_argument(
+    add(
         "--exclude-sitemap",
         action="append",
         default=[],
         metavar="REGEX",
         help="skip sitemaps matching (never fetched)",
     )
-    p.add_argument(
+    add(
         "--base-url",
         metavar="URL",
         help="the public URL of a local sitemap file (for host and path rules; an index's "
         "children are read from beside it on disk)",
     )
-    p.add_argument(
+    add(
         "--online",
         action="store_true",
         help="a local sitemap file may use the network: fetch index children that are not "
         "on disk (off: validating a local file sends no request at all)",
     )
+
+
+def _adder(p: argparse.ArgumentParser, skip: frozenset[str]) -> Callable[..., None]:
+    """`p.add_argument`, except for the options named in `skip` (by their first flag)."""
+
+    def add(*flags: str, **kwargs: Any) -> None:
+        if flags[0] not in skip:
+            p.add_argument(*flags, **kwargs)
+
+    return add
 
 
 def _add_targets_file(p: argparse.ArgumentParser) -> None:
@@ -437,8 +463,7 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--changed-only",
         action="store_true",
-        help="with --state: request only URLs that are new, whose <lastmod> moved, or whose "
-        "last verdict was an error or warning",
+        help=CHANGED_ONLY_HELP,
     )
     p.add_argument(
         "--dropped-max",
@@ -448,6 +473,14 @@ def _add_state(p: argparse.ArgumentParser) -> None:
         help="with --state: URLs that left the sitemaps since an earlier run asked again per "
         f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
     )
+
+
+# README's options table says the same, word for word (tests/cli/test_help_and_docs.py)
+CHANGED_ONLY_HELP = (
+    "with --state: request only URLs that are new, whose <lastmod> moved, whose last "
+    "answer was not a plain 2xx or carried an error or warning, or whose last answer was "
+    "itself carried without a request; the rest are carried forward"
+)
 
 
 def _add_migrate_config_state(p: argparse.ArgumentParser) -> None:
@@ -638,19 +671,33 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
     inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
     inspect.add_argument("--format", choices=_INSPECT_FORMATS, default=None, help=_FORMAT_HELP)
-    inspect.add_argument("--output", "-o", metavar="PATH")
-    _add_http(inspect)
+    inspect.add_argument(
+        "--output", "-o", metavar="PATH", help="write the statistics here (default stdout)"
+    )
+    _add_http(inspect, skip=_NOT_FOR_INSPECT)
 
     disc = sub.add_parser("discover", help="list the sitemaps a site declares or exposes")
     disc.add_argument("site", help="site root URL, e.g. https://www.example.com/")
-    disc.add_argument("--format", choices=("text", "jsonl"), default="text")
-    _add_http(disc)
+    disc.add_argument(
+        "--format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="text: one sitemap a line with where it was found; jsonl: one record a line",
+    )
+    _add_http(disc, skip=_NOT_FOR_DISCOVER)
 
     report = sub.add_parser("report", help="turn a saved jsonl report into another format")
     report.add_argument("report", help="a jsonl report written by --format jsonl")
     report.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
-    report.add_argument("--output", "-o", metavar="PATH")
-    report.add_argument("--fail-on", choices=LEVELS, default="error")
+    report.add_argument(
+        "--output", "-o", metavar="PATH", help="write the report here (default stdout)"
+    )
+    report.add_argument(
+        "--fail-on",
+        choices=LEVELS,
+        default="error",
+        help="exit 1 at or above this severity; the verdict the report states",
+    )
 
     diff = sub.add_parser(
         "diff", help="compare two jsonl reports (or state files): new, fixed, still failing"
@@ -658,7 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("old", help="the earlier report (jsonl) or state file")
     diff.add_argument("new", help="the later report (jsonl) or state file")
     diff.add_argument("--format", choices=_DIFF_FORMATS, default=None, help=_FORMAT_HELP)
-    diff.add_argument("--output", "-o", metavar="PATH")
+    diff.add_argument(
+        "--output", "-o", metavar="PATH", help="write the comparison here (default stdout)"
+    )
     diff.add_argument(
         "--fail-on",
         choices=LEVELS,
@@ -741,7 +790,12 @@ def _add_codes(sub: Any, reporting: tuple[argparse.ArgumentParser, ...]) -> None
     codes = sub.add_parser(
         "codes", help="every finding code: severity, meaning, how to fix, Search Console's name"
     )
-    codes.add_argument("--format", choices=CODE_FORMATS, default="text")
+    codes.add_argument(
+        "--format",
+        choices=CODE_FORMATS,
+        default="text",
+        help="text: a table; json: one object per code; markdown: docs/codes.md",
+    )
     for p in reporting:
         p.add_argument(
             "--ignore",
@@ -820,9 +874,9 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         lastmod_tolerance_s=getattr(args, "lastmod_tolerance", 0.0),
         include=tuple(getattr(args, "include", ())),
         exclude=tuple(getattr(args, "exclude", ())),
-        include_sitemap=tuple(args.include_sitemap),
-        exclude_sitemap=tuple(args.exclude_sitemap),
-        base_url=args.base_url,
+        include_sitemap=tuple(getattr(args, "include_sitemap", ())),
+        exclude_sitemap=tuple(getattr(args, "exclude_sitemap", ())),
+        base_url=getattr(args, "base_url", None),
         **_cluster_options(args),
         online=getattr(args, "online", False),
         extra_headers=headers,
@@ -1297,7 +1351,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {message}", file=sys.stderr)
     if run.fatal:
         return Exit.USAGE
-    return _inspect_failures(inspector, args.urls)
+    return max(_inspect_failures(inspector, args.urls), _inspect_unread(run.recorder.notes))
+
+
+def _inspect_unread(notes: dict[str, Any]) -> int:
+    """A local index whose children were not read (no --base-url, no --online): one line on
+    stderr says which and why, and the exit status is 1, as for a child that failed (with
+    --urls, stdout would otherwise hold none of the index's URLs and look complete)."""
+    from audit.report.aggregate import unread_children_note
+
+    note = unread_children_note(notes)
+    if note is None:
+        return Exit.OK
+    print(f"{PROG}: {printable(note)}", file=sys.stderr)
+    return Exit.FINDINGS
 
 
 def _inspect_failures(inspector: Any, urls_only: bool) -> int:

@@ -11,7 +11,8 @@ from audit.core.errors import TargetError
 
 __all__ = ["INSTALL_HINT", "ClusterSpec", "check_config", "parse_spec"]
 
-INSTALL_HINT = "pip install 'sitemap-audit[cluster]'"
+# sitemap-audit is not on PyPI: the extra is installed from the sources (README, Install)
+INSTALL_HINT = "install sitemap-audit with its cluster extra (README.md, Install)"
 MAX_LOCAL_WORKERS = 256
 
 

@@ -40,7 +40,7 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("sitemap-content-type", W, "Content-Type is not an XML, text or gzip type"),
     ("sitemap-is-html", E, "an HTML page was served where a sitemap was expected"),
     ("sitemap-gzip-invalid", E, "gzip data that is corrupt or truncated"),
-    ("sitemap-xml-malformed", E, "the document is not well-formed XML"),
+    ("sitemap-xml-malformed", E, "the document is not well-formed XML, or empty (no document)"),
     (
         "sitemap-leading-whitespace",
         E,
@@ -57,7 +57,7 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ("sitemap-too-many-urls", E, "more than 50,000 entries in one sitemap"),
     ("sitemap-too-large", E, "more than 52,428,800 bytes uncompressed"),
     ("sitemap-near-limit", W, "over 90% of the entry or size limit"),
-    ("sitemap-empty", W, "the sitemap has no entries"),
+    ("sitemap-empty", W, "the sitemap has a root element but no entries"),
     ("index-nested", E, "a sitemap index lists another sitemap index"),
     ("index-loop", E, "a sitemap is reached again through its own descendants"),
     # Index <lastmod> truth (contracts/nights.md 4; -frozen and -churn need --state)
@@ -214,7 +214,7 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
     ),
     # What each bot sees (--agents; url-empty-shell with --page-checks; RULES.md)
     ("agent-blocked", I, "robots.txt disallows a named agent (--agents) from listed URLs"),
-    ("agent-noindex", I, "X-Robots-Tag or robots meta says noindex for a named agent"),
+    ("agent-noindex", I, "an X-Robots-Tag or robots meta scoped to a named agent says noindex"),
     (
         "url-empty-shell",
         W,
@@ -345,7 +345,8 @@ _FIX: dict[str, str] = {
     "sitemap-gzip-invalid": "Regenerate the .gz file and make sure the server does not compress "
     "it a second time or cut it short.",
     "sitemap-xml-malformed": "Fix the XML at the reported line and column: escape & as &amp;, "
-    "avoid HTML entities such as &nbsp;, close every tag.",
+    "avoid HTML entities such as &nbsp;, close every tag. An empty file: regenerate it (the "
+    "generator that wrote it failed).",
     "sitemap-leading-whitespace": "Remove everything before <?xml (blank lines, spaces, output "
     "of a template or plugin); only a UTF-8 BOM may precede it.",
     "sitemap-doctype": "Remove the DOCTYPE and entity declarations; sitemaps need none.",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields
+from difflib import get_close_matches
+from typing import Any
 
 from audit.core.version import __version__
 
@@ -136,3 +139,103 @@ class CrawlConfig:
         out += [v for k, v in self.extra_headers if k.lower() != "user-agent"]
         found = {v for v in out if len(v) >= SECRET_MIN_CHARS}
         return tuple(sorted(found, key=len, reverse=True))
+
+
+# --- options given by a library caller ----------------------------------------------------
+
+# the least value of each numeric option (a float at 0 must be greater than 0)
+_MINIMUM: dict[str, float] = {
+    "rate": 0,
+    "concurrency": 1,
+    "timeout": 0,
+    "retries": 0,
+    "page_cap": 1,
+    "max_urls": 1,
+    "slow_ms": 0,
+    "lastmod_tolerance_s": -1,  # any value of 0 or more (checked below)
+    "retry_after_cap": -1,
+    "backoff_base": -1,
+    "backoff_cap": -1,
+    "max_redirects": 0,
+    "max_per_host": 1,
+    "stream_timeout": 0,
+    "fetch_workers": 0,
+    "fetch_workers_after": 0,
+    "cluster_batch": 1,
+    "max_pages": 1,
+    "max_depth": 0,
+}
+_TEXTS = ("include", "exclude", "include_sitemap", "exclude_sitemap", "agents")
+
+
+def config_from_options(options: dict[str, Any]) -> CrawlConfig:
+    """A CrawlConfig from a library caller's keywords, checked as the command line checks its
+    flags: an unknown keyword is a TypeError naming it (and the nearest option), a value of
+    the wrong type a TypeError, a value out of range a ValueError, each one line.
+    `rate="unlimited"` (or "inf"), the command line's word, is no limit; a single string
+    for a list option (`agents="ai"`) is that one item."""
+    names = {f.name for f in fields(CrawlConfig)}
+    for key in options:
+        if key not in names:
+            near = get_close_matches(key, sorted(names), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(
+                f"{key!r} is not an audit option{hint}; options are CrawlConfig's fields"
+            )
+    given = dict(options)
+    rate = given.get("rate")
+    if isinstance(rate, str):
+        word = rate.strip().lower()
+        if word not in ("unlimited", "inf"):
+            raise ValueError(
+                f"rate: {rate!r} is neither a number of requests per second nor 'unlimited'"
+            )
+        given["rate"] = math.inf
+    for key in _TEXTS:
+        value = given.get(key)
+        if isinstance(value, str):
+            given[key] = (value,)
+        elif isinstance(value, list):
+            given[key] = tuple(value)
+    return check_config(CrawlConfig(**given))
+
+
+def check_config(config: CrawlConfig) -> CrawlConfig:
+    """`config` when every numeric and switch option has a value of its type and range, else a
+    one-line TypeError or ValueError naming the option."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        kind = str(f.type)
+        if value is None and kind.endswith("| None"):
+            continue
+        base = kind.removesuffix(" | None")
+        if base in ("int", "float"):
+            _check_number(f.name, value, base)
+        elif base == "bool" and not isinstance(value, bool):
+            raise TypeError(f"{f.name}: expected True or False, got {value!r}")
+        elif base == "str" and not isinstance(value, str):
+            raise TypeError(f"{f.name}: expected a string, got {value!r}")
+        elif base == "tuple[str, ...]" and not (
+            isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+        ):
+            raise TypeError(f"{f.name}: expected a tuple of strings, got {value!r}")
+    return config
+
+
+def _check_number(name: str, value: Any, kind: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        what = "an integer" if kind == "int" else "a number"
+        raise TypeError(f"{name}: expected {what}, got {value!r}")
+    if kind == "int" and not isinstance(value, int):
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    if math.isnan(value):
+        raise ValueError(f"{name}: not a number")
+    least = _MINIMUM.get(name)
+    if least is None:
+        return
+    if least == -1 and value < 0:
+        raise ValueError(f"{name}: must be 0 or more, got {value!r}")
+    if least == 0 and kind == "float" and value <= 0 and name != "rate":
+        raise ValueError(f"{name}: must be greater than 0, got {value!r}")
+    if least >= 0 and value < least:
+        raise ValueError(f"{name}: must be at least {least:g}, got {value!r}")

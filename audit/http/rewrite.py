@@ -63,7 +63,7 @@ class Rewriter:
     the cost of one truth test.
     """
 
-    __slots__ = ("_memo", "_rules")
+    __slots__ = ("_back", "_memo", "_rules")
 
     def __init__(self, rules: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> None:
         self._rules: dict[str, str] = {}
@@ -71,6 +71,10 @@ class Rewriter:
             key = canonical_origin(source)
             if key is not None and key not in self._rules:
                 self._rules[key] = canonical_origin(target) or target.rstrip("/")
+        # TO -> FROM, the first rule naming a TO origin: a checked URL in the listing's terms
+        self._back: dict[str, str] = {}
+        for source, target in self._rules.items():
+            self._back.setdefault(target, source)
         # the text before the path, as written -> the origin it rewrites to (or "")
         self._memo: dict[str, str] = {}
 
@@ -86,6 +90,22 @@ class Rewriter:
         """Where an origin's URLs are requested (itself when no rule names it)."""
         key = canonical_origin(origin) or origin
         return self._rules.get(key, key)
+
+    def back(self, url: str) -> str:
+        """A URL on an origin URLs are rewritten to, on the origin they were listed on (the
+        advice of a finding names what the sitemap should list: production, not staging);
+        any other URL unchanged."""
+        if not self._back or "://" not in url:
+            return url
+        start = url.find("://")
+        end = len(url)
+        for sep in "/?#":
+            i = url.find(sep, start + 3, end)
+            if i >= 0:
+                end = i
+        key = canonical_origin(url[:end])
+        source = self._back.get(key) if key is not None else None
+        return url if source is None else source + url[end:]
 
     def __call__(self, url: str) -> str:
         if not self._rules:

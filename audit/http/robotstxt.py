@@ -18,7 +18,9 @@ allowed, Crawl-delay on the host) stays there.
 - Matching (RFC 9309 2.2.2, 2.2.3): the path and query of the URL against each pattern,
   both with percent-encoding normalised (non-ASCII and spaces encoded as UTF-8, escapes of
   unreserved characters decoded, other escapes upper-cased); `*` matches any run, a final
-  `$` anchors the end; the longest matching pattern (in octets) wins, a tie goes to Allow;
+  `$` anchors the end; `%2A` and `%24` in a pattern are a literal `*` and `$` (RFC 9309
+  2.2.3, Figure 6), so the URL's own `*` and `$` (and a `$` inside a pattern) are compared
+  as those escapes; the longest matching pattern (in octets) wins, a tie goes to Allow;
   no match allows. An empty pattern is no rule.
 - Usage lines (contracts/agents.md, "Usage signals"): `Content-Signal` and `Content-Usage`
   are neither user-agent lines nor rules, so they end and start no group. A group's lines
@@ -67,6 +69,8 @@ _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?)\s*([smhd]?)", re.IGNORECASE)
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _HEX = frozenset("0123456789abcdefABCDEF")
+# a URL's `*` and `$` as a pattern spells them literally (RFC 9309 2.2.3, Figure 6)
+_LITERALS = str.maketrans({"*": "%2A", "$": "%24"})
 
 
 def _escape_at(text: str, i: int) -> str | None:
@@ -108,11 +112,17 @@ def _normalised(text: str) -> str:
 
 
 def path_of(url: str) -> str:
-    """The path and query a URL is matched with (`/` for an empty path), normalised."""
+    """The path and query a URL is matched with (`/` for an empty path), normalised.
+
+    A literal `*` or `$` of the URL becomes `%2A` or `%24`: in a pattern those escapes are
+    the literal characters, while a bare `*` or `$` is a wildcard (RFC 9309 2.2.3).
+    """
     target = url.split("#", 1)[0] if url.startswith("/") else _path_and_query(url)
     if target.isascii() and "%" not in target and " " not in target:
+        if "*" in target or "$" in target:
+            return target.translate(_LITERALS)
         return target  # normalise_path's common case, without its call (once per URL)
-    return _normalised(target)
+    return _normalised(target).translate(_LITERALS)
 
 
 def _path_and_query(url: str) -> str:
@@ -171,7 +181,8 @@ class Rule:
         anchored = body.endswith("$")
         if anchored:
             body = body[:-1]
-        parts = body.split("*")
+        # a `$` before the end is literal (Google); the URL's `$` is compared as `%24`
+        parts = body.replace("$", "%24").split("*")
         object.__setattr__(self, "_anchored", anchored)
         object.__setattr__(self, "_plain", len(parts) == 1)
         object.__setattr__(self, "_head", parts[0])

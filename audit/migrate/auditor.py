@@ -222,6 +222,12 @@ def _failed_answer(case: _Case) -> Verdict | None:
         return _no_answer(case)
     if status in (404, 410):
         return _not_found(case, status)
+    if status == 401:  # the summary says once how to give credentials (credentials_note)
+        message = (
+            f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
+            "where this URL lands was not seen (give them: see the migration summary)"
+        )
+        return Verdict("lost", (("migrate-lost", message),))
     if not 200 <= status < 300:
         message = (
             f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
@@ -345,6 +351,14 @@ class MigrationStats:
     home_examples: list[str] = field(default_factory=list)
     intent_rows: int = 0  # old URLs an --intent row applies to (not in the mass home check)
     skipped_findings: int = 0  # findings about the old sitemap itself, left to `validate`
+    credentials_asked: int = 0  # old URLs the new site answered 401
+    challenge: str | None = None  # its first WWW-Authenticate, e.g. Basic realm="staging"
+
+    def asked_credentials(self, challenge: str | None) -> None:
+        """The new site answered 401: counted, and its challenge kept once."""
+        self.credentials_asked += 1
+        if self.challenge is None and challenge:
+            self.challenge = challenge.strip()[:200]
 
     @property
     def total(self) -> int:
@@ -413,6 +427,8 @@ class MigrationStats:
             }
         if self.skipped_findings:
             out["old_sitemap_findings_skipped"] = self.skipped_findings
+        if self.credentials_asked:
+            out["credentials"] = {"asked": self.credentials_asked, "challenge": self.challenge}
         return out
 
 
@@ -529,6 +545,8 @@ class MigrationCheck:
             self._blocked(job, checked, extra)
             return
         result = await self._answer(job, checked)
+        if result.status == 401 and not result.redirects:
+            self.stats.asked_credentials(result.header("www-authenticate"))
         verdict = judge(
             job.url,
             result,

@@ -5,7 +5,8 @@ the main agent). With `--agents`, it also gets `"agents": {token: verdict}`, jud
 robots.txt the run already fetched for the URL's host and the answer already received (no
 request is made for an agent), and the hook counts blocked and noindex URLs per agent and
 host with one example each. At the end of the run: one `agent-blocked` and one
-`agent-noindex` finding per agent and host, and `summary.agents` (merged over the targets
+`agent-noindex` finding per agent and host (only for a noindex scoped to that agent: an
+unscoped one is the main agent's `url-noindex`, though it counts in the verdicts), and `summary.agents` (merged over the targets
 of one run). The main agent itself gets no agent-* finding: its blocks and noindex are
 `url-robots-blocked` and `url-noindex` already.
 
@@ -31,6 +32,7 @@ from audit.checks.agents import (
     is_html,
     parse_agents,
     says_yes,
+    scoped_noindex,
 )
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
@@ -52,6 +54,7 @@ class _Tally:
 
     blocked: int = 0
     noindex: int = 0
+    scoped: int = 0  # of the noindex ones, those scoped to the agent: agent-noindex's count
     examples: dict[str, Finding] = field(default_factory=dict)  # verdict -> where
 
 
@@ -117,7 +120,8 @@ class AgentsHook(Hook):
             allowed = policy is None or policy.allowed(checked, agent)
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
-                self._count(agent, origin, verdict, job)
+                scoped = verdict == "noindex" and scoped_noindex(tags, metas, agent)
+                self._count(agent, origin, verdict, job, scoped)
         self._offer(job, record, result, origin, out)
         return out
 
@@ -142,7 +146,7 @@ class AgentsHook(Hook):
             config = self.auditor.config
             await self.sampler.fetch(self.auditor.client, config.page_cap, config.concurrency)
 
-    def _count(self, agent: str, origin: str, verdict: str, job: UrlJob) -> None:
+    def _count(self, agent: str, origin: str, verdict: str, job: UrlJob, scoped: bool) -> None:
         tally = self.tallies.get((agent, origin))
         if tally is None:
             tally = self.tallies[agent, origin] = _Tally()
@@ -150,6 +154,9 @@ class AgentsHook(Hook):
             tally.blocked += 1
         else:
             tally.noindex += 1
+            if not scoped:
+                return  # a noindex for every agent: no agent-noindex (RULES.md)
+            tally.scoped += 1
         known = tally.examples.get(verdict)
         # the example is the first in sitemap order, whichever worker came first
         if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
@@ -241,7 +248,7 @@ class AgentsHook(Hook):
 
 def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     out = []
-    for verdict, count in (("blocked", tally.blocked), ("noindex", tally.noindex)):
+    for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
         example = tally.examples.get(verdict)
         if count and example is not None:
             out.append(replace(example, message=_message(agent, origin, verdict, count, example)))

@@ -39,6 +39,7 @@ from audit.core.records import (
     Entry,
     FetchResult,
     Finding,
+    Hop,
     Severity,
     SitemapRecord,
     UrlResult,
@@ -64,6 +65,7 @@ Mode = Literal["crawl", "validate", "inspect"]
 T = TypeVar("T")
 
 _UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
+_UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 _UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
@@ -752,9 +754,12 @@ class Auditor:
             )
         elif job.local is None or self.config.online or self.mode == "crawl":
             self._schedule(SitemapJob(loc, parent, item.line, ancestors))
-        elif local is None:  # a local index stays local (--online fetches): counted only
+        elif local is None:  # a local index stays local (--online fetches): counted, named
             notes = self.rec.notes
             notes["children_not_fetched"] = notes.get("children_not_fetched", 0) + 1
+            named = notes.setdefault("children_not_read", [])
+            if len(named) < _UNREAD_NAMED:  # the reports say which (and why: cut_notes)
+                named.append(loc)
         else:  # a sibling named through --base-url that is not on disk
             message = (
                 f"{loc} is not on disk at {local} (beside the index, from --base-url): "
@@ -1056,7 +1061,7 @@ class Auditor:
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks (and with --page-checks the page's) on an answer."""
         if extra is not None:
-            result = replace(result, url=job.url)  # findings and the record name the listing
+            result = self._as_listed(job, result)  # findings and the record name the listing
         found, record = self._url_verdicts(job, result, extra)
         if sink is not None and sink.facts is not None and result.status == 200:
             job.page = sink.facts
@@ -1068,7 +1073,7 @@ class Auditor:
     ) -> tuple[list[Finding], UrlResult]:
         """The URL checks on an answer: its record and findings."""
         if extra is not None and result.url != job.url:
-            result = replace(result, url=job.url)  # findings and the record name the listing
+            result = self._as_listed(job, result)  # findings and the record name the listing
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if extra is not None:
             record = record.with_extra({**(record.extra or {}), **extra})
@@ -1082,6 +1087,19 @@ class Auditor:
             now=self.now,
         )
         return found, record
+
+    def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:
+        """A rewritten URL's answer in the listing's terms: its URL as listed, and the hops
+        and final URL on the rewritten origin back on the listed one, so that advice ("list
+        the final URL ... instead") names the production URL, never staging. Where it was
+        checked stays in the record's checked_url and each finding's "(checked at ...)"."""
+        back = self._rewrite.back
+        return replace(
+            result,
+            url=job.url,
+            final_url=back(result.final_url) if result.final_url else result.final_url,
+            redirects=tuple(Hop(back(h.url), h.status) for h in result.redirects),
+        )
 
     # The hook points of _check (a --state run answers from, and writes to, its store).
 

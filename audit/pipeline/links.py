@@ -8,7 +8,8 @@ was checked, `drain` fetches the site root and then every queued page breadth-fi
 auditor's client (its politeness, retries and redirect recording), robots.txt first: a
 blocked page is not fetched and nothing is found through it. A listed URL is never fetched
 again. Depth counts link hops from a seed: the root is depth 0, a listed page's links
-depth 1. A redirect is followed: its target counts as linked from the redirecting URL.
+depth 1. A redirect is followed: its target counts as linked from the redirecting URL (unless
+the chain ends in an error: the redirecting URL is then the one `link-broken`).
 
 Memory stays flat: URLs queued or fetched are 8-byte fingerprints (SeenUrls); the queue
 beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for their inlinks
@@ -547,7 +548,10 @@ class LinkCrawl(Hook):
             final = result.final_url
             # held first: once seen, _link does not queue it to be fetched a second time
             self._redirect_target(final, result, depth, facts)
-            self._link(url, [final], depth)
+            if result.status is not None and result.status < 400:
+                self._link(url, [final], depth)
+            # else the chain ends in an error: that is the linked URL's one link-broken, its
+            # target is not a second one (nor counted twice in summary.coverage)
         page = self._read(final, result, facts)
         if page is not None and page.links:
             self._link(final, page.links, depth + 1)

@@ -17,6 +17,7 @@ Imports nothing from the crawl, HTTP or parser layers: writers see dicts only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -201,14 +202,23 @@ def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> 
 
     `opts` are make_writer's keyword options. Returns the report's summary
     record (computed from the records, with "partial": true, when the report
-    has none) for the exit status. On a bad line the document of the records
-    read so far is still closed (valid), then ReportInputError is raised.
+    has none) for the exit status. A file whose first record is not one (not a jsonl
+    report at all) raises ReportInputError before anything is written; on a bad line
+    further on, the document of the records read so far is still closed (valid), then
+    ReportInputError is raised.
     """
     _refuse_overwrite(src_path, out_stream)
+    records = read_jsonl(src_path)
+    try:
+        first = next(records, None)  # not a jsonl report: the one-line error, no report
+    except ReportInputError as exc:
+        raise ReportInputError(
+            f"{exc}; not a jsonl report (crawl and validate write one with --format jsonl)"
+        ) from None
     writer = make_writer(fmt, out_stream, **opts)
     seen = Aggregate(examples=0)
     try:
-        for record in read_jsonl(src_path):
+        for record in records if first is None else itertools.chain((first,), records):
             seen.add(record)
             writer.write(record)
     finally:

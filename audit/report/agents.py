@@ -109,7 +109,8 @@ class IndexTally:
 
 _CSS = """
 .ixf{display:flex;gap:12px;flex-wrap:wrap;margin-bottom:10px}
-.ixf input{position:absolute;opacity:0}
+#indexability>input[name=ix]{position:absolute;opacity:0;width:1px;height:1px;margin:0}
+#indexability>input[name=ix]:focus-visible~.ixf{outline:2px solid #0969da;outline-offset:4px}
 .ixf label{border:1px solid var(--line);border-radius:12px;padding:2px 10px;cursor:pointer}
 .bar{fill:#2da44e}.bar.back{fill:#eaeef2}
 """

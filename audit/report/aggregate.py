@@ -566,6 +566,11 @@ class UrlJoiner:
 # --- what the run amounts to: verdict, partial runs, cuts -----------------
 
 
+NOTHING_AUDITED = "NOTHING AUDITED"  # no target could be audited at all (exit 2)
+SOME_AUDITED = "NOT ALL AUDITED"  # of several targets, some could not be audited (exit 2)
+RUN_FAILED = frozenset({NOTHING_AUDITED, SOME_AUDITED})  # the run's error, not the site's
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The one-word verdict every human-facing writer shows, its colour and the sentence
@@ -621,6 +626,13 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _some_audited(summary: Mapping[str, Any]) -> bool:
+    """Whether, of several targets, some were audited while the `fatal` ones were not."""
+    fatal = summary.get("fatal")
+    targets = _as_int(summary.get("targets"))
+    return isinstance(fatal, list) and targets > len(fatal)
+
+
 def _fatal_note(fatal: Any) -> str:
     """A `fatal` note (one line, or one per target) as one line."""
     if isinstance(fatal, list):
@@ -641,8 +653,11 @@ def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
     if how is not None and progress is not None:
         return _partial_verdict(how, progress, failing, at)
     fatal = fatal_of(summary)
+    if fatal is not None and _some_audited(summary):  # these targets were not, others were
+        tail = f"; {failing} {at}" if failing else ""
+        return Verdict(SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}")
     if fatal is not None:
-        return Verdict("NOTHING AUDITED", "fail", fatal)
+        return Verdict(NOTHING_AUDITED, "fail", fatal)
     if failing:
         return Verdict("FAIL", "fail", f"{failing} {at}")
     return _not_failing(counts, fail_on)
@@ -682,7 +697,44 @@ def cut_notes(summary: Mapping[str, Any]) -> list[str]:
             f"excluded: {_count(sitemaps, 'sitemap')} (--include-sitemap/--exclude-sitemap) "
             "not read"
         )
+    unread = unread_children_note(summary)
+    if unread:
+        notes.append(unread)
     return notes
+
+
+def unread_children_note(summary: Mapping[str, Any]) -> str | None:
+    """Which children of a sitemap index on disk were not read, and why, in one sentence."""
+    count = _as_int(summary.get("children_not_fetched"))
+    if not count:
+        return None
+    named = summary.get("children_not_read")
+    urls = [str(u) for u in named] if isinstance(named, list) else []
+    more = count - len(urls)
+    which = ", ".join(urls) + (f" and {more:,} more" if more > 0 else "")
+    return (
+        f"not read: {_count(count, 'sitemap')} the index on disk lists"
+        + (f" ({which})" if which else "")
+        + ": a file on disk is read from disk only; give --base-url with the index's public "
+        "URL to read them from the files beside it, or --online to fetch them"
+    )
+
+
+def credentials_note(migration: Any) -> str | None:
+    """`migrate`: the new site asked for credentials (HTTP 401), once for the whole run, and
+    how to give them; None when it did not."""
+    asked = migration.get("credentials") if isinstance(migration, dict) else None
+    if not isinstance(asked, dict) or not _as_int(asked.get("asked")):
+        return None
+    n, total = _as_int(asked.get("asked")), _as_int(migration.get("old_urls"))
+    challenge = asked.get("challenge")
+    how = f" (WWW-Authenticate: {challenge})" if isinstance(challenge, str) and challenge else ""
+    return (
+        f"the new site {migration.get('new_origin')} asks for credentials: HTTP 401{how} for "
+        f"{n:,} of {total:,} old URLs, so where they land was not seen; give them with "
+        "--auth USER:PASSWORD (or SITEMAP_AUDIT_AUTH=USER:PASSWORD, kept out of the process "
+        "list), --cookie 'NAME=VALUE' or --header 'Authorization: ...', and run again"
+    )
 
 
 def migration_rows(migration: Any) -> list[tuple[str, int, float]]:

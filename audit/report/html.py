@@ -41,6 +41,7 @@ from audit.report.aggregate import (
     Example,
     SitemapStat,
     code_summary,
+    credentials_note,
     cut_notes,
     host_columns,
     host_value,
@@ -75,10 +76,11 @@ AGE_COLOUR = {
     "< 1 week": "#1a7f37",
     "< 1 month": "#2da44e",
     "< 6 months": "#4ac26b",
-    "< 1 year": "#bf8700",
-    "< 2 years": "#e16f24",
-    "older": "#cf222e",
-    "none": "#8c959f",
+    # an old page is not an error: greys, never the error and warning colours
+    "< 1 year": "#8c959f",
+    "< 2 years": "#6e7781",
+    "older": "#57606a",
+    "none": "#d0d7de",
 }
 AGE_SHORT = {
     "< 1 week": "< 1 wk",
@@ -103,6 +105,38 @@ _STANDARD_SUMMARY = {
     "excluded_sitemaps",
     "migration",
 }
+# summary keys shown in a panel of their own, not again under "Run notes"
+_OWN_PANEL = frozenset({"agents", "coverage", "hosts"})
+# what a run note means, said once beside its value
+_NOTE_WORDS = {
+    "carried": "URLs carried forward (--state): they answered 304 Not Modified, so their "
+    "result, records and findings are the previous run's",
+    "skipped_unchanged": "URLs not requested (--changed-only): unchanged and clean last "
+    "time, their result carried forward from the previous run",
+    "sitemaps_carried": "sitemaps carried forward (--state): they answered 304 Not "
+    "Modified and were not read again; their entries and findings are the previous run's",
+    "ignored": "finding codes ignored (--ignore): neither reported nor counted",
+    "fatal": "targets not audited",
+    "targets": "targets in the run",
+    "children_not_fetched": "sitemaps a local index lists that were not read (give "
+    "--base-url or --online)",
+    "children_not_read": "of which",
+}
+
+
+def _note_value(value: Any) -> str:
+    """A run note's value in words: numbers grouped, lists joined, mappings as `key: value`."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_note_value(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_note_value(v)}" for k, v in value.items())
+    return "" if value is None else str(value)
+
+
 _SAFE_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 
 
@@ -361,8 +395,11 @@ def _migration(migration: Any) -> str:
         f'<td class="num">{share:.1f}%</td></tr>'
         for name, count, share in rows
     )
+    credentials = credentials_note(migration)
+    note = f'<p class="notice">{h(credentials)}</p>' if credentials is not None else ""
     return (
         f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(head)}{link(new if isinstance(new, str) else None)}</p>'
+        f"{note}"
         '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
         f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'
     )
@@ -595,11 +632,16 @@ class HtmlWriter:
         return "".join(parts)
 
     def _notes(self, summary: dict[str, Any]) -> str:
-        extra = {k: v for k, v in summary.items() if k not in _STANDARD_SUMMARY}
+        """What else the summary says, in words: what a note means, then its value (never
+        raw JSON); notes with a panel of their own (agents, coverage) are not repeated."""
+        extra = {
+            k: v for k, v in summary.items() if k not in _STANDARD_SUMMARY and k not in _OWN_PANEL
+        }
         if not extra:
             return ""
         items = "".join(
-            f"<tr><th>{h(k)}</th><td class='mono'>{h(json.dumps(v, default=str))}</td></tr>"
+            f"<tr><th>{h(_NOTE_WORDS.get(k, k.replace('_', ' ')))}</th>"
+            f"<td>{h(_note_value(v))}</td></tr>"
             for k, v in extra.items()
         )
         return (

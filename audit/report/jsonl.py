@@ -2,7 +2,7 @@
 
 The source of truth of an audit (DESIGN.md "jsonl report"); every record type
 passes through, known or not. Lines are compact JSON (no space after `,` and `:`),
-the same whether the optional orjson (`pip install 'sitemap-audit[fast]'`) encodes
+the same whether the optional orjson (the `fast` extra: `pip install '.[fast]'`) encodes
 them or the standard library does (only a float's exponent may be spelled
 differently, 1e-7 / 1e-07); orjson is about ten times faster, which counts at one or
 two records per checked URL. Imports nothing but the standard

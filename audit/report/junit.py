@@ -30,6 +30,7 @@ from typing import IO, Any, TextIO
 
 from audit.report._xml import xml_attr, xml_text
 from audit.report.aggregate import (
+    RUN_FAILED,
     Aggregate,
     UrlJoiner,
     at_or_above,
@@ -211,7 +212,7 @@ class JunitWriter:
         """A run that did not finish, or audited nothing, is an error of the run (not a
         failure of the site): one suite with one errored testcase that says how far it got."""
         v = verdict(self._agg.summary_dict(), self._fail_on)
-        if v.style != "partial" and v.word != "NOTHING AUDITED":
+        if v.style != "partial" and v.word not in RUN_FAILED:
             return None
         kind = "interrupted" if v.word == "INTERRUPTED" else v.word.lower().replace(" ", "-")
         return (

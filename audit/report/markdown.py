@@ -26,6 +26,7 @@ from audit.report.aggregate import (
     Aggregate,
     SitemapRollup,
     code_summary,
+    credentials_note,
     cut_notes,
     host_columns,
     host_value,
@@ -181,6 +182,9 @@ def _migration_table(migration: Any) -> list[str]:
     out += ["| Outcome | Old URLs | Share |", "| --- | ---: | ---: |"]
     out += [f"| {md_code(name)} | {count:,} | {share:.1f}% |" for name, count, share in rows]
     out.append("")
+    credentials = credentials_note(migration)
+    if credentials is not None:
+        out += [f"> {md_text(credentials)}", ""]
     return out
 
 

@@ -22,6 +22,7 @@ from typing import IO, Any, TextIO
 from audit.core.codes import doc_anchor, fix_of
 from audit.core.version import __version__
 from audit.report.aggregate import (
+    RUN_FAILED,
     Aggregate,
     code_summary,
     fails,
@@ -65,7 +66,7 @@ def _invocation(summary: dict[str, Any], fail_on: str) -> dict[str, Any]:
         "executionSuccessful": True,
         "properties": {"failOn": fail_on, "failed": fails(summary, fail_on), "verdict": v.word},
     }
-    if v.style == "partial" or v.word == "NOTHING AUDITED":
+    if v.style == "partial" or v.word in RUN_FAILED:
         invocation["executionSuccessful"] = False
         invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": v.line}}]
     return invocation

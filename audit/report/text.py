@@ -22,6 +22,7 @@ from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
     SitemapRollup,
+    credentials_note,
     cut_notes,
     host_columns,
     host_value,
@@ -233,4 +234,7 @@ def _migration_notes(m: dict[str, Any]) -> list[str]:
             f"map: {_clean(str(rmap.get('file')))}, {rmap.get('entries')} rows and rules, "
             f"{rmap.get('unmapped')} old URLs matched none"
         )
+    credentials = credentials_note(m)
+    if credentials is not None:
+        notes.append(_clean(credentials))
     return notes

@@ -275,6 +275,10 @@ class StreamParser:
         self._entry_tag = ""
         self._entry_kind: Any = "url"
         self._actions: dict[str, int] = {}
+        # entries read as the root's own although in no namespace or the sitemaps.org one:
+        # only under a root in a wrong namespace (reported once, at the root)
+        self._alt_entry_tags: frozenset[str] = frozenset()
+        self._alt_actions: dict[str, dict[str, int]] = {}
         self._max_order = _A_PRIORITY
         self._has_doctype = False
         self._pending: list[ParseItem] = []  # XML findings held back (_xml_failed)
@@ -285,6 +289,7 @@ class StreamParser:
         # text
         self._text_parts: list[bytes] = []  # the unfinished line, in pieces (never re-copied)
         self._cut = False  # close(cut=True): the input broke off
+        self._gzip_broken = False  # a gzip fault ended the input before a document began
         self._text_line = 0
 
     # --- public API ----------------------------------------------------------
@@ -367,7 +372,9 @@ class StreamParser:
             return
         if self._state < _State.XML:
             # Decide on what did arrive, so complete entries before the fault count;
-            # the cut-off document itself is not reported a second time as malformed.
+            # the cut-off document itself is not reported a second time as malformed
+            # (nor as empty: _no_document).
+            self._gzip_broken = True
             self._sniff(b"", final=True)
         if not self.stopped:
             self._pending = []  # what the garbage did to the XML is not the cause
@@ -465,11 +472,27 @@ class StreamParser:
             self._ws_bytes += skipped
             self._line_offset += buf.count(b"\n", 0, skipped)
         if not stripped:
-            if final:  # empty or blank: no entries, kind None (sitemap-empty is not ours)
+            if final:  # empty or blank: no document at all, kind None
                 self._state = _State.DONE
+                self._no_document()
             return None
         self._state = _State.HEAD
         return stripped
+
+    def _no_document(self) -> None:
+        """A body of nothing (or only whitespace) is not a sitemap: an error, not an empty
+        sitemap, so that a generator that crashed fails a pre-deploy check. A body that
+        broke off before a byte arrived is the caller's failure to report, not this."""
+        if self._cut or self._gzip_broken:
+            return
+        size = self._ws_bytes
+        what = "0 bytes" if not size else f"only whitespace, {size:,} bytes"
+        self._find(
+            "sitemap-xml-malformed",
+            f"the document is empty ({what}): not XML, no <urlset> or <sitemapindex>; "
+            "a generator that failed may have left it so: regenerate it",
+            line=1,
+        )
 
     def _bad_encoding(self, message: str) -> None:
         self._find("sitemap-encoding", message, line=1)
@@ -697,6 +720,8 @@ class StreamParser:
         self._fast_tags = (own[0], own[1], own[2], own[3])
         if ns != SITEMAP_NS:
             self._report_root_namespace(ns, local, line)
+            alt = {entry, f"{{{SITEMAP_NS}}}{entry}"} - {self._entry_tag}
+            self._alt_entry_tags = frozenset(alt)
 
     def _report_root_namespace(self, ns: str, local: str, line: int) -> None:
         got = f"namespace {ns!r}" if ns else "no namespace"
@@ -729,11 +754,11 @@ class StreamParser:
         """The events of the root's own entries; another namespace's (asked for in
         _main_tags, so that even a document of nothing else is read) are emptied and left
         to _check_top."""
-        entry_tag = self._entry_tag
+        entry_tag, alt = self._entry_tag, self._alt_entry_tags
         for event, el in events:
             if self._root is None:
                 self._root = el.getroottree().getroot()
-            if el.tag == entry_tag:
+            if el.tag == entry_tag or el.tag in alt:
                 yield event, el
             else:
                 el.clear()
@@ -856,6 +881,8 @@ class StreamParser:
             return
         ns = _ns(tag)
         line = (el.sourceline or 0) + self._line_offset
+        if tag in self._alt_entry_tags:
+            return  # read as an entry (_own_entries)
         if _local(tag) == self._entry_kind and ns != self._own_ns:
             return self._foreign_entry(ns, line)
         self._unknown_top(tag, ns, line)
@@ -900,9 +927,9 @@ class StreamParser:
             line=line,
         )
 
-    def _action(self, tag: str) -> int:
+    def _action(self, tag: str, own_ns: str) -> int:
         ns = _ns(tag)
-        if ns == self._own_ns:  # also a no-namespace document's own elements
+        if ns == own_ns:  # also a no-namespace document's own elements
             names = _PROTOCOL_NAMES[: self._max_order + 1]
             local = _local(tag)
             return names.index(local) if local in names else _A_UNDEFINED
@@ -917,7 +944,10 @@ class StreamParser:
     def _sitemap_entry(self, el: Any) -> Entry:
         """The careful path: every child checked against the XSD's sequence, each kind of
         child taken by its handler in _PROTOCOL_HANDLERS or _EXTENSION_HANDLERS."""
-        actions = self._actions
+        actions, own_ns = self._actions, self._own_ns
+        if el.tag != self._entry_tag:  # one of _alt_entry_tags: its children in its namespace
+            own_ns = _ns(el.tag)
+            actions = self._alt_actions.setdefault(own_ns, {})
         off = self._line_offset
         parts = _EntryParts()
         pos = -1
@@ -928,7 +958,7 @@ class StreamParser:
                 continue  # comment, processing instruction, entity reference
             act = actions.get(tag)
             if act is None:
-                act = actions[tag] = self._action(tag)
+                act = actions[tag] = self._action(tag, own_ns)
             if act < _A_FOREIGN:  # loc, lastmod, changefreq, priority: XSD sequence
                 if seen >> act & 1:
                     self._unknown_child(child, "repeated")

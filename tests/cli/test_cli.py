@@ -81,7 +81,7 @@ def test_validate_jsonl_records_and_fail_on(
     ("name", "data", "code"),
     [
         ("garbage.bin", bytes(range(256)) * 4, None),
-        ("empty.xml", b"", "sitemap-empty"),
+        ("empty.xml", b"", "sitemap-xml-malformed"),
         ("trunc.xml.gz", gzip.compress(GOOD.encode())[:40], "sitemap-gzip-invalid"),
         ("page.xml", b"<!DOCTYPE html>\n<html><body>hello</body></html>", "sitemap-is-html"),
         ("xxe.xml", None, "sitemap-doctype"),

@@ -92,7 +92,7 @@ async def test_without_dask_one_line_with_the_install_hint() -> None:
     assert proc.returncode == 2
     assert lines == [
         "sitemap-audit: error: --cluster needs Dask distributed: "
-        "pip install 'sitemap-audit[cluster]'"
+        "install sitemap-audit with its cluster extra (README.md, Install)"
     ]
 
 

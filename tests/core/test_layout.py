@@ -1,4 +1,4 @@
-"""The layout of the package (docs/HELPERS.md): audit/ holds the front door and one
+"""The layout of the package (dev/HELPERS.md): audit/ holds the front door and one
 subpackage per stage of the data flow, nothing else, so new code lands in its stage."""
 
 from __future__ import annotations

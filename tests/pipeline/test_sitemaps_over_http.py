@@ -35,7 +35,7 @@ BROKEN = [
     ("sitemaps/broken/text-bad-lines.txt", "text-sitemap-invalid-line"),
     ("sitemaps/broken/truncated.xml.gz", "sitemap-gzip-invalid"),
     ("sitemaps/broken/corrupt.xml.gz", "sitemap-gzip-invalid"),
-    ("sitemaps/broken/empty.xml", "sitemap-empty"),
+    ("sitemaps/broken/empty.xml", "sitemap-xml-malformed"),  # 0 bytes: an error (33.4)
     ("rules/sitemap-too-many-urls.xml.gz", "sitemap-too-many-urls"),
     ("rules/sitemap-near-limit.xml.gz", "sitemap-near-limit"),
 ]

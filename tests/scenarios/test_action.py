@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,15 @@ def test_action_structure() -> None:
     sample |= {"report": "r.jsonl", "OUT_DIR": "out", "format": "html"}
 
     def filled(line: str) -> str:
+        # the report helper's "$@" and the split args stand for options that are given
+        line = line.replace('"$@"', "--format sarif").replace('"${extra[@]}"', "--rate 5")
         return re.sub(r"\$(\w+)", lambda m: sample.get(m.group(1), m.group(0)), line)
 
-    runs = [filled(line) for s in steps if "run" in s for line in s["run"].splitlines()]
-    assert check_invocations(runs) >= 3  # crawl, report sarif, report markdown: all valid
+    lines = [line for s in steps if "run" in s for line in s["run"].splitlines()]
+    runs = [filled(line) for line in lines if re.search(r"\bsitemap-audit (crawl|report)\b", line)]
+    assert check_invocations(runs) == 2  # the crawl, and the one report helper: both valid
+    # every report is written with the crawl's own --fail-on: it states the step's verdict
+    assert not any("--fail-on never" in line for line in lines)
 
 
 def _bin(tmp: Path) -> Path:
@@ -62,6 +68,9 @@ def _bin(tmp: Path) -> Path:
     shim = bin_dir / "sitemap-audit"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m audit "$@"\n')
     shim.chmod(0o755)
+    python = bin_dir / "python"  # what actions/setup-python puts on PATH
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
     return bin_dir
 
 
@@ -111,15 +120,43 @@ async def _run_steps(inputs: dict[str, str], tmp: Path) -> list[int]:
     return codes
 
 
-@pytest.mark.slow
-async def test_action_steps_run(serve: Serve, tmp_path: Path) -> None:
-    site = Site()
-    base = await serve(site)
+def _outputs(tmp: Path) -> dict[str, str]:
+    lines = (tmp / "outputs.txt").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def _verdicts(tmp: Path) -> tuple[str, str, str]:
+    """What the job summary, the JUnit file and the HTML report each say the verdict is."""
+    out_dir = tmp / "sitemap-audit"
+    summary = (tmp / "summary.md").read_text()
+    md = re.search(r"\| Verdict \(fail on (\w+)\) \| \*\*([A-Z ]+)\*\*", summary)
+    assert md, summary[:500]
+    junit = (out_dir / "report.junit").read_text()
+    failures = re.search(r'<testsuites[^>]*failures="(\d+)"', junit)
+    assert failures, junit[:300]
+    html = (out_dir / "report.html").read_text()
+    box = re.search(r'<div class="verdict (\w+)" id="verdict">([A-Z ]+)', html)
+    assert box, "no verdict box in the HTML report"
+    return f"{md.group(2)} (fail on {md.group(1)})", failures.group(1), box.group(2)
+
+
+def _shop(site: Site, base: str, *, broken: bool) -> None:
+    ok = (200, HTML, b"<html><head><title>ok</title></head><body>ok</body></html>")
     site.routes = {
         "/robots.txt": (404, {}, b""),
         "/sitemap.xml": (200, XML, urlset(f"{base}/ok", f"{base}/gone")),
-        "/ok": (200, HTML, b"<html><head><title>ok</title></head><body>ok</body></html>"),
+        "/ok": ok,
     }
+    if not broken:
+        site.routes["/gone"] = ok
+
+
+@pytest.mark.slow
+async def test_action_steps_on_a_failing_and_a_passing_site(serve: Serve, tmp_path: Path) -> None:
+    """Every report the Action writes states the verdict the step returns (issue 33.2)."""
+    site = Site()
+    base = await serve(site)
+    _shop(site, base, broken=True)
     inputs = {
         "target": f"{base}/sitemap.xml",
         "fail-on": "error",
@@ -128,19 +165,56 @@ async def test_action_steps_run(serve: Serve, tmp_path: Path) -> None:
     }
     codes = await _run_steps(inputs, tmp_path)
     assert codes == [0, 1]  # the audit step records the status; the verdict step fails
-    outputs = dict(
-        line.split("=", 1) for line in (tmp_path / "outputs.txt").read_text().splitlines()
-    )
-    assert outputs["status"] == "1"
+    assert _outputs(tmp_path)["status"] == "1"
+    assert _verdicts(tmp_path) == ("FAIL (fail on error)", "1", "FAIL")
     out_dir = tmp_path / "sitemap-audit"
     sarif = json.loads((out_dir / "report.sarif").read_text())
     rules = {r["ruleId"] for run in sarif["runs"] for r in run["results"]}
     assert "url-not-found" in rules
-    summary = (tmp_path / "summary.md").read_text()
-    assert "url-not-found" in summary and summary.startswith("#")
-    assert (out_dir / "report.html").stat().st_size > 0
-    assert (out_dir / "report.junit").read_text().lstrip().startswith("<?xml")
+    assert "url-not-found" in (tmp_path / "summary.md").read_text()
 
-    site.routes["/gone"] = site.routes["/ok"]  # fixed: the action passes
+    _shop(site, base, broken=False)  # fixed: the action passes, and every report says so
+    for name in ("outputs.txt", "summary.md"):
+        (tmp_path / name).unlink()
+    assert await _run_steps(inputs, tmp_path) == [0, 0]
+    assert _outputs(tmp_path)["status"] == "0"
+    assert _verdicts(tmp_path) == ("PASS (fail on error)", "0", "PASS")
+
+
+@pytest.mark.slow
+async def test_action_args_keep_quoted_values(serve: Serve, tmp_path: Path) -> None:
+    site = Site()
+    base = await serve(site)
+    _shop(site, base, broken=False)
+    inputs = {
+        "target": f"{base}/sitemap.xml",
+        "fail-on": "error",
+        "formats": "",
+        "args": '--header "X-Env: staging" --user-agent "Acme Audit/2.0 (ops team)" --rate 1000',
+    }
+    assert await _run_steps(inputs, tmp_path) == [0, 0]
+    hits = [h for h in site.hits if h.path == "/ok"]
+    assert hits and all(h.headers.get("X-Env") == "staging" for h in hits)
+    assert {h.headers.get("User-Agent") for h in hits} == {"Acme Audit/2.0 (ops team)"}
+
+
+@pytest.mark.slow
+async def test_action_names_no_sarif_file_when_the_crawl_exits_2(tmp_path: Path) -> None:
+    inputs = {"target": "http://127.0.0.1:9/", "fail-on": "error", "formats": "html"}
+    codes = await _run_steps({**inputs, "args": "--rate fast"}, tmp_path)
+    assert codes[0] == 2  # a usage error: no report, the audit step fails as the crawl did
+    outputs = _outputs(tmp_path)
+    assert outputs["status"] == "2"
+    assert "sarif" not in outputs  # the upload step is skipped, not fed a missing file
+    assert not (tmp_path / "sitemap-audit" / "report.sarif").exists()
+
     (tmp_path / "outputs.txt").unlink()
-    assert await _run_steps({**inputs, "fail-on": "error"}, tmp_path) == [0, 0]
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    unreachable = {**inputs, "target": f"http://127.0.0.1:{port}/", "args": "--retries 0"}
+    assert await _run_steps(unreachable, tmp_path) == [0, 2]  # a report, and the verdict 2
+    outputs = _outputs(tmp_path)
+    assert Path(outputs["sarif"]).is_file()  # named because it was written
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**NOTHING AUDITED**" in summary and "cannot be reached" in summary

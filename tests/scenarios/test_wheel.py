@@ -2,7 +2,7 @@
 
 Two ways a user installs it: `pip wheel --no-deps .` (the project's own build backend)
 then `pip install dist/*.whl` into a new venv, and `pipx install .` (pipx itself from the
-package index). Either way the installed `sitemap-audit` command then validates a local
+package index; the README's line, checked by test_install_docs.py). Either way the installed `sitemap-audit` command then validates a local
 sitemap. Without a package index the tests are skipped, saying so."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_pipx_installs_the_project(tmp_path: Path) -> None:
     env_vars = {"PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin")}
     os.environ.update(env_vars)  # _run passes the environment on
     try:
-        installed = _run(tools / "bin" / "pipx", "install", src)
+        installed = _run(tools / "bin" / "pipx", "install", ".", cwd=src)  # as the README says
     finally:
         for key in env_vars:
             os.environ.pop(key, None)

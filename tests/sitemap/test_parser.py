@@ -187,7 +187,7 @@ BROKEN_CASES: dict[str, tuple[list[tuple[str, int | None]], int, str | None]] = 
     "truncated.xml.gz": ([("sitemap-gzip-invalid", None)], 1, "urlset"),
     "corrupt.xml.gz": ([("sitemap-gzip-invalid", None)], 0, None),
     "binary.bin": ([("sitemap-root-invalid", 1)], 0, None),
-    "empty.xml": ([], 0, None),
+    "empty.xml": ([("sitemap-xml-malformed", 1)], 0, None),  # 0 bytes: no document (33.4)
     "sitemap.json": ([("sitemap-root-invalid", 1)], 0, None),
 }
 
@@ -442,10 +442,13 @@ def test_declared_utf16_on_ascii_bytes_stops() -> None:
     assert p.stopped and p.entries == 0
 
 
-def test_empty_and_blank_documents_give_nothing() -> None:
+def test_empty_and_blank_documents_are_no_document() -> None:
     for data in (b"", b"   \n\r\n\t"):
         items, p = parse_bytes(data)
-        assert items == [] and p.kind is None and p.entries == 0
+        assert [(f.code, f.severity.value) for f in items if isinstance(f, Finding)] == [
+            ("sitemap-xml-malformed", "error")
+        ]
+        assert p.kind is None and p.entries == 0
 
 
 def test_feed_after_stop_is_ignored() -> None:
