@@ -61,7 +61,9 @@ from audit.http import StreamResponse
 from audit.http.access import secret_forms
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
+from audit.pipeline.indexlastmod import IndexLastmodHook
 from audit.pipeline.recorder import Recorder
+from audit.rules.indexlastmod import IndexEntryState, IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
 
 if TYPE_CHECKING:
@@ -155,10 +157,15 @@ class StateHook(Hook):
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
         self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
+        self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
 
     def attach(self, auditor: Auditor) -> None:
         self._auditor = auditor
         self._secrets = secret_forms(auditor.config.secrets())
+        for hook in auditor.hooks:  # index <lastmod> over time: the children's digests
+            if isinstance(hook, IndexLastmodHook):
+                hook.check.keep_digests()
+                self._index = hook.check
         if auditor.config.links:
             self._keep_link_crawl(auditor)
 
@@ -387,7 +394,25 @@ class StateHook(Hook):
                 await self.auditor.admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
+    def _index_over_time(self) -> None:
+        """index-lastmod-frozen and -churn against the last completed run, and tonight's
+        index entries kept for the next."""
+        check = self._index
+        if check is None:
+            return
+        previous = {
+            key: IndexEntryState(lastmod, digest)
+            for key, (lastmod, digest) in self.store.previous_index_entries().items()
+        }
+        if previous:
+            self.rec.findings(check.over_time(previous))
+        states = check.entry_states()
+        self.store.put_index_entries(
+            [(idx, child, st.lastmod, st.digest) for (idx, child), (_, st) in states.items()]
+        )
+
     def end_of_run(self) -> None:
+        self._index_over_time()
         if self._links is not None:  # pages a resumed link crawl did not request again
             self.store.replayed += self._links.resumed
         notes = self.rec.notes

@@ -25,6 +25,9 @@ What it holds (schema version SCHEMA_VERSION):
               last_seen (run start times) and the sitemap that last listed it; merged
               from the run's results when it is marked complete. Added to schema 4 like
               `content`
+    index_entries  each index entry of the last completed run (and of this one): the
+              interval of its <lastmod> and its child's entries digest, for
+              index-lastmod-frozen / -churn (audit.rules.indexlastmod). Added like `content`
     content   lastmod over time (audit.state.lastmod): per page, keyed by a 64-bit hash
               of its URL (the rowid: no second index), the run that saw it, a 64-bit
               fingerprint of its main text and the <lastmod> listed then (about 50 bytes
@@ -161,6 +164,12 @@ _LEDGER_TABLE = (
     "CREATE TABLE IF NOT EXISTS ledger (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
     "first_seen TEXT NOT NULL, last_seen TEXT NOT NULL, last_sitemap TEXT) WITHOUT ROWID"
 )
+# Index <lastmod> truth over time (nights.md section 4): each index entry of a run, the
+# interval of its <lastmod> and its child's entries digest (audit.rules.indexlastmod).
+_INDEX_ENTRIES_TABLE = (
+    "CREATE TABLE IF NOT EXISTS index_entries (run INTEGER NOT NULL, idx TEXT NOT NULL, "
+    "child TEXT NOT NULL, lastmod TEXT, digest TEXT, PRIMARY KEY (run, idx, child))"
+)
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls {_URL_TABLE};
@@ -181,6 +190,7 @@ CREATE INDEX findings_run ON findings (run);
 CREATE INDEX findings_carry ON findings (carry_with);
 CREATE TABLE content (key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT);
 {_LEDGER_TABLE};
+{_INDEX_ENTRIES_TABLE};
 """
 # Tables added to a schema after states were made with it: created when such a state
 # is opened for a run (additive only: an older version reading the file ignores them).
@@ -188,6 +198,7 @@ _MIGRATIONS: Final = (
     "CREATE TABLE IF NOT EXISTS content "
     "(key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT)",
     _LEDGER_TABLE,
+    _INDEX_ENTRIES_TABLE,
 )
 # Columns added to a schema's tables the same way: (table, column, its declaration).
 _COLUMN_MIGRATIONS: Final = (
@@ -639,6 +650,7 @@ class _Writer(threading.Thread):
                 conn.execute(statement)
         conn.execute("DELETE FROM sitemaps WHERE run < ?", (run,))
         conn.execute("DELETE FROM findings WHERE run < ?", (run,))
+        conn.execute("DELETE FROM index_entries WHERE run < ?", (run,))
         conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
 
 
@@ -933,6 +945,35 @@ class StateStore:
             "SELECT fp, lastmod FROM content WHERE key = ? AND run < ?", (url_key(url), self.run)
         ).fetchone()
         return None if row is None or row[0] is None else (int(row[0]), row[1] or None)
+
+    def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+        """(index, child) -> (<lastmod> interval key, child digest) of the last completed
+        run (audit.rules.indexlastmod), or {} on a first run."""
+        if self.mode == "new":
+            return {}
+        rows = self._reader.execute(
+            "SELECT idx, child, lastmod, digest FROM index_entries WHERE run = "
+            "(SELECT MAX(run) FROM index_entries WHERE run < ?)",
+            (self.run,),
+        ).fetchall()
+        return {(idx, child): (lastmod, digest) for idx, child, lastmod, digest in rows}
+
+    def put_index_entries(self, rows: list[tuple[str, str, str | None, str | None]]) -> None:
+        """This run's index entries: (index, child, <lastmod> interval key, digest)."""
+        for idx, child, lastmod, digest in rows:
+            self._put(
+                (
+                    "sql",
+                    (
+                        "INSERT OR REPLACE INTO index_entries VALUES (?, ?, ?, ?, ?)",
+                        self.run,
+                        idx,
+                        child,
+                        lastmod,
+                        digest,
+                    ),
+                )
+            )
 
     def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
