@@ -414,6 +414,8 @@ class LinkCrawl(Hook):
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self.resumed = 0  # resumed: the pages held before (not requested again)
         self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
+        # --render: normalised target -> pages whose link to it is JS-only (js_inlinks)
+        self._js: Counter[str] | None = Counter() if config.render is not None else None
 
     # --- the listed URLs ------------------------------------------------------
 
@@ -497,6 +499,16 @@ class LinkCrawl(Hook):
         self.store.hold(_key(normalize_url(job.url)), True, record, found, url=job.url, depth=depth)
         self.store.tick()
         return True
+
+    def add_rendered(self, page: str, links: Iterable[str]) -> None:
+        """--render: a listed page's JS-only links (rendered, not in its raw HTML) at its
+        final URL `page`: linked from it like its raw links (one inlink per page), queued
+        one hop deeper, and counted as JS-only links of their targets."""
+        targets = self._targets(links)
+        targets.pop(normalize_url(page), None)
+        if self._js is not None:
+            self._js.update(targets.keys())
+        self._link(page, targets.values(), 1)
 
     # --- what a fetched page adds to the crawl -------------------------------
 
@@ -702,7 +714,7 @@ class LinkCrawl(Hook):
             for listed, record, found, n, source in self.store.held():
                 out = self._verdicts(listed, record, n, source, stopped is None)
                 counts.update(f.code for f in out)
-                emit(self._marked(listed, record, n), [*found, *out])
+                emit(self._js_marked(self._marked(listed, record, n)), [*found, *out])
         finally:
             self.store.close()
         if stopped is not None:
@@ -725,6 +737,13 @@ class LinkCrawl(Hook):
     def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
         source = ("both" if n else "sitemap") if listed else "links"
         return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
+
+    def _js_marked(self, record: UrlResult) -> UrlResult:
+        """--render: the record's js_inlinks."""
+        if self._js is None:
+            return record
+        n = self._js.get(normalize_url(record.url), 0)
+        return record.with_extra({**(record.extra or {}), "js_inlinks": n})
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""

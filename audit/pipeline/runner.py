@@ -38,10 +38,12 @@ async def run_target(
     on_sitemap: SitemapHook | None = None,
     hooks: Sequence[Hook] = (),
     url_check: Callable[[Auditor], UrlCheck] | None = None,
+    render: Any = None,
 ) -> None:
     """Run one audit. A fatal problem (nothing could be audited) goes to
     outcome['fatal'] as one line; everything else is a finding. `hooks` and `url_check`
-    plug capabilities into the pipeline (the state of --state is a hook)."""
+    plug capabilities into the pipeline (the state of --state is a hook); `render` is the
+    run's RenderSession (--render), shared by its targets."""
     recorder.redact(config.secrets())
     run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
     auditor = Auditor(
@@ -51,7 +53,7 @@ async def run_target(
         progress=progress,
         on_entry=on_entry,
         on_sitemap=on_sitemap,
-        hooks=[*builtin_hooks(config, run_mode), *hooks],
+        hooks=[*builtin_hooks(config, run_mode, render), *hooks],
         url_check=url_check,
     )
     async with HttpClient(config) as client:
@@ -62,6 +64,9 @@ async def run_target(
         except TargetError as exc:
             outcome["fatal"] = str(exc)
             return
+        for hook in auditor.hooks:  # --render: the listing order starts at the roots
+            if hasattr(hook, "roots"):
+                hook.roots([r.public_url or r.url for r in roots])
         if roots:
             await auditor.run_with_client(client, robots, roots)
         if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
@@ -70,12 +75,16 @@ async def run_target(
             )
 
 
-def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
+def builtin_hooks(config: CrawlConfig, mode: Mode, render: Any = None) -> list[Hook]:
     """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
-    indexability and --agents (every run), the --links crawl (after indexability,
-    which it reads)."""
+    indexability and --agents (every run), --render (before the link crawl, which takes
+    the rendered pages' links), the --links crawl (after indexability, which it reads)."""
     own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
     own.append(AgentsHook(config))
+    if render is not None and mode == "crawl":
+        from audit.pipeline.render import RenderHook
+
+        own.append(RenderHook(config, render))
     if config.links and mode == "crawl":
         from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
