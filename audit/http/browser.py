@@ -82,6 +82,7 @@ class RendererOptions:
     tabs: int = 2
     timeout: float = 20.0
     sandbox: bool = True  # False only where the sandbox cannot work (as root)
+    restart_every: int = RESTART_EVERY
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +152,7 @@ class Renderer:
         async with self._starting:
             browser = self._browser
             if browser is not None and (
-                fresh or self._served >= RESTART_EVERY or browser.conn.closed
+                fresh or self._served >= self.options.restart_every or browser.conn.closed
             ):
                 async with self._idle:
                     await self._idle.wait_for(lambda: self._open == 0)
