@@ -171,7 +171,7 @@ class RenderHook(Hook):
         self._after = [h for h in hooks[mine + 1 :] if overridden(h, "deliver")]
         self._links = next((h for h in hooks if isinstance(h, LinkCrawl)), None)
 
-    def roots(self, urls: list[str]) -> None:
+    def listing_roots(self, urls: list[str]) -> None:
         """The target's root sitemaps in discovery order (their place is the first key)."""
         for i, url in enumerate(urls):
             self._keys.setdefault(url, (i,))

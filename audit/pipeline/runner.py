@@ -65,8 +65,8 @@ async def run_target(
             outcome["fatal"] = str(exc)
             return
         for hook in auditor.hooks:  # --render: the listing order starts at the roots
-            if hasattr(hook, "roots"):
-                hook.roots([r.public_url or r.url for r in roots])
+            if hasattr(hook, "listing_roots"):
+                hook.listing_roots([r.public_url or r.url for r in roots])
         if roots:
             await auditor.run_with_client(client, robots, roots)
         if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
