@@ -118,6 +118,7 @@ class Renderer:
         self.starts = 0
         self.peak_memory = 0  # bytes, the browser's process tree, sampled after each page
         self.closed = False
+        self._start_error: str | None = None
 
     async def render(self, url: str) -> Rendered:
         """Render one page (waits for a free tab first)."""
@@ -173,8 +174,14 @@ class Renderer:
     async def _start(self) -> BrowserProcess:
         if self.closed:
             raise StartError("the run is over")
+        if self._start_error is not None:  # a browser that did not start will not now
+            raise StartError(self._start_error)
         flags = BROWSER_FLAGS if self.options.sandbox else ("--no-sandbox", *BROWSER_FLAGS)
-        browser = await BrowserProcess.start(self.options.executable, flags)
+        try:
+            browser = await BrowserProcess.start(self.options.executable, flags)
+        except (StartError, OSError) as exc:
+            self._start_error = str(exc)
+            raise StartError(self._start_error) from None
         self.starts += 1
         if self.started_at is None:
             self.started_at = time.monotonic()

@@ -79,9 +79,13 @@ def main(argv: list[str]) -> int:
     # the audit's Ctrl-C reaches the whole terminal group: the keeper waits for its pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: os.close(0))
+    # the browser's own temp files (its singleton socket) inside the profile: gone with it
+    scratch = os.path.join(profile, "tmp")
+    os.makedirs(scratch, exist_ok=True)
     try:
         proc = subprocess.Popen(
             [*command, f"--user-data-dir={profile}"],
+            env={**os.environ, "TMPDIR": scratch},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

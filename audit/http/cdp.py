@@ -181,7 +181,7 @@ class BrowserProcess:
 
     @classmethod
     async def start(cls, executable: str, flags: tuple[str, ...]) -> BrowserProcess:
-        profile = tempfile.mkdtemp(prefix="sitemap-audit-browser-")
+        profile = tempfile.mkdtemp(prefix="sa-browser-")  # short: a socket path lives in it
         keeper = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -259,9 +259,9 @@ async def _stop(keeper: asyncio.subprocess.Process, profile: str) -> None:
 
 
 def _group_rss(pgid: int) -> int:
-    """Resident bytes of the processes in process group `pgid` (Linux /proc)."""
+    """Memory of the processes in process group `pgid`: the sum of their proportional set
+    sizes (shared pages divided among the processes that share them; Linux /proc)."""
     total = 0
-    page = os.sysconf("SC_PAGE_SIZE")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -270,8 +270,15 @@ def _group_rss(pgid: int) -> int:
                 fields = f.read().rsplit(")", 1)[1].split()
             if int(fields[2]) != pgid:  # fields after the name: state, ppid, pgrp, ...
                 continue
-            with open(f"/proc/{entry}/statm", encoding="ascii") as f:
-                total += int(f.read().split()[1]) * page
+            total += _pss(entry)
         except (OSError, IndexError, ValueError):
             continue
     return total
+
+
+def _pss(pid: str) -> int:
+    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    return 0

@@ -21,6 +21,7 @@ the per-host counts, `summary.render`; `close()` ends the browser (Audit.run's `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import os
@@ -261,20 +262,25 @@ class RenderHook(Hook):
                 tg.create_task(self._render(cand))
 
     async def _render(self, cand: _Candidate) -> None:
-        assert self.auditor is not None
-        renderer = self.session.renderer
         try:
-            host = self.auditor.client.hosts.get(cand.job.url)
-            await host.acquire(hold_slot=False)  # one turn of its --rate, like any request
-        except ValueError:
-            pass
-        self.session.pages += 1
-        try:
-            out = await renderer.render(cand.job.url)
-        except StartError as exc:
-            out = Rendered(cand.job.url, 0.0, failure=f"the browser could not be started: {exc}")
+            out = await self._rendered(cand)
+        except asyncio.CancelledError:  # interrupted: the record goes on unrendered
+            self._pass_on(cand, rendered=False)
+            raise
         record, found = self._judged(cand, out)
         self.pass_on(cand.job, record, found, cand.result)
+
+    async def _rendered(self, cand: _Candidate) -> Rendered:
+        """One turn of the page's host's --rate, then its render."""
+        assert self.auditor is not None
+        url = cand.job.url
+        with contextlib.suppress(ValueError):  # an URL without a host: no turn to take
+            await self.auditor.client.hosts.get(url).acquire(hold_slot=False)
+        self.session.pages += 1
+        try:
+            return await self.session.renderer.render(url)
+        except StartError as exc:
+            return Rendered(url, 0.0, failure=f"the browser could not be started: {exc}")
 
     def _judged(self, cand: _Candidate, out: Rendered) -> tuple[UrlResult, list[Finding]]:
         job = cand.job
