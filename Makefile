@@ -9,18 +9,19 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,fast,cluster]'
+	$(BIN)/pip install --quiet -e '.[dev,fast,cluster,render]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# Headless Chromium renders the HTML report in one test; install it where we can
-# (root with apt-get, as on CI), otherwise that test is skipped with a reason.
+# Headless Chromium renders the HTML report in one test and every `crawl --render` test;
+# install it where we can (root with apt-get, as on CI), otherwise those tests are skipped
+# with a reason.
 test-deps:
 	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian chromium for the HTML report test"; \
+		echo "installing Debian chromium for the HTML report and --render tests"; \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-			|| echo "chromium could not be installed; its test will be skipped"; \
+			|| echo "chromium could not be installed; its tests will be skipped"; \
 	fi
 
 test: $(STAMP) test-deps

@@ -19,6 +19,8 @@ from audit.cli.main import main
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# CI sets REQUIRE_CHROMIUM so that a missing browser fails instead of skipping
+NO_CHROMIUM = CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -166,7 +168,7 @@ async def _crawl_until_rendering(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)")
+@pytest.mark.skipif(NO_CHROMIUM, reason="no Chromium installed (Debian package chromium)")
 async def test_a_killed_run_leaves_no_browser_process(serve: Serve) -> None:
     proc, temp = await _crawl_until_rendering(serve)
     proc.kill()  # SIGKILL: nothing of the crawl runs any more
@@ -177,7 +179,7 @@ async def test_a_killed_run_leaves_no_browser_process(serve: Serve) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)")
+@pytest.mark.skipif(NO_CHROMIUM, reason="no Chromium installed (Debian package chromium)")
 async def test_an_interrupted_run_ends_its_browser_and_writes_its_report(serve: Serve) -> None:
     proc, temp = await _crawl_until_rendering(serve)
     proc.send_signal(signal.SIGINT)

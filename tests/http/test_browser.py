@@ -28,8 +28,10 @@ from audit.http.browserguard import profile_processes
 from tests.crawlkit import HTML, Serve, Site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# CI sets REQUIRE_CHROMIUM so that a missing browser fails instead of skipping
+NO_CHROMIUM = CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM")
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)"),
+    pytest.mark.skipif(NO_CHROMIUM, reason="no Chromium installed (Debian package chromium)"),
     pytest.mark.slow,
 ]
 

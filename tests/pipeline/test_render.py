@@ -6,6 +6,7 @@ the link crawl with rendered links (`js_inlinks`)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from typing import Any
 
@@ -15,8 +16,10 @@ from aiohttp import web
 from tests.crawlkit import HTML, XML, Serve, Site, audit, index, urlset
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# CI sets REQUIRE_CHROMIUM so that a missing browser fails instead of skipping
+NO_CHROMIUM = CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM")
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)"),
+    pytest.mark.skipif(NO_CHROMIUM, reason="no Chromium installed (Debian package chromium)"),
     pytest.mark.slow,
 ]
 
