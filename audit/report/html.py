@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from audit.core.printable import printable, url_printable
 from audit.core.version import __version__
-from audit.report import coverage
+from audit.report import coverage, rendering
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     SEVERITIES,
@@ -512,6 +512,7 @@ class HtmlWriter:
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
         out.append(coverage.html_section(summary, h))
+        out.append(rendering.html_section(summary, agg.examples, h))
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())

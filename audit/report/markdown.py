@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
-from audit.report import coverage
+from audit.report import coverage, rendering
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
     Aggregate,
@@ -80,6 +80,7 @@ class MarkdownWriter:
         out += _migration_table(summary.get("migration"))
         out += markdown_lines(summary, md_code)
         out += coverage.markdown_lines(summary)
+        out += rendering.markdown_lines(summary, agg.examples, md_text)
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]

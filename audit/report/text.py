@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from audit.core.printable import printable
-from audit.report import coverage
+from audit.report import coverage, rendering
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
     SEVERITIES,
@@ -84,6 +84,7 @@ class TextWriter:
             lines += self._migration(migration)
         lines += text_lines(summary, _clean, lambda t: self._c("bold", t))
         lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
+        lines += rendering.text_lines(summary, agg.examples, _clean, lambda t: self._c("bold", t))
         if agg.hosts:
             lines += self._hosts(agg.hosts)
         lines += ["", self._verdict(summary)]
