@@ -743,7 +743,9 @@ class LinkCrawl(Hook):
         if self._js is None:
             return record
         n = self._js.get(normalize_url(record.url), 0)
-        return record.with_extra({**(record.extra or {}), "js_inlinks": n})
+        extra = record.extra or {}
+        rendered = extra.get("rendered", False)  # a links-only page is never rendered
+        return record.with_extra({**extra, "js_inlinks": n, "rendered": rendered})
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""

@@ -264,6 +264,7 @@ async def test_links_render_follows_js_only_links_and_counts_them(serve: Serve) 
     assert b["inlinks"] == 1 and b["js_inlinks"] == 1
     hidden = run.url(base + "/hidden")  # reached only through a JS-only link: crawled raw
     assert hidden["source"] == "links" and hidden["js_inlinks"] == 1
+    assert hidden["rendered"] is False  # pages only the link crawl found are never rendered
     unlisted = {f["url"] for f in run.findings("page-not-in-sitemap")}
     assert unlisted == {base + "/", base + "/hidden"}
     assert run.url(base + "/a")["js_inlinks"] == 0 and run.url(base + "/a")["inlinks"] == 1
