@@ -103,17 +103,22 @@ class Audit:
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
-        if config.cluster:
-            from audit.cluster.spec import check_config  # imports no Dask
-
-            check_config(config, mode)
         self._render: Any = None  # --render: the run's RenderSession (one browser)
         if config.render is not None and mode == "crawl":
             from audit.pipeline.render import RenderSession  # no browser is started here
 
+            if config.cluster:
+                raise TargetError(
+                    "--cluster does not run --render yet (it reads pages with --page-checks); "
+                    "drop one of them"
+                )
             if not config.page_checks:  # --render turns on --page-checks
                 self.config = config = replace(config, page_checks=True)
             self._render = RenderSession(config)  # no browser: one line, exit 2
+        if self.config.cluster:
+            from audit.cluster.spec import check_config  # imports no Dask
+
+            check_config(self.config, mode)
 
     async def run(self) -> None:
         """Audit every target in turn; records go to the sinks as they are produced.

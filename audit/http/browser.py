@@ -221,7 +221,7 @@ class _Net:
     last_quiet: float = 0.0
     frame: str | None = None
     loader: str | None = None
-    status: int | None = None
+    statuses: dict[str, int] = field(default_factory=dict)  # document answers by loader
     doc_error: str | None = None
     navigated: str | None = None
     crashed: bool = False
@@ -311,8 +311,9 @@ class _Page:
             )
         if net.doc_error is not None:
             return self._failed(net.doc_error)
-        if net.status is not None and not 200 <= net.status < 300:
-            return self._failed(f"the browser's request for the page got HTTP {net.status}")
+        status = net.statuses.get(net.loader or "")
+        if status is not None and not 200 <= status < 300:
+            return self._failed(f"the browser's request for the page got HTTP {status}")
         return None
 
     def _failed(self, why: str) -> Rendered:
@@ -427,12 +428,9 @@ class _Page:
 
     def _response(self, params: dict[str, Any]) -> None:
         net = self.net
-        if (
-            params.get("type") == "Document"
-            and params.get("loaderId") == net.loader
-            and params.get("frameId") in (None, net.frame)
-        ):
-            net.status = int(params["response"].get("status", 0))
+        if params.get("type") == "Document" and params.get("frameId") in (None, net.frame):
+            # it may come before Page.navigate's answer names the loader: kept by loader
+            net.statuses[params.get("loaderId") or ""] = int(params["response"].get("status", 0))
 
     def _requested_navigation(self, params: dict[str, Any]) -> None:
         if params.get("frameId") == self.net.frame:

@@ -190,3 +190,15 @@ async def test_an_interrupted_run_ends_its_browser_and_writes_its_report(serve: 
     assert _processes_naming(str(temp)) == []  # ended before the crawl exited
     assert list(temp.iterdir()) == []
     temp.rmdir()
+
+
+async def test_render_with_cluster_is_refused_before_any_request(
+    serve: Serve, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, site = await small_site(serve)
+    argv = ["crawl", base + "/sitemap.xml", "--render", "--cluster", "local:1"]
+    code = await asyncio.to_thread(main, argv)
+    _, err = capsys.readouterr()
+    assert code == 2
+    one_line(err, "--cluster does not run --render yet")
+    assert site.hits == []

@@ -235,3 +235,50 @@ def test_find_browser_names_what_is_missing(tmp_path: Any) -> None:
     fake.chmod(0o644)
     with pytest.raises(StartError, match="not executable"):
         find_browser(str(fake))
+
+
+async def test_navigations_away_and_error_answers_end_the_render(serve: Serve) -> None:
+    async def refused(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Sec-Fetch-Dest") == "document":  # the browser's request
+            return web.Response(status=503, headers=HTML, text="<title>busy</title>")
+        return web.Response(headers=HTML, text="<title>ok</title>")
+
+    site = Site(
+        {
+            "/refresh": (
+                200,
+                HTML,
+                '<meta http-equiv="refresh" content="0; url=/target"><title>r</title>',
+            ),
+            "/form": (
+                200,
+                HTML,
+                '<title>f</title><form id="f" action="/target" method="get"></form>'
+                '<script>document.getElementById("f").submit()</script>',
+            ),
+            "/fragment": (
+                200,
+                HTML,
+                '<title>x</title><p>x</p><script>location.hash = "#a";'
+                'history.pushState({}, "", "/pushed")</script>',
+            ),
+            "/target": (200, HTML, "<title>t</title><p>target</p>"),
+            "/refused": refused,
+        }
+    )
+    base = await serve(site)
+    r = renderer(tabs=2)
+    try:
+        refresh, form, fragment, refused_out = await asyncio.gather(
+            r.render(f"{base}/refresh"),
+            r.render(f"{base}/form"),
+            r.render(f"{base}/fragment"),
+            r.render(f"{base}/refused"),
+        )
+    finally:
+        await r.close()
+    assert refresh.navigated_to == f"{base}/target" and refresh.html is None
+    assert form.navigated_to is not None and form.navigated_to.startswith(f"{base}/target")
+    assert fragment.navigated_to is None and fragment.html is not None
+    assert fragment.final_url == f"{base}/pushed"  # the document's URL when it was read
+    assert refused_out.failure == "the browser's request for the page got HTTP 503"
