@@ -109,32 +109,41 @@ def page_facts(
     """What a document (its facts) says, read at the raw answer's `final` URL."""
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
-    canonical = tuple(
-        dict.fromkeys(t for t in (joined(base, c.strip()) for c in facts.canonicals if c) if t)
-    )
-    norm_canonical = frozenset(_norm(c) for c in canonical) or frozenset({_norm(final)})
-    hreflang = frozenset(
-        (lang.strip().lower(), _norm(target))
-        for lang, href in facts.alternates
-        if (target := joined(base, href.strip())) is not None
-    )
-    links: dict[str, str] = {}
-    if not (page.nofollow or header_nofollow):
-        own, itself = _origin(final), _norm(final)
-        for link in page.links:
-            norm = _norm(link)
-            if norm != itself and norm not in links and _origin(link) == own:
-                links[norm] = link
-    title = " ".join((facts.title or "").split()) or None
+    canonical = _canonicals(facts, base)
+    links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
     return RenderFacts(
-        title,
+        " ".join((facts.title or "").split()) or None,
         page.noindex,
         canonical,
-        norm_canonical,
-        hreflang,
+        frozenset(_norm(c) for c in canonical) or frozenset({_norm(final)}),
+        _hreflang_pairs(facts, base),
         links,
         len(facts.text) if text is None else text,
     )
+
+
+def _canonicals(facts: PageFacts, base: str) -> tuple[str, ...]:
+    """The head's canonical targets, resolved, each once."""
+    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
+    return tuple(dict.fromkeys(t for t in targets if t))
+
+
+def _hreflang_pairs(facts: PageFacts, base: str) -> frozenset[tuple[str, str]]:
+    """The head's (language, target) pairs: language lower-cased and trimmed."""
+    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
+    return frozenset((lang.strip().lower(), _norm(t)) for lang, t in pairs if t is not None)
+
+
+def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
+    """The followable links on the page's own origin, the page itself left out:
+    normalised target -> as found first."""
+    out: dict[str, str] = {}
+    own, itself = _origin(final), _norm(final)
+    for link in links:
+        norm = _norm(link)
+        if norm != itself and norm not in out and _origin(link) == own:
+            out[norm] = link
+    return out
 
 
 def visible_chars(html: str) -> int:
@@ -207,77 +216,94 @@ def compare(
     line: int | None,
 ) -> list[Finding]:
     """The findings of a rendered page: each render code that applies, once."""
+    found = [
+        _noindex(raw, rendered, agent),
+        _canonical_changed(raw, rendered),
+        _title_changed(raw, rendered),
+        _links_only(raw, rendered),
+        _content_only(raw, rendered, shell),
+        _hreflang_changed(raw, rendered),
+    ]
+    return [
+        finding(code, message, url=url, sitemap=sitemap, line=line)
+        for code, message in (f for f in found if f is not None)
+    ]
 
-    def make(code: str, message: str) -> Finding:
-        return finding(code, message, url=url, sitemap=sitemap, line=line)
 
-    out: list[Finding] = []
+_Judged = tuple[str, str] | None
+
+
+def _noindex(raw: RenderFacts, rendered: RenderFacts, agent: str) -> _Judged:
     if raw.noindex and not rendered.noindex:
-        out.append(
-            make(
-                "render-noindex-raw-only",
-                f"the raw HTML's robots meta says noindex for {agent}, the rendered page's "
-                "does not: a script removes it, but Google does not render a page whose HTML "
-                "says noindex, so the page stays out of the index; remove the noindex from "
-                "the HTML",
-            )
+        return (
+            "render-noindex-raw-only",
+            f"the raw HTML's robots meta says noindex for {agent}, the rendered page's does "
+            "not: a script removes it, but Google does not render a page whose HTML says "
+            "noindex, so the page stays out of the index; remove the noindex from the HTML",
         )
-    elif rendered.noindex and not raw.noindex:
-        out.append(
-            make(
-                "render-noindex-added",
-                f"the rendered page's robots meta says noindex for {agent}, the raw HTML's "
-                "does not: Google renders the page and drops it, crawlers that do not render "
-                "index it; decide which is meant and write it in the HTML",
-            )
+    if rendered.noindex and not raw.noindex:
+        return (
+            "render-noindex-added",
+            f"the rendered page's robots meta says noindex for {agent}, the raw HTML's does "
+            "not: Google renders the page and drops it, crawlers that do not render index it; "
+            "decide which is meant and write it in the HTML",
         )
-    if raw.canonical_set != rendered.canonical_set:
-        out.append(
-            make(
-                "render-canonical-changed",
-                f"the raw HTML's canonical is {_canonical(raw.canonical)}, the rendered "
-                f"page's is {_canonical(rendered.canonical)}: put the canonical in the HTML "
-                "and keep scripts from changing it",
-            )
-        )
-    if raw.title != rendered.title:
-        out.append(
-            make(
-                "render-title-changed",
-                f"the raw HTML's title is {_title(raw.title)}, the rendered page's is "
-                f"{_title(rendered.title)}: crawlers that do not render show the first",
-            )
-        )
-    only = [link for norm, link in rendered.links.items() if norm not in raw.links]
-    if only:
-        shown = ", ".join(only[:_SHOWN_LINKS])
-        more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
-        out.append(
-            make(
-                "render-links-only",
-                f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): "
-                "crawlers that do not run JavaScript never find them; write them as <a href> "
-                "in the HTML",
-            )
-        )
-    if shell and rendered.text >= CONTENT_CHARS:
-        out.append(
-            make(
-                "render-content-only",
-                f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered "
-                f"<body> holds {rendered.text}: the content exists only for crawlers that run "
-                "JavaScript; render it on the server",
-            )
-        )
-    if raw.hreflang != rendered.hreflang:
-        out.append(
-            make(
-                "render-hreflang-changed",
-                f"the raw HTML's hreflang alternates are {_hreflang(raw.hreflang)}, the "
-                f"rendered page's are {_hreflang(rendered.hreflang)}: put them in the HTML",
-            )
-        )
-    return out
+    return None
+
+
+def _canonical_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.canonical_set == rendered.canonical_set:
+        return None
+    return (
+        "render-canonical-changed",
+        f"the raw HTML's canonical is {_canonical(raw.canonical)}, the rendered page's is "
+        f"{_canonical(rendered.canonical)}: put the canonical in the HTML and keep scripts "
+        "from changing it",
+    )
+
+
+def _title_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.title == rendered.title:
+        return None
+    return (
+        "render-title-changed",
+        f"the raw HTML's title is {_title(raw.title)}, the rendered page's is "
+        f"{_title(rendered.title)}: crawlers that do not render show the first",
+    )
+
+
+def _links_only(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    only = js_links(raw, rendered)
+    if not only:
+        return None
+    shown = ", ".join(only[:_SHOWN_LINKS])
+    more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
+    return (
+        "render-links-only",
+        f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): crawlers "
+        "that do not run JavaScript never find them; write them as <a href> in the HTML",
+    )
+
+
+def _content_only(raw: RenderFacts, rendered: RenderFacts, shell: bool) -> _Judged:
+    if not shell or rendered.text < CONTENT_CHARS:
+        return None
+    return (
+        "render-content-only",
+        f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered <body> "
+        f"holds {rendered.text}: the content exists only for crawlers that run JavaScript; "
+        "render it on the server",
+    )
+
+
+def _hreflang_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.hreflang == rendered.hreflang:
+        return None
+    return (
+        "render-hreflang-changed",
+        f"the raw HTML's hreflang alternates are {_hreflang(raw.hreflang)}, the rendered "
+        f"page's are {_hreflang(rendered.hreflang)}: put them in the HTML",
+    )
 
 
 def js_links(raw: RenderFacts, rendered: RenderFacts) -> list[str]:
