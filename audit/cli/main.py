@@ -251,6 +251,11 @@ def _render_options(args: argparse.Namespace) -> dict[str, Any]:
     from audit.core.config import DEFAULT_RENDER_TABS, DEFAULT_RENDER_TIMEOUT, MAX_RENDER_TABS
 
     render = getattr(args, "render", None)
+    if isinstance(render, str):  # `render = "all"` (or "20") in --config
+        try:
+            render = _render_count(render)
+        except argparse.ArgumentTypeError as exc:
+            raise TargetError(f"--render: {exc}") from None
     tabs = getattr(args, "render_tabs", DEFAULT_RENDER_TABS)
     if tabs > MAX_RENDER_TABS:
         raise TargetError(f"--render-tabs {tabs}: at most {MAX_RENDER_TABS}")

@@ -202,3 +202,22 @@ async def test_render_with_cluster_is_refused_before_any_request(
     assert code == 2
     one_line(err, "--cluster does not run --render yet")
     assert site.hits == []
+
+
+async def test_render_in_a_config_file(
+    serve: Serve, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    base, site = await small_site(serve)
+    good = tmp_path / "good.toml"
+    good.write_text(f'render = "all"\nrender-tabs = 3\nbrowser = "{tmp_path}/no-chrome"\n')
+    code = await asyncio.to_thread(main, ["crawl", base + "/sitemap.xml", "--config", str(good)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    one_line(err, f"--browser {tmp_path}/no-chrome: no such browser")  # read, then refused
+    bad = tmp_path / "bad.toml"
+    bad.write_text('render = "lots"\n')
+    code = await asyncio.to_thread(main, ["crawl", base + "/sitemap.xml", "--config", str(bad)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    one_line(err, "--render: not a positive integer nor all: 'lots'")
+    assert site.hits == []
