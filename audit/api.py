@@ -125,6 +125,8 @@ class Audit:
         With --cluster, the URL checks of every target run on one Dask cluster. The
         browser of --render ends with the run, however it ends."""
         try:
+            if self._render is not None:
+                await self._render.probe()  # before the first request
             await self._run_cluster_or_not()
         finally:
             if self._render is not None:

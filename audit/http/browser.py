@@ -166,6 +166,13 @@ class Renderer:
             self._open += 1
             return browser
 
+    async def start_only(self) -> None:
+        """Start the browser now (it is then used by the first render); StartError if it
+        cannot be started."""
+        async with self._starting:
+            if self._browser is None:
+                self._browser = await self._start()
+
     async def _release(self) -> None:
         async with self._idle:
             self._open -= 1

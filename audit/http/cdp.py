@@ -227,7 +227,7 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
     pid = int(line.split()[1])
     path = os.path.join(profile, _PORT_FILE)
     while True:
-        if keeper.returncode is not None:
+        if keeper.returncode is not None or not _alive(pid):
             raise StartError("the browser ended while starting")
         with contextlib.suppress(OSError, ValueError):
             with open(path, encoding="ascii") as f:
@@ -243,6 +243,16 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
         await http.close()
         raise
     return pid, Connection(ws, http)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def _stop(keeper: asyncio.subprocess.Process, profile: str) -> None:

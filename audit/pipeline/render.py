@@ -25,7 +25,7 @@ import contextlib
 import heapq
 import itertools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.links import header_nofollow
@@ -104,6 +104,20 @@ class RenderSession:
         if n is None or n == RENDER_ALL:
             return None
         return max(0, n - self.per_host.get(origin, 0))
+
+    async def probe(self) -> None:
+        """Start the browser once and end it, before the run's first request: a browser
+        that cannot be started stops the run (TargetError, one line, exit 2)."""
+        probe = Renderer(replace(self.renderer.options, tabs=1))
+        try:
+            await probe.start_only()
+        except StartError as exc:
+            raise TargetError(
+                f"--render: {self.executable} could not be started: {exc}; install Chromium "
+                "(Debian: apt-get install chromium) or give --browser PATH"
+            ) from None
+        finally:
+            await probe.close()
 
     def summary(self) -> dict[str, Any]:
         seconds = self._renderer.seconds if self._renderer is not None else 0.0

@@ -221,3 +221,18 @@ async def test_render_in_a_config_file(
     assert code == 2
     one_line(err, "--render: not a positive integer nor all: 'lots'")
     assert site.hits == []
+
+
+async def test_a_browser_that_cannot_start_stops_before_the_first_request(
+    serve: Serve, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    base, site = await small_site(serve)
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    argv = ["crawl", base + "/sitemap.xml", "--render", "--browser", str(broken), "--no-progress"]
+    code = await asyncio.to_thread(main, argv)
+    _, err = capsys.readouterr()
+    assert code == 2
+    one_line(err, f"--render: {broken} could not be started", "apt-get install chromium")
+    assert site.hits == []
