@@ -457,6 +457,10 @@ class _Page:
     def _crashed(self, params: dict[str, Any]) -> None:
         self.net.crashed = True
 
+    def _dialog(self, params: dict[str, Any]) -> None:
+        """alert(), confirm(), prompt(): answered at once (a page waits on them)."""
+        self.conn.notify("Page.handleJavaScriptDialog", {"accept": True}, session=self.session)
+
 
 def _same_doc(url: str) -> str:
     return url.split("#", 1)[0]
@@ -476,6 +480,7 @@ _EVENTS: Final[dict[str, Callable[[_Page, dict[str, Any]], None]]] = {
     "Page.frameRequestedNavigation": _Page._requested_navigation,
     "Page.loadEventFired": _Page._loaded,
     "Inspector.targetCrashed": _Page._crashed,
+    "Page.javascriptDialogOpening": _Page._dialog,
     "Browser.gone": _Page._crashed,
 }
 

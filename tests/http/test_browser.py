@@ -263,17 +263,19 @@ async def test_navigations_away_and_error_answers_end_the_render(serve: Serve) -
                 'history.pushState({}, "", "/pushed")</script>',
             ),
             "/target": (200, HTML, "<title>t</title><p>target</p>"),
+            "/alert": (200, HTML, '<title>a</title><script>alert("hi")</script><p>after</p>'),
             "/refused": refused,
         }
     )
     base = await serve(site)
     r = renderer(tabs=2)
     try:
-        refresh, form, fragment, refused_out = await asyncio.gather(
+        refresh, form, fragment, refused_out, alert = await asyncio.gather(
             r.render(f"{base}/refresh"),
             r.render(f"{base}/form"),
             r.render(f"{base}/fragment"),
             r.render(f"{base}/refused"),
+            r.render(f"{base}/alert"),
         )
     finally:
         await r.close()
@@ -282,3 +284,4 @@ async def test_navigations_away_and_error_answers_end_the_render(serve: Serve) -
     assert fragment.navigated_to is None and fragment.html is not None
     assert fragment.final_url == f"{base}/pushed"  # the document's URL when it was read
     assert refused_out.failure == "the browser's request for the page got HTTP 503"
+    assert alert.html is not None and "after" in alert.html  # a dialog does not hold it
