@@ -234,6 +234,11 @@ async def test_pages_chosen_empty_shells_first_then_listing_order_per_host(
     assert run.summary["render"]["pages"] == 3
     docs = {h.path for h in site.hits if h.headers.get("Sec-Fetch-Dest") == "document"}
     assert docs == {"/b1", "/b2", "/a0"}
+    # each render took one turn of its host's --rate: three requests more than without
+    plain = await audit(base + "/index.xml", page_checks=True)
+    (host,) = run.of("hosts")[0]["hosts"]
+    (plain_host,) = plain.of("hosts")[0]["hosts"]
+    assert host["requests"] - plain_host["requests"] == 3
 
 
 async def test_links_render_follows_js_only_links_and_counts_them(serve: Serve) -> None:
