@@ -119,6 +119,7 @@ class Renderer:
         self.peak_memory = 0  # bytes, the browser's process tree, sampled after each page
         self.closed = False
         self._start_error: str | None = None
+        self._retired: BrowserProcess | None = None  # a tab of it crashed: start a new one
 
     async def render(self, url: str) -> Rendered:
         """Render one page (waits for a free tab first)."""
@@ -130,30 +131,35 @@ class Renderer:
                 out = None
             if out is None:  # crashed: once more in a new browser
                 try:
-                    out = await self._attempt(url, time.monotonic(), fresh=True)
+                    out = await self._attempt(url, time.monotonic())
                 except _Crash as exc:
                     out = Rendered(url, _ms(began), failure=f"the browser crashed twice ({exc})")
             self.ended_at = time.monotonic()
             return out
 
-    async def _attempt(self, url: str, began: float, *, fresh: bool = False) -> Rendered:
-        browser = await self._acquire(fresh=fresh)
+    async def _attempt(self, url: str, began: float) -> Rendered:
+        browser = await self._acquire()
         try:
             return await _Page(browser, self.options, url, began).run()
         except (BrowserGone, _Crash) as exc:
-            await self._discard(browser)
+            if browser.conn.closed:  # the browser died: gone for every page
+                await self._discard(browser)
+            else:  # a tab crashed: the browser is replaced once its other pages are done
+                self._retired = browser
             raise _Crash(str(exc)) from None
         finally:
             self.peak_memory = max(self.peak_memory, browser.memory())
             await self._release()
 
-    async def _acquire(self, *, fresh: bool) -> BrowserProcess:
+    async def _acquire(self) -> BrowserProcess:
         """The browser for one more page: a new one after RESTART_EVERY pages (once the
         pages open in the old one are done), after a crash, or at first."""
         async with self._starting:
             browser = self._browser
             if browser is not None and (
-                fresh or self._served >= self.options.restart_every or browser.conn.closed
+                browser is self._retired
+                or self._served >= self.options.restart_every
+                or browser.conn.closed
             ):
                 async with self._idle:
                     await self._idle.wait_for(lambda: self._open == 0)

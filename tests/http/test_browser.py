@@ -7,6 +7,7 @@ rule on the browser's requests."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ from audit.http.browser import (
     run_access,
 )
 from audit.http.browserguard import profile_processes
+from audit.http.cdp import CdpError
 from tests.crawlkit import HTML, Serve, Site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -285,3 +287,41 @@ async def test_navigations_away_and_error_answers_end_the_render(serve: Serve) -
     assert fragment.final_url == f"{base}/pushed"  # the document's URL when it was read
     assert refused_out.failure == "the browser's request for the page got HTTP 503"
     assert alert.html is not None and "after" in alert.html  # a dialog does not hold it
+
+
+async def test_a_tab_crash_costs_one_more_try_in_a_new_browser(serve: Serve) -> None:
+    asked = asyncio.Event()
+    calls = 0
+
+    async def script(request: web.Request) -> web.StreamResponse:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the first tab crashes while it waits for this script
+            asked.set()
+            await asyncio.sleep(30)
+        return web.Response(headers={"Content-Type": "text/javascript"}, text="var ok = 1;")
+
+    site = Site({"/p": (200, HTML, '<title>p</title><script src="/s.js"></script><p>body</p>')})
+    site.routes["/s.js"] = script
+    base = await serve(site)
+    r = renderer(tabs=1, timeout=20)
+    try:
+        task = asyncio.create_task(r.render(f"{base}/p"))
+        await asyncio.wait_for(asked.wait(), 15)
+        first = r._browser
+        assert first is not None
+        targets = await first.conn.send("Target.getTargets")
+        (page,) = [
+            t for t in targets["targetInfos"] if t["type"] == "page" and t["url"] == f"{base}/p"
+        ]
+        attached = await first.conn.send(
+            "Target.attachToTarget", {"targetId": page["targetId"], "flatten": True}
+        )
+        with contextlib.suppress(CdpError):  # the renderer dies before it answers
+            await first.conn.send("Page.crash", session=attached["sessionId"])
+        out = await asyncio.wait_for(task, 30)
+    finally:
+        await r.close()
+    assert out.failure is None and out.html is not None and "body" in out.html
+    assert r.starts == 2 and calls == 2
+    assert profile_processes(first.profile) == []
