@@ -275,3 +275,28 @@ async def test_links_render_follows_js_only_links_and_counts_them(serve: Serve) 
     assert run.url(base + "/a")["js_inlinks"] == 0 and run.url(base + "/a")["inlinks"] == 1
     assert render_codes(run, base + "/a") == {"render-links-only"}
     assert run.summary["coverage"]["complete"] is True
+
+
+async def test_every_url_record_says_whether_it_was_rendered(serve: Serve) -> None:
+    site = Site()
+    base = await serve(site)
+    site.routes["/ok"] = (200, HTML, page("<title>o</title>", f"<p>{WORDS}</p>"))
+    site.routes["/robots.txt"] = (
+        200,
+        {"Content-Type": "text/plain"},
+        "User-agent: *\nDisallow: /no\n",
+    )
+    site.routes["/sitemap.xml"] = (
+        200,
+        XML,
+        urlset(base + "/ok", base + "/no", "http://[::1/bad", base + "/missing"),
+    )
+    run = await audit(base + "/sitemap.xml", render=1)
+    records = run.of("url")
+    assert len(records) == 4
+    assert {r["url"]: r["rendered"] for r in records} == {
+        base + "/ok": True,
+        base + "/no": False,  # robots.txt: never requested
+        "http://[::1/bad": False,  # cannot be requested
+        base + "/missing": False,  # 404: no candidate
+    }
