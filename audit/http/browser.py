@@ -147,6 +147,8 @@ class Renderer:
             else:  # a tab crashed: the browser is replaced once its other pages are done
                 self._retired = browser
             raise _Crash(str(exc)) from None
+        except CdpError as exc:  # the browser refused a call: this page is not rendered
+            return Rendered(url, _ms(began), failure=f"the browser refused: {exc}")
         finally:
             self.peak_memory = max(self.peak_memory, browser.memory())
             await self._release()

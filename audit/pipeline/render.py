@@ -281,7 +281,11 @@ class RenderHook(Hook):
         except asyncio.CancelledError:  # interrupted: the record goes on unrendered
             self._pass_on(cand, rendered=False)
             raise
-        record, found = self._judged(cand, out)
+        try:
+            record, found = self._judged(cand, out)
+        except Exception as exc:  # one page never stops the run
+            why = f"internal error: {type(exc).__name__}: {exc}"
+            record, found = self._judged(cand, Rendered(out.url, out.ms, failure=why))
         self.pass_on(cand.job, record, found, cand.result)
 
     async def _rendered(self, cand: _Candidate) -> Rendered:

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.crawlkit import HTML, XML, Serve, Site, audit, index, urlset
+from audit.api import Audit
+from audit.core.config import CrawlConfig
+from tests.crawlkit import FAST, HTML, XML, Serve, Site, audit, index, urlset
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # CI sets REQUIRE_CHROMIUM so that a missing browser fails instead of skipping
@@ -300,3 +302,31 @@ async def test_every_url_record_says_whether_it_was_rendered(serve: Serve) -> No
         "http://[::1/bad": False,  # cannot be requested
         base + "/missing": False,  # 404: no candidate
     }
+
+
+async def test_n_pages_per_host_over_several_targets(serve: Serve) -> None:
+    sites, targets = [], []
+    for _ in range(2):
+        site = Site()
+        base = await serve(site)
+        for i in range(3):
+            site.routes[f"/p{i}"] = (200, HTML, page(f"<title>{i}</title>", f"<p>{WORDS}</p>"))
+        site.routes["/sitemap.xml"] = (200, XML, urlset(*(f"{base}/p{i}" for i in range(3))))
+        sites.append(site)
+        targets.append(base + "/sitemap.xml")
+    records: list[dict[str, Any]] = []
+    run = Audit(targets, CrawlConfig(**{**FAST, "render": 2}), sinks=[records.append])
+    await asyncio.wait_for(run.run(), 50)
+    run.finish()
+    rendered = [r["url"] for r in records if r["type"] == "url" and r["rendered"]]
+    assert len(rendered) == 4  # two per host: the first two listed of each
+    for site, target in zip(sites, targets, strict=True):
+        base = target.rsplit("/", 1)[0]
+        assert sorted(u for u in rendered if u.startswith(base + "/")) == [
+            f"{base}/p0",
+            f"{base}/p1",
+        ]
+        docs = [h.path for h in site.hits if h.headers.get("Sec-Fetch-Dest") == "document"]
+        assert sorted(docs) == ["/p0", "/p1"]
+    (summary,) = [r for r in records if r["type"] == "summary"]
+    assert summary["render"]["pages"] == 4
