@@ -236,3 +236,16 @@ async def test_a_browser_that_cannot_start_stops_before_the_first_request(
     assert code == 2
     one_line(err, f"--render: {broken} could not be started", "apt-get install chromium")
     assert site.hits == []
+
+
+async def test_render_alone_before_the_target(
+    serve: Serve, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`crawl --render TARGET`: the target is no N, it is the target."""
+    base, site = await small_site(serve)
+    argv = ["crawl", "--render", base + "/sitemap.xml", "--browser", str(tmp_path / "none")]
+    code = await asyncio.to_thread(main, argv)
+    _, err = capsys.readouterr()
+    assert code == 2
+    one_line(err, f"--browser {tmp_path / 'none'}: no such browser")
+    assert site.hits == []
