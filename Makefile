@@ -9,12 +9,13 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,fast,cluster]'
+	$(BIN)/pip install --quiet -e '.[dev,fast,cluster,render]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# Headless Chromium renders the HTML report in one test, and nginx serves the static
+# Headless Chromium renders the HTML report in one test and every `crawl --render` test,
+# and nginx serves the static
 # sites of the nightly-audit tests; install them where we can (root with apt-get, as on
 # CI), otherwise those tests are skipped with a reason.
 test-deps:
@@ -49,6 +50,9 @@ bench: $(STAMP)
 	# crawl --links and --page-checks (issue 18): 100,000 linked pages on nginx against a bare
 	# aiohttp+lxml loop and advertools, side by side; a 1,000,000-page link crawl's peak memory
 	$(BIN)/python bench/links.py
+	# crawl --render (issue 31): pages rendered per second and the process tree's peak memory
+	# for 200 pages at 1, 2 and 4 tabs, beside the same crawl without rendering
+	$(BIN)/python bench/render.py --pages 200 --tabs 1,2,4
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

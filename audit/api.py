@@ -116,14 +116,36 @@ class Audit:
         self.intent = _intent_run(config, self.jobs) if config.intent and mode == "crawl" else None
         if self.intent is not None:
             self.recorder.add_sink(self.intent.observe)
-        if config.cluster:
+        self._render: Any = None  # --render: the run's RenderSession (one browser)
+        if config.render is not None and mode == "crawl":
+            from audit.pipeline.render import RenderSession  # no browser is started here
+
+            if config.cluster:
+                raise TargetError(
+                    "--cluster does not run --render yet (it reads pages with --page-checks); "
+                    "drop one of them"
+                )
+            if not config.page_checks:  # --render turns on --page-checks
+                self.config = config = replace(config, page_checks=True)
+            self._render = RenderSession(config)  # no browser: one line, exit 2
+        if self.config.cluster:
             from audit.cluster.spec import check_config  # imports no Dask
 
-            check_config(config, mode)
+            check_config(self.config, mode)
 
     async def run(self) -> None:
         """Audit every target in turn; records go to the sinks as they are produced.
-        With --cluster, the URL checks of every target run on one Dask cluster."""
+        With --cluster, the URL checks of every target run on one Dask cluster. The
+        browser of --render ends with the run, however it ends."""
+        try:
+            if self._render is not None:
+                await self._render.probe()  # before the first request
+            await self._run_cluster_or_not()
+        finally:
+            if self._render is not None:
+                await self._render.close()
+
+    async def _run_cluster_or_not(self) -> None:
         if not self.config.cluster:
             await self._run_targets()
             await self._after_targets()
@@ -162,6 +184,7 @@ class Audit:
                 on_sitemap=self._on_sitemap,
                 hooks=self._hooks_for_target(),
                 url_check=self._url_check,
+                render=self._render,
             )
             self._check_found(kind, value, sitemaps)
 

@@ -196,6 +196,104 @@ def _add_agents_v2(crawl: argparse.ArgumentParser) -> None:
     )
 
 
+# --- --render (contracts/render.md): the rendered page against the raw HTML ---------
+
+
+def _render_count(text: str) -> int:
+    """--render N: a positive integer, or `all` (RENDER_ALL)."""
+    from audit.core.config import RENDER_ALL
+
+    if text.strip().lower() == "all":
+        return RENDER_ALL
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a positive integer nor all: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer nor all: {text!r}")
+    return value
+
+
+class _RenderAction(argparse.Action):
+    """`--render [N|all]`; a value that is a target (`--render https://site/`) is
+    `--render` alone followed by that target."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        from audit.core.config import DEFAULT_RENDER
+
+        if values is None:
+            setattr(namespace, self.dest, DEFAULT_RENDER)
+            return
+        text = str(values)
+        if "://" in text or (not text.strip().isdigit() and Path(text).exists()):
+            setattr(namespace, self.dest, DEFAULT_RENDER)
+            namespace.render_targets = [*getattr(namespace, "render_targets", []), text]
+            return
+        try:
+            setattr(namespace, self.dest, _render_count(text))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument --render: {exc}")
+
+
+def _add_render(crawl: argparse.ArgumentParser) -> None:
+    from audit.core.config import DEFAULT_RENDER_TABS, DEFAULT_RENDER_TIMEOUT, MAX_RENDER_TABS
+
+    crawl.add_argument(
+        "--render",
+        nargs="?",
+        action=_RenderAction,
+        metavar="N|all",
+        help="also render at most N listed HTML pages per host (default 50; all: every one) "
+        "in headless Chromium and compare them with their raw HTML (turns on --page-checks)",
+    )
+    crawl.add_argument(
+        "--render-tabs",
+        type=_number(int, 1, "an integer"),
+        default=DEFAULT_RENDER_TABS,
+        metavar="K",
+        help=f"with --render, pages rendered at once, 1 to {MAX_RENDER_TABS} "
+        f"(default {DEFAULT_RENDER_TABS})",
+    )
+    crawl.add_argument(
+        "--render-timeout",
+        type=_positive_float,
+        default=DEFAULT_RENDER_TIMEOUT,
+        metavar="S",
+        help="with --render, seconds from a page's navigation until its load event "
+        f"(default {DEFAULT_RENDER_TIMEOUT:g}); later: render-failed",
+    )
+    crawl.add_argument(
+        "--browser",
+        metavar="PATH",
+        help="with --render, the Chromium or Chrome executable (default: $SITEMAP_AUDIT_BROWSER, "
+        "else chromium, chromium-browser, google-chrome or google-chrome-stable on PATH)",
+    )
+
+
+def _render_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--render's config (--render turns on --page-checks)."""
+    from audit.core.config import DEFAULT_RENDER_TABS, DEFAULT_RENDER_TIMEOUT, MAX_RENDER_TABS
+
+    render = getattr(args, "render", None)
+    if isinstance(render, str):  # `render = "all"` (or "20") in --config
+        try:
+            render = _render_count(render)
+        except argparse.ArgumentTypeError as exc:
+            raise TargetError(f"--render: {exc}") from None
+    tabs = getattr(args, "render_tabs", DEFAULT_RENDER_TABS)
+    if tabs > MAX_RENDER_TABS:
+        raise TargetError(f"--render-tabs {tabs}: at most {MAX_RENDER_TABS}")
+    out: dict[str, Any] = {
+        "render": render,
+        "render_tabs": tabs,
+        "render_timeout": getattr(args, "render_timeout", DEFAULT_RENDER_TIMEOUT),
+        "browser": getattr(args, "browser", None),
+    }
+    if render is not None:
+        out["page_checks"] = True
+    return out
+
+
 def _fetch_workers(text: str) -> int | None:
     """--fetch-workers: `auto` (None), or 0 to FETCH_WORKERS_MAX processes."""
     if text.strip().lower() == "auto":
@@ -630,6 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_content_notify(crawl)
     _add_links(crawl)
     _add_agents_v2(crawl)
+    _add_render(crawl)
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -861,7 +960,6 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         user_agent=args.user_agent,
         robots_agent=getattr(args, "robots_agent", None),
         agents=getattr(args, "agents", ()),
-        page_checks=getattr(args, "page_checks", False),
         page_cap=getattr(args, "page_cap", DEFAULT_PAGE_CAP),
         max_urls=getattr(args, "max_urls", None),
         links=getattr(args, "links", False),
@@ -878,6 +976,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         exclude_sitemap=tuple(getattr(args, "exclude_sitemap", ())),
         base_url=getattr(args, "base_url", None),
         **_cluster_options(args),
+        **{"page_checks": getattr(args, "page_checks", False), **_render_options(args)},
         online=getattr(args, "online", False),
         extra_headers=headers,
     )
@@ -1608,6 +1707,7 @@ def audit_targets(
         except ConfigFileError as exc:
             raise TargetError(str(exc)) from exc
     given = args.target if isinstance(args.target, list) else [args.target]
+    given = [*getattr(args, "render_targets", []), *given]  # `--render TARGET`
     targets = [t for t in given if t]
     if getattr(args, "targets_file", None):
         targets += read_targets_file(args.targets_file)

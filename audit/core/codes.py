@@ -277,6 +277,24 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         W,
         "the link crawl stopped before its frontier was empty: orphan verdicts withheld",
     ),
+    # Raw HTML against the rendered page (crawl --render; contracts/render.md)
+    (
+        "render-noindex-raw-only",
+        E,
+        "the raw HTML says noindex, the rendered page does not: Google never renders it",
+    ),
+    ("render-noindex-added", E, "a script adds noindex: Google renders the page and drops it"),
+    ("render-canonical-changed", W, "the rendered canonical differs from the raw HTML's"),
+    ("render-title-changed", W, "the rendered title differs from the raw HTML's"),
+    ("render-links-only", W, "internal links that exist only after rendering (JS-only links)"),
+    (
+        "render-content-only",
+        W,
+        "an empty shell whose content exists only after rendering (200+ characters)",
+    ),
+    ("render-hreflang-changed", W, "the rendered hreflang alternates differ from the raw HTML's"),
+    ("render-js-redirect", W, "the page loads another URL by itself (script or meta refresh)"),
+    ("render-failed", I, "the page could not be rendered (timeout, error status, crash)"),
     # Migration checks (`sitemap-audit migrate OLD NEW`): every old URL on the new site
     ("migrate-not-found", E, "the old URL answers 404 or 410 on the new site"),
     (
@@ -516,6 +534,24 @@ _FIX: dict[str, str] = {
     "page-not-in-sitemap": "Add the page to a sitemap (or noindex, canonicalise or remove it if "
     "it should not be indexed).",
     "link-broken": "Fix or remove the link on the linking page, or restore its target.",
+    "render-noindex-raw-only": "Remove the noindex from the HTML the server sends (a script "
+    "cannot undo it for Google), or keep it there if the page is not meant to be indexed.",
+    "render-noindex-added": "Decide whether the page should be indexed and say so in the HTML "
+    "the server sends; do not add or rewrite the robots meta with a script.",
+    "render-canonical-changed": "Write the intended canonical in the server's HTML and keep "
+    "scripts from adding or rewriting it.",
+    "render-title-changed": "Send the final title in the server's HTML (server-side rendering "
+    "or prerendering); a script's title is only seen by crawlers that render.",
+    "render-links-only": "Write the links as <a href> in the server's HTML so crawlers that do "
+    "not run JavaScript find the pages.",
+    "render-content-only": "Render the page's main content on the server (server-side "
+    "rendering or prerendering).",
+    "render-hreflang-changed": "Put the hreflang alternates in the server's HTML (or the "
+    "sitemap) and keep scripts from changing them.",
+    "render-js-redirect": "List the final URL in the sitemap and redirect on the server with a "
+    "301 instead of a script or meta refresh.",
+    "render-failed": "Make the page load within --render-timeout, answer 2xx to the browser, "
+    "or raise --render-timeout; check the page in a browser.",
     "coverage-incomplete": "Raise --max-pages / --max-depth (or let the run finish) to get "
     "orphan verdicts.",
     "indexnow-key-invalid": "Serve a text file at https://HOST/KEY.txt (no redirect) whose only "

@@ -36,6 +36,11 @@ FETCH_WORKERS_MIN_BUSY = 0.6
 DEFAULT_PAGE_CAP = 512 * 1024  # --page-checks: bytes of a page read at most (its head)
 DEFAULT_MAX_PAGES = 100_000  # --links: pages fetched beyond the listed ones
 DEFAULT_DROPPED_MAX = 10_000  # --dropped-max: ledger URLs that left the sitemaps asked per run
+DEFAULT_RENDER = 50  # --render alone: pages rendered per host at most
+RENDER_ALL = 0  # --render all: every candidate
+DEFAULT_RENDER_TABS = 2  # --render-tabs: pages rendered at once
+MAX_RENDER_TABS = 16
+DEFAULT_RENDER_TIMEOUT = 20.0  # --render-timeout: seconds until a page's load event
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +128,13 @@ class CrawlConfig:
     # --agents-fetch N: N sampled listed URLs per host fetched again as each named agent
     # that has a User-Agent string (contracts/agents.md); None = off
     agents_fetch: int | None = None
+    # --render [N|all]: render at most N candidates per host in headless Chromium and
+    # compare them with their raw HTML (RENDER_ALL: every one; None: off); --render-tabs
+    # pages at once, --render-timeout seconds until the load event, --browser the executable
+    render: int | None = None
+    render_tabs: int = DEFAULT_RENDER_TABS
+    render_timeout: float = DEFAULT_RENDER_TIMEOUT
+    browser: str | None = None
 
     def secrets(self) -> tuple[str, ...]:
         """The secret values of the config, longest first, for redacting reports: the

@@ -174,8 +174,9 @@ def _request_headers(stream: bool, extra: Mapping[str, str] | None) -> dict[str,
     return {**_IDENTITY, **extra} if stream else dict(extra)
 
 
-def _credential_headers(config: CrawlConfig) -> dict[str, str]:
-    """The headers that carry the run's staging credentials (sent only within their scope)."""
+def credential_headers(config: CrawlConfig) -> dict[str, str]:
+    """The headers that carry the run's staging credentials (sent only within their scope;
+    the browser of --render sends them by the same rule)."""
     out: dict[str, str] = {}
     for name, value in config.extra_headers:
         if name.lower() != "user-agent":
@@ -384,7 +385,7 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
         self._agent_session: aiohttp.ClientSession | None = None  # fetch_as's (--agents-fetch)
         self._entered = False
-        self._credentials = _credential_headers(config)
+        self._credentials = credential_headers(config)
         self._scope: frozenset[str] = frozenset(
             origin_key(o) for o in config.credential_origins if origin_key(o)
         )

@@ -247,6 +247,8 @@ class Auditor:
         self._rewrite = Rewriter(config.rewrites)
         self._rewriting = bool(self._rewrite)  # asked once per listed URL
         self._plain_fetch = not config.page_checks  # a listed URL is one HEAD (GET on error)
+        # --render: every url record says whether it was rendered (one never requested: no)
+        self._unrendered = {"rendered": False} if config.render is not None else {}
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
         self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
@@ -829,7 +831,7 @@ class Auditor:
                 "allowed",
                 f"not requested: {unusable[0].code}",
                 # never judged by the hooks: not indexable, it cannot even be requested
-                extra={"indexable": False, "indexability": "unreachable"},
+                extra={"indexable": False, "indexability": "unreachable", **self._unrendered},
             )
         )
         self.progress.advance()

@@ -435,6 +435,8 @@ class LinkCrawl(Hook):
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
         self.resumed = 0  # resumed: the pages held before (not requested again)
         self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
+        # --render: normalised target -> pages whose link to it is JS-only (js_inlinks)
+        self._js: Counter[str] | None = Counter() if config.render is not None else None
 
     # --- the listed URLs ------------------------------------------------------
 
@@ -535,6 +537,16 @@ class LinkCrawl(Hook):
         )
         self.store.tick()
         return True
+
+    def add_rendered(self, page: str, links: Iterable[str]) -> None:
+        """--render: a listed page's JS-only links (rendered, not in its raw HTML) at its
+        final URL `page`: linked from it like its raw links (one inlink per page), queued
+        one hop deeper, and counted as JS-only links of their targets."""
+        targets = self._targets(links)
+        targets.pop(normalize_url(page), None)
+        if self._js is not None:
+            self._js.update(targets.keys())
+        self._link(page, targets.values(), 1)
 
     # --- what a fetched page adds to the crawl -------------------------------
 
@@ -743,7 +755,7 @@ class LinkCrawl(Hook):
             for listed, record, found, n, source in self.store.held():
                 out = self._verdicts(listed, record, n, source, stopped is None)
                 counts.update(f.code for f in out)
-                emit(self._marked(listed, record, n), [*found, *out])
+                emit(self._js_marked(self._marked(listed, record, n)), [*found, *out])
         finally:
             self.store.close()
         if stopped is not None:
@@ -766,6 +778,15 @@ class LinkCrawl(Hook):
     def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
         source = ("both" if n else "sitemap") if listed else "links"
         return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
+
+    def _js_marked(self, record: UrlResult) -> UrlResult:
+        """--render: the record's js_inlinks."""
+        if self._js is None:
+            return record
+        n = self._js.get(normalize_url(record.url), 0)
+        extra = record.extra or {}
+        rendered = extra.get("rendered", False)  # a links-only page is never rendered
+        return record.with_extra({**extra, "js_inlinks": n, "rendered": rendered})
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""

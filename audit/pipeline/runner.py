@@ -39,10 +39,12 @@ async def run_target(
     on_sitemap: SitemapHook | None = None,
     hooks: Sequence[Hook] = (),
     url_check: Callable[[Auditor], UrlCheck] | None = None,
+    render: Any = None,
 ) -> None:
     """Run one audit. A fatal problem (nothing could be audited) goes to
     outcome['fatal'] as one line; everything else is a finding. `hooks` and `url_check`
-    plug capabilities into the pipeline (the state of --state is a hook)."""
+    plug capabilities into the pipeline (the state of --state is a hook); `render` is the
+    run's RenderSession (--render), shared by its targets."""
     recorder.redact(config.secrets())
     run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
     auditor = Auditor(
@@ -52,7 +54,7 @@ async def run_target(
         progress=progress,
         on_entry=on_entry,
         on_sitemap=on_sitemap,
-        hooks=[*builtin_hooks(config, run_mode), *hooks],
+        hooks=[*builtin_hooks(config, run_mode, render), *hooks],
         url_check=url_check,
     )
     async with HttpClient(config) as client:
@@ -63,6 +65,9 @@ async def run_target(
         except TargetError as exc:
             outcome["fatal"] = str(exc)
             return
+        for hook in auditor.hooks:  # --render: the listing order starts at the roots
+            if hasattr(hook, "listing_roots"):
+                hook.listing_roots([r.public_url or r.url for r in roots])
         if roots:
             await auditor.run_with_client(client, robots, roots)
         if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
@@ -71,11 +76,12 @@ async def run_target(
             )
 
 
-def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
+def builtin_hooks(config: CrawlConfig, mode: Mode, render: Any = None) -> list[Hook]:
     """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
     index <lastmod> truth (crawl and validate), indexability and --agents (every run),
-    --llms (after indexability, which it reads), the --links crawl (after indexability,
-    which it reads)."""
+    --render (before the link crawl, which takes the rendered pages' links), --llms
+    (after indexability, which it reads), the --links crawl (after indexability, which
+    it reads)."""
     own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
     if mode != "inspect":  # index <lastmod> against each child read (contracts/nights.md 4)
         own.append(IndexLastmodHook(config.lastmod_tolerance_s))
@@ -83,6 +89,10 @@ def builtin_hooks(config: CrawlConfig, mode: Mode) -> list[Hook]:
     own.append(agents)
     if agents.pages is not None:  # --agents-fetch with --links: the pages' facts
         own.append(agents.pages)
+    if render is not None and mode == "crawl":
+        from audit.pipeline.render import RenderHook
+
+        own.append(RenderHook(config, render))
     if config.llms and mode == "crawl":
         from audit.pipeline.llms import LlmsHook
 

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from audit.core.printable import printable, url_printable
 from audit.core.version import __version__
-from audit.report import coverage, intent
+from audit.report import coverage, intent, rendering
 from audit.report import llms as llms_report
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
@@ -553,6 +553,7 @@ class HtmlWriter:
         out.append(llms_report.html_section(summary, h))
         out.append(coverage.html_section(summary, h))
         out.append(intent.html_section(summary, h))
+        out.append(rendering.html_section(summary, agg.examples, h))
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
-from audit.report import coverage, intent
+from audit.report import coverage, intent, rendering
 from audit.report import llms as llms_report
 from audit.report.agents import markdown_lines
 from audit.report.aggregate import (
@@ -87,6 +87,7 @@ class MarkdownWriter:
         out += llms_report.markdown_lines(summary, md_code, md_text)
         out += coverage.markdown_lines(summary)
         out += intent.markdown_lines(summary, md_code)
+        out += rendering.markdown_lines(summary, agg.examples, md_text)
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]

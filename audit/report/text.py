@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from audit.core.printable import printable
-from audit.report import coverage, intent
+from audit.report import coverage, intent, rendering
 from audit.report import llms as llms_report
 from audit.report.agents import text_lines
 from audit.report.aggregate import (
@@ -90,6 +90,7 @@ class TextWriter:
         lines += llms_report.text_lines(summary, _clean, lambda t: self._c("bold", t))
         lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
         lines += intent.text_lines(summary, _clean, lambda t: self._c("bold", t))
+        lines += rendering.text_lines(summary, agg.examples, _clean, lambda t: self._c("bold", t))
         if agg.rollups:
             lines += self._sitemaps(agg.rollups)
         if agg.hosts:

@@ -24,6 +24,7 @@ EXERCISED = {
     "pip install .",
     "pip install '.[fast]'",
     "pip install '.[cluster]'",
+    "pip install '.[render]'",
     "pipx install .",  # test_wheel.py: test_pipx_installs_the_project
     f"pip install 'sitemap-audit @ {GITHUB}'",
     f"pip install 'sitemap-audit[fast] @ {GITHUB}'",

@@ -1,0 +1,342 @@
+"""Raw HTML against the rendered page (`crawl --render`, contracts/render.md).
+
+Both documents are read by the same rules: `page_facts(facts, final, ...)` takes the
+`PageFacts` of one parse (checks/pagefacts.py; the raw page's are those the page checks
+read, the rendered DOM is parsed the same way by `rendered_facts`) and gives what is
+compared: the robots meta's noindex for the agent, the head's canonical targets (or the
+page's own final URL when it names none), the first title (whitespace collapsed), the
+head's hreflang pairs, the followable internal links (same origin, not the page itself,
+none when the meta or `X-Robots-Tag` says nofollow) and the visible body text. Relative
+URLs resolve against `<base href>` and the raw answer's final URL, for both documents;
+URLs are compared after `loc-duplicate`'s normalisation, fragment dropped.
+
+`compare(raw, rendered, ...)` gives the `render-*` findings of a rendered page;
+`js_redirect()` and `render_failed()` the findings of a page that navigated away or did
+not finish (each then alone). `render_record()` is the url record's `render` object.
+
+Pure and synchronous: must not import aiohttp, asyncio or audit.http.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urldefrag, urlsplit
+
+from lxml import etree
+
+from audit.checks.hrefs import base_of, joined
+from audit.checks.links import links_of
+from audit.checks.pagefacts import HEAD, LINKS, PageFacts, facts_of
+from audit.core.records import Finding, finding
+from audit.rules.urls import normalize_url
+
+__all__ = [
+    "CONTENT_CHARS",
+    "RAW_WANTS",
+    "RenderFacts",
+    "compare",
+    "js_links",
+    "js_redirect",
+    "page_facts",
+    "render_failed",
+    "render_record",
+    "rendered_facts",
+    "same_url",
+    "visible_chars",
+]
+
+RAW_WANTS: Final = HEAD | LINKS  # what the raw page's one parse must give
+CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered body
+_SHOWN_LINKS: Final = 3
+_HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
+_HTML: Final = etree.HTMLParser()
+
+
+@dataclass(frozen=True, slots=True)
+class RenderFacts:
+    """What one document says, as compared (URLs normalised, fragment dropped)."""
+
+    title: str | None
+    noindex: bool
+    canonical: tuple[str, ...]  # the head's targets, resolved (empty: none)
+    canonical_set: frozenset[str]  # ... normalised, or the page's own final URL
+    hreflang: frozenset[tuple[str, str]]
+    links: dict[str, str]  # normalised followable internal target -> as found
+    text: int  # characters of visible body text
+
+    def shown(self, js_links: int) -> dict[str, Any]:
+        """The url record's rendered facts."""
+        return {
+            "title": self.title,
+            "noindex": self.noindex,
+            "canonical": list(self.canonical),
+            "hreflang": len(self.hreflang),
+            "links": len(self.links),
+            "js_links": js_links,
+            "text": self.text,
+        }
+
+
+def _norm(url: str) -> str:
+    try:
+        url = urldefrag(url.strip())[0]
+    except ValueError:
+        url = url.split("#", 1)[0]
+    return normalize_url(url)
+
+
+def same_url(a: str, b: str) -> bool:
+    """Two URLs the same after normalisation, fragment dropped."""
+    return _norm(a) == _norm(b)
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80)
+
+
+def page_facts(
+    facts: PageFacts, final: str, *, agent: str, header_nofollow: bool, text: int | None = None
+) -> RenderFacts:
+    """What a document (its facts) says, read at the raw answer's `final` URL."""
+    page = links_of(facts, final, agent=agent)
+    base = base_of(final, facts.base_href)
+    canonical = _canonicals(facts, base)
+    links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
+    return RenderFacts(
+        " ".join((facts.title or "").split()) or None,
+        page.noindex,
+        canonical,
+        frozenset(_norm(c) for c in canonical) or frozenset({_norm(final)}),
+        _hreflang_pairs(facts, base),
+        links,
+        len(facts.text) if text is None else text,
+    )
+
+
+def _canonicals(facts: PageFacts, base: str) -> tuple[str, ...]:
+    """The head's canonical targets, resolved, each once."""
+    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
+    return tuple(dict.fromkeys(t for t in targets if t))
+
+
+def _hreflang_pairs(facts: PageFacts, base: str) -> frozenset[tuple[str, str]]:
+    """The head's (language, target) pairs: language lower-cased and trimmed."""
+    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
+    return frozenset((lang.strip().lower(), _norm(t)) for lang, t in pairs if t is not None)
+
+
+def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
+    """The followable links on the page's own origin, the page itself left out:
+    normalised target -> as found first."""
+    out: dict[str, str] = {}
+    own, itself = _origin(final), _norm(final)
+    for link in links:
+        norm = _norm(link)
+        if norm != itself and norm not in out and _origin(link) == own:
+            out[norm] = link
+    return out
+
+
+def visible_chars(html: str) -> int:
+    """Characters of the `<body>` text without script, style, template, noscript and
+    title elements, whitespace runs collapsed to one space, trimmed (text content: no CSS)."""
+    if not html.strip():
+        return 0
+    try:
+        root = etree.fromstring(html, _HTML)
+    except (etree.ParserError, ValueError):
+        return 0
+    if root is None:
+        return 0
+    body = root.find("body")
+    if body is None:
+        return 0
+    parts: list[str] = [body.text or ""]
+    stack: list[Any] = list(reversed(body))
+    while stack:  # depth first, in document order, without recursion
+        el = stack.pop()
+        if isinstance(el, str):
+            parts.append(el)
+            continue
+        if el.tail:
+            stack.append(el.tail)
+        if isinstance(el.tag, str) and el.tag not in _HIDDEN:
+            if el.text:
+                parts.append(el.text)
+            stack.extend(reversed(el))
+    return len(" ".join("".join(parts).split()))
+
+
+def rendered_facts(
+    html: str, final: str, *, agent: str, header_nofollow: bool, cap: int
+) -> RenderFacts:
+    """The rendered DOM's facts (its outerHTML), parsed as the raw page is."""
+    body = html.encode("utf-8", "surrogatepass")
+    facts = facts_of(
+        body, wants=RAW_WANTS, cap=max(cap, len(body) + 1), content_type="text/html; charset=utf-8"
+    )
+    return page_facts(
+        facts, final, agent=agent, header_nofollow=header_nofollow, text=visible_chars(html)
+    )
+
+
+def _title(value: str | None) -> str:
+    return "no title" if value is None else repr(value)
+
+
+def _canonical(value: tuple[str, ...]) -> str:
+    return ", ".join(value) if value else "none (the page itself)"
+
+
+def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
+    if not pairs:
+        return "none"
+    shown = sorted(pairs)
+    text = ", ".join(f"{lang} {href}" for lang, href in shown[:3])
+    return text + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+
+
+def compare(
+    raw: RenderFacts,
+    rendered: RenderFacts,
+    *,
+    shell: bool,
+    agent: str,
+    url: str,
+    sitemap: str | None,
+    line: int | None,
+) -> list[Finding]:
+    """The findings of a rendered page: each render code that applies, once."""
+    found = [
+        _noindex(raw, rendered, agent),
+        _canonical_changed(raw, rendered),
+        _title_changed(raw, rendered),
+        _links_only(raw, rendered),
+        _content_only(raw, rendered, shell),
+        _hreflang_changed(raw, rendered),
+    ]
+    return [
+        finding(code, message, url=url, sitemap=sitemap, line=line)
+        for code, message in (f for f in found if f is not None)
+    ]
+
+
+_Judged = tuple[str, str] | None
+
+
+def _noindex(raw: RenderFacts, rendered: RenderFacts, agent: str) -> _Judged:
+    if raw.noindex and not rendered.noindex:
+        return (
+            "render-noindex-raw-only",
+            f"the raw HTML's robots meta says noindex for {agent}, the rendered page's does "
+            "not: a script removes it, but Google does not render a page whose HTML says "
+            "noindex, so the page stays out of the index; remove the noindex from the HTML",
+        )
+    if rendered.noindex and not raw.noindex:
+        return (
+            "render-noindex-added",
+            f"the rendered page's robots meta says noindex for {agent}, the raw HTML's does "
+            "not: Google renders the page and drops it, crawlers that do not render index it; "
+            "decide which is meant and write it in the HTML",
+        )
+    return None
+
+
+def _canonical_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.canonical_set == rendered.canonical_set:
+        return None
+    return (
+        "render-canonical-changed",
+        f"the raw HTML's canonical is {_canonical(raw.canonical)}, the rendered page's is "
+        f"{_canonical(rendered.canonical)}: put the canonical in the HTML and keep scripts "
+        "from changing it",
+    )
+
+
+def _title_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.title == rendered.title:
+        return None
+    return (
+        "render-title-changed",
+        f"the raw HTML's title is {_title(raw.title)}, the rendered page's is "
+        f"{_title(rendered.title)}: crawlers that do not render show the first",
+    )
+
+
+def _links_only(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    only = js_links(raw, rendered)
+    if not only:
+        return None
+    shown = ", ".join(only[:_SHOWN_LINKS])
+    more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
+    return (
+        "render-links-only",
+        f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): crawlers "
+        "that do not run JavaScript never find them; write them as <a href> in the HTML",
+    )
+
+
+def _content_only(raw: RenderFacts, rendered: RenderFacts, shell: bool) -> _Judged:
+    if not shell or rendered.text < CONTENT_CHARS:
+        return None
+    return (
+        "render-content-only",
+        f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered <body> "
+        f"holds {rendered.text}: the content exists only for crawlers that run JavaScript; "
+        "render it on the server",
+    )
+
+
+def _hreflang_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
+    if raw.hreflang == rendered.hreflang:
+        return None
+    return (
+        "render-hreflang-changed",
+        f"the raw HTML's hreflang alternates are {_hreflang(raw.hreflang)}, the rendered "
+        f"page's are {_hreflang(rendered.hreflang)}: put them in the HTML",
+    )
+
+
+def js_links(raw: RenderFacts, rendered: RenderFacts) -> list[str]:
+    """The rendered page's followable internal links that the raw HTML lacks."""
+    return [link for norm, link in rendered.links.items() if norm not in raw.links]
+
+
+def js_redirect(target: str, *, url: str, sitemap: str | None, line: int | None) -> Finding:
+    return finding(
+        "render-js-redirect",
+        f"the page loads {target} by itself (a script or a meta refresh) before it is read: "
+        "list the final URL in the sitemap and redirect on the server (301)",
+        url=url,
+        sitemap=sitemap,
+        line=line,
+    )
+
+
+def render_failed(why: str, *, url: str, sitemap: str | None, line: int | None) -> Finding:
+    return finding(
+        "render-failed",
+        f"the page could not be rendered: {why}; nothing else was compared",
+        url=url,
+        sitemap=sitemap,
+        line=line,
+    )
+
+
+def render_record(
+    final_url: str, ms: float, rendered: RenderFacts | None, js: int = 0
+) -> dict[str, Any]:
+    """The url record's `render` object."""
+    out: dict[str, Any] = {"final_url": final_url, "ms": round(ms)}
+    if rendered is not None:
+        out.update(rendered.shown(js))
+    return out
