@@ -33,6 +33,7 @@ from audit.core.config import DEFAULT_DROPPED_MAX, CrawlConfig
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
 from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
+from audit.pipeline.intent import IntentRun, intent_of, violation
 from audit.pipeline.recorder import Recorder
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
@@ -131,6 +132,7 @@ class Ledger(Hook):
         self.referenced: set[str] = {normalize_url(t) for t in targets}
         self.failed: set[str] = set()
         self._excluded: Callable[[str], bool] = lambda url: False
+        self.intent: IntentRun | None = None
 
     # --- the sink -------------------------------------------------------------------
 
@@ -156,6 +158,15 @@ class Ledger(Hook):
 
     def attach(self, auditor: Auditor) -> None:
         self._excluded = auditor.sitemap_excluded  # the run's --include/--exclude-sitemap
+        intent = intent_of(auditor)
+        if intent is not None:  # --intent: rows of dropped and held URLs are judged here
+            self.intent = intent
+            intent.elsewhere = self.claims
+
+    def claims(self, url: str) -> bool:
+        """Is `url` the ledger's tonight (dropped or held: listed before, not tonight)? An
+        --intent row's URL it claims is not requested again as an unlisted row."""
+        return url not in self.listed and self.store.in_ledger(url)
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         """An index read tonight names this child sitemap (referenced even when it was not
@@ -209,7 +220,7 @@ class Ledger(Hook):
 
         async def one(row: Dropped) -> tuple[UrlResult, Finding | None]:
             async with gate:
-                return await _judged(auditor, row)
+                return await _judged(auditor, row, self.intent)
 
         async with auditor.opened():
             results = await asyncio.gather(*(one(row) for row in dropped))
@@ -219,7 +230,9 @@ class Ledger(Hook):
                 recorder.finding(found)
 
 
-async def _judged(auditor: Auditor, row: Dropped) -> tuple[UrlResult, Finding | None]:
+async def _judged(
+    auditor: Auditor, row: Dropped, intent: IntentRun | None
+) -> tuple[UrlResult, Finding | None]:
     job = UrlJob(row.url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
     result, found, record = await auditor.check_unlisted(job)
     reason = indexability(record, found, result) if result is not None else "robots"
@@ -236,11 +249,19 @@ async def _judged(auditor: Auditor, row: Dropped) -> tuple[UrlResult, Finding | 
     }
     record = record.with_extra(extra)
     code = _CODES.get(outcome)
+    verdict = intent.judge(row.url, record) if intent is not None and result is not None else None
+    if verdict is not None:  # nights.md 3: the row's verdict on the dropped URL's answer
+        record = record.with_extra({**extra, "intent": verdict.to_json()})
+        if not verdict.ok:  # a broken row replaces the url-dropped-* finding
+            return record, violation(row.url, verdict)
+        if outcome == "404" and verdict.action == "gone":
+            code = "url-dropped-gone"
     if code is None:  # robots, not-indexable: a correct removal
         return record, None
+    advice = _ADVICE["gone"] if code == "url-dropped-gone" else _ADVICE[outcome]
     message = (
         f"listed in {row.last_sitemap or 'a sitemap'} until {row.last_seen}, no longer "
-        f"listed; {served(result)}: {_ADVICE[outcome]}"
+        f"listed; {served(result)}: {advice}"
     )
     return record, finding(code, message, url=row.url)
 

@@ -975,6 +975,15 @@ class StateStore:
                 )
             )
 
+    def in_ledger(self, url: str) -> bool:
+        """Did an earlier completed run list this URL (normalised)?"""
+        if self.mode == "new":
+            return False
+        row = self._reader.execute(
+            "SELECT 1 FROM ledger WHERE key = ?", (normalize_url(url),)
+        ).fetchone()
+        return row is not None
+
     def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
         last_sitemap), the latest last_seen first, then by URL."""

@@ -231,3 +231,39 @@ async def test_first_and_last_seen_are_run_start_times(serve: Serve, tmp_path: P
     con.close()
     assert {u for u, _, _ in rows} == set(first)
     assert all(f == "2020-01-01T00:00:00Z" and last >= "2026" for _, f, last in rows)
+
+
+async def test_intent_rows_judge_dropped_urls(serve: Serve, tmp_path: Path) -> None:
+    """nights.md 3: a dropped URL under an --intent row is judged on its own answer: a
+    satisfied `gone` turns a 404 into url-dropped-gone, a broken row replaces the
+    url-dropped-* finding with intent-violated, a satisfied `keep` leaves the finding; an
+    exact row of a dropped URL is not requested a second time."""
+    site = LedgerSite()
+    site.base = b = await serve(site.app())
+    state = tmp_path / "s.sqlite"
+    intent = tmp_path / "intent.csv"
+    intent.write_text(
+        "url,action,target\n"
+        f"{b}/a/1,gone\n"  # answers 404: satisfied
+        f"{b}/a/2,redirect,{b}/a/0\n"  # answers 404: broken
+        f"{b}/a/3,keep\n",  # still live: satisfied, the finding stays
+        encoding="utf-8",
+    )
+    await _night(site, state, tmp_path / "1.jsonl", "--intent", str(intent))
+    site.a = ["/a/0"]
+    site.answers = {"/a/1": (404, None), "/a/2": (404, None)}
+    night = await _night(site, state, tmp_path / "2.jsonl", "--intent", str(intent))
+    codes = {(r["url"], r["code"]) for r in night if r["type"] == "finding"}
+    assert (b + "/a/1", "url-dropped-gone") in codes
+    assert (b + "/a/2", "intent-violated") in codes
+    assert (b + "/a/2", "url-dropped-404") not in codes
+    assert (b + "/a/3", "url-dropped-live") in codes
+    records = {r["url"]: r for r in night if r.get("source") == "ledger"}
+    assert records[b + "/a/1"]["intent"] == {"action": "gone", "line": 2, "ok": True}
+    assert records[b + "/a/2"]["intent"]["ok"] is False
+    assert not [r for r in night if r.get("source") == "intent"]  # claimed by the ledger
+    # asked once each (a 404's HEAD is confirmed with a GET), not again as an intent row
+    assert site.hits["/a/1"] == 2 and site.hits["/a/2"] == 2
+    summary = night[-1]["intent"]
+    assert summary["gone"] == {"judged": 1, "violated": 0}
+    assert summary["redirect"] == {"judged": 1, "violated": 1}
