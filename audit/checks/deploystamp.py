@@ -4,7 +4,12 @@ RULES.md `last-modified-deploy`: a static site served from files sends the build
 time as Last-Modified, so comparing it with <lastmod> only produces noise. A host
 is judged on its first SAMPLE answers that carry Last-Modified for URLs listed
 with a <lastmod> (all of them when fewer, but at least MINIMUM): when 90% or more
-fall within one 10-minute window, the host's Last-Modified is a deploy stamp.
+fall within one 10-minute window, the host's Last-Modified is a deploy stamp, unless
+90% or more of them are the time of their own request (within AT_REQUEST of the
+answer's Date): that is a dynamic Last-Modified (`last-modified-dynamic`), whose
+values cluster only because the crawl was quick. Right after a deploy a few files'
+times are as close to the request as that, but the build time stays put while the
+requests go on.
 
 `DeployStamp` keeps at most SAMPLE timestamps per undecided host. Pure: it is fed
 datetimes and answers questions; the pipeline decides what to hold back.
@@ -15,9 +20,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Final
 
-__all__ = ["MINIMUM", "SAMPLE", "SHARE", "WINDOW", "DeployStamp", "clustered"]
+__all__ = ["AT_REQUEST", "MINIMUM", "SAMPLE", "SHARE", "WINDOW", "DeployStamp", "clustered"]
 
 SAMPLE: Final = 50
+AT_REQUEST: Final = timedelta(seconds=2)  # checks.response's last-modified-dynamic window
 MINIMUM: Final = 20
 SHARE: Final = 0.9
 WINDOW: Final = timedelta(minutes=10)
@@ -40,25 +46,30 @@ def clustered(stamps: list[datetime]) -> bool:
 class DeployStamp:
     """One host's verdict: None while undecided, then True (a deploy stamp) or False."""
 
-    __slots__ = ("seen", "span", "stamps", "verdict")
+    __slots__ = ("at_request", "seen", "span", "stamps", "verdict")
 
     def __init__(self) -> None:
         self.stamps: list[datetime] = []
+        self.at_request = 0  # of them, the time of their own request: a dynamic value
         self.verdict: bool | None = None
         self.seen = 0  # qualifying answers the verdict was made on
         self.span = ""  # their earliest and latest time, for the message
 
-    def add(self, modified: datetime) -> bool:
-        """One qualifying answer; True when this one decided the host."""
+    def add(self, modified: datetime, served: datetime | None = None) -> bool:
+        """One qualifying answer (`served`: its Date); True when this one decided the
+        host."""
         if self.verdict is not None:
             return False
         self.stamps.append(modified)
+        if served is not None and -AT_REQUEST <= modified - served <= AT_REQUEST:
+            self.at_request += 1
         return len(self.stamps) >= SAMPLE and self.decide()
 
     def decide(self) -> bool:
         """Decide on what was seen (the end of the run for a host with few answers)."""
         stamps = self.stamps
-        self.verdict = clustered(stamps)
+        dynamic = bool(stamps) and self.at_request >= SHARE * len(stamps)
+        self.verdict = clustered(stamps) and not dynamic
         self.seen = len(stamps)
         if stamps:
             self.span = f"{min(stamps):%Y-%m-%d %H:%M} to {max(stamps):%Y-%m-%d %H:%M} UTC"

@@ -1,6 +1,7 @@
 """The hook that keeps deploy stamps from reading as stale content (last-modified-deploy).
 
-A host's `lastmod-stale` and `lastmod-ahead` findings are held back until its
+A host's `lastmod-stale`, `lastmod-ahead` and `last-modified-dynamic` findings are held
+back until its
 Last-Modified is judged (audit.checks.deploystamp: its first 50 qualifying answers,
 or at the end of the run at least 20 of them). A deploy stamp drops them and gives
 one `last-modified-deploy` finding for the host at the end of the run; otherwise the
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DeployStampHook"]
 
-_HELD_CODES = frozenset({"lastmod-stale", "lastmod-ahead"})
+# What a deploy stamp explains: the per-URL comparisons of <lastmod> with a build time,
+# and right after a deploy a build time that happens to be that of the request
+_HELD_CODES = frozenset({"lastmod-stale", "lastmod-ahead", "last-modified-dynamic"})
 
 
 class _Host:
@@ -61,7 +64,7 @@ class DeployStampHook(Hook):
             modified = _last_modified(result)
             if modified is None:
                 return None
-            if host.stamp.add(modified):
+            if host.stamp.add(modified, _date(result)):
                 self._release(host)
         return self._hold(host, record, found) if found else None
 
@@ -115,10 +118,17 @@ def _deploy_finding(origin: str, host: _Host) -> Finding:
         "last-modified-deploy",
         f"Last-Modified on this host is a deploy stamp: 90% or more of the first {stamp.seen} "
         f"answers fall within ten minutes ({stamp.span}), so it shows the build, not each "
-        f"page's last change; {host.suppressed} lastmod-stale/lastmod-ahead comparisons were "
-        "not reported. Send each page's real modification time to make them checkable",
+        f"page's last change; {host.suppressed} lastmod-stale/lastmod-ahead comparisons "
+        "(and last-modified-dynamic, for files built seconds before the request) were not "
+        "reported. Send each page's real modification time to make them checkable",
         url=origin + "/",
     )
+
+
+def _date(result: FetchResult) -> datetime | None:
+    """The answer's Date as a date, or None."""
+    header = header_value(result.headers, "date")
+    return parse_http_date(header) if header else None
 
 
 def _last_modified(result: FetchResult) -> datetime | None:

@@ -70,3 +70,40 @@ def test_clustered_needs_ninety_percent_in_ten_minutes() -> None:
     assert clustered([*inside, base + timedelta(days=1), base + timedelta(days=2)])  # 18/20
     assert not clustered(inside + [base + timedelta(days=d) for d in (1, 2, 3)])  # 18/21
     assert not clustered(inside[:19])  # fewer than 20 answers: no verdict
+
+
+async def test_right_after_a_deploy_no_page_reads_as_dynamic(serve: Any) -> None:
+    """A build that ended seconds ago: the last files' times are as close to the request as
+    a dynamic Last-Modified, but the host is a deploy stamp, which explains them: no
+    last-modified-dynamic (issue 28.7)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    site = _site(60, lambda i: now - timedelta(seconds=59 - i))  # built over the last minute
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, _sitemap(base, 60))
+    run = await audit(f"{base}/sitemap.xml")
+    assert len(run.findings("last-modified-deploy")) == 1
+    assert not run.findings("last-modified-dynamic")
+    assert not run.findings("lastmod-stale")
+
+
+async def test_a_dynamic_last_modified_is_not_a_deploy_stamp(serve: Any) -> None:
+    """Last-Modified is the time of each request: its values cluster because the crawl is
+    quick, yet it is last-modified-dynamic on every page, not a deploy stamp."""
+
+    async def dynamic(request: Any) -> Any:
+        from aiohttp import web
+
+        stamp = format_datetime(datetime.now(UTC), usegmt=True)
+        return web.Response(
+            text="<html></html>", content_type="text/html",
+            headers={"Last-Modified": stamp, "Date": stamp},
+        )  # fmt: skip
+
+    site = Site(routes={"/robots.txt": (404, TEXT, "")})
+    for i in range(30):
+        site.routes[f"/p{i}"] = dynamic
+    base = await serve(site)
+    site.routes["/sitemap.xml"] = (200, XML, _sitemap(base, 30))
+    run = await audit(f"{base}/sitemap.xml")
+    assert not run.findings("last-modified-deploy")
+    assert len(run.findings("last-modified-dynamic")) == 30
