@@ -573,8 +573,8 @@ def diff_reports(
     `limit` bounds the rows per section of text and markdown (0: all); jsonl
     always lists every row. `alerts`: thresholds whose alert lines head the output
     (and make the summary failed). `cut`: sides known to be cut by --max-urls when their
-    records do not say so (a state file has no summary). Raises DiffError for an unreadable input, DiffPartial
-    (writing nothing) when a side is the report of a run that did not finish.
+    records do not say so. Raises DiffError for an unreadable input, DiffPartial (writing
+    nothing) when a side is the report of a run that did not finish.
     """
     if fmt not in DIFF_FORMATS:
         raise DiffError(f"unknown diff format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
@@ -595,40 +595,55 @@ def diff_reports(
             if partial:
                 raise _refuse_partial(partial)
             db.index()
-            cuts = [
-                (side, why)
-                for side, last in enumerate(summaries)
-                if (why := cut_reason(last) or ("cut by --max-urls" if cut[side] else None))
-            ]
+            cuts = _cuts(summaries, cut)
             db.mark_cut((any(s == 0 for s, _ in cuts), any(s == 1 for s, _ in cuts)))
             summary = _count(db, fail_on)
             summary.cut = [("old", "new")[side] for side, _ in cuts]
             summary.not_compared = db.not_compared() if cuts else 0
-            cut_text = cut_lines((str(old), str(new)), cuts, summary.not_compared)
             if alerts is not None:
                 summary.alerts = find_alerts(db, alerts)
                 write_alerts(out, fmt, summary.alerts)
+            names = (str(old), str(new))
             if fmt == "jsonl":
-                for key, _ in SECTIONS:
-                    for row in _rows(db, key):
-                        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                out.write(json.dumps(summary.to_json()) + "\n")
+                _write_jsonl(out, db, summary)
             else:
+                cut_text = cut_lines(names, cuts, summary.not_compared)
                 coverage = coverage_line(*summaries)
-                md = fmt == "markdown"
-                names = (str(old), str(new))
-                _write_text(out, db, summary.counts, limit, names, md, coverage, cut_text)
-                verdict = (
-                    f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
-                    if summary.failed
-                    else f"OK: no new finding at or above --fail-on {fail_on}"
+                _write_text(
+                    out, db, summary.counts, limit, names, fmt == "markdown", coverage, cut_text
                 )
-                if cuts:
-                    verdict += " among the URLs both runs checked"
-                out.write(f"\n**{verdict}**\n" if fmt == "markdown" else f"\n{verdict}\n")
+                _write_verdict(out, fmt, summary, fail_on, cut=bool(cuts))
         finally:
             db.conn.close()
     return summary
+
+
+def _cuts(summaries: list[dict[str, Any] | None], cut: tuple[bool, bool]) -> list[tuple[int, str]]:
+    """(side, why) of each side cut by --max-urls: its summary says so, or the caller does
+    (a state file of old whose records do not)."""
+    return [
+        (side, why)
+        for side, last in enumerate(summaries)
+        if (why := cut_reason(last) or ("cut by --max-urls" if cut[side] else None))
+    ]
+
+
+def _write_jsonl(out: TextIO, db: _Db, summary: DiffSummary) -> None:
+    for key, _ in SECTIONS:
+        for row in _rows(db, key):
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out.write(json.dumps(summary.to_json()) + "\n")
+
+
+def _write_verdict(out: TextIO, fmt: str, summary: DiffSummary, fail_on: str, *, cut: bool) -> None:
+    verdict = (
+        f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
+        if summary.failed
+        else f"OK: no new finding at or above --fail-on {fail_on}"
+    )
+    if cut:
+        verdict += " among the URLs both runs checked"
+    out.write(f"\n**{verdict}**\n" if fmt == "markdown" else f"\n{verdict}\n")
 
 
 # --- alerts (--alert-drop, --alert-new-errors) -----------------------------------------
