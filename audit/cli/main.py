@@ -1248,12 +1248,17 @@ def _ledger(
     )
 
 
+_CUT_NOTES = ("max_urls_reached", "excluded_urls", "excluded_sitemaps")
+
+
 def _ledger_stage(ledger: Any, store: Any) -> Callable[[Any], Awaitable[None]]:
     """After every target: the dropped URLs judged, unless the run was cut (--max-urls)
     or a target could not be audited; such a run neither judges nor updates the ledger."""
 
     async def after(run: Any) -> None:
-        if run.recorder.notes.get("max_urls_reached") or run.fatal:
+        notes = run.recorder.notes
+        store.cut = {key: notes[key] for key in _CUT_NOTES if notes.get(key)}
+        if notes.get("max_urls_reached") or run.fatal:
             store.ledger_update = False
             return
         await ledger.judge_dropped(run.recorder)

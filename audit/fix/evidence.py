@@ -140,7 +140,15 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
                     f"{path}: its last run did not complete (status {status}): fix needs a "
                     "run that checked every listed URL"
                 )
-            yield from read_records(path)
+            for rec in read_records(path):
+                if rec.get("type") == "summary":  # what the run left out, when it did
+                    why = _cut_reason(rec)
+                    if why is not None:
+                        raise FixRefused(
+                            f"{path}: {why}: fix needs a complete run that checked every "
+                            "listed URL"
+                        )
+                yield rec
         except StateError as exc:
             raise FixRefused(str(exc)) from exc
         return

@@ -622,12 +622,14 @@ class _Writer(threading.Thread):
             for args in rows:
                 conn.execute(args[0], args[1:])
         elif kind == "complete":
-            for run, dedupe, ledger in rows:
-                self._complete(conn, run, dedupe, ledger)
+            for run, dedupe, ledger, cut in rows:
+                self._complete(conn, run, dedupe, ledger, cut)
         else:  # pragma: no cover - a programming error
             raise ValueError(f"unknown state operation {kind}")
 
-    def _complete(self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool) -> None:
+    def _complete(
+        self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
+    ) -> None:
         """Make the run's results the base of the next run, unless they are not all the
         rows it wrote (inside the batch's transaction)."""
         (held,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
@@ -641,10 +643,9 @@ class _Writer(threading.Thread):
             conn.execute(_DEDUPE)
         if ledger:
             _merge_ledger(conn)
-        # a run cut by --max-urls says so, for `diff` (read_records gives it a summary)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('cut', ?)", ("" if ledger else "max-urls",)
-        )
+        # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
+        # (read_records gives them as a summary)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
         for statement in _COMPLETE.split(";"):
             if statement.strip():
                 conn.execute(statement)
@@ -735,6 +736,9 @@ class StateStore:
         self.sitemaps_carried = 0  # unchanged child sitemaps not read again
         # a completed run adds what it listed to the ledger; not one cut by --max-urls
         self.ledger_update = True
+        # the summary's notes of what the run left out (max_urls_reached, excluded_urls,
+        # excluded_sitemaps), kept for diff and fix: a state has no summary of its own
+        self.cut: dict[str, Any] = {}
         self._lookups = 0
         self._side: list[Path] = []  # files of this run beside the state (side_file)
         if mode != "new":
@@ -1138,7 +1142,8 @@ class StateStore:
             if self._reader.in_transaction:
                 self._reader.execute("COMMIT")
             if complete:
-                self._put(("complete", (self.run, self.mode == "resume", self.ledger_update)))
+                cut = json.dumps(self.cut, sort_keys=True) if self.cut else ""
+                self._put(("complete", (self.run, self.mode == "resume", self.ledger_update, cut)))
             self._writer.controls_queued += 1
             self._put(_STOP)
             self._writer.wake.set()
@@ -1161,6 +1166,15 @@ class StateStore:
                 f"{self.path}: not marked complete: {self._writer.incomplete}; the next run "
                 "resumes it"
             )
+
+
+def _cut_notes(text: str) -> dict[str, Any]:
+    """The stored notes of what a run left out ('max-urls': an earlier version's)."""
+    try:
+        notes = json.loads(text)
+    except ValueError:
+        notes = None
+    return notes if isinstance(notes, dict) else {"max_urls_reached": True}
 
 
 def _open_read_only(p: Path) -> sqlite3.Connection:
@@ -1192,8 +1206,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
         run = int(meta.get("run", "1"))
         # a run in progress (or dead) has its URLs in results; a completed one in urls
         table = "urls" if meta.get("status") == "complete" else "results"
-        if meta.get("cut"):  # what diff needs to know of the run's summary
-            yield {"type": "summary", "max_urls_reached": True}
+        if meta.get("cut"):  # what diff and fix need to know of the run's summary
+            yield {"type": "summary", **_cut_notes(meta["cut"])}
         for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
             yield json.loads(record)
         for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):

@@ -146,6 +146,29 @@ def test_a_state_whose_last_run_did_not_complete_is_refused(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [(["--max-urls", "2"], '"max_urls_reached": true'), (["--exclude", "/b/"], '"excluded_urls"')],
+)
+async def test_a_state_of_a_cut_run_is_refused(
+    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], why: str
+) -> None:
+    """A state keeps what its last run left out (a state has no summary of its own):
+    `fix` refuses it as it refuses the report of such a run."""
+    from tests.state.test_ledger import LedgerSite, _night
+
+    site = LedgerSite()
+    site.base = await serve(site.app())
+    state = tmp_path / "s.sqlite"
+    await _night(site, state, tmp_path / "r.jsonl", *extra)
+    capsys.readouterr()
+    out = tmp_path / "o"
+    assert fix(state, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and why in err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("n", ["0", "50001", "x"])
 def test_shard_size_outside_its_range_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], n: str
