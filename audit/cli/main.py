@@ -565,7 +565,7 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dropped-max",
-        type=_number(int, 0, "an integer"),
+        type=_nonneg_int,
         default=DEFAULT_DROPPED_MAX,
         metavar="N",
         help="with --state: URLs that left the sitemaps since an earlier run asked again per "

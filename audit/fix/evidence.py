@@ -145,8 +145,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
                     why = _cut_reason(rec)
                     if why is not None:
                         raise FixRefused(
-                            f"{path}: {why}: fix needs a complete run that checked every "
-                            "listed URL"
+                            f"{path}: {why}: fix needs a complete run that checked every listed URL"
                         )
                 yield rec
         except StateError as exc:

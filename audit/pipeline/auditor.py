@@ -336,18 +336,21 @@ class Auditor:
     async def check_unlisted(
         self, job: UrlJob
     ) -> tuple[FetchResult | None, list[Finding], UrlResult]:
-        """A URL no sitemap lists tonight, checked as a listed URL is (robots.txt first,
-        the request, the URL and page checks) but without any hook and never
-        conditionally: its answer (None: robots.txt kept it), findings and record."""
-        policy = await self._policy(job.url)
-        if not policy.allowed(job.url):
-            record, found = self._not_allowed(job, policy, job.url, None)
+        """A URL no sitemap lists tonight (the ledger's dropped URLs, --intent's unlisted
+        rows), checked as a listed URL is (robots.txt first, at its --rewrite origin, the
+        request, the URL and page checks) but without any hook and never conditionally:
+        its answer (None: robots.txt kept it), findings and record."""
+        checked = self._rewrite(job.url) if self._rewriting else job.url
+        extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
+        policy = await self._policy(checked)
+        if not policy.allowed(checked):
+            record, found = self._not_allowed(job, policy, checked, extra)
             return None, found, record
         if self._plain_fetch:
-            result, sink = await self.client.fetch(job.url), None
+            result, sink = await self.client.fetch(checked), None
         else:
-            result, sink, _ = await self._fetch(job.url)
-        found, record = await self._verdicts(job, result, sink, None)
+            result, sink, _ = await self._fetch(checked)
+        found, record = await self._verdicts(job, result, sink, extra)
         return result, found, record
 
     async def run_with_client(

@@ -29,19 +29,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import indexability
-from audit.checks.page import PageSink, check_page
-from audit.checks.response import check_fetch, url_record
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.http.rewrite import Rewriter
+from audit.pipeline.auditor import UrlJob
 from audit.pipeline.hooks import Hook
 from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 
 if TYPE_CHECKING:
-    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.pipeline.auditor import Auditor
 
 __all__ = ["IntentHook", "IntentRun", "intent_of", "violation"]
 
@@ -108,11 +105,9 @@ class IntentHook(Hook):
         self.run = run
         self.last = last
         self.auditor: Auditor | None = None
-        self._rewrite = Rewriter(())
 
     def attach(self, auditor: Auditor) -> None:
         self.auditor = auditor
-        self._rewrite = Rewriter(auditor.config.rewrites)
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -161,63 +156,24 @@ class IntentHook(Hook):
                 tg.create_task(worker())
 
     async def _request(self, auditor: Auditor, row: Row) -> None:
-        """One unlisted exact row's URL: robots.txt first, then the check of a listed URL."""
+        """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
+        its --rewrite origin): its record, and the row's verdict when it was requested."""
         url = row.url
-        checked = self._rewrite(url) if self._rewrite else url  # --rewrite, as a listed URL
-        extra: dict[str, Any] = {"source": "intent"}
-        if checked != url:
-            extra.update(checked_url=checked, rewritten=True)
-        policy = await auditor.robots_for(checked)
-        if not policy.allowed(checked):
-            extra.update(indexable=False, indexability="robots")
-            held = policy.status == "unreachable"
-            record = UrlResult.unrequested(
-                url, None, None, None, "unreachable" if held else "blocked", extra=extra
-            )
-            auditor.rec.unlisted(record)
-            return
-        record = await self._checked(auditor, url, checked, extra)
-        verdict = self.run.judge(url, record)
+        job = UrlJob(url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
+        result, found, record = await auditor.check_unlisted(job)
+        reason = indexability(record, found, result)
+        extra = {**(record.extra or {}), "source": "intent"}
+        extra.update(indexable=reason is None, indexability=reason)
+        record = record.with_extra(extra)
         out: list[Finding] = []
-        if verdict is not None:
-            record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
-            if not verdict.ok:
-                out.append(violation(url, verdict))
+        if result is not None:  # a URL robots.txt keeps us from is not judged
+            verdict = self.run.judge(url, record)
+            if verdict is not None:
+                record = record.with_extra({**extra, "intent": verdict.to_json()})
+                if not verdict.ok:
+                    out.append(violation(url, verdict))
         auditor.rec.unlisted(record)
         auditor.rec.findings(out)
-
-    async def _checked(
-        self, auditor: Auditor, url: str, checked: str, extra: dict[str, Any]
-    ) -> UrlResult:
-        """The record of a URL checked as a listed one is (its findings only say whether it
-        is indexable: a URL no sitemap lists gets none of them)."""
-        config = auditor.config
-        sink = PageSink(config.page_cap) if config.page_checks else None
-        if sink is None:
-            result = await auditor.client.fetch(checked)
-        else:
-            result = await auditor.client.fetch_page(checked, sink, cap=config.page_cap)
-        if checked != url:
-            result = replace(result, url=url)  # the record names the row's URL
-        record = url_record(result, sitemap=None, line=None, lastmod=None)
-        found = check_fetch(
-            result,
-            lastmod=None,
-            sitemap=None,
-            line=None,
-            config=config,
-            agent_token=auditor.agent_token,
-            now=auditor.now,
-        )
-        extra = {**(record.extra or {}), **extra}
-        if sink is not None and sink.facts is not None and result.status == 200:
-            page = check_page(
-                result, sink.facts, found, agent_token=auditor.agent_token, sitemap=None, line=None
-            )
-            found, extra["page"] = page.findings, page.record
-        reason = indexability(record, found, result)
-        extra.update(indexable=reason is None, indexability=reason)
-        return record.with_extra(extra)
 
     def end_of_run(self) -> None:
         if self.auditor is not None:
