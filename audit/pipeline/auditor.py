@@ -279,6 +279,12 @@ class Auditor:
         )
         # a hook that revives evidence also keeps it: each answer's goes on the job
         self._keeps_evidence = bool(self._stored_hooks or self._stands_hooks)
+        self._bare = (  # a listed URL is one plain request and nothing else asks about it
+            self._plain_fetch
+            and not self._body_hooks
+            and not self._header_hooks
+            and not self._keeps_evidence
+        )
         self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
         self._body_hooks: list[Callable[[UrlJob], BodySink | None]] = self._at("page_body")
         self._judge_hooks: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self._at(
@@ -956,7 +962,10 @@ class Auditor:
             if stored is not None:  # resumed, or --changed-only: no request
                 result, sink = self._revive(job, stored)
             elif answer is None:
-                result, sink = await self._request(job, checked)
+                if self._bare:  # the plain HEAD of a run without hooks there: no frame more
+                    result, sink = await (self._client or self.client).fetch(checked), None
+                else:
+                    result, sink = await self._request(job, checked)
             else:  # a cluster's worker requested and judged it
                 result, verdicts = await answer(job, checked, self._request_headers(job), extra)
                 sink = None
