@@ -279,12 +279,6 @@ class Auditor:
         )
         # a hook that revives evidence also keeps it: each answer's goes on the job
         self._keeps_evidence = bool(self._stored_hooks or self._stands_hooks)
-        self._bare = (  # a listed URL is one plain request and nothing else asks about it
-            self._plain_fetch
-            and not self._body_hooks
-            and not self._header_hooks
-            and not self._keeps_evidence
-        )
         self._answer_hooks: list[Callable[[UrlJob, FetchResult], bool]] = self._at("after_answer")
         self._body_hooks: list[Callable[[UrlJob], BodySink | None]] = self._at("page_body")
         self._judge_hooks: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self._at(
@@ -293,6 +287,12 @@ class Auditor:
         self._deliver_hooks: list[Callable[..., bool]] = self._at("deliver")
         self._end_hooks: list[Callable[[], None]] = self._at("end_of_run")
         self._drain_hooks: list[Callable[[], Awaitable[None]]] = self._at("drain")
+        self._bare = (  # a listed URL is one plain request and nothing else asks about it
+            self._plain_fetch
+            and not self._body_hooks
+            and not self._header_hooks
+            and not self._keeps_evidence
+        )
         self.check_url: UrlCheck = url_check(self) if url_check is not None else self.check_via
         for hook in self.hooks:
             hook.attach(self)
