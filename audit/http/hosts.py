@@ -14,8 +14,11 @@ A `Host` holds (STYLE lessons 4 and 5):
   a request waiting for its turn does not burn its own deadline;
 - the adaptive rate: robots.txt `Crawl-delay` / `Request-rate` lower it (never above --rate);
   a burst of 429s halves it once (floor MIN_RATE; answers to requests already in flight do
-  not halve it again); a host that keeps answering 429/503 is marked `slow` and halved once
-  more; RECOVER_AFTER good answers in a row double it back, up to --rate;
+  not halve it again), unless the 429 said when to come back (Retry-After defers the host
+  instead); a host that keeps answering 429/503 is marked `slow` and halved once more; good
+  answers in a row double it back, up to --rate: RECOVER_AFTER of them, or fewer at a low
+  rate (RECOVER_S seconds' worth), so each doubling takes at most about RECOVER_S and the
+  climb back from MIN_RATE is bounded in time, not in answers;
 - counters, reported as `HostStats`.
 
 Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter.
@@ -35,7 +38,8 @@ from aiolimiter import AsyncLimiter
 MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
 SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
-RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --rate)
+RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --rate)...
+RECOVER_S = 2.0  # ... or fewer: as many as this many seconds of the lowered rate bring
 RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
 BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
@@ -200,6 +204,14 @@ class Host:
         # a URL's policy is one HostPool.get away. Opaque to this module.
         self.robots: Any = None  # the policy once read
         self.robots_task: asyncio.Task[Any] | None = None  # the read in flight
+        # The host's queue in the pipeline's frontier (audit.pipeline.frontier), opaque here
+        self.queue: Any = None
+        self.group: Host = self  # what paces it: the host itself
+
+    @property
+    def not_before(self) -> float:
+        """Loop time before which the host sends nothing (Retry-After); 0.0: none."""
+        return self._not_before
 
     # --- rate -----------------------------------------------------------------
 
@@ -236,15 +248,17 @@ class Host:
 
     # --- answers --------------------------------------------------------------
 
-    def record_status(self, status: int) -> None:
+    def record_status(self, status: int, *, deferred: bool = False) -> None:
         """Count an answer and adapt: a burst of 429s halves the rate once (the answers to
-        requests already in flight do not halve it again); a 429/503 streak marks the host
-        slow; RECOVER_AFTER good answers in a row double the rate back towards --rate."""
+        requests already in flight do not halve it again); a 429 whose Retry-After
+        `deferred` the host does not (the server said when to come back, and a scattered
+        one must cost its wait, not the rest of the run); a 429/503 streak marks the host
+        slow; good answers in a row double the rate back towards --rate."""
         if status < 429 and not (self._streak or self._halved) and self._rate >= self.max_rate:
             return  # a good answer to a host at its full rate: nothing changes (once per URL)
         if status == 429:
             self.rate_limited += 1
-            if not self._halved:  # once per burst: a good answer ends the burst
+            if not (self._halved or deferred):  # once per burst: a good answer ends it
                 self._halve_rate()
         if status >= 500:
             self.server_errors += 1
@@ -264,7 +278,7 @@ class Host:
         if self._rate >= ceiling:
             return
         self._good += 1
-        if self._good >= RECOVER_AFTER:
+        if self._good >= min(RECOVER_AFTER, math.ceil(self._rate * RECOVER_S)):
             self._good = 0
             self.slow = False
             doubled = self._rate * 2
@@ -306,17 +320,6 @@ class Host:
         now = asyncio.get_running_loop().time()
         self._not_before = max(self._not_before, now + seconds)
         return seconds
-
-    def lane(self) -> int | None:
-        """Workers worth tying up on this host now, or None for no limit: 2 while it is
-        deferred (Retry-After), else enough for four seconds of its rate. The pipeline parks
-        the rest of the host's work so a slow or backed-off host never holds every worker."""
-        # a host never deferred skips the clock: this runs once per listed URL
-        if self._not_before and self._not_before > asyncio.get_running_loop().time():
-            return 2
-        if math.isinf(self._rate):
-            return None
-        return max(2, math.ceil(4 * self._rate))
 
     def _note(self, text: str) -> None:
         if text not in self.notes:  # a host repeating itself is noted once
