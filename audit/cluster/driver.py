@@ -88,6 +88,9 @@ class Cluster:
                 processes=True,
                 threads_per_worker=LOCAL_SLOTS,
                 dashboard_address=None,
+                # no dashboard, and the scheduler's own HTTP routes on a free port: on 8787
+                # (Dask's default, even without a dashboard) a second run warns on stderr
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                 asynchronous=True,
                 silence_logs=logging.ERROR,
             )
