@@ -265,6 +265,13 @@ def _add_http(p: argparse.ArgumentParser) -> None:
         help="requests in flight to one host (default: --concurrency)",
     )
     p.add_argument(
+        "--politeness-key",
+        choices=("host", "ip", "domain"),
+        default="host",
+        help="what shares one --rate and --max-per-host: each host, every host on one "
+        "address (ip), or every host of one registrable domain (domain)",
+    )
+    p.add_argument(
         "--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request"
     )
     p.add_argument(
@@ -727,6 +734,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
         fetch_workers=getattr(args, "fetch_workers", None),
         max_per_host=getattr(args, "max_per_host", None),
+        politeness_key=getattr(args, "politeness_key", "host"),
         timeout=args.timeout,
         retries=args.retries,
         retry_after_cap=getattr(args, "max_retry_after", RETRY_AFTER_CAP),
@@ -1060,6 +1068,7 @@ _NOT_FINGERPRINTED = frozenset(
         "fetch_workers_min_rate",
         "fetch_workers_min_busy",
         "max_per_host",
+        "politeness_key",
         "timeout",
         "retries",
         "retry_after_cap",

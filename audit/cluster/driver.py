@@ -209,7 +209,7 @@ class ClusterCheck:
             "now": self.auditor.now,
         }
         assert self.cluster.lanes is not None
-        answer = await self.cluster.lanes.check(host.key, host.rate, item)
+        answer = await self.cluster.lanes.check(host.group.key, host.rate, item)  # per group
         self._account(host)
         return _decoded(answer)
 

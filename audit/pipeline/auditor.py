@@ -288,7 +288,14 @@ class Auditor:
             return
         stats = self._client.host_stats()
         if stats:
-            self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
+            self.rec.emit(
+                {
+                    "type": "hosts",
+                    "politeness_key": self.config.politeness_key,
+                    "hosts": [s.to_json() for s in stats],
+                    "groups": self._client.hosts.groups(),
+                }
+            )
 
     def _hreflang_findings(self) -> None:
         """Reciprocity is judged once every sitemap (and page) was read: not after an
@@ -722,6 +729,7 @@ class Auditor:
         else:
             lane = host.queue
             if lane is None:
+                await host.settle()  # --politeness-key ip: its group is its address's
                 group = host.group
                 lane = host.queue = frontier.lane(host, group, group)
         job = UrlJob(loc, source, item.line, item.lastmod, host=host, lane=lane)

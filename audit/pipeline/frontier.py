@@ -220,6 +220,7 @@ class GroupFrontier(Generic[T]):
                 if self._getters:
                     _wake_one(self._getters)  # every idle worker is told, one by the other
                 return None
+            self._arm()  # an idle worker never waits on a sleeping group without a timer
             await self._wait(self._getters)
 
     def done(self, lane: _Lane[T]) -> None:
@@ -244,24 +245,30 @@ class GroupFrontier(Generic[T]):
         group.state = _TIMED
         self._seq += 1
         heapq.heappush(self._timed, (at, self._seq, group))
-        if at < self._timer_at:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer_at = at
-            loop = self._loop or asyncio.get_running_loop()
-            self._timer = loop.call_at(at, self._ring)
+        self._arm()
+
+    def _arm(self) -> None:
+        """A timer at the first sleeping group's time, unless one rings by then."""
+        if self._timed:
+            at = self._timed[0][0]
+            if at < self._timer_at:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer_at = at
+                self._timer = (self._loop or asyncio.get_running_loop()).call_at(at, self._ring)
 
     def _ring(self) -> None:
         """A timer: an idle worker takes the groups whose turn came (a busy one takes them
-        at its next `take()`); the timer is set again for the next group still asleep."""
+        at its next `take()`, and arms the timer again when it goes idle); the timer is
+        set again for the next group still asleep. The loop's clock may lag the timer
+        (uvloop reads it once an iteration): then it rings again at the next one."""
         self._timer, self._timer_at = None, math.inf
-        if self._getters and self._due():
-            _wake_one(self._getters)
-        if self._timed:
-            at = self._timed[0][0]
-            if at > self._now():
-                self._timer_at = at
-                self._timer = (self._loop or asyncio.get_running_loop()).call_at(at, self._ring)
+        if self._getters:
+            if self._due():
+                _wake_one(self._getters)
+            self._arm()
+        elif self._timed and self._timed[0][0] > self._now():
+            self._arm()
 
     def _due(self) -> bool:
         """Move the groups whose time has come to the ready queue; True if any did."""
