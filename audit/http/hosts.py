@@ -51,6 +51,8 @@ _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 POLITENESS_KEYS = ("host", "ip", "domain")  # --politeness-key: what shares one Group
 
 __all__ = [
+    "BURST_FROM",
+    "BURST_WINDOW",
     "MIN_RATE",
     "POLITENESS_KEYS",
     "Group",

@@ -4,7 +4,8 @@ The expanders put listed URLs in; the workers take them out. Each job goes into 
 of its host, and each host belongs to a group (its politeness object: `Host.group` of
 audit.http.hosts, the host itself by default). A worker takes the next job of a group
 that three things allow now: the group's rate (the frontier paces each group's dispatches
-at its current rate, never in bursts), its "not before" deadline (Retry-After) and its
+at its current rate: one at a time, or BURST_WINDOW's worth above BURST_FROM/s, as the
+group's limiter does), its "not before" deadline (Retry-After) and its
 in-flight cap (URL checks of the group in flight). A group that waits for its turn sleeps
 on a timer and holds no worker; a group at its cap waits until one of its checks is done.
 So a slow, backed-off or rate-limited group never delays the URLs of another group.
@@ -23,7 +24,8 @@ limiter (retries, sitemaps and robots.txt take turns there too), so politeness n
 depends on this module. Without pacing (a cluster: the batches are paced on the workers;
 validate), only the caps and the order apply.
 
-Imports nothing of the HTTP layer: it reads the group's `rate` and `not_before`.
+Of the HTTP layer it reads only the group's `rate` and `not_before`, and the burst the
+group's limiter allows above BURST_FROM requests a second (audit.http.hosts).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import heapq
 import math
 from collections import deque
 from typing import Any, Final, Generic, Protocol, TypeVar
+
+from audit.http.hosts import BURST_FROM, BURST_WINDOW
 
 __all__ = ["LANE_LOW", "LANE_MAX", "TOTAL_MAX", "GroupFrontier", "Pace"]
 
@@ -177,11 +181,16 @@ class GroupFrontier(Generic[T]):
                 not_before = pace.not_before
                 if rate != math.inf or not_before:
                     now = self._now()
-                    at = max(group.next_at, not_before)
+                    # a fast group may go BURST_WINDOW ahead, as its limiter lets it
+                    slack = BURST_WINDOW if rate >= BURST_FROM else 0.0
+                    at = max(group.next_at - slack, not_before)
                     if at > now:
                         self._sleep(group, at)
                         continue
-                    group.next_at = now + 1.0 / rate if rate != math.inf else 0.0
+                    if rate == math.inf:
+                        group.next_at = 0.0
+                    else:
+                        group.next_at = max(now, group.next_at) + 1.0 / rate
             return self._pop(group)
 
     def _pop(self, group: _Group) -> T:
