@@ -64,7 +64,7 @@ _UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
 _UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 EXPANDERS = 4  # sitemaps streamed at once (one more for each target, up to EXPANDERS_MAX)
-EXPANDERS_MAX = 64
+EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others wait for
 DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
 LOCAL_CHUNK = 65536
 

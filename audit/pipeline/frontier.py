@@ -13,9 +13,12 @@ So a slow, backed-off or rate-limited group never delays the URLs of another gro
 The hosts of one group take turns (round robin); each host's jobs leave in the order they
 came in, and groups ready at once take turns too.
 
-Back-pressure: a host's queue holds at most `per_lane` jobs and all queues `total`; a
-producer past either waits until the workers drained that queue (or all of them) to the
-low-water mark, then fills up in one go. Memory stays flat whatever the size of the site.
+Back-pressure: a producer waits when a host's queue holds `per_lane` jobs and all
+queues `soft` (until that host's queue is drained to the low-water mark, then it fills up
+in one go), or when all queues hold `total`. Below `soft`, a full host's queue takes more,
+so that one sitemap listing many hosts one after the other (or many targets at once)
+starts every host early rather than one by one. Memory stays flat whatever the size of
+the site.
 
 `close()` says no more jobs come; `get()` then answers None once every queue is empty.
 
@@ -40,9 +43,10 @@ from audit.http.hosts import BURST_FROM, BURST_WINDOW
 
 __all__ = ["LANE_LOW", "LANE_MAX", "TOTAL_MAX", "GroupFrontier", "Pace"]
 
-LANE_MAX: Final = 1000  # jobs queued for one host before its producer waits
-LANE_LOW: Final = 750  # ... and drained to this before it goes on
-TOTAL_MAX: Final = 100_000  # jobs queued over every host
+LANE_MAX: Final = 1000  # jobs queued for one host before its producer may wait...
+LANE_LOW: Final = 750  # ... till the host's queue is drained to this
+TOTAL_SOFT: Final = 50_000  # ... which it does only once this many are queued in all
+TOTAL_MAX: Final = 200_000  # jobs queued over every host: past this, every producer waits
 
 T = TypeVar("T")
 
@@ -93,6 +97,7 @@ class GroupFrontier(Generic[T]):
         pacing: bool = True,
         per_lane: int = LANE_MAX,
         low: int = LANE_LOW,
+        soft: int = TOTAL_SOFT,
         total: int = TOTAL_MAX,
     ) -> None:
         self._cap = cap
@@ -100,6 +105,7 @@ class GroupFrontier(Generic[T]):
         self._per_lane = max(1, per_lane)
         self._low = min(max(0, low), self._per_lane - 1)
         self._total_max = max(1, total)
+        self._soft = min(max(0, soft), self._total_max)
         self._groups: dict[object, _Group] = {}
         self._lanes: dict[object, _Lane[T]] = {}
         self._ready: deque[_Group] = deque()
@@ -131,14 +137,16 @@ class GroupFrontier(Generic[T]):
 
     def try_put(self, lane: _Lane[T], job: T) -> bool:
         """Queue `job` when its lane and the frontier have room (no coroutine)."""
-        if len(lane.jobs) >= self._per_lane or self.total >= self._total_max:
+        total = self.total
+        if total >= self._total_max or (len(lane.jobs) >= self._per_lane and total >= self._soft):
             return False
         self._append(lane, job)
         return True
 
     async def put(self, lane: _Lane[T], job: T) -> None:
         while not self.try_put(lane, job):
-            waiters = lane.putters if len(lane.jobs) >= self._per_lane else self._putters
+            full = self.total >= self._total_max
+            waiters = self._putters if full else lane.putters
             await self._wait(waiters)
 
     def _append(self, lane: _Lane[T], job: T) -> None:

@@ -120,7 +120,7 @@ async def test_a_group_is_paced_at_its_rate_and_a_deferred_one_sleeps() -> None:
 
 
 async def test_a_full_lane_holds_its_producer_till_the_low_water_mark() -> None:
-    frontier: GroupFrontier[int] = GroupFrontier(per_lane=4, low=1)
+    frontier: GroupFrontier[int] = GroupFrontier(per_lane=4, low=1, soft=0)
     a, b = frontier.lane("a", "a", None), frontier.lane("b", "b", None)
     produced: list[int] = []
 
@@ -150,6 +150,20 @@ async def test_a_full_lane_holds_its_producer_till_the_low_water_mark() -> None:
             await asyncio.sleep(0)
     await task
     assert rest == list(range(3, 10))
+
+
+async def test_below_the_soft_total_a_full_lane_takes_more_so_every_host_starts() -> None:
+    # one sitemap listing host a's URLs, then host b's: b is queued before a is drained
+    frontier: GroupFrontier[str] = GroupFrontier(per_lane=2, low=1, soft=5, total=8)
+    a, b = frontier.lane("a", "a", None), frontier.lane("b", "b", None)
+    assert [frontier.try_put(a, f"a{n}") for n in range(6)] == [True] * 5 + [False]
+    assert frontier.try_put(b, "b0") and frontier.take() == "a0" and frontier.take() == "b0"
+    assert [frontier.try_put(b, f"b{n}") for n in range(1, 4)] == [True, True, False]
+    assert len(frontier) == 6  # at the soft total, a full lane waits for its own drain
+    c = frontier.lane("c", "c", None)
+    assert frontier.try_put(c, "c0") and frontier.try_put(c, "c1")  # not a full lane
+    assert not frontier.try_put(c, "c2")  # full, past the soft total
+    assert len(frontier) == 8 and not frontier.try_put(frontier.lane("d", "d", None), "d0")
 
 
 async def test_idle_workers_all_end_once_closed_and_empty() -> None:
