@@ -45,6 +45,10 @@ bench: $(STAMP)
 	# crawl --links and --page-checks (issue 18): 100,000 linked pages on nginx against a bare
 	# aiohttp+lxml loop and advertools, side by side; a 1,000,000-page link crawl's peak memory
 	$(BIN)/python bench/links.py
+	# many sites at once (issue 27): K loopback hosts x N pages at --rate R in one process,
+	# --cluster local:4 and a scheduler with two workers, against the ideal N/R
+	$(BIN)/python bench/cluster.py --hosts 8 --pages 2500 --rate 50
+	$(BIN)/python bench/cluster.py --hosts 100 --pages 500 --rate 50
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
