@@ -157,3 +157,20 @@ async def test_scattered_429s_cost_their_retry_after_and_slow_their_own_host_onl
     assert hosts[busy_base]["rate_limited"] == len(refused)
     assert hosts[busy_base]["rate"] == rate and hosts[calm_base]["rate"] == rate
     assert all(r["status"] == 200 for r in records if r["type"] == "url")
+
+
+async def test_a_target_that_cannot_be_reached_does_not_hold_the_others(
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, base = await _site(serve, 5)
+    dead = "http://127.0.0.1:1/"  # nothing listens on port 1
+    rc, records = await _crawl(tmp_path, dead, f"{base}/")
+    assert rc == 2  # one target could not be audited at all
+    assert f"{dead}: site cannot be reached" in capsys.readouterr().err
+    urls = sorted(r["url"] for r in records if r["type"] == "url")
+    assert urls == sorted(f"{base}/p{i}" for i in range(5))  # the other one audited in full
+    (hosts,) = [r for r in records if r["type"] == "hosts"]
+    assert hosts["politeness_key"] == "host"
+    groups = {g["group"]: g["hosts"] for g in hosts["groups"]}
+    assert groups[base] == [base]  # by default each host is its own group
+    assert records[-1]["type"] == "summary" and records[-1]["fatal"]
