@@ -162,7 +162,7 @@ async def test_scattered_429s_cost_their_retry_after_and_slow_their_own_host_onl
 async def test_a_target_that_cannot_be_reached_does_not_hold_the_others(
     serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    site, base = await _site(serve, 5)
+    _, base = await _site(serve, 5)
     dead = "http://127.0.0.1:1/"  # nothing listens on port 1
     rc, records = await _crawl(tmp_path, dead, f"{base}/")
     assert rc == 2  # one target could not be audited at all
