@@ -134,7 +134,7 @@ class Audit:
             check_config(self.config, mode)
 
     async def run(self) -> None:
-        """Audit every target in turn; records go to the sinks as they are produced.
+        """Audit every target at once; records go to the sinks as they are produced.
         With --cluster, the URL checks of every target run on one Dask cluster. The
         browser of --render ends with the run, however it ends."""
         try:
@@ -163,56 +163,34 @@ class Audit:
             await self._after(self)
 
     async def _run_targets(self) -> None:
-        from audit.pipeline.runner import run_target  # loads the HTTP stack: only to run
+        """Every target at once, on one pipeline: its outcomes in the targets' order."""
+        from audit.pipeline.runner import run_targets  # loads the HTTP stack: only to run
 
-        for kind, value in self.jobs:
-            config = self._config_left()
-            if config is None:  # --max-urls counts for the whole run: spent already
-                self.recorder.notes["max_urls_reached"] = True
-                break
-            self.outcomes.append({})
-            sitemaps = self.recorder.sitemaps
-            await run_target(
-                kind,
-                value,
-                config,
-                self.recorder,
-                self.mode,
-                self.progress,
-                self.outcomes[-1],
-                on_entry=self._on_entry,
-                on_sitemap=self._on_sitemap,
-                hooks=self._hooks_for_target(),
-                url_check=self._url_check,
-                render=self._render,
-            )
-            self._check_found(kind, value, sitemaps)
-
-    def _config_left(self) -> CrawlConfig | None:
-        """The next target's config: --max-urls less the URLs the run has checked so far;
-        None when none are left."""
-        limit = self.config.max_urls
-        if limit is None or len(self.jobs) == 1:
-            return self.config
-        left = limit - self.recorder.urls
-        return replace(self.config, max_urls=left) if left > 0 else None
-
-    def _check_found(self, kind: str, value: str, sitemaps_before: int) -> None:
-        """A site or robots.txt that led to no sitemap: nothing was audited (exit 2)."""
-        outcome = self.outcomes[-1]
-        found = self.recorder.sitemaps > sitemaps_before
-        if kind in ("site", "robots") and not outcome.get("fatal") and not found:
-            outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
+        self.outcomes = [{} for _ in self.jobs]
+        await run_targets(
+            self.jobs,
+            self.config,
+            self.recorder,
+            self.mode,
+            self.progress,
+            self.outcomes,
+            on_entry=self._on_entry,
+            on_sitemap=self._on_sitemap,
+            hooks=self._hooks_for_target(),
+            url_check=self._url_check,
+            render=self._render,
+        )
 
     def _hooks_for_target(self) -> list[Hook]:
-        """The caller's hooks for one target (the run's own are the runner's builtin_hooks),
-        after --intent's (it reads their indexability; the caller's --state stores what it
-        adds). The last target's intent hook requests the exact rows no target listed."""
+        """The caller's hooks for the run, made once (the run's own are the runner's
+        builtin_hooks), after --intent's (it reads their indexability; the caller's
+        --state stores what it adds). The intent hook requests the exact rows no target
+        listed."""
         own: list[Hook] = []
         if self.intent is not None:
             from audit.pipeline.intent import IntentHook
 
-            own.append(IntentHook(self.intent, last=len(self.outcomes) == len(self.jobs)))
+            own.append(IntentHook(self.intent))
         return own + (list(self._hooks()) if self._hooks is not None else [])
 
     @property

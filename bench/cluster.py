@@ -1,16 +1,17 @@
-"""--cluster against one process (issue 21): eight loopback hosts, the same crawl three ways.
+"""--cluster against one process (issues 21, 27): K loopback hosts, the same crawl three ways.
 
-    python bench/cluster.py [--pages 100] [--rate 20]
+    python bench/cluster.py [--hosts 8] [--pages 100] [--rate 20]
 
 1. no --cluster (one process tree);
 2. --cluster local:4 (a LocalCluster of four worker processes started by the run);
 3. --cluster tcp://... against a `dask scheduler` and two `dask worker` processes started
    here beforehand (their startup is not in the wall time; their memory is in the peak).
 
-Each host (127.0.0.1 to 127.0.0.8) logs when each page request arrived; the figures are
+Each host (127.0.0.1 to 127.0.0.K) logs when each page request arrived; the figures are
 the wall time, the most requests any host saw in one second (server-side; --rate is the
 limit), and the peak summed RSS of every process involved (bench/measure.py for the run's
-own tree, sampled here for the separate scheduler and workers).
+own tree, sampled here for the separate scheduler and workers), and the wall time against
+the ideal N/R (every host at its --rate at once: the pages of one host at --rate).
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ HOSTS = 8
 
 
 class Hosts:
-    """Eight loopback hosts in a thread of their own; the first one's sitemap lists all."""
+    """K loopback hosts in a thread of their own; the first one's sitemap lists all."""
 
-    def __init__(self, pages: int) -> None:
+    def __init__(self, pages: int, count: int = HOSTS) -> None:
         self.pages = pages
+        self.count = count
         self.times: dict[str, list[float]] = {}
         self.bases: list[str] = []
         self._loop = asyncio.new_event_loop()
@@ -56,7 +58,7 @@ class Hosts:
         self._loop.run_forever()
 
     async def _start(self) -> None:
-        for i in range(HOSTS):
+        for i in range(self.count):
             ip = f"127.0.0.{i + 1}"
             app = web.Application()
             app.router.add_route("*", "/{tail:.*}", self._handler(ip))
@@ -155,10 +157,11 @@ def run(
 
 def main() -> int:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--hosts", type=int, default=HOSTS, help="loopback hosts (<= 254)")
     parser.add_argument("--pages", type=int, default=100, help="pages per host")
     parser.add_argument("--rate", type=float, default=20.0)
     args = parser.parse_args()
-    hosts = Hosts(args.pages)
+    hosts = Hosts(args.pages, min(254, max(1, args.hosts)))
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -172,11 +175,14 @@ def main() -> int:
             for proc in procs:
                 proc.kill()
                 proc.wait()
-    print(f"{HOSTS} hosts x {args.pages} pages, --rate {args.rate:g}")
-    print(f"{'':24} {'wall s':>7} {'max/host/s':>11} {'requests':>9} {'peak MB':>8}")
+    ideal = args.pages / args.rate
+    print(f"{hosts.count} hosts x {args.pages} pages, --rate {args.rate:g} (ideal {ideal:g} s)")
+    print(f"{'':24} {'wall s':>7} {'x ideal':>8} {'max/host/s':>11} {'requests':>9} "
+          f"{'peak MB':>8}")  # fmt: skip
     for name, row in rows.items():
-        print(f"{name:24} {row['wall_s']:>7} {row['max_per_host_per_s']:>11} "
-              f"{row['requests']:>9} {row['peak_rss_mb']:>8}")  # fmt: skip
+        print(f"{name:24} {row['wall_s']:>7} {row['wall_s'] / ideal:>8.2f} "
+              f"{row['max_per_host_per_s']:>11} {row['requests']:>9} "
+              f"{row['peak_rss_mb']:>8}")  # fmt: skip
     return 0
 
 

@@ -406,6 +406,13 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
         metavar="N",
         help="requests in flight to one host (default: --concurrency)",
     )
+    add(
+        "--politeness-key",
+        choices=("host", "ip", "domain"),
+        default="host",
+        help="what shares one --rate and --max-per-host: each host, every host on one "
+        "address (ip), or every host of one registrable domain (domain)",
+    )
     add("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, help="seconds per request")
     add(
         "--fetch-workers",
@@ -954,6 +961,7 @@ def config_from(args: argparse.Namespace, targets: list[str | None] | None = Non
         concurrency=getattr(args, "concurrency", DEFAULT_CONCURRENCY),
         fetch_workers=getattr(args, "fetch_workers", None),
         max_per_host=getattr(args, "max_per_host", None),
+        politeness_key=getattr(args, "politeness_key", "host"),
         timeout=args.timeout,
         retries=args.retries,
         retry_after_cap=getattr(args, "max_retry_after", RETRY_AFTER_CAP),
@@ -1347,6 +1355,7 @@ _NOT_FINGERPRINTED = frozenset(
         "fetch_workers_min_rate",
         "fetch_workers_min_busy",
         "max_per_host",
+        "politeness_key",
         "timeout",
         "retries",
         "retry_after_cap",

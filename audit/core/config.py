@@ -67,8 +67,11 @@ class CrawlConfig:
     # --header: sent only to credential origins, like --auth (never into a report)
     extra_headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     max_per_host: int | None = (
-        DEFAULT_MAX_PER_HOST  # in-flight cap per scheme://host:port; None = concurrency
+        DEFAULT_MAX_PER_HOST  # in-flight cap per politeness group; None = concurrency
     )
+    # --politeness-key: what shares one rate and in-flight cap: each scheme://host:port
+    # ("host"), every host on one address ("ip"), or of one registrable domain ("domain")
+    politeness_key: str = "host"
 
     @property
     def per_host_cap(self) -> int:

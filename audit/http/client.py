@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -89,7 +90,7 @@ from audit.http.exchange import (
     response_headers,
     wants_body,
 )
-from audit.http.hosts import Host, HostPool, HostStats, origin_key
+from audit.http.hosts import Host, HostPool, HostStats, address_id, origin_key
 from audit.http.retry import (
     BACKOFF,
     DONE,
@@ -381,6 +382,8 @@ class HttpClient:
             rate=config.rate,
             max_in_flight=config.per_host_cap,
             retry_after_cap=config.retry_after_cap,
+            key=config.politeness_key,
+            address_of=self._address_of,
         )
         self._session: aiohttp.ClientSession | None = None
         self._agent_session: aiohttp.ClientSession | None = None  # fetch_as's (--agents-fetch)
@@ -518,6 +521,21 @@ class HttpClient:
 
     def host_stats(self) -> list[HostStats]:
         return self.hosts.stats()
+
+    async def _address_of(self, name: str) -> str | None:
+        """--politeness-key ip: the first address a name resolves to that the run's
+        private-address rule lets it connect to (as the connector's resolver judges);
+        None when there is none."""
+        loop = asyncio.get_running_loop()
+        try:
+            answers = await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return None
+        for answer in answers:
+            address = str(answer[4][0])
+            if self._guard.keeps(name, address):
+                return address_id(address)
+        return None
 
     # --- one URL, with retries ---------------------------------------------------
 

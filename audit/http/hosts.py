@@ -14,8 +14,11 @@ A `Host` holds (STYLE lessons 4 and 5):
   a request waiting for its turn does not burn its own deadline;
 - the adaptive rate: robots.txt `Crawl-delay` / `Request-rate` lower it (never above --rate);
   a burst of 429s halves it once (floor MIN_RATE; answers to requests already in flight do
-  not halve it again); a host that keeps answering 429/503 is marked `slow` and halved once
-  more; RECOVER_AFTER good answers in a row double it back, up to --rate;
+  not halve it again), unless the 429 said when to come back (Retry-After defers the host
+  instead); a host that keeps answering 429/503 is marked `slow` and halved once more; good
+  answers in a row double it back, up to --rate: RECOVER_AFTER of them, or fewer at a low
+  rate (RECOVER_S seconds' worth), so each doubling takes at most about RECOVER_S and the
+  climb back from MIN_RATE is bounded in time, not in answers;
 - counters, reported as `HostStats`.
 
 Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter.
@@ -24,8 +27,11 @@ Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aio
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ipaddress
 import math
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,22 +41,30 @@ from aiolimiter import AsyncLimiter
 MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
 SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
-RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --rate)
+RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --rate)...
+RECOVER_S = 2.0  # ... or fewer: as many as this many seconds of the lowered rate bring
 RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
 BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
 BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
 _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
+POLITENESS_KEYS = ("host", "ip", "domain")  # --politeness-key: what shares one Group
 
 __all__ = [
+    "BURST_FROM",
+    "BURST_WINDOW",
     "MIN_RATE",
+    "POLITENESS_KEYS",
+    "Group",
     "Host",
     "HostPool",
     "HostStats",
+    "address_id",
     "canonical_origin",
     "limiter_for",
     "origin_key",
     "origin_of",
+    "registrable_domain",
     "url_prefix",
 ]
 
@@ -145,10 +159,12 @@ class HostStats:
     slow: bool
     crawl_delay: float | None
     notes: tuple[str, ...] = ()
+    group: str = ""  # the politeness group's id (--politeness-key)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "host": self.host,
+            "group": self.group or self.host,
             "requests": self.requests,
             "retries": self.retries,
             "rate_limited": self.rate_limited,
@@ -161,8 +177,10 @@ class HostStats:
         }
 
 
-class Host:
-    """Politeness state of one scheme://host:port. Create through `HostPool.get()`."""
+class Group:
+    """The politeness of a group of hosts (--politeness-key: one host, one address, one
+    registrable domain): rate limiter, in-flight slots, Retry-After deadline, 429 halving,
+    slow mark, robots.txt ceiling. Its hosts keep their counters (`Host`)."""
 
     def __init__(
         self,
@@ -172,8 +190,7 @@ class Host:
         max_in_flight: int,
         retry_after_cap: float,
     ) -> None:
-        self.key = key
-        self.scheme, self.hostname, _ = _origin_parts(key)  # hostname: no [] around IPv6
+        self.key = key  # the group id of the hosts record
         self.max_rate = math.inf if _unlimited(rate) else rate  # --rate: never exceeded
         self._rate = self.max_rate
         self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use
@@ -188,18 +205,12 @@ class Host:
         self._ceiling = math.inf  # robots.txt's Crawl-delay / Request-rate: never recovered past
         self._good = 0  # good answers in a row since the rate was lowered
         self.slow = False
-        self.crawl_delay: float | None = None
-        self.requests = 0
-        self.retries = 0
-        self.rate_limited = 0
-        self.server_errors = 0
-        self.backoff_s = 0.0  # wall time backed off: the union of the waits, not their sum
-        self._backed_off_until = 0.0  # loop time up to which backoff_s is counted
         self.notes: list[str] = []
-        # The host's robots.txt (audit.http.robots): the one cache of the run, kept here so
-        # a URL's policy is one HostPool.get away. Opaque to this module.
-        self.robots: Any = None  # the policy once read
-        self.robots_task: asyncio.Task[Any] | None = None  # the read in flight
+
+    @property
+    def not_before(self) -> float:
+        """Loop time before which the host sends nothing (Retry-After); 0.0: none."""
+        return self._not_before
 
     # --- rate -----------------------------------------------------------------
 
@@ -220,34 +231,18 @@ class Host:
             self._ceiling = min(self._ceiling, max(rate, 1e-6))  # recovery stops here
             self._set_rate(min(self._rate, self._ceiling))
 
-    def set_min_interval(self, seconds: float) -> None:
-        """Space requests at least `seconds` apart (robots.txt Crawl-delay).
-
-        Lowers the rate, never raises it above --rate; a delay above the Retry-After cap is
-        capped with a note, since an absurd Crawl-delay would stall the audit.
-        """
-        if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
-            return
-        if seconds > self._retry_after_cap:
-            self._note(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
-            seconds = self._retry_after_cap
-        self.crawl_delay = seconds
-        self.set_max_rate(1.0 / seconds)
-
     # --- answers --------------------------------------------------------------
 
-    def record_status(self, status: int) -> None:
+    def record_status(self, status: int, *, deferred: bool = False) -> None:
         """Count an answer and adapt: a burst of 429s halves the rate once (the answers to
-        requests already in flight do not halve it again); a 429/503 streak marks the host
-        slow; RECOVER_AFTER good answers in a row double the rate back towards --rate."""
+        requests already in flight do not halve it again); a 429 whose Retry-After
+        `deferred` the host does not (the server said when to come back, and a scattered
+        one must cost its wait, not the rest of the run); a 429/503 streak marks the host
+        slow; good answers in a row double the rate back towards --rate."""
         if status < 429 and not (self._streak or self._halved) and self._rate >= self.max_rate:
             return  # a good answer to a host at its full rate: nothing changes (once per URL)
-        if status == 429:
-            self.rate_limited += 1
-            if not self._halved:  # once per burst: a good answer ends the burst
-                self._halve_rate()
-        if status >= 500:
-            self.server_errors += 1
+        if status == 429 and not (self._halved or deferred):  # once per burst
+            self._halve_rate()  # a good answer ends the burst
         if status in (429, 503):
             self._good = 0
             self._streak += 1
@@ -264,7 +259,7 @@ class Host:
         if self._rate >= ceiling:
             return
         self._good += 1
-        if self._good >= RECOVER_AFTER:
+        if self._good >= min(RECOVER_AFTER, math.ceil(self._rate * RECOVER_S)):
             self._good = 0
             self.slow = False
             doubled = self._rate * 2
@@ -307,29 +302,18 @@ class Host:
         self._not_before = max(self._not_before, now + seconds)
         return seconds
 
-    def lane(self) -> int | None:
-        """Workers worth tying up on this host now, or None for no limit: 2 while it is
-        deferred (Retry-After), else enough for four seconds of its rate. The pipeline parks
-        the rest of the host's work so a slow or backed-off host never holds every worker."""
-        # a host never deferred skips the clock: this runs once per listed URL
-        if self._not_before and self._not_before > asyncio.get_running_loop().time():
-            return 2
-        if math.isinf(self._rate):
-            return None
-        return max(2, math.ceil(4 * self._rate))
-
     def _note(self, text: str) -> None:
         if text not in self.notes:  # a host repeating itself is noted once
             self.notes.append(text)
 
     # --- taking a turn --------------------------------------------------------
 
-    async def _wait_turn(self) -> None:
+    async def _wait_turn(self, host: Host) -> None:
         loop = asyncio.get_running_loop()
         while True:
             wait = self._not_before - loop.time()
             if wait > 0:
-                self.backed_off(wait)
+                host.backed_off(wait)
                 await asyncio.sleep(wait)
                 continue
             if math.isinf(self._rate):
@@ -342,22 +326,10 @@ class Host:
             if self._not_before <= loop.time():
                 return
 
-    def backed_off(self, seconds: float) -> None:
-        """A request of this host waits `seconds` from now: count the wall time once, however
-        many requests wait at the same time (backoff_s never exceeds the run's length)."""
-        now = asyncio.get_running_loop().time()
-        until = now + seconds
-        if until > self._backed_off_until:
-            self.backoff_s += until - max(now, self._backed_off_until)
-            self._backed_off_until = until
-
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        if not self._not_before and self._rate == math.inf and self._grab_slot():
-            self.requests += 1
-            return True
-        return False
+        return not self._not_before and self._rate == math.inf and self._grab_slot()
 
     def _grab_slot(self) -> bool:
         """Take a free slot if nobody is waiting for one (first come, first served)."""
@@ -366,21 +338,19 @@ class Host:
             return True
         return False
 
-    async def acquire(self, *, hold_slot: bool = True) -> bool:
-        """Wait for this host's turn: deadline, rate limiter and (optionally) an in-flight slot.
-
-        Returns True when a slot is held; the caller must then `release()` it.
+    async def acquire(self, host: Host, *, hold_slot: bool = True) -> bool:
+        """Wait for the group's turn: deadline, rate limiter and (optionally) an in-flight
+        slot. Returns True when a slot is held; the caller must then `release()` it.
         """
         if hold_slot:
             await self._take_slot()
         try:
             if self._not_before or self._rate != math.inf:  # else nothing to wait for
-                await self._wait_turn()
+                await self._wait_turn(host)
         except BaseException:
             if hold_slot:
                 self.release()
             raise
-        self.requests += 1
         return hold_slot
 
     async def _take_slot(self) -> None:
@@ -406,7 +376,158 @@ class Host:
                 return
         self._free += 1
 
+
+class Host:
+    """One scheme://host:port: its counters, robots.txt and queue, paced by its `group`.
+    Create through `HostPool.get()`."""
+
+    def __init__(
+        self,
+        key: str,
+        group: Group | None = None,
+        *,
+        retry_after_cap: float,
+        rate: float = math.inf,
+        max_in_flight: int = 1,
+    ) -> None:
+        """`group`: the host's politeness group; None, a group of its own (`rate`,
+        `max_in_flight`)."""
+        self.key = key
+        self.scheme, self.hostname, _ = _origin_parts(key)  # hostname: no [] around IPv6
+        if group is None:
+            group = Group(
+                key, rate=rate, max_in_flight=max_in_flight, retry_after_cap=retry_after_cap
+            )
+        self.group = group
+        self._retry_after_cap = retry_after_cap
+        self.crawl_delay: float | None = None
+        self.requests = 0
+        self.retries = 0
+        self.rate_limited = 0
+        self.server_errors = 0
+        self.backoff_s = 0.0  # wall time backed off: the union of the waits, not their sum
+        self._backed_off_until = 0.0  # loop time up to which backoff_s is counted
+        self.notes: list[str] = []
+        # The host's robots.txt (audit.http.robots): the one cache of the run, kept here so
+        # a URL's policy is one HostPool.get away. Opaque to this module.
+        self.robots: Any = None  # the policy once read
+        self.robots_task: asyncio.Task[Any] | None = None  # the read in flight
+        # The host's queue in the pipeline's frontier (audit.pipeline.frontier), opaque here
+        self.queue: Any = None
+        # --politeness-key ip: the group is known once the name is resolved (settle())
+        self._settle: Callable[[Host], Awaitable[None]] | None = None
+        self._settling: asyncio.Task[None] | None = None
+
+    # --- the group's, read through the host ---------------------------------------
+
+    @property
+    def rate(self) -> float:
+        """The group's requests per second now (math.inf when unlimited)."""
+        return self.group.rate
+
+    @property
+    def max_rate(self) -> float:
+        return self.group.max_rate
+
+    @property
+    def slow(self) -> bool:
+        return self.group.slow
+
+    @property
+    def not_before(self) -> float:
+        """Loop time before which the group sends nothing (Retry-After); 0.0: none."""
+        return self.group.not_before
+
+    @property
+    def pending(self) -> bool:
+        """True while the host's group is not known yet (a name still to resolve)."""
+        return self._settle is not None
+
+    async def settle(self) -> None:
+        """Join the host's group (--politeness-key ip: resolve its name, once)."""
+        settle = self._settle
+        if settle is None:
+            return
+        task = self._settling
+        if task is None:
+            task = self._settling = asyncio.ensure_future(settle(self))
+        await asyncio.shield(task)
+        self._settle = None
+
+    def set_max_rate(self, rate: float) -> None:
+        """Lower the group's rate to `rate` requests/second (robots.txt Request-rate)."""
+        self.group.set_max_rate(rate)
+
+    def set_min_interval(self, seconds: float) -> None:
+        """Space the group's requests at least `seconds` apart (robots.txt Crawl-delay).
+
+        Lowers the rate, never raises it above --rate; a delay above the Retry-After cap is
+        capped with a note, since an absurd Crawl-delay would stall the audit. Of several
+        hosts of a group, the strictest one counts.
+        """
+        if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
+            return
+        if seconds > self._retry_after_cap:
+            self._note(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
+            seconds = self._retry_after_cap
+        self.crawl_delay = seconds
+        self.group.set_max_rate(1.0 / seconds)
+
+    def record_status(self, status: int, *, deferred: bool = False) -> None:
+        """Count an answer; the group adapts its rate (Group.record_status)."""
+        if status >= 429:
+            if status == 429:
+                self.rate_limited += 1
+            elif status >= 500:
+                self.server_errors += 1
+        self.group.record_status(status, deferred=deferred)
+
+    def over_cap(self, seconds: float) -> bool:
+        return self.group.over_cap(seconds)
+
+    def defer(self, seconds: float, *, reason: str = "Retry-After") -> float:
+        """Push the group's "not before" deadline `seconds` from now (capped)."""
+        return self.group.defer(seconds, reason=reason)
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    # --- taking a turn --------------------------------------------------------
+
+    def backed_off(self, seconds: float) -> None:
+        """A request of this host waits `seconds` from now: count the wall time once, however
+        many requests wait at the same time (backoff_s never exceeds the run's length)."""
+        now = asyncio.get_running_loop().time()
+        until = now + seconds
+        if until > self._backed_off_until:
+            self.backoff_s += until - max(now, self._backed_off_until)
+            self._backed_off_until = until
+
+    def try_acquire(self) -> bool:
+        """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
+        rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
+        if self._settle is None and self.group.try_acquire():
+            self.requests += 1
+            return True
+        return False
+
+    async def acquire(self, *, hold_slot: bool = True) -> bool:
+        """Wait for the group's turn: deadline, rate limiter and (optionally) an in-flight
+        slot. Returns True when a slot is held; the caller must then `release()` it."""
+        if self._settle is not None:
+            await self.settle()
+        held = await self.group.acquire(self, hold_slot=hold_slot)
+        self.requests += 1
+        return held
+
+    def release(self) -> None:
+        self.group.release()
+
     def stats(self) -> HostStats:
+        group = self.group
+        notes = [*self.notes, *(n for n in group.notes if n not in self.notes)]
+        rate = group.rate
         return HostStats(
             host=self.key,
             requests=self.requests,
@@ -414,21 +535,37 @@ class Host:
             rate_limited=self.rate_limited,
             server_errors=self.server_errors,
             backoff_s=self.backoff_s,
-            rate=None if math.isinf(self._rate) else self._rate,
-            slow=self.slow,
+            rate=None if math.isinf(rate) else rate,
+            slow=group.slow,
             crawl_delay=self.crawl_delay,
-            notes=tuple(self.notes),
+            notes=tuple(notes),
+            group=group.key,
         )
 
 
 class HostPool:
-    """One `Host` per scheme://host:port, created lazily on first use."""
+    """One `Host` per scheme://host:port, created lazily on first use, each in its group:
+    `key` is --politeness-key (host, ip, domain). With `ip`, `address_of(name)` gives a
+    name's address (None: it does not resolve), asked once per host, at its first request."""
 
-    def __init__(self, *, rate: float, max_in_flight: int, retry_after_cap: float) -> None:
+    def __init__(
+        self,
+        *,
+        rate: float,
+        max_in_flight: int,
+        retry_after_cap: float,
+        key: str = "host",
+        address_of: Callable[[str], Awaitable[str | None]] | None = None,
+    ) -> None:
+        if key not in POLITENESS_KEYS:
+            raise ValueError(f"unknown politeness key: {key!r}")
         self._rate = rate
         self._max_in_flight = max_in_flight
         self._retry_after_cap = retry_after_cap
+        self.key = key
+        self._address_of = address_of
         self._hosts: dict[str, Host] = {}
+        self._groups: dict[str, Group] = {}
         self._by_prefix: dict[str, Host] = {}  # url_prefix() -> host: no urlsplit per request
         # The last URL asked for and its host: a listed URL is looked up by the worker that
         # takes it, then by its request, with no other lookup in between.
@@ -448,12 +585,7 @@ class HostPool:
         key = origin_of(url)
         host = self._hosts.get(key)
         if host is None:
-            host = self._hosts[key] = Host(
-                key,
-                rate=self._rate,
-                max_in_flight=self._max_in_flight,
-                retry_after_cap=self._retry_after_cap,
-            )
+            host = self._hosts[key] = self._new_host(key)
         if prefix is not None:
             if len(self._by_prefix) >= _KEY_CACHE_MAX:
                 self._by_prefix.clear()
@@ -461,5 +593,91 @@ class HostPool:
         self._last = (url, host)
         return host
 
+    def _group(self, gid: str) -> Group:
+        group = self._groups.get(gid)
+        if group is None:
+            group = self._groups[gid] = Group(
+                gid,
+                rate=self._rate,
+                max_in_flight=self._max_in_flight,
+                retry_after_cap=self._retry_after_cap,
+            )
+        return group
+
+    def _new_host(self, key: str) -> Host:
+        _, hostname, _ = _origin_parts(key)
+        literal = _ip_literal(hostname)
+        if self.key == "host":
+            gid = key
+        elif literal is not None:
+            gid = literal
+        elif self.key == "domain":
+            gid = registrable_domain(hostname)
+        else:  # ip: a group of its own until its name is resolved
+            host = Host(
+                key,
+                rate=self._rate,
+                max_in_flight=self._max_in_flight,
+                retry_after_cap=self._retry_after_cap,
+            )
+            host._settle = self._resolve
+            return host
+        return Host(key, self._group(gid), retry_after_cap=self._retry_after_cap)
+
+    async def _resolve(self, host: Host) -> None:
+        """--politeness-key ip: the host joins the group of its name's first address."""
+        address = None
+        if self._address_of is not None:
+            try:
+                address = await self._address_of(host.hostname)
+            except Exception:  # a name that does not resolve: a group of its own
+                address = None
+        host.group = self._group(address or host.hostname)
+
     def stats(self) -> list[HostStats]:
         return [h.stats() for h in sorted(self._hosts.values(), key=lambda h: h.key)]
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Each group of the run: its id, its hosts and their requests (the hosts record)."""
+        found: dict[str, dict[str, Any]] = {}
+        for host in sorted(self._hosts.values(), key=lambda h: h.key):
+            entry = found.setdefault(
+                host.group.key, {"group": host.group.key, "requests": 0, "hosts": []}
+            )
+            entry["requests"] += host.requests
+            entry["hosts"].append(host.key)
+        return list(found.values())
+
+
+def _ip_literal(hostname: str) -> str | None:
+    """An IP-literal host as its group id (IPv6 compressed, lower case), else None."""
+    try:
+        return ipaddress.ip_address(hostname.split("%", 1)[0]).compressed
+    except ValueError:
+        return None
+
+
+def address_id(address: str) -> str:
+    """A resolver's answer as a group id: IPv4 dotted, IPv6 compressed, lower case."""
+    return _ip_literal(address) or address.lower()
+
+
+_PSL: Any = None
+
+
+def registrable_domain(hostname: str) -> str:
+    """The registrable domain of a host name (Public Suffix List, ICANN and PRIVATE
+    sections, from the `publicsuffixlist` package: nothing is fetched), as IDNA A-labels
+    in lower case; a name that is itself a public suffix, or has one label, is its own."""
+    global _PSL
+    name = hostname.rstrip(".").lower()
+    with contextlib.suppress(UnicodeError):
+        name = name.encode("idna").decode("ascii")
+    if "." not in name:
+        return name
+    if _PSL is None:
+        from publicsuffixlist import PublicSuffixList  # the list ships with the package
+
+        _PSL = PublicSuffixList()
+    found = _PSL.privatesuffix(name)
+    return found if isinstance(found, str) else name

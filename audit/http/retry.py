@@ -99,13 +99,14 @@ def after_status(
     """What an answer's status asks of the retry loop. The host counts every status and
     takes a Retry-After; a retry status is retried only when the attempt is `retryable`
     (retries left, status retries wanted), at once if the host was deferred."""
-    host.record_status(status)
     deferred = False
     if status in DEFER_STATUSES:
         delay = parse_retry_after(header_value(headers, "retry-after"))
         if delay is not None and host.over_cap(delay):
+            host.record_status(status)
             return DONE  # reported at once; the host's other URLs go on
         deferred = delay is not None and host.defer(delay) >= 0
+    host.record_status(status, deferred=deferred)  # a deferred 429 does not halve the rate
     if retryable and should_retry(status, None):
         return AGAIN if deferred else BACKOFF
     return DONE

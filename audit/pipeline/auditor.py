@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import re
 import secrets
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from audit.checks import sitemaps
@@ -51,8 +51,8 @@ from audit.http.exchange import BodySink
 from audit.http.hosts import Host, canonical_origin
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
+from audit.pipeline.frontier import GroupFrontier
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
-from audit.pipeline.lanes import Lanes
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -62,15 +62,14 @@ from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
 from audit.sitemap.parser import StreamParser
 
 Mode = Literal["crawl", "validate", "inspect"]
-T = TypeVar("T")
 
 _UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
 _UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 _UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
-FRONTIER_SIZE = 1000  # URL jobs waiting for a worker; back-pressure beyond this
-FRONTIER_LOW = 750  # a full frontier lets its producers go on once drained to this
-EXPANDERS = 4  # sitemaps streamed at once
+EXPANDERS = 4  # sitemaps streamed at once (one more for each target, up to EXPANDERS_MAX)
+EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others wait for
+DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
 LOCAL_CHUNK = 65536
 
 
@@ -83,6 +82,8 @@ Answer = Callable[
     ["UrlJob", str, dict[str, str] | None, Extra], Awaitable[tuple[FetchResult, Verdicts]]
 ]
 SitemapHook = Callable[[SitemapRecord, StreamParser], None]
+# the root sitemaps of one target, found (discovery) while the run goes on
+RootFeed = Callable[[], Awaitable[list["SitemapJob"]]]
 
 
 @dataclass(slots=True)
@@ -94,6 +95,7 @@ class SitemapJob:
     local: Path | None = None
     public_url: str | None = None  # the URL rules are judged against (--base-url for a file)
     answered: datetime | None = None  # when its answer arrived (index-lastmod-now)
+    target: int = 0  # the place of its target in the run (counts per target)
 
 
 @dataclass(slots=True)
@@ -103,88 +105,12 @@ class UrlJob:
     line: int | None
     lastmod: str | None
     context: Any = None  # what a hook carries from before the request to after it
-    host: Host | None = None  # the politeness object of `url`, looked up once by the worker
+    host: Host | None = None  # the politeness object of `url`, looked up once when listed
     page: PageFacts | None = None  # what the page checks read of the page, for the hooks
     evidence: Evidence | None = None  # with --state: what the verdict is derived from
     # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
     alternates: list[dict[str, str | None]] | None = None
-
-
-class Frontier(Generic[T]):
-    """A bounded FIFO between the expanders and the workers, with a low-water mark.
-
-    Like `asyncio.Queue(maxsize)`, except that a producer blocked on a full frontier is woken
-    only once the workers have drained it to `low`, and then puts a batch in one go. With a
-    plain queue the expanders, far faster than the network, run in lockstep with the workers:
-    one wake-up of an expander, through its parser and validator frames, per URL taken.
-    """
-
-    def __init__(self, maxsize: int, low: int) -> None:
-        self._items: deque[T] = deque()
-        self.waiting = self._items  # read-only for callers: its truth is a test in C
-        self._maxsize = max(1, maxsize)
-        self._low = min(max(0, low), self._maxsize - 1)
-        self._getters: deque[asyncio.Future[None]] = deque()
-        self._putters: deque[asyncio.Future[None]] = deque()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @staticmethod
-    def _wake_one(waiters: deque[asyncio.Future[None]]) -> None:
-        while waiters:
-            fut = waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                return
-
-    @staticmethod
-    async def _wait(waiters: deque[asyncio.Future[None]]) -> None:
-        fut = asyncio.get_running_loop().create_future()
-        waiters.append(fut)
-        try:
-            await fut
-        except BaseException:
-            fut.cancel()
-            if fut in waiters:
-                waiters.remove(fut)
-            raise
-
-    def try_put(self, item: T) -> bool:
-        """Put without waiting when there is room (no coroutine on the per-URL path)."""
-        if len(self._items) >= self._maxsize:
-            return False
-        self._items.append(item)
-        if self._getters:  # once per listed URL: no call while every worker is busy
-            self._wake_one(self._getters)
-        return True
-
-    async def put(self, item: T) -> None:
-        while not self.try_put(item):
-            try:
-                await self._wait(self._putters)
-            except BaseException:
-                if len(self._items) <= self._low:  # pass a wake-up this task did not use on
-                    self._wake_one(self._putters)
-                raise
-
-    async def get(self) -> T:
-        while not self._items:
-            try:
-                await self._wait(self._getters)
-            except BaseException:
-                if self._items:  # pass a wake-up this task did not use on
-                    self._wake_one(self._getters)
-                raise
-        return self.take()
-
-    def take(self) -> T:
-        """The next item of a frontier that is not empty, without waiting."""
-        item = self._items.popleft()
-        if len(self._items) <= self._low:
-            while self._putters:  # every blocked producer: each fills up to maxsize again
-                self._wake_one(self._putters)
-        return item
+    lane: Any = None  # its queue in the frontier (the frontier's own)
 
 
 @dataclass(slots=True)
@@ -195,6 +121,9 @@ class RunState:
     excluded_sitemaps: int = 0
     admitted: int = 0
     roots_unreachable: int = 0  # root sitemaps that got no HTTP answer at all
+    # per target (SitemapJob.target): root sitemaps without an answer, sitemaps read
+    target_unreachable: dict[int, int] = field(default_factory=dict)
+    target_sitemaps: dict[int, int] = field(default_factory=dict)
     hosts_reported: set[str] = field(default_factory=set)
     # host key -> [why its robots.txt could not be read, its URL, listed URLs held back]
     robots_unreachable: dict[str, list[Any]] = field(default_factory=dict)
@@ -250,8 +179,12 @@ class Auditor:
         # --render: every url record says whether it was rendered (one never requested: no)
         self._unrendered = {"rendered": False} if config.render is not None else {}
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
-        self._frontier: Frontier[UrlJob | None] = Frontier(FRONTIER_SIZE, FRONTIER_LOW)
-        self._lanes: Lanes[UrlJob] = Lanes()  # a slow host's work parked, not its workers
+        # one queue per host, paced per politeness group; a cluster paces its own batches
+        local = url_check is None
+        self._frontier: GroupFrontier[UrlJob] = GroupFrontier(
+            cap=config.per_host_cap if local else math.inf, pacing=local
+        )
+        self._expanders = EXPANDERS
         self._pending = 0
         self._done = asyncio.Event()
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
@@ -369,6 +302,19 @@ class Auditor:
         finally:
             self._finish_run()
 
+    async def run_feeds(
+        self, client: HttpClient, robots: RobotsCache, feeds: Sequence[RootFeed]
+    ) -> None:
+        """Like run_with_client(), for targets whose roots are still to be found: each feed
+        (at most DISCOVERERS at once) finds the root sitemaps of one target while the run
+        goes on, so every target starts at once and each one's URLs join the frontier as
+        its sitemaps are read."""
+        self.attach_client(client, robots)
+        try:
+            await self._run_stages([], feeds)
+        finally:
+            self._finish_run()
+
     def _finish_run(self) -> None:
         for end in self._end_hooks:
             end()
@@ -397,7 +343,14 @@ class Auditor:
             return
         stats = self._client.host_stats()
         if stats:
-            self.rec.emit({"type": "hosts", "hosts": [s.to_json() for s in stats]})
+            self.rec.emit(
+                {
+                    "type": "hosts",
+                    "politeness_key": self.config.politeness_key,
+                    "hosts": [s.to_json() for s in stats],
+                    "groups": self._client.hosts.groups(),
+                }
+            )
 
     def _hreflang_findings(self) -> None:
         """Reciprocity is judged once every sitemap (and page) was read: not after an
@@ -410,13 +363,15 @@ class Auditor:
         elif not self.state.interrupted:
             self.rec.findings(self.hreflang.finish())
 
-    async def _run_stages(self, roots: list[SitemapJob]) -> None:
+    async def _run_stages(self, roots: list[SitemapJob], feeds: Sequence[RootFeed] = ()) -> None:
         for job in roots:
             self._schedule(job)
+        self._pending += len(feeds)
+        self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
         if self._pending == 0:
             self._done.set()
         try:
-            await self._stages()
+            await self._stages(feeds)
             for drain in self._drain_hooks:  # the listed URLs are done: --links goes on
                 await drain()
         except asyncio.CancelledError:
@@ -425,11 +380,14 @@ class Auditor:
         finally:
             await self._cancel_probes()
 
-    async def _stages(self) -> None:
-        """Expanders, workers and the closer in one TaskGroup."""
+    async def _stages(self, feeds: Sequence[RootFeed] = ()) -> None:
+        """Discovery of the targets, expanders, workers and the closer in one TaskGroup."""
         workers = self.config.concurrency if self.mode == "crawl" else 0
         async with asyncio.TaskGroup() as tg:
-            for _ in range(EXPANDERS):
+            gate = asyncio.Semaphore(DISCOVERERS)
+            for feed in feeds:
+                tg.create_task(self._feed(feed, gate))
+            for _ in range(self._expanders):
                 tg.create_task(self._expander())
             for _ in range(workers):
                 tg.create_task(self._worker())
@@ -442,12 +400,28 @@ class Auditor:
         await asyncio.gather(*probes, return_exceptions=True)
 
     async def _closer(self, workers: int) -> None:
-        """When no sitemap is pending, stop the expanders, then the workers."""
+        """When no sitemap (nor target) is pending, stop the expanders, then the workers."""
         await self._done.wait()
-        for _ in range(EXPANDERS):
+        for _ in range(self._expanders):
             self._sitemaps.put_nowait(None)
-        for _ in range(workers):
-            await self._frontier.put(None)
+        self._frontier.close()
+
+    async def _feed(self, feed: RootFeed, gate: asyncio.Semaphore) -> None:
+        """One target's roots, found and scheduled; the target counts as pending till then."""
+        try:
+            async with gate:
+                roots = await feed()
+            for job in roots:
+                self._schedule(job)
+        finally:
+            self._settle()
+
+    def _settle(self) -> None:
+        """A sitemap or a target is done: when none is pending, the listing is complete."""
+        self._pending -= 1
+        if self._pending == 0:
+            self._done.set()
+            self.progress.listing_done()  # the bar's total is known from now on
 
     # --- expansion ----------------------------------------------------------
 
@@ -455,6 +429,8 @@ class Auditor:
         public = job.public_url if job.local is not None else job.url
         key = normalize_url(public) if public else str(job.local)
         if key in self._visited:
+            if job.parent is None:  # a target's root that another target reads: audited
+                self._sitemap_read(job)
             return
         self._visited.add(key)
         self._pending += 1
@@ -488,15 +464,14 @@ class Auditor:
             try:
                 if not self.state.max_urls_reached:
                     await self._expand(job)
+                else:  # --max-urls is spent: its target is not audited further
+                    self._sitemap_read(job)
             except FetchError as exc:
                 code, message = sitemaps.sitemap_unreadable(str(exc))
                 self.rec.finding(finding(code, message, sitemap=job.url))
             finally:
-                self._pending -= 1
                 self.progress.sitemap_done()
-                if self._pending == 0:
-                    self._done.set()
-                    self.progress.listing_done()  # the bar's total is known from now on
+                self._settle()
 
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
@@ -515,6 +490,7 @@ class Auditor:
         async with self.client.stream(fetch_url, headers=self._sitemap_headers(job)) as resp:
             job.answered = datetime.now(UTC)
             if await self._sitemap_answered(job, resp):
+                self._sitemap_read(job)
                 return
             if resp.redirects:
                 self._about_sitemap(
@@ -560,6 +536,9 @@ class Auditor:
         """A sitemap that answered no readable body: its finding and its (empty) record."""
         if status is None and job.parent is None:
             self.state.roots_unreachable += 1
+            unreachable = self.state.target_unreachable
+            unreachable[job.target] = unreachable.get(job.target, 0) + 1
+        self._sitemap_read(job)
         self._about_sitemap(job, *verdict)
         self.rec.sitemap(SitemapRecord(job.url, job.parent, None, status, 0, 0, False, error))
 
@@ -761,10 +740,18 @@ class Auditor:
         local = self._local_child(job, loc)
         if local is not None and local.is_file():
             self._schedule(
-                SitemapJob(str(local), parent, item.line, ancestors, local=local, public_url=loc)
+                SitemapJob(
+                    str(local),
+                    parent,
+                    item.line,
+                    ancestors,
+                    local=local,
+                    public_url=loc,
+                    target=job.target,
+                )
             )
         elif job.local is None or self.config.online or self.mode == "crawl":
-            self._schedule(SitemapJob(loc, parent, item.line, ancestors))
+            self._schedule(SitemapJob(loc, parent, item.line, ancestors, target=job.target))
         elif local is None:  # a local index stays local (--online fetches): counted, named
             notes = self.rec.notes
             notes["children_not_fetched"] = notes.get("children_not_fetched", 0) + 1
@@ -814,11 +801,24 @@ class Auditor:
         self.progress.add_total(1)
         if found and self._unusable(source, item, loc, found):
             return
-        job = UrlJob(loc, source, item.line, item.lastmod)
+        frontier = self._frontier
+        try:
+            host: Host | None = (self._client or self.client).hosts.get(loc)
+        except ValueError:  # an unusable URL: checked at once, it sends nothing
+            host = None
+        if host is None:
+            lane = frontier.lane("", "", None)
+        else:
+            lane = host.queue
+            if lane is None:
+                await host.settle()  # --politeness-key ip: its group is its address's
+                group = host.group
+                lane = host.queue = frontier.lane(host, group, group)
+        job = UrlJob(loc, source, item.line, item.lastmod, host=host, lane=lane)
         if item.alternates:
             job.alternates = [{"hreflang": a.hreflang, "href": a.href} for a in item.alternates]
-        if not self._frontier.try_put(job):
-            await self._frontier.put(job)
+        if not frontier.try_put(lane, job):
+            await frontier.put(lane, job)
 
     def _carried_entry(self, source: str, item: Entry) -> None:
         """An entry admitted for a sitemap a hook is carrying goes to the entry hooks, as
@@ -860,11 +860,17 @@ class Auditor:
             error,
         )
         self._doc_errors.pop(id(parser), None)
+        self._sitemap_read(job)
         self.rec.sitemap(rec)
         if self.on_sitemap is not None:
             self.on_sitemap(rec, parser)
         for hook in self._sitemap_done_hooks:
             hook(rec, parser)
+
+    def _sitemap_read(self, job: SitemapJob) -> None:
+        """A sitemap of the job's target answered (its record is out, or a hook's)."""
+        counts = self.state.target_sitemaps
+        counts[job.target] = counts.get(job.target, 0) + 1
 
     # --- robots -------------------------------------------------------------
 
@@ -888,25 +894,16 @@ class Auditor:
     # --- workers ------------------------------------------------------------
 
     async def _worker(self) -> None:
-        """Take listed URLs until the frontier closes. The per-URL path: the URL's host is
-        looked up once here (its lane, then its robots.txt policy and its request)."""
+        """Take listed URLs until the frontier is closed and empty. The frontier hands out
+        the next URL of a group that may send now (rate, Retry-After, in-flight cap), so a
+        worker never waits on one group while another has work. The per-URL path."""
         frontier = self._frontier
-        lanes = self._lanes
-        hosts = self.client.hosts
         while True:
-            job = lanes.ready_job() if lanes.parked else None
+            job = frontier.take()
             if job is None:
-                job = frontier.take() if frontier.waiting else await frontier.get()
+                job = await frontier.get()
                 if job is None:
                     return
-            try:
-                host = job.host = hosts.get(job.url)
-                key, lane = host.key, host.lane()
-            except ValueError:  # an unusable URL: checked at once, it sends nothing
-                key, lane = "", None
-            if lane is not None and lanes.park(key, job, lane):
-                continue  # its host is slow or backed off: serve another host meanwhile
-            lanes.enter(key)
             try:
                 await self.check_url(job)
             except asyncio.CancelledError:
@@ -914,7 +911,7 @@ class Auditor:
             except Exception as exc:  # one URL's failure never stops the run
                 self._internal_error(job, exc)
             finally:
-                lanes.leave(key)
+                frontier.done(job.lane)
                 self.progress.advance()
 
     def _internal_error(self, job: UrlJob, exc: Exception) -> None:

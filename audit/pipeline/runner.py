@@ -1,8 +1,9 @@
-"""Turns a classified target into root sitemap jobs and runs the pipeline.
+"""Turns classified targets into root sitemap jobs and runs the pipeline.
 
 Shared by crawl, validate and inspect: a site root goes through discovery,
 a robots.txt URL through its Sitemap: lines, a sitemap URL or a local file
-straight to expansion.
+straight to expansion. Several targets run at once on one pipeline (run_targets):
+one client, one robots.txt per host, one frontier, one url record per listed URL.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
 from audit.pipeline.agents import AgentsHook
-from audit.pipeline.auditor import Auditor, EntryHook, Mode, SitemapHook, SitemapJob
+from audit.pipeline.auditor import Auditor, EntryHook, Mode, RootFeed, SitemapHook, SitemapJob
 from audit.pipeline.deploy import DeployStampHook
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
@@ -41,7 +42,39 @@ async def run_target(
     url_check: Callable[[Auditor], UrlCheck] | None = None,
     render: Any = None,
 ) -> None:
-    """Run one audit. A fatal problem (nothing could be audited) goes to
+    """Run one audit of one target (run_targets with one)."""
+    outcomes = [outcome]
+    await run_targets(
+        [(kind, value)],
+        config,
+        recorder,
+        mode,
+        progress,
+        outcomes,
+        on_entry=on_entry,
+        on_sitemap=on_sitemap,
+        hooks=hooks,
+        url_check=url_check,
+        render=render,
+    )
+
+
+async def run_targets(
+    jobs: Sequence[tuple[str, str]],
+    config: CrawlConfig,
+    recorder: Recorder,
+    mode: str,
+    progress: Progress,
+    outcomes: list[dict[str, Any]],
+    *,
+    on_entry: EntryHook | None = None,
+    on_sitemap: SitemapHook | None = None,
+    hooks: Sequence[Hook] = (),
+    url_check: Callable[[Auditor], UrlCheck] | None = None,
+    render: Any = None,
+) -> None:
+    """Run one audit of every classified target at once (`outcomes`: one dict each). A
+    fatal problem of a target (nothing of it could be audited) goes to its
     outcome['fatal'] as one line; everything else is a finding. `hooks` and `url_check`
     plug capabilities into the pipeline (the state of --state is a hook); `render` is the
     run's RenderSession (--render), shared by its targets."""
@@ -60,20 +93,47 @@ async def run_target(
     async with HttpClient(config) as client:
         robots = RobotsCache(client, config.user_agent)
         auditor.attach_client(client, robots)
-        try:
-            roots = await root_jobs(kind, value, auditor, recorder)
-        except TargetError as exc:
-            outcome["fatal"] = str(exc)
-            return
-        for hook in auditor.hooks:  # --render: the listing order starts at the roots
-            if hasattr(hook, "listing_roots"):
-                hook.listing_roots([r.public_url or r.url for r in roots])
-        if roots:
-            await auditor.run_with_client(client, robots, roots)
-        if roots and kind != "file" and auditor.state.roots_unreachable == len(roots):
+        feeds = [
+            _feed(n, kind, value, auditor, recorder, outcomes[n])
+            for n, (kind, value) in enumerate(jobs)
+        ]
+        await auditor.run_feeds(client, robots, feeds)
+    state = auditor.state
+    for n, (kind, value) in enumerate(jobs):
+        outcome = outcomes[n]
+        roots = outcome.pop("roots", 0)
+        if outcome.get("fatal") or not roots:
+            continue
+        if kind != "file" and state.target_unreachable.get(n, 0) == roots:
             outcome["fatal"] = (
                 f"{value}: nothing could be audited: the sitemap could not be reached"
             )
+        elif kind in ("site", "robots") and not state.target_sitemaps.get(n):
+            outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
+
+
+def _feed(
+    n: int, kind: str, value: str, auditor: Auditor, recorder: Recorder, outcome: dict[str, Any]
+) -> RootFeed:
+    """The n-th target's root sitemaps, found on the run's client when the run asks."""
+
+    async def roots() -> list[SitemapJob]:
+        try:
+            found = await root_jobs(kind, value, auditor, recorder)
+        except TargetError as exc:
+            outcome["fatal"] = str(exc)
+            return []
+        if not found and kind in ("site", "robots"):
+            outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
+        for job in found:
+            job.target = n
+        outcome["roots"] = len(found)
+        for hook in auditor.hooks:  # --render: the listing order starts at the roots
+            if hasattr(hook, "listing_roots"):
+                hook.listing_roots([r.public_url or r.url for r in found])
+        return found
+
+    return roots
 
 
 def builtin_hooks(config: CrawlConfig, mode: Mode, render: Any = None) -> list[Hook]:

@@ -443,6 +443,7 @@ def _stamp(value: Any) -> datetime | None:
 # --- the per-host table ---------------------------------------------------
 
 _HOST_TITLES = {
+    "group": "Group",  # the politeness group (--politeness-key): the host itself by default
     "requests": "Requests",
     "rate": "Rate/s",
     "retries": "Retries",

@@ -5,6 +5,7 @@ what each host saw."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -114,6 +115,21 @@ async def test_exactly_once_and_rate_held_across_workers(aiohttp_server: Any) ->
         assert sorted(Counter(host.pages()).values()) == [1] * 40  # each page requested once
         assert max_in_window([t for t, _ in host.times]) <= RATE * 1.1
     assert summary(out)["cluster"]["workers"] == 2
+
+
+@pytest.mark.slow
+async def test_no_dask_warning_on_stderr_even_with_port_8787_taken(aiohttp_server: Any) -> None:
+    _, sitemap = await start_hosts(aiohttp_server, 1, 5)
+    taken = None
+    with contextlib.suppress(OSError):  # Dask's default port, held as another cluster would
+        taken = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 8787)
+    try:
+        code, out, err = await crawl(sitemap, "--cluster", "local:1")
+    finally:
+        if taken is not None:
+            taken.close()
+    assert code == 0 and len(url_records(out)) == 5
+    assert err == ""  # no "Port 8787 is already in use", no other warning of Dask
 
 
 def _children(pid: int) -> list[int]:

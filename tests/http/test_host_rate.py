@@ -56,8 +56,36 @@ def test_an_unlimited_host_recovers_to_unlimited() -> None:
 
 
 def test_the_floor_holds() -> None:
-    host = _host(1.0)
-    for _ in range(20):
+    host = _host(0.3)
+    host.record_status(429)
+    assert host.rate == MIN_RATE
+    host.record_status(200)
+    host.record_status(429)
+    assert host.rate == MIN_RATE
+
+
+def test_a_429_that_says_when_to_come_back_does_not_halve_the_rate() -> None:
+    host = _host(50.0)
+    for _ in range(10):  # scattered: each one alone, its Retry-After deferred the host
+        host.record_status(429, deferred=True)
+        for _ in range(5):
+            host.record_status(200)
+    assert host.rate == 50.0 and host.rate_limited == 10
+    for _ in range(3):  # a streak still slows the host down, Retry-After or not
+        host.record_status(429, deferred=True)
+    assert host.slow and host.rate == 25.0
+
+
+def test_the_climb_back_from_the_floor_is_bounded_in_time() -> None:
+    host = _host(50.0)
+    while host.rate > 1.0:  # 429s without Retry-After, each one after a good answer
         host.record_status(429)
         host.record_status(200)
-    assert host.rate == MIN_RATE
+    host.record_status(429)
+    assert host.rate < 0.5
+    seconds = 0.0
+    while host.rate < 50.0:  # good answers, each at the rate of its time
+        seconds += 1.0 / host.rate
+        host.record_status(200)
+    # eight doublings, each within about RECOVER_S (2 s) of answers: not minutes
+    assert seconds <= 25.0 and host.rate == 50.0 and not host.slow

@@ -1,14 +1,18 @@
-"""One host's trouble never stalls the others (issue 22.2): a host that answers 429 with
-Retry-After parks its own URLs, and the workers keep serving the healthy host."""
+"""One host's trouble never stalls the others (issues 22.2 and 27): a host that answers 429
+with Retry-After waits in its own queue of the frontier, and the workers keep serving the
+healthy host; the frontier's queues, turns, caps and pacing."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import math
 from typing import Any
 
 import pytest
 from aiohttp import web
 
-from audit.pipeline.lanes import PARK_MAX, Lanes
+from audit.pipeline.frontier import GroupFrontier
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, index, urlset
 
 
@@ -56,22 +60,117 @@ async def test_a_backed_off_host_never_holds_the_healthy_ones_back(serve: Any) -
         run.url(f"{slow_base}/a{i}")
 
 
-def test_a_parked_host_always_has_a_worker_to_take_its_jobs() -> None:
-    lanes: Lanes[str] = Lanes()
-    lanes.enter("a")
-    lanes.enter("a")
-    assert lanes.park("a", "job1", 2) and lanes.park("a", "job2", 2)
-    assert not lanes.park("b", "other", 2)  # a host with room runs at once
-    assert not lanes.park("a", "free", None)  # no limit: never parked
-    assert lanes.ready_job() is None  # nobody left host a yet
-    lanes.leave("a")
-    assert lanes.ready_job() == "job1"
-    lanes.leave("a")
-    assert lanes.ready_job() == "job2" and lanes.parked == 0
+class _Pace:
+    def __init__(self, rate: float = math.inf, not_before: float = 0.0) -> None:
+        self.rate = rate
+        self.not_before = not_before
 
 
-def test_parking_is_bounded() -> None:
-    lanes: Lanes[int] = Lanes()
-    lanes.enter("a")
-    parked = sum(lanes.park("a", i, 1) for i in range(PARK_MAX + 5))
-    assert parked == PARK_MAX and lanes.parked == PARK_MAX
+async def test_groups_take_turns_and_each_host_keeps_its_order() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier()
+    a, b = frontier.lane("a", "a", _Pace()), frontier.lane("b", "b", _Pace())
+    for n in range(3):
+        assert frontier.try_put(a, f"a{n}")
+    assert frontier.try_put(b, "b0")
+    taken = [frontier.take() for _ in range(4)]
+    assert taken == ["a0", "b0", "a1", "a2"] and frontier.take() is None
+
+
+async def test_a_group_at_its_cap_waits_for_a_check_to_be_done() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier(cap=2)
+    a, b = frontier.lane("a", "g", _Pace()), frontier.lane("b", "h", _Pace())
+    for n in range(4):
+        frontier.try_put(a, f"a{n}")
+    assert [frontier.take(), frontier.take()] == ["a0", "a1"]
+    assert frontier.take() is None  # two in flight: the group waits, holding no worker
+    frontier.try_put(b, "b0")
+    assert frontier.take() == "b0"  # another group goes meanwhile
+    frontier.done(a)
+    assert frontier.take() == "a2" and frontier.take() is None
+
+
+async def test_two_hosts_of_one_group_share_its_cap_and_take_turns() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier(cap=2)
+    pace = _Pace()
+    a, b = frontier.lane("a", "g", pace), frontier.lane("b", "g", pace)
+    for n in range(2):
+        frontier.try_put(a, f"a{n}")
+        frontier.try_put(b, f"b{n}")
+    assert [frontier.take(), frontier.take(), frontier.take()] == ["a0", "b0", None]
+
+
+async def test_a_group_is_paced_at_its_rate_and_a_deferred_one_sleeps() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier()
+    loop = asyncio.get_running_loop()
+    fast, deferred = _Pace(rate=50.0), _Pace(not_before=loop.time() + 0.3)
+    a, b = frontier.lane("a", "a", fast), frontier.lane("b", "b", deferred)
+    for n in range(6):
+        frontier.try_put(a, f"a{n}")
+    frontier.try_put(b, "b0")
+    frontier.close()
+    taken: list[tuple[str, float]] = []
+    start = loop.time()
+    while (job := await asyncio.wait_for(frontier.get(), 2)) is not None:
+        taken.append((job, loop.time() - start))
+    order = [job for job, _ in taken]
+    assert order[:6] == [f"a{n}" for n in range(6)] and order[6] == "b0"
+    gaps = [t2 - t1 for (_, t1), (_, t2) in itertools.pairwise(taken[:6])]
+    assert all(gap >= 0.019 for gap in gaps)  # 1/50 s apart: never a burst
+    assert taken[6][1] >= 0.29  # not before its Retry-After
+
+
+async def test_a_full_lane_holds_its_producer_till_the_low_water_mark() -> None:
+    frontier: GroupFrontier[int] = GroupFrontier(per_lane=4, low=1, soft=0)
+    a, b = frontier.lane("a", "a", None), frontier.lane("b", "b", None)
+    produced: list[int] = []
+
+    async def producer() -> None:
+        for n in range(10):
+            await frontier.put(a, n)
+            produced.append(n)
+
+    task = asyncio.create_task(producer())
+    await asyncio.sleep(0)
+    assert produced == [0, 1, 2, 3]  # full: the producer waits
+    assert frontier.try_put(b, 100)  # another host's queue has room
+    assert [frontier.take(), frontier.take()] == [0, 100]
+    frontier.done(a)
+    frontier.done(b)
+    assert frontier.take() == 1
+    await asyncio.sleep(0)
+    assert len(produced) == 4  # above the low-water mark: still waiting
+    assert frontier.take() == 2
+    await asyncio.sleep(0)
+    assert produced == list(range(7))  # refilled in one go
+    frontier.close()
+    rest = []
+    while (job := await asyncio.wait_for(frontier.get(), 1)) is not None:
+        rest.append(job)
+        if not task.done():
+            await asyncio.sleep(0)
+    await task
+    assert rest == list(range(3, 10))
+
+
+async def test_below_the_soft_total_a_full_lane_takes_more_so_every_host_starts() -> None:
+    # one sitemap listing host a's URLs, then host b's: b is queued before a is drained
+    frontier: GroupFrontier[str] = GroupFrontier(per_lane=2, low=1, soft=5, total=8)
+    a, b = frontier.lane("a", "a", None), frontier.lane("b", "b", None)
+    assert [frontier.try_put(a, f"a{n}") for n in range(6)] == [True] * 5 + [False]
+    assert frontier.try_put(b, "b0") and frontier.take() == "a0" and frontier.take() == "b0"
+    assert [frontier.try_put(b, f"b{n}") for n in range(1, 4)] == [True, True, False]
+    assert len(frontier) == 6  # at the soft total, a full lane waits for its own drain
+    c = frontier.lane("c", "c", None)
+    assert frontier.try_put(c, "c0") and frontier.try_put(c, "c1")  # not a full lane
+    assert not frontier.try_put(c, "c2")  # full, past the soft total
+    assert len(frontier) == 8 and not frontier.try_put(frontier.lane("d", "d", None), "d0")
+
+
+async def test_idle_workers_all_end_once_closed_and_empty() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier()
+    getters = [asyncio.create_task(frontier.get()) for _ in range(3)]
+    await asyncio.sleep(0)
+    frontier.try_put(frontier.lane("a", "a", None), "a0")
+    frontier.close()
+    results = await asyncio.wait_for(asyncio.gather(*getters), 1)
+    assert results.count("a0") == 1 and results.count(None) == 2
