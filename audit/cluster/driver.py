@@ -18,17 +18,17 @@ import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from audit.cluster.codec import fetch_from, findings_from, record_from
+from audit.cluster.codec import fetch_from
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
 from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
-from audit.core.records import FetchResult, Finding, UrlResult
+from audit.core.evidence import Evidence
 
 if TYPE_CHECKING:
     from audit.http.hosts import Host
-    from audit.pipeline.auditor import Auditor, Extra, UrlJob, Verdicts
+    from audit.pipeline.auditor import Auditor, Extra, UrlJob
 
 __all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
 
@@ -196,18 +196,13 @@ class ClusterCheck:
 
     async def _answer(
         self, job: UrlJob, checked: str, headers: dict[str, str] | None, extra: Extra
-    ) -> tuple[FetchResult, Verdicts]:
+    ) -> Evidence:
         host = self.auditor.client.host(checked)
         item = {
-            "url": job.url,
             "checked": checked,
-            "sitemap": job.sitemap,
-            "line": job.line,
-            "lastmod": job.lastmod,
             "headers": headers,
-            "extra": extra,
-            "agent": self.auditor.agent_token,
-            "now": self.auditor.now,
+            "recipe": self.auditor.facts_recipe(job),  # what a page read must find
+            "cap": self.auditor.config.page_cap,
         }
         assert self.cluster.lanes is not None
         answer = await self.cluster.lanes.check(host.group.key, host.rate, item)  # per group
@@ -234,16 +229,10 @@ def _merge(host: Host, stats: dict[str, Any]) -> None:
             host.notes.append(note)
 
 
-def _decoded(answer: dict[str, Any]) -> tuple[FetchResult, Verdicts]:
+def _decoded(answer: dict[str, Any]) -> Evidence:
     if "error" in answer:
         raise ClusterError(answer["error"])
     if answer.get("fenced"):
         raise ClusterError("not checked: this run's cluster fence was taken by another run")
-    result = fetch_from(answer["result"])
-    found: list[Finding] = findings_from(answer["found"])
-    record: UrlResult = record_from(answer["record"])
-
-    async def verdicts() -> tuple[list[Finding], UrlResult]:
-        return found, record
-
-    return result, verdicts
+    facts = answer.get("facts")
+    return Evidence(fetch_from(answer["result"]), tuple(facts) if facts is not None else None)

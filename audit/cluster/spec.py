@@ -54,5 +54,3 @@ def check_config(config: CrawlConfig, mode: str) -> None:
         raise TargetError(f"--cluster {exc}") from None
     if mode != "crawl":
         raise TargetError(f"--cluster runs the URL checks of crawl; {mode} checks no URL")
-    if config.page_checks:
-        raise TargetError("--cluster does not run --page-checks yet; drop one of them")

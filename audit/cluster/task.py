@@ -1,5 +1,6 @@
-"""What a Dask worker runs: one batch of one host's URL checks, with the same code as a
-local run (HttpClient.fetch, check_fetch, url_record), returning plain dicts.
+"""What a Dask worker runs: one batch of one group's URL requests, with the same code as a
+local run (HttpClient.fetch, fetch_page with the driver's facts sinks), returning each
+answer and what its page said as plain data: the driver judges them.
 
 The batch opens its own HttpClient at the rate the driver gave its lane. When the last
 check is done it waits for the host's next turn (the rate limiter, a Retry-After), so the
@@ -15,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
-from audit.checks.response import check_fetch, url_record
-from audit.cluster.codec import fetch_to, findings_to, record_to
+from audit.cluster.codec import fetch_to
 from audit.core.config import CrawlConfig
 from audit.http import HttpClient
+from audit.http.exchange import SINK_MODULES, build_sink
 
 __all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch"]
 
@@ -108,20 +108,14 @@ async def _drain(
 
 
 async def check_job(client: HttpClient, config: CrawlConfig, job: dict[str, Any]) -> dict[str, Any]:
-    """One URL, as Auditor._answer_here and _verdicts do it locally (without page checks)."""
-    result = await client.fetch(job["checked"], headers=job["headers"])
-    extra = job["extra"]
-    judged = replace(result, url=job["url"]) if extra is not None else result
-    record = url_record(judged, sitemap=job["sitemap"], line=job["line"], lastmod=job["lastmod"])
-    if extra is not None:
-        record = record.with_extra({**(record.extra or {}), **extra})
-    found = check_fetch(
-        judged,
-        lastmod=job["lastmod"],
-        sitemap=job["sitemap"],
-        line=job["line"],
-        config=config,
-        agent_token=job["agent"],
-        now=job["now"],
-    )
-    return {"result": fetch_to(result), "record": record_to(record), "found": findings_to(found)}
+    """One URL's request, as a local run makes it: a plain request, or with `recipe` (the
+    driver's facts sinks, joined) one GET whose body the sink built from it reads and
+    parses here. The answer and what the page said go back as evidence; the driver judges
+    them with the local checks and hooks (the cluster is one more transport)."""
+    recipe = job.get("recipe")
+    if recipe is None:
+        result = await client.fetch(job["checked"], headers=job["headers"])
+        return {"result": fetch_to(result), "facts": None}
+    sink = build_sink(recipe, SINK_MODULES)
+    result = await client.fetch_page(job["checked"], sink, cap=job["cap"], headers=job["headers"])
+    return {"result": fetch_to(result), "facts": sink.outcome()}

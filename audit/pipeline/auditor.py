@@ -75,12 +75,9 @@ LOCAL_CHUNK = 65536
 
 EntryHook = Callable[[str, Entry], None]
 Extra = dict[str, Any] | None
-Verdicts = Callable[[], Awaitable[tuple[list[Finding], UrlResult]]]
-# how a listed URL is requested and judged (job, checked URL, headers, extra): the answer,
-# and its verdicts, awaited only when no after_answer hook took the answer
-Answer = Callable[
-    ["UrlJob", str, dict[str, str] | None, Extra], Awaitable[tuple[FetchResult, Verdicts]]
-]
+# how a listed URL is requested elsewhere (job, checked URL, headers, extra): its answer
+# and what its page said (a cluster's worker), judged here as a local answer is
+Answer = Callable[["UrlJob", str, dict[str, str] | None, Extra], Awaitable[Evidence]]
 SitemapHook = Callable[[SitemapRecord, StreamParser], None]
 # the root sitemaps of one target, found (discovery) while the run goes on
 RootFeed = Callable[[], Awaitable[list["SitemapJob"]]]
@@ -955,7 +952,6 @@ class Auditor:
             record, found = self._not_allowed(job, policy, checked, extra)
         else:
             stored = self._stored_answer(job) if self._stored_hooks else None
-            verdicts: Verdicts | None = None
             if stored is not None:  # resumed, or --changed-only: no request
                 result, sink = self._revive(job, stored)
             elif answer is None:
@@ -963,19 +959,13 @@ class Auditor:
                     result, sink = await (self._client or self.client).fetch(checked), None
                 else:
                     result, sink = await self._request(job, checked)
-            else:  # a cluster's worker requested and judged it
-                result, verdicts = await answer(job, checked, self._request_headers(job), extra)
-                sink = None
-                stood = self._stands_for(job, result) if self._stands_hooks else None
-                if stood is not None:
-                    result, sink, verdicts = *self._revive(job, stood), None
-                elif self._keeps_evidence and self._plain_fetch and not self._body_hooks:
-                    job.evidence = Evidence(result)  # the answer is all there is to keep
+            else:  # a cluster's worker: one more transport, whose answer is evidence
+                got = await answer(job, checked, self._request_headers(job), extra)
+                stood = self._stands_for(job, got.result) if self._stands_hooks else None
+                result, sink = self._revive(job, stood or got)
             if stored is None and self._answer_hooks and self._after_answer(job, result):
                 return
-            if verdicts is not None:
-                found, record = await verdicts()
-            elif sink is None:
+            if sink is None:
                 found, record = self._url_verdicts(job, result, extra)
             else:
                 found, record = await self._verdicts(job, result, sink, extra)
@@ -1010,6 +1000,17 @@ class Auditor:
                 sink.accept(evidence.facts)
         job.evidence = evidence
         return evidence.result, page
+
+    def facts_recipe(self, job: UrlJob) -> tuple[str, tuple[Any, ...]] | None:
+        """What another transport must read of the URL's body for the page checks and the
+        hooks (a cluster's worker): the recipe of the facts sink they join into, or None
+        for a plain request."""
+        if self._plain_fetch and not self._body_hooks:
+            return None
+        more = self._body_sinks(job)
+        sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
+        first = sinks[0] if sinks else None
+        return first.recipe() if isinstance(first, FactsSink) else None
 
     @property
     def keeps_evidence(self) -> bool:

@@ -69,13 +69,9 @@ def test_lanes_and_batches() -> None:
 
 
 @pytest.mark.slow
-async def test_bad_spec_and_page_checks_are_one_line_errors() -> None:
+async def test_a_bad_spec_is_a_one_line_error() -> None:
     code, _, err = await crawl("http://127.0.0.1:1/sitemap.xml", "--cluster", "local:x")
     assert code == 2 and "local:N" in err and len(err.strip().splitlines()) == 1
-    code, _, err = await crawl(
-        "http://127.0.0.1:1/sitemap.xml", "--cluster", "local:2", "--page-checks"
-    )
-    assert code == 2 and "--page-checks" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
@@ -296,3 +292,44 @@ async def test_driver_killed_and_resumed_fences_the_dead_run(
             proc.kill()
         for proc in procs:
             await proc.wait()
+
+
+# --- a cluster run reports what a local run reports ------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "options",
+    [["--links", "--content"], ["--page-checks", "--agents", "all"]],
+    ids=["links-content", "page-checks-agents"],
+)
+async def test_a_cluster_run_equals_a_local_one(
+    aiohttp_server: Any, tmp_path: Path, options: list[str]
+) -> None:
+    """The cluster is one more transport: its workers read the pages (the driver's facts
+    sinks, built there) and send back the answer and what the page said; the driver judges
+    them with the local checks and hooks. So --links (orphans, inlinks), --content and
+    --page-checks give the records and findings of a run without --cluster, and so do
+    two nights with --state."""
+    from tests.state.nightsite import NightSite
+    from tests.state.test_nights_equal_fresh import assert_same, truth
+
+    site = NightSite(3, n=40, deploy=False)
+    server = await aiohttp_server(site.app())
+    site.base = str(server.make_url("")).rstrip("/")
+    target = site.base + "/sitemap.xml"
+    common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0", *options]
+    local, clustered = tmp_path / "local.jsonl", tmp_path / "cluster.jsonl"
+    code, out, err = await crawl(target, *common)
+    local.write_text(out, encoding="utf-8")
+    code, out, err = await crawl(target, *common, "--cluster", "local:2")
+    assert code == 0, err
+    clustered.write_text(out, encoding="utf-8")
+    assert_same(truth(clustered), truth(local), f"--cluster {options}")
+    state = tmp_path / "s.sqlite"
+    for night in (1, 2):
+        code, out, err = await crawl(target, *common, "--cluster", "local:2", "--state", str(state))
+        assert code == 0, err
+        night_out = tmp_path / f"n{night}.jsonl"
+        night_out.write_text(out, encoding="utf-8")
+        assert_same(truth(night_out), truth(local), f"--cluster --state night {night}")
