@@ -935,9 +935,10 @@ class Auditor:
         answer a 304 confirms). Either way the same checks run on it, so a night equals a
         fresh run (STYLE.md lesson 21).
 
-        The request and its checks are done here, or by `answer(job, checked_url, headers,
-        extra)` (a cluster, audit.cluster): the same robots.txt verdict, hooks and delivery
-        either way. The standard check of every listed URL: no call it can do without."""
+        The request is made here, or by `answer(job, checked_url, headers, extra)`: a
+        cluster's worker (audit.cluster), one more transport, which returns the answer and
+        what the page said. The checks, the hooks and the delivery run here either way. The
+        standard check of every listed URL: no call it can do without."""
         for before in self._before_hooks:
             if before(job):
                 return
