@@ -218,15 +218,12 @@ class StreamParser:
                 break
             self._route(data[start : start + _ROUTE_STEP] if len(data) > _ROUTE_STEP else data)
         if over:  # reported even when the bytes before the limit were already judged
-            self._too_large()
-
-    def _too_large(self) -> None:
-        self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
-        self._doc.find(
-            "sitemap-too-large",
-            f"more than {self.max_bytes:,} bytes uncompressed: parsing stopped there",
-        )
-        self._stop()
+            self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
+            self._doc.find(
+                "sitemap-too-large",
+                f"more than {self.max_bytes:,} bytes uncompressed: parsing stopped there",
+            )
+            self._stop()
 
     # --- the dispatcher: which reader gets the bytes ----------------------------------
 

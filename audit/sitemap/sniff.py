@@ -52,10 +52,6 @@ def _decidable(buf: bytes) -> bool:
     return _DECIDED_RE.search(buf) is not None
 
 
-def _show(data: bytes) -> str:
-    return repr(data[:24].decode("utf-8", "backslashreplace"))
-
-
 class Sniffer:
     """Fed the first bytes until it can tell what the document is: `feed` returns the
     reader to use and the bytes to give it, or None (more bytes needed, or the document
@@ -177,9 +173,10 @@ class Sniffer:
 
     def _not_xml(self, head: bytes) -> None:
         what = "JSON" if head[:1] in (b"{", b"[") else "something else"
+        shown = repr(head[:24].decode("utf-8", "backslashreplace"))
         self.doc.find(
             "sitemap-root-invalid",
-            f"not XML, not a text sitemap ({what}): starts with {_show(head)}",
+            f"not XML, not a text sitemap ({what}): starts with {shown}",
             line=self.doc.line_offset + 1,
         )
         self.doc.stop()

@@ -203,7 +203,11 @@ class UrlsetReader:
         if tag in self._alt_entry_tags:
             return  # read as an entry (_own_entries)
         if local(tag) == self._entry_kind and ns != self._own_ns:
-            return self._foreign_entry(ns, line)
+            # counted (not read), one sitemap-namespace finding at the end (_report_foreign)
+            self._foreign += 1
+            if self._foreign == 1:
+                self._foreign_first = (ns, line)
+            return
         self._unknown_top(tag, ns, line)
 
     def _unknown_top(self, tag: str, ns: str, line: int) -> None:
@@ -221,13 +225,6 @@ class UrlsetReader:
                 f"<{tag}> has no namespace (inside <{self.kind}>)",
                 line=line,
             )
-
-    def _foreign_entry(self, ns: str, line: int) -> None:
-        """An entry element in another namespace than the root's: counted (not read), one
-        sitemap-namespace finding at the end (_report_foreign)."""
-        self._foreign += 1
-        if self._foreign == 1:
-            self._foreign_first = (ns, line)
 
     def _report_foreign(self) -> None:
         if not self._foreign:

@@ -120,8 +120,10 @@ class XmlReader:
     def close(self) -> None:
         if self._dead:
             return
-        if self._main is None and not self._probe_close():
-            return
+        if self._main is None:  # end of input before the main parser started
+            self._probe_feed(b"", final=True)
+            if self.doc.stopped or self._main is None:
+                return
         try:
             whole = self._main.close()
         except etree.XMLSyntaxError as exc:
@@ -171,11 +173,6 @@ class XmlReader:
         for _event, el in self._probe.read_events():
             return el, failed
         return None, failed
-
-    def _probe_close(self) -> bool:
-        """End of input before the main parser started; whether it has started now."""
-        self._probe_feed(b"", final=True)
-        return not self.doc.stopped and self._main is not None
 
     def _start_main(self, has_doctype: bool) -> None:
         """The main parser, fed what the probe saw. `has_doctype`: a DOCTYPE, or no root
