@@ -39,7 +39,7 @@ How a document is read (in one pass, memory flat), one module a step:
    element and any DOCTYPE (entities are never expanded or fetched), and the
    dispatcher that picks the format reader by the root: `UrlsetReader` (urlset.py)
    for <urlset> and <sitemapindex>, with entries.py's careful path for entries
-   that are not plain, or `RssReader` / `AtomReader` (feeds.py).
+   that are not plain, or `FeedReader` with `Rss` or `Atom` (feeds.py).
    Each entry is built by walking its children once, and then freed with
    everything before it, so a 1,000,000-URL file needs no more memory than a
    10-URL one.

@@ -22,11 +22,11 @@ from typing import Any
 from lxml import etree
 
 from audit.sitemap.doc import ATOM_NS, Doc, local, ns_of
-from audit.sitemap.feeds import ATOM_DATES, AtomReader, RssReader
+from audit.sitemap.feeds import ATOM_DATES, Atom, FeedReader, Rss
 from audit.sitemap.inflate import Inflater
 from audit.sitemap.urlset import UrlsetReader
 
-FormatReader = UrlsetReader | RssReader | AtomReader
+FormatReader = UrlsetReader | FeedReader
 
 # libxml2 error codes worth putting in plain words (xmlerror.h).
 _PLAIN_ERRORS = {
@@ -219,9 +219,9 @@ class XmlReader:
         if name in ("urlset", "sitemapindex"):
             return UrlsetReader(self.doc, ns, name, line, careful=has_doctype)
         if tag == "rss":
-            return RssReader(self.doc)
+            return FeedReader(self.doc, Rss())
         if name == "feed" and ns in ATOM_DATES:
-            return AtomReader(self.doc, ns)
+            return FeedReader(self.doc, Atom(ns))
         shown = f"{{{ns}}}{name}" if ns else name
         self.doc.find(
             "sitemap-root-invalid",
