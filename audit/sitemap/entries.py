@@ -1,0 +1,281 @@
+"""One <url> or <sitemap> read with care: its children against the XSD's sequence, and
+its extensions (image, video, news, xhtml:link).
+
+urlset.py reads plain entries itself (its fast path) and hands any other to
+`EntryReader.read`; `read_image` is shared by both paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from audit.core.records import Alternate, Entry, Image, News, Video
+from audit.sitemap.doc import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS, Doc, local, ns_of
+
+# Actions for a child of an entry element, cached per tag string.
+A_LOC, A_LASTMOD, A_CHANGEFREQ, A_PRIORITY = 0, 1, 2, 3
+_A_FOREIGN = 4  # order slot of foreign-namespace children: after the protocol ones
+_A_IMAGE, _A_VIDEO, _A_NEWS, _A_XHTML = 10, 11, 12, 13
+_A_UNDEFINED, _A_NO_NS = 20, 21
+PROTOCOL_NAMES = ("loc", "lastmod", "changefreq", "priority")
+# The extensions a <url> may have that the careful path reads, by their tags.
+_EXTENSION_ACTIONS = {
+    f"{{{IMAGE_NS}}}image": _A_IMAGE,
+    f"{{{VIDEO_NS}}}video": _A_VIDEO,
+    f"{{{NEWS_NS}}}news": _A_NEWS,
+    f"{{{XHTML_NS}}}link": _A_XHTML,
+}
+_IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
+_IMAGE_LOC = f"{{{IMAGE_NS}}}loc"
+
+
+class EntryReader:
+    """The careful path for the entries of one urlset or sitemapindex, and the finding
+    about children out of order that it counts (`report`, at the end of the document)."""
+
+    def __init__(self, doc: Doc, entry_tag: str, entry_kind: str, own_ns: str) -> None:
+        self.doc = doc
+        self._entry_tag = entry_tag
+        self._entry_kind = entry_kind
+        self._own_ns = own_ns
+        self._max_order = A_LASTMOD if entry_kind == "sitemap" else A_PRIORITY
+        self._actions: dict[str, int] = {}
+        # entries read as the root's own although in no namespace or the sitemaps.org one:
+        # only under a root in a wrong namespace, their children in their own namespace
+        self._alt_actions: dict[str, dict[str, int]] = {}
+        self._disorder = 0  # children out of the XSD's order: one finding at the end
+        self._disorder_first: tuple[str, int] = ("", 0)  # the first one's message and line
+
+    def read(self, el: Any) -> Entry:
+        """Every child checked against the XSD's sequence, each kind of child taken by its
+        handler in _PROTOCOL_HANDLERS or _EXTENSION_HANDLERS."""
+        actions, own_ns = self._actions, self._own_ns
+        if el.tag != self._entry_tag:  # an alternative entry tag: children in its namespace
+            own_ns = ns_of(el.tag)
+            actions = self._alt_actions.setdefault(own_ns, {})
+        off = self.doc.line_offset
+        parts = _EntryParts()
+        pos = -1
+        seen = 0  # bit per protocol child met
+        for child in el.getchildren():
+            tag = child.tag
+            if tag.__class__ is not str:
+                continue  # comment, processing instruction, entity reference
+            act = actions.get(tag)
+            if act is None:
+                act = actions[tag] = self._action(tag, own_ns)
+            if act < _A_FOREIGN:  # loc, lastmod, changefreq, priority: XSD sequence
+                if seen >> act & 1:
+                    self._unknown_child(child, "repeated")
+                    continue
+                seen |= 1 << act
+                if act < pos:
+                    self._unknown_child(child, "out of order")
+                else:
+                    pos = act
+                _PROTOCOL_HANDLERS[act](parts, child)
+            elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
+                pos = _A_FOREIGN
+                _read_extension(parts, child, act, off)
+            else:
+                self._unknown_child(child, _UNKNOWN_WHY[act])
+        return parts.entry(self._entry_kind, el.sourceline + off, off)
+
+    def report(self) -> None:
+        """One finding for every child out of order (_out_of_order counted them)."""
+        if not self._disorder:
+            return
+        first, line = self._disorder_first
+        n, self._disorder = self._disorder, 0
+        what = "a child" if n == 1 else f"{n:,} children"
+        self.doc.find(
+            "element-unknown",
+            f"{what} out of order, the first at line {line}: {first}",
+            line=line,
+        )
+
+    def _action(self, tag: str, own_ns: str) -> int:
+        ns = ns_of(tag)
+        if ns == own_ns:  # also a no-namespace document's own elements
+            names = PROTOCOL_NAMES[: self._max_order + 1]
+            name = local(tag)
+            return names.index(name) if name in names else _A_UNDEFINED
+        if not ns:
+            return _A_NO_NS
+        if ns == SITEMAP_NS:
+            return _A_UNDEFINED
+        if self._entry_kind == "url":
+            return _EXTENSION_ACTIONS.get(tag, _A_FOREIGN)
+        return _A_FOREIGN
+
+    def _unknown_child(self, child: Any, why: str) -> None:
+        name = local(child.tag)
+        entry = local(self._entry_tag)
+        line = child.sourceline + self.doc.line_offset
+        if why == "not defined":
+            msg = f"<{name}> is not defined inside <{entry}>"
+        elif why == "no namespace":
+            msg = f"<{name}> inside <{entry}> has no namespace"
+        elif why == "repeated":
+            msg = f"<{name}> appears more than once in one <{entry}> (the first is used)"
+        else:
+            return self._out_of_order(name, entry, line)
+        self.doc.find("element-unknown", msg, line=line)
+
+    def _out_of_order(self, name: str, entry: str, line: int) -> None:
+        """Counted, not reported one by one: a generator that orders children its own way
+        does so in every entry (`report` says it once)."""
+        self._disorder += 1
+        if self._disorder == 1:
+            order = ", ".join(PROTOCOL_NAMES[: self._max_order + 1])
+            first = f"<{name}> inside <{entry}> (expected {order}, then extensions)"
+            self._disorder_first = (first, line)
+
+
+class _EntryParts:
+    """What the careful path collects for one entry, one handler per kind of child."""
+
+    __slots__ = (
+        "alternates",
+        "changefreq",
+        "images",
+        "lastmod",
+        "loc",
+        "loc_line",
+        "news",
+        "priority",
+        "videos",
+    )
+
+    def __init__(self) -> None:
+        self.loc: str | None = None
+        self.loc_line = 0
+        self.lastmod: str | None = None
+        self.changefreq: str | None = None
+        self.priority: str | None = None
+        self.images: list[Image] | None = None
+        self.videos: list[Video] | None = None
+        self.news: list[News] | None = None
+        self.alternates: list[Alternate] | None = None
+
+    def add_loc(self, child: Any) -> None:
+        # An unexpanded entity reference splits the text: show it whole.
+        self.loc = (child.text or "") if len(child) == 0 else "".join(child.itertext())
+        self.loc_line = child.sourceline
+
+    def add_lastmod(self, child: Any) -> None:
+        self.lastmod = (child.text or "").strip()
+
+    def add_changefreq(self, child: Any) -> None:
+        self.changefreq = (child.text or "").strip()
+
+    def add_priority(self, child: Any) -> None:
+        self.priority = (child.text or "").strip()
+
+    def add_image(self, child: Any, line: int) -> None:
+        if self.images is None:
+            self.images = []
+        self.images.append(read_image(child, line))
+
+    def add_video(self, child: Any, line: int) -> None:
+        if self.videos is None:
+            self.videos = []
+        self.videos.append(Video(line, _fields(child)))
+
+    def add_news(self, child: Any, line: int) -> None:
+        if self.news is None:
+            self.news = []
+        self.news.append(News(line, _fields(child)))
+
+    def add_link(self, child: Any, line: int) -> None:
+        if (child.get("rel") or "").strip().lower() != "alternate":
+            return  # xhtml:link is hreflang only with rel="alternate"
+        if self.alternates is None:
+            self.alternates = []
+        self.alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
+
+    def entry(self, kind: Any, el_line: int, off: int) -> Entry:
+        """The Entry; its line is the line of <loc>, else `el_line` (already offset)."""
+        return Entry(
+            kind,
+            self.loc,
+            self.loc_line + off if self.loc_line else el_line,
+            self.lastmod,
+            self.changefreq,
+            self.priority,
+            self.images,
+            self.videos,
+            self.news,
+            self.alternates,
+        )
+
+
+# The careful path's handlers, by the action of a child's tag (EntryReader._action).
+_PROTOCOL_HANDLERS: tuple[Callable[[_EntryParts, Any], None], ...] = (
+    _EntryParts.add_loc,  # A_LOC
+    _EntryParts.add_lastmod,  # A_LASTMOD
+    _EntryParts.add_changefreq,  # A_CHANGEFREQ
+    _EntryParts.add_priority,  # A_PRIORITY
+)
+_EXTENSION_HANDLERS: dict[int, Callable[[_EntryParts, Any, int], None]] = {
+    _A_IMAGE: _EntryParts.add_image,
+    _A_VIDEO: _EntryParts.add_video,
+    _A_NEWS: _EntryParts.add_news,
+    _A_XHTML: _EntryParts.add_link,
+}
+_UNKNOWN_WHY = {_A_UNDEFINED: "not defined", _A_NO_NS: "no namespace"}
+
+
+def _read_extension(parts: _EntryParts, child: Any, act: int, off: int) -> None:
+    """A child in another namespace: taken by its handler, if it is one that is read."""
+    handler = _EXTENSION_HANDLERS.get(act)
+    if handler is not None:  # None: a foreign element nobody reads
+        handler(parts, child, child.sourceline + off)
+
+
+def read_image(el: Any, line: int) -> Image:
+    """An <image:image>: its first <image:loc> and the deprecated children it has."""
+    loc = None
+    deprecated: list[str] = []
+    for child in el.getchildren():
+        tag = child.tag
+        if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
+            if loc is None:
+                loc = child.text or ""
+            continue
+        if tag.__class__ is not str or ns_of(tag) != IMAGE_NS:
+            continue
+        name = local(tag)
+        if name == "loc" and loc is None:
+            loc = child.text or ""
+        elif name in _IMAGE_DEPRECATED and name not in deprecated:
+            deprecated.append(name)
+    return Image(loc, line, deprecated)
+
+
+def _fields(el: Any) -> dict[str, str]:
+    """Every descendant of a video/news element: local name -> text (first wins).
+
+    Attributes are kept as "name@attribute" (e.g. "restriction@relationship").
+    Only elements of the extension's own namespace count.
+    """
+    ns = ns_of(el.tag)
+    fields: dict[str, str] = {}
+    for child in el.iterdescendants():
+        tag = child.tag
+        if tag.__class__ is not str or ns_of(tag) != ns:
+            continue
+        name = local(tag)
+        if name not in fields:
+            _add_field(fields, name, child)
+    return fields
+
+
+def _add_field(fields: dict[str, str], name: str, el: Any) -> None:
+    """`el`'s text (unless it only holds other elements) and its attributes, as `name`."""
+    text = (el.text or "").strip()
+    if text or len(el) == 0:
+        fields[name] = text
+    for attr, value in el.attrib.items():
+        fields.setdefault(f"{name}@{local(attr)}", value)

@@ -1,0 +1,104 @@
+"""RSS 2.0 and Atom (1.0 and 0.3) feeds, which sitemaps.org accepts as sitemaps: the URL
+(<link>) and change date of each item or entry. Feeds are rarely large, so kept simple;
+they have no unknown-element rule. One `FeedReader`, and one small class per format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audit.core.records import DocKind, Entry
+from audit.sitemap.doc import ATOM03_NS, ATOM_NS, Doc
+
+ATOM_DATES = {ATOM_NS: "updated", ATOM03_NS: "modified"}  # the entry's change date
+
+
+class FeedReader:
+    """The entries of a feed of format `fmt` (`Rss` or `Atom`): each entry element in its
+    place is read by the format, then freed with everything before it."""
+
+    def __init__(self, doc: Doc, fmt: Rss | Atom) -> None:
+        self.doc = doc
+        self.fmt = fmt
+        doc.kind = fmt.kind
+        self._root: Any = None
+
+    def tags(self) -> tuple[str, ...]:
+        return (self.fmt.entry_tag,)
+
+    def feed(self, events: Any) -> None:
+        fmt, doc = self.fmt, self.doc
+        entry_tag = fmt.entry_tag
+        for _event, el in events:
+            parent = el.getparent()
+            if self._root is None:
+                self._root = el.getroottree().getroot()
+            if el.tag != entry_tag or not fmt.in_feed(parent, self._root):
+                continue
+            while el.getprevious() is not None:  # every sibling before `el` goes
+                del parent[0]
+            doc.items.append(fmt.entry(el, doc.line_offset))
+            doc.entries += 1
+            el.clear()
+
+    def close(self, whole: Any) -> None:
+        """Nothing is checked after the last entry of a feed."""
+
+    def report(self) -> None:
+        """No finding is counted over a whole feed."""
+
+
+class Rss:
+    """RSS: an <item> in <channel>; its <link> and <pubDate>."""
+
+    kind: DocKind = "rss"
+    entry_tag = "item"
+
+    def in_feed(self, parent: Any, root: Any) -> bool:
+        return parent is not None and parent.tag == "channel"
+
+    def entry(self, el: Any, off: int) -> Entry:
+        loc = lastmod = None
+        loc_line = 0
+        for child in el:
+            tag = child.tag
+            if tag == "link" and loc is None:
+                loc = child.text or ""
+                loc_line = child.sourceline
+            elif tag == "pubDate" and lastmod is None:
+                lastmod = (child.text or "").strip()
+        return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
+
+
+class Atom:
+    """Atom: an <entry> in the root <feed> of namespace `ns` (1.0 or 0.3); its
+    rel="alternate" <link> and its <updated> (1.0) or <modified> (0.3)."""
+
+    kind: DocKind = "atom"
+
+    def __init__(self, ns: str) -> None:
+        self.entry_tag = f"{{{ns}}}entry"
+        self._link_tag = f"{{{ns}}}link"
+        self._updated_tag = f"{{{ns}}}{ATOM_DATES[ns]}"
+
+    def in_feed(self, parent: Any, root: Any) -> bool:
+        return parent is root
+
+    def entry(self, el: Any, off: int) -> Entry:
+        loc = lastmod = None
+        loc_line = 0
+        link_tag, updated_tag = self._link_tag, self._updated_tag
+        for child in el:
+            tag = child.tag
+            if tag == link_tag and loc is None:
+                if _is_alternate_link(child):
+                    loc = child.get("href")
+                    loc_line = child.sourceline
+            elif tag == updated_tag and lastmod is None:
+                lastmod = (child.text or "").strip()
+        return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
+
+
+def _is_alternate_link(link: Any) -> bool:
+    """An Atom <link> to the entry itself: rel="alternate", the default."""
+    rel: str = link.get("rel") or "alternate"
+    return rel.strip().lower() == "alternate"

@@ -1,0 +1,83 @@
+"""Text sitemaps: one absolute http(s) URL a line, UTF-8 (sitemaps.org)."""
+
+from __future__ import annotations
+
+import re
+
+from audit.core.records import Entry
+from audit.sitemap.doc import Doc
+
+_URL_LINE_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#]+\S*")
+
+
+class TextReader:
+    """The lines of a text sitemap, fed in pieces of any size."""
+
+    def __init__(self, doc: Doc) -> None:
+        self.doc = doc
+        self._parts: list[bytes] = []  # the unfinished line, in pieces (never re-copied)
+        self._line = doc.line_offset
+
+    def feed(self, data: bytes) -> None:
+        end = data.rfind(b"\n")
+        if end < 0:
+            # The line goes on: keep the piece; joining only at the line's end keeps a
+            # huge single line linear instead of quadratic.
+            self._parts.append(data)
+            return
+        block = data[: end + 1]
+        if self._parts:
+            block = b"".join([*self._parts, block])
+        rest = data[end + 1 :]
+        self._parts = [rest] if rest else []
+        self._lines(block)
+
+    def close(self) -> None:
+        if self._parts and not self.doc.cut:  # a line cut off by the network is not a URL
+            self._line += 1
+            self._one(b"".join(self._parts))
+        self._parts = []
+        self.doc.stop()
+
+    def report(self) -> None:
+        """No finding is counted over a whole text sitemap."""
+
+    def _lines(self, block: bytes) -> None:
+        """Each whole line of `block` (which ends with a line break)."""
+        for raw in block.split(b"\n")[:-1]:
+            self._line += 1
+            self._one(raw)
+            if self.doc.stopped:
+                return
+
+    def _one(self, raw: bytes) -> None:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if not raw.strip():
+            return
+        line = self._line
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return self._not_utf8(line, exc.start + 1)
+        if _URL_LINE_RE.fullmatch(text.strip()) is None:
+            return self._invalid_line(text, line)
+        self.doc.items.append(Entry("url", text, line))
+        self.doc.entries += 1
+
+    def _not_utf8(self, line: int, column: int) -> None:
+        self.doc.find(
+            "sitemap-encoding",
+            f"bytes that are not valid UTF-8 at line {line}, column {column}",
+            line=line,
+            column=column,
+        )
+        self.doc.stop()
+
+    def _invalid_line(self, text: str, line: int) -> None:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        self.doc.find(
+            "text-sitemap-invalid-line",
+            f"line {line} is not one absolute http(s) URL: {shown!r}",
+            line=line,
+        )

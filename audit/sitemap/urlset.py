@@ -1,0 +1,243 @@
+"""The entries of a <urlset> or <sitemapindex>, as xmlpull.py's main parser reports them.
+
+Plain entries are read in `UrlsetReader._events` itself (the hot path); anything
+else goes to entries.py's careful path. Elements are freed as soon as they are
+handled, so a 1,000,000-URL file needs no more memory than a 10-URL one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from audit.core.records import DocKind, Entry, Image
+from audit.sitemap.doc import IMAGE_NS, SITEMAP_NS, Doc, local, ns_of
+from audit.sitemap.entries import (
+    A_CHANGEFREQ,
+    A_PRIORITY,
+    PROTOCOL_NAMES,
+    EntryReader,
+    read_image,
+)
+
+# Slots of the children UrlsetReader._events reads itself, in XSD order; a child whose
+# slot is below the position reached so far (repeated, out of order, or anything else:
+# _F_OTHER) sends the entry down the careful path.
+_F_OTHER, _F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = -1, 0, 1, 2, 3, 4
+
+
+class UrlsetReader:
+    """A <urlset> or <sitemapindex> in namespace `ns` (reported unless the sitemaps.org
+    one). `careful`: a DOCTYPE may have declared entities (references split texts), so
+    every entry takes the careful path."""
+
+    def __init__(self, doc: Doc, ns: str, root_name: str, line: int, *, careful: bool) -> None:
+        self.doc = doc
+        index = root_name == "sitemapindex"
+        self.kind: DocKind = "sitemapindex" if index else "urlset"
+        doc.kind = self.kind
+        self._own_ns = ns
+        entry: Literal["url", "sitemap"] = "sitemap" if index else "url"
+        self._entry_tag = f"{{{ns}}}{entry}" if ns else entry
+        self._entry_kind = entry
+        self._root: Any = None
+        self._kept: Any = None  # newest handled element, still attached
+        self._handled = 0  # handled elements still attached to the root
+        self._newest: Any = None  # newest handled entry
+        self._foreign = 0  # entry elements in another namespace than the root's
+        self._foreign_first: tuple[str, int] = ("", 0)
+        self._careful = EntryReader(doc, self._entry_tag, entry, ns)
+        # entries read as the root's own although in no namespace or the sitemaps.org one:
+        # only under a root in a wrong namespace (reported once, at the root)
+        self._alt_entry_tags: frozenset[str] = frozenset()
+        own = [f"{{{ns}}}{name}" if ns else name for name in PROTOCOL_NAMES]
+        image_tag = ""  # <image:image> where it is an extension of this document
+        if index:
+            own[A_CHANGEFREQ] = own[A_PRIORITY] = ""  # not defined in <sitemap>
+        elif ns != IMAGE_NS:
+            image_tag = f"{{{IMAGE_NS}}}image"
+        # Tag -> _F_* slot for _events; "" (never a tag) marks what this kind lacks.
+        tags = (*own, image_tag)
+        self._fast_slots = {} if careful else {t: slot for slot, t in enumerate(tags) if t}
+        if ns != SITEMAP_NS:
+            got = f"namespace {ns!r}" if ns else "no namespace"
+            doc.find(
+                "sitemap-namespace",
+                f'<{root_name}> has {got}; expected xmlns="{SITEMAP_NS}"',
+                line=line,
+            )
+            self._alt_entry_tags = frozenset(
+                {entry, f"{{{SITEMAP_NS}}}{entry}"} - {self._entry_tag}
+            )
+
+    def tags(self) -> tuple[str, ...]:
+        """The tags the main parser reports. Only entry elements make events; anything else
+        at the top level is checked when it is freed (_purge, close)."""
+        if self._own_ns != SITEMAP_NS:
+            return (self._entry_tag, f"{{*}}{self._entry_kind}")
+        return (self._entry_tag,)
+
+    def feed(self, events: Any) -> None:
+        """The entries of one feed() of the document, then the purge."""
+        if self._own_ns != SITEMAP_NS:  # rare: entries may be in yet another namespace
+            events = self._own_entries(events)
+        self._events(events)
+        self._purge()
+
+    def close(self, whole: Any) -> None:
+        """Whatever follows the last entry; `whole`: the parser's tree, the root when no
+        entry event came at all (every child unknown)."""
+        root = self._root if self._root is not None else whole
+        if root is not None:
+            for child in root:
+                if child is not self._kept:
+                    self._check_top(child)
+
+    def report(self) -> None:
+        """The findings counted over the whole document, once."""
+        self._report_foreign()
+        self._careful.report()
+
+    def _own_entries(self, events: Any) -> Iterator[tuple[str, Any]]:
+        """The events of the root's own entries; another namespace's (asked for in `tags`,
+        so that even a document of nothing else is read) are emptied and left to
+        _check_top."""
+        entry_tag, alt = self._entry_tag, self._alt_entry_tags
+        for event, el in events:
+            if self._root is None:
+                self._root = el.getroottree().getroot()
+            if el.tag == entry_tag or el.tag in alt:
+                yield event, el
+            else:
+                el.clear()
+
+    def _events(self, events: Any) -> None:
+        """The hot path: one <url>/<sitemap> per event, children walked once.
+
+        A plain entry is read here (no call per entry): the protocol children (each once,
+        in order, no comment or entity reference inside <loc>), then only <image:image>
+        children; `slots` maps their tags to _F_*, and a child whose slot is below the
+        position reached so far (repeated, out of order, or anything else: _F_OTHER)
+        sends the entry down the careful path (EntryReader.read). getchildren() builds the
+        children in one C call: about half the cost of iterating the element (lxml's
+        child iterator is a Python-level object).
+        """
+        root = self._root
+        slots = self._fast_slots
+        kind = self._entry_kind
+        doc = self.doc
+        off = doc.line_offset
+        out = doc.items
+        careful = self._careful.read
+        n = 0
+        newest = None
+        for _event, el in events:
+            if root is None:
+                root = self._root = el.getroottree().getroot()
+            if el.getparent() is not root:
+                continue  # nested (e.g. an own-namespace <url> inside a <url>)
+            n += 1  # only entry tags make events (see tags)
+            newest = el
+            loc = lastmod = changefreq = priority = None
+            images: list[Image] | None = None
+            loc_line = 0
+            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
+            for child in el.getchildren():
+                slot = slots.get(child.tag, _F_OTHER)
+                if slot < pos or (slot == _F_LOC and len(child)):  # len: a comment inside
+                    out.append(careful(el))
+                    break
+                if slot == _F_LOC:
+                    loc = child.text or ""
+                    loc_line = child.sourceline
+                elif slot == _F_LASTMOD:
+                    lastmod = (child.text or "").strip()
+                elif slot == _F_CHANGEFREQ:
+                    changefreq = (child.text or "").strip()
+                elif slot == _F_PRIORITY:
+                    priority = (child.text or "").strip()
+                else:  # images may repeat; a protocol child after one is out of order
+                    if images is None:
+                        images = []
+                    images.append(read_image(child, child.sourceline + off))
+                    pos = _F_IMAGE
+                    continue
+                pos = slot + 1
+            else:
+                line = (loc_line or el.sourceline) + off
+                out.append(Entry(kind, loc, line, lastmod, changefreq, priority, images))
+        self._handled += n
+        doc.entries += n
+        if newest is not None:
+            # Never a nested entry: its parent is still open and not a child of the root.
+            self._newest = newest
+
+    def _purge(self) -> None:
+        """Free every handled element but the newest (libxml2 may still point near it).
+
+        Root-level elements that never produced an event (foreign, unknown,
+        comments) are checked before they go: only entry tags make events, so
+        any other element before the newest entry is one of those.
+        """
+        root, newest = self._root, self._newest
+        if root is None or newest is None or newest is self._kept:
+            return
+        idx = root.index(newest)
+        if idx != self._handled - 1:
+            entry_tag = self._entry_tag
+            for child in root[:idx]:
+                if child.tag != entry_tag:
+                    self._check_top(child)
+        del root[:idx]
+        newest.clear()
+        self._kept = newest
+        self._handled = 1
+
+    def _check_top(self, el: Any) -> None:
+        """An element directly in urlset/sitemapindex that is not an entry."""
+        tag = el.tag
+        if not isinstance(tag, str):
+            return
+        ns = ns_of(tag)
+        line = (el.sourceline or 0) + self.doc.line_offset
+        if tag in self._alt_entry_tags:
+            return  # read as an entry (_own_entries)
+        if local(tag) == self._entry_kind and ns != self._own_ns:
+            # counted (not read), one sitemap-namespace finding at the end (_report_foreign)
+            self._foreign += 1
+            if self._foreign == 1:
+                self._foreign_first = (ns, line)
+            return
+        self._unknown_top(tag, ns, line)
+
+    def _unknown_top(self, tag: str, ns: str, line: int) -> None:
+        """element-unknown for a top-level element of the sitemap's namespaces or of none
+        (any other namespace is an allowed extension)."""
+        if ns == self._own_ns or ns == SITEMAP_NS:
+            self.doc.find(
+                "element-unknown",
+                f"<{local(tag)}> is not defined inside <{self.kind}>",
+                line=line,
+            )
+        elif not ns:
+            self.doc.find(
+                "element-unknown",
+                f"<{tag}> has no namespace (inside <{self.kind}>)",
+                line=line,
+            )
+
+    def _report_foreign(self) -> None:
+        if not self._foreign:
+            return
+        (ns, line), n = self._foreign_first, self._foreign
+        self._foreign = 0
+        name = self._entry_kind
+        what = f"a <{name}>" if n == 1 else f"{n:,} <{name}> elements"
+        got = f"namespace {ns!r}" if ns else "no namespace"
+        root = f"namespace {self._own_ns!r}" if self._own_ns else "no namespace"
+        self.doc.find(
+            "sitemap-namespace",
+            f"{what} in {got} inside <{self.kind}> in {root}, the first at line {line}: "
+            f'not read as entries; put every element in xmlns="{SITEMAP_NS}"',
+            line=line,
+        )
