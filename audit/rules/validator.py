@@ -101,19 +101,14 @@ class SitemapValidator:
     """
 
     __slots__ = (
-        # the concerns, and their per-entry steps bound once (check() calls them)
-        "_check_changefreq",
-        "_check_duplicate",
-        "_check_extensions",
-        "_check_lastmod",
-        "_check_loc",
-        "_count_priority",
+        # the concerns (check() calls self._x.method, which builds no bound method), the
+        # <loc> fast path and this sitemap's id in `seen`
         "_dates",
         "_ext",
         "_hints",
-        "_index_entry",
+        "_keys",
+        "_locs",
         "_plain_loc",
-        "_report_duplicate",
         "_src_url",
         "checked",
         "cross_submitted",
@@ -153,24 +148,16 @@ class SitemapValidator:
         self.cross_submitted = cross_submitted
         self.kind = kind
         self.checked = 0
-        locs = LocCheck(source, sitemap_url=sitemap_url, cross_submitted=cross_submitted)
-        keys = UrlKeys(source, seen=seen, seen_sitemaps=seen_sitemaps)
+        self._locs = LocCheck(source, sitemap_url=sitemap_url, cross_submitted=cross_submitted)
+        self._keys = keys = UrlKeys(source, seen=seen, seen_sitemaps=seen_sitemaps)
         self.seen_sitemaps = keys.seen_sitemaps
         self._dates = LastmodCheck(
             source, now=self.now, kind=kind, served_at=served_at, tolerance_s=tolerance_s
         )
         self._hints = CrawlHints(source)
         self._ext = ExtensionCheck(source, now=self.now, hreflang=hreflang)
-        self._plain_loc = locs.plain
-        self._check_loc = locs.check
+        self._plain_loc = self._locs.plain
         self._src_url = keys.src_url
-        self._check_duplicate = keys.check
-        self._report_duplicate = keys.report
-        self._check_lastmod = self._dates.check
-        self._index_entry = self._dates.index_entry
-        self._check_changefreq = self._hints.check_changefreq
-        self._count_priority = self._hints.count_priority
-        self._check_extensions = self._ext.check
 
     # -- per entry ----------------------------------------------------------
 
@@ -185,7 +172,7 @@ class SitemapValidator:
         self.checked += 1
         is_url = entry.kind == "url"
         if not is_url:
-            self._index_entry(entry.lastmod)
+            self._dates.index_entry(entry.lastmod)
         out = _NO_FINDINGS
         raw = entry.loc
         if raw is not None and self._plain_loc(raw):
@@ -193,27 +180,27 @@ class SitemapValidator:
             norm: str | None = raw
         else:
             out = []
-            loc, norm = self._check_loc(entry, out)
+            loc, norm = self._locs.check(entry, out)
         if norm is not None:
             seen = self.seen
             if is_url and seen is not None and entry.news is None:  # UrlKeys.check's usual
                 first = seen.add_normalized(norm, self._src_url)
                 if first >= 0:
                     out = writable(out)
-                    self._report_duplicate(entry, seen, first, loc or norm, norm, out)
+                    self._keys.report(entry, seen, first, loc or norm, norm, out)
             else:
-                out = self._check_duplicate(entry, is_url, loc, norm, out)
+                out = self._keys.check(entry, is_url, loc, norm, out)
         lastmod = entry.lastmod
         if lastmod is None:
             self._dates.missing += 1
         else:
-            out = self._check_lastmod(lastmod, entry.line, loc, out)
+            out = self._dates.check(lastmod, entry.line, loc, out)
         changefreq = entry.changefreq
         if changefreq is not None and changefreq not in CHANGEFREQS:
             out = writable(out)
-            self._check_changefreq(changefreq, entry.line, loc, out)
+            self._hints.check_changefreq(changefreq, entry.line, loc, out)
         if entry.priority is not None:
-            out = self._count_priority(entry.priority, entry.line, loc, is_url, out)
+            out = self._hints.count_priority(entry.priority, entry.line, loc, is_url, out)
         if (
             entry.images is not None
             or entry.videos is not None
@@ -221,7 +208,7 @@ class SitemapValidator:
             or entry.alternates is not None
         ):
             out = writable(out)
-            self._check_extensions(entry, loc, norm, out)
+            self._ext.check(entry, loc, norm, out)
         return out if out else _NO_FINDINGS
 
     # -- per sitemap --------------------------------------------------------
