@@ -1,0 +1,125 @@
+"""<changefreq> and <priority>, the crawl hints Google ignores (RULES.md "Entries"):
+changefreq-invalid and priority-invalid per entry, priority-uniform per sitemap.
+
+    hints = CrawlHints(source)
+    hints.count_priority(priority, line, loc, is_url, out) -> out (or a new list)
+    hints.check_changefreq(text, line, loc, out)    # for a value not in CHANGEFREQS
+    hints.problems(urls) -> [(code, message)]        # once per sitemap of `urls` <url>s
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from audit.core.records import Finding
+from audit.rules.findings import DECIMAL, XML_SPACE, ZERO, add, show, writable
+
+__all__ = ["CHANGEFREQS", "CrawlHints"]
+
+CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
+_ONE = Decimal(1)
+_CACHE_SIZE = 4096  # parsed priority values kept per sitemap
+
+
+class CrawlHints:
+    """The changefreq and priority checks of one sitemap, and its priority counts."""
+
+    __slots__ = ("_cache", "_count", "_first", "_same", "_text", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._count = 0  # <url>s with a valid <priority>
+        self._first: Decimal | None = None
+        self._text = ""  # the first valid priority as written (stripped)
+        self._same = True
+        # sitemaps repeat priority values verbatim
+        self._cache: dict[str, Decimal | str] = {}
+
+    def count_priority(
+        self, priority: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
+    ) -> list[Finding]:
+        """Count a <priority>; the full checks unless it is a valid value seen before."""
+        number = self._cache.get(priority)
+        if is_url and number.__class__ is Decimal and self._first is not None:
+            self._count += 1
+            if self._same and number != self._first:
+                self._same = False
+            return out
+        out = writable(out)
+        self._check_priority(priority, line, loc, is_url, out)
+        return out
+
+    def check_changefreq(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        value = text.strip(XML_SPACE)
+        if value in CHANGEFREQS:
+            return
+        hint = f"write {value.lower()!r}" if value.lower() in CHANGEFREQS else "use one of"
+        add(
+            out,
+            self.source,
+            "changefreq-invalid",
+            f"<changefreq> {show(text)} is not a valid value: {hint} "
+            + ("(lower-case)" if value.lower() in CHANGEFREQS else ", ".join(sorted(CHANGEFREQS)))
+            + " or remove it (Google ignores changefreq)",
+            line,
+            loc,
+        )
+
+    def _parse_priority(self, text: str) -> Decimal | str:
+        value = text.strip(XML_SPACE)
+        if not DECIMAL.fullmatch(value):
+            return "is not a decimal number"
+        try:
+            number = Decimal(value)
+        except InvalidOperation:  # pragma: no cover - the regex admits only decimals
+            return "is not a decimal number"
+        if not ZERO <= number <= _ONE:
+            return "is outside 0.0 to 1.0"
+        return number
+
+    def _priority_value(self, text: str) -> Decimal | str:
+        """The parsed priority (or why it is invalid), from the cache when seen before."""
+        cache = self._cache
+        value = cache.get(text)
+        if value is None:
+            value = self._parse_priority(text)
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[text] = value
+        return value
+
+    def _check_priority(
+        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
+    ) -> None:
+        value = self._priority_value(text)
+        if isinstance(value, str):
+            add(
+                out,
+                self.source,
+                "priority-invalid",
+                f"<priority> {show(text)} {value}: use a decimal from 0.0 to 1.0 such as 0.5, "
+                "or remove it (Google ignores priority)",
+                line,
+                loc,
+            )
+            return
+        if is_url:
+            self._count += 1
+            if self._first is None:
+                self._first, self._text = value, text.strip(XML_SPACE)
+            elif value != self._first:
+                self._same = False
+
+    def problems(self, urls: int) -> list[tuple[str, str]]:
+        """priority-uniform: every one of the sitemap's `urls` <url> entries has the same
+        <priority> (at least two)."""
+        count = self._count
+        if not self._same or count < 2 or count != urls:
+            return []
+        return [
+            (
+                "priority-uniform",
+                f"all {count:,} URLs have <priority> {show(self._text)}: a uniform "
+                "priority says nothing (Google ignores priority); vary it or remove it",
+            )
+        ]

@@ -1,0 +1,385 @@
+"""<lastmod> of each entry and of the sitemap as a whole (RULES.md "Entries", counts).
+
+Per entry: lastmod-invalid, lastmod-imprecise, lastmod-future; counted per UTC day for
+the sitemap's lastmod-missing, lastmod-uniform and (an index) index-lastmod-now.
+
+    dates = LastmodCheck(source, now=utc_now, kind=kind, served_at=dt_or_None, tolerance_s=0)
+    dates.check(lastmod, line, loc, out) -> out (or a new list when it reports)
+    dates.index_entry(lastmod)                  # an index's <sitemap> entry
+    dates.problems(kind, checked, news) -> [(code, message)]    # once per sitemap
+
+Chosen thresholds: lastmod-future allows 1 minute of clock skew for a value with a time,
+14 hours for a date (a UTC+14 site's "today"); lastmod-uniform fires at >= 20 lastmods
+with >= 90% on one UTC day, or >= 5 timed lastmods all within 10 minutes before the
+audit (stamped with the serving time).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from audit.core.records import Finding
+from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start
+from audit.rules.findings import XML_SPACE, add, show, writable
+from audit.rules.indexlastmod import SERVED_NOW_WINDOW_S, lastmod_now
+
+__all__ = [
+    "FUTURE_TOLERANCE",
+    "FUTURE_TOLERANCE_DATE",
+    "SERVED_NOW_MIN",
+    "SERVED_NOW_WINDOW",
+    "UNIFORM_MIN",
+    "UNIFORM_SHARE",
+    "LastmodCheck",
+    "seconds_since_epoch",
+]
+
+UNIFORM_MIN = 20  # lastmod-uniform: at least 20 entries with a lastmod ...
+UNIFORM_SHARE = 0.9  # ... of which 90% share one UTC day
+SERVED_NOW_MIN = 5  # lastmod-uniform: every one of at least 5 lastmods is "now" ...
+SERVED_NOW_WINDOW = timedelta(minutes=10)  # ... within this window before the audit
+# lastmod-future: a time-of-day value may run ahead of our clock by clock skew only;
+# a date (or year/month) is written in the site's local time, which can be up to
+# UTC+14, so that day may start up to 14 hours before midnight UTC.
+FUTURE_TOLERANCE = timedelta(minutes=1)
+FUTURE_TOLERANCE_DATE = timedelta(hours=14)
+
+# A parsed lastmod: start as whole seconds since 0001-01-01T00:00:00Z (proleptic
+# Gregorian, so start // 86400 is the UTC day's ordinal), precision, xsd_valid.
+_Lastmod = tuple[int, Precision, bool]
+_DAY_S = 86_400
+# The two forms nearly every sitemap uses, decided without building datetimes.
+_LM_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_LM_FULL = re.compile(
+    r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})", re.ASCII
+)
+# Tables of valid pieces: a key's presence vouches for its syntax (count() relies on it).
+_DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
+_TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
+_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+_T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in _HOUR_MINUTE.items()}  # "Thh:mm"
+_COLON_SECONDS = frozenset(f":{s:02d}" for s in range(60))  # ":ss", 00 to 59
+
+
+def _day_ordinal(text: str) -> int | None:
+    ordinal = _DAY_ORDINALS.get(text)
+    if ordinal is None:
+        try:
+            ordinal = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
+        except ValueError:
+            return None  # the slow path explains what is wrong
+        if len(_DAY_ORDINALS) >= 65_536:
+            _DAY_ORDINALS.clear()
+        _DAY_ORDINALS[text] = ordinal
+    return ordinal
+
+
+def _tz_seconds(tzd: str) -> int | None:
+    seconds = _TZ_SECONDS.get(tzd)
+    if seconds is None:
+        oh, om = int(tzd[1:3]), int(tzd[4:6])
+        if om > 59 or oh > 14 or (oh == 14 and om):
+            return None
+        seconds = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
+        if len(_TZ_SECONDS) < 1024:
+            _TZ_SECONDS[tzd] = seconds
+    return seconds
+
+
+def _lastmod_fast(value: str) -> _Lastmod | None:
+    """YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD when valid; None means "ask the full parser"."""
+    if len(value) == 10:
+        return _fast_date(value)
+    return _fast_timestamp(value)
+
+
+def _fast_date(value: str) -> _Lastmod | None:
+    """A valid YYYY-MM-DD, else None."""
+    if _LM_DATE.fullmatch(value) is None:
+        return None
+    ordinal = _DAY_ORDINALS.get(value) or _day_ordinal(value)
+    return None if ordinal is None else (ordinal * _DAY_S, "day", True)
+
+
+def _fast_timestamp(value: str) -> _Lastmod | None:
+    """A valid YYYY-MM-DDThh:mm:ss[.s]TZD, else None."""
+    m = _LM_FULL.fullmatch(value)
+    if m is None:
+        return None
+    day, hour_minute, second, tzd = m.groups()
+    ordinal = _DAY_ORDINALS.get(day) or _day_ordinal(day)
+    seconds = _HOUR_MINUTE.get(hour_minute)
+    tz = _TZ_SECONDS.get(tzd)
+    if tz is None:
+        tz = _tz_seconds(tzd)
+    if ordinal is None or seconds is None or tz is None or second > "59":
+        return None
+    return ordinal * _DAY_S + seconds + int(second) - tz, "second", True
+
+
+def seconds_since_epoch(dt: datetime) -> int:
+    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z."""
+    return dt.toordinal() * _DAY_S + dt.hour * 3600 + dt.minute * 60 + dt.second
+
+
+def _imprecision(timed: bool, precision: Precision) -> tuple[str, str]:
+    """(why, fix) for a lastmod the XSD rejects as too imprecise."""
+    if timed:
+        return "has a time without seconds", "add seconds (hh:mm:ss)"
+    return f"gives only a {precision}", "give the full date (YYYY-MM-DD)"
+
+
+class LastmodCheck:
+    """The <lastmod> checks and counts of one sitemap. `now` is the aware UTC time of
+    the audit; `kind` "rss" admits RFC 822 dates; `served_at` is when the sitemap's
+    answer arrived (None: a local file), for index-lastmod-now, whose window
+    `tolerance_s` (--lastmod-tolerance) widens."""
+
+    __slots__ = (
+        "_future_date",
+        "_future_time",
+        "_index_now",
+        "_lm_text",
+        "_lm_value",
+        "_old_day",
+        "_served_from",
+        "count",
+        "days",
+        "index_entries",
+        "kind",
+        "missing",
+        "now",
+        "served_at",
+        "served_now",
+        "source",
+        "tolerance_s",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        now: datetime,
+        kind: str | None,
+        served_at: datetime | None,
+        tolerance_s: float,
+    ) -> None:
+        self.source = source
+        self.now = now
+        self.kind = kind
+        self.served_at = served_at
+        self.tolerance_s = tolerance_s
+        now_s = seconds_since_epoch(now)
+        self._future_time = now_s + int(FUTURE_TOLERANCE.total_seconds())
+        self._future_date = now_s + int(FUTURE_TOLERANCE_DATE.total_seconds())
+        self._served_from = now_s - int(SERVED_NOW_WINDOW.total_seconds())
+        # A lastmod on a day before this one is in the past and outside the "served now"
+        # window whatever its time and zone (zones reach 14 hours): counted inline.
+        self._old_day = self._served_from // _DAY_S - 2
+        self.missing = 0  # entries without <lastmod>: the validator counts them
+        self.count = 0  # valid lastmods
+        self.days: dict[int, int] = {}  # valid lastmods per UTC day ordinal
+        self.served_now = 0
+        self.index_entries = 0  # entries that are not <url> (an index's <sitemap>)
+        self._index_now = 0  # <sitemap> entries whose <lastmod> is the time of serving
+        # sitemaps repeat lastmod values verbatim: runs of equal values are common
+        self._lm_text = ""
+        self._lm_value: _Lastmod | str = "empty"
+
+    # -- per entry ----------------------------------------------------------
+
+    def check(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> list[Finding]:
+        """Count a <lastmod>; the full checks only when it is not the common case.
+
+        The common case: a valid date, or date and time (whole seconds) with a zone, on a
+        day well before the audit (so neither "future" nor "served now" can apply); only
+        its UTC day is counted. Decided by length, slices and lookups in tables of valid
+        parts (no regex).
+        """
+        n = len(lastmod)
+        day = None
+        if n == 20 or n == 25:  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+            ordinal = _DAY_ORDINALS.get(lastmod[:10])
+            if ordinal is not None and ordinal < self._old_day:
+                seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
+                tz = _TZ_SECONDS.get(lastmod[19:])
+                if seconds is not None and tz is not None and lastmod[16:19] in _COLON_SECONDS:
+                    # hh:mm and the zone are whole minutes: seconds never change the day
+                    day = ordinal + (seconds - tz) // _DAY_S
+        elif n == 10:  # YYYY-MM-DD
+            ordinal = _DAY_ORDINALS.get(lastmod)
+            if ordinal is not None and ordinal < self._old_day:
+                day = ordinal
+        if day is None:
+            out = writable(out)
+            self.full(lastmod, line, loc, out)
+            return out
+        self.count += 1
+        days = self.days
+        days[day] = days.get(day, 0) + 1
+        return out
+
+    def index_entry(self, lastmod: str | None) -> None:
+        """An index's <sitemap> entry: counted, and whether its <lastmod> is the time the
+        index was served (index-lastmod-now)."""
+        self.index_entries += 1
+        if self.served_at is not None and lastmod_now(lastmod, self.served_at, self.tolerance_s):
+            self._index_now += 1
+
+    def _value(self, lastmod: str) -> _Lastmod | str:
+        """The parsed lastmod (or why it is invalid); the previous one is remembered."""
+        if lastmod == self._lm_text:
+            return self._lm_value
+        value = _lastmod_fast(lastmod) or self._parse(lastmod)
+        self._lm_text, self._lm_value = lastmod, value
+        return value
+
+    def full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        """The full checks of a <lastmod>, which check() skips for the common case."""
+        value = self._value(lastmod)
+        # The common cases: a full timestamp older than "now", or a past date.
+        if isinstance(value, tuple) and (
+            value[0] < self._served_from
+            if value[1] == "second"
+            else value[1] == "day" and value[0] <= self._future_date
+        ):
+            self.count += 1
+            day = value[0] // _DAY_S
+            days = self.days
+            days[day] = days.get(day, 0) + 1
+        else:
+            self._judge(lastmod, value, line, loc, out)
+
+    def _parse(self, text: str) -> _Lastmod | str:
+        value = text.strip(XML_SPACE)
+        if value != text:
+            fast = _lastmod_fast(value)
+            if fast is not None:
+                return fast
+        if not value:
+            return "empty"
+        try:
+            start, precision, xsd_valid = parse_w3c_start(value)
+            return seconds_since_epoch(start), precision, xsd_valid
+        except ValueError as exc:
+            return self._not_w3c(value, str(exc))
+
+    def _not_w3c(self, value: str, why: str) -> _Lastmod | str:
+        """A lastmod that is no W3C Datetime: an RSS pubDate (RFC 822) in an RSS feed,
+        else `why` it is invalid."""
+        if self.kind == "rss":
+            dt = parse_rss_date(value)
+            if dt is not None:
+                return seconds_since_epoch(dt), "second", True
+        return why
+
+    def _judge(
+        self, text: str, value: _Lastmod | str, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        if isinstance(value, str):
+            add(
+                out,
+                self.source,
+                "lastmod-invalid",
+                f"<lastmod> {show(text)} is invalid ({value}); use a W3C Datetime such as "
+                "2024-05-06 or 2024-05-06T07:08:09+00:00",
+                line,
+                loc,
+            )
+            return
+        self._check_time(text, value, line, loc, out)
+
+    def _check_time(
+        self, text: str, value: _Lastmod, line: int, loc: str | None, out: list[Finding]
+    ) -> None:
+        """Count a valid lastmod that is not a plain past one; lastmod-imprecise and
+        lastmod-future."""
+        self.count += 1
+        start, precision, xsd_valid = value
+        day = start // _DAY_S
+        days = self.days
+        days[day] = days.get(day, 0) + 1
+        timed = precision == "second" or precision == "minute"
+        if timed and start >= self._served_from:
+            self.served_now += 1
+        if not xsd_valid:
+            why, fix = _imprecision(timed, precision)
+            add(
+                out,
+                self.source,
+                "lastmod-imprecise",
+                f"<lastmod> {show(text)} {why}, which the sitemap XSD rejects: {fix}",
+                line,
+                loc,
+            )
+        if start > (self._future_time if timed else self._future_date):
+            self._report_future(text, line, loc, out)
+
+    def _report_future(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
+        add(
+            out,
+            self.source,
+            "lastmod-future",
+            f"<lastmod> {show(text)} is later than the time of the audit "
+            f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
+            line,
+            loc,
+        )
+
+    # -- per sitemap --------------------------------------------------------
+
+    def problems(self, kind: str | None, checked: int, news: int) -> list[tuple[str, str]]:
+        """lastmod-missing, index-lastmod-now and lastmod-uniform, from the counts, for a
+        sitemap of `checked` entries of which `news` carry <news:news>."""
+        problems: list[tuple[str, str]] = []
+        if self.missing and kind != "text":
+            problems.append(
+                (
+                    "lastmod-missing",
+                    f"{self.missing:,} of {checked:,} entries have no <lastmod>: add "
+                    "the date each page last changed significantly (search engines use it to "
+                    "schedule crawls)",
+                )
+            )
+        if kind == "sitemapindex" and self.index_served_now:
+            n = self.index_entries
+            problems.append(
+                (
+                    "index-lastmod-now",
+                    f"all {n:,} <lastmod> values of the index are within "
+                    f"{SERVED_NOW_WINDOW_S} s of the time it was served: it is generated on "
+                    "the fly and says nothing of when each child changed; give each entry "
+                    "its child's last change",
+                )
+            )
+        elif news == 0 and self.count:
+            uniform = self._uniform()
+            if uniform is not None:
+                problems.append(("lastmod-uniform", uniform))
+        return problems
+
+    @property
+    def index_served_now(self) -> bool:
+        """An index of 2 entries or more whose every <lastmod> has a time within 60 s of
+        the moment it was served (index-lastmod-now, in place of lastmod-uniform)."""
+        return self.index_entries >= 2 and self._index_now == self.index_entries
+
+    def _uniform(self) -> str | None:
+        """Why the lastmods look generated (one day, or the time of serving), or None."""
+        n = self.count
+        day, top = max(self.days.items(), key=lambda kv: kv[1])
+        if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
+            return (
+                f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"
+                " (UTC): search engines distrust a lastmod that is not the real date each "
+                "page changed; generate it from the content's modification time"
+            )
+        if n >= SERVED_NOW_MIN and self.served_now == n:
+            return (
+                f"all {n:,} <lastmod> values are within "
+                f"{int(SERVED_NOW_WINDOW.total_seconds() // 60)} minutes of the audit: the "
+                "sitemap seems to stamp the time it is served; give each page's real "
+                "modification time"
+            )
+        return None

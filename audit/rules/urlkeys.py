@@ -1,0 +1,90 @@
+"""loc-duplicate: each entry's normalised URL against a table of those seen before.
+
+A `<url>` is looked up in the run's table (`SeenUrls`, shared by every sitemap of the
+audit), an index's `<sitemap>` in the index's own; a news listing only against the
+other news listings of its sitemap (RULES.md loc-duplicate).
+
+    keys = UrlKeys(source, seen=run_table_or_None, seen_sitemaps=table_or_None)
+    keys.check(entry, is_url, loc, norm, out) -> out (or a new list when it reports)
+"""
+
+from __future__ import annotations
+
+from audit.core.records import Entry, Finding
+from audit.rules.findings import add, show, writable
+from audit.rules.fingerprints import SeenUrls
+
+__all__ = ["UrlKeys"]
+
+
+class UrlKeys:
+    """The duplicate tables of one sitemap; `src_url` and `src_sm` are its source ids
+    in them (the validator's fast path uses `seen` and `src_url` inline)."""
+
+    __slots__ = ("_news_locs", "seen", "seen_sitemaps", "source", "src_sm", "src_url")
+
+    def __init__(
+        self, source: str, *, seen: SeenUrls | None, seen_sitemaps: SeenUrls | None
+    ) -> None:
+        self.source = source
+        self.seen = seen
+        self.seen_sitemaps = seen_sitemaps if seen_sitemaps is not None else SeenUrls()
+        self.src_url = seen.source_id(source) if seen is not None else 0
+        self.src_sm = self.seen_sitemaps.source_id(source)
+        self._news_locs: set[str] = set()  # normalised news listings of this sitemap
+
+    def check(
+        self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]
+    ) -> list[Finding]:
+        """loc-duplicate: a <url> against the run's table, a <sitemap> against the index's."""
+        if entry.news is not None:
+            return self._check_news_duplicate(entry, loc, norm, out)
+        table = self.seen if is_url else self.seen_sitemaps
+        if table is None:
+            return out
+        first = table.add_normalized(norm, self.src_url if is_url else self.src_sm)
+        if first < 0:
+            return out
+        out = writable(out)
+        self.report(entry, table, first, loc or norm, norm, out)
+        return out
+
+    def _check_news_duplicate(
+        self, entry: Entry, loc: str | None, norm: str, out: list[Finding]
+    ) -> list[Finding]:
+        """A news listing (a <url> with <news:news>) is never a duplicate of a listing in
+        another sitemap, and never makes one (RULES.md loc-duplicate: Google News asks for
+        a separate news sitemap whose articles may also stand in the regular ones). Listed
+        twice in the same news sitemap, it is one."""
+        if norm not in self._news_locs:
+            self._news_locs.add(norm)  # at most 1,000 news URLs per sitemap
+            return out
+        out = writable(out)
+        self._add_duplicate(entry, "earlier in this sitemap", loc or norm, norm, out)
+        return out
+
+    def report(
+        self, entry: Entry, table: SeenUrls, first: int, loc: str, norm: str, out: list[Finding]
+    ) -> None:
+        """loc-duplicate for an entry `table` saw first at source id `first`."""
+        where = table.source_name(first)
+        if where == self.source:
+            place = "earlier in this sitemap"
+        elif where is not None:
+            place = f"already in {show(where)}"
+        else:
+            place = "already, in a sitemap of this audit"
+        self._add_duplicate(entry, place, loc, norm, out)
+
+    def _add_duplicate(
+        self, entry: Entry, place: str, loc: str, norm: str, out: list[Finding]
+    ) -> None:
+        same = "" if norm == loc else f" (normalised: {show(norm)})"
+        add(
+            out,
+            self.source,
+            "loc-duplicate",
+            f"{show(loc)}{same} is listed again; it was listed {place}: keep one entry",
+            entry.line,
+            loc,
+        )
