@@ -240,7 +240,7 @@ class _Child:
     newest_rss_text: str = ""
     complete: bool | None = None  # None: not done (yet)
     # (length, last 6 characters) -> the newest <lastmod> of the common forms of that
-    # shape (see IndexLastmodCheck._newest)
+    # shape (see IndexLastmodCheck.child_entry)
     shapes: dict[tuple[int, str], str] = field(default_factory=dict)
     kind: str | None = None
     digest: ChildDigest | None = None
@@ -302,7 +302,7 @@ class IndexLastmodCheck:
 
     def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
         """An entry of any sitemap, as parsed (the per-entry path: a dict lookup for a
-        sitemap no index lists)."""
+        sitemap no index lists, and for most entries of one it does, a few compares)."""
         child = self._children.get(sitemap)
         if child is None:
             return
@@ -310,15 +310,13 @@ class IndexLastmodCheck:
             child.digest.add(loc, lastmod)
         if lastmod is None:
             return
-        self._newest(child, lastmod)
-
-    def _newest(self, child: _Child, lastmod: str) -> None:
-        # Among values of the two common forms with one length and one ending (zone, or
-        # the seconds before a Z), the text sorts as the time does: a value not above the
+        # Among values of the common forms with one length and one zone (a date alone has
+        # none; every Z is UTC), the text sorts as the time does: a value not above the
         # newest of its shape cannot be the child's newest, and is not parsed. Only those
         # forms set a shape, and no other valid value that starts with a digit shares
         # one (whitespace ends a padded value; RFC 822 dates have other lengths).
-        shape = (len(lastmod), lastmod[-6:])
+        n = len(lastmod)
+        shape = (n, "" if n == 10 else "Z" if lastmod[-1] == "Z" else lastmod[-6:])
         best = child.shapes.get(shape)
         if best is not None and lastmod <= best and lastmod[:1].isdigit():
             return
