@@ -578,6 +578,13 @@ def _add_state(p: argparse.ArgumentParser) -> None:
         help="with --state: URLs that left the sitemaps since an earlier run asked again per "
         f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
     )
+    p.add_argument(
+        "--budget",
+        type=_positive_int,
+        metavar="N",
+        help="with --state: a rolling audit: check at most N listed URLs this run (due, "
+        "never checked, moved, failing first) and carry the others from the state",
+    )
 
 
 # README's options table says the same, word for word (tests/cli/test_help_and_docs.py)
@@ -1192,6 +1199,10 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 changed_only = args.changed_only
                 ledger = _ledger(args, store, config, list(targets), mode)
                 shared: list[Any] = [] if ledger is None else [ledger]
+                if getattr(args, "budget", None) and mode == "crawl":
+                    from audit.state.budget import BudgetHook
+
+                    shared.insert(0, BudgetHook(store, args.budget))
                 if ledger is not None:
                     sinks.append(ledger)
                     after = _ledger_stage(ledger, store)
@@ -1386,10 +1397,18 @@ def _open_state(
     """The --state store of this run, or None; a unusable file is a one-line error."""
     path = getattr(args, "state", None)
     if not path:
-        for flag in ("fresh", "changed_only"):
+        for flag in ("fresh", "changed_only", "budget"):
             if getattr(args, flag, False):
                 raise TargetError(f"--{flag.replace('_', '-')} needs --state PATH")
         return None
+    if getattr(args, "budget", None):
+        for flag, given in (
+            ("--changed-only", args.changed_only),
+            ("--links", config.links),
+            ("--max-urls", config.max_urls),
+        ):
+            if given:
+                raise TargetError(f"--budget cannot be used with {flag}")
     if getattr(args, "changed_only", False) and getattr(args, "links", False):
         # the link crawl needs every page's links: nothing may be carried unread
         raise TargetError(

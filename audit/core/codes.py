@@ -324,6 +324,12 @@ _TABLE: tuple[tuple[str, Severity, str], ...] = (
         E,
         "a URL does not do what its --intent row says (keep, redirect, gone)",
     ),
+    # --budget (contracts/manysites.md)
+    (
+        "budget-unchecked",
+        I,
+        "a budgeted run (--budget) leaves listed URLs that no run on this state has checked yet",
+    ),
     # crawl --indexnow (contracts/fix.md)
     (
         "indexnow-key-invalid",
@@ -496,6 +502,8 @@ _FIX: dict[str, str] = {
     "migrate-robots-blocked": "Allow the old URL and its new page in the new site's robots.txt.",
     "migrate-not-in-new-sitemap": "List the old URL's new page in the new sitemap.",
     "migrate-new-sitemap-redirect": "List final URLs in the new sitemap, not ones that redirect.",
+    "budget-unchecked": "Nothing to fix on the site: later runs check these URLs first; "
+    "raise --budget to cover the site in fewer runs.",
     "intent-violated": "Make the URL do what the plan says (keep: answer 200 and be indexable; "
     "redirect: one or more 301/308 hops to the target, which answers 200; gone: answer 404 "
     "or 410 itself), or correct the row of the intent file.",

@@ -1002,6 +1002,21 @@ class Auditor:
         job.evidence = evidence
         return evidence.result, page
 
+    async def judge_stored(
+        self, job: UrlJob, evidence: Evidence, extra: dict[str, Any] | None = None
+    ) -> None:
+        """A listed URL judged from stored evidence without a request or a robots.txt
+        look (--budget's carried URLs): the checks, the hooks and the delivery of a fresh
+        answer; `extra` joins its record."""
+        result, sink = self._revive(job, evidence)
+        if sink is None:
+            found, record = self._url_verdicts(job, result, None)
+        else:
+            found, record = await self._verdicts(job, result, sink, None)
+        if extra:
+            record = record.with_extra({**(record.extra or {}), **extra})
+        self._deliver(job, record, found, result)
+
     def facts_recipe(self, job: UrlJob) -> tuple[str, tuple[Any, ...]] | None:
         """What another transport must read of the URL's body for the page checks and the
         hooks (a cluster's worker): the recipe of the facts sink they join into, or None

@@ -28,6 +28,8 @@ What it holds (schema version SCHEMA_VERSION):
     index_entries  each index entry of the last completed run (and of this one): the
               interval of its <lastmod> and its child's entries digest, for
               index-lastmod-frozen / -churn (audit.rules.indexlastmod). Added like `content`
+    budget    --budget: each URL's last check (run, time, listed <lastmod>), for the
+              rolling audit's order (audit.state.budget). Added like `content`
     content   lastmod over time (audit.state.lastmod): per page, keyed by a 64-bit hash
               of its URL (the rowid: no second index), the run that saw it, a 64-bit
               fingerprint of its main text and the <lastmod> listed then (about 50 bytes
@@ -170,6 +172,12 @@ _INDEX_ENTRIES_TABLE = (
     "CREATE TABLE IF NOT EXISTS index_entries (run INTEGER NOT NULL, idx TEXT NOT NULL, "
     "child TEXT NOT NULL, lastmod TEXT, digest TEXT, PRIMARY KEY (run, idx, child))"
 )
+# --budget (contracts/manysites.md): each URL's last check: the run, its time and the
+# <lastmod> it was listed with then
+_BUDGET_TABLE = (
+    "CREATE TABLE IF NOT EXISTS budget (url TEXT PRIMARY KEY, run INTEGER NOT NULL, "
+    "at TEXT NOT NULL, lastmod TEXT) WITHOUT ROWID"
+)
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls {_URL_TABLE};
@@ -191,6 +199,7 @@ CREATE INDEX findings_carry ON findings (carry_with);
 CREATE TABLE content (key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT);
 {_LEDGER_TABLE};
 {_INDEX_ENTRIES_TABLE};
+{_BUDGET_TABLE};
 """
 # Tables added to a schema after states were made with it: created when such a state
 # is opened for a run (additive only: an older version reading the file ignores them).
@@ -199,6 +208,7 @@ _MIGRATIONS: Final = (
     "(key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER, lastmod TEXT)",
     _LEDGER_TABLE,
     _INDEX_ENTRIES_TABLE,
+    _BUDGET_TABLE,
 )
 # Columns added to a schema's tables the same way: (table, column, its declaration).
 _COLUMN_MIGRATIONS: Final = (
@@ -978,6 +988,30 @@ class StateStore:
                     ),
                 )
             )
+
+    def budget_row(self, url: str) -> tuple[int, str, str] | None:
+        """--budget: (run, time, listed <lastmod>) of the URL's last check, or None."""
+        if self.mode == "new":
+            return None
+        row = self._reader.execute(
+            "SELECT run, at, lastmod FROM budget WHERE url = ?", (url,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), row[2] or "")
+
+    def put_budget(self, url: str, at: str, lastmod: str | None) -> None:
+        """--budget: the URL was checked in this run at `at`, listed with `lastmod`."""
+        self._put(
+            (
+                "sql",
+                (
+                    "INSERT OR REPLACE INTO budget VALUES (?, ?, ?, ?)",
+                    url,
+                    self.run,
+                    at,
+                    lastmod or "",
+                ),
+            )
+        )
 
     def in_ledger(self, url: str) -> bool:
         """Did an earlier completed run list this URL (normalised)?"""
