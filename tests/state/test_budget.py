@@ -139,3 +139,40 @@ def test_usage_errors(
     assert main(["crawl", "http://127.0.0.1:1/sitemap.xml", *args]) == 2
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1
+
+
+async def test_a_killed_budgeted_run_resumes_its_selection(serve: Serve, tmp_path: Path) -> None:
+    """Killed mid-way and run again on the same state, a budgeted run is the same run: the
+    URLs it checked are not asked again and it checks N URLs in all, the same N."""
+    import asyncio
+    import signal
+    import sys
+
+    site = RollingSite(12)
+    site.base = await serve(site.app())
+    state, out = tmp_path / "s.sqlite", tmp_path / "r.jsonl"
+    argv = [
+        "crawl", site.base + "/sitemap.xml", "--state", str(state), "--format", "jsonl",
+        "--output", str(out), "--no-progress", "--rate", "20", "--concurrency", "1",
+        "--fail-on", "never", "--budget", "6",
+    ]  # fmt: skip
+    reference = RollingSite(12)  # what an uninterrupted first run checks
+    reference.base = await serve(reference.app())
+    await _run(reference, tmp_path / "ref.sqlite", tmp_path / "ref.jsonl", "--budget", "6")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "audit", *argv, stderr=asyncio.subprocess.PIPE
+    )
+    for _ in range(1000):  # bounded: 10 s
+        if sum(site.hits.values()) >= 3 or proc.returncode is not None:
+            break
+        await asyncio.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    await asyncio.wait_for(proc.communicate(), 30)
+    before = Counter(site.hits)
+    assert 0 < sum(before.values()) < 6  # killed mid-way through its checks
+    await asyncio.sleep(0.3)  # the writer's last batch (100 ms) is committed or lost
+    records = await _run(site, state, out, "--budget", "6")
+    assert records[-1]["budget"]["checked"] == 6
+    total = before + site.hits
+    assert set(total) == _checked(reference)  # the same selection
+    assert sum(n > 1 for n in total.values()) <= 1  # at most the request in flight, again
