@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,3 +146,37 @@ def test_dir_lists_the_front_door() -> None:
     assert shown == sorted(audit.__all__)
     for helper in ("Any", "TYPE_CHECKING", "annotations", "importlib"):
         assert helper not in shown
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        ([], {}),
+        (
+            ["--page-checks", "--agents", "all", "--links"],
+            {"page_checks": True, "agents": ("all",), "links": True},
+        ),
+    ],
+    ids=["head", "page-checks-agents-links"],
+)
+async def test_the_library_reports_what_the_command_line_reports(
+    serve: Serve, tmp_path: Path, flags: list[str], options: dict[str, Any]
+) -> None:
+    """`audit.crawl_async(target, **options)` and `sitemap-audit crawl TARGET --flags` on
+    the same generated site give the same records and findings, record by record."""
+    import json
+
+    from audit import crawl_async
+    from tests.state.nightsite import NightSite
+    from tests.state.test_nights_equal_fresh import _argv, assert_same, truth
+    from tests.state.test_state import run_main
+
+    site = NightSite(4, n=30)
+    site.base = await serve(site.app())
+    target = site.base + "/sitemap.xml"
+    cli_out, lib_out = tmp_path / "cli.jsonl", tmp_path / "lib.jsonl"
+    await run_main(_argv(target, cli_out, *flags))
+    records: list[dict[str, Any]] = []
+    await crawl_async(target, on_record=records.append, rate="unlimited", retries=0, **options)
+    lib_out.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert_same(truth(lib_out), truth(cli_out), f"library against CLI {flags}")
