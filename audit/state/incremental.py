@@ -42,10 +42,10 @@ report of its last run (`sitemap-audit diff` reads it).
 end of the run, so the hook hands it a file beside the state (`PATH.links-N`, removed when
 the run completes) where it keeps its queue, inlinks and held records, and resumes from it
 when the state resumes the run; at the end it delivers its records through
-`deliver_final`, which stores them as URL results (with `source` and `inlinks`). Steps 1
+`deliver_final`, which stores them as URL results (with `source` and `inlinks`). Steps 2
 and 3 do not apply: every listed page is fetched with GET (the crawl needs its links, so
 nothing is carried forward, asked conditionally or skipped by --changed-only), and a
-resumed run's pages are the link crawl's to skip. Unchanged child sitemaps are still
+resumed run's pages are judged again from the evidence the link crawl held with them. Unchanged child sitemaps are still
 carried (their URLs, from the stored results, are then fetched in full).
 """
 
@@ -208,7 +208,7 @@ class StateHook(Hook):
         store = self.store
         # nothing stored before this run: no lookup, no call. With --links every listed
         # page is fetched with GET (the crawl needs its links: nothing is carried forward
-        # or asked conditionally), and a resumed run's pages are the link crawl's to skip.
+        # or asked conditionally), and a resumed run's pages are the link crawl's to judge.
         if store.mode != "new" and self._links is None:
             job.context = store.prior(job.url)
         return False
