@@ -42,21 +42,21 @@ demo: $(STAMP)
 	$(BIN)/python -m audit.cli.demo
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.suites.run
 	# the restructure (issue 15) side by side with the commit before it, in one run
-	$(BIN)/python bench/versus.py --base c914850 --repeats 5
+	$(BIN)/python -m bench.suites.versus --base c914850 --repeats 5
 	# lastmod over time (issue 20): a --state --page-checks crawl run twice, and the state file
-	$(BIN)/python bench/content_cost.py --pages 100000
+	$(BIN)/python -m bench.suites.content_cost --pages 100000
 	# crawl --links and --page-checks (issue 18): 100,000 linked pages on nginx against a bare
 	# aiohttp+lxml loop and advertools, side by side; a 1,000,000-page link crawl's peak memory
-	$(BIN)/python bench/links.py
+	$(BIN)/python -m bench.suites.links
 	# crawl --render (issue 31): pages rendered per second and the process tree's peak memory
 	# for 200 pages at 1, 2 and 4 tabs, beside the same crawl without rendering
-	$(BIN)/python bench/render.py --pages 200 --tabs 1,2,4
+	$(BIN)/python -m bench.suites.render --pages 200 --tabs 1,2,4
 	# many sites at once (issue 27): K loopback hosts x N pages at --rate R in one process,
 	# --cluster local:4 and a scheduler with two workers, against the ideal N/R
-	$(BIN)/python bench/cluster.py --hosts 8 --pages 2500 --rate 50
-	$(BIN)/python bench/cluster.py --hosts 100 --pages 500 --rate 50
+	$(BIN)/python -m bench.suites.cluster --hosts 8 --pages 2500 --rate 50
+	$(BIN)/python -m bench.suites.cluster --hosts 100 --pages 500 --rate 50
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -20,8 +20,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-import gen
-from common import OUT, PY, ROOT
+from bench import gen
+from bench.common import OUT, PY, ROOT
 
 ALT_VENV = OUT / "alt-venv"
 NOFAST_VENV = OUT / "nofast-venv"

@@ -23,6 +23,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 OUT = BENCH / "out"
+RESULTS = BENCH / "results"
 PY = sys.executable
 CLI = str(Path(PY).parent / "sitemap-audit")
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-import server
-from common import OUT, children_of
+from bench import server
+from bench.common import OUT, children_of
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP_CHUNK = 50_000  # the protocol's limit of URLs per sitemap

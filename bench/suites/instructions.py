@@ -18,11 +18,12 @@ callgrind watches), and the same crawl with `--state` on a new file.
 What this leaves out, so read the ratios as the share of CPU work, not of time: kernel
 work (system calls, loopback TCP: the bare loop runs on asyncio's selector loop, the
 crawl on uvloop, which makes fewer system calls), and waits (the state's writer thread
-runs on the other core). Writes bench/INSTRUCTIONS.md.
+runs on the other core). Writes bench/results/INSTRUCTIONS.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -30,9 +31,18 @@ import subprocess
 import sys
 import time
 
-import gen
-import server
-from common import BENCH, OUT, PY, crawl_cmd, fmt_int, machine_facts, remove_state, table
+from bench import gen, server
+from bench.common import (
+    BENCH,
+    OUT,
+    PY,
+    RESULTS,
+    crawl_cmd,
+    fmt_int,
+    machine_facts,
+    remove_state,
+    table,
+)
 
 SIZES = (2_000, 10_000)  # URLs per site: two files of half each, the second gzipped
 RUN_LIMIT_S = 900.0
@@ -64,8 +74,12 @@ def counted(cmd: list[str], tag: str) -> int:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     if shutil.which("valgrind") is None:
-        print("bench/instructions.py needs valgrind (apt-get install valgrind)", file=sys.stderr)
+        print(
+            "bench/suites/instructions.py needs valgrind (apt-get install valgrind)",
+            file=sys.stderr,
+        )
         return 2
     t0 = time.perf_counter()
     counts: dict[str, dict[int, int]] = {"bare": {}, "crawl": {}, "state": {}}
@@ -135,7 +149,7 @@ def main() -> int:
             "",
         ]
     )
-    (BENCH / "INSTRUCTIONS.md").write_text(text)
+    (RESULTS / "INSTRUCTIONS.md").write_text(text)
     print(text)
     return 0
 

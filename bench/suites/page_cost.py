@@ -19,13 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from bench import gen, server
+from bench.common import OUT
 
-import gen
-import server
-from common import OUT
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def crawl(origin: str, page_checks: bool, out: Path) -> tuple[float, int, int]:

@@ -25,7 +25,7 @@ summed RSS of the process tree sampled every 0.1 s from /proc. Then one `crawl -
 --max-pages 1000000` on a 10**--million-digits page site (peak memory at scale), and a
 cProfile of a --profile-pages `crawl --links --fetch-workers 0` (where the time goes).
 
-Writes the tables to --output (default bench/LINKS.md). On a shared machine, run it (or
+Writes the tables to --output (default bench/results/LINKS.md). On a shared machine, run it (or
 `make bench`) under `flock /tmp/bench.lock`, never two benchmarks at once. Imports nothing of
 the product.
 """
@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
-from common import BENCH, OUT, PY, ROOT, fmt_int, machine_facts, table, yes_no
-from links_site import Site
-from measure import _rss_kb, _tree
+from bench.common import BENCH, OUT, PY, RESULTS, ROOT, fmt_int, machine_facts, table, yes_no
+from bench.links_site import Site
+from bench.measure import _rss_kb, _tree
 
 CONCURRENCY = 32  # the product's default --concurrency
 ADV_VENV = OUT / "adv-venv"
@@ -212,7 +212,7 @@ def commands(site: Site, adv_pages: int, adv_limit: int) -> dict[str, list[str]]
     adv_out = str(OUT / "links-adv.jl")
     adv = [str(ADV_PY), str(BENCH / "links_adv.py"), start, adv_out]
     return {
-        "bare": [PY, str(BENCH / "links.py"), "bare", start, "--concurrency", str(CONCURRENCY)],
+        "bare": [PY, "-m", "bench.suites.links", "bare", start, "--concurrency", str(CONCURRENCY)],
         "links": ours(site.links_sitemap, "--links", "--output", "/dev/null"),
         "advertools": [*adv, "--pages", str(adv_pages), "--limit", str(adv_limit)],
         "page-checks": ours(site.all_sitemap, "--page-checks", "--output", "/dev/null"),
@@ -473,7 +473,7 @@ def main() -> None:
     ap.add_argument("--million-limit", type=float, default=3600.0)
     ap.add_argument("--profile-pages", type=int, default=20_000, help="0: no profile")
     ap.add_argument("--profile-top", type=int, default=25)
-    ap.add_argument("--output", default=str(BENCH / "LINKS.md"))
+    ap.add_argument("--output", default=str(RESULTS / "LINKS.md"))
     args = ap.parse_args()
     tools = [t for t in args.tools.split(",") if t]
     facts = machine_facts()  # at the start: the commit measured

@@ -31,14 +31,13 @@ import argparse
 import asyncio
 import os
 import resource
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RECIPE = "bench.remote_sinks:LinkSink"  # the workers import this module by name
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = "bench.suites.remote_sinks:LinkSink"  # the workers import this module by name
 DISTINCT = 200  # page files on disk; requests differ by their query string
 LINKS = 100
 
@@ -112,7 +111,7 @@ async def one_run(origin: str, pages: int, workers: int, concurrency: int) -> di
     )  # fmt: skip
     urls = [f"{origin}/pages/{n % DISTINCT}.html?n={n}" for n in range(pages)]
     seen: set[str] = set()
-    async with HttpClient(config, sink_modules=("audit.", "bench.remote_sinks")) as client:
+    async with HttpClient(config, sink_modules=("audit.", "bench.suites.remote_sinks")) as client:
         first = LinkSink()
         answer = await client.fetch_page(f"{origin}/pages/0.html?warmup", first, cap=1 << 20)
         if answer.status != 200 or len(first.links) != LINKS:
@@ -153,12 +152,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=64)
     args = ap.parse_args()
-    os.chdir(ROOT)  # the workers start here: `bench.remote_sinks` must be importable
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-    import server
-    from common import OUT
-
+    os.chdir(ROOT)  # the workers start here: `bench.suites.remote_sinks` must be importable
     from audit.core.eventloop import new_event_loop
+    from bench import server
+    from bench.common import OUT
 
     work = OUT / "remote-sinks"
     make_site(work / "site")

@@ -26,7 +26,6 @@ import threading
 import time
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
 CLI = str(Path(sys.executable).parent / "sitemap-audit")
 
 SERVER = textwrap.dedent(

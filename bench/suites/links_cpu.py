@@ -14,14 +14,14 @@ interleaves the tools). Prints one line. Run it under `flock /tmp/bench.lock`.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
-import sys
 import threading
 import time
 
-from common import PY, ROOT
-from links_site import Site
+from bench.common import PY, ROOT
+from bench.links_site import Site
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -56,7 +56,7 @@ def nginx_pids() -> list[int]:
 
 def command(tool: str, site: Site) -> list[str]:
     if tool == "bare":
-        return [PY, "bench/links.py", "bare", site.origin + "/"]
+        return [PY, "-m", "bench.suites.links", "bare", site.origin + "/"]
     target, flag = (site.links_sitemap, "--links") if tool == "links" else (
         site.all_sitemap, "--page-checks")  # fmt: skip
     return [PY, "-m", "audit", "crawl", target, flag, "--output", "/dev/null",
@@ -64,9 +64,11 @@ def command(tool: str, site: Site) -> list[str]:
 
 
 def main() -> None:
-    tool, digits = sys.argv[1], int(sys.argv[2])
-    if tool not in ("bare", "links", "page-checks"):
-        sys.exit("links_cpu.py: the tool is bare, links or page-checks")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tool", choices=("bare", "links", "page-checks"))
+    ap.add_argument("digits", type=int, help="the site has 10**DIGITS pages")
+    args = ap.parse_args()
+    tool, digits = args.tool, args.digits
     with Site(digits, plain=tool == "page-checks") as site:
         ngx = {p: cpu_s(p) or 0.0 for p in nginx_pids()}
         site.mark()

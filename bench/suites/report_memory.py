@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
 CLI = ROOT / ".venv" / "bin" / "sitemap-audit"
 FORMATS = ("text", "json", "csv", "junit", "sarif", "markdown", "html")

@@ -19,21 +19,16 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from lxml import etree
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from audit.checks.content import ContentSink  # noqa: E402
-from audit.checks.page import PageSink  # noqa: E402
-from audit.checks.pagefacts import LINKS, FactsSink, join  # noqa: E402
-from tests.checks.headreader_oracle import HeadReader  # noqa: E402
+from audit.checks.content import ContentSink
+from audit.checks.page import PageSink
+from audit.checks.pagefacts import LINKS, FactsSink, join
+from tests.checks.headreader_oracle import HeadReader
 
 CHUNK = 65536
 HEADERS = [("content-type", "text/html; charset=utf-8")]

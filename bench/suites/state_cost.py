@@ -31,11 +31,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import gen
-import server
-from common import OUT, crawl_cmd, remove_state
+from bench import gen, server
+from bench.common import OUT, crawl_cmd, remove_state
 
 
 def _children_cpu() -> float:

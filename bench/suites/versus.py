@@ -31,9 +31,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import gen
-import server
-from common import BENCH, OUT, PY, ROOT, Measured, crawl_cmd, machine_facts, run_measured, table
+from bench import gen, server
+from bench.common import (
+    BENCH,
+    OUT,
+    PY,
+    ROOT,
+    Measured,
+    crawl_cmd,
+    machine_facts,
+    run_measured,
+    table,
+)
 
 VALIDATE_FILES, VALIDATE_PER_FILE = 4, 50_000  # 200,000 entries, one file gzipped
 CRAWL_FILES = 2  # children of the site's index, one gzipped, as bench/run.py's crawl

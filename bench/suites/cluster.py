@@ -30,10 +30,8 @@ from typing import Any
 
 from aiohttp import web
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
-from measure import _rss_kb, _tree  # noqa: E402
+from bench.common import BENCH, ROOT
+from bench.measure import _rss_kb, _tree
 
 HOSTS = 8
 

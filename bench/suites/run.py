@@ -18,7 +18,7 @@ waited for with wait4() so its peak RSS and CPU time are its own; runs are inter
 (baseline, product, baseline, product) and the best of each pair is reported.
 
 Data, logs and reports of the product go to bench/out/ (git-ignored). A full run writes
-bench/RESULTS.md; a --quick run writes bench/out/RESULTS-quick.md so it never replaces
+bench/results/RESULTS.md; a --quick run writes bench/out/RESULTS-quick.md so it never replaces
 the committed full results. Imports nothing of the product: the product is driven
 through its CLI only (except bench/full_validate.py, the fallback when the CLI fails).
 """
@@ -39,20 +39,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-import gen
-import server
-from alternatives import (
+from bench import gen, server
+from bench.alternatives import (
     alt_env,
     ensure_alt_venv,
     ensure_nofast_venv,
     runtime_of,
     served_set,
 )
-from common import (
+from bench.common import (
     BENCH,
     CLI,
     OUT,
     PY,
+    RESULTS,
     ROOT,
     Measured,
     crawl_cmd,
@@ -1167,7 +1167,7 @@ def main() -> int:
         *([""] if envs.notes else []),
     ]
     text = "\n".join(head) + "\n" + "\n".join(s.markdown() for s in sections)
-    dest = OUT / "RESULTS-quick.md" if args.quick else BENCH / "RESULTS.md"
+    dest = OUT / "RESULTS-quick.md" if args.quick else RESULTS / "RESULTS.md"
     if args.skip_validate or args.skip_crawl:
         dest = OUT / "RESULTS-partial.md"
     dest.write_text(text)

@@ -21,13 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from bench import gen, server
+from bench.common import OUT, remove_state
 
-import gen
-import server
-from common import OUT, remove_state
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def crawl(origin: str, state: Path, out: Path) -> float:
