@@ -1,4 +1,4 @@
-"""The Python alternatives, each driven the way its documentation shows (bench/run.py
+"""The Python alternatives, each driven the way its documentation shows (bench/suites/run.py
 --alternatives runs this file with the python of bench/out/alt-venv, never the project's).
 
     python bench/alt_driver.py adv-sitemap INDEX_URL       advertools.sitemap_to_df

@@ -1,6 +1,6 @@
 """Baseline for the crawl benchmark: a bare aiohttp HEAD loop, the limit for Python here.
 
-Run as its own process by bench/run.py:
+Run as its own process by bench/suites/run.py:
     python bench/bare_head.py --concurrency 64 SITEMAP_FILE...
 The page URLs are read from the generated (local) sitemap files before the clock starts;
 then one ClientSession with TCPConnector(limit=N) and N worker tasks pull from the list,

@@ -1,6 +1,6 @@
 """Baseline for the validate benchmark: a bare lxml iterparse loop that only extracts <loc>.
 
-Run as its own process by bench/run.py: `python bench/bare_iterparse.py FILE...`.
+Run as its own process by bench/suites/run.py: `python bench/bare_iterparse.py FILE...`.
 Prints one JSON line: {"entries": N, "loop_s": S}. Imports nothing of the product.
 """
 

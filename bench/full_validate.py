@@ -1,6 +1,6 @@
 """Fallback for the validate benchmark: the product's parser and validator called directly.
 
-Used by bench/run.py only when `sitemap-audit validate` itself fails (product not ready).
+Used by bench/suites/run.py only when `sitemap-audit validate` itself fails (product not ready).
     python bench/full_validate.py PUBLIC_DIR_URL FILE...
 Each FILE is streamed in 1 MiB chunks through audit.sitemap.parser.StreamParser, and every entry
 through one audit.rules.validator.SitemapValidator per file (one SeenUrls for the run).

@@ -1,4 +1,4 @@
-"""advertools' `crawl` (Scrapy) following the links of the benchmark's site (bench/links.py
+"""advertools' `crawl` (Scrapy) following the links of the benchmark's site (bench/suites/links.py
 runs this file with the python of bench/out/adv-venv, never the project's).
 
     python bench/links_adv.py START_URL OUT.jl --concurrency 32 --pages N --limit S

@@ -1,4 +1,4 @@
-"""The linked site of the link-crawl benchmark (bench/links.py): nginx makes every page.
+"""The linked site of the link-crawl benchmark (bench/suites/links.py): nginx makes every page.
 
 No page is a file: nginx answers /p/<id> from one of two templates through server-side
 includes (SSI), the id coming from the location's regex captures. The site is a decimal

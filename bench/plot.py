@@ -2,7 +2,7 @@
 
     bench/out/alt-venv/bin/python bench/plot.py FIGURES.json OUT_DIR
 
-Run by bench/run.py --alternatives with the alt venv's python, where matplotlib is
+Run by bench/suites/run.py --alternatives with the alt venv's python, where matplotlib is
 installed (never the project's venv). FIGURES.json: {"title": ..., "tasks": [{"task": ...,
 "rows": [{"tool": ..., "rate": URLs/s, "rss_mb": MB, "ours": bool}, ...]}]}. Writes
 OUT_DIR/bench-throughput.png and OUT_DIR/bench-memory.png. Imports nothing of the product.

@@ -1,6 +1,6 @@
 """--cluster against one process (issues 21, 27): K loopback hosts, the same crawl three ways.
 
-    python bench/cluster.py [--hosts 8] [--pages 100] [--rate 20]
+    python -m bench.suites.cluster [--hosts 8] [--pages 100] [--rate 20]
 
 1. no --cluster (one process tree);
 2. --cluster local:4 (a LocalCluster of four worker processes started by the run);

@@ -1,7 +1,7 @@
 """The cost of content fingerprints (lastmod over time, issue 20): a `--state
 --page-checks` crawl of a generated site run twice, the second against the first.
 
-    .venv/bin/python bench/content_cost.py [--pages 100000]
+    .venv/bin/python -m bench.suites.content_cost [--pages 100000]
 
 nginx (loopback only, its own config under bench/out/content-cost/) serves the
 bench/gen.py crawl site. Run 1 starts from no state: every page is fetched, its

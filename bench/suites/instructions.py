@@ -1,10 +1,10 @@
 """Instructions per URL under callgrind: a measure of the crawl's work that the machine's
 speed swings do not move.
 
-    .venv/bin/python bench/instructions.py      (about 5 minutes; needs valgrind)
+    .venv/bin/python -m bench.suites.instructions      (about 5 minutes; needs valgrind)
 
 Wall time on this shared machine swings 15-25% between two runs of the same command, so a
-change of a few percent cannot be seen in bench/run.py's tables. Counting the instructions
+change of a few percent cannot be seen in bench/suites/run.py's tables. Counting the instructions
 a run executes (valgrind's callgrind, user space only, every thread) can: the same command
 gives the same count within about 1%, with PYTHONHASHSEED fixed.
 
@@ -132,7 +132,7 @@ def main() -> int:
         [
             "# Instructions per URL (callgrind)",
             "",
-            f"Written by `.venv/bin/python bench/instructions.py` in "
+            f"Written by `.venv/bin/python -m bench.suites.instructions` in "
             f"{time.perf_counter() - t0:.0f} s on {facts['date']}; see its docstring for "
             f"the method. Machine: {facts['cpu']}, {facts['cores']} cores; Python "
             f"{facts['python']}, aiohttp {facts['aiohttp']}; nginx {facts['nginx']}; "

@@ -1,7 +1,7 @@
 """Issue 18's benchmarks: `crawl --links` and `--page-checks` on a linked site, side by side.
 
-    .venv/bin/python bench/links.py                  100,000 pages, 3 repeats, the 1M run
-    .venv/bin/python bench/links.py --digits 4 --repeats 1 --million-digits 0 --profile-pages 0 \\
+    .venv/bin/python -m bench.suites.links                  100,000 pages, 3 repeats, the 1M run
+    .venv/bin/python -m bench.suites.links --digits 4 --repeats 1 --million-digits 0 --profile-pages 0 \\
         --output bench/out/links-quick.md            a smoke run on 10,000 pages
 
 nginx on 127.0.0.1 makes a linked site of 10**digits pages (bench/links_site.py: a decimal
@@ -116,7 +116,7 @@ async def bare_crawl(start: str, concurrency: int) -> Counter[str]:
 
 
 def bare_main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="links.py bare")
+    ap = argparse.ArgumentParser(prog="python -m bench.suites.links bare")
     ap.add_argument("start")
     ap.add_argument("--concurrency", type=int, default=CONCURRENCY)
     args = ap.parse_args(argv)
@@ -396,7 +396,7 @@ def report(
     out = [
         "# crawl --links and --page-checks on a linked site (issue 18)",
         "",
-        f"`{_shown([PY, 'bench/links.py', *sys.argv[1:]])}` (run under `flock /tmp/bench.lock`), "
+        f"`{_shown([PY, 'bench/suites/links.py', *sys.argv[1:]])}` (run under `flock /tmp/bench.lock`), "
         f"started {facts['date']}, git `{facts['git']}`.",
         f"{facts['cpu']}, {facts['cores']} cores, {facts['memory']}; Python {facts['python']}, "
         f"aiohttp {facts['aiohttp']}, lxml {facts['lxml']}, nginx {facts['nginx']}.",

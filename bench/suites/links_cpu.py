@@ -1,14 +1,14 @@
 """Where a link crawl's CPU goes: CPU seconds per page of the crawl, its fetch workers and nginx.
 
-    .venv/bin/python bench/links_cpu.py links 5          crawl --links on 100,000 pages
-    .venv/bin/python bench/links_cpu.py page-checks 4    crawl --page-checks on 10,000 pages
-    .venv/bin/python bench/links_cpu.py bare 5           the bare loop of bench/links.py
+    .venv/bin/python -m bench.suites.links_cpu links 5          crawl --links on 100,000 pages
+    .venv/bin/python -m bench.suites.links_cpu page-checks 4    crawl --page-checks on 10,000 pages
+    .venv/bin/python -m bench.suites.links_cpu bare 5           the bare loop of bench/suites/links.py
 
 Runs one tool once on bench/links_site.py's site of 10**DIGITS pages (the commands of
-bench/links.py) and samples `utime + stime` from /proc every 0.1 s: of the tool's process, of
+bench/suites/links.py) and samples `utime + stime` from /proc every 0.1 s: of the tool's process, of
 each child (a fetch worker) before it exits, and of nginx's processes. On two cores the
 parent, the workers and nginx share the machine, so their sum per page is what bounds the
-crawl's pages/s. One run, one tool: read the split, and take rates from bench/links.py (it
+crawl's pages/s. One run, one tool: read the split, and take rates from bench/suites/links.py (it
 interleaves the tools). Prints one line. Run it under `flock /tmp/bench.lock`.
 """
 

@@ -1,6 +1,6 @@
 """The cost of --page-checks: the same local site crawled with and without it.
 
-    .venv/bin/python bench/page_cost.py [--pages 2000] [--repeats 2]
+    .venv/bin/python -m bench.suites.page_cost [--pages 2000] [--repeats 2]
 
 nginx (its own config and logs under bench/out/page-cost/, loopback only) serves a
 generated site (bench/gen.py crawl_site: ~85% 200 pages of 1.6 kB HTML with a head,

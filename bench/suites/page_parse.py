@@ -1,7 +1,7 @@
 """Parse cost of one page, one core: the retired html.parser head reader against the
 one-parse page reader (checks/pagefacts.py), on generated 20-60 KB pages.
 
-    flock /tmp/bench.lock .venv/bin/python bench/page_parse.py [--pages N] [--repeat R]
+    flock /tmp/bench.lock .venv/bin/python -m bench.suites.page_parse [--pages N] [--repeat R]
 
 Each reader gets the same pages, fed in 64 KiB chunks as the HTTP client feeds a sink,
 and its pages/s is the best of R runs over all pages. Rows:

@@ -1,6 +1,6 @@
 """Remote body sinks: pages parsed in the fetch worker processes, or in the parent.
 
-    flock /tmp/bench.lock .venv/bin/python bench/remote_sinks.py [--pages 20000]
+    flock /tmp/bench.lock .venv/bin/python -m bench.suites.remote_sinks [--pages 20000]
         [--workers 0,2] [--repeats 2] [--concurrency 64]
 
 nginx (config and logs under bench/out/, loopback only) serves 200 generated HTML pages of

@@ -8,7 +8,7 @@ K = 1, 2 and 4 tabs. For each: wall time, pages rendered per second over the ren
 browser's keeper and every browser process: the sum of their proportional set sizes,
 sampled every 100 ms from /proc). Run under the benchmark lock:
 
-    flock /tmp/bench.lock .venv/bin/python bench/render.py [--pages 200] [--tabs 1,2,4]
+    flock /tmp/bench.lock .venv/bin/python -m bench.suites.render [--pages 200] [--tabs 1,2,4]
 
 Imports nothing of the product: it is measured from the outside, through its CLI.
 """

@@ -1,6 +1,6 @@
 """Report writers on a 1,000,000-URL jsonl: time and peak memory per format.
 
-    .venv/bin/python bench/report_memory.py [--urls N]
+    .venv/bin/python -m bench.suites.report_memory [--urls N]
 
 Generates a deterministic jsonl report (url records, a finding for one URL in
 ten, sitemap records, a summary) into bench/out/, then runs

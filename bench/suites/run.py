@@ -1,9 +1,9 @@
 """The benchmark suite of sitemap-audit (`make bench` runs this file).
 
-    .venv/bin/python bench/run.py            full sizes: validate 1M entries, crawl 100k URLs
-    .venv/bin/python bench/run.py --quick    smoke run: validate 100k, crawl 20k
-    .venv/bin/python bench/run.py --million  also crawl a 1,000,000-URL site (memory at scale)
-    .venv/bin/python bench/run.py --alternatives
+    .venv/bin/python -m bench.suites.run            full sizes: validate 1M entries, crawl 100k URLs
+    .venv/bin/python -m bench.suites.run --quick    smoke run: validate 100k, crawl 20k
+    .venv/bin/python -m bench.suites.run --million  also crawl a 1,000,000-URL site (memory at scale)
+    .venv/bin/python -m bench.suites.run --alternatives
                                              also advertools and ultimate-sitemap-parser (from
                                              PyPI into bench/out/alt-venv) and the plots
 
@@ -1145,7 +1145,7 @@ def main() -> int:
     head = [
         "# sitemap-audit benchmark results",
         "",
-        f"Written by `.venv/bin/python bench/run.py{' ' + flags if flags else ''}` "
+        f"Written by `.venv/bin/python -m bench.suites.run{' ' + flags if flags else ''}` "
         f"in {time.perf_counter() - t0:.0f} s (`make bench` runs it without flags; --million "
         "adds the 1,000,000-URL crawl). Generated data, logs and the product's reports are in "
         "bench/out/ (git-ignored).",

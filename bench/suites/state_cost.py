@@ -1,7 +1,7 @@
 """The cost of `--state` (issue 6): crawl time of the same local site without and with
 a state file, and the time of an incremental re-run of the unchanged site.
 
-    .venv/bin/python bench/state_cost.py [--urls 100000] [--repeats 2]
+    .venv/bin/python -m bench.suites.state_cost [--urls 100000] [--repeats 2]
 
 Site: bench/gen.py's crawl site (sitemap index + children, 85% 200 pages served by one
 static file with ETag and Last-Modified, 5% 301, 5% 404, 5% robots-blocked) on nginx

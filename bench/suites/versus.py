@@ -1,6 +1,6 @@
 """Before/after speed check of a restructure: the package at a base commit against HEAD.
 
-    .venv/bin/python bench/versus.py [--base REF] [--repeats N]
+    .venv/bin/python -m bench.suites.versus [--base REF] [--repeats N]
 
 Makes a git worktree of REF (default c914850, the commit before issue 15's restructure)
 under bench/out/base-REF (removed at the end) and measures, in one run and interleaved
@@ -8,7 +8,7 @@ under bench/out/base-REF (removed at the end) and measures, in one run and inter
 set to the tree, checked by importing it) through `python -m audit`:
 
 - validate: a generated local set (bench/gen.py, 200,000 entries) against the bare lxml
-  loop (bench/bare_iterparse.py), timed as bench/run.py times its validate row;
+  loop (bench/bare_iterparse.py), timed as bench/suites/run.py times its validate row;
 - crawl: a generated site of --crawl-urls URLs (default 100,000) on nginx (bench/server.py), bench/common.py's
   crawl_cmd, against the bare aiohttp HEAD loop (bench/bare_head.py); every report must
   hold one url record per listed URL.
@@ -45,7 +45,7 @@ from bench.common import (
 )
 
 VALIDATE_FILES, VALIDATE_PER_FILE = 4, 50_000  # 200,000 entries, one file gzipped
-CRAWL_FILES = 2  # children of the site's index, one gzipped, as bench/run.py's crawl
+CRAWL_FILES = 2  # children of the site's index, one gzipped, as bench/suites/run.py's crawl
 LIMIT_S = 600.0
 BASE_URL = "https://bench.example/sitemap_index.xml"
 
@@ -147,7 +147,7 @@ def crawl_run(who: str, tree: Path | None, site: gen.Site, rep: int) -> float:
         out = m.json_out()
         if m.rc != 0 or out.get("urls") != site.urls or out.get("errors"):
             raise fail(m, f"bare aiohttp loop ({out})")
-        return float(out["loop_s"])  # as bench/run.py: the loop, locs read before the clock
+        return float(out["loop_s"])  # as bench/suites/run.py: the loop, locs read before the clock
     report = OUT / f"{tag}.jsonl"
     m = measured(crawl_cmd(site.origin, report, exe=[PY, "-m", "audit"]), tag, tree)
     got = count_records(report)["url"] if report.is_file() else 0
@@ -258,7 +258,7 @@ def main() -> int:
         "runs, s",
     ]
     facts = machine_facts()
-    cmd = f".venv/bin/python bench/versus.py --base {args.base} --repeats {args.repeats}"
+    cmd = f".venv/bin/python -m bench.suites.versus --base {args.base} --repeats {args.repeats}"
     cmd += f" --crawl-urls {args.crawl_urls}"
     text = "\n".join(
         [
