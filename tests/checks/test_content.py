@@ -1,12 +1,10 @@
-"""The main-text fingerprint (audit.checks.content) and the lastmod comparisons of
-audit.state.lastmod, on their own."""
+"""The main-text fingerprint and the page dates of audit.checks.content, on their own."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from audit.checks.content import ContentSink, page_content
-from audit.state.lastmod import lastmod_moved, page_date_gap
 
 PAGE = """<html><head><meta name="csrf-token" content="{tok}"><script>var n="{tok}"</script>
 <link href="/app.{asset}.css" rel="stylesheet"><style>p{{color:red}}</style></head>
@@ -63,12 +61,3 @@ def test_head_only_sink_stops_at_the_body() -> None:
     assert sink.feed(b"</head><body>")
     assert not ContentSink(100).start(404, [("content-type", "text/html")])
     assert not ContentSink(100).start(200, [("content-type", "application/pdf")])
-
-
-def test_lastmod_moved_and_gap() -> None:
-    assert not lastmod_moved("2024-05-01T10:00:00+00:00", "2024-05-01T12:00:00+02:00")
-    assert lastmod_moved("2024-05-01", "2024-05-02")
-    day = datetime(2024, 5, 1, 23, tzinfo=UTC)
-    assert page_date_gap(day, "2024-05-01") == timedelta(0)  # inside the day
-    assert page_date_gap(day + timedelta(days=2), "2024-05-01") == timedelta(days=1, hours=23)
-    assert page_date_gap(day, "not a date") is None

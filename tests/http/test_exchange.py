@@ -6,7 +6,7 @@ refused.
 
 `DigestSink` is the remote sink under test: it counts and hashes the bytes it is fed. It is
 defined here, at module level, because a fetch worker imports it by name
-(tests.http.test_remote_sinks): the worker runs in the parent's working directory, the
+(tests.http.test_exchange): the worker runs in the parent's working directory, the
 project root, so `tests` is importable there.
 """
 
@@ -35,7 +35,7 @@ from audit.http.workers import frame, split_frames
 from audit.pipeline import hooks
 from tests.crawlkit import HTML, Serve
 
-HERE = "tests.http.test_remote_sinks"
+HERE = "tests.http.test_exchange"
 ALLOWED = (*SINK_MODULES, HERE)
 WORKER = {"fetch_workers": 1, "fetch_workers_after": 0}
 IN_PROCESS = {"fetch_workers": 0}
@@ -430,7 +430,7 @@ async def test_a_worker_refuses_a_factory_outside_its_allowlist(serve: Serve) ->
     reasons = [replies[n][-1] for n in range(len(recipes))]
     assert all(isinstance(r, str) for r in reasons), reasons
     assert all("not among the allowed sink modules" in r for r in reasons[:3]), reasons
-    assert "'tests.http.test_remote_sinks'" in reasons[0] and "'os'" in reasons[1]
+    assert "'tests.http.test_exchange'" in reasons[0] and "'os'" in reasons[1]
     assert "package.module:callable" in reasons[3]
     assert all(replies[n][1] is None for n in range(len(recipes)))
     assert site.seen == []
