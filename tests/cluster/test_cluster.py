@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 
-from audit.cluster.politeness import batch_size, lanes_for
-from audit.cluster.spec import parse_spec
 from tests.cluster.sites import ROOT, Host, max_in_window, run_cli, url_records
 
 pytest.importorskip("distributed")
@@ -50,22 +48,7 @@ def summary(jsonl: str) -> dict[str, Any]:
     return found
 
 
-# --- no Dask needed ------------------------------------------------------------------
-
-
-def test_spec_parsing() -> None:
-    assert parse_spec("local:2").workers == 2
-    assert parse_spec("tcp://10.0.0.5:8786").address == "tcp://10.0.0.5:8786"
-    for bad in ("local:0", "local:x", "tcp://host", "udp://h:1", "h:1"):
-        with pytest.raises(ValueError):
-            parse_spec(bad)
-
-
-def test_lanes_and_batches() -> None:
-    assert lanes_for(10.0, workers=4) == 1  # one batch per host in flight
-    assert lanes_for(1200.0, workers=4) == 3  # above one lane's rate: more lanes
-    assert lanes_for(float("inf"), workers=4) == 4
-    assert batch_size(10.0) == 20 and batch_size(10.0, 7) == 7
+# --- no Dask needed (parse_spec: test_spec.py; lanes: test_politeness.py) ------------
 
 
 @pytest.mark.slow

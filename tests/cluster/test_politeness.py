@@ -1,0 +1,110 @@
+"""Per-host politeness held by the cluster's driver (audit/cluster/politeness.py): lanes and
+batch sizes, and HostLanes sending one host's checks as batches with at most `lanes` in
+flight, answering each check with its own answer, and failing a batch's checks together."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from audit.cluster.politeness import (
+    BATCH_MAX,
+    LANE_RATE,
+    ClusterStopped,
+    HostLanes,
+    batch_size,
+    lanes_for,
+)
+
+
+def test_lanes_and_batches() -> None:
+    assert lanes_for(10.0, workers=4) == 1  # one batch per host in flight
+    assert lanes_for(1200.0, workers=4) == 3  # above one lane's rate: more lanes
+    assert lanes_for(float("inf"), workers=4) == 4
+    assert batch_size(10.0) == 20 and batch_size(10.0, 7) == 7
+
+
+def test_batches_follow_the_lane_s_rate_within_their_bounds() -> None:
+    assert lanes_for(LANE_RATE, workers=8) == 1 and lanes_for(LANE_RATE + 1, workers=8) == 2
+    assert lanes_for(10 * LANE_RATE, workers=3) == 3  # never more lanes than workers
+    assert batch_size(float("inf")) == BATCH_MAX
+    assert batch_size(10 * LANE_RATE) == BATCH_MAX
+    assert batch_size(0.1) == 1
+
+
+class Cluster:
+    """A stand-in for the Dask side: records each batch and how many of a host's were out."""
+
+    def __init__(self, fail_host: str | None = None) -> None:
+        self.batches: list[tuple[str, list[int], float]] = []
+        self.out: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+        self.fail_host = fail_host
+        self.started = asyncio.Event()
+
+    async def send(self, host: str, items: list[dict[str, Any]], rate: float) -> list[Any]:
+        self.batches.append((host, [i["n"] for i in items], rate))
+        self.out[host] = self.out.get(host, 0) + 1
+        self.most[host] = max(self.most.get(host, 0), self.out[host])
+        self.started.set()
+        await asyncio.sleep(0.01)
+        self.out[host] -= 1
+        if host == self.fail_host:
+            raise OSError(f"{host}: the worker died")
+        return [{"n": i["n"], "checked": True} for i in items]
+
+
+async def test_one_host_at_a_slow_rate_is_one_lane_of_batches() -> None:
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=4, batch=3)
+    answers = await asyncio.gather(*(lanes.check("a", 10.0, {"n": n}) for n in range(7)))
+    assert [a["n"] for a in answers] == list(range(7))  # each check gets its own answer
+    sent = [b[1] for b in cluster.batches]
+    assert [n for batch in sent for n in batch] == list(range(7))  # each once, in order
+    # the first check goes out alone; the rest wait for it and leave as batches of 3
+    assert sent == [[0], [1, 2, 3], [4, 5, 6]]
+    assert cluster.most == {"a": 1}  # one batch of the host in flight at a time
+    assert {b[2] for b in cluster.batches} == {10.0}
+    await lanes.aclose()
+
+
+async def test_a_fast_host_gets_more_lanes_and_hosts_do_not_wait_for_each_other() -> None:
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=4, batch=2)
+    fast = [lanes.check("fast", 3 * LANE_RATE, {"n": n}) for n in range(12)]
+    slow = [lanes.check("slow", 1.0, {"n": n}) for n in range(4)]
+    await asyncio.gather(*fast, *slow)
+    assert cluster.most["fast"] == 3 and cluster.most["slow"] == 1
+    assert {rate for host, _, rate in cluster.batches if host == "fast"} == {LANE_RATE}
+    await lanes.aclose()
+
+
+async def test_a_failed_batch_fails_its_checks_and_the_host_goes_on() -> None:
+    cluster = Cluster(fail_host="bad")
+    lanes = HostLanes(cluster.send, workers=2, batch=2)
+    results = await asyncio.gather(
+        *(lanes.check("bad", 1.0, {"n": n}) for n in range(3)),
+        lanes.check("good", 1.0, {"n": 9}),
+        return_exceptions=True,
+    )
+    assert all(isinstance(r, OSError) for r in results[:3])
+    assert results[3] == {"n": 9, "checked": True}
+    assert [b[1] for b in cluster.batches if b[0] == "bad"] == [[0], [1, 2]]
+    await lanes.aclose()
+
+
+async def test_closed_lanes_send_nothing_more() -> None:
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=1, batch=1)
+    first = asyncio.ensure_future(lanes.check("a", 1.0, {"n": 0}))
+    second = asyncio.ensure_future(lanes.check("a", 1.0, {"n": 1}))
+    await cluster.started.wait()
+    await lanes.aclose()
+    await asyncio.sleep(0.05)
+    assert [b[1] for b in cluster.batches] == [[0]]  # the one in flight, no other
+    assert not second.done()
+    with pytest.raises(ClusterStopped):  # its batch was cut off: the check says so
+        await first
+    second.cancel()
