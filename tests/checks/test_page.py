@@ -1,9 +1,8 @@
-"""Page checks as pure functions: FetchResult + PageFacts in, findings out; and the
-run-wide hreflang store (union of sources, once per pair, spilling to SQLite)."""
+"""Page checks as pure functions: FetchResult + PageFacts in, findings out (the run-wide
+hreflang store is tested in tests/rules/test_hreflang.py)."""
 
 from __future__ import annotations
 
-import os
 import string
 
 from hypothesis import given, settings
@@ -23,8 +22,6 @@ from audit.checks.pagefacts import PageFacts, facts_of
 from audit.checks.response import check_fetch
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop
-from audit.rules.hreflang import HreflangStore
-from audit.rules.validator import SeenUrls
 
 URL = "https://example.com/shop/item"
 AGENT = "sitemap-audit"
@@ -341,58 +338,3 @@ def test_page_sink_reads_only_200_html_and_restarts_on_a_retry() -> None:
     sink.feed(b"<title>ok</title>")
     sink.end(at_eof=True)
     assert sink.facts is not None and sink.facts.title == "ok" and sink.facts.complete
-
-
-# --- hreflang reciprocity store ---------------------------------------------
-
-
-def _store(memory_pairs: int) -> HreflangStore:
-    seen = SeenUrls()
-    for u in "abcdef":
-        seen.add(f"https://x.com/{u}")
-    return HreflangStore(seen, memory_pairs=memory_pairs)
-
-
-def _pairs(store: HreflangStore) -> list[tuple[str | None, str]]:
-    return [(f.url, f.message.split(" names ")[1].split(" ")[0]) for f in store.finish()]
-
-
-def test_store_union_of_sources_and_once_per_pair() -> None:
-    for memory_pairs in (100_000, 1):  # all in memory; everything spilled to disk at once
-        store = _store(memory_pairs)
-        a, b, c = "https://x.com/a", "https://x.com/b", "https://x.com/c"
-        store.add(a, [a, b, c], sitemap="s.xml", line=1)  # sitemap: a names b and c
-        store.add(b, [b], sitemap="s.xml", line=2)  # sitemap: b names only itself
-        store.add(b, [b, a], source="page")  # b's page names a: reciprocal now
-        store.add(a, [b, c], source="page")  # the page repeats the sitemap: no new pair
-        store.add("HTTPS://X.COM:443/a", [c], source="page")  # the same link again
-        pairs = _pairs(store)
-        assert pairs == [(a, "'https://x.com/c'")], memory_pairs
-        assert store.spilled is False  # finish() removed the table
-
-
-def test_store_spills_to_disk_and_removes_the_file() -> None:
-    store = _store(memory_pairs=3)
-    urls = [f"https://x.com/{u}" for u in "abcdef"]
-    for u in urls:  # everyone names everyone: fully reciprocal, 30 links
-        store.add(u, urls)
-    store.add("https://x.com/a", ["https://x.com/zz"])  # not in the audit: not reported
-    store.add("https://x.com/f", ["https://x.com/nobody-names-back"])
-    assert store.spilled and store.pending < 3
-    path = store._path
-    assert path is not None and os.path.exists(path)
-    findings = store.finish()
-    assert findings == []  # "nobody-names-back" is not in the audit either
-    assert not os.path.exists(path)
-
-
-def test_store_reports_b_without_alternates_and_b_with_others() -> None:
-    store = _store(memory_pairs=2)
-    store.add("https://x.com/a", ["https://x.com/b", "https://x.com/c"], source="page")
-    store.add("https://x.com/c", ["https://x.com/d"])
-    msgs = [f.message for f in store.finish()]
-    assert len(msgs) == 3
-    assert "'https://x.com/b' lists no hreflang alternates at all" in msgs[0]
-    assert "page's <head>" in msgs[0]
-    assert "'https://x.com/c' lists hreflang alternates that do not include" in msgs[1]
-    assert "its sitemap entry" in msgs[2]
