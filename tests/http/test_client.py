@@ -6,25 +6,20 @@ import asyncio
 import contextlib
 import gzip
 import socket
-import ssl
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-import aiohttp
 import pytest
 from aiohttp import web
 
 from audit.core.config import CrawlConfig
-from audit.core.errors import FetchError, translate_exception
+from audit.core.errors import FetchError
 from audit.core.records import Hop
 from audit.http import (
     HostPool,
     HttpClient,
-    backoff_delay,
-    parse_retry_after,
-    should_retry,
     url_prefix,
 )
 from audit.http.hosts import Host, limiter_for
@@ -342,57 +337,6 @@ async def test_retry_after_http_date_in_the_past_means_now(
         (stats,) = client.host_stats()
     assert result.status == 200 and result.attempts == 2
     assert stats.backoff_s < 1.0  # not a backoff-from-the-date-to-now
-
-
-def test_parse_retry_after_forms() -> None:
-    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-    assert parse_retry_after("120", now=now) == 120.0
-    assert parse_retry_after(" 0 ", now=now) == 0.0
-    assert parse_retry_after("Wed, 01 May 2024 12:00:30 GMT", now=now) == 30.0
-    assert parse_retry_after("Wednesday, 01-May-24 12:01:00 GMT", now=now) == 60.0
-    assert parse_retry_after("Wed May  1 12:00:10 2024", now=now) == 10.0
-    assert parse_retry_after("Tue, 30 Apr 2024 12:00:00 GMT", now=now) == 0.0
-    assert parse_retry_after("-5", now=now) is None
-    assert parse_retry_after("soon", now=now) is None
-    assert parse_retry_after(None, now=now) is None
-
-
-def test_one_retry_predicate() -> None:
-    for status in (408, 429, 500, 502, 503, 504):
-        assert should_retry(status, None)
-    for status in (200, 301, 400, 403, 404, 410, 501):
-        assert not should_retry(status, None)
-    for kind in ("timeout", "connect", "reset"):
-        assert should_retry(None, kind)
-    for kind in ("dns", "tls", "redirect-loop", "redirect-limit", "other"):
-        assert not should_retry(None, kind)
-
-
-def test_backoff_grows_and_is_capped() -> None:
-    assert backoff_delay(0, 0.5, 30, rand=0.0) == 0.25
-    assert backoff_delay(0, 0.5, 30, rand=1.0) == 0.5
-    assert backoff_delay(3, 0.5, 30, rand=1.0) == 4.0
-    assert backoff_delay(20, 0.5, 30, rand=1.0) == 30.0
-
-
-def test_translation_of_builtin_errors() -> None:
-    u = "http://example.test/"
-    cases: list[tuple[BaseException, str]] = [
-        (TimeoutError(), "timeout"),
-        (aiohttp.ServerTimeoutError("slow"), "timeout"),
-        (socket.gaierror(-2, "Name or service not known"), "dns"),
-        (ssl.SSLError(1, "bad handshake"), "tls"),
-        (ConnectionResetError(104, "reset"), "reset"),
-        (ConnectionRefusedError(111, "refused"), "connect"),
-        (aiohttp.ServerDisconnectedError(), "reset"),
-        (aiohttp.ClientPayloadError("cut"), "reset"),
-        (ValueError("weird"), "other"),
-    ]
-    for exc, kind in cases:
-        err = translate_exception(exc, u)
-        assert isinstance(err, FetchError)
-        assert err.kind == kind, (exc, err.kind)
-        assert "\n" not in str(err)
 
 
 # --- network failures over raw sockets ----------------------------------------------------
