@@ -1,4 +1,5 @@
-"""Protocol validator: every entry rule, the per-sitemap rules, SeenUrls and HreflangGraph.
+"""Protocol validator: every entry rule, the per-sitemap rules and HreflangGraph (SeenUrls:
+tests/rules/test_fingerprints.py; language tags: tests/rules/test_langtags.py).
 
 Most tests build Entry records directly; test_rule_fixture runs each file of
 fixtures/rules through the real StreamParser and the validator.
@@ -662,51 +663,6 @@ def test_news_too_many() -> None:
     assert finish_codes(v, 1000) == []
 
 
-# --- SeenUrls --------------------------------------------------------------------
-
-
-def test_seen_urls() -> None:
-    seen = SeenUrls()
-    assert seen.add(f"{B}/a") is False
-    assert seen.add(f"{B}/a") is True
-    assert seen.add("https://WWW.example.com:443/a") is True
-    assert seen.add(f"{B}/A") is False
-    assert len(seen) == 2 and f"{B}/a" in seen and f"{B}/b" not in seen
-    many = SeenUrls()
-    n = 20_000
-    assert not any(many.add(f"{B}/p/{i}", None) for i in range(n))
-    assert all(many.add(f"{B}/p/{i}") for i in range(n))
-    assert len(many) == n
-    assert many.nbytes < 24 * n  # 8 bytes a URL plus bucket overhead
-
-
-def test_seen_urls_grows_its_buckets() -> None:
-    # Past 64 entries a bucket on average the table splits every bucket in four; what
-    # was added before must still be found, with the source it was first added with.
-    import random
-
-    rng = random.Random(5)
-    seen = SeenUrls()
-    fps = [rng.getrandbits(64) | 1 for _ in range(300_000)]
-    for i, fp in enumerate(fps):
-        assert seen.add_fp(fp, i % 7 + 1) == -1
-    assert len(seen) == len(fps) and len(seen._buckets) > 4096
-    assert all(seen.add_fp(fps[i]) == i % 7 + 1 for i in range(0, len(fps), 97))
-    assert all(seen.contains_fp(fp) for fp in fps[1::89])
-    assert not any(seen.contains_fp(rng.getrandbits(64)) for _ in range(1000))
-    assert len(seen) == len(fps)
-
-
-def test_seen_urls_remembers_first_source() -> None:
-    seen = SeenUrls()
-    seen.add(f"{B}/a", "s1.xml")
-    seen.add(f"{B}/b", "s2.xml")
-    from audit.rules.validator import fingerprint
-
-    assert seen.source_name(seen.add_fp(fingerprint(f"{B}/b"))) == "s2.xml"
-    assert seen.source_name(seen.add_fp(fingerprint(f"{B}/a"))) == "s1.xml"
-
-
 # --- fixtures through the real parser ----------------------------------------------
 
 try:
@@ -780,40 +736,6 @@ def test_rule_fixture(name: str) -> None:
 # --- language tags ---------------------------------------------------------------
 
 
-def test_language_lists_are_complete() -> None:
-    from audit.rules.langtags import ISO_639_1, ISO_3166_1_ALPHA2
-
-    assert len(ISO_639_1) == 184 and {"en", "zh", "he", "id", "yi", "nb", "bh"} <= ISO_639_1
-    assert not {"iw", "in", "ji", "jp", "cn"} & ISO_639_1
-    assert (
-        len(ISO_3166_1_ALPHA2) == 249 and {"GB", "US", "TW", "SS", "CW", "AX"} <= ISO_3166_1_ALPHA2
-    )
-    assert not {"UK", "EU", "XK", "AN"} & ISO_3166_1_ALPHA2
-
-
-def test_language_messages() -> None:
-    from audit.rules.langtags import check_hreflang, check_news_language
-
-    assert check_hreflang("en-UK") == (
-        "region 'UK' is not an ISO 3166-1 alpha-2 country code (did you mean GB?)"
-    )
-    assert check_hreflang("jp") == (
-        "language 'jp' is not an ISO 639-1 two-letter code (did you mean 'ja'?)"
-    )
-    assert "'en-US'" in (check_hreflang("en_US") or "")
-    assert check_news_language("iw") == "is not an ISO 639-1 code (did you mean 'he'?)"
-    assert check_news_language("zh-TW") is None and check_news_language("zh-hk") is not None
-
-
 def test_hreflang_bad_self_href_reported_once() -> None:
     fs = make().check(url(f"{B}/en/", alternates=alts(("en", "/en/"), ("de", f"{B}/de/"))))
     assert codes(fs) == ["hreflang-invalid"]
-
-
-def test_seen_urls_source_registered_once() -> None:
-    seen = SeenUrls()
-    assert seen.source_id("a.xml") == seen.source_id("a.xml") == 1
-    assert seen.source_id("b.xml") == 2
-    for i in range(100):
-        seen.add(f"{B}/{i}", "a.xml")
-    assert seen.source_id("c.xml") == 3
