@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any
 
-from tests.report.test_report import PAGES, find, run, summary_of, url_rec
+from tests.report.reportkit import PAGES, find, run, summary_of, url_rec
 
 # The columns before this issue, in their order: they must not move.
 EARLIER = [

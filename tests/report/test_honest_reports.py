@@ -13,7 +13,7 @@ from typing import Any
 from lxml import html as lhtml
 
 from audit.report import make_writer
-from tests.report.test_report import parse_junit
+from tests.report.reportkit import parse_junit
 
 SITEMAP = "https://ex.com/sitemap.xml"
 

@@ -1,6 +1,6 @@
 """jsonl lines stay lines (issue 16.10): U+0085, U+2028 and U+2029 inside strings are
 written as escapes, with orjson and with the standard library, so str.splitlines()
-(and JavaScript readers) see one record a line."""
+(and JavaScript readers) see one record a line; every record of a crawl's stream is one line."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from audit.report import jsonl
+from tests.report.reportkit import run, stream
 
 BREAKERS = "a\x85b\u2028c\u2029d"
 RECORDS = [
@@ -45,3 +46,13 @@ def test_splitlines_sees_one_record_a_line(
 
 def test_plain_lines_are_unchanged() -> None:
     assert jsonl.dumps_line({"a": "caf\u00e9"}) == '{"a":"caf\u00e9"}\n'
+
+
+def test_jsonl_writes_every_record_as_one_line() -> None:
+    recs = stream()
+    recs[7] = {**recs[7], "note": "line\u2028separator"}
+    text = run("jsonl", recs)
+    lines = text.split("\n")
+    assert lines[-1] == ""
+    assert [json.loads(line) for line in lines[:-1]] == recs
+    assert "\u2028" not in text  # escaped: no reader may split the line there

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from lxml import html as lhtml
 
-from tests.report.test_report import find, run, sm, summary_of, url_rec
+from tests.report.reportkit import find, run, sm, summary_of, url_rec
 
 # ESC, BEL, NUL, DEL, C1 (NEL, CSI), the bidi embeddings, overrides and isolates
 BAD = "\x1b\x07\x00\x7f\x85\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028"

@@ -17,7 +17,7 @@ import pytest
 from lxml import html as lhtml
 
 from tests.crawlkit import HeldSite, Serve
-from tests.report.test_report import parse_junit
+from tests.report.reportkit import parse_junit
 
 N = 30
 INTERRUPTED = re.compile(

@@ -10,7 +10,7 @@ from typing import Any
 from lxml import html as lhtml
 
 from audit.core.codes import doc_anchor, search_console_name
-from tests.report.test_report import PAGES, find, run, summary_of, url_rec
+from tests.report.reportkit import PAGES, find, run, summary_of, url_rec
 
 BLOCKED = "https://ex.com/private"
 STALE = "https://ex.com/stale"

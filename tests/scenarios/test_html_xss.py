@@ -5,7 +5,7 @@ listed URLs, redirect Locations, X-Robots-Tag and Link header values, a page's
 canonical link (page checks on). The report of a real crawl of it is loaded in
 headless Chromium: the DOM it builds must hold no injected element, attribute or
 `javascript:` link, and the payloads (which would set document.title) never ran.
-tests/report/test_report.py checks the writer on hand-made records; this is end to end.
+tests/report/test_html.py checks the writer on hand-made records; this is end to end.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from lxml import html as lhtml
 
 from audit.report import make_writer
 from tests.crawlkit import HTML, TEXT, XML, Serve, Site, audit
-from tests.report.test_report import chromium
+from tests.report.reportkit import chromium
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
