@@ -35,10 +35,6 @@ LAZY = {"__getattr__", "__dir__"}  # a package's names loaded on first use: re-e
 NOT_YET: frozenset[str] = frozenset(
     {
         "api.py",
-        "checks/botsigs.py",
-        "checks/charsets.py",
-        "checks/maintext.py",
-        "checks/scan.py",
         "cli/demo.py",
         "cli/fix.py",
         "cli/indexnow.py",
