@@ -5,7 +5,8 @@ letters) over real loopback redirects, listed URLs and index children on private
 from a public target, and DNS answers judged at connect time in a network namespace of its
 own with a hosts file bind-mounted over /etc/hosts. A "public" host is a DNS name that is
 not an IP literal or `localhost`: the machine's own name (resolving to 127.0.0.1) here, a
-hosts-file name inside the namespace. Nothing is ever sent beyond loopback.
+hosts-file name inside the namespace. Nothing is ever sent beyond loopback. (The rule on
+its own, without a network: tests/http/test_addresses.py.)
 """
 
 from __future__ import annotations
@@ -22,35 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.http.addresses import PrivateGuard, is_private_host
+from audit.http.addresses import is_private_host
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, index, urlset
-
-SPELLINGS = [
-    "１２７.０.０.１",  # full-width digits and dots
-    "127。0。0。1",  # ideographic full stops
-    "ⓛⓞⓒⓐⓛⓗⓞⓢⓣ",  # circled letters
-    "ｌｏｃａｌｈｏｓｔ",  # full-width letters
-    "１６９.２５４.１６９.２５４",  # cloud metadata in full-width digits
-    "ＬＯＣＡＬＨＯＳＴ",
-]
-SPECIAL_V6 = ["::ffff:8.8.8.8", "64:ff9b::7f00:1", "64:ff9b:1::1", "2002:7f00:1::1", "fec0::1"]
-
-
-def test_normalised_spellings_and_special_ipv6_are_private() -> None:
-    assert [h for h in SPELLINGS + SPECIAL_V6 if not is_private_host(h)] == []
-    assert not is_private_host("ｅｘａｍｐｌｅ.com")
-
-
-def test_guard_trusts_the_target_as_given() -> None:
-    guard = PrivateGuard.of(["https://www.example.com"], allow_private=False)
-    assert guard.active
-    assert guard.refuses("http://１２７.０.０.１:8080/x")
-    assert not guard.refuses("https://www.example.com/x")
-    assert not guard.keeps("cdn.example.net", "10.0.0.5")
-    assert guard.keeps("www.example.com", "10.0.0.5")  # the target, as given
-    assert guard.keeps("cdn.example.net", "93.184.216.34")
-    assert not PrivateGuard.of(["https://www.example.com"], allow_private=True).active
-    assert not PrivateGuard.of(["http://127.0.0.1:8080"], allow_private=False).active
+from tests.http.test_addresses import SPELLINGS
 
 
 def _public_looking_loopback_name() -> str | None:
