@@ -13,7 +13,7 @@ import pytest
 
 from audit.cli.codes import render
 from audit.cli.main import main
-from audit.core.codes import CODES, doc_anchor, fix_of, search_console_name
+from audit.core.codes import CODES
 from audit.state.store import read_records
 from tests.crawlkit import HTML, TEXT, XML, Serve, Site, urlset
 
@@ -32,37 +32,7 @@ def one_line_error(err: str, *needles: str) -> None:
     assert all(n in lines[0] for n in needles), err
 
 
-# --- the registry and the listing ----------------------------------------------------
-
-
-def test_every_code_has_a_meaning_and_a_fix() -> None:
-    missing = [c.code for c in CODES.values() if not c.summary or len(c.fix) < 20]
-    assert not missing, f"codes without a fix text in audit/core/codes.py: {missing}"
-
-
-def test_search_console_names_match_its_reports() -> None:
-    expected = {
-        "url-robots-blocked": "Blocked by robots.txt",
-        "url-noindex": "Excluded by 'noindex' tag",
-        "url-redirect": "Page with redirect",
-        "url-soft-404": "Soft 404",
-        "url-not-found": "Not found (404)",
-        "url-canonical-mismatch": "Alternate page with proper canonical tag",
-        "loc-cross-host": "URL not allowed",
-        "lastmod-invalid": "Invalid date",
-        "sitemap-leading-whitespace": "Leading whitespace",
-        "url-server-error": "Server error (5xx)",
-        "url-redirect-loop": "Redirect error",
-    }
-    assert {c: search_console_name(c) for c in expected} == expected
-    client = search_console_name("url-client-error") or ""
-    assert "(401)" in client and "(403)" in client and "other 4xx" in client
-    # no counterpart in Search Console: no name at all, never a made-up one
-    for code in ("url-slow", "lastmod-uniform", "robots-no-sitemap", "hreflang-not-reciprocal"):
-        assert search_console_name(code) is None
-    assert search_console_name("no-such-code") is None
-    assert fix_of("url-not-found").startswith("Restore the page")
-    assert doc_anchor("url-not-found") == "docs/codes.md#url-not-found"
+# --- the listing (the registry itself: tests/core/test_codes.py) ----------------------------------------------------
 
 
 def test_codes_json_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,8 +41,6 @@ NOT_YET: frozenset[str] = frozenset(
         "cli/main.py",
         "cluster/driver.py",
         "cluster/task.py",
-        "core/codes.py",
-        "core/config.py",
         "fix/evidence.py",
         "fix/write.py",
         "http/browserguard.py",

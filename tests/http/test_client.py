@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from audit.core.config import CrawlConfig
 from audit.core.errors import FetchError
 from audit.core.records import Hop
 from audit.http import (
@@ -675,12 +674,6 @@ def test_url_prefix_and_host_memo() -> None:
     for bad in ("ftp://example.test/a", "http:///a"):
         with pytest.raises(ValueError):
             pool.get(bad)
-
-
-def test_config_defaults_are_sane() -> None:
-    config = CrawlConfig()
-    assert config.per_host_cap == config.concurrency  # one host may use every worker unless capped
-    assert config.stream_timeout is None
 
 
 async def test_host_slots_first_come_first_served_and_cancel_passes_the_slot_on() -> None:
