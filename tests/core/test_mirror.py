@@ -41,8 +41,6 @@ NOT_YET: frozenset[str] = frozenset(
         "cli/main.py",
         "cluster/driver.py",
         "cluster/task.py",
-        "fix/evidence.py",
-        "fix/write.py",
         "http/browserguard.py",
         "http/cdp.py",
         "http/fetchworker.py",

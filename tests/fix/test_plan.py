@@ -4,7 +4,6 @@ written here as files in the jsonl format a crawl writes; `fix` runs as the CLI 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from datetime import UTC, datetime
@@ -90,83 +89,6 @@ def fix_summary(out: Path) -> dict[str, Any]:
 
 
 # --- refusals --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("tail", "why"),
-    [
-        ([], "no summary record"),
-        ([summary(interrupted=True)], '"interrupted": true'),
-        ([summary(partial=True, stopped_by="deadline")], '"partial": true'),
-        ([summary(max_urls_reached=True)], '"max_urls_reached": true'),
-        ([summary(excluded_urls=3)], '"excluded_urls": 3'),
-        ([summary(excluded_sitemaps=1)], '"excluded_sitemaps": 1'),
-    ],
-)
-def test_a_cut_run_is_refused_and_nothing_is_touched(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], tail: list[dict[str, Any]], why: str
-) -> None:
-    src = report(tmp_path, url("/a"), *tail)
-    out = tmp_path / "public"
-    out.mkdir()
-    (out / "sitemap_index.xml").write_text("earlier", encoding="utf-8")
-    (out / "sitemap-root.xml").write_text("earlier", encoding="utf-8")
-    assert fix(src, out) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and why in err and str(src) in err
-    assert sorted(p.name for p in out.iterdir()) == ["sitemap-root.xml", "sitemap_index.xml"]
-    assert (out / "sitemap_index.xml").read_text(encoding="utf-8") == "earlier"
-
-
-def test_what_is_not_a_report_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "o"
-    for body in ("<urlset/>\n", "", '{"no": "type"}\n'):
-        src = tmp_path / "x.jsonl"
-        src.write_text(body, encoding="utf-8")
-        assert fix(src, out) == 2
-        assert capsys.readouterr().err.count("\n") == 1
-    assert fix(tmp_path / "missing.jsonl", out) == 2
-    assert "no such report" in capsys.readouterr().err
-    assert not out.exists()
-
-
-def test_a_state_whose_last_run_did_not_complete_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from audit.state.store import StateStore
-
-    path = tmp_path / "s.sqlite"
-    store = StateStore.open(path, fingerprint="f", targets=[SM])
-    store.close(complete=False)  # a run that died: its status stays "running"
-    out = tmp_path / "o"
-    assert fix(path, out) == 2
-    assert "did not complete" in capsys.readouterr().err
-    assert not out.exists()
-
-
-@pytest.mark.parametrize(
-    ("extra", "why"),
-    [(["--max-urls", "2"], '"max_urls_reached": true'), (["--exclude", "/b/"], '"excluded_urls"')],
-)
-async def test_a_state_of_a_cut_run_is_refused(
-    serve: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], why: str
-) -> None:
-    """A state keeps what its last run left out (a state has no summary of its own):
-    `fix` refuses it as it refuses the report of such a run."""
-    from tests.state.test_ledger import LedgerSite, _night
-
-    site = LedgerSite()
-    site.base = await serve(site.app())
-    state = tmp_path / "s.sqlite"
-    await _night(site, state, tmp_path / "r.jsonl", *extra)
-    capsys.readouterr()
-    out = tmp_path / "o"
-    assert fix(state, out) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and why in err
-    assert not out.exists()
 
 
 @pytest.mark.parametrize("n", ["0", "50001", "x"])
@@ -446,46 +368,6 @@ def test_shards_keep_their_urls_across_nights(tmp_path: Path) -> None:
     assert on_disk == {*two.values(), "sitemap_index.xml", "fix-report.jsonl", "fix-report.md"}
 
 
-def test_an_unchanged_night_writes_the_same_bytes(tmp_path: Path) -> None:
-    paths = [f"/shop/item-{i}" for i in range(25)] + ["/", "/about"]
-    src = report(tmp_path, *(url(p, lastmod="2024-01-01") for p in paths), summary())
-    a, b = tmp_path / "a", tmp_path / "b"
-    assert fix(src, a, "--gzip", "--shard-size", "10") == 0
-    assert fix(src, b, "--gzip", "--shard-size", "10") == 0
-    names = sorted(p.name for p in a.iterdir() if p.name.startswith("sitemap"))
-    assert names == sorted(p.name for p in b.iterdir() if p.name.startswith("sitemap"))
-    for name in names:
-        assert (a / name).read_bytes() == (b / name).read_bytes()
-
-
-def test_gzip_shards_and_a_plain_index(tmp_path: Path) -> None:
-    src = report(tmp_path, url("/a", lastmod="2024-01-01"), url("/en/b"), summary())
-    plain, gz = tmp_path / "plain", tmp_path / "gz"
-    assert fix(src, plain) == 0
-    assert fix(src, gz, "--gzip") == 0
-    assert sorted(p.name for p in gz.glob("sitemap*")) == [
-        "sitemap-en.xml.gz",
-        "sitemap-root.xml.gz",
-        "sitemap_index.xml",
-    ]
-    for name in ("sitemap-en.xml", "sitemap-root.xml"):
-        assert gzip.decompress((gz / f"{name}.gz").read_bytes()) == (plain / name).read_bytes()
-    index = (gz / "sitemap_index.xml").read_text(encoding="utf-8")
-    assert f"<loc>{B}/sitemap-root.xml.gz</loc>" in index
-    assert fixes(gz)[f"{B}/a"]["shard"] == "sitemap-root.xml.gz"
-    # a plain run after a gzip one removes the earlier .gz shards, leaves other files
-    (gz / "robots.txt").write_text("keep me", encoding="utf-8")
-    assert fix(src, gz) == 0
-    assert sorted(p.name for p in gz.iterdir()) == [
-        "fix-report.jsonl",
-        "fix-report.md",
-        "robots.txt",
-        "sitemap-en.xml",
-        "sitemap-root.xml",
-        "sitemap_index.xml",
-    ]
-
-
 def test_links_only_pages_are_not_added(tmp_path: Path) -> None:
     src = report(tmp_path, url("/a"), url("/found-by-links", sitemap=None), summary())
     out = tmp_path / "o"
@@ -512,12 +394,3 @@ def test_path_query_reads_as_urlsplit_does(u: str) -> None:
 
     parts = urlsplit(u)
     assert path_query(u) == (parts.path, parts.query)
-
-
-def test_a_validate_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = tmp_path / "v.jsonl"
-    argv = ["validate", str(Path(__file__).parents[2] / "fixtures/demo/sitemap-pages.xml")]
-    assert main([*argv, "--format", "jsonl", "--output", str(src), "--fail-on", "never"]) == 0
-    assert fix(src, tmp_path / "o") == 2
-    assert "no URL was checked" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
