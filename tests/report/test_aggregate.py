@@ -1,0 +1,132 @@
+"""Running totals over a record stream (audit/report/aggregate.py): the --fail-on decision,
+an Aggregate fed the writers' shared stream (counts, examples kept bounded, status classes,
+lastmod ages, a summary computed when the run was cut), and UrlJoiner pairing url records
+with their findings in a bounded window."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+
+from audit.report.aggregate import (
+    AGE_BUCKETS,
+    Aggregate,
+    UrlJoiner,
+    age_bucket,
+    at_or_above,
+    failing_severities,
+    lastmod_day,
+    status_class,
+    where,
+)
+from tests.report.reportkit import (
+    ERRORS,
+    INFOS,
+    URL_RECORDS,
+    WARNINGS,
+    stream,
+    without_summary,
+)
+
+
+@pytest.mark.parametrize(
+    ("severity", "fail_on", "fails"),
+    [
+        ("error", "error", True),
+        ("warning", "error", False),
+        ("warning", "warning", True),
+        ("info", "warning", False),
+        ("info", "info", True),
+        ("error", "never", False),
+        (None, "info", False),
+        ("fatal", "info", False),
+    ],
+)
+def test_the_one_fail_on_decision(severity: str | None, fail_on: str, fails: bool) -> None:
+    assert at_or_above(severity, fail_on) is fails
+
+
+def test_failing_severities_worst_first_ignoring_what_is_not_a_count() -> None:
+    counts = {"info": 4, "error": 1, "warning": "many"}
+    assert failing_severities(counts, "info") == ["error", "info"]
+    assert failing_severities(counts, "never") == []
+
+
+def test_an_aggregate_of_the_shared_stream() -> None:
+    agg = Aggregate(examples=1)
+    records = stream()
+    for record in records:
+        agg.add(record)
+    assert agg.complete and agg.urls == URL_RECORDS
+    assert agg.by_severity == {"error": ERRORS, "warning": WARNINGS, "info": INFOS}
+    assert sum(agg.by_code.values()) == ERRORS + WARNINGS + INFOS
+    assert all(len(kept) == 1 for kept in agg.examples.values())  # bounded per code
+    assert sum(agg.status_classes.values()) == URL_RECORDS
+    assert agg.records == len(records)
+    rows = agg.codes_sorted()
+    ranks = [{"error": 3, "warning": 2, "info": 1}[sev] for _, sev, _ in rows]
+    assert ranks == sorted(ranks, reverse=True)
+
+
+def test_a_cut_stream_gets_a_computed_partial_summary() -> None:
+    agg = Aggregate()
+    for record in without_summary(stream()):
+        agg.add(record)
+    summary = agg.summary_dict()
+    assert not agg.complete and summary["partial"] is True
+    assert summary["urls"] == URL_RECORDS
+    assert summary["findings"] == {"error": ERRORS, "warning": WARNINGS, "info": INFOS}
+
+
+def test_status_classes_count_what_the_listed_url_answered() -> None:
+    assert status_class({"status": 200}) == "2xx"
+    assert status_class({"status": 200, "redirects": [{"url": "a", "status": 301}]}) == "3xx"
+    assert status_class({"status": 200, "redirects": [{"url": "a"}]}) == "3xx"
+    assert status_class({"status": None}) == "none" and status_class({"status": 99}) == "none"
+
+
+def test_lastmod_days_and_their_age() -> None:
+    assert lastmod_day("2024-05-01T10:00:00Z") == date(2024, 5, 1)
+    assert lastmod_day("2024") == date(2024, 1, 1) and lastmod_day("2024-02") == date(2024, 2, 1)
+    assert lastmod_day("2024-02-30") is None and lastmod_day(None) is None
+    today = date(2024, 6, 1)
+    ages = [age_bucket(date(2024, 6, 2), today), age_bucket(today, today),
+            age_bucket(date(2024, 5, 1), today), age_bucket(date(2010, 1, 1), today)]  # fmt: skip
+    assert ages == ["future", "< 1 week", "< 6 months", "older"]
+    assert set(ages) <= set(AGE_BUCKETS)
+
+
+def test_the_histogram_is_relative_to_when_the_audit_ran() -> None:
+    agg = Aggregate(now=datetime(2030, 1, 1, tzinfo=UTC))
+    agg.add({"type": "url", "url": "a", "status": 200, "lastmod": "2024-05-30"})
+    agg.add({"type": "url", "url": "b", "status": 200})
+    agg.add({"type": "summary", "finished": "2024-06-01T00:00:00Z", "findings": {}})
+    histogram = dict(agg.lastmod_histogram())
+    assert histogram["< 1 week"] == 1 and histogram["none"] == 1 and "future" not in histogram
+
+
+def test_where_a_finding_is() -> None:
+    assert where("https://e/s.xml", 4) == "https://e/s.xml:4"
+    assert where("https://e/s.xml", None) == "https://e/s.xml" and where(None, 3) == ""
+
+
+def test_the_joiner_pairs_records_with_their_findings_in_a_bounded_window() -> None:
+    emitted: list[tuple[Any, str, list[str]]] = []
+    joiner = UrlJoiner(lambda rec, url, found: emitted.append(
+        (rec and rec["url"], url, [f["code"] for f in found])), window=2)  # fmt: skip
+    joiner.finding({"url": "a", "code": "loc-whitespace"})  # an entry finding comes first
+    joiner.url({"url": "a"})
+    joiner.finding({"url": "a", "code": "url-not-found"})  # an HTTP finding right after
+    joiner.url({"url": "b"})
+    joiner.url({"url": "c"})  # the window of 2 lets "a" go
+    assert emitted == [("a", "a", ["loc-whitespace", "url-not-found"])]
+    joiner.attach({"url": "zzz", "code": "page-not-in-sitemap"})  # no record held: dropped
+    joiner.finding({"url": "never", "code": "hreflang-not-reciprocal"})
+    joiner.close()
+    assert emitted[1:] == [
+        ("b", "b", []),
+        ("c", "c", []),
+        (None, "never", ["hreflang-not-reciprocal"]),
+    ]
