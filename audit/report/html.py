@@ -35,16 +35,11 @@ from audit.report.aggregate import (
     Example,
     SitemapStat,
     code_summary,
-    credentials_note,
-    cut_notes,
     host_columns,
     host_value,
-    migration_rows,
-    progress_line,
     rank,
     search_console,
     search_console_label,
-    verdict,
     where,
 )
 from audit.report.htmlkit import (
@@ -62,6 +57,13 @@ from audit.report.htmlkit import (
     vbars,
 )
 from audit.report.text import format_duration
+from audit.report.verdict import (
+    credentials_note,
+    cut_notes,
+    migration_rows,
+    progress_line,
+    verdict,
+)
 
 # Sitemap tree rows and chart bars shown at most; the rest are counted.
 MAX_TREE_ROWS = 2000
