@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from difflib import get_close_matches
 from typing import Any
@@ -158,27 +159,31 @@ class CrawlConfig:
 
 # --- options given by a library caller ----------------------------------------------------
 
-# the least value of each numeric option (a float at 0 must be greater than 0)
-_MINIMUM: dict[str, float] = {
-    "rate": 0,
-    "concurrency": 1,
-    "timeout": 0,
-    "retries": 0,
-    "page_cap": 1,
-    "max_urls": 1,
-    "slow_ms": 0,
-    "lastmod_tolerance_s": -1,  # any value of 0 or more (checked below)
-    "retry_after_cap": -1,
-    "backoff_base": -1,
-    "backoff_cap": -1,
-    "max_redirects": 0,
-    "max_per_host": 1,
-    "stream_timeout": 0,
-    "fetch_workers": 0,
-    "fetch_workers_after": 0,
-    "cluster_batch": 1,
-    "max_pages": 1,
-    "max_depth": 0,
+# the range of each numeric option: what the message says, and the test of a value
+_POSITIVE = ("must be greater than 0", lambda v: v > 0)
+_NOT_NEGATIVE = ("must be 0 or more", lambda v: v >= 0)
+_AT_LEAST_0 = ("must be at least 0", lambda v: v >= 0)
+_AT_LEAST_1 = ("must be at least 1", lambda v: v >= 1)
+_RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
+    "rate": _AT_LEAST_0,
+    "concurrency": _AT_LEAST_1,
+    "timeout": _POSITIVE,
+    "retries": _AT_LEAST_0,
+    "page_cap": _AT_LEAST_1,
+    "max_urls": _AT_LEAST_1,
+    "slow_ms": _POSITIVE,
+    "lastmod_tolerance_s": _NOT_NEGATIVE,
+    "retry_after_cap": _NOT_NEGATIVE,
+    "backoff_base": _NOT_NEGATIVE,
+    "backoff_cap": _NOT_NEGATIVE,
+    "max_redirects": _AT_LEAST_0,
+    "max_per_host": _AT_LEAST_1,
+    "stream_timeout": _POSITIVE,
+    "fetch_workers": _AT_LEAST_0,
+    "fetch_workers_after": _AT_LEAST_0,
+    "cluster_batch": _AT_LEAST_1,
+    "max_pages": _AT_LEAST_1,
+    "max_depth": _AT_LEAST_0,
 }
 _TEXTS = ("include", "exclude", "include_sitemap", "exclude_sitemap", "agents")
 
@@ -215,6 +220,17 @@ def config_from_options(options: dict[str, Any]) -> CrawlConfig:
     return check_config(CrawlConfig(**given))
 
 
+# what an option of each other type must hold: (the test, what the message expects)
+_HOLDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "tuple[str, ...]": (
+        lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
+        "a tuple of strings",
+    ),
+}
+
+
 def check_config(config: CrawlConfig) -> CrawlConfig:
     """`config` when every numeric and switch option has a value of its type and range, else a
     one-line TypeError or ValueError naming the option."""
@@ -226,31 +242,19 @@ def check_config(config: CrawlConfig) -> CrawlConfig:
         base = kind.removesuffix(" | None")
         if base in ("int", "float"):
             _check_number(f.name, value, base)
-        elif base == "bool" and not isinstance(value, bool):
-            raise TypeError(f"{f.name}: expected True or False, got {value!r}")
-        elif base == "str" and not isinstance(value, str):
-            raise TypeError(f"{f.name}: expected a string, got {value!r}")
-        elif base == "tuple[str, ...]" and not (
-            isinstance(value, tuple) and all(isinstance(v, str) for v in value)
-        ):
-            raise TypeError(f"{f.name}: expected a tuple of strings, got {value!r}")
+        elif base in _HOLDS and not _HOLDS[base][0](value):
+            raise TypeError(f"{f.name}: expected {_HOLDS[base][1]}, got {value!r}")
     return config
 
 
 def _check_number(name: str, value: Any, kind: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        what = "an integer" if kind == "int" else "a number"
-        raise TypeError(f"{name}: expected {what}, got {value!r}")
-    if kind == "int" and not isinstance(value, int):
-        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    integer = kind == "int"
+    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
+        raise TypeError(
+            f"{name}: expected {'an integer' if integer else 'a number'}, got {value!r}"
+        )
     if math.isnan(value):
         raise ValueError(f"{name}: not a number")
-    least = _MINIMUM.get(name)
-    if least is None:
-        return
-    if least == -1 and value < 0:
-        raise ValueError(f"{name}: must be 0 or more, got {value!r}")
-    if least == 0 and kind == "float" and value <= 0 and name != "rate":
-        raise ValueError(f"{name}: must be greater than 0, got {value!r}")
-    if least >= 0 and value < least:
-        raise ValueError(f"{name}: must be at least {least:g}, got {value!r}")
+    rule = _RANGES.get(name)
+    if rule is not None and not rule[1](value):
+        raise ValueError(f"{name}: {rule[0]}, got {value!r}")

@@ -130,42 +130,88 @@ def _cut_reason(summary: dict[str, Any] | None) -> str | None:
 
 def _records(path: Path) -> Iterator[dict[str, Any]]:
     """The records of SOURCE; raises FixRefused for a cut run or an unreadable file."""
-    if _is_state(path):
-        from audit.state.store import StateError, read_records, read_status
+    from audit.state.store import StateError, read_records, read_status
 
-        try:
-            status = read_status(path)
-            if status != "complete":
-                raise FixRefused(
-                    f"{path}: its last run did not complete (status {status}): fix needs a "
-                    "run that checked every listed URL"
-                )
-            for rec in read_records(path):
-                if rec.get("type") == "summary":  # what the run left out, when it did
-                    why = _cut_reason(rec)
-                    if why is not None:
-                        raise FixRefused(
-                            f"{path}: {why}: fix needs a complete run that checked every listed URL"
-                        )
-                yield rec
-        except StateError as exc:
-            raise FixRefused(str(exc)) from exc
-        return
-    summary: dict[str, Any] | None = None
+    state = _is_state(path)
+    # a state holds a summary only of what cut its run; a report always holds one
+    summary: dict[str, Any] | None = {} if state else None
     seen_any = False
     try:
-        for rec in read_jsonl(path):
+        if state and (status := read_status(path)) != "complete":
+            raise FixRefused(
+                f"{path}: its last run did not complete (status {status}): fix needs a "
+                "run that checked every listed URL"
+            )
+        for rec in read_records(path) if state else read_jsonl(path):
             seen_any = True
-            if rec["type"] == "summary":
+            if rec.get("type") == "summary":
                 summary = rec
             yield rec
+    except StateError as exc:
+        raise FixRefused(str(exc)) from exc
     except ReportInputError as exc:
         raise FixRefused(f"{exc}: not a jsonl report or a state file") from exc
-    if not seen_any:
+    if not seen_any and not state:
         raise FixRefused(f"{path}: empty: not a jsonl report or a state file")
     why = _cut_reason(summary)
     if why is not None:
         raise FixRefused(f"{path}: {why}: fix needs a complete run that checked every listed URL")
+
+
+class _Gathered:
+    """What the records of a source say, gathered as they are read."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Listed] = {}  # in the order of the url records
+        self.codes_by_key: dict[str, list[str]] = {}
+        self.shared: dict[str, str] = {}  # equal strings kept once (see _listed)
+        self.deploy: set[tuple[str, str, int]] = set()
+        self.uniform: set[str] = set()
+        self.summary: dict[str, Any] = {}
+        self.saw_url_or_summary = False
+
+    def add(self, rec: dict[str, Any]) -> None:
+        kind, url = rec.get("type"), rec.get("url")
+        if kind == "url":
+            self.saw_url_or_summary = True
+            # a URL found only by --links (no sitemap) is never added
+            if isinstance(url, str) and rec.get("sitemap") is not None:
+                key = normalize_url(url)
+                if key not in self.by_key:
+                    self.by_key[key] = _listed(rec, key, self.shared)
+        elif kind == "finding":
+            self.finding(rec.get("code"), url, rec.get("sitemap"))
+        elif kind == "summary":
+            self.saw_url_or_summary = True
+            self.summary = rec
+
+    def finding(self, code: Any, url: Any, sitemap: Any) -> None:
+        """The codes on each URL, and the run-wide facts the <lastmod> rules need."""
+        if not isinstance(code, str):
+            return
+        if isinstance(url, str):
+            self.codes_by_key.setdefault(normalize_url(url), []).append(code)
+            if code == "last-modified-deploy" and (o := origin(url)) is not None:
+                self.deploy.add(o)
+        if code == "lastmod-uniform" and isinstance(sitemap, str):
+            self.uniform.add(sitemap)
+
+    def evidence(self, source: str | Path) -> Evidence:
+        """The evidence gathered; FixRefused for the report of no crawl."""
+        listed = list(self.by_key.values())
+        if not self.saw_url_or_summary and not listed:
+            raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
+        entries = self.summary.get("entries")  # the summary's count of listed entries
+        if listed or not isinstance(entries, int) or isinstance(entries, bool):
+            entries = 0
+        if entries > 0 and not self.summary.get("urls"):
+            raise FixRefused(
+                f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
+                "`validate` report?): fix needs the report of a complete crawl"
+            )
+        for item in listed:
+            item.codes = tuple(self.codes_by_key.get(item.key, item.codes))
+        return Evidence(str(source), listed, self.by_key, self.deploy, self.uniform)
 
 
 def read_evidence(source: str | Path) -> Evidence:
@@ -174,54 +220,7 @@ def read_evidence(source: str | Path) -> Evidence:
     path = Path(source)
     if not path.is_file():
         raise FixRefused(f"{source}: no such report or state file")
-    listed: list[Listed] = []
-    by_key: dict[str, Listed] = {}
-    codes_by_key: dict[str, list[str]] = {}
-    shared: dict[str, str] = {}
-    deploy: set[tuple[str, str, int]] = set()
-    uniform: set[str] = set()
-    saw_url_or_summary = False
-    entries: int = 0  # the summary's count of listed entries
-    checked: Any = None  # the summary's count of url records
+    gathered = _Gathered()
     for rec in _records(path):
-        kind = rec.get("type")
-        if kind == "url":
-            saw_url_or_summary = True
-            url = rec.get("url")
-            if not isinstance(url, str) or rec.get("sitemap") is None:
-                continue  # found only by --links: never added
-            key = normalize_url(url)
-            if key not in by_key:
-                item = _listed(rec, key, shared)
-                by_key[key] = item
-                listed.append(item)
-        elif kind == "finding":
-            code = rec.get("code")
-            url = rec.get("url")
-            if not isinstance(code, str):
-                continue
-            if code == "last-modified-deploy" and isinstance(url, str):
-                o = origin(url)
-                if o is not None:
-                    deploy.add(o)
-            elif code == "lastmod-uniform" and isinstance(rec.get("sitemap"), str):
-                uniform.add(rec["sitemap"])
-            if isinstance(url, str):
-                codes_by_key.setdefault(normalize_url(url), []).append(code)
-        elif kind == "summary":
-            saw_url_or_summary = True
-            n = rec.get("entries")
-            entries = n if isinstance(n, int) and not isinstance(n, bool) else 0
-            checked = rec.get("urls")
-    if not saw_url_or_summary and not listed:
-        raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
-    if not listed and entries > 0 and not checked:
-        raise FixRefused(
-            f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
-            "`validate` report?): fix needs the report of a complete crawl"
-        )
-    for item in listed:
-        codes = codes_by_key.get(item.key)
-        if codes:
-            item.codes = tuple(codes)
-    return Evidence(str(source), listed, by_key, deploy, uniform)
+        gathered.add(rec)
+    return gathered.evidence(source)

@@ -20,8 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -59,14 +58,6 @@ class ReportInputError(ValueError):
     """A saved report that cannot be read; the message is one line naming file and line."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Options:
-    fail_on: str
-    examples: int
-    max_rows_per_code: int
-    csv_bom: bool
-
-
 def make_writer(
     fmt: str,
     stream: TextIO,
@@ -86,73 +77,41 @@ def make_writer(
         raise ValueError(
             f"unknown --fail-on level {fail_on!r}; use one of {', '.join(FAIL_ON_LEVELS)}"
         )
-    factory = _FACTORIES.get(fmt)
-    if factory is None:
-        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
-    return factory(stream, _Options(fail_on, examples, max_rows_per_code, csv_bom))
+    # one writer per format; each imports its module only when that format is used
+    match fmt:
+        case "text":
+            from audit.report.text import TextWriter
 
+            return TextWriter(stream, fail_on=fail_on, examples=examples)
+        case "json":
+            from audit.report.json_ import JsonWriter
 
-# One factory per format; each imports its writer module only when that format is used.
+            return JsonWriter(stream)
+        case "jsonl":
+            from audit.report.jsonl import JsonlWriter
 
+            return JsonlWriter(stream)
+        case "csv":
+            from audit.report.csv_ import CsvWriter
 
-def _text(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.text import TextWriter
+            return CsvWriter(stream, bom=csv_bom)
+        case "junit":
+            from audit.report.junit import JunitWriter
 
-    return TextWriter(stream, fail_on=o.fail_on, examples=o.examples)
+            return JunitWriter(stream, fail_on=fail_on)
+        case "sarif":
+            from audit.report.sarif import SarifWriter
 
+            return SarifWriter(stream, fail_on=fail_on)
+        case "markdown":
+            from audit.report.markdown import MarkdownWriter
 
-def _json(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.json_ import JsonWriter
+            return MarkdownWriter(stream, fail_on=fail_on, examples=examples)
+        case "html":
+            from audit.report.html import HtmlWriter
 
-    return JsonWriter(stream)
-
-
-def _jsonl(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.jsonl import JsonlWriter
-
-    return JsonlWriter(stream)
-
-
-def _csv(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.csv_ import CsvWriter
-
-    return CsvWriter(stream, bom=o.csv_bom)
-
-
-def _junit(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.junit import JunitWriter
-
-    return JunitWriter(stream, fail_on=o.fail_on)
-
-
-def _sarif(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.sarif import SarifWriter
-
-    return SarifWriter(stream, fail_on=o.fail_on)
-
-
-def _markdown(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.markdown import MarkdownWriter
-
-    return MarkdownWriter(stream, fail_on=o.fail_on, examples=o.examples)
-
-
-def _html(stream: TextIO, o: _Options) -> ReportWriter:
-    from audit.report.html import HtmlWriter
-
-    return HtmlWriter(stream, fail_on=o.fail_on, max_rows_per_code=o.max_rows_per_code)
-
-
-_FACTORIES: dict[str, Callable[[TextIO, _Options], ReportWriter]] = {
-    "text": _text,
-    "json": _json,
-    "jsonl": _jsonl,
-    "csv": _csv,
-    "junit": _junit,
-    "sarif": _sarif,
-    "markdown": _markdown,
-    "html": _html,
-}
+            return HtmlWriter(stream, fail_on=fail_on, max_rows_per_code=max_rows_per_code)
+    raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -4,7 +4,8 @@ An `Aggregate` keeps counters, the sitemap table and a bounded number of
 example findings per code; it never keeps url records, so its size depends on
 the number of sitemaps and codes, not on the number of URLs. `UrlJoiner` pairs
 url records with their findings for the one-row-per-URL formats (csv, junit)
-using a bounded window.
+using a bounded window. What a run amounts to in words (the verdict, how far a partial
+run got, what it left out) is audit.report.verdict, built on the counts here.
 
 Pure bookkeeping over dicts: no I/O, and nothing from the crawl, HTTP or parser
 layers may be imported here.
@@ -67,7 +68,7 @@ def at_or_above(severity: str | None, fail_on: str) -> bool:
 def failing_severities(counts: Mapping[str, Any], fail_on: str) -> list[str]:
     """The severities, worst first, with a non-zero count in `counts` (severity -> count,
     as a summary's `findings`) that are at or above `fail_on`."""
-    return [s for s in SEVERITIES if _as_int(counts.get(s)) and at_or_above(s, fail_on)]
+    return [s for s in SEVERITIES if as_int(counts.get(s)) and at_or_above(s, fail_on)]
 
 
 def worst_severity(summary: dict[str, Any]) -> str | None:
@@ -76,7 +77,7 @@ def worst_severity(summary: dict[str, Any]) -> str | None:
     if not isinstance(findings, dict):
         return None
     for sev in SEVERITIES:
-        if _as_int(findings.get(sev)):
+        if as_int(findings.get(sev)):
             return sev
     return None
 
@@ -119,7 +120,8 @@ def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _as_int(value: Any) -> int:
+def as_int(value: Any) -> int:
+    """A count as an int: a number truncated, anything else 0."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -142,20 +144,17 @@ def float_or_none(value: Any) -> float | None:
 
 
 def status_class(record: dict[str, Any]) -> str:
-    """What the listed URL itself answered: 3xx when it redirected, else its status class."""
-    status = _first_status(record)
+    """What the listed URL itself answered: 3xx when it redirected (its first redirect's
+    status, 300 if unknown), else its status class."""
+    redirects = record.get("redirects")
+    status: int | None
+    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
+        status = int_or_none(redirects[0].get("status")) or 300
+    else:
+        status = int_or_none(record.get("status"))
     if status is None or not 200 <= status < 600:
         return "none"
     return f"{status // 100}xx"
-
-
-def _first_status(record: dict[str, Any]) -> int | None:
-    """The status the listed URL answered: its first redirect's (300 if unknown) or the
-    record's own."""
-    redirects = record.get("redirects")
-    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
-        return int_or_none(redirects[0].get("status")) or 300
-    return int_or_none(record.get("status"))
 
 
 def lastmod_day(value: Any) -> date | None:
@@ -275,24 +274,17 @@ class Aggregate:
         elif kind == "summary":
             self.summary = record
         elif kind == "hosts":
-            self._add_hosts(record)
+            hosts = record.get("hosts")
+            if isinstance(hosts, list):
+                self.hosts = [h for h in hosts if isinstance(h, dict)]
         elif kind == "rollup":
-            self._add_rollup(record)
+            url, counts = str_or_none(record.get("url")), record.get("counts")
+            if url is not None and isinstance(counts, dict):
+                self.rollups.append(
+                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS))
+                )
         else:
             self.other_types[str(kind)] += 1
-
-    def _add_hosts(self, record: dict[str, Any]) -> None:
-        hosts = record.get("hosts")
-        if isinstance(hosts, list):
-            self.hosts = [h for h in hosts if isinstance(h, dict)]
-
-    def _add_rollup(self, record: dict[str, Any]) -> None:
-        url = str_or_none(record.get("url"))
-        counts = record.get("counts")
-        if url is not None and isinstance(counts, dict):
-            self.rollups.append(
-                SitemapRollup(url, tuple(_as_int(counts.get(k)) for k in ROLLUP_KEYS))
-            )
 
     def sitemap(self, url: str) -> SitemapStat:
         stat = self.sitemaps.get(url)
@@ -328,11 +320,8 @@ class Aggregate:
         elapsed = float_or_none(record.get("elapsed_ms"))
         if elapsed is not None:
             self.elapsed_ms_total += elapsed
-        self._add_lastmod(record.get("lastmod"))
-
-    def _add_lastmod(self, lastmod: Any) -> None:
-        """Count a url record's lastmod day (as none past the bound of distinct days)."""
-        day = lastmod_day(lastmod)
+        # its lastmod day (as none past the bound of distinct days)
+        day = lastmod_day(record.get("lastmod"))
         if day is None or (
             day not in self.lastmod_days and len(self.lastmod_days) >= _MAX_LASTMOD_DAYS
         ):
@@ -389,13 +378,13 @@ class Aggregate:
         out = dict(summary)
         found = out.get("findings")
         found = found if isinstance(found, dict) else {}
-        out["findings"] = {s: _as_int(found.get(s)) for s in SEVERITIES}
+        out["findings"] = {s: as_int(found.get(s)) for s in SEVERITIES}
         by_code = out.get("by_code")
         if not isinstance(by_code, dict):
             by_code = dict(self.by_code)
-        out["by_code"] = {str(k): _as_int(v) for k, v in by_code.items()}
-        out["sitemaps"] = _as_int(out.get("sitemaps"))
-        out["urls"] = _as_int(out.get("urls"))
+        out["by_code"] = {str(k): as_int(v) for k, v in by_code.items()}
+        out["sitemaps"] = as_int(out.get("sitemaps"))
+        out["urls"] = as_int(out.get("urls"))
         return out
 
     def severity_for_code(self, code: str) -> str:
@@ -415,9 +404,14 @@ class Aggregate:
         """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
         summary = self.summary or {}
         for key in ("finished", "finished_at", "started", "started_at"):
-            stamp = _stamp(summary.get(key))
-            if stamp is not None:
-                return stamp
+            value = summary.get(key)
+            if not isinstance(value, str):
+                continue
+            try:  # ISO 8601, UTC when it names no zone
+                stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         return self.now
 
     def lastmod_histogram(self) -> list[tuple[str, int]]:
@@ -427,17 +421,6 @@ class Aggregate:
             counts[age_bucket(day, today)] += n
         counts["none"] += self.lastmod_none
         return [(b, counts[b]) for b in AGE_BUCKETS if b != "future" or counts[b]]
-
-
-def _stamp(value: Any) -> datetime | None:
-    """An ISO 8601 time stamp (UTC when it names no zone), or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 # --- the per-host table ---------------------------------------------------
@@ -461,24 +444,16 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     The known statistics first, in a fixed order, then any other scalar field
     the HTTP layer adds, so a new counter shows up without a writer change.
     """
-    keys = _host_stat_keys(hosts)
+    # the scalar fields of the hosts' statistics (not their names), in the order first seen
+    keys = dict.fromkeys(
+        k
+        for host in hosts
+        for k, v in host.items()
+        if k != "host" and (v is None or not isinstance(v, list | dict))
+    )
     known = [k for k in _HOST_TITLES if k in keys]
     other = [k for k in keys if k not in _HOST_TITLES]
-    return [(k, _host_title(k)) for k in known + other]
-
-
-def _host_stat_keys(hosts: list[dict[str, Any]]) -> dict[str, None]:
-    """The statistics' keys of all hosts, in the order first seen."""
-    return dict.fromkeys(k for host in hosts for k, v in host.items() if _is_host_stat(k, v))
-
-
-def _host_title(key: str) -> str:
-    return _HOST_TITLES.get(key) or key.replace("_", " ").capitalize()
-
-
-def _is_host_stat(key: str, value: Any) -> bool:
-    """A scalar field of a host's statistics (not its name)."""
-    return key != "host" and (value is None or not isinstance(value, list | dict))
+    return [(k, _HOST_TITLES.get(k) or k.replace("_", " ").capitalize()) for k in known + other]
 
 
 def host_value(value: Any) -> str:
@@ -564,149 +539,14 @@ class UrlJoiner:
             self._emit(None, url, found)
 
 
-# --- what the run amounts to: verdict, partial runs, cuts -----------------
-
-
-NOTHING_AUDITED = "NOTHING AUDITED"  # no target could be audited at all (exit 2)
-SOME_AUDITED = "NOT ALL AUDITED"  # of several targets, some could not be audited (exit 2)
-RUN_FAILED = frozenset({NOTHING_AUDITED, SOME_AUDITED})  # the run's error, not the site's
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The one-word verdict every human-facing writer shows, its colour and the sentence
-    that goes with it. `style` is "pass", "fail", "warn" (errors that do not fail the run)
-    or "partial" (the run did not finish: its findings are from the part that ran)."""
-
-    word: str
-    style: str
-    detail: str
-
-    @property
-    def line(self) -> str:
-        return f"{self.word}: {self.detail}"
-
-
-def _count(n: int, word: str) -> str:
+def counted(n: int, word: str) -> str:
+    """`1 URL`, `3 URLs`, `2 info`: a count and its word, thousands grouped."""
     return f"{n:,} info" if word == "info" else f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def stopped_how(summary: Mapping[str, Any]) -> str | None:
-    """ "INTERRUPTED" or "PARTIAL" when the run did not finish, else None."""
-    if summary.get("interrupted"):
-        return "INTERRUPTED"
-    if summary.get("partial"):
-        return "PARTIAL"
-    return None
-
-
-def progress_line(summary: Mapping[str, Any]) -> str | None:
-    """For a run that did not finish, how far it got, in one plain sentence; else None."""
-    how = stopped_how(summary)
-    if how is None:
-        return None
-    what = "the run was interrupted" if how == "INTERRUPTED" else "the run did not finish"
-    by = summary.get("stopped_by")
-    if isinstance(by, str) and by:
-        what += f" by {by}"
-    return (
-        f"{what} after {_count(_as_int(summary.get('sitemaps')), 'sitemap')} and "
-        f"{_count(_as_int(summary.get('urls')), 'URL')}: a partial report, its findings "
-        "are from that part only"
-    )
-
-
-def fatal_of(summary: Mapping[str, Any]) -> str | None:
-    """Why nothing could be audited, when the summary says so (a `fatal` note, or no
-    sitemap read at all); else None."""
-    fatal = _fatal_note(summary.get("fatal"))
-    if fatal:
-        return fatal
-    if not _as_int(summary.get("sitemaps")) and not _as_int(summary.get("urls")):
-        return "no sitemap was audited"
-    return None
-
-
-def _some_audited(summary: Mapping[str, Any]) -> bool:
-    """Whether, of several targets, some were audited while the `fatal` ones were not."""
-    fatal = summary.get("fatal")
-    targets = _as_int(summary.get("targets"))
-    return isinstance(fatal, list) and targets > len(fatal)
-
-
-def _fatal_note(fatal: Any) -> str:
-    """A `fatal` note (one line, or one per target) as one line."""
-    if isinstance(fatal, list):
-        return "; ".join(str(x) for x in fatal if x)
-    return fatal if isinstance(fatal, str) else ""
-
-
-def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
-    """What the run amounts to for --fail-on: never a PASS for a run that did not finish,
-    that audited nothing, or that found errors it does not fail on."""
-    found = summary.get("findings")
-    counts: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    over = failing_severities(counts, fail_on)
-    failing = ", ".join(_count(_as_int(counts.get(s)), s) for s in over)
-    at = f"at or above --fail-on {fail_on}"
-    progress = progress_line(summary)
-    how = stopped_how(summary)
-    if how is not None and progress is not None:
-        return _partial_verdict(how, progress, failing, at)
-    fatal = fatal_of(summary)
-    if fatal is not None and _some_audited(summary):  # these targets were not, others were
-        tail = f"; {failing} {at}" if failing else ""
-        return Verdict(SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}")
-    if fatal is not None:
-        return Verdict(NOTHING_AUDITED, "fail", fatal)
-    if failing:
-        return Verdict("FAIL", "fail", f"{failing} {at}")
-    return _not_failing(counts, fail_on)
-
-
-def _partial_verdict(how: str, progress: str, failing: str, at: str) -> Verdict:
-    """A run that did not finish: how far it got, and what failed in that part."""
-    tail = f"; {failing} {at}" if failing else ""
-    return Verdict(how, "partial", progress + tail)
-
-
-def _not_failing(counts: Mapping[str, Any], fail_on: str) -> Verdict:
-    errors = _as_int(counts.get("error"))
-    if errors:
-        return Verdict(
-            "DONE", "warn", f"{_count(errors, 'error')} (not failing: --fail-on {fail_on})"
-        )
-    if fail_on == "never":
-        return Verdict("DONE", "pass", "no errors (--fail-on never)")
-    return Verdict("PASS", "pass", f"nothing at or above --fail-on {fail_on}")
-
-
-def cut_notes(summary: Mapping[str, Any]) -> list[str]:
-    """What the run left out on purpose (--max-urls, --include/--exclude), as sentences."""
-    notes = []
-    if summary.get("max_urls_reached"):
-        notes.append(
-            f"--max-urls reached: stopped after {_count(_as_int(summary.get('urls')), 'URL')}; "
-            "the sitemaps list more that were not checked"
-        )
-    urls = _as_int(summary.get("excluded_urls"))
-    if urls:
-        notes.append(f"excluded: {_count(urls, 'listed URL')} (--include/--exclude) not checked")
-    sitemaps = _as_int(summary.get("excluded_sitemaps"))
-    if sitemaps:
-        notes.append(
-            f"excluded: {_count(sitemaps, 'sitemap')} (--include-sitemap/--exclude-sitemap) "
-            "not read"
-        )
-    unread = unread_children_note(summary)
-    if unread:
-        notes.append(unread)
-    return notes
 
 
 def unread_children_note(summary: Mapping[str, Any]) -> str | None:
     """Which children of a sitemap index on disk were not read, and why, in one sentence."""
-    count = _as_int(summary.get("children_not_fetched"))
+    count = as_int(summary.get("children_not_fetched"))
     if not count:
         return None
     named = summary.get("children_not_read")
@@ -714,42 +554,8 @@ def unread_children_note(summary: Mapping[str, Any]) -> str | None:
     more = count - len(urls)
     which = ", ".join(urls) + (f" and {more:,} more" if more > 0 else "")
     return (
-        f"not read: {_count(count, 'sitemap')} the index on disk lists"
+        f"not read: {counted(count, 'sitemap')} the index on disk lists"
         + (f" ({which})" if which else "")
         + ": a file on disk is read from disk only; give --base-url with the index's public "
         "URL to read them from the files beside it, or --online to fetch them"
     )
-
-
-def credentials_note(migration: Any) -> str | None:
-    """`migrate`: the new site asked for credentials (HTTP 401), once for the whole run, and
-    how to give them; None when it did not."""
-    asked = migration.get("credentials") if isinstance(migration, dict) else None
-    if not isinstance(asked, dict) or not _as_int(asked.get("asked")):
-        return None
-    n, total = _as_int(asked.get("asked")), _as_int(migration.get("old_urls"))
-    challenge = asked.get("challenge")
-    how = f" (WWW-Authenticate: {challenge})" if isinstance(challenge, str) and challenge else ""
-    return (
-        f"the new site {migration.get('new_origin')} asks for credentials: HTTP 401{how} for "
-        f"{n:,} of {total:,} old URLs, so where they land was not seen; give them with "
-        "--auth USER:PASSWORD (or SITEMAP_AUDIT_AUTH=USER:PASSWORD, kept out of the process "
-        "list), --cookie 'NAME=VALUE' or --header 'Authorization: ...', and run again"
-    )
-
-
-def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
-    """(outcome, count, percent) of a summary's `migration` block, malformed rows left out."""
-    outcomes = migration.get("outcomes") if isinstance(migration, dict) else None
-    if not isinstance(outcomes, dict):
-        return []
-    rows = (_outcome_row(name, entry) for name, entry in outcomes.items())
-    return [row for row in rows if row is not None]
-
-
-def _outcome_row(name: Any, entry: Any) -> tuple[str, int, float] | None:
-    count = entry.get("count") if isinstance(entry, dict) else None
-    share = entry.get("percent") if isinstance(entry, dict) else None
-    if isinstance(count, int) and isinstance(share, int | float):
-        return str(name), count, float(share)
-    return None

@@ -30,7 +30,6 @@ from typing import IO, Any, TextIO
 
 from audit.report._xml import xml_attr, xml_text
 from audit.report.aggregate import (
-    RUN_FAILED,
     Aggregate,
     UrlJoiner,
     at_or_above,
@@ -39,8 +38,11 @@ from audit.report.aggregate import (
     rank,
     severity_of,
     str_or_none,
-    verdict,
     where,
+)
+from audit.report.verdict import (
+    RUN_FAILED,
+    verdict,
 )
 
 DISCOVERY = "discovery"

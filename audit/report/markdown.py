@@ -26,17 +26,19 @@ from audit.report.aggregate import (
     Aggregate,
     SitemapRollup,
     code_summary,
-    credentials_note,
-    cut_notes,
     host_columns,
     host_value,
-    migration_rows,
-    progress_line,
     search_console,
-    verdict,
     where,
 )
 from audit.report.text import format_duration
+from audit.report.verdict import (
+    credentials_note,
+    cut_notes,
+    migration_rows,
+    progress_line,
+    verdict,
+)
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 

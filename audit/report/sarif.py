@@ -22,7 +22,6 @@ from typing import IO, Any, TextIO
 from audit.core.codes import doc_anchor, fix_of
 from audit.core.version import __version__
 from audit.report.aggregate import (
-    RUN_FAILED,
     Aggregate,
     code_summary,
     fails,
@@ -31,6 +30,9 @@ from audit.report.aggregate import (
     search_console_label,
     severity_of,
     str_or_none,
+)
+from audit.report.verdict import (
+    RUN_FAILED,
     verdict,
 )
 

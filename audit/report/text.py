@@ -22,16 +22,18 @@ from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
     SitemapRollup,
-    credentials_note,
-    cut_notes,
     host_columns,
     host_value,
+    search_console_label,
+    where,
+)
+from audit.report.verdict import (
+    credentials_note,
+    cut_notes,
     migration_rows,
     progress_line,
-    search_console_label,
     stopped_how,
     verdict,
-    where,
 )
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}

@@ -64,19 +64,14 @@ class ExtensionCheck:
         """The findings of `entry`'s extensions; `loc` as stripped, `norm` normalised."""
         if entry.images:
             self._check_images(entry.images, entry.line, loc, out)
-        if entry.videos:
-            for video in entry.videos:
-                self._check_video(video, loc, out)
+        for video in entry.videos or ():
+            self._check_video(video, loc, out)
         if entry.news:
-            self._check_news_list(entry.news, loc, out)
+            self.news += 1  # counted once per URL for news-too-many
+            for news in entry.news:
+                self._check_news(news, loc, out)
         if entry.alternates:
             self._check_alternates(entry, loc, norm, out)
-
-    def _check_news_list(self, news_list: list[News], loc: str | None, out: list[Finding]) -> None:
-        """A <url>'s <news:news> elements (counted once per URL for news-too-many)."""
-        self.news += 1
-        for news in news_list:
-            self._check_news(news, loc, out)
 
     def _check_images(
         self, images: list[Image], line: int, loc: str | None, out: list[Finding]
@@ -93,46 +88,49 @@ class ExtensionCheck:
             )
         for image in images:
             if image.loc is None or not image.loc.strip(XML_SPACE):
-                self._report_image_loc_missing(image, loc, out)
+                add(
+                    out,
+                    self.source,
+                    "image-loc-missing",
+                    "<image:image> has no <image:loc>"
+                    + (" (it is empty)" if image.loc is not None else "")
+                    + ": add the image's URL in <image:loc> or remove the <image:image>",
+                    image.line,
+                    loc,
+                )
+        # image-deprecated-tag, once for the <image:image> elements that have such tags
         with_deprecated = [image for image in images if image.deprecated]
         if with_deprecated:
-            self._report_deprecated_images(with_deprecated, loc, out)
-
-    def _report_image_loc_missing(self, image: Image, loc: str | None, out: list[Finding]) -> None:
-        add(
-            out,
-            self.source,
-            "image-loc-missing",
-            "<image:image> has no <image:loc>"
-            + (" (it is empty)" if image.loc is not None else "")
-            + ": add the image's URL in <image:loc> or remove the <image:image>",
-            image.line,
-            loc,
-        )
-
-    def _report_deprecated_images(
-        self, images: list[Image], loc: str | None, out: list[Finding]
-    ) -> None:
-        """image-deprecated-tag, once for the <image:image> elements that have such tags."""
-        deprecated = dict.fromkeys(tag for image in images for tag in image.deprecated)
-        tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
-        add(
-            out,
-            self.source,
-            "image-deprecated-tag",
-            f"{tags} in {len(images)} <image:image> element(s): Google deprecated "
-            "these tags in 2022 and ignores them; remove them",
-            images[0].line,
-            loc,
-        )
+            deprecated = dict.fromkeys(tag for image in with_deprecated for tag in image.deprecated)
+            tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
+            add(
+                out,
+                self.source,
+                "image-deprecated-tag",
+                f"{tags} in {len(with_deprecated)} <image:image> element(s): Google deprecated "
+                "these tags in 2022 and ignores them; remove them",
+                with_deprecated[0].line,
+                loc,
+            )
 
     def _check_video(self, video: Video, loc: str | None, out: list[Finding]) -> None:
         f = video.fields
         line = video.line
         values = {k: v.strip(XML_SPACE) for k, v in f.items() if v is not None}
-        missing = _video_missing(values)
+        # the required children it lacks (empty counts as absent)
+        missing = _missing(values, "video", ("thumbnail_loc", "title", "description"))
+        if not values.get("content_loc") and not values.get("player_loc"):
+            missing.append("<video:content_loc> or <video:player_loc>")
         if missing:
-            self._report_video_missing(missing, line, loc, out)
+            add(
+                out,
+                self.source,
+                "video-required-missing",
+                f"<video:video> lacks {', '.join(missing)}: add "
+                f"{'it' if len(missing) == 1 else 'them'} (Google needs them to index the video)",
+                line,
+                loc,
+            )
         for name, shown, why, fix in _video_problems(f, values):
             add(
                 out,
@@ -143,25 +141,10 @@ class ExtensionCheck:
                 loc,
             )
 
-    def _report_video_missing(
-        self, missing: list[str], line: int, loc: str | None, out: list[Finding]
-    ) -> None:
-        add(
-            out,
-            self.source,
-            "video-required-missing",
-            f"<video:video> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
-            " (Google needs them to "
-            "index the video)",
-            line,
-            loc,
-        )
-
     def _check_news(self, news: News, loc: str | None, out: list[Finding]) -> None:
-        f = news.fields
         line = news.line
-        values = {k: v.strip(XML_SPACE) for k, v in f.items() if v is not None}
-        missing = _news_missing(values)
+        values = {k: v.strip(XML_SPACE) for k, v in news.fields.items() if v is not None}
+        missing = _missing(values, "news", ("name", "language", "publication_date", "title"))
         if missing:
             add(
                 out,
@@ -174,17 +157,7 @@ class ExtensionCheck:
                 loc,
             )
         language = values.get("language")
-        if language:
-            self._check_news_language(language, line, loc, out)
-        published = values.get("publication_date")
-        if published:
-            self._check_news_date(published, line, loc, out)
-
-    def _check_news_language(
-        self, language: str, line: int, loc: str | None, out: list[Finding]
-    ) -> None:
-        why = check_news_language(language)
-        if why is not None:
+        if language and (why := check_news_language(language)) is not None:
             add(
                 out,
                 self.source,
@@ -193,11 +166,14 @@ class ExtensionCheck:
                 line,
                 loc,
             )
+        published = values.get("publication_date")
+        if published:
+            self._check_news_date(published, line, loc, out)
 
     def _check_news_date(
         self, published: str, line: int, loc: str | None, out: list[Finding]
     ) -> None:
-        parsed = _publication_date(published)
+        parsed = _date_or_problem(published, news=True)
         if isinstance(parsed, str):
             add(
                 out,
@@ -228,21 +204,18 @@ class ExtensionCheck:
         if norm is None or loc is None:
             return
         # a broken href may be the self link: said already
-        if len(hrefs) == len(alternates) and not _lists_itself(hrefs, norm):
-            self._report_missing_self(loc, entry.line, out)
+        if len(hrefs) == len(alternates) and not any(normalize_url(h) == norm for h in hrefs):
+            add(
+                out,
+                self.source,
+                "hreflang-missing-self",
+                f"{show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
+                "with its own language and href (each version must list itself and all others)",
+                entry.line,
+                loc,
+            )
         if self.hreflang is not None and hrefs:
             self.hreflang.add(loc, hrefs, sitemap=self.source, line=entry.line)
-
-    def _report_missing_self(self, loc: str, line: int, out: list[Finding]) -> None:
-        add(
-            out,
-            self.source,
-            "hreflang-missing-self",
-            f"{show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
-            "with its own language and href (each version must list itself and all others)",
-            line,
-            loc,
-        )
 
     def _check_alternate(self, alt: Alternate, loc: str | None, out: list[Finding]) -> str | None:
         """hreflang-invalid for one xhtml:link; its href (stripped), None when unusable."""
@@ -277,41 +250,25 @@ class ExtensionCheck:
 # --- hreflang, news and video values (video.xsd), one rule per element or attribute -----
 
 
-def _lists_itself(hrefs: list[str], norm: str) -> bool:
-    """Whether one of the alternates' `hrefs` is the URL normalised as `norm`."""
-    return any(normalize_url(href) == norm for href in hrefs)
+def _missing(values: dict[str, str], prefix: str, required: tuple[str, ...]) -> list[str]:
+    """The required children an element lacks (empty counts as absent)."""
+    return [f"<{prefix}:{name}>" for name in required if not values.get(name)]
 
 
-def _publication_date(text: str) -> W3CDate | str:
-    """A <news:publication_date> parsed, or why it is invalid (a full date at least)."""
+def _date_or_problem(text: str, *, news: bool) -> W3CDate | str:
+    """A date parsed, or why it is invalid: a <news:publication_date> needs a full date at
+    least; a video date (xsd:date or xsd:dateTime) also a time with seconds and a zone."""
     try:
         parsed = parse_w3c_datetime(text)
     except ValueError as exc:
         return str(exc)
-    if parsed.precision in ("year", "month"):
+    if news and parsed.precision in ("year", "month"):
+        return f"only a {parsed.precision}, not a full date"
+    if not news and parsed.precision == "minute":
+        return "a time without seconds"
+    if not news and not parsed.xsd_valid:
         return f"only a {parsed.precision}, not a full date"
     return parsed
-
-
-def _news_missing(values: dict[str, str]) -> list[str]:
-    """The required children a <news:news> lacks (empty counts as absent)."""
-    return [
-        f"<news:{name}>"
-        for name in ("name", "language", "publication_date", "title")
-        if not values.get(name)
-    ]
-
-
-def _video_missing(values: dict[str, str]) -> list[str]:
-    """The required children a <video:video> lacks (empty counts as absent)."""
-    missing = [
-        f"<video:{name}>"
-        for name in ("thumbnail_loc", "title", "description")
-        if not values.get(name)
-    ]
-    if not values.get("content_loc") and not values.get("player_loc"):
-        missing.append("<video:content_loc> or <video:player_loc>")
-    return missing
 
 
 def _bad_duration(v: str) -> bool:
@@ -397,32 +354,22 @@ def _video_problems(
     `fields` are the values as written (lengths count them), `values` the same stripped.
     """
     problems: list[tuple[str, str, str, str]] = []
-    _video_length_problems(fields, problems)
-    _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
-    _video_date_problems(values, problems)
-    _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
-    return problems
-
-
-def _video_length_problems(
-    fields: dict[str, str], problems: list[tuple[str, str, str, str]]
-) -> None:
     for name, limit in _VIDEO_MAX_LENGTHS:
         v = fields.get(name)
         if v is not None and len(v) > limit:
             problems.append(
                 (name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
             )
-
-
-def _video_date_problems(values: dict[str, str], problems: list[tuple[str, str, str, str]]) -> None:
+    _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
     for name in ("publication_date", "expiration_date"):
         v = values.get(name)
-        why = None if v is None else _xsd_date_problem(v)
-        if v is not None and why is not None:
+        why = None if v is None else _date_or_problem(v, news=False)
+        if v is not None and isinstance(why, str):
             problems.append(
                 (name, v, f"is invalid ({why})", "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
             )
+    _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
+    return problems
 
 
 def _video_rule_problems(
@@ -434,16 +381,3 @@ def _video_rule_problems(
         v = values.get(name)
         if v is not None and is_bad(v):
             problems.append((name, v, why, fix))
-
-
-def _xsd_date_problem(text: str) -> str | None:
-    """Why `text` is not an xsd:date or xsd:dateTime with a timezone (video dates), or None."""
-    try:
-        parsed = parse_w3c_datetime(text)
-    except ValueError as exc:
-        return str(exc)
-    if parsed.precision == "minute":
-        return "a time without seconds"
-    if not parsed.xsd_valid:
-        return f"only a {parsed.precision}, not a full date"
-    return None

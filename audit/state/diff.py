@@ -33,25 +33,28 @@ compared as added, removed or changed URLs (their findings are).
 
 Memory stays bounded whatever the size of the reports: both sides are loaded
 into a temporary on-disk SQLite database in batches and compared with indexed
-queries whose rows are streamed to the writer; nothing holds one dict per URL.
+queries whose rows are streamed to the writer; nothing holds one dict per URL
+(audit.state.compare, with the alerts judged on it). This module reads the inputs,
+refuses partial ones and writes the comparison as text, markdown or jsonl.
 
-Imports only the standard library and audit.report (for read_jsonl and the
-severity helpers); nothing from the crawl, HTTP or parser layers.
+Imports only the standard library, audit.report (for read_jsonl and the severity
+helpers), audit.state.compare and, for a state file, audit.state.store; nothing from
+the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import rank, severity_of
+from audit.report.aggregate import int_or_none
+from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
 
 __all__ = [
     "DIFF_FORMATS",
@@ -66,17 +69,7 @@ __all__ = [
 ]
 
 DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
-BATCH = 5000  # rows per executemany while loading
 SQLITE_MAGIC = b"SQLite format 3\x00"
-# url records of URLs no sitemap listed tonight (contracts/nights.md): not sitemap URLs
-NOT_LISTED = frozenset({"ledger", "intent"})
-
-# Sections in output order: (name, title)
-FINDING_SECTIONS: tuple[tuple[str, str], ...] = (
-    ("new", "new findings"),
-    ("fixed", "fixed findings"),
-    ("still", "still failing"),
-)
 
 
 class DiffError(ValueError):
@@ -137,7 +130,7 @@ def cut_reason(summary: dict[str, Any] | None) -> str | None:
     None when it checked them all."""
     if summary is None or summary.get("max_urls_reached") is not True:
         return None
-    urls = _int(summary.get("urls"))
+    urls = int_or_none(summary.get("urls"))
     after = f" after {urls} URL{'' if urls == 1 else 's'}" if urls is not None else ""
     return f"cut by --max-urls{after}"
 
@@ -183,252 +176,14 @@ def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
         raise DiffError(str(exc)) from exc
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _outcome(rec: dict[str, Any]) -> str:
-    """What a URL answered, as one comparable word: its status, else why it has none."""
-    status = _int(rec.get("status"))
-    if status is not None:
-        return str(status)
-    if rec.get("robots") == "blocked":
-        return "robots-blocked"
-    error = _str(rec.get("error"))
-    if error and error.startswith("not requested"):
-        return "not-requested"
-    return "no-answer" if error else "none"
-
-
-class _Db:
-    def __init__(self, directory: str) -> None:
-        self.conn = sqlite3.connect(str(Path(directory) / "diff.sqlite3"))
-        self.conn.executescript(
-            """
-            PRAGMA journal_mode = OFF;
-            PRAGMA synchronous = OFF;
-            PRAGMA temp_store = FILE;
-            CREATE TABLE f (side INTEGER, code TEXT, target TEXT, severity TEXT, rank INTEGER,
-                            url TEXT, sitemap TEXT, line INTEGER, message TEXT);
-            CREATE TABLE u (side INTEGER, url TEXT, outcome TEXT, sitemap TEXT);
-            CREATE TABLE s (side INTEGER, url TEXT);
-            CREATE TABLE nc (side INTEGER, target TEXT, is_url INTEGER);
-            """
-        )
-        self.cut: tuple[bool, bool] = (False, False)
-
-    def load(self, side: int, records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-        """Load one side; return its (last) summary record, None when it has none."""
-        summary: dict[str, Any] | None = None
-        f_rows: list[tuple[Any, ...]] = []
-        u_rows: list[tuple[Any, ...]] = []
-        s_rows: list[tuple[Any, ...]] = []
-        for rec in records:
-            kind = rec.get("type")
-            if kind == "finding":
-                code = _str(rec.get("code"))
-                if code is None:
-                    continue
-                url, sitemap = _str(rec.get("url")), _str(rec.get("sitemap"))
-                sev = severity_of(rec)
-                f_rows.append(
-                    (
-                        side,
-                        code,
-                        url or sitemap or "",
-                        sev,
-                        rank(sev),
-                        url,
-                        sitemap,
-                        _int(rec.get("line")),
-                        _str(rec.get("message")) or "",
-                    )
-                )
-                if len(f_rows) >= BATCH:
-                    self.conn.executemany("INSERT INTO f VALUES (?,?,?,?,?,?,?,?,?)", f_rows)
-                    f_rows.clear()
-            elif kind == "url":
-                url = _str(rec.get("url"))
-                if url is None or rec.get("source") in NOT_LISTED:
-                    continue
-                u_rows.append((side, url, _outcome(rec), _str(rec.get("sitemap"))))
-                if len(u_rows) >= BATCH:
-                    self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
-                    u_rows.clear()
-            elif kind == "sitemap":
-                url = _str(rec.get("url"))
-                if url is not None:
-                    s_rows.append((side, url))
-            elif kind == "summary":
-                summary = rec
-        self.conn.executemany("INSERT INTO f VALUES (?,?,?,?,?,?,?,?,?)", f_rows)
-        self.conn.executemany("INSERT INTO u VALUES (?,?,?,?)", u_rows)
-        self.conn.executemany("INSERT INTO s VALUES (?,?)", s_rows)
-        return summary
-
-    def index(self) -> None:
-        self.conn.executescript(
-            """
-            CREATE INDEX f_key ON f (side, code, target);
-            CREATE INDEX u_key ON u (side, url);
-            CREATE INDEX s_key ON s (side, url);
-            """
-        )
-
-    def mark_cut(self, cut: tuple[bool, bool]) -> None:
-        """Note, for each side cut by --max-urls, the targets of the other side it cannot
-        vouch for: the URLs it did not check, and the sitemaps it did not read."""
-        self.cut = cut
-        for side, other in ((0, 1), (1, 0)):
-            if not cut[other]:
-                continue
-            self.conn.execute(
-                """INSERT INTO nc SELECT DISTINCT ?, url, 1 FROM u AS a WHERE side = ? AND
-                   NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)""",
-                (side, side, other),
-            )
-            self.conn.execute(
-                """INSERT INTO nc SELECT DISTINCT ?, sitemap, 0 FROM f AS a
-                   WHERE side = ? AND url IS NULL AND sitemap IS NOT NULL AND
-                   NOT EXISTS (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.sitemap)""",
-                (side, side, other),
-            )
-        self.conn.execute("CREATE INDEX nc_key ON nc (side, target)")
-
-    def not_compared(self) -> int:
-        """URLs one side checked that a side cut by --max-urls did not."""
-        (n,) = self.conn.execute(
-            "SELECT COUNT(DISTINCT target) FROM nc WHERE is_url = 1"
-        ).fetchone()
-        return int(n)
-
-    # A finding key may repeat within one report (two element-unknown in one
-    # sitemap): it is one row here, with how many times it occurs.
-    # A side cut by --max-urls says nothing of what it did not check: such a target is
-    # neither new nor fixed (the nc table, empty unless a side is cut).
-    _FINDINGS = """
-        SELECT code, target, severity, url, sitemap, line, message, COUNT(*), MAX(rank) AS r
-        FROM f AS a WHERE side = ? AND {cond}
-            (SELECT 1 FROM f AS b WHERE b.side = ? AND b.code = a.code AND b.target = a.target)
-            {compared}
-        GROUP BY code, target ORDER BY r DESC, code, target
-    """
-
-    def findings(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other, cond = {
-            "new": (1, 0, "NOT EXISTS"),
-            "fixed": (0, 1, "NOT EXISTS"),
-            "still": (1, 0, "EXISTS"),
-        }[section]
-        compared = (
-            "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
-            if section != "still"
-            else ""
-        )
-        sql = self._FINDINGS.format(cond=cond, compared=compared)
-        for code, target, sev, url, sitemap, line, message, count, _ in self.conn.execute(
-            sql, (side, other)
-        ):
-            yield {
-                "type": "diff-finding",
-                "change": section,
-                "code": code,
-                "severity": sev,
-                "url": url,
-                "sitemap": sitemap,
-                "line": line,
-                "message": message,
-                "count": count,
-                "key": target,
-            }
-
-    def urls(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "added" else (0, 1)
-        if self.cut[other]:  # not checked by a cut run is not "removed" (nor "added")
-            return
-        sql = """
-            SELECT url, MIN(outcome), MIN(sitemap) FROM u AS a WHERE side = ? AND NOT EXISTS
-                (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)
-            GROUP BY url ORDER BY url
-        """
-        for url, outcome, sitemap in self.conn.execute(sql, (side, other)):
-            yield {
-                "type": "diff-url",
-                "change": section,
-                "url": url,
-                "outcome": outcome,
-                "sitemap": sitemap,
-            }
-
-    def status_changes(self) -> Iterator[dict[str, Any]]:
-        sql = """
-            SELECT n.url, MIN(o.outcome), MIN(n.outcome), MIN(n.sitemap)
-            FROM u AS n JOIN u AS o ON o.side = 0 AND o.url = n.url
-            WHERE n.side = 1 AND n.outcome IS NOT o.outcome
-            GROUP BY n.url ORDER BY n.url
-        """
-        for url, old, new, sitemap in self.conn.execute(sql):
-            yield {
-                "type": "diff-status",
-                "url": url,
-                "old": old,
-                "new": new,
-                "sitemap": sitemap,
-            }
-
-    def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "sitemaps_added" else (0, 1)
-        if self.cut[other]:  # a cut run stops reading sitemaps too
-            return
-        sql = """
-            SELECT DISTINCT url FROM s AS a WHERE side = ? AND NOT EXISTS
-                (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.url) ORDER BY url
-        """
-        change = section.removeprefix("sitemaps_")
-        for (url,) in self.conn.execute(sql, (side, other)):
-            yield {"type": "diff-sitemap", "change": change, "url": url}
-
-
 # --- output -------------------------------------------------------------------
-
-
-SECTIONS: tuple[tuple[str, str], ...] = (
-    *FINDING_SECTIONS,
-    ("added", "URLs added to the sitemaps"),
-    ("removed", "URLs removed from the sitemaps"),
-    ("status", "status changes"),
-    ("sitemaps_added", "sitemaps added"),
-    ("sitemaps_removed", "sitemaps removed"),
-)
-
-
-def _rows(db: _Db, section: str) -> Iterator[dict[str, Any]]:
-    if section in ("new", "fixed", "still"):
-        return db.findings(section)
-    if section in ("added", "removed"):
-        return db.urls(section)
-    if section == "status":
-        return db.status_changes()
-    return db.sitemaps(section)
-
-
-def _where(row: dict[str, Any]) -> str:
-    sitemap, line = row.get("sitemap"), row.get("line")
-    if sitemap and line:
-        return f"{sitemap}:{line}"
-    return str(sitemap or "")
 
 
 def _line(section: str, row: dict[str, Any]) -> str:
     if section in ("new", "fixed", "still"):
         times = f" (x{row['count']})" if row["count"] > 1 else ""
-        where = _where(row)
+        sitemap, line = row.get("sitemap"), row.get("line")
+        where = f"{sitemap}:{line}" if sitemap and line else str(sitemap or "")
         parts = [f"{row['severity']:<7} {row['code']}{times}"]
         if row["url"]:
             parts.append(row["url"])
@@ -468,12 +223,9 @@ def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str
     a, b = _coverage(old), _coverage(new)
     if a is None or b is None:
         return None
-    return ", ".join(f"{t} {a.get(k, 0)} -> {b.get(k, 0)}" for k, t in _COVERAGE) + _cut(a, b)
-
-
-def _cut(old: dict[str, Any], new: dict[str, Any]) -> str:
-    sides = [side for side, cov in (("old", old), ("new", new)) if cov.get("complete") is False]
-    return f" (link crawl incomplete: {' and '.join(sides)})" if sides else ""
+    sides = [side for side, cov in (("old", a), ("new", b)) if cov.get("complete") is False]
+    cut = f" (link crawl incomplete: {' and '.join(sides)})" if sides else ""
+    return ", ".join(f"{t} {a.get(k, 0)} -> {b.get(k, 0)}" for k, t in _COVERAGE) + cut
 
 
 def cut_lines(names: tuple[str, str], cuts: list[tuple[int, str]], not_compared: int) -> list[str]:
@@ -516,21 +268,23 @@ def _write_head(
 
 def _write_text(
     out: TextIO,
-    db: _Db,
-    counts: dict[str, int],
+    db: Comparison,
+    summary: DiffSummary,
     limit: int,
     names: tuple[str, str],
     md: bool,
     coverage: str | None = None,
     cut: list[str] | None = None,
 ) -> None:
+    """Text or markdown: the head, at most `limit` rows of each section, the verdict."""
+    counts = summary.counts
     _write_head(out, counts, names, md, coverage, cut)
     for key, title in SECTIONS:
         if not counts[key]:
             continue
         out.write(f"\n## {title} ({counts[key]})\n\n" if md else f"\n{title} ({counts[key]})\n")
         shown = 0
-        for row in _rows(db, key):
+        for row in db.rows(key):
             if limit and shown >= limit:
                 break
             shown += 1
@@ -543,14 +297,22 @@ def _write_text(
                 if md
                 else f"  ... and {more} more (--limit 0 lists all)\n"
             )
+    verdict = (
+        f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {summary.fail_on}"
+        if summary.failed
+        else f"OK: no new finding at or above --fail-on {summary.fail_on}"
+    )
+    if cut:  # a side cut by --max-urls
+        verdict += " among the URLs both runs checked"
+    out.write(f"\n**{verdict}**\n" if md else f"\n{verdict}\n")
 
 
-def _count(db: _Db, fail_on: str) -> DiffSummary:
+def _count(db: Comparison, fail_on: str) -> DiffSummary:
     """The rows of each section, and the new findings at or above `fail_on`."""
     counts = {key: 0 for key, _ in SECTIONS}
     new_at_or_above = 0
     for key, _ in SECTIONS:
-        for row in _rows(db, key):
+        for row in db.rows(key):
             counts[key] += 1
             if key == "new" and at_or_above(row["severity"], fail_on):
                 new_at_or_above += 1
@@ -584,7 +346,7 @@ def diff_reports(
     if partial:
         raise _refuse_partial(partial)
     with tempfile.TemporaryDirectory(prefix="sitemap-audit-diff-") as tmp:
-        db = _Db(tmp)
+        db = Comparison(tmp)
         summaries: list[dict[str, Any] | None] = []
         try:
             for side, path in enumerate((old, new)):
@@ -609,10 +371,7 @@ def diff_reports(
             else:
                 cut_text = cut_lines(names, cuts, summary.not_compared)
                 coverage = coverage_line(*summaries)
-                _write_text(
-                    out, db, summary.counts, limit, names, fmt == "markdown", coverage, cut_text
-                )
-                _write_verdict(out, fmt, summary, fail_on, cut=bool(cuts))
+                _write_text(out, db, summary, limit, names, fmt == "markdown", coverage, cut_text)
         finally:
             db.conn.close()
     return summary
@@ -628,94 +387,11 @@ def _cuts(summaries: list[dict[str, Any] | None], cut: tuple[bool, bool]) -> lis
     ]
 
 
-def _write_jsonl(out: TextIO, db: _Db, summary: DiffSummary) -> None:
+def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:
     for key, _ in SECTIONS:
-        for row in _rows(db, key):
+        for row in db.rows(key):
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     out.write(json.dumps(summary.to_json()) + "\n")
-
-
-def _write_verdict(out: TextIO, fmt: str, summary: DiffSummary, fail_on: str, *, cut: bool) -> None:
-    verdict = (
-        f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {fail_on}"
-        if summary.failed
-        else f"OK: no new finding at or above --fail-on {fail_on}"
-    )
-    if cut:
-        verdict += " among the URLs both runs checked"
-    out.write(f"\n**{verdict}**\n" if fmt == "markdown" else f"\n{verdict}\n")
-
-
-# --- alerts (--alert-drop, --alert-new-errors) -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Alerts:
-    """Thresholds of `diff`: a sitemap that vanished, or a sitemap or the whole audit
-    that lost at least `drop_pct` percent of its URLs; more than `new_errors` new errors."""
-
-    drop_pct: float | None = None
-    new_errors: int | None = None
-
-
-def find_alerts(db: _Db, alerts: Alerts) -> list[str]:
-    """One plain line per alert, in a fixed order."""
-    lines: list[str] = []
-    if alerts.drop_pct is not None:
-        lines += _vanished(db) + _drops(db, alerts.drop_pct)
-    if alerts.new_errors is not None:
-        lines += _new_errors(db, alerts.new_errors)
-    return lines
-
-
-def _vanished(db: _Db) -> list[str]:
-    return [f"ALERT: sitemap vanished: {row['url']}" for row in db.sitemaps("sitemaps_removed")]
-
-
-def _drop_line(what: str, old: int, left: int, pct: float) -> str | None:
-    if old <= 0 or left <= 0:
-        return None
-    lost = left * 100.0 / old
-    if lost < pct:
-        return None
-    return (
-        f"ALERT: {what} lost {lost:.0f}% of its URLs ({left} of {old} no longer listed; "
-        f"--alert-drop {pct:g})"
-    )
-
-
-# (URLs the old side listed, those of them no sitemap of the new side lists): URLs that
-# left the sitemaps, not the net change (10 gone and 10 others added is 10 lost)
-_LEFT = """
-    SELECT {group} COUNT(DISTINCT url),
-        COUNT(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = 1
-            AND b.url = a.url AND b.sitemap IS NOT NULL) THEN url END)
-    FROM u AS a WHERE side = 0 AND sitemap IS NOT NULL {by}
-"""
-
-
-def _drops(db: _Db, pct: float) -> list[str]:
-    """Sitemaps (still there) and the whole audit that lost `pct`% of their URLs. A new
-    side cut by --max-urls never listed what it did not reach: nothing is judged."""
-    if db.cut[1]:
-        return []
-    removed = {row["url"] for row in db.sitemaps("sitemaps_removed")}
-    lines: list[str] = []
-    sql = _LEFT.format(group="sitemap,", by="GROUP BY sitemap ORDER BY sitemap")
-    for sitemap, old, left in db.conn.execute(sql):
-        line = _drop_line(f"sitemap {sitemap}", old, left, pct)
-        if sitemap not in removed and line:
-            lines.append(line)
-    old, left = db.conn.execute(_LEFT.format(group="", by="")).fetchone()
-    whole = _drop_line("the audit", old, left, pct)
-    return lines + ([whole] if whole else [])
-
-
-def _new_errors(db: _Db, most: int) -> list[str]:
-    new = sum(row["count"] for row in db.findings("new") if row["severity"] == "error")
-    if new <= most:
-        return []
-    return [f"ALERT: {new} new error(s), more than --alert-new-errors {most}"]
 
 
 def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:

@@ -129,19 +129,6 @@ async def test_a_killed_run_leaves_no_stale_lock(aiohttp_server: Any, tmp_path: 
     assert_complete_with_every_url(state, out)
 
 
-def test_one_store_per_state_file_in_one_process_too(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    first = StateStore.open(path, fingerprint=FP, targets=["t"])
-    try:
-        with pytest.raises(StateError) as info:
-            StateStore.open(path, fingerprint=FP, targets=["t"], fresh=True)
-        assert "in use by another run" in str(info.value) and "\n" not in str(info.value)
-    finally:
-        first.close(complete=True)
-    assert read_status(path) == "complete"  # --fresh did not remove the live state
-    StateStore.open(path, fingerprint=FP, targets=["t"]).close(complete=True)  # released
-
-
 def test_a_state_written_to_by_another_process_is_not_marked_complete(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     st = StateStore.open(path, fingerprint=FP, targets=["t"])
@@ -160,28 +147,6 @@ def test_a_state_written_to_by_another_process_is_not_marked_complete(tmp_path: 
     with pytest.raises(StateError, match="not marked complete: it holds 1 URL rows"):
         st.close(complete=True)
     assert read_status(path) == "running"  # the next run resumes it
-
-
-@pytest.mark.parametrize("statements", [0, 1, 2, 5, 8])
-def test_a_half_created_state_is_made_again(tmp_path: Path, statements: int) -> None:
-    """What an older version left when the disk filled (or it was killed) while it
-    created the state: some of the schema, no meta row."""
-    from audit.state.store import _STATEMENTS
-
-    path = tmp_path / "s.sqlite"
-    if statements:
-        con = sqlite3.connect(path, isolation_level=None)
-        con.execute("PRAGMA page_size = 65536")
-        con.execute("PRAGMA journal_mode = WAL")
-        for sql in _STATEMENTS[:statements]:
-            con.execute(sql)
-        con.close()
-    else:
-        path.write_bytes(b"")  # cut off before the first byte
-    st = StateStore.open(path, fingerprint=FP, targets=["t"])
-    assert (st.mode, st.run) == ("new", 1)
-    st.close(complete=True)
-    assert read_status(path) == "complete"
 
 
 @pytest.mark.slow

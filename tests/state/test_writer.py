@@ -1,17 +1,18 @@
-"""The state store's write and read paths that make `--state` cheap: URL rows in one
-padded statement per batch, lookups on a snapshot, a carried sitemap's entries in pages,
-an older schema refused by name."""
+"""The state's writer thread (audit.state.writer): URL rows in one padded statement per
+batch, mixed batches in order, every kind of row stored, the ledger merged at
+completion, control operations answered at once, a failed write that stops queueing."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import audit.state.store as state_mod
-from audit.state.store import SCHEMA_VERSION, StateError, StateStore, fingerprint, read_records
+from audit.rules.urls import normalize_url
+from audit.state.store import StateError, StateStore, fingerprint, read_records
 
 FP = fingerprint("crawl", ["https://www.example.com/"], {})
 
@@ -75,70 +76,6 @@ def test_a_mixed_batch_keeps_its_order_and_all_its_rows(tmp_path: Path) -> None:
     assert [r["type"] for r in got].count("sitemap") == 1
 
 
-def test_lookups_renew_their_snapshot_and_stay_right(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "s.sqlite"
-    st = open_store(path)
-    for i in range(50):
-        st.put_url(f"u{i}", "s", f"lm{i}", f'"e{i}"', None, rec(f"u{i}"), [])
-    st.close(complete=True)
-    monkeypatch.setattr(state_mod, "SNAPSHOT_LOOKUPS", 7)
-    st = open_store(path)
-    assert st.mode == "incremental"
-    for rnd in range(3):
-        for i in range(50):
-            p = st.prior(f"u{i}")
-            assert p is not None and (p.lastmod, p.etag, p.findings) == (f"lm{i}", f'"e{i}"', [])
-            if rnd == 0:  # this run's writes go on meanwhile, committed between renewals
-                st.put_url(f"u{i}", "s", f"lm{i}", f'"e{i}"', None, rec(f"u{i}"), [])
-        assert st.prior("missing") is None
-        st.flush()
-    st.close(complete=True)  # completion is not blocked by the reader's snapshot
-    assert sum(1 for r in read_records(path) if r["type"] == "url") == 50
-
-
-def test_a_carried_sitemaps_entries_come_in_url_order_across_pages(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    st = open_store(path)
-    for i in reversed(range(25)):
-        lastmod = None if i % 4 else f"2024-02-{i + 1:02d}"
-        st.put_url(f"https://x/{i:02d}", "a.xml", lastmod, None, None, rec("x"), [], line=i + 2)
-    for i in range(3):
-        st.put_url(f"https://y/{i}", "b.xml", None, None, None, rec("y"), [], line=i + 2)
-    st.close(complete=True)
-    st = open_store(path)
-    pages, after = [], ""
-    while page := st.sitemap_entries("a.xml", after, limit=10):
-        pages.append(page)
-        after = page[-1][0]
-    assert [len(p) for p in pages] == [10, 10, 5]
-    flat = [e for p in pages for e in p]
-    assert flat == [
-        (f"https://x/{i:02d}", i + 2, None if i % 4 else f"2024-02-{i + 1:02d}") for i in range(25)
-    ]
-    assert st.sitemap_entries("nothing.xml") == []
-    st.close(complete=True)
-
-
-def test_a_state_of_the_previous_schema_is_refused_by_its_version(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    open_store(path).close(complete=True)
-    con = sqlite3.connect(path)
-    con.execute(
-        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),)
-    )
-    con.commit()
-    con.close()
-    before = path.read_bytes()
-    with pytest.raises(StateError, match=f"schema version '{SCHEMA_VERSION - 1}'") as info:
-        open_store(path)
-    assert "--fresh" in str(info.value) and "\n" not in str(info.value)
-    assert path.read_bytes() == before
-    with pytest.raises(StateError, match="schema version"):
-        list(read_records(path))  # diff refuses it too
-
-
 def test_after_a_failed_write_the_run_goes_on_without_queueing(tmp_path: Path) -> None:
     """A write that fails (here: the table is gone, as after a full disk or a foreign
     change) must not leave the run piling rows up in memory for a writer that no longer
@@ -160,3 +97,64 @@ def test_after_a_failed_write_the_run_goes_on_without_queueing(tmp_path: Path) -
     with pytest.raises(StateError, match="could not be written"):
         st.close(complete=True)
     assert not st._writer.is_alive()
+
+
+def test_index_entries_and_budget_rows_are_stored_for_the_next_run(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    st = open_store(path)
+    st.put_index_entries([("i.xml", "a.xml", "2024-01-01", "d1"), ("i.xml", "b.xml", None, None)])
+    st.put_budget("https://x/a", "2024-03-01T00:00:00Z", "2024-01-01")
+    st.put_budget("https://x/b", "2024-03-02T00:00:00Z", None)
+    st.close(complete=True)
+    st = open_store(path)
+    assert st.previous_index_entries() == {
+        ("i.xml", "a.xml"): ("2024-01-01", "d1"),
+        ("i.xml", "b.xml"): (None, None),
+    }
+    assert st.budget_row("https://x/a") == (1, "2024-03-01T00:00:00Z", "2024-01-01")
+    assert st.budget_row("https://x/b") == (1, "2024-03-02T00:00:00Z", "")
+    assert st.budget_row("https://x/c") is None
+    st.close(complete=True)
+
+
+def test_completion_merges_the_listed_urls_into_the_ledger(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    st = open_store(path)
+    st.put_url("HTTPS://X.example:443/a", "s.xml", None, None, None, rec("a"), [])
+    st.put_url("https://x.example/robots-only", None, None, None, None, rec("r"), [])
+    st.close(complete=True)
+    con = sqlite3.connect(path)
+    rows = con.execute(
+        "SELECT key, url, first_seen, last_seen, last_sitemap FROM ledger"
+    ).fetchall()
+    started = con.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()[0]
+    con.close()
+    # only a URL a sitemap listed, keyed by its normalised form, seen at the run's start
+    assert rows == [
+        (
+            normalize_url("HTTPS://X.example:443/a"),
+            "HTTPS://X.example:443/a",
+            started,
+            started,
+            "s.xml",
+        )
+    ]
+
+
+def test_flush_cuts_a_gathering_batch_short(tmp_path: Path) -> None:
+    """A control operation ends the wait for a batch to gather: flush returns at once
+    even when the writer would wait a minute for more rows."""
+    path = tmp_path / "s.sqlite"
+    st = open_store(path, flush_ms=60_000)
+    st.put_url("u0", "s", None, None, None, rec("u0"), [])
+    began = time.monotonic()
+    st.flush()
+    assert time.monotonic() - began < 10
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT url FROM results").fetchall() == [("u0",)]
+    con.close()
+    st.close(complete=False)
+    st.close(complete=False)  # again: nothing
+    again = open_store(path)  # the lock was released
+    assert (again.mode, again.run) == ("resume", 1)
+    again.close(complete=True)

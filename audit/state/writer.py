@@ -1,0 +1,250 @@
+"""The state's writer thread: writes never run on the event loop.
+
+The store's `put_*` encode the record (JSON text) and append the row to a queue that
+this thread drains, committing every `flush_every` rows or `flush_ms` milliseconds, the
+URL rows of a batch in one statement (WAL mode, synchronous=NORMAL: a committed batch
+survives a killed process; a crash loses at most the last uncommitted batch, whose URLs
+are then simply checked again).
+
+A run is marked complete (`complete`, queued by the store's `close`) only when the state
+holds every URL row this run wrote: the rows of the run are counted against the rows
+present when it started plus the rows this writer inserted; a mismatch (another process
+wrote to or completed the same state) leaves it `running`, so the next run resumes
+instead of trusting it.
+
+Imports only the standard library, audit.rules.urls (the ledger's normalised key) and
+audit.state.schema.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import queue
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from audit.rules.urls import normalize_url
+from audit.state.schema import URL_COLUMNS, URL_TABLE, connect
+
+__all__ = ["CONTROL", "FLUSH_EVERY", "FLUSH_MS", "STOP", "Op", "Writer"]
+
+FLUSH_MS: Final = 100.0  # at most this long between a put and its commit (what a kill loses)
+FLUSH_EVERY: Final = 2048  # queued writes per transaction at most
+
+# A queued operation: its kind ("url", "complete", a kind of _MANY, and the control
+# operations "sync" and "stop") and its row
+Op = tuple[str, tuple[Any, ...]]
+STOP: Final = ("stop", ())
+CONTROL: Final = ("stop", "sync")
+
+# The URL rows of a batch go in as ONE statement: sqlite3 releases the GIL around each
+# step (and reset) of a statement, and taking it back from a busy event loop means waiting
+# for the loop's switch interval and then making the loop wait in turn; a step per row,
+# or per chunk, would do that hand-over many times a batch. A statement for every batch
+# size would be prepared afresh each time (preparing a 500-row INSERT costs more than
+# running it), so there is one per power of two, prepared once; the rows short of it are
+# padding of zeros (cheapest to bind) that INSERT OR IGNORE skips (CHECK (run > 0)).
+_SIZES: Final = tuple(1 << i for i in range(4, 12))  # 16 ... 2048 rows
+_PAD_ROW: Final = (0,) * URL_COLUMNS
+_INSERT_URLS: Final = {
+    size: "INSERT OR IGNORE INTO results VALUES "
+    + ",".join(["(" + ",".join("?" * URL_COLUMNS) + ")"] * size)
+    for size in _SIZES
+}
+# The other kinds of row, each many at once
+_MANY: Final = {
+    "touch": "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
+    "findings, evidence FROM urls WHERE url = ?",
+    "sitemap": "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)",
+    "finding": "INSERT INTO findings VALUES (?, ?, ?)",
+    "content": "INSERT OR REPLACE INTO content VALUES (?, ?, ?, ?)",
+    "index_entry": "INSERT OR REPLACE INTO index_entries VALUES (?, ?, ?, ?, ?)",
+    "budget": "INSERT OR REPLACE INTO budget VALUES (?, ?, ?, ?)",
+}
+# Completion: the run's results (the last row of a URL: a resumed run may have checked
+# an in-flight URL twice) become `urls`, indexed in one sorted build each.
+_DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
+_COMPLETE = f"""
+DROP INDEX IF EXISTS results_url;
+DROP TABLE urls;
+ALTER TABLE results RENAME TO urls;
+CREATE INDEX urls_url ON urls (url);
+CREATE INDEX urls_sitemap ON urls (sitemap, url);
+CREATE TABLE results {URL_TABLE};
+"""
+_LEDGER_MERGE = (
+    "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+    "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
+)
+
+
+class Writer(threading.Thread):
+    """The thread that commits what the store queues (`queue`); `error` is the write
+    that failed, `incomplete` why completion was refused."""
+
+    def __init__(self, path: Path, flush_every: int, flush_ms: float, rows: int = 0) -> None:
+        super().__init__(name="sitemap-audit-state", daemon=True)
+        self.path = path
+        # URL rows of the run in `results`: those there at open, plus every row this
+        # writer inserts; checked at completion (see _complete)
+        self.rows = rows
+        self.incomplete: str | None = None  # why completion was refused
+        self.queue: queue.SimpleQueue[Op] = queue.SimpleQueue()
+        self.flush_every = min(max(1, flush_every), _SIZES[-1])
+        self.flush_s = max(0.0, flush_ms) / 1000.0
+        self.error: BaseException | None = None
+        self.wake = threading.Event()
+        # control operations (sync, stop) queued and done: each counter is written by
+        # one thread only; while one is pending no batch waits to gather
+        self.controls_queued = 0
+        self.controls_done = 0
+
+    def run(self) -> None:
+        try:
+            conn = connect(self.path)
+            # per connection: the writer's would otherwise be FULL, an fsync per commit
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException as exc:
+            self.error = exc
+            self._discard()
+            return
+        try:
+            self._loop(conn)
+        finally:
+            conn.close()
+
+    def control(self, op: Op) -> None:
+        """Queue a control operation (sync, stop): a batch gathering meanwhile ends at
+        once, and none waits to gather until it is done."""
+        self.controls_queued += 1
+        self.queue.put(op)
+        self.wake.set()
+
+    def _discard(self) -> None:
+        """Drop what the run queues from now on (a million URL rows must not pile up in
+        memory), still answering flush and stop."""
+        while not self._settled(self.queue.get()):
+            pass
+
+    def _settled(self, op: Op) -> bool:
+        """A control operation answered without writing; True for stop."""
+        kind, args = op
+        if kind == "sync":
+            args[0].set()
+        if kind in CONTROL:
+            self.controls_done += 1
+        return kind == "stop"
+
+    def _loop(self, conn: sqlite3.Connection) -> None:
+        q = self.queue
+        while True:
+            batch = [q.get()]
+            self.wake.clear()
+            if (
+                batch[0][0] not in CONTROL
+                and self.flush_s
+                and q.qsize() < self.flush_every
+                and self.controls_queued == self.controls_done
+            ):
+                # let a batch gather (the GIL is free meanwhile): one transaction for many
+                # rows; flush() and close() cut the wait short
+                self.wake.wait(self.flush_s)
+            while len(batch) < self.flush_every and batch[-1][0] not in CONTROL:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self.write(conn, batch)
+            except BaseException as exc:
+                self.error = exc  # reported by close(): the run goes on without its state
+                if not self._settled(batch[-1]):
+                    self._discard()
+                return
+            if batch[-1][0] in CONTROL:
+                self.controls_done += 1
+            if batch[-1][0] == "stop":
+                return
+
+    def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
+        """Commit one batch of queued operations (a control operation only last)."""
+        last = batch[-1][0]
+        ops = batch[:-1] if last in CONTROL else batch
+        content = [args for kind, args in ops if kind == "content"]
+        if content:
+            # their own table, their own transaction (order does not matter): the URL
+            # rows still go in as one statement
+            ops = [op for op in ops if op[0] != "content"]
+            conn.execute("BEGIN")
+            conn.executemany(_MANY["content"], content)
+            conn.execute("COMMIT")
+        if ops and all(kind == "url" for kind, _ in ops):
+            # the common batch: URL rows only, one statement, its own transaction
+            self._insert_urls(conn, [args for _, args in ops])
+        elif ops:
+            conn.execute("BEGIN")
+            # runs of one kind go in together, in order
+            for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
+                self._apply(conn, kind, [args for _, args in run])
+            conn.execute("COMMIT")
+        if last == "sync":
+            batch[-1][1][0].set()
+
+    def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+        """Rows queued as the INSERT's parameters (JSON already encoded), at most
+        FLUSH_EVERY of them: one statement, padded to its size."""
+        size = next(size for size in _SIZES if size >= len(rows))
+        flat = list(itertools.chain.from_iterable(rows))
+        flat += _PAD_ROW * (size - len(rows))
+        self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
+
+    def _apply(self, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
+        if kind == "url":
+            self._insert_urls(conn, rows)
+        elif kind == "complete":
+            for run, dedupe, ledger, cut in rows:
+                self._complete(conn, run, dedupe, ledger, cut)
+        else:  # an unknown kind is a programming error (KeyError)
+            added = conn.executemany(_MANY[kind], rows).rowcount
+            if kind == "touch":  # an earlier URL row carried into this run
+                self.rows += added
+
+    def _complete(
+        self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
+    ) -> None:
+        """Make the run's results the base of the next run, unless they are not all the
+        rows it wrote (inside the batch's transaction)."""
+        (held,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
+        if held != self.rows:
+            self.incomplete = (
+                f"it holds {held} URL rows of this run where {self.rows} were written "
+                "(another process wrote to it)"
+            )
+            return
+        if dedupe:  # only a resumed run may hold a URL twice
+            conn.execute(_DEDUPE)
+        if ledger:
+            # The URLs this run listed (its results with a sitemap) into the ledger, as
+            # last seen at the run's start (a resumed run keeps the start of the run it
+            # finishes).
+            row = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
+            started = row[0] if row else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            cursor = conn.execute("SELECT url, sitemap FROM results WHERE sitemap != ''")
+            for page in iter(lambda: cursor.fetchmany(4096), []):
+                conn.executemany(
+                    _LEDGER_MERGE,
+                    [(normalize_url(url), url, started, started, sitemap) for url, sitemap in page],
+                )
+        # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
+        # (read_records gives them as a summary)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
+        for statement in _COMPLETE.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        for table in ("sitemaps", "findings", "index_entries"):  # earlier runs' rows
+            conn.execute(f"DELETE FROM {table} WHERE run < ?", (run,))
+        conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
