@@ -41,7 +41,6 @@ NOT_YET: frozenset[str] = frozenset(
         "cli/main.py",
         "cluster/driver.py",
         "cluster/task.py",
-        "http/fetchworker.py",
         "pipeline/agentfetch.py",
         "pipeline/agents.py",
         "pipeline/auditor.py",
