@@ -35,9 +35,6 @@ LAZY = {"__getattr__", "__dir__"}  # a package's names loaded on first use: re-e
 NOT_YET: frozenset[str] = frozenset(
     {
         "api.py",
-        "cli/demo.py",
-        "cli/fix.py",
-        "cli/indexnow.py",
         "cli/main.py",
         "cluster/driver.py",
         "cluster/task.py",
