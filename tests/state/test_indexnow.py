@@ -323,26 +323,6 @@ async def test_12000_urls_go_in_two_posts(serve: Serve, tmp_path: Path) -> None:
     assert recs[-1]["indexnow"]["submitted"] == 12_000
 
 
-@pytest.mark.parametrize(
-    ("extra", "why"),
-    [
-        (["--indexnow", KEY], "--indexnow needs --state"),
-        (["--indexnow", "short", "--state", "s.sqlite"], "8 to 128 characters"),
-        (["--indexnow", "bad/key/chars", "--state", "s.sqlite"], "8 to 128 characters"),
-        (["--dry-run"], "--dry-run needs --indexnow"),
-        (["--indexnow-endpoint", "http://x/"], "--indexnow-endpoint needs --indexnow"),
-    ],
-)
-def test_usage_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], why: str
-) -> None:
-    extra = [str(tmp_path / e) if e == "s.sqlite" else e for e in extra]
-    assert main(["crawl", "http://127.0.0.1:9/sitemap.xml", "--no-progress", *extra]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and why in err
-    assert not (tmp_path / "s.sqlite").exists()
-
-
 async def test_credentials_never_reach_the_endpoint(serve: Serve, tmp_path: Path) -> None:
     """Even an endpoint on the audited origin itself gets no --header or --auth."""
     pages, endpoint = await start(serve, n=1)
