@@ -116,14 +116,15 @@ _CSS = """
 """
 
 
-def _filter_css() -> str:
-    """The reason radios hide the rows of other reasons."""
-    rules = [
+# the reason radios hide the rows of other reasons
+_CSS += (
+    "".join(
         f"#ix-{r}:checked~.scroll tr[data-ix]:not([data-ix={r}]){{display:none}}"
         f"#ix-{r}:checked~.ixf label[for=ix-{r}]{{background:#ddf4ff}}"
         for r in REASONS
-    ]
-    return "".join(rules) + "#ix-all:checked~.ixf label[for=ix-all]{background:#ddf4ff}"
+    )
+    + "#ix-all:checked~.ixf label[for=ix-all]{background:#ddf4ff}"
+)
 
 
 def html_section(summary: dict[str, Any], tally: IndexTally, esc: Escape, nonce: str) -> str:
@@ -131,7 +132,7 @@ def html_section(summary: dict[str, Any], tally: IndexTally, esc: Escape, nonce:
     panels = _indexability_panel(tally, esc) + _agents_panel(summary, esc)
     if not panels:
         return ""
-    return f'<style nonce="{esc(nonce)}">{_CSS}{_filter_css()}</style>{panels}'
+    return f'<style nonce="{esc(nonce)}">{_CSS}</style>{panels}'
 
 
 def _indexability_panel(tally: IndexTally, esc: Escape) -> str:
@@ -167,6 +168,7 @@ def _agents_panel(summary: dict[str, Any], esc: Escape) -> str:
     rows = agent_rows(summary)
     if not rows:
         return ""
+    llms = coverage_line(summary)  # what --llms found, under the agents table
     body = "".join(
         f'<tr><td class="mono">{esc(name)}</td><td class="num">{blocked:,}</td>'
         f'<td class="num">{noindex:,}</td><td class="num">{_share(share)}</td>'
@@ -180,14 +182,9 @@ def _agents_panel(summary: dict[str, Any], esc: Escape) -> str:
         '<p class="more">Blocked: robots.txt disallows the agent; noindex: an X-Robots-Tag or'
         " robots meta (with --page-checks) that applies to it. Judged from what the run"
         " fetched, without a request of the agent's own.</p>"
-        + _llms_line(summary, esc)
+        + ("" if llms is None else f'<p class="llms">{esc(llms)}</p>')
         + "</section>"
     )
-
-
-def _llms_line(summary: dict[str, Any], esc: Escape) -> str:
-    line = coverage_line(summary)
-    return "" if line is None else f'<p class="llms">{esc(line)}</p>'
 
 
 def _bar(share: float | None, name: str, esc: Escape) -> str:

@@ -121,14 +121,6 @@ def _note_value(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _basename(url: str | None) -> str | None:
-    """The file name of a sitemap URL, for narrow table cells (the full URL is the title)."""
-    if url is None:
-        return None
-    tail = url.rstrip("/").rsplit("/", 1)[-1]
-    return tail or url
-
-
 def _size(n: int | None) -> str:
     if n is None:
         return ""
@@ -197,12 +189,6 @@ def _count_cell(n: int) -> str:
     return f'<td class="num{"" if n else " zero"}">{grouped(n)}</td>'
 
 
-def _code_title(code: str) -> str:
-    """What a code means and, where it has one, Search Console's name for it."""
-    label = search_console_label(code)
-    return f"{code_summary(code)} ({label})" if label else code_summary(code)
-
-
 def _codes_table(codes: list[tuple[str, str, int]]) -> str:
     """Every code found: severity, count, Search Console's name ('' for none), meaning."""
     if not codes:
@@ -220,13 +206,20 @@ def _codes_table(codes: list[tuple[str, str, int]]) -> str:
 
 
 def _finding_row(ex: Example) -> str:
+    """A findings table row; the code's title says what it means and, where it has one,
+    Search Console's name for it; the sitemap cell shows its file name (the full URL is
+    the title)."""
+    label = search_console_label(ex.code)
+    meaning = f"{code_summary(ex.code)} ({label})" if label else code_summary(ex.code)
+    sitemap = ex.sitemap
+    name = None if sitemap is None else (sitemap.rstrip("/").rsplit("/", 1)[-1] or sitemap)
     return (
         f'<tr data-sev="{h(ex.severity)}"><td data-k="{-rank(ex.severity)}">'
         f'<span class="sev {h(ex.severity)}">{h(ex.severity)}</span></td>'
-        f'<td class="mono code" title="{h(_code_title(ex.code))}">{h(ex.code)}</td>'
+        f'<td class="mono code" title="{h(meaning)}">{h(ex.code)}</td>'
         f'<td class="url">{link(ex.url)}</td>'
         f'<td class="where mono" title="{h(where(ex.sitemap, ex.line))}">'
-        f"{h(where(_basename(ex.sitemap), ex.line))}</td>"
+        f"{h(where(name, ex.line))}</td>"
         f"<td>{h(ex.message)}</td></tr>"
     )
 

@@ -88,14 +88,16 @@ def json_for_script(value: Any) -> str:
     if text.isprintable():
         return text
     # Outside strings JSON holds only printable ASCII: each of these is in a string,
-    # where \uXXXX means the same character (U+2028/2029, C1 controls, bidi overrides).
-    return "".join(ch if ch.isprintable() else _json_escape(ch) for ch in text)
-
-
-def _json_escape(ch: str) -> str:
-    """A character as JSON \\uXXXX escapes (a surrogate pair beyond the BMP)."""
-    raw = ch.encode("utf-16-be", "surrogatepass")
-    return "".join(f"\\u{raw[i]:02x}{raw[i + 1]:02x}" for i in range(0, len(raw), 2))
+    # where \uXXXX means the same character (U+2028/2029, C1 controls, bidi overrides);
+    # beyond the BMP, a surrogate pair.
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+            continue
+        units = ch.encode("utf-16-be", "surrogatepass")
+        out += [f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2)]
+    return "".join(out)
 
 
 def grouped(value: int) -> str:

@@ -15,15 +15,11 @@ import importlib
 import json
 from typing import Any, TextIO
 
-
-def _load_orjson() -> Any:
-    try:
-        return importlib.import_module("orjson")
-    except ImportError:
-        return None
-
-
-_ORJSON: Any = _load_orjson()
+_ORJSON: Any
+try:
+    _ORJSON = importlib.import_module("orjson")
+except ImportError:
+    _ORJSON = None
 # datetimes and dataclasses go through default=str, as with the standard library;
 # orjson appends the newline (cheaper than a str concatenation per line)
 _ORJSON_OPTIONS: int = (

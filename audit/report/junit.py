@@ -63,14 +63,14 @@ class _Suite:
     own_more: int = 0
 
 
-def _describe(f: dict[str, Any]) -> str:
-    place = where(str_or_none(f.get("sitemap")), int_or_none(f.get("line")))
-    line = f"[{severity_of(f)}] {f.get('code')}: {f.get('message') or ''}"
-    return f"{line} ({place})" if place else line
-
-
 def _describe_all(found: list[dict[str, Any]], more: int) -> str:
-    body = "\n".join(_describe(f) for f in found)
+    """`[severity] code: message (sitemap:line)`, a line a finding, and how many more."""
+    lines = []
+    for f in found:
+        place = where(str_or_none(f.get("sitemap")), int_or_none(f.get("line")))
+        line = f"[{severity_of(f)}] {f.get('code')}: {f.get('message') or ''}"
+        lines.append(f"{line} ({place})" if place else line)
+    body = "\n".join(lines)
     if more:
         body += f"\n… and {more:,} more findings"
     return body
@@ -99,8 +99,12 @@ class JunitWriter:
             url = str_or_none(record.get("url"))
             sitemap = str_or_none(record.get("sitemap"))
             self._suite(sitemap)  # suites appear in the order they are first named
-            if url is None or url == sitemap:
-                self._own(sitemap, record)
+            if url is None or url == sitemap:  # the sitemap's own: kept in its suite
+                suite = self._suite(sitemap)
+                if len(suite.own) < _MAX_SITEMAP_FINDINGS:
+                    suite.own.append(record)
+                else:
+                    suite.own_more += 1
             else:
                 self._joiner.finding(record)
         elif kind == "sitemap":
@@ -126,13 +130,6 @@ class JunitWriter:
             oldest.close()
         handle = self._open[suite.name] = open(suite.path, "a", encoding="utf-8")  # noqa: SIM115
         return handle
-
-    def _own(self, sitemap: str | None, record: dict[str, Any]) -> None:
-        suite = self._suite(sitemap)
-        if len(suite.own) < _MAX_SITEMAP_FINDINGS:
-            suite.own.append(record)
-        else:
-            suite.own_more += 1
 
     def _url_case(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         if rec is not None:

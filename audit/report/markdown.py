@@ -24,7 +24,6 @@ from audit.report.aggregate import (
     ROLLUP_ROWS,
     ROLLUP_TITLES,
     Aggregate,
-    SitemapRollup,
     code_summary,
     host_columns,
     host_value,
@@ -94,13 +93,50 @@ class MarkdownWriter:
         if not codes:
             out += ["No findings.", ""]
         else:
-            out += _codes_table(codes)
+            out += _table(
+                "Findings by code",
+                ["Code", "Severity", "Count:", "Search Console", "What it means"],
+                [
+                    [
+                        # a registered code links to its section of docs/codes.md
+                        f"[{md_code(code)}]({doc_anchor(code)})"
+                        if code in CODES
+                        else md_code(code),
+                        sev,
+                        f"{count:,}",
+                        md_text(search_console(code)),
+                        md_text(code_summary(code)),
+                    ]
+                    for code, sev, count in codes
+                ],
+            )
             for code, sev, count in codes:
                 out += self._examples(code, sev, count)
-        if agg.rollups:
-            out += _sitemaps_table(agg.rollups)
+        if agg.rollups:  # the per-sitemap roll-up (the `rollup` records)
+            rollups = agg.rollups
+            out += _table(
+                "Sitemaps",
+                ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)],
+                [
+                    [md_code(url_printable(r.url)), *(f"{n:,}" for n in r.counts)]
+                    for r in rollups[:ROLLUP_ROWS]
+                ],
+                len(rollups) - ROLLUP_ROWS,
+                "sitemaps",
+            )
         if agg.hosts:
-            out += _hosts_table(agg.hosts)
+            columns = host_columns(agg.hosts)
+            out += _table(
+                "Hosts",
+                ["Host", *(f"{md_text(title)}:" for _, title in columns)],
+                [
+                    [
+                        md_code(x.get("host", "")),
+                        *(md_text(host_value(x.get(k))) for k, _ in columns),
+                    ]
+                    for x in agg.hosts
+                ],
+            )
         return "\n".join(out)
 
     def _summary_table(self, summary: dict[str, Any]) -> list[str]:
@@ -153,25 +189,18 @@ class MarkdownWriter:
         self._stream.flush()
 
 
-def _codes_table(codes: list[tuple[str, str, int]]) -> list[str]:
-    out = [
-        "## Findings by code",
-        "",
-        "| Code | Severity | Count | Search Console | What it means |",
-        "| --- | --- | ---: | --- | --- |",
-    ]
-    for code, sev, count in codes:
-        out.append(
-            f"| {_code_link(code)} | {sev} | {count:,} | {md_text(search_console(code))}"
-            f" | {md_text(code_summary(code))} |"
-        )
+def _table(
+    title: str, head: list[str], rows: list[list[str]], more: int = 0, what: str = ""
+) -> list[str]:
+    """A section with a GFM table: `head` names the columns (a trailing ':' aligns one to
+    the right); `more` rows left out are counted below it."""
+    out = [f"## {title}", "", "| " + " | ".join(h.removesuffix(":") for h in head) + " |"]
+    out.append("|" + "".join(" ---: |" if h.endswith(":") else " --- |" for h in head))
+    out += ["| " + " | ".join(cells) + " |" for cells in rows]
+    if more > 0:
+        out += ["", f"... and {more:,} more {what}."]
     out.append("")
     return out
-
-
-def _code_link(code: str) -> str:
-    """A registered code as a link to its section of docs/codes.md; others as a code span."""
-    return f"[{md_code(code)}]({doc_anchor(code)})" if code in CODES else md_code(code)
 
 
 def _migration_table(migration: Any) -> list[str]:
@@ -188,38 +217,4 @@ def _migration_table(migration: Any) -> list[str]:
     credentials = credentials_note(migration)
     if credentials is not None:
         out += [f"> {md_text(credentials)}", ""]
-    return out
-
-
-def _sitemaps_table(rollups: list[SitemapRollup]) -> list[str]:
-    """The per-sitemap roll-up (the `rollup` records): at most ROLLUP_ROWS rows."""
-    out = [
-        "## Sitemaps",
-        "",
-        "| Sitemap | " + " | ".join(ROLLUP_TITLES) + " |",
-        "| --- |" + " ---: |" * len(ROLLUP_TITLES),
-    ]
-    for r in rollups[:ROLLUP_ROWS]:
-        cells = [md_code(url_printable(r.url))] + [f"{n:,}" for n in r.counts]
-        out.append("| " + " | ".join(cells) + " |")
-    more = len(rollups) - ROLLUP_ROWS
-    if more > 0:
-        out += ["", f"... and {more:,} more sitemaps."]
-    out.append("")
-    return out
-
-
-def _hosts_table(hosts: list[dict[str, Any]]) -> list[str]:
-    columns = host_columns(hosts)
-    out = [
-        "## Hosts",
-        "",
-        "| Host | " + " | ".join(md_text(t) for _, t in columns) + " |",
-        "| --- |" + " ---: |" * len(columns),
-    ]
-    for x in hosts:
-        cells = [md_code(x.get("host", ""))]
-        cells += [md_text(host_value(x.get(k))) for k, _ in columns]
-        out.append("| " + " | ".join(cells) + " |")
-    out.append("")
     return out

@@ -52,14 +52,6 @@ def _message(record: dict[str, Any], code: str, url: str | None, sitemap: str | 
     return message
 
 
-def _location(url: str | None, sitemap: str | None, line: int | None) -> dict[str, Any]:
-    """The sitemap that lists the URL (else the URL), at its line when known."""
-    physical: dict[str, Any] = {"artifactLocation": {"uri": sitemap or url or ""}}
-    if line is not None and line >= 1:
-        physical["region"] = {"startLine": line}
-    return {"physicalLocation": physical}
-
-
 def _invocation(summary: dict[str, Any], fail_on: str) -> dict[str, Any]:
     """The run's invocation: not successful, with a notification saying how far it got,
     when the run did not finish or audited nothing."""
@@ -85,23 +77,27 @@ class SarifWriter:
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
+        """Count every record; a finding becomes a result, spooled to a file."""
         self._agg.add(record)
-        if record.get("type") == "finding":
-            self._result(record)
-
-    def _result(self, record: dict[str, Any]) -> None:
+        if record.get("type") != "finding":
+            return
         code = str(record.get("code") or "unknown")
         sev = severity_of(record)
         if code not in self._rules:
             self._rules[code] = (len(self._rules), sev)
         url = str_or_none(record.get("url"))
         sitemap = str_or_none(record.get("sitemap"))
+        # where: the sitemap that lists the URL (else the URL), at its line when known
+        physical: dict[str, Any] = {"artifactLocation": {"uri": sitemap or url or ""}}
+        line = int_or_none(record.get("line"))
+        if line is not None and line >= 1:
+            physical["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": code,
             "ruleIndex": self._rules[code][0],
             "level": _LEVEL[sev],
             "message": {"text": _message(record, code, url, sitemap)},
-            "locations": [_location(url, sitemap, int_or_none(record.get("line")))],
+            "locations": [{"physicalLocation": physical}],
             # Stable across runs, so code-scanning UIs match a finding with last night's.
             "partialFingerprints": {
                 "sitemapAudit/v1": hashlib.sha256(
@@ -111,9 +107,6 @@ class SarifWriter:
         }
         if url:
             result["properties"] = {"url": url}
-        self._spool_result(result)
-
-    def _spool_result(self, result: dict[str, Any]) -> None:
         if self._spool is None:
             self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         if self._results:

@@ -21,7 +21,6 @@ from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
     Aggregate,
-    SitemapRollup,
     host_columns,
     host_value,
     search_console_label,
@@ -93,10 +92,27 @@ class TextWriter:
         lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
         lines += intent.text_lines(summary, _clean, lambda t: self._c("bold", t))
         lines += rendering.text_lines(summary, agg.examples, _clean, lambda t: self._c("bold", t))
-        if agg.rollups:
-            lines += self._sitemaps(agg.rollups)
+        if agg.rollups:  # the per-sitemap table (the `rollup` records), in the style of hosts
+            rollups = agg.rollups
+            lines += self._table(
+                "sitemaps",
+                ["sitemap", "urls", "indexable", "with lastmod", "errors", "warnings", "info"],
+                [[_clean(r.url)] + [f"{n:,}" for n in r.counts] for r in rollups[:ROLLUP_ROWS]],
+            )
+            more = len(rollups) - ROLLUP_ROWS
+            if more > 0:
+                lines.append(f"  ... and {more:,} more sitemaps")
         if agg.hosts:
-            lines += self._hosts(agg.hosts)
+            columns = host_columns(agg.hosts)
+            lines += self._table(
+                "hosts",
+                ["host"] + [title.lower() for _, title in columns],
+                [
+                    [_clean(str(x.get("host", "")))]
+                    + [_clean(host_value(x.get(k)))[:30] for k, _ in columns]
+                    for x in agg.hosts
+                ],
+            )
         lines += ["", self._verdict(summary)]
         return "\n".join(lines) + "\n"
 
@@ -147,34 +163,11 @@ class TextWriter:
             lines.append(self._c("dim", f"  … and {count - len(examples):,} more"))
         return lines
 
-    def _sitemaps(self, rollups: list[SitemapRollup]) -> list[str]:
-        """The per-sitemap table (the `rollup` records), in the style of `hosts`: at most
-        ROLLUP_ROWS rows, then how many more; the blank line before the next section
-        ends it."""
-        head = ["sitemap", "urls", "indexable", "with lastmod", "errors", "warnings", "info"]
-        rows = [[_clean(r.url)] + [f"{n:,}" for n in r.counts] for r in rollups[:ROLLUP_ROWS]]
+    def _table(self, title: str, head: list[str], rows: list[list[str]]) -> list[str]:
+        """A titled table, the first column left-aligned and the others right-aligned to
+        their widest cell; the blank line before the next section ends it."""
         widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        lines = ["", self._c("bold", "sitemaps")]
-        for r in [head, *rows]:
-            cells = [r[0].ljust(widths[0])]
-            cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
-            lines.append("  " + "  ".join(cells).rstrip())
-        more = len(rollups) - ROLLUP_ROWS
-        if more > 0:
-            lines.append(f"  ... and {more:,} more sitemaps")
-        return lines
-
-    def _hosts(self, hosts: list[dict[str, Any]]) -> list[str]:
-        """The per-host table, columns right-aligned to their widest cell."""
-        columns = host_columns(hosts)
-        rows = [
-            [_clean(str(x.get("host", "")))]
-            + [_clean(host_value(x.get(k)))[:30] for k, _ in columns]
-            for x in hosts
-        ]
-        head = ["host"] + [title.lower() for _, title in columns]
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        lines = ["", self._c("bold", "hosts")]
+        lines = ["", self._c("bold", title)]
         for r in [head, *rows]:
             cells = [r[0].ljust(widths[0])]
             cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]

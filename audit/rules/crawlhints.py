@@ -9,7 +9,7 @@ changefreq-invalid and priority-invalid per entry, priority-uniform per sitemap.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from audit.core.records import Finding
 from audit.rules.findings import DECIMAL, XML_SPACE, ZERO, add, show, writable
@@ -65,27 +65,22 @@ class CrawlHints:
             loc,
         )
 
-    def _parse_priority(self, text: str) -> Decimal | str:
-        value = text.strip(XML_SPACE)
-        if not DECIMAL.fullmatch(value):
-            return "is not a decimal number"
-        try:
-            number = Decimal(value)
-        except InvalidOperation:  # pragma: no cover - the regex admits only decimals
-            return "is not a decimal number"
-        if not ZERO <= number <= _ONE:
-            return "is outside 0.0 to 1.0"
-        return number
-
     def _priority_value(self, text: str) -> Decimal | str:
         """The parsed priority (or why it is invalid), from the cache when seen before."""
         cache = self._cache
         value = cache.get(text)
-        if value is None:
-            value = self._parse_priority(text)
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[text] = value
+        if value is not None:
+            return value
+        stripped = text.strip(XML_SPACE)
+        if not DECIMAL.fullmatch(stripped):
+            value = "is not a decimal number"
+        elif not ZERO <= (number := Decimal(stripped)) <= _ONE:  # the regex admits decimals only
+            value = "is outside 0.0 to 1.0"
+        else:
+            value = number
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[text] = value
         return value
 
     def _check_priority(

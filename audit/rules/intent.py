@@ -168,8 +168,7 @@ def judge(match: Match, served: Served, *, file: str, same: Same = _same_url) ->
     `same(final, expected)` compares a redirect's final URL with the expected one
     (normalised equality; `migrate` compares by path on another origin)."""
     row = match.row
-    ok = _satisfied(row.action, match, served, same)
-    if ok:
+    if _RULES[row.action](match, served, same):
         return Verdict(row.action, row.line, True)
     want = f"redirect to {match.expected}" if match.expected else row.action
     message = f"intent {want} ({file}:{row.line}), served {served.text()}"
@@ -182,10 +181,6 @@ def _plain_200(served: Served) -> bool:
     return served.status == 200 and not served.redirects
 
 
-def _satisfied(action: Action, match: Match, served: Served, same: Same) -> bool:
-    return _RULES[action](match, served, same)
-
-
 def _keeps(match: Match, served: Served, same: Same) -> bool:
     return _plain_200(served) and served.indexable
 
@@ -195,17 +190,15 @@ def _gone(match: Match, served: Served, same: Same) -> bool:
 
 
 def _redirects(match: Match, served: Served, same: Same) -> bool:
-    if not _permanent_to_200(served):
+    """Permanent redirects only, to a 200: to the expected URL, or (none given) to a page
+    other than the site's root."""
+    hops = served.redirects
+    if not hops or served.status != 200 or not all(h.status in _PERMANENT for h in hops):
         return False
     final = served.final_url or ""
     if match.expected is None:
-        return _path_of(normalize_url(final)) != "/"
+        return _split(normalize_url(final))[1].split("?", 1)[0] != "/"
     return same(final, match.expected)
-
-
-def _permanent_to_200(served: Served) -> bool:
-    hops = served.redirects
-    return bool(hops) and served.status == 200 and all(h.status in _PERMANENT for h in hops)
 
 
 _RULES: Final[dict[str, Callable[[Match, Served, Same], bool]]] = {
@@ -224,10 +217,6 @@ def _split(norm: str) -> tuple[str, str]:
     if cut < 0:
         return norm, "/"
     return norm[:cut], norm[cut:].split("#", 1)[0]
-
-
-def _path_of(norm: str) -> str:
-    return _split(norm)[1].split("?", 1)[0]
 
 
 def _norm_path(path: str) -> str:

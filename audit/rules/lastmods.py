@@ -123,13 +123,6 @@ def seconds_since_epoch(dt: datetime) -> int:
     return dt.toordinal() * _DAY_S + dt.hour * 3600 + dt.minute * 60 + dt.second
 
 
-def _imprecision(timed: bool, precision: Precision) -> tuple[str, str]:
-    """(why, fix) for a lastmod the XSD rejects as too imprecise."""
-    if timed:
-        return "has a time without seconds", "add seconds (hh:mm:ss)"
-    return f"gives only a {precision}", "give the full date (YYYY-MM-DD)"
-
-
 class LastmodCheck:
     """The <lastmod> checks and counts of one sitemap. `now` is the aware UTC time of
     the audit; `kind` "rss" admits RFC 822 dates; `served_at` is when the sitemap's
@@ -248,8 +241,18 @@ class LastmodCheck:
             day = value[0] // _DAY_S
             days = self.days
             days[day] = days.get(day, 0) + 1
+        elif isinstance(value, str):
+            add(
+                out,
+                self.source,
+                "lastmod-invalid",
+                f"<lastmod> {show(lastmod)} is invalid ({value}); use a W3C Datetime such as "
+                "2024-05-06 or 2024-05-06T07:08:09+00:00",
+                line,
+                loc,
+            )
         else:
-            self._judge(lastmod, value, line, loc, out)
+            self._check_time(lastmod, value, line, loc, out)
 
     def _parse(self, text: str) -> _Lastmod | str:
         value = text.strip(XML_SPACE)
@@ -263,32 +266,10 @@ class LastmodCheck:
             start, precision, xsd_valid = parse_w3c_start(value)
             return seconds_since_epoch(start), precision, xsd_valid
         except ValueError as exc:
-            return self._not_w3c(value, str(exc))
-
-    def _not_w3c(self, value: str, why: str) -> _Lastmod | str:
-        """A lastmod that is no W3C Datetime: an RSS pubDate (RFC 822) in an RSS feed,
-        else `why` it is invalid."""
-        if self.kind == "rss":
-            dt = parse_rss_date(value)
-            if dt is not None:
-                return seconds_since_epoch(dt), "second", True
-        return why
-
-    def _judge(
-        self, text: str, value: _Lastmod | str, line: int, loc: str | None, out: list[Finding]
-    ) -> None:
-        if isinstance(value, str):
-            add(
-                out,
-                self.source,
-                "lastmod-invalid",
-                f"<lastmod> {show(text)} is invalid ({value}); use a W3C Datetime such as "
-                "2024-05-06 or 2024-05-06T07:08:09+00:00",
-                line,
-                loc,
-            )
-            return
-        self._check_time(text, value, line, loc, out)
+            why = str(exc)
+        # no W3C Datetime: an RSS pubDate (RFC 822) in an RSS feed, else why it is invalid
+        dt = parse_rss_date(value) if self.kind == "rss" else None
+        return why if dt is None else (seconds_since_epoch(dt), "second", True)
 
     def _check_time(
         self, text: str, value: _Lastmod, line: int, loc: str | None, out: list[Finding]
@@ -303,8 +284,12 @@ class LastmodCheck:
         timed = precision == "second" or precision == "minute"
         if timed and start >= self._served_from:
             self.served_now += 1
-        if not xsd_valid:
-            why, fix = _imprecision(timed, precision)
+        if not xsd_valid:  # too imprecise for the XSD
+            why, fix = (
+                ("has a time without seconds", "add seconds (hh:mm:ss)")
+                if timed
+                else (f"gives only a {precision}", "give the full date (YYYY-MM-DD)")
+            )
             add(
                 out,
                 self.source,
@@ -314,18 +299,15 @@ class LastmodCheck:
                 loc,
             )
         if start > (self._future_time if timed else self._future_date):
-            self._report_future(text, line, loc, out)
-
-    def _report_future(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
-        add(
-            out,
-            self.source,
-            "lastmod-future",
-            f"<lastmod> {show(text)} is later than the time of the audit "
-            f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
-            line,
-            loc,
-        )
+            add(
+                out,
+                self.source,
+                "lastmod-future",
+                f"<lastmod> {show(text)} is later than the time of the audit "
+                f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
+                line,
+                loc,
+            )
 
     # -- per sitemap --------------------------------------------------------
 

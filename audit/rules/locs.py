@@ -42,55 +42,40 @@ class LocCheck:
 
     def check(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable)."""
-        loc = self._report_loc_problems(entry.loc, entry.line, out)
-        if not loc or origin(loc) is None:
-            return loc or None, None  # not an http(s) URL with a host: nothing to compare
-        norm = normalize_url(loc)
-        if self.scope is not None:
-            self._check_scope(self.scope, loc, norm, entry.line, out)
-        return loc, norm
-
-    def _report_loc_problems(self, raw: str | None, line: int, out: list[Finding]) -> str:
-        """check_loc's findings for a <loc> as written; returns it stripped ("" if none)."""
+        raw, line = entry.loc, entry.line
         loc = raw.strip(XML_SPACE) if raw is not None else ""
         for code, message in check_loc(raw):
             add(out, self.source, code, message, line, loc or None)
-        return loc
-
-    def _check_scope(
-        self, scope: LocScope, loc: str, norm: str, line: int, out: list[Finding]
-    ) -> None:
-        """loc-cross-host (unless the other host's robots.txt submits this sitemap) and
-        loc-outside-path."""
+        if not loc or origin(loc) is None:
+            return loc or None, None  # not an http(s) URL with a host: nothing to compare
+        norm = normalize_url(loc)
+        scope = self.scope
+        if scope is None:
+            return loc, norm
         scope_code = scope.classify(loc, norm)
-        if scope_code == "loc-cross-host":
-            if self.cross_submitted is None or not self.cross_submitted(loc):
-                self._report_cross_host(scope, loc, line, out)
+        # loc-cross-host, unless the other host's robots.txt submits this sitemap
+        if scope_code == "loc-cross-host" and (
+            self.cross_submitted is None or not self.cross_submitted(loc)
+        ):
+            add(
+                out,
+                self.source,
+                "loc-cross-host",
+                f"<loc> {show(loc)} is on another host, scheme or port than the "
+                f"sitemap {show(scope.sitemap_url)}: list it in a sitemap on "
+                "its own host, or declare this sitemap in that host's robots.txt",
+                line,
+                loc,
+            )
         elif scope_code == "loc-outside-path":
-            self._report_outside_path(scope, loc, line, out)
-
-    def _report_cross_host(self, scope: LocScope, loc: str, line: int, out: list[Finding]) -> None:
-        add(
-            out,
-            self.source,
-            "loc-cross-host",
-            f"<loc> {show(loc)} is on another host, scheme or port than the "
-            f"sitemap {show(scope.sitemap_url)}: list it in a sitemap on its own "
-            "host, or declare this sitemap in that host's robots.txt",
-            line,
-            loc,
-        )
-
-    def _report_outside_path(
-        self, scope: LocScope, loc: str, line: int, out: list[Finding]
-    ) -> None:
-        add(
-            out,
-            self.source,
-            "loc-outside-path",
-            f"<loc> {show(loc)} is outside {show(scope.prefix or '')}, the directory "
-            f"of the sitemap: move the sitemap up to the site root or list the URL "
-            "in a sitemap in its directory",
-            line,
-            loc,
-        )
+            add(
+                out,
+                self.source,
+                "loc-outside-path",
+                f"<loc> {show(loc)} is outside {show(scope.prefix or '')}, the "
+                "directory of the sitemap: move the sitemap up to the site root or list the URL "
+                "in a sitemap in its directory",
+                line,
+                loc,
+            )
+        return loc, norm

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -182,11 +182,6 @@ def _decide(collector: IndexNowCollector, ledger: Ledger) -> tuple[dict[str, _Or
     return origins, skipped
 
 
-def _chunks(items: list[_Send]) -> Iterator[list[_Send]]:
-    for i in range(0, len(items), CHUNK):
-        yield items[i : i + CHUNK]
-
-
 def _answered(status: int | None, error: str | None, body: str | None) -> str:
     if status is None:
         return f"no answer ({error})" if error else "no answer"
@@ -253,7 +248,8 @@ async def submit(
                 for send in group.sends:
                     emit(_record(send, "dry-run", None))
                 continue
-            for chunk in _chunks(group.sends):
+            for i in range(0, len(group.sends), CHUNK):
+                chunk = group.sends[i : i + CHUNK]
                 await _post_chunk(group, chunk, key, endpoint, config, ledger, counts, emit, report)
     finally:
         ledger.close()
