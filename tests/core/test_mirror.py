@@ -46,7 +46,6 @@ NOT_YET: frozenset[str] = frozenset(
         "pipeline/intent.py",
         "pipeline/links.py",
         "pipeline/llms.py",
-        "pipeline/recorder.py",
         "pipeline/runner.py",
         "state/incremental.py",
         "state/store.py",
