@@ -14,7 +14,8 @@ Public API (knows nothing of sitemaps; see client.py for the design choices):
   (`exchange.exchange()`), and read pages into remote body sinks (`exchange.RemoteSink`),
   on other cores; `HttpClient` starts them itself (config.fetch_workers).
 
-Inside, one way: client -> workers -> exchange -> retry -> hosts; fetchworker -> exchange.
+Inside, one way: client -> {asagent, opened} -> {chain, credentials, dispatch} ->
+workers -> exchange -> retry -> hosts; fetchworker -> exchange.
 """
 
 from audit.http.client import BODY_EXCERPT, HttpClient, StreamResponse

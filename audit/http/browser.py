@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard, ip_of, normal_host
 from audit.http.cdp import BROWSER_FLAGS, BrowserGone, BrowserProcess, CdpError, StartError
-from audit.http.client import credential_headers
+from audit.http.credentials import credential_headers
 from audit.http.hosts import origin_key
 
 __all__ = [

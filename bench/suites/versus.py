@@ -1,6 +1,6 @@
 """Before/after speed check of a restructure: the package at a base commit against HEAD.
 
-    .venv/bin/python -m bench.suites.versus [--base REF] [--repeats N]
+    .venv/bin/python -m bench.suites.versus [--base REF] [--repeats N] [--modes validate,crawl,...]
 
 Makes a git worktree of REF (default c914850, the commit before issue 15's restructure)
 under bench/out/base-REF (removed at the end) and measures, in one run and interleaved
@@ -11,8 +11,12 @@ set to the tree, checked by importing it) through `python -m audit`:
   loop (bench/bare_iterparse.py), timed as bench/suites/run.py times its validate row;
 - crawl: a generated site of --crawl-urls URLs (default 100,000) on nginx (bench/server.py), bench/common.py's
   crawl_cmd, against the bare aiohttp HEAD loop (bench/bare_head.py); every report must
-  hold one url record per listed URL.
+  hold one url record per listed URL;
+- page-checks, links (only with --modes): the same crawl with `--page-checks` or
+  `--links`, against the bare loop with --get (a GET of every URL, its body read).
 
+--modes picks and orders the rows (default validate,crawl: the output of before). A mode
+whose option a tree's `crawl --help` does not list stops the run before it starts.
 Prints a markdown table (median and best of the repeats, x bare, head/base) and writes
 bench/out/versus.md. Imports nothing of the product.
 """
@@ -48,6 +52,14 @@ VALIDATE_FILES, VALIDATE_PER_FILE = 4, 50_000  # 200,000 entries, one file gzipp
 CRAWL_FILES = 2  # children of the site's index, one gzipped, as bench/suites/run.py's crawl
 LIMIT_S = 600.0
 BASE_URL = "https://bench.example/sitemap_index.xml"
+# mode -> the options it adds to bench/common.py's crawl_cmd (validate is not a crawl)
+CRAWL_MODES: dict[str, list[str]] = {
+    "crawl": [],
+    "page-checks": ["--page-checks"],
+    "links": ["--links"],
+}
+MODES = ("validate", *CRAWL_MODES)
+DEFAULT_MODES = "validate,crawl"
 
 
 def log(msg: str) -> None:
@@ -112,6 +124,8 @@ def count_records(path: Path) -> Counter[str]:
         for raw in f:
             rec = json.loads(raw)
             counts[rec.get("type", "?")] += 1
+            if rec.get("type") == "url" and rec.get("source") != "links":
+                counts["listed-url"] += 1  # --links adds records of pages found by links
             if rec.get("type") == "sitemap" and rec.get("kind") == "urlset":
                 counts["urlset-entries"] += int(rec.get("entries") or 0)
     return counts
@@ -139,20 +153,51 @@ def validate_run(who: str, tree: Path | None, s: gen.SitemapSet, rep: int) -> fl
     return m.wall_s
 
 
-def crawl_run(who: str, tree: Path | None, site: gen.Site, rep: int) -> float:
-    tag = f"versus-crawl-{who}-{rep}"
+def parse_modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if not modes or unknown or len(set(modes)) != len(modes):
+        raise SystemExit(
+            f"versus.py: error: --modes {text!r}: a comma list of distinct modes of {', '.join(MODES)}"
+        )
+    return modes
+
+
+def check_modes(tree: Path, who: str, modes: list[str]) -> None:
+    """Stop before measuring when `tree`'s crawl lacks a mode's option (c914850 has no --links)."""
+    flags = [f for m in modes for f in CRAWL_MODES.get(m, [])]
+    if not flags:
+        return
+    helptext = subprocess.run(
+        [PY, "-m", "audit", "crawl", "--help"],
+        cwd=tree,
+        env=tree_env(tree),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    missing = [f for f in flags if f not in helptext]
+    if missing:
+        raise SystemExit(f"versus.py: error: {who} tree ({tree.name}) has no {', '.join(missing)}")
+
+
+def crawl_run(who: str, tree: Path | None, site: gen.Site, rep: int, mode: str = "crawl") -> float:
+    tag = f"versus-{mode}-{who}-{rep}"
+    extra = CRAWL_MODES[mode]
     if tree is None:
         cmd = [PY, str(BENCH / "bare_head.py"), "--concurrency", "64", *map(str, site.children)]
+        if extra:
+            cmd.insert(2, "--get")  # a run that reads pages against a loop that reads them
         m = measured(cmd, tag, None)
         out = m.json_out()
         if m.rc != 0 or out.get("urls") != site.urls or out.get("errors"):
             raise fail(m, f"bare aiohttp loop ({out})")
         return float(out["loop_s"])  # as bench/suites/run.py: the loop, locs read before the clock
     report = OUT / f"{tag}.jsonl"
-    m = measured(crawl_cmd(site.origin, report, exe=[PY, "-m", "audit"]), tag, tree)
-    got = count_records(report)["url"] if report.is_file() else 0
+    m = measured(crawl_cmd(site.origin, report, *extra, exe=[PY, "-m", "audit"]), tag, tree)
+    got = count_records(report)["listed-url"] if report.is_file() else 0
     if m.rc not in (0, 1) or got != site.urls:
-        raise fail(m, f"{who} crawl ({got} url records of {site.urls})")
+        raise fail(m, f"{who} {mode} ({got} url records of listed URLs, of {site.urls})")
     report.unlink()
     return m.wall_s
 
@@ -194,7 +239,13 @@ def main() -> int:
     ap.add_argument("--base", default="c914850", help="git ref of the base tree")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--crawl-urls", type=int, default=100_000, help="size of the crawl site (even)")
+    ap.add_argument(
+        "--modes",
+        default=DEFAULT_MODES,
+        help=f"comma list, in order, of {', '.join(MODES)} (default {DEFAULT_MODES})",
+    )
     args = ap.parse_args()
+    modes = parse_modes(args.modes)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `finally` cleans up on kill too
     OUT.mkdir(parents=True, exist_ok=True)
     base = OUT / f"base-{args.base}"
@@ -221,12 +272,12 @@ def main() -> int:
             subprocess.run([PY, "-m", "compileall", "-q", str(tree / "audit")], check=True)
             ensure_dependencies(tree)
             log(f"{who}: imports {check_import(tree)}")
+            check_modes(tree, who, modes)
         order = [("base", base), ("head", ROOT), ("bare", None)]
         vset = gen.validate_set(
             OUT / "v200k", files=VALIDATE_FILES, per_file=VALIDATE_PER_FILE, gzipped={2}
         )
-        vt: dict[str, list[float]] = {w: [] for w, _ in order}
-        ct: dict[str, list[float]] = {w: [] for w, _ in order}
+        times: dict[str, dict[str, list[float]]] = {m: {w: [] for w, _ in order} for m in modes}
         port = server.free_port()
         site = gen.crawl_site(
             OUT / f"site-{args.crawl_urls}",
@@ -237,12 +288,14 @@ def main() -> int:
         )
         with server.Nginx(site.root, port):
             for rep in range(1, args.repeats + 1):
-                for who, tree in order:
-                    vt[who].append(validate_run(who, tree, vset, rep))
-                    log(f"repeat {rep}: validate {who} {vt[who][-1]:.2f} s")
-                for who, tree in order:
-                    ct[who].append(crawl_run(who, tree, site, rep))
-                    log(f"repeat {rep}: crawl {who} {ct[who][-1]:.2f} s")
+                for mode in modes:
+                    for who, tree in order:
+                        if mode == "validate":
+                            t = validate_run(who, tree, vset, rep)
+                        else:
+                            t = crawl_run(who, tree, site, rep, mode)
+                        times[mode][who].append(t)
+                        log(f"repeat {rep}: {mode} {who} {t:.2f} s")
     finally:
         subprocess.run(
             ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
@@ -260,23 +313,29 @@ def main() -> int:
     facts = machine_facts()
     cmd = f".venv/bin/python -m bench.suites.versus --base {args.base} --repeats {args.repeats}"
     cmd += f" --crawl-urls {args.crawl_urls}"
-    text = "\n".join(
-        [
-            f"# Before/after the restructure: {sha} (base) against {head_sha} (head)",
-            "",
-            f"Command: `{cmd}` ({args.repeats} repeats, interleaved base, head, bare; "
-            f"{time.perf_counter() - t0:.0f} s in all). Date: {facts['date']}.",
-            "",
-            f"## validate, {vset.entries:,} local entries ({VALIDATE_FILES} files, one gzipped)",
-            "",
-            table(summary(vt, vset.entries, "entries"), headers),
-            "",
-            f"## crawl, {site.urls:,} URLs on nginx (127.0.0.1, one worker)",
-            "",
-            table(summary(ct, site.urls, "URLs"), headers),
-            "",
-        ]
-    )
+    if args.modes != DEFAULT_MODES:
+        cmd += f" --modes {','.join(modes)}"
+    lines = [
+        f"# Before/after the restructure: {sha} (base) against {head_sha} (head)",
+        "",
+        f"Command: `{cmd}` ({args.repeats} repeats, interleaved base, head, bare; "
+        f"{time.perf_counter() - t0:.0f} s in all). Date: {facts['date']}.",
+        "",
+    ]
+    for mode in modes:
+        if mode == "validate":
+            title = (
+                f"validate, {vset.entries:,} local entries ({VALIDATE_FILES} files, one gzipped)"
+            )
+            rows = summary(times[mode], vset.entries, "entries")
+        else:
+            title = f"{' '.join(['crawl', *CRAWL_MODES[mode]])}, {site.urls:,} URLs on nginx"
+            title += " (127.0.0.1, one worker)"
+            if CRAWL_MODES[mode]:
+                title += "; bare is the GET loop (bare_head.py --get)"
+            rows = summary(times[mode], site.urls, "URLs")
+        lines += [f"## {title}", "", table(rows, headers), ""]
+    text = "\n".join(lines)
     (OUT / "versus.md").write_text(text)
     print(text)
     return 0

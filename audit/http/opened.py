@@ -1,0 +1,200 @@
+"""A request whose response the client reads itself, and the open sitemap stream it gives.
+
+`Opened` holds the fixed parts of such a request: a sitemap stream (its final answer left
+open for the caller as a `StreamResponse`) or a page GET whose body goes to a `BodySink`.
+Its `attempt()` is one attempt of the client's retry loop (client.py `_send`): the
+response read here, or, for a sink a fetch worker can rebuild (`RemoteSink`), read by a
+worker while they run (the sink here accepts the worker's outcome). The host counts the
+status as soon as it arrives; what the attempt asks of the retry loop is returned.
+
+Imports aiohttp (for types only), yarl, audit.core and audit.http.{chain, dispatch,
+exchange, hosts, retry} only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from audit.core.errors import FetchErrorKind, translate_exception
+from audit.core.records import Hop, header_value, header_values
+from audit.http.chain import Answer, take_exchange
+from audit.http.dispatch import WorkerDispatch
+from audit.http.exchange import (
+    REDIRECT_STATUSES,
+    BodySink,
+    Recipe,
+    RemoteSink,
+    discard,
+    read_for_sink,
+    read_head,
+    release_if_read,
+    response_headers,
+    wants_body,
+)
+from audit.http.hosts import Host
+from audit.http.retry import DONE, after_error, after_status
+
+if TYPE_CHECKING:
+    import aiohttp
+    from yarl import URL
+
+__all__ = ["Opened", "StreamResponse"]
+
+
+@dataclass(slots=True)
+class Opened:
+    """The fixed parts of a request whose response the client reads itself: a sitemap
+    stream (left open for the caller) or a page GET whose body goes to a `BodySink`."""
+
+    session: aiohttp.ClientSession
+    method: str
+    target: URL
+    headers: Mapping[str, str] | None
+    verify: bool
+    timeout: aiohttp.ClientTimeout
+    stream: bool
+    body_limit: int | None
+    sink: BodySink | None
+    loop: asyncio.AbstractEventLoop
+    recipe: Recipe | None = None  # the sink's, when a fetch worker may read the page
+
+    def keeps_open(self, status: int) -> bool:
+        """A stream's final answer stays open for its reader."""
+        return self.stream and status not in REDIRECT_STATUSES
+
+    def read_body(
+        self, resp: aiohttp.ClientResponse, headers: tuple[tuple[str, str], ...]
+    ) -> Awaitable[bytes] | None:
+        """The reader of a final answer's body, or None when no body is wanted (a HEAD,
+        a redirect). Returns the coroutine: the caller awaits it, no extra frame."""
+        limit = self.body_limit
+        if limit is None or not wants_body(self.method, resp.status, limit):
+            return None
+        sink = self.sink
+        if sink is None:
+            return read_head(resp, limit)
+        return read_for_sink(resp, headers, sink, limit)
+
+    async def attempt(
+        self, answer: Answer, host: Host, retryable: bool, workers: WorkerDispatch
+    ) -> int:
+        """One attempt of this request. A page GET whose sink a fetch worker rebuilds is
+        read by a worker while they run, and the sink here accepts its outcome (if the
+        worker started its sink); with no worker (none ready, one that died, a recipe
+        refused), and for everything else, the response is read here (`read`)."""
+        if self.recipe is not None:
+            pending = workers.into_sink(
+                answer.url, self.headers, self.verify, self.body_limit or 0, retryable,
+                self.recipe,
+            )  # fmt: skip
+            reply = await pending if pending is not None else None
+            if reply is not None:
+                outcome, accepted = reply
+                step = take_exchange(answer, host, outcome, retryable)
+                if accepted is not None:
+                    cast(RemoteSink, self.sink).accept(accepted[0])
+                return step
+        return await self.read(answer, host, retryable)
+
+    async def read(self, answer: Answer, host: Host, retryable: bool) -> int:
+        """One attempt whose response is read here: a stream (kept open in `answer.resp`)
+        or a GET for a body sink. The host counts the status as soon as it arrives; what
+        the attempt asks of the retry loop is returned."""
+        loop = self.loop
+        started = loop.time()
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            resp = await self.session.request(
+                self.method,
+                self.target,
+                allow_redirects=False,
+                timeout=self.timeout,
+                auto_decompress=not self.stream,
+                headers=self.headers,
+                ssl=self.verify,
+            )
+            headers = response_headers(resp)
+            step = after_status(host, resp.status, headers, retryable)
+            if step != DONE:
+                await discard(resp)
+                return step
+            answer.status, answer.headers = resp.status, headers
+            if self.keeps_open(resp.status):
+                answer.resp, resp = resp, None  # the caller reads and closes it
+                return DONE
+            reading = self.read_body(resp, headers)
+            if reading is not None:
+                answer.body = await reading
+            if not release_if_read(resp):
+                await discard(resp)
+            return DONE
+        except Exception as exc:
+            err = translate_exception(exc, answer.url)
+            answer.status, answer.headers, answer.body, answer.error = None, (), b"", err
+            return after_error(err.kind)
+        finally:
+            answer.elapsed_ms = (loop.time() - started) * 1000.0
+            if resp is not None and not resp.closed:
+                resp.close()  # cancelled or failed half-way: never reuse the connection
+
+
+class StreamResponse:
+    """An open sitemap response. A failed fetch is a value: `status` None and `error` set.
+
+    `iter_chunks()` yields the raw body (no decompression) as it arrives; a failure after the
+    body started raises `FetchError` from it, so the caller keeps what it already parsed.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        final_url: str,
+        status: int | None,
+        headers: tuple[tuple[str, str], ...],
+        redirects: tuple[Hop, ...],
+        error: str | None,
+        error_kind: FetchErrorKind | None,
+        attempts: int,
+        elapsed_ms: float,
+        resp: aiohttp.ClientResponse | None,
+    ) -> None:
+        self.url = url
+        self.final_url = final_url
+        self.status = status
+        self.headers = headers
+        self.redirects = redirects
+        self.error = error
+        self.error_kind = error_kind
+        self.attempts = attempts
+        self.elapsed_ms = elapsed_ms  # until the headers arrived
+        self.bytes_read = 0
+        self._resp = resp
+
+    def header(self, name: str) -> str | None:
+        return header_value(self.headers, name)
+
+    def header_all(self, name: str) -> list[str]:
+        return header_values(self.headers, name)
+
+    async def iter_chunks(self) -> AsyncIterator[bytes]:
+        """The raw body, chunk by chunk, as the socket delivers it. Raises FetchError mid-body."""
+        resp = self._resp
+        if resp is None:
+            return
+        while True:
+            try:
+                chunk = await resp.content.readany()
+            except Exception as exc:
+                raise translate_exception(exc, self.final_url) from exc
+            if not chunk:
+                return
+            self.bytes_read += len(chunk)
+            yield chunk
+
+    def _close(self) -> None:
+        resp, self._resp = self._resp, None
+        if resp is not None and not release_if_read(resp):
+            resp.close()
