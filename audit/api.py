@@ -32,10 +32,11 @@ from typing import Any
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
-from audit.pipeline.auditor import EntryHook, SitemapHook, classify_target
+from audit.pipeline.context import EntryHook, SitemapHook
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder, RecordSink
+from audit.pipeline.targets import classify_target
 from audit.report.aggregate import fails
 from audit.sitemap.inspect import Inspector
 

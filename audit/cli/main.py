@@ -1584,7 +1584,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     targets, the map, the state) before the first request."""
     from audit.http.rewrite import parse_origin
     from audit.migrate.redirect_map import load_map
-    from audit.pipeline.auditor import classify_target
+    from audit.pipeline.targets import classify_target
 
     try:
         new_origin = parse_origin(args.new, "NEW")

@@ -8,9 +8,10 @@ same path is also good. Everything else is a `migrate-*` finding (RULES.md style
 codes in audit/core/codes.py) and every old URL gets exactly one outcome, counted in the
 summary's `migration` block with percentages.
 
-It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline's
-`Auditor` (streaming, validation, the bounded frontier, the workers, progress), given
-this module's `MigrationCheck` as its per-URL check; requests go through the
+It reuses the crawl machinery, not a copy of it: OLD is expanded by a pass of the
+pipeline (audit.pipeline.runner.run_pass: streaming, validation, the bounded frontier,
+the workers, progress), given this module's `MigrationCheck` as its per-URL check, which
+sees the run through its `RunContext`; requests go through the
 run's one `HttpClient` and `RobotsCache`; records go through the `Recorder` to the
 report writers. With `--new-sitemap`, a first pass expands the new site's sitemaps
 into a fingerprint set (audit.rules.validator.SeenUrls, 8 bytes a URL) and checks each
@@ -37,12 +38,13 @@ from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
-from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
-from audit.pipeline.hooks import Hook, overridden
+from audit.pipeline.context import RunContext, RunState, UrlJob
+from audit.pipeline.hooks import Hook
 from audit.pipeline.intent import IntentRun
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
-from audit.pipeline.runner import root_jobs
+from audit.pipeline.runner import run_pass
+from audit.pipeline.targets import classify_target
 from audit.rules.intent import IntentPlan, Match, Served
 from audit.rules.intent import judge as judge_intent
 from audit.rules.urls import normalize_url
@@ -488,15 +490,15 @@ class NewSitemapCheck:
     """The first pass's URL check: each new URL requested once; a redirect is
     `migrate-new-sitemap-redirect`."""
 
-    def __init__(self, auditor: Auditor, stats: MigrationStats) -> None:
-        self.auditor = auditor
+    def __init__(self, ctx: RunContext, stats: MigrationStats) -> None:
+        self.ctx = ctx
         self.stats = stats
 
     async def __call__(self, job: UrlJob) -> None:
-        result = await self.auditor.client.fetch(job.url)
+        result = await self.ctx.client.fetch(job.url)
         if result.redirects and result.status is not None:
             self.stats.new_sitemap_redirects += 1
-            self.auditor.rec.finding(
+            self.ctx.recorder.finding(
                 finding(
                     "migrate-new-sitemap-redirect",
                     f"the new sitemap lists a URL that redirects: {_chain_text(result)}; "
@@ -513,7 +515,7 @@ class MigrationCheck:
 
     def __init__(
         self,
-        auditor: Auditor,
+        ctx: RunContext,
         stats: MigrationStats,
         *,
         new_origin: str,
@@ -521,17 +523,14 @@ class MigrationCheck:
         new_sitemap: NewSitemapListing | None = None,
         intent: IntentRun | None = None,
     ) -> None:
-        self.auditor = auditor
+        self.ctx = ctx
         self.intent = intent
-        self.rec = auditor.rec
-        self.agent_token = auditor.agent_token
+        self.rec = ctx.recorder
+        self.agent_token = ctx.agent_token
         self.stats = stats
         self.new_origin = new_origin
         self.redirect_map = redirect_map
         self.new_sitemap = new_sitemap
-        # --state: the hooks look the URL up before it is judged (a resumed run's answers
-        # are then judged again from the state, not requested)
-        self._before = [h.before_request for h in auditor.hooks if overridden(h, "before_request")]
 
     async def __call__(self, job: UrlJob) -> None:
         if self._replayed(job):
@@ -540,7 +539,7 @@ class MigrationCheck:
         extra: dict[str, Any] = {"checked_url": checked}
         match = self.intent.plan.match(job.url) if self.intent is not None else None
         expected = self._expected_of(job.url, match, extra)
-        policy = await self.auditor.robots_for(checked)
+        policy = await self.ctx.robots_for(checked)
         if not policy.allowed(checked):
             self._blocked(job, checked, extra)
             return
@@ -562,8 +561,8 @@ class MigrationCheck:
         record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
         found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
-        # through the auditor's hooks: --state stores the record and findings with the URL
-        self.auditor.deliver_checked(job, record, found, result)
+        # through the run's hooks: --state stores the record and findings with the URL
+        self.ctx.deliver_checked(job, record, found, result)
 
     def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
         """The old URL's expected new URL: its intent row's target, which beats the map's."""
@@ -588,9 +587,9 @@ class MigrationCheck:
             lastmod=None,
             sitemap=None,
             line=None,
-            config=self.auditor.config,
+            config=self.ctx.config,
             agent_token=self.agent_token,
-            now=self.auditor.now,
+            now=self.ctx.now,
         )
         reason = indexability(record, found, result)
         served = Served(
@@ -615,18 +614,19 @@ class MigrationCheck:
     async def _answer(self, job: UrlJob, checked: str) -> FetchResult:
         """The new site's answer: requested, or (--state, a resumed run) the answer this
         run got before its crash, judged again as a fresh one."""
-        auditor = self.auditor
-        stored = auditor.stored_answer(job)
+        ctx = self.ctx
+        stored = ctx.stored_answer(job)
         if stored is not None:
             return stored.result
-        result = await auditor.client.fetch(checked)
-        if auditor.keeps_evidence:
+        result = await ctx.client.fetch(checked)
+        if ctx.keeps_evidence:
             job.evidence = Evidence(result)
         return result
 
     def _replayed(self, job: UrlJob) -> bool:
-        """A hook delivered the URL's outcome itself (--state: judged before a crash)."""
-        return any(before(job) for before in self._before)
+        """A hook delivered the URL's outcome itself (--state: judged before a crash: a
+        resumed run's answers are judged again from the state, not requested)."""
+        return self.ctx.before_request(job)
 
     def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
         """The redirect map's target of an old URL (noted in `extra`), or None."""
@@ -657,7 +657,7 @@ class MigrationCheck:
         record = UrlResult.unrequested(
             job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
-        self.auditor.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
+        self.ctx.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
 
     async def _landing_allowed(self, result: FetchResult) -> bool:
         """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
@@ -667,7 +667,7 @@ class MigrationCheck:
             and result.redirects
             and canonical_origin(result.final_url) is not None
         ):
-            landing = await self.auditor.robots_for(result.final_url)
+            landing = await self.ctx.robots_for(result.final_url)
             return landing.allowed(result.final_url)
         return True
 
@@ -761,25 +761,26 @@ async def run_migrate(
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
                 listing = NewSitemapListing(stats)
-                first = Auditor(
-                    config,
-                    recorder,
-                    progress=progress,
-                    hooks=[listing],
-                    url_check=lambda a: NewSitemapCheck(a, stats),
-                    summarise=False,  # the hosts record and notes come from the migration pass
-                )
-                first.attach_client(client, robots)
                 try:
-                    roots = await root_jobs(new_kind, new_value, first, recorder)
+                    await run_pass(
+                        new_kind,
+                        new_value,
+                        config,
+                        recorder,
+                        client=client,
+                        robots=robots,
+                        progress=progress,
+                        hooks=[listing],
+                        url_check=lambda ctx: NewSitemapCheck(ctx, stats),
+                        summarise=False,  # the hosts record and notes come from the pass over OLD
+                    )
                 except TargetError as exc:
                     outcome["fatal"] = f"--new-sitemap: {exc}"
                     return stats
-                await _run_roots(first, client, robots, roots)
 
-            def check(a: Auditor) -> MigrationCheck:
+            def check(ctx: RunContext) -> MigrationCheck:
                 return MigrationCheck(
-                    a,
+                    ctx,
                     stats,
                     new_origin=new_origin,
                     redirect_map=redirect_map,
@@ -787,15 +788,22 @@ async def run_migrate(
                     intent=intent_run,
                 )
 
-            auditor = Auditor(config, recorder, progress=progress, hooks=hooks, url_check=check)
-            auditor.attach_client(client, robots)
             try:
-                roots = await root_jobs(old_kind, old_value, auditor, recorder)
+                roots, state = await run_pass(
+                    old_kind,
+                    old_value,
+                    config,
+                    recorder,
+                    client=client,
+                    robots=robots,
+                    progress=progress,
+                    hooks=hooks,
+                    url_check=check,
+                )
             except TargetError as exc:
                 outcome["fatal"] = str(exc)
                 return stats
-            await _run_roots(auditor, client, robots, roots)
-            fatal = _old_pass_fatal(old, old_kind, roots, auditor)
+            fatal = _old_pass_fatal(old, old_kind, roots, state)
             if fatal is not None:
                 outcome["fatal"] = fatal
     finally:
@@ -808,20 +816,10 @@ def _intent_run(intent: IntentPlan | None) -> IntentRun | None:
     return IntentRun(intent.scoped(None)) if intent is not None else None
 
 
-async def _run_roots(
-    auditor: Auditor, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
-) -> None:
-    """Run a pass of the auditor over a target's root jobs, if it has any."""
-    if roots:
-        await auditor.run_with_client(client, robots, roots)
-
-
-def _old_pass_fatal(
-    old: str, old_kind: str, roots: list[SitemapJob], auditor: Auditor
-) -> str | None:
+def _old_pass_fatal(old: str, old_kind: str, roots: int, state: RunState) -> str | None:
     """Why the pass over OLD checked nothing, or None."""
     if not roots:
         return f"{old}: no sitemap found, so no old URL to check"
-    if old_kind != "file" and auditor.state.roots_unreachable == len(roots):
+    if old_kind != "file" and state.roots_unreachable == roots:
         return f"{old}: nothing could be checked: the sitemap could not be reached"
     return None

@@ -21,11 +21,10 @@ import math
 import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from audit.checks import sitemaps
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
@@ -33,7 +32,7 @@ from audit.checks.pagefacts import FactsSink, PageFacts, join
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
 from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
-from audit.core.errors import FetchError, TargetError
+from audit.core.errors import FetchError
 from audit.core.evidence import Evidence
 from audit.core.records import (
     Entry,
@@ -51,6 +50,15 @@ from audit.http.exchange import BodySink
 from audit.http.hosts import Host, canonical_origin
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
+from audit.pipeline.context import (
+    Answer,
+    EntryHook,
+    RunContext,
+    RunState,
+    SitemapHook,
+    SitemapJob,
+    UrlJob,
+)
 from audit.pipeline.frontier import GroupFrontier
 from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
 from audit.pipeline.progress import NoProgress, Progress
@@ -73,57 +81,8 @@ DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at onc
 LOCAL_CHUNK = 65536
 
 
-EntryHook = Callable[[str, Entry], None]
-Extra = dict[str, Any] | None
-# how a listed URL is requested elsewhere (job, checked URL, headers, extra): its answer
-# and what its page said (a cluster's worker), judged here as a local answer is
-Answer = Callable[["UrlJob", str, dict[str, str] | None, Extra], Awaitable[Evidence]]
-SitemapHook = Callable[[SitemapRecord, StreamParser], None]
 # the root sitemaps of one target, found (discovery) while the run goes on
-RootFeed = Callable[[], Awaitable[list["SitemapJob"]]]
-
-
-@dataclass(slots=True)
-class SitemapJob:
-    url: str  # URL, or the path of a local file
-    parent: str | None
-    parent_line: int | None
-    ancestors: tuple[str, ...]  # normalised URLs from the root down, for loop detection
-    local: Path | None = None
-    public_url: str | None = None  # the URL rules are judged against (--base-url for a file)
-    answered: datetime | None = None  # when its answer arrived (index-lastmod-now)
-    target: int = 0  # the place of its target in the run (counts per target)
-
-
-@dataclass(slots=True)
-class UrlJob:
-    url: str
-    sitemap: str
-    line: int | None
-    lastmod: str | None
-    context: Any = None  # what a hook carries from before the request to after it
-    host: Host | None = None  # the politeness object of `url`, looked up once when listed
-    page: PageFacts | None = None  # what the page checks read of the page, for the hooks
-    evidence: Evidence | None = None  # with --state: what the verdict is derived from
-    # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
-    alternates: list[dict[str, str | None]] | None = None
-    lane: Any = None  # its queue in the frontier (the frontier's own)
-
-
-@dataclass(slots=True)
-class RunState:
-    interrupted: bool = False
-    max_urls_reached: bool = False
-    excluded_urls: int = 0
-    excluded_sitemaps: int = 0
-    admitted: int = 0
-    roots_unreachable: int = 0  # root sitemaps that got no HTTP answer at all
-    # per target (SitemapJob.target): root sitemaps without an answer, sitemaps read
-    target_unreachable: dict[int, int] = field(default_factory=dict)
-    target_sitemaps: dict[int, int] = field(default_factory=dict)
-    hosts_reported: set[str] = field(default_factory=set)
-    # host key -> [why its robots.txt could not be read, its URL, listed URLs held back]
-    robots_unreachable: dict[str, list[Any]] = field(default_factory=dict)
+RootFeed = Callable[[], Awaitable[list[SitemapJob]]]
 
 
 class Auditor:
@@ -141,7 +100,7 @@ class Auditor:
         on_sitemap: SitemapHook | None = None,
         now: datetime | None = None,
         hooks: Sequence[Hook] = (),
-        url_check: Callable[[Auditor], UrlCheck] | None = None,
+        url_check: Callable[[RunContext], UrlCheck] | None = None,
         summarise: bool = True,
     ) -> None:
         self.config = config
@@ -223,9 +182,44 @@ class Auditor:
             and not self._header_hooks
             and not self._keeps_evidence
         )
-        self.check_url: UrlCheck = url_check(self) if url_check is not None else self.check_via
+        self.context = RunContext(
+            config=config,
+            agent_token=self.agent_token,
+            now=self.now,
+            recorder=recorder,
+            listed=self.seen,
+            state=self.state,
+            peers=self.hooks,
+            get_client=lambda: self.client,
+            get_robots=lambda: self.robots,
+            robots_for=self.robots_for,
+            enqueue=self.admit,
+            check=self._check_url,
+            check_with=self.check_via,
+            check_unlisted=self.check_unlisted,
+            judge_stored=self.judge_stored,
+            deliver=self.deliver,
+            deliver_checked=self.deliver_checked,
+            before_request=self._before_request,
+            stored_answer=self.stored_answer,
+            keeps_evidence=self._keeps_evidence,
+            facts_recipe=self.facts_recipe,
+            sitemap_excluded=self.sitemap_excluded,
+            alone=self._alone,
+        )
+        self.check_url: UrlCheck = (
+            url_check(self.context) if url_check is not None else self.check_via
+        )
         for hook in self.hooks:
-            hook.attach(self)
+            hook.attach(self.context)
+
+    async def _check_url(self, job: UrlJob) -> None:
+        """The run's check of a listed URL (its own `UrlCheck`, or check_via)."""
+        await self.check_url(job)
+
+    def _before_request(self, job: UrlJob) -> bool:
+        """The hooks' before_request: True when one delivered the URL's outcome."""
+        return any(before(job) for before in self._before_hooks)
 
     def _at(self, point: str) -> list[Any]:
         """The hooks' bound methods at `point`, only those that do something there."""
@@ -268,6 +262,13 @@ class Auditor:
         async with HttpClient(self.config) as client:
             self.attach_client(client, RobotsCache(client, self.config.user_agent))
             yield self
+
+    @contextlib.asynccontextmanager
+    async def _alone(self, recorder: Recorder) -> AsyncIterator[RunContext]:
+        """A crawl of this configuration without hooks, on a client of its own."""
+        auditor = Auditor(self.config, recorder, mode="crawl")
+        async with auditor.opened():
+            yield auditor.context
 
     async def check_unlisted(
         self, job: UrlJob
@@ -1263,36 +1264,3 @@ def _chain_entry(
             call(source, item)
 
     return every
-
-
-def classify_target(target: str) -> tuple[str, str]:
-    """('file', path) | ('site', url) | ('robots', url) | ('sitemap', url); TargetError otherwise."""
-    if "://" in target:
-        return _classify_url(target)
-    p = Path(target)
-    if p.is_dir():
-        raise TargetError(f"{target}: is a directory, not a sitemap file")
-    if not p.exists():
-        raise TargetError(f"{target}: no such file (and not an http(s) URL)")
-    try:
-        with p.open("rb"):
-            pass
-    except OSError as exc:
-        raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
-    return "file", target
-
-
-def _classify_url(target: str) -> tuple[str, str]:
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise TargetError(f"{target}: not an http(s) URL or a local file")
-    try:
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError as exc:
-        raise TargetError(f"{target}: bad port in URL") from exc
-    path = parts.path
-    if path in ("", "/") and not parts.query:
-        return "site", target if path else target + "/"
-    if path.lower().endswith("/robots.txt"):
-        return "robots", target
-    return "sitemap", target

@@ -1,11 +1,11 @@
 """How a capability plugs into the pipeline: typed hooks, not overridden privates.
 
 A `Hook` sees the run at fixed points and changes it only through its return
-values and the auditor's public methods. The base class does nothing at every
+values and what its `RunContext` (audit.pipeline.context) offers. The base class does nothing at every
 point; a capability overrides the points it needs, and the auditor calls only
 the points a hook overrides (a run without hooks pays nothing per URL).
 
-    attach(auditor)            once, before the first sitemap is read
+    attach(ctx)                once, before the first sitemap is read: the RunContext
     entry(source, entry)       every entry a sitemap lists, as it is parsed
     child(job, entry, loc)     an index lists a child sitemap
     sitemap_headers(job)       extra request headers for a sitemap
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
     from audit.http import StreamResponse
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
     from audit.sitemap.parser import StreamParser
 
 __all__ = ["HOOK_POINTS", "Hook", "TeeSink", "UrlCheck", "overridden"]
@@ -50,8 +50,8 @@ __all__ = ["HOOK_POINTS", "Hook", "TeeSink", "UrlCheck", "overridden"]
 class Hook:
     """A no-op at every point; subclass and override what the capability needs."""
 
-    def attach(self, auditor: Auditor) -> None:
-        """Called once with the auditor the hook serves."""
+    def attach(self, ctx: RunContext) -> None:
+        """Called once with the context of the run the hook serves (never the Auditor)."""
 
     def entry(self, source: str, entry: Entry) -> None:
         """Every parsed entry of every sitemap (the per-entry path: keep it cheap)."""
@@ -118,7 +118,7 @@ class Hook:
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> bool:
         """A URL's record and findings. True: the hook delivered them itself (through
-        `Auditor.deliver`), so the auditor does not deliver them again."""
+        `RunContext.deliver`), so the auditor does not deliver them again."""
         return False
 
     async def drain(self) -> None:

@@ -67,7 +67,7 @@ from audit.rules.urls import normalize_url
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
     from audit.sitemap.parser import StreamParser
 
 __all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
@@ -413,7 +413,7 @@ class LinkCrawl(Hook):
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.agent = ""
         self.origins: set[str] = set()
         self._inside: tuple[str, ...] = ()  # "origin/" of each: a normalised URL inside one
@@ -440,9 +440,9 @@ class LinkCrawl(Hook):
 
     # --- the listed URLs ------------------------------------------------------
 
-    def attach(self, auditor: Auditor) -> None:
-        self.auditor = auditor
-        self.agent = auditor.agent_token
+    def attach(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.agent = ctx.agent_token
 
     def keep_in(
         self, path: str | os.PathLike[str], *, resume: bool, run: int, deliver: Deliver | None
@@ -622,7 +622,7 @@ class LinkCrawl(Hook):
         self._hold_page(final, target, self._read(final, target, facts), depth)
 
     def _listed(self, url: str) -> bool:
-        return self.auditor is not None and url in self.auditor.seen
+        return self.ctx is not None and url in self.ctx.listed
 
     # --- the crawl beyond the listed URLs ------------------------------------
 
@@ -680,8 +680,8 @@ class LinkCrawl(Hook):
         return None
 
     async def _visit(self, url: str, depth: int) -> None:
-        assert self.auditor is not None
-        policy = await self.auditor.robots_for(url)
+        assert self.ctx is not None
+        policy = await self.ctx.robots_for(url)
         if not policy.allowed(url):
             blocked = UrlResult.unrequested(url, None, None, None, "blocked")
             self._hold(url, blocked, "robots", counted=True)
@@ -689,7 +689,7 @@ class LinkCrawl(Hook):
             return
         cap = self.config.page_cap
         sink = FactsSink(LINKS, cap, url)
-        result = await self.auditor.client.fetch_page(url, sink, cap=cap)
+        result = await self.ctx.client.fetch_page(url, sink, cap=cap)
         self.depths[depth] += 1
         self._hold_page(
             url, result, self._answered(url, result, depth, sink.facts), depth, counted=True
@@ -737,20 +737,20 @@ class LinkCrawl(Hook):
 
     def _stopped(self) -> str | None:
         """What kept the crawl from being complete, or None."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         if not self.drained:
             return "interrupted"
-        if self.auditor.state.max_urls_reached:
+        if self.ctx.state.max_urls_reached:
             return "max-urls"
         if self.stopped_by is not None:
             return self.stopped_by
         return "max-depth" if self.cut_depth else None
 
     def end_of_run(self) -> None:
-        assert self.auditor is not None
+        assert self.ctx is not None
         stopped = self._stopped()
         counts = Counter[str]()
-        emit = self._emit or self.auditor.deliver
+        emit = self._emit or self.ctx.deliver
         try:
             for listed, record, found, n, source in self.store.held():
                 out = self._verdicts(listed, record, n, source, stopped is None)
@@ -761,7 +761,7 @@ class LinkCrawl(Hook):
         if stopped is not None:
             root = min(self.roots) if self.roots else ""
             pages = self.fetched + self.listed_read
-            self.auditor.rec.finding(coverage_incomplete(root, pages, stopped))
+            self.ctx.recorder.finding(coverage_incomplete(root, pages, stopped))
         self._summary(stopped, counts)
 
     def _verdicts(
@@ -790,8 +790,8 @@ class LinkCrawl(Hook):
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""
-        assert self.auditor is not None
-        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
+        assert self.ctx is not None
+        notes: dict[str, Any] = self.ctx.recorder.notes.setdefault(
             "coverage",
             {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
         )

@@ -57,7 +57,7 @@ from audit.pipeline.hooks import Hook, overridden
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 
 __all__ = ["RenderHook", "RenderSession", "check_browser"]
 
@@ -166,7 +166,7 @@ class RenderHook(Hook):
     def __init__(self, config: CrawlConfig, session: RenderSession) -> None:
         self.config = config
         self.session = session
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.agent = ""
         self._sinks: dict[int, FactsSink] = {}
         self._cands: dict[int, _Candidate] = {}
@@ -176,15 +176,15 @@ class RenderHook(Hook):
         self._after: list[Hook] = []
         self._links: Any = None  # the target's LinkCrawl, if any
 
-    def attach(self, auditor: Auditor) -> None:
+    def attach(self, ctx: RunContext) -> None:
         from audit.pipeline.links import LinkCrawl
 
-        self.auditor = auditor
-        self.agent = auditor.agent_token
-        hooks = list(auditor.hooks)
+        self.ctx = ctx
+        self.agent = ctx.agent_token
+        hooks = [h for h in ctx.peers if isinstance(h, Hook)]
         mine = hooks.index(self)
         self._after = [h for h in hooks[mine + 1 :] if overridden(h, "deliver")]
-        self._links = next((h for h in hooks if isinstance(h, LinkCrawl)), None)
+        self._links = ctx.peer(LinkCrawl)
 
     def listing_roots(self, urls: list[str]) -> None:
         """The target's root sitemaps in discovery order (their place is the first key)."""
@@ -252,8 +252,8 @@ class RenderHook(Hook):
         for hook in self._after:
             if hook.deliver(job, record, found, result):
                 return
-        assert self.auditor is not None
-        self.auditor.deliver(record, found)
+        assert self.ctx is not None
+        self.ctx.deliver(record, found)
 
     # --- rendering ---------------------------------------------------------------
 
@@ -290,10 +290,10 @@ class RenderHook(Hook):
 
     async def _rendered(self, cand: _Candidate) -> Rendered:
         """One turn of the page's host's --rate, then its render."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         url = cand.job.url
         with contextlib.suppress(ValueError):  # an URL without a host: no turn to take
-            await self.auditor.client.hosts.get(url).acquire(hold_slot=False)
+            await self.ctx.client.hosts.get(url).acquire(hold_slot=False)
         self.session.pages += 1
         try:
             return await self.session.renderer.render(url)
@@ -332,8 +332,8 @@ class RenderHook(Hook):
             for cand in sorted(host.heap, key=lambda c: c.rank):
                 self._pass_on(cand, rendered=False)
         self._hosts.clear()
-        assert self.auditor is not None
-        self.auditor.rec.notes["render"] = self.session.summary()
+        assert self.ctx is not None
+        self.ctx.recorder.notes["render"] = self.session.summary()
 
 
 def _rendered(record: UrlResult, rendered: bool, render: dict[str, Any] | None = None) -> UrlResult:

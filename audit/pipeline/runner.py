@@ -18,7 +18,8 @@ from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
 from audit.pipeline.agents import AgentsHook
-from audit.pipeline.auditor import Auditor, EntryHook, Mode, RootFeed, SitemapHook, SitemapJob
+from audit.pipeline.auditor import Auditor, Mode, RootFeed
+from audit.pipeline.context import EntryHook, RunContext, RunState, SitemapHook, SitemapJob
 from audit.pipeline.deploy import DeployStampHook
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
@@ -39,7 +40,7 @@ async def run_target(
     on_entry: EntryHook | None = None,
     on_sitemap: SitemapHook | None = None,
     hooks: Sequence[Hook] = (),
-    url_check: Callable[[Auditor], UrlCheck] | None = None,
+    url_check: Callable[[RunContext], UrlCheck] | None = None,
     render: Any = None,
 ) -> None:
     """Run one audit of one target (run_targets with one)."""
@@ -70,7 +71,7 @@ async def run_targets(
     on_entry: EntryHook | None = None,
     on_sitemap: SitemapHook | None = None,
     hooks: Sequence[Hook] = (),
-    url_check: Callable[[Auditor], UrlCheck] | None = None,
+    url_check: Callable[[RunContext], UrlCheck] | None = None,
     render: Any = None,
 ) -> None:
     """Run one audit of every classified target at once (`outcomes`: one dict each). A
@@ -162,6 +163,37 @@ def builtin_hooks(config: CrawlConfig, mode: Mode, render: Any = None) -> list[H
 
         own.append(LinkCrawl(config))
     return own
+
+
+async def run_pass(
+    kind: str,
+    value: str,
+    config: CrawlConfig,
+    recorder: Recorder,
+    *,
+    client: HttpClient,
+    robots: RobotsCache,
+    progress: Progress,
+    hooks: Sequence[Hook] = (),
+    url_check: Callable[[RunContext], UrlCheck] | None = None,
+    summarise: bool = True,
+) -> tuple[int, RunState]:
+    """One crawl of one classified target on the caller's client with exactly these
+    hooks and URL check (`migrate`'s passes): the number of its root sitemaps and the
+    run's counters. TargetError when a site or robots.txt cannot be reached at all."""
+    auditor = Auditor(
+        config,
+        recorder,
+        progress=progress,
+        hooks=hooks,
+        url_check=url_check,
+        summarise=summarise,
+    )
+    auditor.attach_client(client, robots)
+    roots = await root_jobs(kind, value, auditor, recorder)
+    if roots:
+        await auditor.run_with_client(client, robots, roots)
+    return len(roots), auditor.state
 
 
 async def root_jobs(

@@ -59,7 +59,7 @@ from audit.core.evidence import Evidence, encode_evidence, revalidated
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
 from audit.http import StreamResponse
 from audit.http.access import secret_forms
-from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.indexlastmod import IndexLastmodHook
 from audit.pipeline.recorder import Recorder
@@ -151,7 +151,7 @@ class StateHook(Hook):
         self.target = sink.targets
         self.changed_only = changed_only
         self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
-        self._auditor: Auditor | None = None
+        self._ctx: RunContext | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
@@ -159,23 +159,23 @@ class StateHook(Hook):
         self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
         self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
 
-    def attach(self, auditor: Auditor) -> None:
-        self._auditor = auditor
-        self._secrets = secret_forms(auditor.config.secrets())
-        for hook in auditor.hooks:  # index <lastmod> over time: the children's digests
+    def attach(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self._secrets = secret_forms(ctx.config.secrets())
+        for hook in ctx.peers:  # index <lastmod> over time: the children's digests
             if isinstance(hook, IndexLastmodHook):
                 hook.check.keep_digests()
                 self._index = hook.check
-        if auditor.config.links:
-            self._keep_link_crawl(auditor)
+        if ctx.config.links:
+            self._keep_link_crawl(ctx)
 
-    def _keep_link_crawl(self, auditor: Auditor) -> None:
+    def _keep_link_crawl(self, ctx: RunContext) -> None:
         """crawl --links: the link crawl keeps its store beside the state (one per target),
         goes on from it when the state resumes the run, and delivers its records through
         this hook at the end, so the state stores them as URL results."""
         from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
-        for hook in auditor.hooks:
+        for hook in ctx.peers:
             if isinstance(hook, LinkCrawl):
                 self._links = hook
                 hook.keep_in(
@@ -193,14 +193,14 @@ class StateHook(Hook):
         return validator
 
     @property
-    def auditor(self) -> Auditor:
-        if self._auditor is None:
-            raise RuntimeError("StateHook used before it was attached to an Auditor")
-        return self._auditor
+    def ctx(self) -> RunContext:
+        if self._ctx is None:
+            raise RuntimeError("StateHook used before it was attached to a run")
+        return self._ctx
 
     @property
     def rec(self) -> Recorder:
-        return self.auditor.rec
+        return self.ctx.recorder
 
     # --- the URL check ------------------------------------------------------------------
 
@@ -289,7 +289,7 @@ class StateHook(Hook):
         captured: list[dict[str, Any]] = []
         sink.capture = captured
         try:
-            self.auditor.deliver(record, found)
+            self.ctx.deliver(record, found)
         finally:
             sink.capture = None
         return captured
@@ -389,9 +389,9 @@ class StateHook(Hook):
             if not page:
                 return
             for url, line, lastmod in page:
-                self.auditor.seen.add(url, job.url)  # later sitemaps still see it as listed
+                self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await self.auditor.admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self.ctx.enqueue(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
     def _index_over_time(self) -> None:
