@@ -459,6 +459,8 @@ class NewSitemapListing(Hook):
     """First pass of `--new-sitemap`, at the entry hook: every listed URL goes into
     `listed` (a fingerprint set), to judge the old URLs' landings against."""
 
+    name = "new-sitemap"
+
     def __init__(self, stats: MigrationStats) -> None:
         self.stats = stats
         self.listed = SeenUrls()

@@ -249,6 +249,8 @@ def _message(
 class AgentPages(Hook):
     """The facts of each listed page's GET, for the shell comparison; see the module."""
 
+    name = "agent-pages"
+
     def __init__(self, cap: int) -> None:
         self.cap = cap
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> its sink, until taken

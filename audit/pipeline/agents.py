@@ -59,6 +59,10 @@ class _Tally:
 
 
 class AgentsHook(Hook):
+    """Indexability of every URL and, with --agents, each agent's verdict; see the module."""
+
+    name = "agents"
+
     def __init__(self, config: CrawlConfig) -> None:
         # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()

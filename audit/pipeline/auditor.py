@@ -60,7 +60,7 @@ from audit.pipeline.context import (
     UrlJob,
 )
 from audit.pipeline.frontier import GroupFrontier
-from audit.pipeline.hooks import Hook, TeeSink, UrlCheck, overridden
+from audit.pipeline.hooks import Done, Hook, TeeSink, UrlCheck, ordered, overridden
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
@@ -108,7 +108,7 @@ class Auditor:
         self.rec = recorder
         self.mode = mode
         self.progress = progress or NoProgress()
-        self.hooks = tuple(hooks)
+        self.hooks = ordered(hooks)  # HOOK_ORDER's order, whatever order they came in
         self.on_entry = _chain_entry(on_entry, self._at("entry"))
         self.on_sitemap = on_sitemap
         self.now = now or datetime.now(UTC)
@@ -206,6 +206,7 @@ class Auditor:
             facts_recipe=self.facts_recipe,
             sitemap_excluded=self.sitemap_excluded,
             alone=self._alone,
+            pass_on=self.pass_on,
         )
         self.check_url: UrlCheck = (
             url_check(self.context) if url_check is not None else self.check_via
@@ -218,8 +219,8 @@ class Auditor:
         await self.check_url(job)
 
     def _before_request(self, job: UrlJob) -> bool:
-        """The hooks' before_request: True when one delivered the URL's outcome."""
-        return any(before(job) for before in self._before_hooks)
+        """The hooks' before_request: True when one was Done (it delivered the outcome)."""
+        return any(isinstance(before(job), Done) for before in self._before_hooks)
 
     def _at(self, point: str) -> list[Any]:
         """The hooks' bound methods at `point`, only those that do something there."""
@@ -566,7 +567,7 @@ class Auditor:
 
     async def _ask_answer_hooks(self, job: SitemapJob, resp: StreamResponse) -> bool:
         for hook in self._sitemap_answer_hooks:
-            if await hook(job, resp):
+            if isinstance(await hook(job, resp), Done):
                 return True
         return False
 
@@ -940,9 +941,8 @@ class Auditor:
         cluster's worker (audit.cluster), one more transport, which returns the answer and
         what the page said. The checks, the hooks and the delivery run here either way. The
         standard check of every listed URL: no call it can do without."""
-        for before in self._before_hooks:
-            if before(job):
-                return
+        if self._before_hooks and self._before_request(job):
+            return
         checked = self._rewrite(job.url) if self._rewriting else job.url
         extra = None if checked == job.url else {"checked_url": checked, "rewritten": True}
         host = job.host if extra is None else None
@@ -1043,15 +1043,15 @@ class Auditor:
     def _stored_answer(self, job: UrlJob) -> Evidence | None:
         for hook in self._stored_hooks:
             stored = hook(job)
-            if stored is not None:
-                return stored
+            if isinstance(stored, Done):
+                return stored.value
         return None
 
     def _stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
         for hook in self._stands_hooks:
             stood = hook(job, result)
-            if stood is not None:
-                return stood
+            if isinstance(stood, Done):
+                return stood.value
         return None
 
     def _not_allowed(
@@ -1141,7 +1141,7 @@ class Auditor:
         return headers
 
     def _after_answer(self, job: UrlJob, result: FetchResult) -> bool:
-        return any(hook(job, result) for hook in self._answer_hooks)
+        return any(isinstance(hook(job, result), Done) for hook in self._answer_hooks)
 
     def _deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -1153,11 +1153,33 @@ class Auditor:
             if changed is not None:
                 record, found = changed
         for hook in self._deliver_hooks:
-            if hook(job, record, found, result):
+            if isinstance(hook(job, record, found, result), Done):
                 return
         self.rec.url(record)  # self.deliver(), written out: once per listed URL
         if found:
             self.rec.findings(found)
+
+    def pass_on(
+        self,
+        after: object,
+        job: UrlJob,
+        record: UrlResult,
+        found: list[Finding],
+        result: FetchResult | None,
+    ) -> None:
+        """A record a deliver hook held (Done) goes on to the deliver hooks after that
+        one, then the recorder (--render passes on what it rendered)."""
+        hooks = self._deliver_hooks
+        at = next((n for n, h in enumerate(hooks) if getattr(h, "__self__", None) is after), -1)
+        for hook in hooks[at + 1 :]:
+            if isinstance(hook(job, record, found, result), Done):
+                return
+        self.deliver(record, found)
+
+    def target_roots(self, urls: list[str]) -> None:
+        """A target's root sitemaps, in discovery order, to the hooks' `target_roots`."""
+        for hook in self._at("target_roots"):
+            hook(urls)
 
     def deliver(self, record: UrlResult, found: list[Finding]) -> None:
         """A URL's record and its findings to the recorder."""

@@ -20,7 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
@@ -39,6 +39,7 @@ __all__ = [
     "Answer",
     "EntryHook",
     "Extra",
+    "Keeper",
     "RunContext",
     "RunState",
     "SitemapHook",
@@ -101,6 +102,23 @@ EntryHook = Callable[[str, Entry], None]
 SitemapHook = Callable[[SitemapRecord, StreamParser], None]
 
 
+@runtime_checkable
+class Keeper(Protocol):
+    """The feature that keeps a run's results (--state), as the others see it: where they
+    keep their own (a side file beside it, one per target), whether the run goes on from
+    one that died, and how a record they deliver at the end is stored with the run's."""
+
+    @property
+    def resume(self) -> bool: ...
+
+    @property
+    def run(self) -> int: ...
+
+    def side_file(self, name: str) -> Path: ...
+
+    def deliver_final(self, record: UrlResult, found: list[Finding]) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """One run as a feature may use it (crawlee's `BasicCrawlingContext`).
@@ -116,7 +134,8 @@ class RunContext:
     stored evidence), `deliver` (a record and findings to the recorder), `deliver_checked`
     (a verdict through the judge and deliver hooks), `alone` (a context of the run's
     configuration without hooks, on a client of its own, for a stage that checks URLs
-    after the run: the ledger's dropped URLs)."""
+    after the run: the ledger's dropped URLs), `pass_on` (a record a deliver hook held goes
+    on to the deliver hooks after it, then the recorder)."""
 
     config: CrawlConfig
     agent_token: str
@@ -143,6 +162,7 @@ class RunContext:
     facts_recipe: Callable[[UrlJob], tuple[str, tuple[Any, ...]] | None]
     sitemap_excluded: Callable[[str], bool]
     alone: Callable[[Recorder], AbstractAsyncContextManager[RunContext]]
+    pass_on: Callable[[object, UrlJob, UrlResult, list[Finding], FetchResult | None], None]
 
     @property
     def client(self) -> HttpClient:
@@ -158,6 +178,10 @@ class RunContext:
     def notes(self) -> dict[str, Any]:
         """The run's notes: they go into the summary."""
         return self.recorder.notes
+
+    def keeper(self) -> Keeper | None:
+        """The run's keeper (--state), or None: a feature keeps its own beside it."""
+        return next((h for h in self.peers if isinstance(h, Keeper)), None)
 
     def peer(self, kind: type[T]) -> T | None:
         """The run's feature of this type, if it has one (a feature that reads another's

@@ -45,6 +45,8 @@ class _Host:
 class DeployStampHook(Hook):
     """RULES.md last-modified-deploy, decided per host as the answers arrive."""
 
+    name = "deploy-stamp"
+
     def __init__(self) -> None:
         self._hosts: dict[str, _Host] = {}
         self._rec: Recorder | None = None

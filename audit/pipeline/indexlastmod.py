@@ -8,8 +8,8 @@ every sitemap read (`sitemap_done`), and at the end of the run reports
 the moment its answer arrived, and reports it instead of `lastmod-uniform`); the entries
 of such an index are not judged here.
 
-For the over-time codes (`--state`): the state's hook finds this one among
-`auditor.hooks` and calls `check.keep_digests()` when attached; at the end,
+For the over-time codes (`--state`): when the run has a keeper (its RunContext's
+`keeper()`) this hook keeps the children's digests (`check.keep_digests()`); at the end,
 `check.entry_states()` gives tonight's (index, child) -> (line, IndexEntryState) to
 store for the next night, and `check.over_time(previous)` the `index-lastmod-frozen`
 and `-churn` findings against the previous completed run's states (a child carried on
@@ -36,12 +36,16 @@ __all__ = ["IndexLastmodHook"]
 class IndexLastmodHook(Hook):
     """index-lastmod-behind over one run's sitemaps; see the module."""
 
+    name = "index-lastmod"
+
     def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
         self.check = IndexLastmodCheck(tolerance_s, digests=digests)
         self._ctx: RunContext | None = None
 
     def attach(self, ctx: RunContext) -> None:
         self._ctx = ctx
+        if ctx.keeper() is not None:  # --state: index <lastmod> over time reads digests
+            self.check.keep_digests()
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         if loc:

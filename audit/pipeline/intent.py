@@ -99,6 +99,8 @@ def intent_of(ctx: RunContext) -> IntentRun | None:
 class IntentHook(Hook):
     """`--intent` on one target of a crawl; see the module."""
 
+    name = "intent"
+
     def __init__(self, run: IntentRun, *, last: bool = True) -> None:
         self.run = run
         self.last = last

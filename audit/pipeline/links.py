@@ -18,7 +18,8 @@ only known then) and delivered with `source` and `inlinks`; links-only pages get
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
 the end of the run.
 
-With `--state PATH` the StateHook calls `keep_in`: the store is kept as `PATH.links-N`
+With `--state PATH` the crawl asks the run's keeper (the StateHook, through its
+RunContext) for a side file and calls `keep_in`: the store is kept as `PATH.links-N`
 (N: the target's place in the run) instead of a temp file. Every queued URL has a row there
 (memory only caches the first ones) and a row stays until its page is held; rows are
 committed at most 100 ms after a page is done and always between two pages (WAL: a SIGKILL
@@ -61,7 +62,7 @@ from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
 
@@ -411,6 +412,8 @@ class _Queue:
 class LinkCrawl(Hook):
     """`--links`: one per target; see the module."""
 
+    name = "links"
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.ctx: RunContext | None = None
@@ -443,6 +446,14 @@ class LinkCrawl(Hook):
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.agent = ctx.agent_token
+        keeper = ctx.keeper()
+        if keeper is not None:  # --state: the crawl's store beside it (see keep_in)
+            self.keep_in(
+                keeper.side_file("links"),
+                resume=keeper.resume,
+                run=keeper.run,
+                deliver=keeper.deliver_final,
+            )
 
     def keep_in(
         self, path: str | os.PathLike[str], *, resume: bool, run: int, deliver: Deliver | None
@@ -470,18 +481,19 @@ class LinkCrawl(Hook):
         self.fetched, self.listed_read, depths = self.store.counts()
         self.depths.update(depths)
 
-    def stored_answer(self, job: UrlJob) -> Evidence | None:
+    def stored_answer(self, job: UrlJob) -> Chain[Evidence]:
         """A resumed crawl: a listed page held before the run died is not requested
         again; its verdict is derived again from the evidence held with it (so host-wide
         judgements such as a deploy stamp see its answer), its links were counted and
         queued already."""
         done = self.done_listed
         if done is None or job.url not in done:
-            return None
+            return NEXT
         evidence = self.store.evidence(_key(normalize_url(job.url)))
-        if evidence is not None:
-            self._again.add(id(job))
-        return evidence
+        if evidence is None:
+            return NEXT
+        self._again.add(id(job))
+        return Done(evidence)
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         self._origin_of(job.url)  # early: the listed pages' links are judged against it
@@ -526,7 +538,7 @@ class LinkCrawl(Hook):
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> bool:
+    ) -> Chain[None]:
         depth = 0 if result is not None else None  # judge() counted it as read
         again = id(job) in self._again
         if again:
@@ -536,7 +548,7 @@ class LinkCrawl(Hook):
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
         )
         self.store.tick()
-        return True
+        return Done(None)
 
     def add_rendered(self, page: str, links: Iterable[str]) -> None:
         """--render: a listed page's JS-only links (rendered, not in its raw HTML) at its

@@ -48,7 +48,7 @@ from audit.core.agent import canonical_token
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 from audit.http.hosts import canonical_origin
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
 
@@ -78,6 +78,8 @@ def _origin(url: str) -> str:
 class LlmsHook(Hook):
     """`--llms`: one per target; see the module."""
 
+    name = "llms"
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
@@ -98,7 +100,7 @@ class LlmsHook(Hook):
 
     # --- the files -------------------------------------------------------------
 
-    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> Chain[None]:
         origin = _origin(job.url)
         if origin:
             task = self.reads.get(origin)
@@ -106,7 +108,7 @@ class LlmsHook(Hook):
                 self.files[origin] = []
                 task = self.reads[origin] = asyncio.create_task(self._read(origin))
             await asyncio.shield(task)
-        return False
+        return NEXT
 
     async def _read(self, origin: str) -> None:
         """Both files of an origin, llms.txt first."""

@@ -53,7 +53,7 @@ from audit.http.browser import (
     run_access,
 )
 from audit.http.hosts import origin_key
-from audit.pipeline.hooks import Hook, overridden
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
@@ -163,6 +163,8 @@ class _Chosen:
 class RenderHook(Hook):
     """One target's part of --render (see the module)."""
 
+    name = "render"
+
     def __init__(self, config: CrawlConfig, session: RenderSession) -> None:
         self.config = config
         self.session = session
@@ -173,7 +175,6 @@ class RenderHook(Hook):
         self._hosts: dict[str, _Chosen] = {}
         self._keys: dict[str, tuple[Any, ...]] = {}
         self._arrival = itertools.count()
-        self._after: list[Hook] = []
         self._links: Any = None  # the target's LinkCrawl, if any
 
     def attach(self, ctx: RunContext) -> None:
@@ -181,12 +182,9 @@ class RenderHook(Hook):
 
         self.ctx = ctx
         self.agent = ctx.agent_token
-        hooks = [h for h in ctx.peers if isinstance(h, Hook)]
-        mine = hooks.index(self)
-        self._after = [h for h in hooks[mine + 1 :] if overridden(h, "deliver")]
         self._links = ctx.peer(LinkCrawl)
 
-    def listing_roots(self, urls: list[str]) -> None:
+    def target_roots(self, urls: list[str]) -> None:
         """The target's root sitemaps in discovery order (their place is the first key)."""
         for i, url in enumerate(urls):
             self._keys.setdefault(url, (i,))
@@ -228,10 +226,10 @@ class RenderHook(Hook):
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> bool:
+    ) -> Chain[None]:
         cand = self._cands.pop(id(job), None)
         if cand is None:
-            return False
+            return NEXT
         cand.record, cand.found = record, found
         origin = origin_key(job.url)
         room = self.session.room(origin)
@@ -239,7 +237,7 @@ class RenderHook(Hook):
         heapq.heappush(chosen.heap, cand)
         if room is not None and len(chosen.heap) > room:
             self._pass_on(heapq.heappop(chosen.heap), rendered=False)
-        return True
+        return Done(None)  # held: passed on (ctx.pass_on) once rendered or not
 
     def _pass_on(self, cand: _Candidate, *, rendered: bool) -> None:
         record = cand.record if rendered else _rendered(cand.record, False)
@@ -249,11 +247,8 @@ class RenderHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
         """A record on to the deliver hooks after this one, then the recorder."""
-        for hook in self._after:
-            if hook.deliver(job, record, found, result):
-                return
         assert self.ctx is not None
-        self.ctx.deliver(record, found)
+        self.ctx.pass_on(self, job, record, found, result)
 
     # --- rendering ---------------------------------------------------------------
 

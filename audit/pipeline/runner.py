@@ -129,9 +129,7 @@ def _feed(
         for job in found:
             job.target = n
         outcome["roots"] = len(found)
-        for hook in auditor.hooks:  # --render: the listing order starts at the roots
-            if hasattr(hook, "listing_roots"):
-                hook.listing_roots([r.public_url or r.url for r in found])
+        auditor.target_roots([r.public_url or r.url for r in found])  # --render's listing order
         return found
 
     return roots

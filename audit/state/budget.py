@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.state.lastmod import lastmod_moved
 from audit.state.store import Prior, StateStore
 
@@ -55,6 +55,8 @@ def _now() -> str:
 class BudgetHook(Hook):
     """--budget N: at most N listed URLs checked in this run; see the module."""
 
+    name = "budget"
+
     def __init__(self, store: StateStore, limit: int) -> None:
         self.store = store
         self.limit = max(1, limit)
@@ -69,11 +71,11 @@ class BudgetHook(Hook):
     def attach(self, ctx: RunContext) -> None:
         self._ctx = ctx
 
-    def before_request(self, job: UrlJob) -> bool:
+    def before_request(self, job: UrlJob) -> Chain[None]:
         if id(job) in self._released:
-            return False  # chosen: checked now, as any listed URL
+            return NEXT  # chosen: checked now, as any listed URL
         self.jobs.append(job)
-        return True
+        return Done(None)  # held until the listing is complete (drain)
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None

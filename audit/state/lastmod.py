@@ -83,6 +83,8 @@ def _days(gap: timedelta) -> str:
 class LastmodHook(Hook):
     """Content fingerprints and page dates at the pipeline's hook points."""
 
+    name = "lastmod"
+
     def __init__(self, store: StateStore | None, cap: int) -> None:
         self.store = store
         self.cap = cap

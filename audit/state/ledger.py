@@ -118,6 +118,8 @@ class Ledger(Hook):
     """Tonight's view of the ledger (a recorder sink, and a hook of every target's run
     for the children indexes name and the sitemap filters), judged after the run."""
 
+    name = "ledger"
+
     def __init__(
         self,
         store: StateStore,

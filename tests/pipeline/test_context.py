@@ -16,7 +16,7 @@ from audit.core.config import CrawlConfig
 from audit.core.records import Finding, UrlResult
 from audit.pipeline.auditor import Auditor
 from audit.pipeline.context import RunContext, UrlJob
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.pipeline.recorder import Recorder
 from tests.crawlkit import FAST, HTML, XML, Serve, Site, urlset
 
@@ -49,9 +49,11 @@ class Looker(Hook):
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
 
-    def deliver(self, job: UrlJob, record: UrlResult, found: list[Finding], result: Any) -> bool:
+    def deliver(
+        self, job: UrlJob, record: UrlResult, found: list[Finding], result: Any
+    ) -> Chain[None]:
         self.seen.setdefault("delivered", []).append(record.url)
-        return False
+        return NEXT
 
     async def drain(self) -> None:
         ctx = self.ctx
