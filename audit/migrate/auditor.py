@@ -34,13 +34,13 @@ from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.features.intent import IntentRun
 from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.context import RunContext, RunState, UrlJob
 from audit.pipeline.hooks import Hook
-from audit.pipeline.intent import IntentRun
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import run_pass

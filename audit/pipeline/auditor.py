@@ -259,7 +259,7 @@ class Auditor:
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Auditor]:
         """This auditor on a client of its own, for a stage that checks URLs after the
-        run (the ledger's dropped URLs: audit.state.ledger)."""
+        run (the ledger's dropped URLs: audit.features.ledger)."""
         async with HttpClient(self.config) as client:
             self.attach_client(client, RobotsCache(client, self.config.user_agent))
             yield self

@@ -22,9 +22,9 @@ from audit.cli.main import main
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.records import UrlResult
+from audit.features.intent import intent_of, violation
 from audit.pipeline.context import RunContext
 from audit.pipeline.hooks import Hook
-from audit.pipeline.intent import intent_of, violation
 from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, audit, urlset
 
 PAGE = (200, HTML, "<html><head><title>t</title></head><body>a page</body></html>")

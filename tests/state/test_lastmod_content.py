@@ -1,12 +1,12 @@
 """The main-text fingerprint (audit.checks.content) and the lastmod comparisons of
-audit.state.lastmod, on their own."""
+audit.features.lastmod, on their own."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 from audit.checks.content import ContentSink, page_content
-from audit.state.lastmod import lastmod_moved, page_date_gap
+from audit.features.lastmod import lastmod_moved, page_date_gap
 
 PAGE = """<html><head><meta name="csrf-token" content="{tok}"><script>var n="{tok}"</script>
 <link href="/app.{asset}.css" rel="stylesheet"><style>p{{color:red}}</style></head>

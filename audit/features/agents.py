@@ -37,8 +37,8 @@ from audit.checks.agents import (
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.features.agentfetch import AgentPages, AgentSampler
 from audit.http.hosts import canonical_origin
-from audit.pipeline.agentfetch import AgentPages, AgentSampler
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.features.lastmod import lastmod_moved
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
-from audit.state.lastmod import lastmod_moved
 from audit.state.store import Prior, StateStore
 
 if TYPE_CHECKING:

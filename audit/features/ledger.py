@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 from audit.checks.agents import indexability
 from audit.core.config import DEFAULT_DROPPED_MAX, CrawlConfig
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.features.intent import IntentRun, intent_of, violation
 from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
-from audit.pipeline.intent import IntentRun, intent_of, violation
 from audit.pipeline.recorder import Recorder
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url

@@ -8,7 +8,7 @@ for this module.
 A URL's verdict is derived once, by the auditor's checks, from evidence (the final
 answer and the page's facts, audit.core.evidence); the state keeps that evidence beside
 the verdict, so every night derives its verdicts by the same checks as a fresh run, and
-host-level judgements (a deploy stamp: audit.pipeline.deploy) see the same answers. For
+host-level judgements (a deploy stamp: audit.features.deploy) see the same answers. For
 each URL taken from the frontier:
 
 1. robots.txt, as in a plain run (a blocked URL is recorded, never requested);
@@ -58,11 +58,11 @@ from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence, encode_evidence, revalidated
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
+from audit.features.indexlastmod import IndexLastmodHook
 from audit.http import StreamResponse
 from audit.http.access import secret_forms
 from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
-from audit.pipeline.indexlastmod import IndexLastmodHook
 from audit.pipeline.recorder import Recorder
 from audit.rules.indexlastmod import IndexEntryState, IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
