@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from audit.core.records import Entry, FetchResult, Finding, SitemapRecord, UrlResult
+from audit.core.records import Entry, FetchResult, Finding, UrlResult
 from audit.pipeline.context import EntryHook, SitemapHook, SitemapJob, UrlJob
 from audit.pipeline.hooks import Chain, Done, Hook, ordered, overridden
 from audit.pipeline.recorder import Recorder
@@ -44,22 +44,16 @@ class HookChain:
         # sitemaps a hook is carrying (a 304): what it admits for them is also an entry
         self.carrying: set[str] = set()
         self.before: list[Callable[[UrlJob], Chain[None]]] = self.at("before_request")
-        self.headers: list[Callable[[UrlJob], dict[str, str] | None]] = self.at(
-            "request_headers"
-        )
+        self.headers: list[Callable[[UrlJob], dict[str, str] | None]] = self.at("request_headers")
         self.stored: list[Callable[[UrlJob], Chain[Evidence]]] = self.at("stored_answer")
         self.stands: list[Callable[[UrlJob, FetchResult], Chain[Evidence]]] = self.at(
             "answer_stands_for"
         )
         # a hook that revives evidence also keeps it: each answer's goes on the job
         self.keeps_evidence = bool(self.stored or self.stands)
-        self.answered: list[Callable[[UrlJob, FetchResult], Chain[None]]] = self.at(
-            "after_answer"
-        )
+        self.answered: list[Callable[[UrlJob, FetchResult], Chain[None]]] = self.at("after_answer")
         self.bodies: list[Callable[[UrlJob], BodySink | None]] = self.at("page_body")
-        self._judges: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self.at(
-            "judge"
-        )
+        self._judges: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self.at("judge")
         self._deliverers: list[Callable[..., Chain[None]]] = self.at("deliver")
         self.drains: list[Callable[[], Awaitable[None]]] = self.at("drain")
         self._ends: list[Callable[[], None]] = self.at("end_of_run")

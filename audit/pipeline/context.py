@@ -20,7 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
@@ -40,6 +40,7 @@ __all__ = [
     "EntryHook",
     "Extra",
     "Keeper",
+    "Mode",
     "RunContext",
     "RunState",
     "SitemapHook",
@@ -48,6 +49,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+# how far a run goes: validate stops at the documents, inspect hands entries to a hook,
+# crawl checks every URL
+Mode = Literal["crawl", "validate", "inspect"]
 
 
 @dataclass(slots=True)

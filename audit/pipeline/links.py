@@ -19,7 +19,7 @@ with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage`
 the end of the run.
 
 With `--state PATH` the crawl asks the run's keeper (the StateHook, through its
-RunContext) for a side file and calls `keep_in`: the store is kept as `PATH.links-N`
+RunContext) for a side file when attached: the store is kept as `PATH.links-N`
 (N: the target's place in the run) instead of a temp file. Every queued URL has a row there
 (memory only caches the first ones) and a row stays until its page is held; rows are
 committed at most 100 ms after a page is done and always between two pages (WAL: a SIGKILL
@@ -444,27 +444,17 @@ class LinkCrawl(Hook):
     # --- the listed URLs ------------------------------------------------------
 
     def attach(self, ctx: RunContext) -> None:
+        """With --state the crawl keeps its store in the keeper's side file: when the keeper
+        resumes its run, the crawl goes on from what that run left there (none, or another
+        run's: a new crawl), and its records go out at the end through the keeper."""
         self.ctx = ctx
         self.agent = ctx.agent_token
         keeper = ctx.keeper()
-        if keeper is not None:  # --state: the crawl's store beside it (see keep_in)
-            self.keep_in(
-                keeper.side_file("links"),
-                resume=keeper.resume,
-                run=keeper.run,
-                deliver=keeper.deliver_final,
-            )
-
-    def keep_in(
-        self, path: str | os.PathLike[str], *, resume: bool, run: int, deliver: Deliver | None
-    ) -> None:
-        """--state: keep the crawl's store at `path` (before the first sitemap is read).
-        `resume`: the state resumes run `run`, so the crawl goes on from what that run left
-        there (none, or another run's: a new crawl). `deliver`: how the records go out at
-        the end (the state stores them as it delivers them)."""
-        self._emit = deliver
-        if self.store.keep(os.fspath(path), resume=resume, run=run):
-            self._restore()
+        if keeper is not None:
+            self._emit = keeper.deliver_final
+            path = os.fspath(keeper.side_file("links"))
+            if self.store.keep(path, resume=keeper.resume, run=keeper.run):
+                self._restore()
 
     def _restore(self) -> None:
         """A resumed crawl: the URLs it met (held or queued) are not queued again, listed

@@ -17,8 +17,15 @@ from audit.core.errors import TargetError
 from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
-from audit.pipeline.auditor import Auditor, Mode, RootFeed
-from audit.pipeline.context import EntryHook, RunContext, RunState, SitemapHook, SitemapJob
+from audit.pipeline.auditor import Auditor, RootFeed
+from audit.pipeline.context import (
+    EntryHook,
+    Mode,
+    RunContext,
+    RunState,
+    SitemapHook,
+    SitemapJob,
+)
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import Progress
@@ -93,7 +100,9 @@ def _feed(
         for job in found:
             job.target = n
         outcome["roots"] = len(found)
-        auditor.target_roots([r.public_url or r.url for r in found])  # --render's listing order
+        auditor.chain.target_roots(
+            [r.public_url or r.url for r in found]
+        )  # --render's listing order
         return found
 
     return roots
@@ -146,7 +155,7 @@ async def root_jobs(
     if kind == "robots":
         found, pre = await _from_robots(auditor, value)
     else:
-        found, pre = await discover(auditor.client, auditor.robots_for, value)
+        found, pre = await discover(auditor.client, auditor.checker.robots_for, value)
     recorder.findings(pre)
     roots: list[SitemapJob] = []
     for d in found:
@@ -156,7 +165,7 @@ async def root_jobs(
 
 
 async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
-    policy = await auditor.robots_for(robots_url)
+    policy = await auditor.checker.robots_for(robots_url)
     if policy.status == "unreachable" and policy.http_status is None:
         raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
     pre: list[Finding] = []
