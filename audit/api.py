@@ -32,10 +32,11 @@ from typing import Any
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
-from audit.pipeline.auditor import EntryHook, SitemapHook, classify_target
+from audit.pipeline.context import EntryHook, SitemapHook
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder, RecordSink
+from audit.pipeline.targets import classify_target
 from audit.report.aggregate import fails
 from audit.sitemap.inspect import Inspector
 
@@ -118,7 +119,7 @@ class Audit:
             self.recorder.add_sink(self.intent.observe)
         self._render: Any = None  # --render: the run's RenderSession (one browser)
         if config.render is not None and mode == "crawl":
-            from audit.pipeline.render import RenderSession  # no browser is started here
+            from audit.features.render import RenderSession  # no browser is started here
 
             if config.cluster:
                 raise TargetError(
@@ -164,6 +165,7 @@ class Audit:
 
     async def _run_targets(self) -> None:
         """Every target at once, on one pipeline: its outcomes in the targets' order."""
+        from audit.features.builtin import builtin_hooks
         from audit.pipeline.runner import run_targets  # loads the HTTP stack: only to run
 
         self.outcomes = [{} for _ in self.jobs]
@@ -176,19 +178,18 @@ class Audit:
             self.outcomes,
             on_entry=self._on_entry,
             on_sitemap=self._on_sitemap,
-            hooks=self._hooks_for_target(),
+            hooks=[*builtin_hooks(self.config, self.mode, self._render), *self._hooks_for_target()],
             url_check=self._url_check,
-            render=self._render,
         )
 
     def _hooks_for_target(self) -> list[Hook]:
-        """The caller's hooks for the run, made once (the run's own are the runner's
-        builtin_hooks), after --intent's (it reads their indexability; the caller's
+        """The caller's hooks for the run, made once (the run's own are
+        audit.features.builtin's), after --intent's (it reads their indexability; the caller's
         --state stores what it adds). The intent hook requests the exact rows no target
         listed."""
         own: list[Hook] = []
         if self.intent is not None:
-            from audit.pipeline.intent import IntentHook
+            from audit.features.intent import IntentHook
 
             own.append(IntentHook(self.intent))
         return own + (list(self._hooks()) if self._hooks is not None else [])
@@ -214,7 +215,7 @@ class Audit:
 def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
     """The run's --intent plan, its path rows scoped to the TARGETs' origins (a local
     file's is --base-url's); IntentError (one line, FILE:LINE) for a malformed file."""
-    from audit.pipeline.intent import IntentRun
+    from audit.features.intent import IntentRun
     from audit.rules.intent import IntentError, load_intent
 
     assert config.intent is not None

@@ -638,7 +638,7 @@ def _check_intent(config: CrawlConfig) -> Any:
 
 
 def _add_content_notify(p: argparse.ArgumentParser) -> None:
-    """lastmod over time and notifications (audit.state.lastmod, audit.report.notify)."""
+    """lastmod over time and notifications (audit.features.lastmod, audit.report.notify)."""
     p.add_argument(
         "--content",
         action="store_true",
@@ -1192,7 +1192,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
             hooks = None
             after = None
             if store is not None:
-                from audit.state.incremental import StateHook, StateSink
+                from audit.features.incremental import StateHook, StateSink
 
                 sink = StateSink(store)
                 sinks.append(sink)
@@ -1200,7 +1200,7 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
                 ledger = _ledger(args, store, config, list(targets), mode)
                 shared: list[Any] = [] if ledger is None else [ledger]
                 if getattr(args, "budget", None) and mode == "crawl":
-                    from audit.state.budget import BudgetHook
+                    from audit.features.budget import BudgetHook
 
                     shared.insert(0, BudgetHook(store, args.budget))
                 if ledger is not None:
@@ -1257,10 +1257,10 @@ def cmd_audit(args: argparse.Namespace, mode: str, targets: list[str] | None = N
 def _ledger(
     args: argparse.Namespace, store: Any, config: CrawlConfig, targets: list[str], mode: str
 ) -> Any:
-    """crawl --state: the published-URL ledger of the run (audit.state.ledger)."""
+    """crawl --state: the published-URL ledger of the run (audit.features.ledger)."""
     if mode != "crawl":
         return None
-    from audit.state.ledger import Ledger
+    from audit.features.ledger import Ledger
 
     return Ledger(
         store, config, targets, dropped_max=getattr(args, "dropped_max", DEFAULT_DROPPED_MAX)
@@ -1295,7 +1295,7 @@ def _with_lastmod(
     its after_answer must see a 304 before the StateHook carries it."""
     if not (getattr(args, "content", False) or config.page_checks):
         return factory
-    from audit.state.lastmod import LastmodHook
+    from audit.features.lastmod import LastmodHook
 
     cap = config.page_cap
 
@@ -1584,7 +1584,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     targets, the map, the state) before the first request."""
     from audit.http.rewrite import parse_origin
     from audit.migrate.redirect_map import load_map
-    from audit.pipeline.auditor import classify_target
+    from audit.pipeline.targets import classify_target
 
     try:
         new_origin = parse_origin(args.new, "NEW")
@@ -1660,7 +1660,7 @@ def _migrate_state_hooks(store: Any, sinks: list[Any]) -> list[Any]:
     """--state: the store's sink among the report's, and its hook for the pass over OLD."""
     if store is None:
         return []
-    from audit.state.incremental import StateHook, StateSink
+    from audit.features.incremental import StateHook, StateSink
 
     sink = StateSink(store)
     sinks.append(sink)

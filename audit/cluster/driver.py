@@ -28,7 +28,7 @@ from audit.core.evidence import Evidence
 
 if TYPE_CHECKING:
     from audit.http.hosts import Host
-    from audit.pipeline.auditor import Auditor, Extra, UrlJob
+    from audit.pipeline.context import Extra, RunContext, UrlJob
 
 __all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
 
@@ -143,8 +143,8 @@ class Cluster:
         """The driver's config: its worker tasks only wait on the cluster, so many more."""
         return dataclasses.replace(config, concurrency=max(config.concurrency, DRIVER_WINDOW))
 
-    def url_check(self, auditor: Auditor) -> ClusterCheck:
-        return ClusterCheck(auditor, self)
+    def url_check(self, ctx: RunContext) -> ClusterCheck:
+        return ClusterCheck(ctx, self)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -187,22 +187,22 @@ class ClusterCheck:
     """The Auditor's URL check on a cluster: robots.txt, hooks and delivery as locally
     (Auditor.check_via); the request and its checks on a worker."""
 
-    def __init__(self, auditor: Auditor, cluster: Cluster) -> None:
-        self.auditor = auditor
+    def __init__(self, ctx: RunContext, cluster: Cluster) -> None:
+        self.ctx = ctx
         self.cluster = cluster
 
     async def __call__(self, job: UrlJob) -> None:
-        await self.auditor.check_via(job, self._answer)
+        await self.ctx.check_with(job, self._answer)
 
     async def _answer(
         self, job: UrlJob, checked: str, headers: dict[str, str] | None, extra: Extra
     ) -> Evidence:
-        host = self.auditor.client.host(checked)
+        host = self.ctx.client.host(checked)
         item = {
             "checked": checked,
             "headers": headers,
-            "recipe": self.auditor.facts_recipe(job),  # what a page read must find
-            "cap": self.auditor.config.page_cap,
+            "recipe": self.ctx.facts_recipe(job),  # what a page read must find
+            "cap": self.ctx.config.page_cap,
         }
         assert self.cluster.lanes is not None
         answer = await self.cluster.lanes.check(host.group.key, host.rate, item)  # per group
@@ -212,9 +212,9 @@ class ClusterCheck:
     def _account(self, host: Host) -> None:
         """Worker counters into the driver's host (the hosts record), the cluster note."""
         for stats in self.cluster.notes:
-            _merge(self.auditor.client.host(stats["host"]) if stats.get("host") else host, stats)
+            _merge(self.ctx.client.host(stats["host"]) if stats.get("host") else host, stats)
         self.cluster.notes.clear()
-        self.auditor.rec.notes["cluster"] = self.cluster.summary()
+        self.ctx.recorder.notes["cluster"] = self.cluster.summary()
 
 
 def _merge(host: Host, stats: dict[str, Any]) -> None:

@@ -8,15 +8,17 @@ same path is also good. Everything else is a `migrate-*` finding (RULES.md style
 codes in audit/core/codes.py) and every old URL gets exactly one outcome, counted in the
 summary's `migration` block with percentages.
 
-It reuses the crawl machinery, not a copy of it: OLD is expanded by the pipeline's
-`Auditor` (streaming, validation, the bounded frontier, the workers, progress), given
-this module's `MigrationCheck` as its per-URL check; requests go through the
+It reuses the crawl machinery, not a copy of it: OLD is expanded by a pass of the
+pipeline (audit.pipeline.runner.run_pass: streaming, validation, the bounded frontier,
+the workers, progress), given this module's `MigrationCheck` as its per-URL check, which
+sees the run through its `RunContext`; requests go through the
 run's one `HttpClient` and `RobotsCache`; records go through the `Recorder` to the
 report writers. With `--new-sitemap`, a first pass expands the new site's sitemaps
 into a fingerprint set (audit.rules.validator.SeenUrls, 8 bytes a URL) and checks each
 listed URL for redirects, before the old URLs are judged against it.
 
-`judge()` is pure: a FetchResult in, one outcome and its findings out.
+`judge()` (audit.migrate.outcomes) is pure: a FetchResult in, one outcome and its
+findings out.
 """
 
 from __future__ import annotations
@@ -25,27 +27,36 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urldefrag, urlsplit
 
 from audit.checks.agents import indexability
-from audit.checks.response import check_fetch, noindex_directive, url_record
+from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.features.intent import IntentRun
 from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
 from audit.http.robots import RobotsCache
+from audit.migrate.outcomes import (
+    OUTCOMES,
+    RANK,
+    Verdict,
+    chain_text,
+    judge,
+    new_url_for,
+    path_query,
+    same_target,
+)
 from audit.migrate.redirect_map import RedirectMap
-from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob, classify_target
-from audit.pipeline.hooks import Hook, overridden
-from audit.pipeline.intent import IntentRun
+from audit.pipeline.context import RunContext, RunState, UrlJob
+from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
-from audit.pipeline.runner import root_jobs
+from audit.pipeline.runner import run_pass
+from audit.pipeline.targets import classify_target
 from audit.rules.intent import IntentPlan, Match, Served
 from audit.rules.intent import judge as judge_intent
-from audit.rules.urls import normalize_url
 from audit.rules.validator import SeenUrls
 
 __all__ = [
@@ -63,22 +74,6 @@ __all__ = [
     "same_target",
 ]
 
-# Every old URL gets exactly one of these; when several apply, the first listed wins.
-OUTCOMES: tuple[str, ...] = (
-    "intent-violated",  # --intent: the row's verdict replaces the migrate-* finding
-    "robots-blocked",
-    "lost",
-    "not-found",
-    "to-homepage",
-    "wrong-target",
-    "noindex",
-    "temporary-redirect",
-    "chain",
-    "gone",  # --intent: a satisfied gone row
-    "ok",
-)
-_RANK = {o: i for i, o in enumerate(OUTCOMES)}
-_PERMANENT = frozenset({301, 308})
 # Mass redirects to the home page: more than HOMEPAGE_MASS_COUNT URLs, or more than
 # HOMEPAGE_MASS_SHARE of the old URLs (two at least), get one summary finding as well.
 HOMEPAGE_MASS_COUNT = 5
@@ -107,228 +102,6 @@ _KEPT_CODES = frozenset(
         "intent-violated",
     }
 )
-
-
-def _path_query(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
-def _norm(url: str) -> str:
-    return normalize_url(urldefrag(url.strip())[0])
-
-
-def _is_home(url: str) -> bool:
-    return _path_query(url) == "/"
-
-
-def new_url_for(old_url: str, new_origin: str) -> str:
-    """The URL the new site is asked for: the old path and query on the new origin."""
-    return new_origin + _path_query(old_url)
-
-
-def _chain_text(result: FetchResult) -> str:
-    parts = [f"{h.url} ({h.status})" for h in result.redirects]
-    status = result.status if result.status is not None else "no answer"
-    last = f"{result.final_url} ({status})"
-    if not parts or parts[-1] != last:
-        parts.append(last)
-    return " -> ".join(parts)
-
-
-def same_target(final: str, expected: str, new_origin: str) -> bool:
-    """Does a landing URL match the expected one? A map written for the production origin
-    also works against staging: an expected URL on another origin than NEW matches the
-    same path and query on NEW."""
-    if _norm(final) == _norm(expected):
-        return True
-    if canonical_origin(expected) != new_origin and canonical_origin(final) == new_origin:
-        return _path_query(_norm(final)) == _path_query(_norm(expected))
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """One old URL's outcome (one of OUTCOMES) and its findings as (code, message)."""
-
-    outcome: str
-    findings: tuple[tuple[str, str], ...] = ()
-    landed: str | None = None  # the 2xx URL it ends on, if any
-
-
-@dataclass(frozen=True, slots=True)
-class _Case:
-    """What every message about one old URL's answer says (internal to judge)."""
-
-    old_url: str
-    result: FetchResult
-    new_origin: str
-    expected: str | None
-    agent_token: str
-    chain: str
-
-    @property
-    def fix(self) -> str:
-        return (
-            f"redirect it with one 301 to {self.expected}"
-            if self.expected
-            else "redirect it with one 301"
-        )
-
-    @property
-    def fix_page(self) -> str:
-        return self.fix if self.expected else f"{self.fix} to its new page"
-
-
-def judge(
-    old_url: str,
-    result: FetchResult,
-    *,
-    new_origin: str,
-    expected: str | None = None,
-    agent_token: str = "*",
-    landing_allowed: bool = True,
-) -> Verdict:
-    """Judge the new site's answer for one old URL (`result` is the fetch of
-    new_url_for(old_url)). Pure."""
-    case = _Case(old_url, result, new_origin, expected, agent_token, _chain_text(result))
-    failed = _failed_answer(case)
-    if failed is not None:
-        return failed
-    final = result.final_url
-    matches = expected is not None and same_target(final, expected, new_origin)
-    if canonical_origin(final) != new_origin and not matches:
-        want = f" (expected {expected})" if expected else ""
-        message = (
-            f"on the new site {case.chain}: it leaves the new origin {new_origin}{want}; "
-            f"{case.fix_page} on {new_origin}"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    if not landing_allowed:
-        message = (
-            f"on the new site {case.chain}: robots.txt disallows {final} for "
-            f"{agent_token}; allow it, or search engines cannot follow the move"
-        )
-        return Verdict("robots-blocked", (("migrate-robots-blocked", message),), final)
-    found = [*_landing(case, matches), *_noindex(case), *_hops(case)]
-    return Verdict(_worst_outcome(found), tuple(found), final)
-
-
-def _failed_answer(case: _Case) -> Verdict | None:
-    """No usable 2xx answer: lost or not found; None when the answer is a 2xx."""
-    result = case.result
-    status = result.status
-    if status is None or result.error_kind is not None:
-        return _no_answer(case)
-    if status in (404, 410):
-        return _not_found(case, status)
-    if status == 401:  # the summary says once how to give credentials (credentials_note)
-        message = (
-            f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
-            "where this URL lands was not seen (give them: see the migration summary)"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    if not 200 <= status < 300:
-        message = (
-            f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    return None
-
-
-def _no_answer(case: _Case) -> Verdict:
-    """The new site gave no answer (or an error class): lost."""
-    result = case.result
-    why = result.error or result.error_kind or "no answer"
-    message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
-    return Verdict("lost", (("migrate-lost", message),))
-
-
-def _not_found(case: _Case, status: int) -> Verdict:
-    """The new site answers 404 or 410, directly or at the end of its redirects."""
-    result = case.result
-    where = (
-        f"{result.url} answers {status}"
-        if not result.redirects
-        else f"the redirects end in {case.chain}"
-    )
-    message = (
-        f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at launch"
-    )
-    return Verdict("not-found", (("migrate-not-found", message),))
-
-
-def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
-    """Where the 2xx landed against where it should: the home page, or another page."""
-    final, expected, chain = case.result.final_url, case.expected, case.chain
-    to_home = _is_home(final) and not _is_home(case.old_url)
-    if expected is None:
-        return _unmapped_landing(chain) if to_home else []
-    if matches:
-        return []
-    if to_home and not _is_home(expected):
-        message = (
-            f"on the new site {chain}: it lands on the home page, not on {expected}; "
-            "search engines treat it as a soft 404"
-        )
-        return [("migrate-to-homepage", message)]
-    what = "redirects to" if case.result.redirects else "answers 200 itself at"
-    message = f"on the new site {chain}: it {what} {final}, not the expected {expected}; {case.fix}"
-    return [("migrate-wrong-target", message)]
-
-
-def _unmapped_landing(chain: str) -> list[tuple[str, str]]:
-    """An old URL without an expected target that lands on the home page."""
-    message = (
-        f"on the new site {chain}: it redirects to the home page; search engines "
-        "treat it as a soft 404: redirect it to its closest new page (or map it)"
-    )
-    return [("migrate-to-homepage", message)]
-
-
-def _noindex(case: _Case) -> list[tuple[str, str]]:
-    tags = case.result.header_all("x-robots-tag")
-    hit = noindex_directive(tags, case.agent_token) if tags else None
-    if hit is None:
-        return []
-    message = (
-        f"on the new site {case.chain}: X-Robots-Tag {hit!r} says noindex for "
-        f"{case.agent_token}; the page will drop out of search at launch"
-    )
-    return [("migrate-noindex", message)]
-
-
-def _hops(case: _Case) -> list[tuple[str, str]]:
-    hops, chain = case.result.redirects, case.chain
-    found: list[tuple[str, str]] = []
-    temporary = [h for h in hops if h.status not in _PERMANENT]
-    if temporary:
-        codes = ", ".join(str(h.status) for h in temporary)
-        found.append(
-            (
-                "migrate-temporary-redirect",
-                f"on the new site {chain}: temporary redirect ({codes}); a move must be "
-                "permanent (301 or 308) for search engines to transfer the old URL's signals",
-            )
-        )
-    if len(hops) > 1:
-        found.append(
-            (
-                "migrate-chain",
-                f"on the new site {len(hops)} redirect hops: {chain}; redirect in one hop "
-                "to the final URL",
-            )
-        )
-    return found
-
-
-def _worst_outcome(found: list[tuple[str, str]]) -> str:
-    outcome = "ok"
-    for code, _ in found:
-        candidate = code.removeprefix("migrate-")
-        if _RANK[candidate] < _RANK[outcome]:
-            outcome = candidate
-    return outcome
 
 
 # --- the run ------------------------------------------------------------------
@@ -382,7 +155,7 @@ class MigrationStats:
 
     def _add_replayed_url(self, record: dict[str, Any]) -> None:
         outcome = record.get("outcome")
-        if outcome in _RANK:
+        if outcome in RANK:
             self.add(
                 Verdict(str(outcome)),
                 str(record.get("url")),
@@ -457,6 +230,8 @@ class NewSitemapListing(Hook):
     """First pass of `--new-sitemap`, at the entry hook: every listed URL goes into
     `listed` (a fingerprint set), to judge the old URLs' landings against."""
 
+    name = "new-sitemap"
+
     def __init__(self, stats: MigrationStats) -> None:
         self.stats = stats
         self.listed = SeenUrls()
@@ -480,7 +255,7 @@ class NewSitemapListing(Hook):
         if url in self.listed:
             return True
         own = canonical_origin(url)
-        rest = _path_query(url)
+        rest = path_query(url)
         return any(o != own and (o + rest) in self.listed for o in self.origins)
 
 
@@ -488,18 +263,18 @@ class NewSitemapCheck:
     """The first pass's URL check: each new URL requested once; a redirect is
     `migrate-new-sitemap-redirect`."""
 
-    def __init__(self, auditor: Auditor, stats: MigrationStats) -> None:
-        self.auditor = auditor
+    def __init__(self, ctx: RunContext, stats: MigrationStats) -> None:
+        self.ctx = ctx
         self.stats = stats
 
     async def __call__(self, job: UrlJob) -> None:
-        result = await self.auditor.client.fetch(job.url)
+        result = await self.ctx.client.fetch(job.url)
         if result.redirects and result.status is not None:
             self.stats.new_sitemap_redirects += 1
-            self.auditor.rec.finding(
+            self.ctx.recorder.finding(
                 finding(
                     "migrate-new-sitemap-redirect",
-                    f"the new sitemap lists a URL that redirects: {_chain_text(result)}; "
+                    f"the new sitemap lists a URL that redirects: {chain_text(result)}; "
                     f"list the final URL {result.final_url} instead",
                     sitemap=job.sitemap,
                     line=job.line,
@@ -513,7 +288,7 @@ class MigrationCheck:
 
     def __init__(
         self,
-        auditor: Auditor,
+        ctx: RunContext,
         stats: MigrationStats,
         *,
         new_origin: str,
@@ -521,17 +296,14 @@ class MigrationCheck:
         new_sitemap: NewSitemapListing | None = None,
         intent: IntentRun | None = None,
     ) -> None:
-        self.auditor = auditor
+        self.ctx = ctx
         self.intent = intent
-        self.rec = auditor.rec
-        self.agent_token = auditor.agent_token
+        self.rec = ctx.recorder
+        self.agent_token = ctx.agent_token
         self.stats = stats
         self.new_origin = new_origin
         self.redirect_map = redirect_map
         self.new_sitemap = new_sitemap
-        # --state: the hooks look the URL up before it is judged (a resumed run's answers
-        # are then judged again from the state, not requested)
-        self._before = [h.before_request for h in auditor.hooks if overridden(h, "before_request")]
 
     async def __call__(self, job: UrlJob) -> None:
         if self._replayed(job):
@@ -540,7 +312,7 @@ class MigrationCheck:
         extra: dict[str, Any] = {"checked_url": checked}
         match = self.intent.plan.match(job.url) if self.intent is not None else None
         expected = self._expected_of(job.url, match, extra)
-        policy = await self.auditor.robots_for(checked)
+        policy = await self.ctx.robots_for(checked)
         if not policy.allowed(checked):
             self._blocked(job, checked, extra)
             return
@@ -562,8 +334,8 @@ class MigrationCheck:
         record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
         found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
-        # through the auditor's hooks: --state stores the record and findings with the URL
-        self.auditor.deliver_checked(job, record, found, result)
+        # through the run's hooks: --state stores the record and findings with the URL
+        self.ctx.deliver_checked(job, record, found, result)
 
     def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
         """The old URL's expected new URL: its intent row's target, which beats the map's."""
@@ -588,9 +360,9 @@ class MigrationCheck:
             lastmod=None,
             sitemap=None,
             line=None,
-            config=self.auditor.config,
+            config=self.ctx.config,
             agent_token=self.agent_token,
-            now=self.auditor.now,
+            now=self.ctx.now,
         )
         reason = indexability(record, found, result)
         served = Served(
@@ -615,18 +387,19 @@ class MigrationCheck:
     async def _answer(self, job: UrlJob, checked: str) -> FetchResult:
         """The new site's answer: requested, or (--state, a resumed run) the answer this
         run got before its crash, judged again as a fresh one."""
-        auditor = self.auditor
-        stored = auditor.stored_answer(job)
+        ctx = self.ctx
+        stored = ctx.stored_answer(job)
         if stored is not None:
             return stored.result
-        result = await auditor.client.fetch(checked)
-        if auditor.keeps_evidence:
+        result = await ctx.client.fetch(checked)
+        if ctx.keeps_evidence:
             job.evidence = Evidence(result)
         return result
 
     def _replayed(self, job: UrlJob) -> bool:
-        """A hook delivered the URL's outcome itself (--state: judged before a crash)."""
-        return any(before(job) for before in self._before)
+        """A hook delivered the URL's outcome itself (--state: judged before a crash: a
+        resumed run's answers are judged again from the state, not requested)."""
+        return self.ctx.before_request(job)
 
     def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
         """The redirect map's target of an old URL (noted in `extra`), or None."""
@@ -657,7 +430,7 @@ class MigrationCheck:
         record = UrlResult.unrequested(
             job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
-        self.auditor.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
+        self.ctx.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
 
     async def _landing_allowed(self, result: FetchResult) -> bool:
         """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
@@ -667,7 +440,7 @@ class MigrationCheck:
             and result.redirects
             and canonical_origin(result.final_url) is not None
         ):
-            landing = await self.auditor.robots_for(result.final_url)
+            landing = await self.ctx.robots_for(result.final_url)
             return landing.allowed(result.final_url)
         return True
 
@@ -761,25 +534,26 @@ async def run_migrate(
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
                 listing = NewSitemapListing(stats)
-                first = Auditor(
-                    config,
-                    recorder,
-                    progress=progress,
-                    hooks=[listing],
-                    url_check=lambda a: NewSitemapCheck(a, stats),
-                    summarise=False,  # the hosts record and notes come from the migration pass
-                )
-                first.attach_client(client, robots)
                 try:
-                    roots = await root_jobs(new_kind, new_value, first, recorder)
+                    await run_pass(
+                        new_kind,
+                        new_value,
+                        config,
+                        recorder,
+                        client=client,
+                        robots=robots,
+                        progress=progress,
+                        hooks=[listing],
+                        url_check=lambda ctx: NewSitemapCheck(ctx, stats),
+                        summarise=False,  # the hosts record and notes come from the pass over OLD
+                    )
                 except TargetError as exc:
                     outcome["fatal"] = f"--new-sitemap: {exc}"
                     return stats
-                await _run_roots(first, client, robots, roots)
 
-            def check(a: Auditor) -> MigrationCheck:
+            def check(ctx: RunContext) -> MigrationCheck:
                 return MigrationCheck(
-                    a,
+                    ctx,
                     stats,
                     new_origin=new_origin,
                     redirect_map=redirect_map,
@@ -787,15 +561,22 @@ async def run_migrate(
                     intent=intent_run,
                 )
 
-            auditor = Auditor(config, recorder, progress=progress, hooks=hooks, url_check=check)
-            auditor.attach_client(client, robots)
             try:
-                roots = await root_jobs(old_kind, old_value, auditor, recorder)
+                roots, state = await run_pass(
+                    old_kind,
+                    old_value,
+                    config,
+                    recorder,
+                    client=client,
+                    robots=robots,
+                    progress=progress,
+                    hooks=hooks,
+                    url_check=check,
+                )
             except TargetError as exc:
                 outcome["fatal"] = str(exc)
                 return stats
-            await _run_roots(auditor, client, robots, roots)
-            fatal = _old_pass_fatal(old, old_kind, roots, auditor)
+            fatal = _old_pass_fatal(old, old_kind, roots, state)
             if fatal is not None:
                 outcome["fatal"] = fatal
     finally:
@@ -808,20 +589,10 @@ def _intent_run(intent: IntentPlan | None) -> IntentRun | None:
     return IntentRun(intent.scoped(None)) if intent is not None else None
 
 
-async def _run_roots(
-    auditor: Auditor, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
-) -> None:
-    """Run a pass of the auditor over a target's root jobs, if it has any."""
-    if roots:
-        await auditor.run_with_client(client, robots, roots)
-
-
-def _old_pass_fatal(
-    old: str, old_kind: str, roots: list[SitemapJob], auditor: Auditor
-) -> str | None:
+def _old_pass_fatal(old: str, old_kind: str, roots: int, state: RunState) -> str | None:
     """Why the pass over OLD checked nothing, or None."""
     if not roots:
         return f"{old}: no sitemap found, so no old URL to check"
-    if old_kind != "file" and auditor.state.roots_unreachable == len(roots):
+    if old_kind != "file" and state.roots_unreachable == roots:
         return f"{old}: nothing could be checked: the sitemap could not be reached"
     return None

@@ -18,7 +18,8 @@ only known then) and delivered with `source` and `inlinks`; links-only pages get
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
 the end of the run.
 
-With `--state PATH` the StateHook calls `keep_in`: the store is kept as `PATH.links-N`
+With `--state PATH` the crawl asks the run's keeper (the StateHook, through its
+RunContext) for a side file when attached: the store is kept as `PATH.links-N`
 (N: the target's place in the run) instead of a temp file. Every queued URL has a row there
 (memory only caches the first ones) and a row stays until its page is held; rows are
 committed at most 100 ms after a page is done and always between two pages (WAL: a SIGKILL
@@ -61,13 +62,13 @@ from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
     from audit.sitemap.parser import StreamParser
 
 __all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
@@ -411,9 +412,11 @@ class _Queue:
 class LinkCrawl(Hook):
     """`--links`: one per target; see the module."""
 
+    name = "links"
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.agent = ""
         self.origins: set[str] = set()
         self._inside: tuple[str, ...] = ()  # "origin/" of each: a normalised URL inside one
@@ -440,20 +443,18 @@ class LinkCrawl(Hook):
 
     # --- the listed URLs ------------------------------------------------------
 
-    def attach(self, auditor: Auditor) -> None:
-        self.auditor = auditor
-        self.agent = auditor.agent_token
-
-    def keep_in(
-        self, path: str | os.PathLike[str], *, resume: bool, run: int, deliver: Deliver | None
-    ) -> None:
-        """--state: keep the crawl's store at `path` (before the first sitemap is read).
-        `resume`: the state resumes run `run`, so the crawl goes on from what that run left
-        there (none, or another run's: a new crawl). `deliver`: how the records go out at
-        the end (the state stores them as it delivers them)."""
-        self._emit = deliver
-        if self.store.keep(os.fspath(path), resume=resume, run=run):
-            self._restore()
+    def attach(self, ctx: RunContext) -> None:
+        """With --state the crawl keeps its store in the keeper's side file: when the keeper
+        resumes its run, the crawl goes on from what that run left there (none, or another
+        run's: a new crawl), and its records go out at the end through the keeper."""
+        self.ctx = ctx
+        self.agent = ctx.agent_token
+        keeper = ctx.keeper()
+        if keeper is not None:
+            self._emit = keeper.deliver_final
+            path = os.fspath(keeper.side_file("links"))
+            if self.store.keep(path, resume=keeper.resume, run=keeper.run):
+                self._restore()
 
     def _restore(self) -> None:
         """A resumed crawl: the URLs it met (held or queued) are not queued again, listed
@@ -470,18 +471,19 @@ class LinkCrawl(Hook):
         self.fetched, self.listed_read, depths = self.store.counts()
         self.depths.update(depths)
 
-    def stored_answer(self, job: UrlJob) -> Evidence | None:
+    def stored_answer(self, job: UrlJob) -> Chain[Evidence]:
         """A resumed crawl: a listed page held before the run died is not requested
         again; its verdict is derived again from the evidence held with it (so host-wide
         judgements such as a deploy stamp see its answer), its links were counted and
         queued already."""
         done = self.done_listed
         if done is None or job.url not in done:
-            return None
+            return NEXT
         evidence = self.store.evidence(_key(normalize_url(job.url)))
-        if evidence is not None:
-            self._again.add(id(job))
-        return evidence
+        if evidence is None:
+            return NEXT
+        self._again.add(id(job))
+        return Done(evidence)
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         self._origin_of(job.url)  # early: the listed pages' links are judged against it
@@ -526,7 +528,7 @@ class LinkCrawl(Hook):
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> bool:
+    ) -> Chain[None]:
         depth = 0 if result is not None else None  # judge() counted it as read
         again = id(job) in self._again
         if again:
@@ -536,7 +538,7 @@ class LinkCrawl(Hook):
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
         )
         self.store.tick()
-        return True
+        return Done(None)
 
     def add_rendered(self, page: str, links: Iterable[str]) -> None:
         """--render: a listed page's JS-only links (rendered, not in its raw HTML) at its
@@ -622,7 +624,7 @@ class LinkCrawl(Hook):
         self._hold_page(final, target, self._read(final, target, facts), depth)
 
     def _listed(self, url: str) -> bool:
-        return self.auditor is not None and url in self.auditor.seen
+        return self.ctx is not None and url in self.ctx.listed
 
     # --- the crawl beyond the listed URLs ------------------------------------
 
@@ -680,8 +682,8 @@ class LinkCrawl(Hook):
         return None
 
     async def _visit(self, url: str, depth: int) -> None:
-        assert self.auditor is not None
-        policy = await self.auditor.robots_for(url)
+        assert self.ctx is not None
+        policy = await self.ctx.robots_for(url)
         if not policy.allowed(url):
             blocked = UrlResult.unrequested(url, None, None, None, "blocked")
             self._hold(url, blocked, "robots", counted=True)
@@ -689,7 +691,7 @@ class LinkCrawl(Hook):
             return
         cap = self.config.page_cap
         sink = FactsSink(LINKS, cap, url)
-        result = await self.auditor.client.fetch_page(url, sink, cap=cap)
+        result = await self.ctx.client.fetch_page(url, sink, cap=cap)
         self.depths[depth] += 1
         self._hold_page(
             url, result, self._answered(url, result, depth, sink.facts), depth, counted=True
@@ -737,20 +739,20 @@ class LinkCrawl(Hook):
 
     def _stopped(self) -> str | None:
         """What kept the crawl from being complete, or None."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         if not self.drained:
             return "interrupted"
-        if self.auditor.state.max_urls_reached:
+        if self.ctx.state.max_urls_reached:
             return "max-urls"
         if self.stopped_by is not None:
             return self.stopped_by
         return "max-depth" if self.cut_depth else None
 
     def end_of_run(self) -> None:
-        assert self.auditor is not None
+        assert self.ctx is not None
         stopped = self._stopped()
         counts = Counter[str]()
-        emit = self._emit or self.auditor.deliver
+        emit = self._emit or self.ctx.deliver
         try:
             for listed, record, found, n, source in self.store.held():
                 out = self._verdicts(listed, record, n, source, stopped is None)
@@ -761,7 +763,7 @@ class LinkCrawl(Hook):
         if stopped is not None:
             root = min(self.roots) if self.roots else ""
             pages = self.fetched + self.listed_read
-            self.auditor.rec.finding(coverage_incomplete(root, pages, stopped))
+            self.ctx.recorder.finding(coverage_incomplete(root, pages, stopped))
         self._summary(stopped, counts)
 
     def _verdicts(
@@ -790,8 +792,8 @@ class LinkCrawl(Hook):
 
     def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
         """summary.coverage, merged over the targets of one run."""
-        assert self.auditor is not None
-        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
+        assert self.ctx is not None
+        notes: dict[str, Any] = self.ctx.recorder.notes.setdefault(
             "coverage",
             {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
         )

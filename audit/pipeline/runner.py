@@ -17,46 +17,19 @@ from audit.core.errors import TargetError
 from audit.core.records import Finding, finding
 from audit.http import HttpClient
 from audit.http.robots import RobotsCache
-from audit.pipeline.agents import AgentsHook
-from audit.pipeline.auditor import Auditor, EntryHook, Mode, RootFeed, SitemapHook, SitemapJob
-from audit.pipeline.deploy import DeployStampHook
+from audit.pipeline.auditor import Auditor, RootFeed
+from audit.pipeline.context import (
+    EntryHook,
+    Mode,
+    RunContext,
+    RunState,
+    SitemapHook,
+    SitemapJob,
+)
 from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
-from audit.pipeline.indexlastmod import IndexLastmodHook
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
-
-
-async def run_target(
-    kind: str,
-    value: str,
-    config: CrawlConfig,
-    recorder: Recorder,
-    mode: str,
-    progress: Progress,
-    outcome: dict[str, Any],
-    *,
-    on_entry: EntryHook | None = None,
-    on_sitemap: SitemapHook | None = None,
-    hooks: Sequence[Hook] = (),
-    url_check: Callable[[Auditor], UrlCheck] | None = None,
-    render: Any = None,
-) -> None:
-    """Run one audit of one target (run_targets with one)."""
-    outcomes = [outcome]
-    await run_targets(
-        [(kind, value)],
-        config,
-        recorder,
-        mode,
-        progress,
-        outcomes,
-        on_entry=on_entry,
-        on_sitemap=on_sitemap,
-        hooks=hooks,
-        url_check=url_check,
-        render=render,
-    )
 
 
 async def run_targets(
@@ -70,14 +43,13 @@ async def run_targets(
     on_entry: EntryHook | None = None,
     on_sitemap: SitemapHook | None = None,
     hooks: Sequence[Hook] = (),
-    url_check: Callable[[Auditor], UrlCheck] | None = None,
-    render: Any = None,
+    url_check: Callable[[RunContext], UrlCheck] | None = None,
 ) -> None:
     """Run one audit of every classified target at once (`outcomes`: one dict each). A
     fatal problem of a target (nothing of it could be audited) goes to its
     outcome['fatal'] as one line; everything else is a finding. `hooks` and `url_check`
-    plug capabilities into the pipeline (the state of --state is a hook); `render` is the
-    run's RenderSession (--render), shared by its targets."""
+    plug capabilities into the pipeline (the features of audit.features: the run's own
+    built-in hooks and the caller's, ordered by hooks.HOOK_ORDER)."""
     recorder.redact(config.secrets())
     run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
     auditor = Auditor(
@@ -87,7 +59,7 @@ async def run_targets(
         progress=progress,
         on_entry=on_entry,
         on_sitemap=on_sitemap,
-        hooks=[*builtin_hooks(config, run_mode, render), *hooks],
+        hooks=hooks,
         url_check=url_check,
     )
     async with HttpClient(config) as client:
@@ -128,40 +100,43 @@ def _feed(
         for job in found:
             job.target = n
         outcome["roots"] = len(found)
-        for hook in auditor.hooks:  # --render: the listing order starts at the roots
-            if hasattr(hook, "listing_roots"):
-                hook.listing_roots([r.public_url or r.url for r in found])
+        auditor.chain.target_roots(
+            [r.public_url or r.url for r in found]
+        )  # --render's listing order
         return found
 
     return roots
 
 
-def builtin_hooks(config: CrawlConfig, mode: Mode, render: Any = None) -> list[Hook]:
-    """The run's own hooks, in this order, before the caller's: deploy stamps (a crawl),
-    index <lastmod> truth (crawl and validate), indexability and --agents (every run),
-    --render (before the link crawl, which takes the rendered pages' links), --llms
-    (after indexability, which it reads), the --links crawl (after indexability, which
-    it reads)."""
-    own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
-    if mode != "inspect":  # index <lastmod> against each child read (contracts/nights.md 4)
-        own.append(IndexLastmodHook(config.lastmod_tolerance_s))
-    agents = AgentsHook(config)
-    own.append(agents)
-    if agents.pages is not None:  # --agents-fetch with --links: the pages' facts
-        own.append(agents.pages)
-    if render is not None and mode == "crawl":
-        from audit.pipeline.render import RenderHook
-
-        own.append(RenderHook(config, render))
-    if config.llms and mode == "crawl":
-        from audit.pipeline.llms import LlmsHook
-
-        own.append(LlmsHook(config))
-    if config.links and mode == "crawl":
-        from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
-
-        own.append(LinkCrawl(config))
-    return own
+async def run_pass(
+    kind: str,
+    value: str,
+    config: CrawlConfig,
+    recorder: Recorder,
+    *,
+    client: HttpClient,
+    robots: RobotsCache,
+    progress: Progress,
+    hooks: Sequence[Hook] = (),
+    url_check: Callable[[RunContext], UrlCheck] | None = None,
+    summarise: bool = True,
+) -> tuple[int, RunState]:
+    """One crawl of one classified target on the caller's client with exactly these
+    hooks and URL check (`migrate`'s passes): the number of its root sitemaps and the
+    run's counters. TargetError when a site or robots.txt cannot be reached at all."""
+    auditor = Auditor(
+        config,
+        recorder,
+        progress=progress,
+        hooks=hooks,
+        url_check=url_check,
+        summarise=summarise,
+    )
+    auditor.attach_client(client, robots)
+    roots = await root_jobs(kind, value, auditor, recorder)
+    if roots:
+        await auditor.run_with_client(client, robots, roots)
+    return len(roots), auditor.state
 
 
 async def root_jobs(
@@ -180,7 +155,7 @@ async def root_jobs(
     if kind == "robots":
         found, pre = await _from_robots(auditor, value)
     else:
-        found, pre = await discover(auditor.client, auditor.robots_for, value)
+        found, pre = await discover(auditor.client, auditor.checker.robots_for, value)
     recorder.findings(pre)
     roots: list[SitemapJob] = []
     for d in found:
@@ -190,7 +165,7 @@ async def root_jobs(
 
 
 async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
-    policy = await auditor.robots_for(robots_url)
+    policy = await auditor.checker.robots_for(robots_url)
     if policy.status == "unreachable" and policy.http_status is None:
         raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
     pre: list[Finding] = []

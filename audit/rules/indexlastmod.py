@@ -6,7 +6,7 @@ date is that UTC day, `YYYY-MM` the month, `YYYY` the year, a value with a time 
 second (the offset applied). `--lastmod-tolerance S` widens every comparison by S
 seconds.
 
-Single run (`IndexLastmodCheck`, fed by audit.pipeline.indexlastmod):
+Single run (`IndexLastmodCheck`, fed by audit.features.indexlastmod):
 
 - `index-lastmod-behind`: the entry's interval ends at or before the start of the newest
   `<lastmod>` among the child's entries (only children read completely count);

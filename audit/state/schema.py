@@ -20,7 +20,7 @@ What it holds (schema version SCHEMA_VERSION):
     sitemaps  one row per sitemap read: record JSON, ETag, Last-Modified, the index
               <lastmod> that listed it
     findings  the other findings of a run (documents, entries, robots, hreflang)
-    ledger    the published-URL ledger (audit.state.ledger): one row per normalised URL a
+    ledger    the published-URL ledger (audit.features.ledger): one row per normalised URL a
               completed run listed (not one cut by --max-urls), with first_seen and
               last_seen (run start times) and the sitemap that last listed it; merged
               from the run's results when it is marked complete. Added to schema 4 like
@@ -29,8 +29,8 @@ What it holds (schema version SCHEMA_VERSION):
               interval of its <lastmod> and its child's entries digest, for
               index-lastmod-frozen / -churn (audit.rules.indexlastmod). Added like `content`
     budget    --budget: each URL's last check (run, time, listed <lastmod>), for the
-              rolling audit's order (audit.state.budget). Added like `content`
-    content   lastmod over time (audit.state.lastmod): per page, keyed by a 64-bit hash
+              rolling audit's order (audit.features.budget). Added like `content`
+    content   lastmod over time (audit.features.lastmod): per page, keyed by a 64-bit hash
               of its URL (the rowid: no second index), the run that saw it, a 64-bit
               fingerprint of its main text and the <lastmod> listed then (about 50 bytes
               a page: a million pages add some 50 MB). Added to schema 4 without a new

@@ -16,6 +16,7 @@ STAGES = {
     "http",
     "checks",
     "pipeline",
+    "features",  # what an option adds to a run: hooks that see a RunContext
     "state",
     "migrate",
     "report",
@@ -49,3 +50,15 @@ def test_the_package_init_and_main_stay_small() -> None:
     for name in ("__init__.py", "__main__.py"):
         lines = len((PACKAGE / name).read_text(encoding="utf-8").splitlines())
         assert lines <= SMALL, f"audit/{name} has {lines} lines; code belongs in a stage"
+
+
+def test_features_and_everything_outside_the_pipeline_never_import_the_auditor() -> None:
+    """Features see a RunContext (audit.pipeline.context); the Auditor is the pipeline's
+    own (an import-linter contract says so too; this names the files)."""
+    wrong = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.parent.name != "pipeline"
+        and "audit.pipeline.auditor" in path.read_text(encoding="utf-8")
+    )
+    assert not wrong, f"import the Auditor: {wrong}"

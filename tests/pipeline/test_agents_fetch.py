@@ -22,7 +22,7 @@ from audit.checks.agents import PRESETS
 from audit.cli.main import main
 from audit.core.agent import user_agent_of
 from audit.core.config import CrawlConfig
-from audit.pipeline.agentfetch import sample_key
+from audit.features.agentfetch import sample_key
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, urlset
 
 MAIN_UA = CrawlConfig().user_agent

@@ -22,9 +22,9 @@ from audit.cli.main import main
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.records import UrlResult
-from audit.pipeline.auditor import Auditor
+from audit.features.intent import intent_of, violation
+from audit.pipeline.context import RunContext
 from audit.pipeline.hooks import Hook
-from audit.pipeline.intent import intent_of, violation
 from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, audit, urlset
 
 PAGE = (200, HTML, "<html><head><title>t</title></head><body>a page</body></html>")
@@ -479,9 +479,9 @@ async def test_another_hook_judges_its_own_answers_through_the_run(
     seen: list[Any] = []
 
     class Ledger(Hook):
-        def attach(self, auditor: Auditor) -> None:
-            self.auditor = auditor
-            self.run = intent_of(auditor)
+        def attach(self, ctx: RunContext) -> None:
+            self.ctx = ctx
+            self.run = intent_of(ctx)
             assert self.run is not None
             self.run.elsewhere = lambda url: url == f"{base}/dropped"
 
@@ -492,8 +492,8 @@ async def test_another_hook_judges_its_own_answers_through_the_run(
             verdict = self.run.judge(f"{base}/dropped", answer)
             seen.append(verdict)
             assert verdict is not None
-            self.auditor.rec.unlisted(answer.with_extra({"intent": verdict.to_json()}))
-            self.auditor.rec.finding(violation(f"{base}/dropped", verdict))
+            self.ctx.recorder.unlisted(answer.with_extra({"intent": verdict.to_json()}))
+            self.ctx.recorder.finding(violation(f"{base}/dropped", verdict))
 
     records: list[dict[str, Any]] = []
     run = Audit(base + "/sitemap.xml", CrawlConfig(**FAST, intent=str(plan)),

@@ -1,10 +1,10 @@
-"""The lastmod comparisons of audit.state.lastmod, on their own."""
+"""The lastmod comparisons of audit.features.lastmod, on their own."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from audit.state.lastmod import lastmod_moved, page_date_gap
+from audit.features.lastmod import lastmod_moved, page_date_gap
 
 
 def test_lastmod_moved_and_gap() -> None:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from audit.checks.pagefacts import PageFacts
     from audit.http import HttpClient
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import UrlJob
+    from audit.pipeline.context import UrlJob
 
 __all__ = ["AgentPages", "AgentSampler", "sample_key"]
 
@@ -248,6 +248,8 @@ def _message(
 
 class AgentPages(Hook):
     """The facts of each listed page's GET, for the shell comparison; see the module."""
+
+    name = "agent-pages"
 
     def __init__(self, cap: int) -> None:
         self.cap = cap

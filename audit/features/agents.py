@@ -37,13 +37,13 @@ from audit.checks.agents import (
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.features.agentfetch import AgentPages, AgentSampler
 from audit.http.hosts import canonical_origin
-from audit.pipeline.agentfetch import AgentPages, AgentSampler
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
     from audit.http.robots import RobotsPolicy
-    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.pipeline.context import RunContext, UrlJob
 
 __all__ = ["AgentsHook"]
 
@@ -59,10 +59,14 @@ class _Tally:
 
 
 class AgentsHook(Hook):
+    """Indexability of every URL and, with --agents, each agent's verdict; see the module."""
+
+    name = "agents"
+
     def __init__(self, config: CrawlConfig) -> None:
         # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.main = ""
         # (agent, origin) -> tally, in the order first seen
         self.tallies: dict[tuple[str, str], _Tally] = {}
@@ -79,9 +83,9 @@ class AgentsHook(Hook):
         )
         self.sampler: AgentSampler | None = None
 
-    def attach(self, auditor: Auditor) -> None:
-        self.auditor = auditor
-        self.main = auditor.agent_token.strip().lower()
+    def attach(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.main = ctx.agent_token.strip().lower()
         if self.fetch_n:
             self.sampler = AgentSampler(
                 self.agents, self.main, self.fetch_n, read_pages=self.read_pages
@@ -107,7 +111,7 @@ class AgentsHook(Hook):
         self, job: UrlJob, record: UrlResult, result: FetchResult | None
     ) -> dict[str, str]:
         checked = str((record.extra or {}).get("checked_url") or job.url)
-        policy = self.auditor.robots.cached(checked) if self.auditor is not None else None
+        policy = self.ctx.robots.cached(checked) if self.ctx is not None else None
         tags = result.header_all("x-robots-tag") if result is not None else []
         # the head's metas of a page the page checks read (the auditor keeps a 200 page's
         # facts on its job); none otherwise
@@ -142,9 +146,9 @@ class AgentsHook(Hook):
 
     async def drain(self) -> None:
         """--agents-fetch: the sample of every host fetched as each agent."""
-        if self.sampler is not None and self.auditor is not None:
-            config = self.auditor.config
-            await self.sampler.fetch(self.auditor.client, config.page_cap, config.concurrency)
+        if self.sampler is not None and self.ctx is not None:
+            config = self.ctx.config
+            await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob, scoped: bool) -> None:
         tally = self.tallies.get((agent, origin))
@@ -169,9 +173,9 @@ class AgentsHook(Hook):
             )
 
     def end_of_run(self) -> None:
-        if not self.agents or self.auditor is None:
+        if not self.agents or self.ctx is None:
             return
-        rec = self.auditor.rec
+        rec = self.ctx.recorder
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
@@ -202,7 +206,7 @@ class AgentsHook(Hook):
     def _read(self) -> list[RobotsPolicy]:
         """Every robots.txt the run read (none when it had no client)."""
         try:
-            return self.auditor.robots.read() if self.auditor is not None else []
+            return self.ctx.robots.read() if self.ctx is not None else []
         except RuntimeError:
             return []
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.pipeline.hooks import Hook
-from audit.state.lastmod import lastmod_moved
+from audit.features.lastmod import lastmod_moved
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.state.store import Prior, StateStore
 
 if TYPE_CHECKING:
-    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.pipeline.context import RunContext, UrlJob
 
 __all__ = ["BudgetHook", "nearest_rank"]
 
@@ -55,25 +55,27 @@ def _now() -> str:
 class BudgetHook(Hook):
     """--budget N: at most N listed URLs checked in this run; see the module."""
 
+    name = "budget"
+
     def __init__(self, store: StateStore, limit: int) -> None:
         self.store = store
         self.limit = max(1, limit)
         self.jobs: list[UrlJob] = []  # every listed URL, held until the listing is complete
         self._released: dict[int, str] = {}  # id(job) -> checked_at of the URLs checked now
-        self._auditor: Auditor | None = None
+        self._ctx: RunContext | None = None
         self.checked = 0
         self.carried = 0
         self._ages: list[int] = []
         self._unchecked = 0
 
-    def attach(self, auditor: Auditor) -> None:
-        self._auditor = auditor
+    def attach(self, ctx: RunContext) -> None:
+        self._ctx = ctx
 
-    def before_request(self, job: UrlJob) -> bool:
+    def before_request(self, job: UrlJob) -> Chain[None]:
         if id(job) in self._released:
-            return False  # chosen: checked now, as any listed URL
+            return NEXT  # chosen: checked now, as any listed URL
         self.jobs.append(job)
-        return True
+        return Done(None)  # held until the listing is complete (drain)
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -85,18 +87,18 @@ class BudgetHook(Hook):
         return record.with_extra({**(record.extra or {}), "checked_at": at}), found
 
     async def drain(self) -> None:
-        auditor = self._auditor
-        if auditor is None or not self.jobs:
+        ctx = self._ctx
+        if ctx is None or not self.jobs:
             return
         chosen, carried = self._select()
         for job, row in carried:
-            await self._carry(auditor, job, row)
-        gate = asyncio.Semaphore(max(1, auditor.config.concurrency))
+            await self._carry(ctx, job, row)
+        gate = asyncio.Semaphore(max(1, ctx.config.concurrency))
 
         async def check(job: UrlJob) -> None:
             async with gate:
                 self._released[id(job)] = _now()
-                await auditor.check_url(job)
+                await ctx.check(job)
 
         # started in the selection's order: within a group the first requests keep it
         await asyncio.gather(*(check(job) for job in chosen))
@@ -143,7 +145,7 @@ class BudgetHook(Hook):
                 self._ages.append(run - row[0])
         return chosen, carried
 
-    async def _carry(self, auditor: Auditor, job: UrlJob, row: tuple[int, str, str] | None) -> None:
+    async def _carry(self, ctx: RunContext, job: UrlJob, row: tuple[int, str, str] | None) -> None:
         """A URL not checked now: its last check's verdict, derived again from its stored
         evidence, or (never checked) a record with no verdict and no finding."""
         self.carried += 1
@@ -153,18 +155,18 @@ class BudgetHook(Hook):
         evidence = prior.evidence if prior is not None else None
         if row is not None and evidence is not None:
             stored = Evidence(evidence.result, evidence.facts, "carried")
-            await auditor.judge_stored(job, stored, extra)
+            await ctx.judge_stored(job, stored, extra)
             return
         record = UrlResult.unrequested(job.url, job.sitemap, job.line, job.lastmod, "allowed")
         empty = {"robots": None, "indexable": None, "indexability": None, **extra}
-        auditor.deliver(record.with_extra(empty), [])  # no verdict for a hook to judge
+        ctx.deliver(record.with_extra(empty), [])  # no verdict for a hook to judge
 
     def end_of_run(self) -> None:
-        auditor = self._auditor
-        if auditor is None:
+        ctx = self._ctx
+        if ctx is None:
             return
         ages = sorted(self._ages)
-        notes = auditor.rec.notes
+        notes = ctx.recorder.notes
         notes["budget"] = {"limit": self.limit, "checked": self.checked, "carried": self.carried}
         notes["coverage_age"] = {
             "unit": "runs",
@@ -174,7 +176,7 @@ class BudgetHook(Hook):
             "unchecked": self._unchecked,
         }
         if self._unchecked:
-            auditor.rec.finding(
+            ctx.recorder.finding(
                 finding(
                     "budget-unchecked",
                     f"{self._unchecked:,} listed URLs have never been checked on this state: "

@@ -53,11 +53,11 @@ from audit.http.browser import (
     run_access,
 )
 from audit.http.hosts import origin_key
-from audit.pipeline.hooks import Hook, overridden
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 
 __all__ = ["RenderHook", "RenderSession", "check_browser"]
 
@@ -163,30 +163,28 @@ class _Chosen:
 class RenderHook(Hook):
     """One target's part of --render (see the module)."""
 
+    name = "render"
+
     def __init__(self, config: CrawlConfig, session: RenderSession) -> None:
         self.config = config
         self.session = session
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.agent = ""
         self._sinks: dict[int, FactsSink] = {}
         self._cands: dict[int, _Candidate] = {}
         self._hosts: dict[str, _Chosen] = {}
         self._keys: dict[str, tuple[Any, ...]] = {}
         self._arrival = itertools.count()
-        self._after: list[Hook] = []
         self._links: Any = None  # the target's LinkCrawl, if any
 
-    def attach(self, auditor: Auditor) -> None:
+    def attach(self, ctx: RunContext) -> None:
         from audit.pipeline.links import LinkCrawl
 
-        self.auditor = auditor
-        self.agent = auditor.agent_token
-        hooks = list(auditor.hooks)
-        mine = hooks.index(self)
-        self._after = [h for h in hooks[mine + 1 :] if overridden(h, "deliver")]
-        self._links = next((h for h in hooks if isinstance(h, LinkCrawl)), None)
+        self.ctx = ctx
+        self.agent = ctx.agent_token
+        self._links = ctx.peer(LinkCrawl)
 
-    def listing_roots(self, urls: list[str]) -> None:
+    def target_roots(self, urls: list[str]) -> None:
         """The target's root sitemaps in discovery order (their place is the first key)."""
         for i, url in enumerate(urls):
             self._keys.setdefault(url, (i,))
@@ -228,10 +226,10 @@ class RenderHook(Hook):
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> bool:
+    ) -> Chain[None]:
         cand = self._cands.pop(id(job), None)
         if cand is None:
-            return False
+            return NEXT
         cand.record, cand.found = record, found
         origin = origin_key(job.url)
         room = self.session.room(origin)
@@ -239,7 +237,7 @@ class RenderHook(Hook):
         heapq.heappush(chosen.heap, cand)
         if room is not None and len(chosen.heap) > room:
             self._pass_on(heapq.heappop(chosen.heap), rendered=False)
-        return True
+        return Done(None)  # held: passed on (ctx.pass_on) once rendered or not
 
     def _pass_on(self, cand: _Candidate, *, rendered: bool) -> None:
         record = cand.record if rendered else _rendered(cand.record, False)
@@ -249,11 +247,8 @@ class RenderHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
         """A record on to the deliver hooks after this one, then the recorder."""
-        for hook in self._after:
-            if hook.deliver(job, record, found, result):
-                return
-        assert self.auditor is not None
-        self.auditor.deliver(record, found)
+        assert self.ctx is not None
+        self.ctx.pass_on(self, job, record, found, result)
 
     # --- rendering ---------------------------------------------------------------
 
@@ -290,10 +285,10 @@ class RenderHook(Hook):
 
     async def _rendered(self, cand: _Candidate) -> Rendered:
         """One turn of the page's host's --rate, then its render."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         url = cand.job.url
         with contextlib.suppress(ValueError):  # an URL without a host: no turn to take
-            await self.auditor.client.hosts.get(url).acquire(hold_slot=False)
+            await self.ctx.client.hosts.get(url).acquire(hold_slot=False)
         self.session.pages += 1
         try:
             return await self.session.renderer.render(url)
@@ -332,8 +327,8 @@ class RenderHook(Hook):
             for cand in sorted(host.heap, key=lambda c: c.rank):
                 self._pass_on(cand, rendered=False)
         self._hosts.clear()
-        assert self.auditor is not None
-        self.auditor.rec.notes["render"] = self.session.summary()
+        assert self.ctx is not None
+        self.ctx.recorder.notes["render"] = self.session.summary()
 
 
 def _rendered(record: UrlResult, rendered: bool, render: dict[str, Any] | None = None) -> UrlResult:

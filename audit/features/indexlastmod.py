@@ -8,8 +8,8 @@ every sitemap read (`sitemap_done`), and at the end of the run reports
 the moment its answer arrived, and reports it instead of `lastmod-uniform`); the entries
 of such an index are not judged here.
 
-For the over-time codes (`--state`): the state's hook finds this one among
-`auditor.hooks` and calls `check.keep_digests()` when attached; at the end,
+For the over-time codes (`--state`): when the run has a keeper (its RunContext's
+`keeper()`) this hook keeps the children's digests (`check.keep_digests()`); at the end,
 `check.entry_states()` gives tonight's (index, child) -> (line, IndexEntryState) to
 store for the next night, and `check.over_time(previous)` the `index-lastmod-frozen`
 and `-churn` findings against the previous completed run's states (a child carried on
@@ -27,7 +27,7 @@ from audit.rules.indexlastmod import IndexLastmodCheck
 
 if TYPE_CHECKING:
     from audit.core.records import Entry, SitemapRecord
-    from audit.pipeline.auditor import Auditor, SitemapJob
+    from audit.pipeline.context import RunContext, SitemapJob
     from audit.sitemap.parser import StreamParser
 
 __all__ = ["IndexLastmodHook"]
@@ -36,12 +36,16 @@ __all__ = ["IndexLastmodHook"]
 class IndexLastmodHook(Hook):
     """index-lastmod-behind over one run's sitemaps; see the module."""
 
+    name = "index-lastmod"
+
     def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
         self.check = IndexLastmodCheck(tolerance_s, digests=digests)
-        self._auditor: Auditor | None = None
+        self._ctx: RunContext | None = None
 
-    def attach(self, auditor: Auditor) -> None:
-        self._auditor = auditor
+    def attach(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        if ctx.keeper() is not None:  # --state: index <lastmod> over time reads digests
+            self.check.keep_digests()
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         if loc:
@@ -59,11 +63,11 @@ class IndexLastmodHook(Hook):
         """Does robots.txt disallow the sitemap (sitemap-robots-blocked)? It is still read,
         but a sitemap search engines may not fetch is not one read completely
         (contracts/nights.md 2)."""
-        auditor = self._auditor
-        if auditor is None:
+        ctx = self._ctx
+        if ctx is None:
             return False
         try:
-            policy = auditor.robots.cached(url)
+            policy = ctx.robots.cached(url)
         except RuntimeError:  # no HTTP client: a local file
             return False
         return policy is not None and policy.status == "ok" and not policy.allowed(url)
@@ -75,5 +79,5 @@ class IndexLastmodHook(Hook):
         self.check.child_carried(job.public_url or job.url)
 
     def end_of_run(self) -> None:
-        if self._auditor is not None:
-            self._auditor.rec.findings(self.check.findings())
+        if self._ctx is not None:
+            self._ctx.recorder.findings(self.check.findings())

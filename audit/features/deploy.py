@@ -23,7 +23,7 @@ from audit.pipeline.hooks import Hook
 from audit.rules.dates import parse_http_date
 
 if TYPE_CHECKING:
-    from audit.pipeline.auditor import Auditor, UrlJob
+    from audit.pipeline.context import RunContext, UrlJob
     from audit.pipeline.recorder import Recorder
 
 __all__ = ["DeployStampHook"]
@@ -45,12 +45,14 @@ class _Host:
 class DeployStampHook(Hook):
     """RULES.md last-modified-deploy, decided per host as the answers arrive."""
 
+    name = "deploy-stamp"
+
     def __init__(self) -> None:
         self._hosts: dict[str, _Host] = {}
         self._rec: Recorder | None = None
 
-    def attach(self, auditor: Auditor) -> None:
-        self._rec = auditor.rec
+    def attach(self, ctx: RunContext) -> None:
+        self._rec = ctx.recorder
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None

@@ -16,7 +16,7 @@ conditionally), and reports one `url` record (`"source": "ledger"`) and at most 
 `url-dropped-*` finding each. The store adds tonight's listed URLs to the ledger when the
 run is marked complete (audit.state.store).
 
-Imports the pipeline (an Auditor of its own does the requests and the checks) and the
+Imports the pipeline (a hookless context of its own does the requests and the checks) and the
 rules; never aiohttp directly.
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,9 +32,9 @@ from urllib.parse import urlsplit
 from audit.checks.agents import indexability
 from audit.core.config import DEFAULT_DROPPED_MAX, CrawlConfig
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
-from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+from audit.features.intent import IntentRun, intent_of, violation
+from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import Hook
-from audit.pipeline.intent import IntentRun, intent_of, violation
 from audit.pipeline.recorder import Recorder
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
@@ -117,6 +118,8 @@ class Ledger(Hook):
     """Tonight's view of the ledger (a recorder sink, and a hook of every target's run
     for the children indexes name and the sitemap filters), judged after the run."""
 
+    name = "ledger"
+
     def __init__(
         self,
         store: StateStore,
@@ -132,6 +135,7 @@ class Ledger(Hook):
         self.referenced: set[str] = {normalize_url(t) for t in targets}
         self.failed: set[str] = set()
         self._excluded: Callable[[str], bool] = lambda url: False
+        self._alone: Callable[[Recorder], AbstractAsyncContextManager[RunContext]] | None = None
         self.intent: IntentRun | None = None
 
     # --- the sink -------------------------------------------------------------------
@@ -156,9 +160,10 @@ class Ledger(Hook):
 
     # --- the hook (one instance for every target of the run) --------------------------
 
-    def attach(self, auditor: Auditor) -> None:
-        self._excluded = auditor.sitemap_excluded  # the run's --include/--exclude-sitemap
-        intent = intent_of(auditor)
+    def attach(self, ctx: RunContext) -> None:
+        self._alone = ctx.alone  # the dropped URLs are checked after the run, on their own
+        self._excluded = ctx.sitemap_excluded  # the run's --include/--exclude-sitemap
+        intent = intent_of(ctx)
         if intent is not None:  # --intent: rows of dropped and held URLs are judged here
             self.intent = intent
             intent.elsewhere = self.claims
@@ -212,17 +217,17 @@ class Ledger(Hook):
         }
 
     async def _check(self, dropped: list[Dropped], recorder: Recorder) -> None:
-        """Each dropped URL asked once, as a listed URL is (an Auditor of this stage's
-        own, without hooks: no conditional request, nothing stored as listed)."""
+        """Each dropped URL asked once, as a listed URL is (a context of this
+        stage's own, without hooks: no conditional request, nothing stored as listed)."""
         quiet = Recorder([])  # robots.txt findings of these hosts are the run's already
-        auditor = Auditor(self.config, quiet, mode="crawl")
         gate = asyncio.Semaphore(max(1, self.config.concurrency))
 
         async def one(row: Dropped) -> tuple[UrlResult, Finding | None]:
             async with gate:
-                return await _judged(auditor, row, self.intent)
+                return await _judged(alone, row, self.intent)
 
-        async with auditor.opened():
+        assert self._alone is not None, "the ledger judges dropped URLs of a run it served"
+        async with self._alone(quiet) as alone:
             results = await asyncio.gather(*(one(row) for row in dropped))
         for record, found in results:  # in ledger order, whatever answered first
             recorder.emit(record.to_json())
@@ -231,10 +236,10 @@ class Ledger(Hook):
 
 
 async def _judged(
-    auditor: Auditor, row: Dropped, intent: IntentRun | None
+    ctx: RunContext, row: Dropped, intent: IntentRun | None
 ) -> tuple[UrlResult, Finding | None]:
     job = UrlJob(row.url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
-    result, found, record = await auditor.check_unlisted(job)
+    result, found, record = await ctx.check_unlisted(job)
     reason = indexability(record, found, result) if result is not None else "robots"
     outcome = outcome_of(result, reason is None)
     extra = {

@@ -48,7 +48,7 @@ from audit.core.agent import canonical_token
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 from audit.http.hosts import canonical_origin
-from audit.pipeline.hooks import Hook
+from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
 
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from audit.checks.pagefacts import PageFacts
     from audit.http import StreamResponse
     from audit.http.robots import RobotsPolicy
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 
 __all__ = ["LlmsHook"]
 
@@ -78,10 +78,12 @@ def _origin(url: str) -> str:
 class LlmsHook(Hook):
     """`--llms`: one per target; see the module."""
 
+    name = "llms"
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
         self.main = ""
         self.reads: dict[str, asyncio.Task[None]] = {}  # origin -> its files' read
         self.files: dict[str, list[dict[str, Any]]] = {}  # origin -> its files' entries
@@ -92,13 +94,13 @@ class LlmsHook(Hook):
         self.indexable: Counter[str] = Counter()  # origin -> indexable listed URLs
         self.covered: Counter[str] = Counter()  # origin -> those some llms.txt links
 
-    def attach(self, auditor: Auditor) -> None:
-        self.auditor = auditor
-        self.main = canonical_token(auditor.agent_token)  # `bingbot` is spelt `Bingbot`
+    def attach(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.main = canonical_token(ctx.agent_token)  # `bingbot` is spelt `Bingbot`
 
     # --- the files -------------------------------------------------------------
 
-    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> Chain[None]:
         origin = _origin(job.url)
         if origin:
             task = self.reads.get(origin)
@@ -106,12 +108,12 @@ class LlmsHook(Hook):
                 self.files[origin] = []
                 task = self.reads[origin] = asyncio.create_task(self._read(origin))
             await asyncio.shield(task)
-        return False
+        return NEXT
 
     async def _read(self, origin: str) -> None:
         """Both files of an origin, llms.txt first."""
-        assert self.auditor is not None
-        client = self.auditor.client
+        assert self.ctx is not None
+        client = self.ctx.client
         entries = self.files[origin]
         found: list[Finding] = []
         url = origin + "/llms.txt"
@@ -132,7 +134,7 @@ class LlmsHook(Hook):
         ctype = header_value(result.headers, "content-type")
         if result.status == 200 and is_html_shell(ctype, result.body_head or b""):
             found.append(shell_finding(url))
-        self.auditor.rec.findings(found)
+        self.ctx.recorder.findings(found)
 
     def _text(self, origin: str, url: str, text: str, entry: dict[str, Any]) -> list[Finding]:
         """An llms.txt read as text: its entry's fields, its links kept, its findings."""
@@ -190,8 +192,8 @@ class LlmsHook(Hook):
         return out
 
     def _policy(self, url: str) -> RobotsPolicy | None:
-        assert self.auditor is not None
-        return self.auditor.robots.cached(url)
+        assert self.ctx is not None
+        return self.ctx.robots.cached(url)
 
     def _blocked(self, url: str, policy: RobotsPolicy | None, *, main_blocked: bool) -> list[str]:
         """The agents robots.txt keeps from `url`: the main agent first, then the named
@@ -228,9 +230,9 @@ class LlmsHook(Hook):
 
     async def _check(self, link: _Link) -> None:
         """A link only llms.txt lists: robots.txt first, then the request, its record."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         url = link.url
-        policy = await self.auditor.robots_for(url)
+        policy = await self.ctx.robots_for(url)
         if not policy.allowed(url):
             self._not_requested(link, policy)
             return
@@ -268,11 +270,11 @@ class LlmsHook(Hook):
 
     async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
         """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
-        assert self.auditor is not None
+        assert self.ctx is not None
         if not self.config.page_checks:
-            return await self.auditor.client.fetch(url), None
+            return await self.ctx.client.fetch(url), None
         sink = PageSink(self.config.page_cap)
-        result = await self.auditor.client.fetch_page(url, sink, cap=self.config.page_cap)
+        result = await self.ctx.client.fetch_page(url, sink, cap=self.config.page_cap)
         return result, sink.facts if result.status == 200 else None
 
     def _page_says(
@@ -300,7 +302,7 @@ class LlmsHook(Hook):
         result: FetchResult | None,
         facts: PageFacts | None,
     ) -> None:
-        assert self.auditor is not None
+        assert self.ctx is not None
         extra: dict[str, Any] = {
             **(record.extra or {}),
             "source": "llms",
@@ -315,18 +317,18 @@ class LlmsHook(Hook):
                 agent: agent_verdict(policy.allowed(record.url, agent), tags, metas, agent)
                 for agent in self.agents
             }
-        self.auditor.deliver(record.with_extra(extra), found)
+        self.ctx.deliver(record.with_extra(extra), found)
 
     # --- the summary -------------------------------------------------------------
 
     def end_of_run(self) -> None:
-        if self.auditor is None:
+        if self.ctx is None:
             return
         on_site = {n for n in self.links if self._audited(n)}
         external = len(self.links) - len(on_site)
         indexable = sum(self.indexable[o] for o in self.counted)
         covered = sum(self.covered[o] for o in self.counted)
-        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
+        notes: dict[str, Any] = self.ctx.recorder.notes.setdefault(
             "llms",
             {"files": [], "links": 0, "external": 0, "covered": 0, "indexable": 0},
         )

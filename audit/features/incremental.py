@@ -8,7 +8,7 @@ for this module.
 A URL's verdict is derived once, by the auditor's checks, from evidence (the final
 answer and the page's facts, audit.core.evidence); the state keeps that evidence beside
 the verdict, so every night derives its verdicts by the same checks as a fresh run, and
-host-level judgements (a deploy stamp: audit.pipeline.deploy) see the same answers. For
+host-level judgements (a deploy stamp: audit.features.deploy) see the same answers. For
 each URL taken from the frontier:
 
 1. robots.txt, as in a plain run (a blocked URL is recorded, never requested);
@@ -53,15 +53,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence, encode_evidence, revalidated
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
+from audit.features.indexlastmod import IndexLastmodHook
 from audit.http import StreamResponse
 from audit.http.access import secret_forms
-from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
-from audit.pipeline.hooks import Hook
-from audit.pipeline.indexlastmod import IndexLastmodHook
+from audit.pipeline.context import RunContext, SitemapJob, UrlJob
+from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.pipeline.recorder import Recorder
 from audit.rules.indexlastmod import IndexEntryState, IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
@@ -141,7 +142,10 @@ class StateSink:
 
 
 class StateHook(Hook):
-    """The --state store at the pipeline's hook points; one per audited target."""
+    """The --state store at the pipeline's hook points; one per audited target. The
+    run's `Keeper` (audit.pipeline.context): other features keep their own beside it."""
+
+    name = "state"
 
     def __init__(self, sink: StateSink, *, changed_only: bool = False) -> None:
         self.store = sink.store
@@ -151,7 +155,7 @@ class StateHook(Hook):
         self.target = sink.targets
         self.changed_only = changed_only
         self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
-        self._auditor: Auditor | None = None
+        self._ctx: RunContext | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
@@ -159,31 +163,31 @@ class StateHook(Hook):
         self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
         self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
 
-    def attach(self, auditor: Auditor) -> None:
-        self._auditor = auditor
-        self._secrets = secret_forms(auditor.config.secrets())
-        for hook in auditor.hooks:  # index <lastmod> over time: the children's digests
-            if isinstance(hook, IndexLastmodHook):
-                hook.check.keep_digests()
-                self._index = hook.check
-        if auditor.config.links:
-            self._keep_link_crawl(auditor)
+    def attach(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self._secrets = secret_forms(ctx.config.secrets())
+        index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (it keeps digests)
+        self._index = index.check if index is not None else None
+        if ctx.config.links:  # the link crawl keeps its store beside the state (keeper)
+            from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
-    def _keep_link_crawl(self, auditor: Auditor) -> None:
-        """crawl --links: the link crawl keeps its store beside the state (one per target),
-        goes on from it when the state resumes the run, and delivers its records through
-        this hook at the end, so the state stores them as URL results."""
-        from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
+            self._links = ctx.peer(LinkCrawl)
 
-        for hook in auditor.hooks:
-            if isinstance(hook, LinkCrawl):
-                self._links = hook
-                hook.keep_in(
-                    self.store.side_file(f"links-{self.target}"),
-                    resume=self.store.mode == "resume",
-                    run=self.store.run,
-                    deliver=self.deliver_final,
-                )
+    # --- the keeper: where other features keep theirs ---------------------------------
+
+    @property
+    def resume(self) -> bool:
+        """Does the run go on from one that died (whose side files it may read)?"""
+        return self.store.mode == "resume"
+
+    @property
+    def run(self) -> int:
+        """The number of the run in the store."""
+        return self.store.run
+
+    def side_file(self, name: str) -> Path:
+        """The path of a feature's side file beside the state, one per target."""
+        return self.store.side_file(f"{name}-{self.target}")
 
     def _kept(self, validator: str | None) -> str | None:
         """An ETag or Last-Modified as stored: one that echoes a credential is not kept
@@ -193,43 +197,43 @@ class StateHook(Hook):
         return validator
 
     @property
-    def auditor(self) -> Auditor:
-        if self._auditor is None:
-            raise RuntimeError("StateHook used before it was attached to an Auditor")
-        return self._auditor
+    def ctx(self) -> RunContext:
+        if self._ctx is None:
+            raise RuntimeError("StateHook used before it was attached to a run")
+        return self._ctx
 
     @property
     def rec(self) -> Recorder:
-        return self.auditor.rec
+        return self.ctx.recorder
 
     # --- the URL check ------------------------------------------------------------------
 
-    def before_request(self, job: UrlJob) -> bool:
+    def before_request(self, job: UrlJob) -> Chain[None]:
         store = self.store
         # nothing stored before this run: no lookup, no call. With --links every listed
         # page is fetched with GET (the crawl needs its links: nothing is carried forward
         # or asked conditionally), and a resumed run's pages are the link crawl's to judge.
         if store.mode != "new" and self._links is None:
             job.context = store.prior(job.url)
-        return False
+        return NEXT
 
-    def stored_answer(self, job: UrlJob) -> Evidence | None:
+    def stored_answer(self, job: UrlJob) -> Chain[Evidence]:
         """Evidence that stands for tonight's answer without a request: this run's own
         answer before it died (resume), or with --changed-only the last run's verified
         answer of a URL whose <lastmod> has not moved and whose verdict was clean. The
         auditor derives the verdict from it as from a fresh answer."""
         prior: Prior | None = job.context
         if prior is None or prior.evidence is None:
-            return None
+            return NEXT
         store = self.store
         if prior.run == store.run:  # checked before the crash: not requested again
             store.replayed += 1
-            return prior.evidence
+            return Done(prior.evidence)
         if self.changed_only and _vouches(prior, job.lastmod):
             store.carried += 1
             store.skipped += 1
-            return replace(prior.evidence, seen="carried")
-        return None
+            return Done(replace(prior.evidence, seen="carried"))
+        return NEXT
 
     def request_headers(self, job: UrlJob) -> dict[str, str] | None:
         prior: Prior | None = job.context
@@ -237,15 +241,15 @@ class StateHook(Hook):
             return None  # nothing a 304 could stand for: asked in full
         return _validator_headers(prior.etag, prior.last_modified) or None
 
-    def answer_stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
+    def answer_stands_for(self, job: UrlJob, result: FetchResult) -> Chain[Evidence]:
         """A 304 stands for the stored answer, its validators replaced by the 304's."""
         if result.status != 304:
-            return None
+            return NEXT
         prior: Prior | None = job.context
         if prior is None or prior.evidence is None or not prior.evidence.revivable:
-            return None  # a 304 nobody asked for is judged as it is
+            return NEXT  # a 304 nobody asked for is judged as it is
         self.store.carried += 1
-        return revalidated(prior.evidence, result)
+        return Done(revalidated(prior.evidence, result))
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -258,7 +262,7 @@ class StateHook(Hook):
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
-    ) -> bool:
+    ) -> Chain[None]:
         captured = self._delivered(record, found)  # once per checked URL: kept to few calls
         self.store.put_url(
             job.url,
@@ -271,7 +275,7 @@ class StateHook(Hook):
             job.line,
             self._evidence(job.evidence),
         )
-        return True
+        return Done(None)
 
     def _evidence(self, evidence: Evidence | None) -> Evidence | None:
         """Evidence as stored: none when it echoes a credential (in a header, a URL of
@@ -289,7 +293,7 @@ class StateHook(Hook):
         captured: list[dict[str, Any]] = []
         sink.capture = captured
         try:
-            self.auditor.deliver(record, found)
+            self.ctx.deliver(record, found)
         finally:
             sink.capture = None
         return captured
@@ -357,20 +361,20 @@ class StateHook(Hook):
             return None
         return prev
 
-    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
+    async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> Chain[None]:
         prev = self._asked.pop(job.url, None)
         if resp.status is not None and 200 <= resp.status < 300:
             self._validators[job.url] = (resp.header("etag"), resp.header("last-modified"))
-            return False
+            return NEXT
         if resp.status != 304 or prev is None:
-            return False
+            return NEXT
         # Unchanged: the validators stay those of the earlier run (a 304 may omit them).
         self._validators[job.url] = (
             resp.header("etag") or prev.etag,
             resp.header("last-modified") or prev.last_modified,
         )
         await self._carry_sitemap(job, prev)
-        return True
+        return Done(None)
 
     async def _carry_sitemap(self, job: SitemapJob, prev: PriorSitemap) -> None:
         """Replay an unchanged child's record and findings; queue the URLs it listed."""
@@ -389,9 +393,9 @@ class StateHook(Hook):
             if not page:
                 return
             for url, line, lastmod in page:
-                self.auditor.seen.add(url, job.url)  # later sitemaps still see it as listed
+                self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await self.auditor.admit(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self.ctx.enqueue(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
     def _index_over_time(self) -> None:

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import indexability
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.pipeline.auditor import UrlJob
+from audit.pipeline.context import UrlJob
 from audit.pipeline.hooks import Hook
 from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 
 if TYPE_CHECKING:
-    from audit.pipeline.auditor import Auditor
+    from audit.pipeline.context import RunContext
 
 __all__ = ["IntentHook", "IntentRun", "intent_of", "violation"]
 
@@ -90,24 +90,24 @@ class IntentRun:
         return self.block
 
 
-def intent_of(auditor: Auditor) -> IntentRun | None:
+def intent_of(ctx: RunContext) -> IntentRun | None:
     """The run's --intent (for another hook of the same run, e.g. the ledger), or None."""
-    for hook in auditor.hooks:
-        if isinstance(hook, IntentHook):
-            return hook.run
-    return None
+    hook = ctx.peer(IntentHook)
+    return hook.run if hook is not None else None
 
 
 class IntentHook(Hook):
     """`--intent` on one target of a crawl; see the module."""
 
+    name = "intent"
+
     def __init__(self, run: IntentRun, *, last: bool = True) -> None:
         self.run = run
         self.last = last
-        self.auditor: Auditor | None = None
+        self.ctx: RunContext | None = None
 
-    def attach(self, auditor: Auditor) -> None:
-        self.auditor = auditor
+    def attach(self, ctx: RunContext) -> None:
+        self.ctx = ctx
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -125,14 +125,14 @@ class IntentHook(Hook):
         return record, found
 
     async def drain(self) -> None:
-        auditor = self.auditor
-        if auditor is None:
+        ctx = self.ctx
+        if ctx is None:
             return
         rows = self.run.plan.exact_urls()
         for row in rows:
-            if row.url in auditor.seen:
+            if row.url in ctx.listed:
                 self.run.listed.add(row.line)
-        if not self.last or auditor.state.max_urls_reached:
+        if not self.last or ctx.state.max_urls_reached:
             return  # a run cut by --max-urls does not know what it would have listed
         elsewhere = self.run.elsewhere
         todo = [
@@ -140,27 +140,27 @@ class IntentHook(Hook):
             for r in rows
             if r.line not in self.run.listed and (elsewhere is None or not elsewhere(r.url))
         ]
-        await self._request_all(auditor, todo)
+        await self._request_all(ctx, todo)
 
-    async def _request_all(self, auditor: Auditor, rows: list[Row]) -> None:
+    async def _request_all(self, ctx: RunContext, rows: list[Row]) -> None:
         """The unlisted exact rows, requested by a few workers (politeness is per host)."""
         queue = list(reversed(rows))
 
         async def worker() -> None:
             while queue:
-                await self._request(auditor, queue.pop())
+                await self._request(ctx, queue.pop())
 
-        workers = min(len(rows), max(1, auditor.config.concurrency))
+        workers = min(len(rows), max(1, ctx.config.concurrency))
         async with asyncio.TaskGroup() as tg:
             for _ in range(workers):
                 tg.create_task(worker())
 
-    async def _request(self, auditor: Auditor, row: Row) -> None:
+    async def _request(self, ctx: RunContext, row: Row) -> None:
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         url = row.url
         job = UrlJob(url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
-        result, found, record = await auditor.check_unlisted(job)
+        result, found, record = await ctx.check_unlisted(job)
         reason = indexability(record, found, result)
         extra = {**(record.extra or {}), "source": "intent"}
         extra.update(indexable=reason is None, indexability=reason)
@@ -172,9 +172,9 @@ class IntentHook(Hook):
                 record = record.with_extra({**extra, "intent": verdict.to_json()})
                 if not verdict.ok:
                     out.append(violation(url, verdict))
-        auditor.rec.unlisted(record)
-        auditor.rec.findings(out)
+        ctx.recorder.unlisted(record)
+        ctx.recorder.findings(out)
 
     def end_of_run(self) -> None:
-        if self.auditor is not None:
-            self.auditor.rec.notes["intent"] = self.run.to_json()
+        if self.ctx is not None:
+            self.ctx.recorder.notes["intent"] = self.run.to_json()

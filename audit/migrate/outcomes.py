@@ -1,0 +1,265 @@
+"""What one old URL's answer on the new site means for a migration: one outcome (the
+worst that applies, OUTCOMES in order) and its `migrate-*` findings (RULES.md style,
+codes in audit/core/codes.py). Pure: a FetchResult in, a `Verdict` out; the run that
+requests the URLs and counts the outcomes is audit.migrate.auditor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urldefrag, urlsplit
+
+from audit.checks.response import noindex_directive
+from audit.core.records import FetchResult
+from audit.http.rewrite import canonical_origin
+from audit.rules.urls import normalize_url
+
+__all__ = [
+    "OUTCOMES",
+    "RANK",
+    "Verdict",
+    "chain_text",
+    "judge",
+    "new_url_for",
+    "path_query",
+    "same_target",
+]
+
+# Every old URL gets exactly one of these; when several apply, the first listed wins.
+OUTCOMES: tuple[str, ...] = (
+    "intent-violated",  # --intent: the row's verdict replaces the migrate-* finding
+    "robots-blocked",
+    "lost",
+    "not-found",
+    "to-homepage",
+    "wrong-target",
+    "noindex",
+    "temporary-redirect",
+    "chain",
+    "gone",  # --intent: a satisfied gone row
+    "ok",
+)
+RANK = {o: i for i, o in enumerate(OUTCOMES)}
+_PERMANENT = frozenset({301, 308})
+
+
+def path_query(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def _norm(url: str) -> str:
+    return normalize_url(urldefrag(url.strip())[0])
+
+
+def _is_home(url: str) -> bool:
+    return path_query(url) == "/"
+
+
+def new_url_for(old_url: str, new_origin: str) -> str:
+    """The URL the new site is asked for: the old path and query on the new origin."""
+    return new_origin + path_query(old_url)
+
+
+def chain_text(result: FetchResult) -> str:
+    parts = [f"{h.url} ({h.status})" for h in result.redirects]
+    status = result.status if result.status is not None else "no answer"
+    last = f"{result.final_url} ({status})"
+    if not parts or parts[-1] != last:
+        parts.append(last)
+    return " -> ".join(parts)
+
+
+def same_target(final: str, expected: str, new_origin: str) -> bool:
+    """Does a landing URL match the expected one? A map written for the production origin
+    also works against staging: an expected URL on another origin than NEW matches the
+    same path and query on NEW."""
+    if _norm(final) == _norm(expected):
+        return True
+    if canonical_origin(expected) != new_origin and canonical_origin(final) == new_origin:
+        return path_query(_norm(final)) == path_query(_norm(expected))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One old URL's outcome (one of OUTCOMES) and its findings as (code, message)."""
+
+    outcome: str
+    findings: tuple[tuple[str, str], ...] = ()
+    landed: str | None = None  # the 2xx URL it ends on, if any
+
+
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """What every message about one old URL's answer says (internal to judge)."""
+
+    old_url: str
+    result: FetchResult
+    new_origin: str
+    expected: str | None
+    agent_token: str
+    chain: str
+
+    @property
+    def fix(self) -> str:
+        return (
+            f"redirect it with one 301 to {self.expected}"
+            if self.expected
+            else "redirect it with one 301"
+        )
+
+    @property
+    def fix_page(self) -> str:
+        return self.fix if self.expected else f"{self.fix} to its new page"
+
+
+def judge(
+    old_url: str,
+    result: FetchResult,
+    *,
+    new_origin: str,
+    expected: str | None = None,
+    agent_token: str = "*",
+    landing_allowed: bool = True,
+) -> Verdict:
+    """Judge the new site's answer for one old URL (`result` is the fetch of
+    new_url_for(old_url)). Pure."""
+    case = _Case(old_url, result, new_origin, expected, agent_token, chain_text(result))
+    failed = _failed_answer(case)
+    if failed is not None:
+        return failed
+    final = result.final_url
+    matches = expected is not None and same_target(final, expected, new_origin)
+    if canonical_origin(final) != new_origin and not matches:
+        want = f" (expected {expected})" if expected else ""
+        message = (
+            f"on the new site {case.chain}: it leaves the new origin {new_origin}{want}; "
+            f"{case.fix_page} on {new_origin}"
+        )
+        return Verdict("lost", (("migrate-lost", message),))
+    if not landing_allowed:
+        message = (
+            f"on the new site {case.chain}: robots.txt disallows {final} for "
+            f"{agent_token}; allow it, or search engines cannot follow the move"
+        )
+        return Verdict("robots-blocked", (("migrate-robots-blocked", message),), final)
+    found = [*_landing(case, matches), *_noindex(case), *_hops(case)]
+    return Verdict(_worst_outcome(found), tuple(found), final)
+
+
+def _failed_answer(case: _Case) -> Verdict | None:
+    """No usable 2xx answer: lost or not found; None when the answer is a 2xx."""
+    result = case.result
+    status = result.status
+    if status is None or result.error_kind is not None:
+        return _no_answer(case)
+    if status in (404, 410):
+        return _not_found(case, status)
+    if status == 401:  # the summary says once how to give credentials (credentials_note)
+        message = (
+            f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
+            "where this URL lands was not seen (give them: see the migration summary)"
+        )
+        return Verdict("lost", (("migrate-lost", message),))
+    if not 200 <= status < 300:
+        message = (
+            f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
+        )
+        return Verdict("lost", (("migrate-lost", message),))
+    return None
+
+
+def _no_answer(case: _Case) -> Verdict:
+    """The new site gave no answer (or an error class): lost."""
+    result = case.result
+    why = result.error or result.error_kind or "no answer"
+    message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
+    return Verdict("lost", (("migrate-lost", message),))
+
+
+def _not_found(case: _Case, status: int) -> Verdict:
+    """The new site answers 404 or 410, directly or at the end of its redirects."""
+    result = case.result
+    where = (
+        f"{result.url} answers {status}"
+        if not result.redirects
+        else f"the redirects end in {case.chain}"
+    )
+    message = (
+        f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at launch"
+    )
+    return Verdict("not-found", (("migrate-not-found", message),))
+
+
+def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
+    """Where the 2xx landed against where it should: the home page, or another page."""
+    final, expected, chain = case.result.final_url, case.expected, case.chain
+    to_home = _is_home(final) and not _is_home(case.old_url)
+    if expected is None:
+        return _unmapped_landing(chain) if to_home else []
+    if matches:
+        return []
+    if to_home and not _is_home(expected):
+        message = (
+            f"on the new site {chain}: it lands on the home page, not on {expected}; "
+            "search engines treat it as a soft 404"
+        )
+        return [("migrate-to-homepage", message)]
+    what = "redirects to" if case.result.redirects else "answers 200 itself at"
+    message = f"on the new site {chain}: it {what} {final}, not the expected {expected}; {case.fix}"
+    return [("migrate-wrong-target", message)]
+
+
+def _unmapped_landing(chain: str) -> list[tuple[str, str]]:
+    """An old URL without an expected target that lands on the home page."""
+    message = (
+        f"on the new site {chain}: it redirects to the home page; search engines "
+        "treat it as a soft 404: redirect it to its closest new page (or map it)"
+    )
+    return [("migrate-to-homepage", message)]
+
+
+def _noindex(case: _Case) -> list[tuple[str, str]]:
+    tags = case.result.header_all("x-robots-tag")
+    hit = noindex_directive(tags, case.agent_token) if tags else None
+    if hit is None:
+        return []
+    message = (
+        f"on the new site {case.chain}: X-Robots-Tag {hit!r} says noindex for "
+        f"{case.agent_token}; the page will drop out of search at launch"
+    )
+    return [("migrate-noindex", message)]
+
+
+def _hops(case: _Case) -> list[tuple[str, str]]:
+    hops, chain = case.result.redirects, case.chain
+    found: list[tuple[str, str]] = []
+    temporary = [h for h in hops if h.status not in _PERMANENT]
+    if temporary:
+        codes = ", ".join(str(h.status) for h in temporary)
+        found.append(
+            (
+                "migrate-temporary-redirect",
+                f"on the new site {chain}: temporary redirect ({codes}); a move must be "
+                "permanent (301 or 308) for search engines to transfer the old URL's signals",
+            )
+        )
+    if len(hops) > 1:
+        found.append(
+            (
+                "migrate-chain",
+                f"on the new site {len(hops)} redirect hops: {chain}; redirect in one hop "
+                "to the final URL",
+            )
+        )
+    return found
+
+
+def _worst_outcome(found: list[tuple[str, str]]) -> str:
+    outcome = "ok"
+    for code, _ in found:
+        candidate = code.removeprefix("migrate-")
+        if RANK[candidate] < RANK[outcome]:
+            outcome = candidate
+    return outcome

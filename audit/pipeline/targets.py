@@ -1,0 +1,46 @@
+"""What a target on the command line (or given to the library) is: a local sitemap file,
+a site, a robots.txt or a sitemap URL. Judged before anything is opened, so the front
+door may check every target first (exit 2 on one that is neither); no HTTP here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from audit.core.errors import TargetError
+
+__all__ = ["classify_target"]
+
+
+def classify_target(target: str) -> tuple[str, str]:
+    """('file', path) | ('site', url) | ('robots', url) | ('sitemap', url); TargetError otherwise."""
+    if "://" in target:
+        return _classify_url(target)
+    p = Path(target)
+    if p.is_dir():
+        raise TargetError(f"{target}: is a directory, not a sitemap file")
+    if not p.exists():
+        raise TargetError(f"{target}: no such file (and not an http(s) URL)")
+    try:
+        with p.open("rb"):
+            pass
+    except OSError as exc:
+        raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
+    return "file", target
+
+
+def _classify_url(target: str) -> tuple[str, str]:
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetError(f"{target}: not an http(s) URL or a local file")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise TargetError(f"{target}: bad port in URL") from exc
+    path = parts.path
+    if path in ("", "/") and not parts.query:
+        return "site", target if path else target + "/"
+    if path.lower().endswith("/robots.txt"):
+        return "robots", target
+    return "sitemap", target
