@@ -73,7 +73,7 @@ def test_changed_only_help_is_the_readmes() -> None:
     crawl = _subparsers()["crawl"]
     (action,) = [a for a in crawl._actions if "--changed-only" in a.option_strings]
     assert action.help == cell
-    assert "error or warning" in cell  # what it does (tests/state/test_changed_only_recheck.py)
+    assert "error or warning" in cell  # what it does (tests/features/test_incremental.py)
 
 
 def test_docs_holds_user_documentation_only() -> None:

@@ -37,17 +37,9 @@ NOT_YET: frozenset[str] = frozenset(
         "cli/main.py",
         "cluster/driver.py",
         "cluster/task.py",
-        "pipeline/agentfetch.py",
-        "pipeline/agents.py",
         "pipeline/auditor.py",
-        "pipeline/deploy.py",
-        "pipeline/hooks.py",
-        "pipeline/indexlastmod.py",
-        "pipeline/intent.py",
         "pipeline/links.py",
-        "pipeline/llms.py",
         "pipeline/runner.py",
-        "state/incremental.py",
         "state/store.py",
     }
 )

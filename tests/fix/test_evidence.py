@@ -81,7 +81,7 @@ async def test_a_state_of_a_cut_run_is_refused(
 ) -> None:
     """A state keeps what its last run left out (a state has no summary of its own):
     `fix` refuses it as it refuses the report of such a run."""
-    from tests.state.test_ledger import LedgerSite, _night
+    from tests.features.test_ledger import LedgerSite, _night
 
     site = LedgerSite()
     site.base = await serve(site.app())

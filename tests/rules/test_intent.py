@@ -1,7 +1,7 @@
 """The intent file (contracts/nights.md section 3): reading, which row applies, judgement.
 
 Pure: real files under tmp_path, no HTTP (the crawl and migrate runs are in
-tests/pipeline/test_intent_crawl.py and tests/migrate/test_migrate_intent.py).
+tests/features/test_intent.py and tests/migrate/test_migrate_intent.py).
 """
 
 from __future__ import annotations

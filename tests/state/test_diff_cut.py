@@ -240,7 +240,7 @@ def test_ledger_and_intent_records_are_not_urls_of_the_sitemaps(tmp_path: Path) 
 async def test_a_state_cut_by_max_urls_is_diffed_as_cut(serve: Serve, tmp_path: Path) -> None:
     """A state file whose last run stopped at --max-urls says so: `diff` compares only
     what both sides checked, as for a cut jsonl report."""
-    from tests.state.test_ledger import LedgerSite, _night
+    from tests.features.test_ledger import LedgerSite, _night
 
     site = LedgerSite()
     site.base = await serve(site.app())
