@@ -17,7 +17,7 @@ from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
 from audit.migrate.redirect_map import RedirectMap, parse_map
 from audit.rules.intent import IntentPlan, load_intent
 from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, urlset
-from tests.migrate.test_migrate import PAGE, moved, outcome_of, outcomes
+from tests.migrate.test_auditor import PAGE, moved, outcome_of, outcomes
 
 
 async def two_sites(serve: Serve) -> tuple[Site, str, Site, str]:
