@@ -104,20 +104,26 @@ def split_options(options: dict[str, Any], mode: str) -> RunOptions:
     return opts
 
 
+# each kind of run option: what accepts a value of it, and how a message names it
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "tuple[str, ...]": (
+        lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
+        "a list of strings",
+    ),
+}
+
+
 def _check_types(opts: RunOptions) -> None:
     for f in fields(opts):
-        value = getattr(opts, f.name)
-        kind = str(f.type).removesuffix(" | None")
-        if value is None and str(f.type).endswith("| None"):
+        value, kind = getattr(opts, f.name), str(f.type)
+        if value is None and kind.endswith("| None"):
             continue
-        if kind == "bool" and not isinstance(value, bool):
-            raise TypeError(f"{f.name}: expected True or False, got {value!r}")
-        if kind == "str" and not isinstance(value, str):
-            raise TypeError(f"{f.name}: expected a string, got {value!r}")
-        if kind == "tuple[str, ...]" and not all(isinstance(v, str) for v in value):
-            raise TypeError(f"{f.name}: expected a list of strings, got {value!r}")
-        if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{f.name}: expected an integer, got {value!r}")
+        accepts, what = _KINDS[kind.removesuffix(" | None")]
+        if not accepts(value):
+            raise TypeError(f"{f.name}: expected {what}, got {value!r}")
     if opts.budget is not None and opts.budget < 1:
         raise ValueError(f"budget: must be at least 1, got {opts.budget!r}")
     if opts.dropped_max < 0:

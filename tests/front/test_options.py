@@ -47,6 +47,7 @@ def test_split_takes_the_run_options_and_leaves_the_config_options() -> None:
         ({"budget": 2.5}, TypeError, "budget: expected an integer, got 2.5"),
         ({"budget": True}, TypeError, "budget: expected an integer, got True"),
         ({"notify": [1]}, TypeError, "notify: expected a list of strings"),
+        ({"ignore": 3}, TypeError, "ignore: expected a list of strings, got 3"),
         ({"dropped_max": -1}, ValueError, "dropped_max: must be 0 or more, got -1"),
         ({"ignore": ["url-slow", "nope"]}, OptionError, "unknown finding code nope"),
     ],
