@@ -41,7 +41,6 @@ from typing import Any, TextIO
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
-from audit.fix.plan import DEFAULT_SHARD_SIZE, MAX_SHARD_SIZE
 from audit.front.after import IndexNow, send_notices, take_snapshot
 from audit.front.migrate import MigrateRun
 from audit.front.options import (
@@ -67,8 +66,6 @@ from audit.report.aggregate import fails
 from audit.sitemap.inspect import Inspector
 
 __all__ = [
-    "DEFAULT_SHARD_SIZE",
-    "MAX_SHARD_SIZE",
     "Audit",
     "CrawlRun",
     "Discovery",

@@ -15,7 +15,7 @@ __all__ = ["add_fix_parser", "cmd_fix"]
 
 
 def _shard_size(text: str) -> int:
-    from audit.api import MAX_SHARD_SIZE
+    from audit.core.config import MAX_SHARD_SIZE
 
     try:
         n = int(text)
@@ -27,7 +27,7 @@ def _shard_size(text: str) -> int:
 
 
 def add_fix_parser(sub: Any) -> argparse.ArgumentParser:
-    from audit.api import DEFAULT_SHARD_SIZE
+    from audit.core.config import DEFAULT_SHARD_SIZE
 
     fix: argparse.ArgumentParser = sub.add_parser(
         "fix",
