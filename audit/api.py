@@ -140,6 +140,7 @@ class Audit:
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         after: Callable[[Audit], Awaitable[None]] | None = None,
+        intent: Any = None,
     ) -> None:
         self.jobs = check_targets(targets, mode)
         self._after = after  # a stage after every target (the --state ledger's)
@@ -154,8 +155,11 @@ class Audit:
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
-        # --intent: the run's plan, read (and checked) before anything is requested
-        self.intent = _intent_run(config, self.jobs) if config.intent and mode == "crawl" else None
+        # --intent: the run's plan, read (and checked) before anything is requested (or as
+        # the caller read it: CrawlRun reads it before the --state store is opened)
+        if intent is None and config.intent and mode == "crawl":
+            intent = _intent_run(config, self.jobs)
+        self.intent = intent
         if self.intent is not None:
             self.recorder.add_sink(self.intent.observe)
         self._render: Any = None  # --render: the run's RenderSession (one browser)
@@ -281,8 +285,8 @@ class CrawlRun:
         config = scoped(config, names)
         check_config_options(config)
         jobs = check_targets(names, mode)  # every target before anything is opened
-        if config.intent:
-            _intent_run(config, jobs)  # a malformed file: one line, before the state
+        # --intent read once, before the state (a malformed file: one line, FILE:LINE)
+        self._intent = _intent_run(config, jobs) if config.intent else None
         check_notify(opts)
         check_state(config, opts)
         self.targets, self.mode, self.options = names, mode, opts
@@ -316,6 +320,7 @@ class CrawlRun:
             hooks=wiring.hooks,
             progress=self.progress,
             after=wiring.after,
+            intent=self._intent if self.mode == "crawl" else None,
         )
         self.audit.recorder.ignore(sorted(set(self.options.ignore)))
         return self.audit

@@ -13,6 +13,7 @@ from tests.cli.clikit import assert_one_line_error
 from tests.crawlkit import TEXT, XML, Serve, Site, urlset
 
 
+@pytest.mark.slow
 async def test_the_sitemaps_a_site_declares(
     serve: Serve, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -30,6 +31,7 @@ async def test_the_sitemaps_a_site_declares(
     assert records[0]["url"] == f"{base}/declared.xml"
 
 
+@pytest.mark.slow
 async def test_a_site_without_sitemaps_and_a_sitemap_url(
     serve: Serve, capsys: pytest.CaptureFixture[str]
 ) -> None:

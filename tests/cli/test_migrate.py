@@ -45,6 +45,7 @@ def test_the_front_doors_checks_are_one_line_before_a_request(
     assert not out.exists()  # nothing opened
 
 
+@pytest.mark.slow
 async def test_a_run_with_state_and_its_exit_status(
     serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

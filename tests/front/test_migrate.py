@@ -52,6 +52,7 @@ def test_a_malformed_intent_file_is_one_line(tmp_path: Path) -> None:
     assert load_plan(CrawlConfig()) is None
 
 
+@pytest.mark.slow
 async def test_a_run_judges_every_old_url_and_a_state_resumes(serve: Serve, tmp_path: Path) -> None:
     old, new = Site(), Site()
     old_base, new_base = await serve(old), await serve(new)

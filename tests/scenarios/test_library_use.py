@@ -335,6 +335,7 @@ async def test_notify_sends_what_the_command_line_sends(serve: Serve, tmp_path: 
     assert cli["summary"]["findings"]["error"] == 2  # /b's new 404 beside /c's
 
 
+@pytest.mark.slow
 async def test_migrate_reports_what_the_command_line_reports(serve: Serve, tmp_path: Path) -> None:
     from tests.state.test_state import run_main
 
