@@ -455,3 +455,27 @@ def test_validate_takes_ignore_and_refuses_the_options_of_crawl() -> None:
     ignored = audit.validate(sitemap, ignore=["element-unknown"])
     assert plain.summary["by_code"].get("element-unknown")
     assert "element-unknown" not in ignored.summary["by_code"]
+
+
+async def test_indexnow_submits_what_the_command_line_submits(serve: Serve, tmp_path: Path) -> None:
+    """`indexnow=KEY` (with `state=`) posts the URLs `--indexnow KEY` posts, after a complete
+    run, and the `indexnow` records are the same."""
+    from tests.fix.test_indexnow import KEY, night, of, start
+
+    pages, endpoint = await start(serve)
+    code, cli = await night(pages, endpoint, tmp_path / "cli.sqlite", tmp_path / "cli.jsonl")
+    assert code == 0
+    cli_posts = list(endpoint.urls())
+    endpoint.posts.clear()
+    records: list[dict[str, Any]] = []
+    result = await audit.crawl_async(
+        f"{pages.base}/sitemap.xml",
+        on_record=records.append,
+        state=str(tmp_path / "lib.sqlite"),
+        indexnow=KEY,
+        indexnow_endpoint=endpoint.url,
+        rate=1000,
+    )
+    assert sorted(endpoint.urls()) == sorted(cli_posts) and len(cli_posts) == 6
+    assert _comparable(of(records, "indexnow")) == _comparable(of(cli, "indexnow"))
+    assert result.summary["indexnow"] == next(r for r in cli if r["type"] == "summary")["indexnow"]
