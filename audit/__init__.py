@@ -7,7 +7,7 @@ The front door for library use (see audit.api and the README's "Library use"):
     result = audit.crawl("https://www.example.com/", rate=5, on_record=print)
     result.summary["findings"]      # {"error": 2, "warning": 5, "info": 1}
 
-`crawl`, `validate`, `inspect`, `discover`, `migrate` (and their `_async` forms), `Audit`
+`crawl`, `validate`, `inspect`, `discover` (and their `_async` forms), `Audit`
 (the routine under them), `Result`, `Discovery`, `CrawlConfig` (every option),
 and `TargetError` (a target that cannot be audited at all). The names are loaded
 on first use, so `import audit.sitemap.parser` never loads the HTTP stack.
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
         discover_async,
         inspect,
         inspect_async,
-        migrate,
-        migrate_async,
         validate,
         validate_async,
     )
@@ -52,8 +50,6 @@ __all__ = [
     "discover_async",
     "inspect",
     "inspect_async",
-    "migrate",
-    "migrate_async",
     "validate",
     "validate_async",
 ]

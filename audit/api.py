@@ -13,8 +13,9 @@ loop. `crawl` also takes every run option of the command line (`RunOptions`): `s
 (with `fresh`, `changed_only`, `budget`, `dropped_max`), `content=True`, `notify=[DEST]`
 (with `notify_always`, `notify_on`, `smtp`), `indexnow=KEY` (with `indexnow_endpoint`,
 `dry_run`) and `ignore=[CODES]` (`validate` takes `ignore`); `intent=FILE` is CrawlConfig's.
-`migrate(old, new, map=..., new_sitemap=..., state=...)` is the migration check, `diff` and
-`fix` the commands of the same names. Records stream to `on_record` as the audit produces
+`migrate(old, new, map=..., new_sitemap=..., state=...)` here is the migration check (not
+exported as `audit.migrate`: that name is the subpackage), `diff` and `fix` the commands of the
+same names. Records stream to `on_record` as the audit produces
 them (the jsonl format of DESIGN.md), so memory stays flat whatever the size of the site;
 `Result` keeps only the summary. When no target can be audited at all (a missing file, a
 site that cannot be reached or declares no sitemap), the call raises `TargetError` with one

@@ -15,6 +15,7 @@ import pytest
 
 import audit
 from audit.core.codes import CODES
+from audit.core.errors import TargetError
 from audit.core.severity import Severity
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
@@ -353,7 +354,9 @@ async def test_migrate_reports_what_the_command_line_reports(serve: Serve, tmp_p
             str(tmp_path / "cli.sqlite")]  # fmt: skip
     assert await run_main(argv) == 1
     records: list[dict[str, Any]] = []
-    result = await audit.migrate_async(
+    from audit.api import migrate_async
+
+    result = await migrate_async(
         old_base + "/sitemap.xml",
         new_base,
         on_record=records.append,
@@ -479,3 +482,31 @@ async def test_indexnow_submits_what_the_command_line_submits(serve: Serve, tmp_
     assert sorted(endpoint.urls()) == sorted(cli_posts) and len(cli_posts) == 6
     assert _comparable(of(records, "indexnow")) == _comparable(of(cli, "indexnow"))
     assert result.summary["indexnow"] == next(r for r in cli if r["type"] == "summary")["indexnow"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "options", "error"),
+    [
+        (["https://staging.example.com/x"], {"new": "https://staging.example.com/x"}, TargetError),
+        (["https://staging.example.com", "--fresh"], {"fresh": True}, ValueError),
+        (["https://staging.example.com", "--map", "missing.csv"], {"map": "missing.csv"},
+         TargetError),
+        (["https://staging.example.com", "--exclude", "["], {"exclude": "["}, ValueError),
+    ],
+)  # fmt: skip
+def test_library_migrate_errors_are_the_command_lines_messages(
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    options: dict[str, Any],
+    error: type[Exception],
+) -> None:
+    """`audit.api.migrate` (the package's `audit.migrate` is the migration subpackage) checks
+    NEW, the map and the options as `sitemap-audit migrate` does, with its lines."""
+    from audit.api import migrate
+
+    old = "https://www.example.com/sitemap.xml"
+    message = _cli_error(capsys, ["migrate", old, *flags, "--no-progress"])
+    new = options.pop("new", "https://staging.example.com")
+    with pytest.raises(error) as caught:
+        migrate(old, new, **options)
+    assert str(caught.value) == message
