@@ -9,18 +9,27 @@
 `CrawlConfig` as keywords (`rate=5`, `page_checks=True`, ...; or a whole
 `config=CrawlConfig(...)`) and return when the
 audit is done; each has an `..._async` form for callers that already run an event
-loop. Records stream to `on_record` as the audit produces them (the jsonl format
-of DESIGN.md), so memory stays flat whatever the size of the site; `Result` keeps
-only the summary. When no target can be audited at all (a missing file, a site that
-cannot be reached or declares no sitemap), the call raises `TargetError` with one line
-that says why; when only some of several cannot, `Result.fatal` names them and
+loop. `crawl` also takes every run option of the command line (`RunOptions`): `state=PATH`
+(with `fresh`, `changed_only`, `budget`, `dropped_max`), `content=True`, `notify=[DEST]`
+(with `notify_always`, `notify_on`, `smtp`), `indexnow=KEY` (with `indexnow_endpoint`,
+`dry_run`) and `ignore=[CODES]` (`validate` takes `ignore`); `intent=FILE` is CrawlConfig's.
+`migrate(old, new, map=..., new_sitemap=..., state=...)` here is the migration check (not
+exported as `audit.migrate`: that name is the subpackage), `diff` and `fix` the commands of the
+same names. Records stream to `on_record` as the audit produces
+them (the jsonl format of DESIGN.md), so memory stays flat whatever the size of the site;
+`Result` keeps only the summary. When no target can be audited at all (a missing file, a
+site that cannot be reached or declares no sitemap), the call raises `TargetError` with one
+line that says why; when only some of several cannot, `Result.fatal` names them and
 `Result.failed()` is True; everything else is a finding. Options are checked as the
-command line checks its flags: an unknown keyword or a value of the wrong type is a
-`TypeError`, a value out of range a `ValueError` (`rate="unlimited"` is no limit).
+command line checks its flags, with the command line's messages: an unknown keyword or a
+value of the wrong type is a `TypeError`, a value out of range a `ValueError`
+(`rate="unlimited"` is no limit), options that do not go together an `OptionError` (a
+ValueError: "--budget needs --state PATH").
 
-`Audit` is the routine underneath, for callers that need more (report writers
-as sinks, a --state store, an interrupt between running and summarising): the
-command line and the tests use it.
+`Audit` is the routine underneath, and `CrawlRun` / `MigrateRun` the runs with their
+options wired around it, for callers that need more (report writers as sinks, an interrupt
+between running and summarising): the command line uses them, and imports nothing else
+below this module (`audit.front` holds what they wire).
 """
 
 from __future__ import annotations
@@ -28,13 +37,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
+from audit.front.after import IndexNow, send_notices, take_snapshot
+from audit.front.migrate import MigrateRun
+from audit.front.options import (
+    OptionError,
+    RunOptions,
+    check_codes,
+    check_config_options,
+    check_indexnow,
+    check_notify,
+    check_state,
+    credentials,
+    parse_value,
+    scoped,
+    split_options,
+    with_cluster_fence,
+)
+from audit.front.state import open_state, wire
 from audit.pipeline.context import EntryHook, SitemapHook
 from audit.pipeline.hooks import Hook
-from audit.pipeline.progress import NoProgress, Progress
+from audit.pipeline.progress import NoProgress, Progress, make_progress
 from audit.pipeline.recorder import Recorder, RecordSink
 from audit.pipeline.targets import classify_target
 from audit.report.aggregate import fails
@@ -42,15 +69,29 @@ from audit.sitemap.inspect import Inspector
 
 __all__ = [
     "Audit",
+    "CrawlRun",
     "Discovery",
+    "Inspector",
+    "MigrateRun",
+    "OptionError",
     "Result",
+    "RunOptions",
+    "check_codes",
     "check_targets",
+    "checked_config",
     "crawl",
     "crawl_async",
+    "credentials",
+    "diff",
     "discover",
     "discover_async",
+    "fix",
     "inspect",
     "inspect_async",
+    "make_progress",
+    "migrate",
+    "migrate_async",
+    "parse_value",
     "validate",
     "validate_async",
 ]
@@ -65,6 +106,8 @@ class Result:
     summary: dict[str, Any]
     fatal: list[str] = field(default_factory=list)  # targets that could not be audited
     interrupted: bool = False
+    # --notify: why a notification could not be sent (one line each); the verdict stands
+    notify_errors: list[str] = field(default_factory=list)
 
     def failed(self, fail_on: str = "error") -> bool:
         """True when a finding is at or above `fail_on` (error, warning, info, never), or
@@ -99,6 +142,7 @@ class Audit:
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         after: Callable[[Audit], Awaitable[None]] | None = None,
+        intent: Any = None,
     ) -> None:
         self.jobs = check_targets(targets, mode)
         self._after = after  # a stage after every target (the --state ledger's)
@@ -113,8 +157,11 @@ class Audit:
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
-        # --intent: the run's plan, read (and checked) before anything is requested
-        self.intent = _intent_run(config, self.jobs) if config.intent and mode == "crawl" else None
+        # --intent: the run's plan, read (and checked) before anything is requested (or as
+        # the caller read it: CrawlRun reads it before the --state store is opened)
+        if intent is None and config.intent and mode == "crawl":
+            intent = _intent_run(config, self.jobs)
+        self.intent = intent
         if self.intent is not None:
             self.recorder.add_sink(self.intent.observe)
         self._render: Any = None  # --render: the run's RenderSession (one browser)
@@ -212,6 +259,109 @@ class Audit:
         return Result(summary, self.fatal, interrupted)
 
 
+class CrawlRun:
+    """One crawl or validate with what its run options wire around the pipeline: the
+    --state store and what reads it (--changed-only, --budget, the ledger, --dropped-max),
+    --content, --indexnow, --notify and --ignore.
+
+    The steps, in the order the command line takes them and a library caller gets too:
+    `CrawlRun(...)` checks every option, the targets and --intent (one line each), copies
+    the previous state out for --notify and opens the --state store, all before a report is
+    opened; `start(sinks)` makes the run's `Audit` over the caller's sinks; `await run()`
+    audits (and submits to IndexNow when the run went through); `finish(interrupted=...)`
+    emits the summary; `close_state(interrupted=...)` closes the store; `notify()` sends.
+    """
+
+    def __init__(
+        self,
+        targets: str | Sequence[str],
+        config: CrawlConfig,
+        options: RunOptions | None = None,
+        *,
+        mode: str = "crawl",
+        progress: Progress | None = None,
+    ) -> None:
+        opts = options or RunOptions()
+        check_indexnow(opts)
+        names = [targets] if isinstance(targets, str) else list(targets)
+        config = scoped(config, names)
+        check_config_options(config)
+        jobs = check_targets(names, mode)  # every target before anything is opened
+        # --intent read once, before the state (a malformed file: one line, FILE:LINE)
+        self._intent = _intent_run(config, jobs) if config.intent else None
+        check_notify(opts)
+        check_state(config, opts)
+        self.targets, self.mode, self.options = names, mode, opts
+        self.config = with_cluster_fence(config, opts)
+        self.progress = progress
+        self.indexnow = IndexNow.of(opts)
+        self.audit: Audit | None = None
+        self._closed = False
+        self.snapshot = take_snapshot(opts)  # before the run replaces the previous one
+        self.store: Any = None
+        if opts.state:
+            try:
+                self.store = open_state(
+                    opts.state, mode, names, self.config, fresh=opts.fresh, ignore=opts.ignore
+                )
+            except BaseException:
+                if self.snapshot is not None:
+                    self.snapshot.close()
+                raise
+
+    def start(self, sinks: Sequence[RecordSink], progress: Progress | None = None) -> Audit:
+        """The run's Audit: the caller's sinks first (the report), then the run's own."""
+        self.progress = progress or self.progress
+        own: list[RecordSink] = [self.indexnow.collector] if self.indexnow is not None else []
+        wiring = wire(self.store, self.options, self.config, self.targets, self.mode)
+        self.audit = Audit(
+            self.targets,
+            self.config,
+            mode=self.mode,
+            sinks=[*sinks, *own, *wiring.sinks],
+            hooks=wiring.hooks,
+            progress=self.progress,
+            after=wiring.after,
+            intent=self._intent if self.mode == "crawl" else None,
+        )
+        self.audit.recorder.ignore(sorted(set(self.options.ignore)))
+        return self.audit
+
+    async def run(self) -> None:
+        """Audit every target; then, when the run went through, IndexNow's submission."""
+        assert self.audit is not None, "start() first"
+        await self.audit.run()
+        if self.indexnow is not None:  # after every URL was judged, before the summary
+            await self.indexnow.submit(self.audit, self.store, self.config)
+
+    def finish(self, *, interrupted: bool = False) -> Result:
+        assert self.audit is not None, "start() first"
+        return self.audit.finish(interrupted=interrupted)
+
+    def close_state(self, *, interrupted: bool) -> None:
+        """Close the --state store (once): only a run that went through to the end, every
+        target audited, is the base of an incremental one."""
+        if self.store is None or self._closed:
+            return
+        self._closed = True
+        done = not interrupted and self.audit is not None and not self.audit.fatal
+        self.store.close(complete=done)
+
+    def notify(self) -> list[str]:
+        """--notify after the run; why a notification could not be sent, one line each."""
+        snapshot, self.snapshot = self.snapshot, None
+        return send_notices(self.options, snapshot, self.targets, self.audit)
+
+    @property
+    def replayed(self) -> int:
+        """URLs a resumed run did not request again (already checked before the crash)."""
+        return int(self.store.replayed) if self.store is not None else 0
+
+    @property
+    def state_path(self) -> str | None:
+        return None if self.store is None else str(self.store.path)
+
+
 def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
     """The run's --intent plan, its path rows scoped to the TARGETs' origins (a local
     file's is --base-url's); IntentError (one line, FILE:LINE) for a malformed file."""
@@ -264,6 +414,13 @@ def _config(options: dict[str, Any]) -> CrawlConfig:
     return config_from_options(options)
 
 
+def checked_config(config: CrawlConfig, targets: Sequence[str | None]) -> CrawlConfig:
+    """`config` with its credentials scoped to `targets`, its options checked together."""
+    config = scoped(config, targets)
+    check_config_options(config)
+    return config
+
+
 def _run(coro: Any) -> Any:
     from audit.core.eventloop import new_event_loop
 
@@ -277,16 +434,24 @@ async def _audit(
     on_record: RecordSink | None,
     options: dict[str, Any],
 ) -> Result:
-    run = Audit(
-        target, _config(options), mode=mode, sinks=[on_record] if on_record is not None else []
-    )
+    opts = split_options(options, mode)
+    run = CrawlRun(target, _config(options), opts, mode=mode)
+    interrupted = True
     try:
-        await run.run()
-    except asyncio.CancelledError:
-        run.finish(interrupted=True)
-        raise
-    result = run.finish()
-    if result.fatal and len(result.fatal) == len(run.outcomes):
+        run.start([on_record] if on_record is not None else [])
+        try:
+            await run.run()
+        except asyncio.CancelledError:
+            run.finish(interrupted=True)
+            run.close_state(interrupted=True)
+            run.notify()
+            raise
+        result = run.finish()
+        interrupted = False
+    finally:
+        run.close_state(interrupted=interrupted)
+    result.notify_errors = await asyncio.to_thread(run.notify)  # blocking sends, off the loop
+    if result.fatal and len(result.fatal) == len(run.targets):
         # not one target could be audited: that is an error, not a passing Result (the
         # summary record already went to on_record)
         raise TargetError("; ".join(result.fatal))
@@ -328,7 +493,7 @@ async def inspect_async(target: str, **options: Any) -> list[dict[str, Any]]:
     inspector = Inspector()
     run = Audit(
         target,
-        _config(options),
+        checked_config(_config(options), [target]),
         mode="inspect",
         sinks=[inspector.on_record],
         on_entry=inspector.on_entry,
@@ -355,7 +520,7 @@ async def discover_async(site: str, **options: Any) -> Discovery:
         raise TargetError(
             f"{site}: discover takes a site root URL such as https://www.example.com/"
         )
-    found, findings = await run_discover(value, _config(options))
+    found, findings = await run_discover(value, checked_config(_config(options), [site]))
     return Discovery([d.to_json() for d in found], [f.to_json() for f in findings])
 
 
@@ -363,3 +528,70 @@ def discover(site: str, **options: Any) -> Discovery:
     """robots.txt Sitemap: lines, the common paths and <link rel="sitemap"> of a site."""
     found: Discovery = _run(discover_async(site, **options))
     return found
+
+
+async def migrate_async(
+    old: str, new: str, *, on_record: RecordSink | None = None, **options: Any
+) -> Result:
+    """A migration check (every old URL on the new site) in the running loop."""
+    extra = {key: options.pop(key, None) for key in ("map", "new_sitemap")}
+    for key, value in extra.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key}: expected a string, got {value!r}")
+    opts = split_options(options, "migrate")
+    run = MigrateRun(old, new, _config(options), opts, **extra)
+    run.start([on_record] if on_record is not None else [])
+    interrupted = True
+    try:
+        try:
+            await run.run()
+        except asyncio.CancelledError:
+            run.finish(interrupted=True)
+            raise
+        summary = run.finish()
+        interrupted = False
+    finally:
+        state_error = run.close_state(interrupted=interrupted)
+    if state_error is not None:
+        raise TargetError(state_error)
+    if run.fatal:  # OLD could not be read at all (the summary already went to on_record)
+        raise TargetError(run.fatal)
+    return Result(summary)
+
+
+def migrate(old: str, new: str, *, on_record: RecordSink | None = None, **options: Any) -> Result:
+    """Pre-launch migration check: every URL of OLD (a sitemap URL, site root, local
+    sitemap or file of URLs) requested on the origin NEW; `map=` a CSV of old,new rows,
+    `new_sitemap=` the new site's sitemap, `state=` resumes a killed run; the other
+    options are CrawlConfig's."""
+    result: Result = _run(migrate_async(old, new, on_record=on_record, **options))
+    return result
+
+
+def diff(old: str, new: str, out: TextIO, **options: Any) -> Any:
+    """Compare two jsonl reports or --state files into `out` (new, fixed, still failing;
+    `fmt`, `fail_on`, `limit`); `alert_drop=PCT` and `alert_new_errors=N` add the alerts.
+    The comparison's summary (`.failed`); TargetError when a side is missing, or partial."""
+    from audit.state.diff import Alerts, DiffError, diff_reports
+
+    for path in (old, new):
+        if not Path(path).is_file():
+            raise TargetError(f"{path}: no such report or state file")
+    drop, new_errors = options.pop("alert_drop", None), options.pop("alert_new_errors", None)
+    alerts = None
+    if drop is not None or new_errors is not None:
+        alerts = Alerts(drop_pct=drop, new_errors=new_errors)
+    try:
+        return diff_reports(old, new, out, alerts=alerts, **options)
+    except DiffError as exc:
+        raise TargetError(str(exc)) from exc
+
+
+def fix(source: str, output: str, **options: Any) -> dict[str, Any]:
+    """Write the sitemap set a complete audit (a jsonl report or --state file) says the site
+    should have into the folder `output` (`base_url`, `shard_size`, `gzip`); sends no
+    request. FixRefused (an AuditError, one line) for a cut run or an unreadable source."""
+    from audit.fix import fix_sitemaps
+
+    summary: dict[str, Any] = fix_sitemaps(source, output, **options)
+    return summary

@@ -3,17 +3,20 @@ Console's name for it, from the registry the checks use (audit.core.codes).
 
 `render(fmt)` gives the text, json or markdown listing; the markdown one is
 docs/codes.md (regenerate with `sitemap-audit codes --format markdown > docs/codes.md`;
-a test compares). Imports only audit.core.
+a test compares); `cmd_codes(args)` writes it to stdout. --ignore's codes are checked by
+the front door (audit.api.parse_value). Imports only audit.core.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from typing import Any
 
 from audit.core.codes import CODES, Code, doc_anchor
 
-__all__ = ["FORMATS", "parse_codes", "render"]
+__all__ = ["FORMATS", "cmd_codes", "render"]
 
 FORMATS = ("text", "json", "markdown")
 
@@ -22,17 +25,6 @@ _SEVERITIES = (
     ("warning", "wasted crawl budget, inaccurate signals, best practice broken"),
     ("info", "worth knowing"),
 )
-
-
-def parse_codes(text: str) -> list[str]:
-    """A comma-separated list of codes (--ignore); ValueError names any unknown one."""
-    codes = [c.strip() for c in text.split(",") if c.strip()]
-    unknown = [c for c in codes if c not in CODES]
-    if unknown:
-        raise ValueError(
-            f"unknown finding code {', '.join(unknown)} (`sitemap-audit codes` lists them)"
-        )
-    return codes
 
 
 def _as_json(c: Code) -> dict[str, Any]:
@@ -108,3 +100,8 @@ def render(fmt: str) -> str:
     if fmt == "markdown":
         return _markdown()
     return "\n\n".join(_text(c) for c in CODES.values()) + "\n"
+
+
+def cmd_codes(args: argparse.Namespace) -> int:
+    sys.stdout.write(render(args.format))
+    return 0

@@ -1,7 +1,7 @@
 """`sitemap-audit fix SOURCE --output DIR`: the parser and the command (contracts/fix.md).
 
-Reads a complete jsonl report or state file and writes the repaired sitemap set; sends no
-request. A refusal (a cut run, an unreadable SOURCE, several origins without --base-url)
+Reads a complete jsonl report or state file and writes the repaired sitemap set (the front
+door's `fix`); sends no request. A refusal (a cut run, an unreadable SOURCE, several origins without --base-url)
 is one line on stderr and exit 2, with nothing written or removed in DIR.
 """
 
@@ -15,7 +15,7 @@ __all__ = ["add_fix_parser", "cmd_fix"]
 
 
 def _shard_size(text: str) -> int:
-    from audit.fix import MAX_SHARD_SIZE
+    from audit.core.config import MAX_SHARD_SIZE
 
     try:
         n = int(text)
@@ -27,7 +27,7 @@ def _shard_size(text: str) -> int:
 
 
 def add_fix_parser(sub: Any) -> argparse.ArgumentParser:
-    from audit.fix import DEFAULT_SHARD_SIZE
+    from audit.core.config import DEFAULT_SHARD_SIZE
 
     fix: argparse.ArgumentParser = sub.add_parser(
         "fix",
@@ -58,9 +58,9 @@ def add_fix_parser(sub: Any) -> argparse.ArgumentParser:
 
 def cmd_fix(args: argparse.Namespace) -> int:
     """Raises FixRefused (an AuditError: main prints one line, exit 2)."""
-    from audit.fix import fix_sitemaps
+    from audit.api import fix
 
-    summary = fix_sitemaps(
+    summary = fix(
         args.source,
         args.output,
         base_url=args.base_url,

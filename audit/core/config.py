@@ -42,6 +42,8 @@ RENDER_ALL = 0  # --render all: every candidate
 DEFAULT_RENDER_TABS = 2  # --render-tabs: pages rendered at once
 MAX_RENDER_TABS = 16
 DEFAULT_RENDER_TIMEOUT = 20.0  # --render-timeout: seconds until a page's load event
+DEFAULT_SHARD_SIZE = 10_000  # fix --shard-size: URLs per sitemap file written
+MAX_SHARD_SIZE = 50_000  # sitemaps.org: 50,000 URLs per file
 
 
 @dataclass(frozen=True, slots=True)

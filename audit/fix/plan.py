@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
+from audit.core.config import DEFAULT_SHARD_SIZE, MAX_SHARD_SIZE
 from audit.fix.evidence import Alt, Evidence, Listed
 from audit.rules.dates import parse_http_date, parse_w3c_datetime
 from audit.rules.urls import LocScope, normalize_url, origin
@@ -37,8 +38,6 @@ __all__ = [
     "shard_key",
 ]
 
-DEFAULT_SHARD_SIZE = 10_000
-MAX_SHARD_SIZE = 50_000  # sitemaps.org: 50,000 URLs per file
 MAX_SHARD_BYTES = 52_428_800  # sitemaps.org: 50 MiB uncompressed per file
 
 Action = Literal["kept", "replaced", "dropped"]

@@ -54,7 +54,7 @@ lastmod-tolerance = 3600
     )
     args, targets = parse(["crawl", "--config", path])
     assert targets == ["https://a.example/", "https://b.example/sitemap.xml"]
-    cfg = config_from(args, list(targets))
+    cfg = config_from(args)
     assert (cfg.rate, cfg.concurrency, cfg.max_urls) == (2.5, 4, 100)
     assert cfg.user_agent == "nightly/1.0" and cfg.page_checks
     assert (cfg.slow_ms, cfg.lastmod_tolerance_s) == (2000.0, 3600.0)
@@ -83,7 +83,7 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
         ]
     )
     assert targets == ["https://cli.example/"]  # TARGET on the command line wins
-    cfg = config_from(args, list(targets))
+    cfg = config_from(args)
     assert cfg.rate == 7.0
     assert cfg.exclude == ("y",)  # a list given on the command line replaces the file's
     assert cfg.extra_headers == (("X-A", "1"),)  # a table of headers
@@ -93,8 +93,8 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("value", ['"unlimited"', "inf"])
 def test_rate_unlimited_in_the_file(tmp_path: Path, value: str) -> None:
     path = conf(tmp_path, f'target = "https://a.example/"\nrate = {value}\n')
-    args, targets = parse(["crawl", "--config", path, "--no-progress"])
-    assert config_from(args, list(targets)).rate == float("inf")
+    args, _ = parse(["crawl", "--config", path, "--no-progress"])
+    assert config_from(args).rate == float("inf")
 
 
 @pytest.mark.parametrize(
@@ -183,8 +183,8 @@ async def test_several_targets_one_combined_report(
 @pytest.mark.parametrize(("value", "expected"), [('"auto"', None), ("0", 0), ("2", 2)])
 def test_fetch_workers_in_the_file(tmp_path: Path, value: str, expected: int | None) -> None:
     path = conf(tmp_path, f'target = "https://a.example/"\nfetch-workers = {value}\n')
-    args, targets = parse(["crawl", "--config", path, "--no-progress"])
-    assert config_from(args, list(targets)).fetch_workers == expected
+    args, _ = parse(["crawl", "--config", path, "--no-progress"])
+    assert config_from(args).fetch_workers == expected
 
 
 def test_fetch_workers_default_is_auto() -> None:

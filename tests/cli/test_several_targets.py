@@ -84,7 +84,7 @@ async def test_no_sitemap_found_exits_2(
 
 
 def test_empty_targets_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from audit.cli.main import read_targets_file
+    from audit.cli.crawl import read_targets_file
 
     empty = tmp_path / "empty.txt"
     empty.write_text("# nothing\n\n")

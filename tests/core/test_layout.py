@@ -24,6 +24,7 @@ STAGES = {
     "cluster",  # --cluster: the URL checks on Dask workers
     "fix",  # `fix`: the sitemap set a complete audit says the site should have
     "fixtures",  # the fixture and demo site server
+    "front",  # what the front door (api.py) wires around a run: run options, state, after
 }
 # __init__ (names loaded on first use), __main__ (`python -m audit`), api (the front door)
 TOP_MODULES = {"__init__.py", "__main__.py", "api.py"}

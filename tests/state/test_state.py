@@ -590,23 +590,3 @@ async def test_state_keeps_no_credentials(serve: Serve, tmp_path: Path) -> None:
     con.close()
     assert secret.encode() not in state.read_bytes()
     assert any(r["type"] == "url" for r in read_records(state))
-
-
-def test_options_at_their_defaults_are_not_fingerprinted(tmp_path: Path) -> None:
-    """A later version's new option (at its default) must not orphan an existing state."""
-    import argparse
-
-    from audit.cli.main import _open_state
-    from audit.core.config import CrawlConfig
-
-    args = argparse.Namespace(state=str(tmp_path / "s.sqlite"), fresh=False, changed_only=False)
-    targets = ["https://www.example.com/"]
-    _open_state(args, "crawl", targets, CrawlConfig(rate=3.0, timeout=5.0)).close(complete=True)
-    # the same audit as a store that only knows the targets: rate and timeout do not count
-    st = StateStore.open(
-        tmp_path / "s.sqlite", fingerprint=fingerprint("crawl", targets, {}), targets=targets
-    )
-    assert st.mode == "incremental"
-    st.close(complete=True)
-    with pytest.raises(StateError, match="different audit"):
-        _open_state(args, "crawl", targets, CrawlConfig(page_checks=True))

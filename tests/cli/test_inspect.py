@@ -1,9 +1,11 @@
-"""17.5: inspect lists an index's children that answer 404 or fail, with their status, and
-exits 1; every command piped into a closed reader exits quietly (a real pipe)."""
+"""`sitemap-audit inspect` (audit/cli/inspect.py): counts, sizes, lastmod months and the URLs
+of a sitemap; 17.5: it lists an index's children that answer 404 or fail, with their status,
+and exits 1; every command piped into a closed reader exits quietly (a real pipe)."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli.main import main
+from tests.cli.clikit import run_cli, write
 from tests.crawlkit import XML, Serve, Site, index, urlset
 
 
@@ -77,3 +80,29 @@ def test_a_closed_reader_ends_quietly(tmp_path: Path, argv: list[str]) -> None:
     assert first.strip()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert rc == 0
+
+
+def test_inspect_counts_and_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = urlset(
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+        extra="<lastmod>2024-05-01</lastmod>",
+    ).replace(
+        "</urlset>",
+        "<url><loc>https://www.example.com/c</loc><lastmod>2024-07-09</lastmod></url></urlset>",
+    )
+    path = write(tmp_path, "s.xml.gz", gzip.compress(body.encode()))
+    rc, out, _ = run_cli(capsys, "inspect", path, "--format", "json")
+    assert rc == 0
+    (stats,) = json.loads(out)
+    assert stats["entries"] == 3 and stats["gzip"] is True and stats["kind"] == "urlset"
+    assert stats["lastmod_by_month"] == {"2024-05": 2, "2024-07": 1}
+    assert stats["bytes"] == len(body.encode())
+    rc, out, _ = run_cli(capsys, "inspect", path, "--urls")
+    assert out.split() == [
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+        "https://www.example.com/c",
+    ]
+    rc, out, _ = run_cli(capsys, "inspect", path)
+    assert "3 entries" in out and "2024-07" in out
