@@ -463,7 +463,7 @@ def test_validate_takes_ignore_and_refuses_the_options_of_crawl() -> None:
 async def test_indexnow_submits_what_the_command_line_submits(serve: Serve, tmp_path: Path) -> None:
     """`indexnow=KEY` (with `state=`) posts the URLs `--indexnow KEY` posts, after a complete
     run, and the `indexnow` records are the same."""
-    from tests.fix.test_indexnow import KEY, night, of, start
+    from tests.state.test_indexnow import KEY, night, of, start
 
     pages, endpoint = await start(serve)
     code, cli = await night(pages, endpoint, tmp_path / "cli.sqlite", tmp_path / "cli.jsonl")
