@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from functools import lru_cache
 from typing import Literal
 from urllib.parse import urldefrag, urljoin
@@ -22,14 +24,17 @@ from audit.rules.dates import W3CDate, parse_http_date, parse_w3c_datetime
 from audit.rules.urls import normalize_url
 
 __all__ = [
+    "Answered",
+    "Lastmod",
     "canonical_links",
     "check_fetch",
+    "judge_answer",
     "noindex_directive",
     "robots_blocked_finding",
     "url_record",
 ]
 
-_Add = Callable[[str, str], None]
+_Add = Callable[[str, str], Finding]
 _PERMANENT = frozenset({301, 308})
 _LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
 _BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
@@ -72,6 +77,37 @@ def robots_blocked_finding(
     )
 
 
+class Lastmod(StrEnum):
+    """`<lastmod>` against the answer's `Last-Modified`, as a value."""
+
+    NONE = "none"  # not compared: no lastmod or Last-Modified, invalid, redirected, no 2xx
+    EQUAL = "equal"  # Last-Modified within the lastmod's span (and the tolerance)
+    STALE = "stale"  # Last-Modified later: the sitemap is behind (lastmod-stale)
+    AHEAD = "ahead"  # lastmod later: the sitemap claims a change (lastmod-ahead)
+    DYNAMIC = "dynamic"  # Last-Modified is the time of the request (last-modified-dynamic)
+
+    @property
+    def deploy_may_explain(self) -> bool:
+        """A comparison a host's deploy stamp explains (RULES.md last-modified-deploy):
+        a build time read as the content's, or one that happens to be the request's."""
+        return self in _DEPLOY_EXPLAINS
+
+
+_DEPLOY_EXPLAINS = frozenset({Lastmod.STALE, Lastmod.AHEAD, Lastmod.DYNAMIC})
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What the URL checks made of one answer: the findings, and as values what later
+    stages need of them (the finding a value stands for is the one in `findings`)."""
+
+    findings: list[Finding]
+    noindex: Finding | None = None  # X-Robots-Tag says noindex for the agent
+    canonical: Finding | None = None  # the Link header names another URL (or several)
+    lastmod: Lastmod = Lastmod.NONE
+    lastmod_finding: Finding | None = None  # the finding of a stale/ahead/dynamic lastmod
+
+
 def check_fetch(
     result: FetchResult,
     *,
@@ -83,10 +119,35 @@ def check_fetch(
     now: datetime | None = None,
 ) -> list[Finding]:
     """Every URL-check finding for one requested URL, in a stable order."""
+    return judge_answer(
+        result,
+        lastmod=lastmod,
+        sitemap=sitemap,
+        line=line,
+        config=config,
+        agent_token=agent_token,
+        now=now,
+    ).findings
+
+
+def judge_answer(
+    result: FetchResult,
+    *,
+    lastmod: str | None,
+    sitemap: str | None,
+    line: int | None,
+    config: CrawlConfig,
+    agent_token: str,
+    now: datetime | None = None,
+) -> Answered:
+    """The URL checks of one requested URL: the findings in a stable order, and what
+    they say as values (noindex, a canonical elsewhere, the lastmod comparison)."""
     out: list[Finding] = []
 
-    def add(code: str, message: str) -> None:
-        out.append(finding(code, message, sitemap=sitemap, line=line, url=result.url))
+    def add(code: str, message: str) -> Finding:
+        made = finding(code, message, sitemap=sitemap, line=line, url=result.url)
+        out.append(made)
+        return made
 
     status = result.status
     if (
@@ -101,7 +162,7 @@ def check_fetch(
         return _check_ok(result, out, add, lastmod, config, agent_token, now)
     if _check_not_plain(result, config, add):
         return _check_ok(result, out, add, lastmod, config, agent_token, now)
-    return out
+    return Answered(out)
 
 
 def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> bool:
@@ -241,7 +302,7 @@ def _check_ok(
     config: CrawlConfig,
     agent_token: str,
     now: datetime | None,
-) -> list[Finding]:
+) -> Answered:
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
     robots_values: list[str] | None = None
@@ -259,23 +320,23 @@ def _check_ok(
             robots_values = [*(robots_values or ()), value]
         elif name == "link":
             link_values = [*(link_values or ()), value]
-    if robots_values:
-        _noindex_finding(robots_values, agent_token, add)
-    if link_values:
-        _canonical_finding(result, link_values, add)
-    if lastmod is not None and modified is not None:
-        _lastmod_findings(result, modified, date, lastmod, config, now, add)
-    return out
+    noindex = _noindex_finding(robots_values, agent_token, add) if robots_values else None
+    canonical = _canonical_finding(result, link_values, add) if link_values else None
+    if lastmod is None or modified is None:
+        return Answered(out, noindex, canonical)
+    match, said = _lastmod_findings(result, modified, date, lastmod, config, now, add)
+    return Answered(out, noindex, canonical, match, said)
 
 
-def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> None:
+def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> Finding | None:
     hit = noindex_directive(robots_values, agent_token)
-    if hit is not None:
-        add(
-            "url-noindex",
-            f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
-            "indexable; remove the header or remove the URL from the sitemap",
-        )
+    if hit is None:
+        return None
+    return add(
+        "url-noindex",
+        f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
+        "indexable; remove the header or remove the URL from the sitemap",
+    )
 
 
 def _slow_finding(result: FetchResult, config: CrawlConfig, add: _Add) -> None:
@@ -459,26 +520,26 @@ def _keep_param(params: dict[str, str], name: list[str], val: list[str]) -> None
         params[key] = "".join(val).strip()
 
 
-def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> None:
+def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> Finding | None:
     targets = canonical_links(link_values)
     if not targets:
-        return
+        return None
     resolved = _resolved(result.final_url or result.url, targets)
     normal = {_normalize(u) for u in resolved}
     if len(normal) > 1:
-        add(
+        return add(
             "url-canonical-mismatch",
             f"conflicting rel=canonical Link headers: {', '.join(resolved)}; "
             "search engines ignore them all: send one canonical, the listed URL",
         )
-        return
     own = {_normalize(result.final_url), _normalize(result.url)}
     if normal.isdisjoint(own):
-        add(
+        return add(
             "url-canonical-mismatch",
             f"the Link header names {resolved[0]} as canonical, not {result.final_url}; "
             "list the canonical URL in the sitemap instead, or fix the header",
         )
+    return None
 
 
 def _resolved(base: str, targets: list[str]) -> list[str]:
@@ -519,16 +580,17 @@ def _lastmod_findings(
     config: CrawlConfig,
     now: datetime | None,
     add: _Add,
-) -> None:
+) -> tuple[Lastmod, Finding | None]:
+    """The comparison as a value, and its finding when it calls for one."""
     if result.redirects:
-        return  # after a redirect, Last-Modified describes another URL than the listed one
+        return _NOT_COMPARED  # after a redirect, Last-Modified describes another URL
     window = _lastmod_window(lastmod, config.lastmod_tolerance_s)
     if window is None:
-        return
+        return _NOT_COMPARED
     span, start, end = window
     modified = _http_date(header)
     if modified is None:
-        return
+        return _NOT_COMPARED
     served = _http_date(date_header) if date_header else None
     if now is None:
         now = datetime.now(UTC)
@@ -536,35 +598,39 @@ def _lastmod_findings(
     if (served is not None and _DYNAMIC_BEFORE <= modified - served <= _DYNAMIC_WINDOW) or (
         _DYNAMIC_BEFORE <= modified - now <= _DYNAMIC_WINDOW
     ):
-        add(
+        said = add(
             "last-modified-dynamic",
             f"Last-Modified ({header}) is the time of the request, so <lastmod> {lastmod} "
             "cannot be checked against it; send the content's real modification time",
         )
-        return
+        return Lastmod.DYNAMIC, said
     if not start <= modified < end:
-        _lastmod_mismatch(modified, span, end, lastmod, add)
+        return _lastmod_mismatch(modified, span, end, lastmod, add)
+    return _EQUAL
+
+
+_NOT_COMPARED: tuple[Lastmod, Finding | None] = (Lastmod.NONE, None)
+_EQUAL: tuple[Lastmod, Finding | None] = (Lastmod.EQUAL, None)
 
 
 def _lastmod_mismatch(
     modified: datetime, span: W3CDate, end: datetime, lastmod: str, add: _Add
-) -> None:
+) -> tuple[Lastmod, Finding]:
     """Last-Modified outside the lastmod's window: after it (stale) or before it (ahead)."""
     shown = _utc_text(modified)
     if modified >= end:
-        add(
+        return Lastmod.STALE, add(
             "lastmod-stale",
             f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
             "precision): the sitemap under-reports changes; update <lastmod> to the page's "
             "last change",
         )
-    else:
-        add(
-            "lastmod-ahead",
-            f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
-            "change the server does not show; set <lastmod> to the real last change "
-            "(or fix the server's Last-Modified)",
-        )
+    return Lastmod.AHEAD, add(
+        "lastmod-ahead",
+        f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
+        "change the server does not show; set <lastmod> to the real last change "
+        "(or fix the server's Last-Modified)",
+    )
 
 
 # --- the url record --------------------------------------------------------
