@@ -2,7 +2,7 @@
 
 Implements the 'URL checks (HTTP)' table of RULES.md: status classes, the
 redirect chain, bot challenges, X-Robots-Tag, Link rel=canonical, slowness and
-`<lastmod>` against `Last-Modified`. Pure and synchronous: it must not import
+`<lastmod>` against `Last-Modified` (audit.checks.freshness). Pure and synchronous: it must not import
 aiohttp or asyncio; it reads a FetchResult and returns values.
 """
 
@@ -11,16 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
-from functools import lru_cache
+from datetime import datetime
 from typing import Literal
 from urllib.parse import urldefrag, urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
+from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
-from audit.rules.dates import W3CDate, parse_http_date, parse_w3c_datetime
 from audit.rules.urls import normalize_url
 
 __all__ = [
@@ -38,8 +36,6 @@ _Add = Callable[[str, str], Finding]
 _PERMANENT = frozenset({301, 308})
 _LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
 _BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
-_DYNAMIC_WINDOW = timedelta(seconds=2)
-_DYNAMIC_BEFORE = -_DYNAMIC_WINDOW
 _BODY_EXCERPT_CHARS = 300
 # Headers that explain a failure; copied into the url record of failed requests.
 _DIAGNOSTIC_HEADERS = (
@@ -75,25 +71,6 @@ def robots_blocked_finding(
         line=line,
         url=url,
     )
-
-
-class Lastmod(StrEnum):
-    """`<lastmod>` against the answer's `Last-Modified`, as a value."""
-
-    NONE = "none"  # not compared: no lastmod or Last-Modified, invalid, redirected, no 2xx
-    EQUAL = "equal"  # Last-Modified within the lastmod's span (and the tolerance)
-    STALE = "stale"  # Last-Modified later: the sitemap is behind (lastmod-stale)
-    AHEAD = "ahead"  # lastmod later: the sitemap claims a change (lastmod-ahead)
-    DYNAMIC = "dynamic"  # Last-Modified is the time of the request (last-modified-dynamic)
-
-    @property
-    def deploy_may_explain(self) -> bool:
-        """A comparison a host's deploy stamp explains (RULES.md last-modified-deploy):
-        a build time read as the content's, or one that happens to be the request's."""
-        return self in _DEPLOY_EXPLAINS
-
-
-_DEPLOY_EXPLAINS = frozenset({Lastmod.STALE, Lastmod.AHEAD, Lastmod.DYNAMIC})
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,9 +299,12 @@ def _check_ok(
             link_values = [*(link_values or ()), value]
     noindex = _noindex_finding(robots_values, agent_token, add) if robots_values else None
     canonical = _canonical_finding(result, link_values, add) if link_values else None
-    if lastmod is None or modified is None:
+    # after a redirect, Last-Modified describes another URL than the listed one
+    if lastmod is None or modified is None or result.redirects:
         return Answered(out, noindex, canonical)
-    match, said = _lastmod_findings(result, modified, date, lastmod, config, now, add)
+    match, said = lastmod_findings(
+        modified, date, lastmod, tolerance_s=config.lastmod_tolerance_s, now=now, add=add
+    )
     return Answered(out, noindex, canonical, match, said)
 
 
@@ -545,92 +525,6 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
 def _resolved(base: str, targets: list[str]) -> list[str]:
     """The targets resolved against `base`, each once, in order."""
     return list(dict.fromkeys(urljoin(base, t) for t in targets))
-
-
-# --- lastmod vs Last-Modified ----------------------------------------------
-
-
-# Most answers of a run repeat a few Last-Modified and Date values and most sitemaps a few
-# lastmod values: parse each once (the results are immutable).
-@lru_cache(maxsize=4096)
-def _lastmod_window(text: str, tolerance_s: float) -> tuple[W3CDate, datetime, datetime] | None:
-    """The lastmod's span and the [start, end) a Last-Modified may fall in, or None if invalid."""
-    try:
-        span = parse_w3c_datetime(text.strip())
-    except ValueError:
-        return None  # reported as lastmod-invalid by the validator
-    tolerance = timedelta(seconds=tolerance_s)
-    # HTTP dates have whole seconds: a fractional lastmod must not read as ahead.
-    return span, span.start.replace(microsecond=0) - tolerance, span.end + tolerance
-
-
-_http_date = lru_cache(maxsize=1024)(parse_http_date)
-
-
-@lru_cache(maxsize=1024)
-def _utc_text(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _lastmod_findings(
-    result: FetchResult,
-    header: str,
-    date_header: str | None,
-    lastmod: str,
-    config: CrawlConfig,
-    now: datetime | None,
-    add: _Add,
-) -> tuple[Lastmod, Finding | None]:
-    """The comparison as a value, and its finding when it calls for one."""
-    if result.redirects:
-        return _NOT_COMPARED  # after a redirect, Last-Modified describes another URL
-    window = _lastmod_window(lastmod, config.lastmod_tolerance_s)
-    if window is None:
-        return _NOT_COMPARED
-    span, start, end = window
-    modified = _http_date(header)
-    if modified is None:
-        return _NOT_COMPARED
-    served = _http_date(date_header) if date_header else None
-    if now is None:
-        now = datetime.now(UTC)
-    # chained comparisons: abs() of a negative timedelta allocates one more
-    if (served is not None and _DYNAMIC_BEFORE <= modified - served <= _DYNAMIC_WINDOW) or (
-        _DYNAMIC_BEFORE <= modified - now <= _DYNAMIC_WINDOW
-    ):
-        said = add(
-            "last-modified-dynamic",
-            f"Last-Modified ({header}) is the time of the request, so <lastmod> {lastmod} "
-            "cannot be checked against it; send the content's real modification time",
-        )
-        return Lastmod.DYNAMIC, said
-    if not start <= modified < end:
-        return _lastmod_mismatch(modified, span, end, lastmod, add)
-    return _EQUAL
-
-
-_NOT_COMPARED: tuple[Lastmod, Finding | None] = (Lastmod.NONE, None)
-_EQUAL: tuple[Lastmod, Finding | None] = (Lastmod.EQUAL, None)
-
-
-def _lastmod_mismatch(
-    modified: datetime, span: W3CDate, end: datetime, lastmod: str, add: _Add
-) -> tuple[Lastmod, Finding]:
-    """Last-Modified outside the lastmod's window: after it (stale) or before it (ahead)."""
-    shown = _utc_text(modified)
-    if modified >= end:
-        return Lastmod.STALE, add(
-            "lastmod-stale",
-            f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
-            "precision): the sitemap under-reports changes; update <lastmod> to the page's "
-            "last change",
-        )
-    return Lastmod.AHEAD, add(
-        "lastmod-ahead",
-        f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
-        "change the server does not show; set <lastmod> to the real last change "
-        "(or fix the server's Last-Modified)",
-    )
 
 
 # --- the url record --------------------------------------------------------
