@@ -73,7 +73,9 @@ def robots_blocked_finding(
     )
 
 
-@dataclass(frozen=True, slots=True)
+# Built once per checked URL: not `frozen` (see UrlResult in core/records.py), a value
+# all the same, never assigned to after construction.
+@dataclass(slots=True)
 class Answered:
     """What the URL checks made of one answer: the findings, and as values what later
     stages need of them (the finding a value stands for is the one in `findings`)."""

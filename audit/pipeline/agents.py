@@ -93,7 +93,7 @@ class AgentsHook(Hook):
         judged = job.verdict
         if judged is not None:
             marks = judged.index_fields()
-        else:  # a `UrlCheck`'s own record (migrate): judged on its answer alone
+        else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
             reason = index_reason(record, result, noindex=False, canonical=False)
             marks = {"indexable": reason is None, "indexability": reason and reason.value}
         extra: dict[str, Any] = {**(record.extra or {}), **marks}

@@ -2,12 +2,12 @@
 
 A host's `lastmod-stale`, `lastmod-ahead` and `last-modified-dynamic` findings (the
 URL's verdict names the one its lastmod comparison gave, `UrlVerdict.deploy_held`) are
-held back until its Last-Modified is judged (audit.checks.deploystamp: its first 50 qualifying answers,
-or at the end of the run at least 20 of them). A deploy stamp drops them and gives
-one `last-modified-deploy` finding for the host at the end of the run; otherwise the
-held findings go out as soon as the host is judged, and the later ones at once. At
-most 50 answers' findings are held per undecided host, so memory stays bounded and
-the report still streams.
+held back until its Last-Modified is judged (audit.checks.deploystamp: its first 50
+qualifying answers, or at the end of the run at least 20 of them). A deploy stamp drops
+them and gives one `last-modified-deploy` finding for the host at the end of the run;
+otherwise the held findings go out as soon as the host is judged, and the later ones at
+once. At most 50 answers' findings are held per undecided host, so memory stays bounded
+and the report still streams.
 """
 
 from __future__ import annotations
