@@ -23,7 +23,6 @@ from audit.rules.urls import normalize_url
 
 __all__ = [
     "Answered",
-    "Lastmod",
     "canonical_links",
     "check_fetch",
     "judge_answer",

@@ -29,9 +29,10 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from audit.checks.agents import Indexability, index_reason
+from audit.checks.freshness import Lastmod
 from audit.checks.page import check_page
 from audit.checks.pagefacts import PageFacts
-from audit.checks.response import Lastmod, judge_answer, robots_blocked_finding, url_record
+from audit.checks.response import judge_answer, robots_blocked_finding, url_record
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult
 
