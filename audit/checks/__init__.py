@@ -1,5 +1,7 @@
 """Per-URL verdicts: what a search engine sees in one answer.
 
+`verdict` (`judge_url`: an answer -> one `UrlVerdict`, the record, the findings and
+indexability as values, computed once; STYLE.md lesson 21),
 `response` (a FetchResult -> the "URL checks" findings of RULES.md),
 `pagefacts` (a page's one read and one lxml parse, shared by page checks, the
 link crawl and content fingerprints; its sinks can be rebuilt in a fetch worker;

@@ -25,6 +25,7 @@ Pure and synchronous: must not import aiohttp or asyncio.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from functools import lru_cache
 from typing import Final, Literal
 
@@ -39,8 +40,10 @@ __all__ = [
     "SHELL_TEXT",
     "USES",
     "AgentVerdict",
+    "Indexability",
     "agent_verdict",
     "empty_shell",
+    "index_reason",
     "indexability",
     "meta_noindex",
     "parse_agents",
@@ -163,34 +166,57 @@ def is_html(content_type: str | None) -> bool:
 _is_html_type = lru_cache(maxsize=256)(is_html)
 
 
+class Indexability(StrEnum):
+    """Why the main agent cannot index a URL (the url record's `indexability`), in the
+    order a crawler meets the reasons."""
+
+    ROBOTS = "robots"
+    UNREACHABLE = "unreachable"
+    REDIRECT = "redirect"
+    STATUS = "status"
+    NOINDEX = "noindex"
+    CANONICAL = "canonical"
+    NOT_HTML = "not-html"
+
+
+def index_reason(
+    record: UrlResult, result: FetchResult | None, *, noindex: bool, canonical: bool
+) -> Indexability | None:
+    """The first reason the main agent cannot index the URL, or None (indexable), from
+    its record, its answer and what the checks said of it: a noindex (header or head), a
+    canonical naming another URL."""
+    if record.robots != "allowed":
+        return Indexability.ROBOTS
+    if result is None or record.status is None:
+        return Indexability.UNREACHABLE
+    if record.redirects:
+        return Indexability.REDIRECT
+    if record.status != 200:
+        return Indexability.STATUS
+    if noindex:
+        return Indexability.NOINDEX
+    if canonical:
+        return Indexability.CANONICAL
+    # once per listed URL: a site has few content types
+    content_type = header_value(result.headers, "content-type")
+    if content_type is not None and not _is_html_type(content_type):
+        return Indexability.NOT_HTML
+    return None
+
+
 def indexability(
     record: UrlResult, found: Sequence[Finding], result: FetchResult | None
 ) -> str | None:
-    """The first reason the main agent cannot index the listed URL, or None (indexable)."""
-    if record.robots != "allowed":
-        return "robots"
-    if result is None or record.status is None:
-        return "unreachable"
-    if record.redirects:
-        return "redirect"
-    if record.status != 200:
-        return "status"
-    return _page_reason(found, result)
-
-
-def _page_reason(found: Sequence[Finding], result: FetchResult) -> str | None:
-    """A 200 answer's reason: a noindex, a canonical elsewhere, a type that is not HTML.
-    Once per listed URL: most have no finding, and a site has few content types."""
-    if found:
-        codes = {f.code for f in found}
-        if "url-noindex" in codes:
-            return "noindex"
-        if "url-canonical-mismatch" in codes:
-            return "canonical"
-    content_type = header_value(result.headers, "content-type")
-    if content_type is not None and not _is_html_type(content_type):
-        return "not-html"
-    return None
+    """`index_reason` of a record and its findings as a report holds them (by their
+    codes), as text. The run itself reads each URL's verdict (checks/verdict.py)."""
+    codes = {f.code for f in found}
+    reason = index_reason(
+        record,
+        result,
+        noindex="url-noindex" in codes,
+        canonical="url-canonical-mismatch" in codes,
+    )
+    return None if reason is None else reason.value
 
 
 # contracts/agents.md, "What each agent is served": the codes in the table's order

@@ -44,7 +44,8 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 from audit.checks.agents import empty_shell
 from audit.checks.hrefs import base_of
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
-from audit.checks.response import canonical_links, noindex_directive
+from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
+from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, finding
 from audit.rules.langtags import check_hreflang
 from audit.rules.urls import is_absolute_http, normalize_url
@@ -121,6 +122,9 @@ class PageVerdict:
     findings: list[Finding]  # the URL's findings: check_fetch's, merged with the page's
     alternates: list[str]  # valid absolute hreflang hrefs of the head, for reciprocity
     record: dict[str, Any]  # the url record's `page` object
+    noindex: bool = False  # a head meta says noindex for the agent
+    canonical: bool = False  # the head names another URL as canonical
+    shell: bool = False  # an empty JavaScript shell (url-empty-shell)
 
 
 def not_found_phrase(text: str | None) -> str | None:
@@ -208,9 +212,21 @@ def check_page(
     sitemap: str | None,
     line: int | None,
     probe: str | None = None,
+    answered: Answered | None = None,
 ) -> PageVerdict:
-    """The page's findings merged into `prior` (check_fetch's findings for the same URL)."""
+    """The page's findings merged into `prior` (check_fetch's findings for the same URL):
+    `answered` is what those checks said (judged again from the headers when not given),
+    so the header's noindex and canonical findings are known as values."""
     url = result.url
+    if answered is None:
+        answered = judge_answer(
+            result,
+            lastmod=None,
+            sitemap=sitemap,
+            line=line,
+            config=_CONFIG,
+            agent_token=agent_token,
+        )
     stopped = (
         f" (read the first {facts.bytes_read} bytes only: the head is longer than the cap, "
         "so later tags were not seen)"
@@ -223,9 +239,9 @@ def check_page(
 
     final = result.final_url or url
     robots_metas = _agent_metas(facts, agent_token)
-    out = _noindex(list(prior), result, robots_metas, agent_token, make)
+    out, noindex = _noindex(list(prior), result, answered.noindex, robots_metas, agent_token, make)
     head_targets = _head_canonicals(facts, final)
-    out = _canonical(out, result, head_targets, final, make)
+    out, canonical = _canonical(out, result, head_targets, final, make, answered.canonical)
     why = _soft404_reason(facts, final, probe)
     if why is not None:
         out.append(
@@ -239,10 +255,12 @@ def check_page(
     shell = empty_shell(facts)
     if shell is not None:
         out.append(make("url-empty-shell", shell))
-    return PageVerdict(out, hrefs, _page_record(facts, robots_metas, head_targets))
+    page = _page_record(facts, robots_metas, head_targets)
+    return PageVerdict(out, hrefs, page, noindex, canonical, shell is not None)
 
 
 _Make = Callable[[str, str], Finding]
+_CONFIG = CrawlConfig()  # the header checks of check_page without `answered` need no option
 
 
 # --- noindex ---------------------------------------------------------------------
@@ -257,17 +275,19 @@ def _agent_metas(facts: PageFacts, agent_token: str) -> list[tuple[str, str]]:
 def _noindex(
     out: list[Finding],
     result: FetchResult,
+    said: Finding | None,
     robots_metas: list[tuple[str, str]],
     agent_token: str,
     make: _Make,
-) -> list[Finding]:
-    """A meta noindex: its own finding, or the detail of the X-Robots-Tag one."""
+) -> tuple[list[Finding], bool]:
+    """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
+    the URL checks' finding); and whether the head says noindex."""
     meta = _noindex_meta(robots_metas)
     if meta is None:
-        return out
+        return out, False
     header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
-    if header is not None and any(f.code == "url-noindex" for f in out):
-        return _with_meta_detail(out, header, meta, agent_token)
+    if header is not None and said is not None:
+        return _with_meta_detail(out, said, header, meta, agent_token), True
     out.append(
         make(
             "url-noindex",
@@ -275,7 +295,7 @@ def _noindex(
             "indexable; remove the meta or remove the URL from the sitemap",
         )
     )
-    return out
+    return out, True
 
 
 def _noindex_meta(robots_metas: list[tuple[str, str]]) -> str | None:
@@ -290,7 +310,7 @@ def _noindex_meta(robots_metas: list[tuple[str, str]]) -> str | None:
 
 
 def _with_meta_detail(
-    out: list[Finding], header: str, meta: str, agent_token: str
+    out: list[Finding], said: Finding, header: str, meta: str, agent_token: str
 ) -> list[Finding]:
     """The X-Robots-Tag's url-noindex finding, its message naming the meta too."""
     both = (
@@ -298,7 +318,7 @@ def _with_meta_detail(
         f"{agent_token}: a listed URL must be indexable; remove both or remove the "
         "URL from the sitemap"
     )
-    return [replace(f, message=both) if f.code == "url-noindex" else f for f in out]
+    return [replace(f, message=both) if f == said else f for f in out]
 
 
 # --- canonical -------------------------------------------------------------------
@@ -325,18 +345,24 @@ def _head_canonicals(facts: PageFacts, final: str) -> list[str]:
 
 
 def _canonical(
-    out: list[Finding], result: FetchResult, head_targets: list[str], final: str, make: _Make
-) -> list[Finding]:
-    """One url-canonical-mismatch per URL: the head's replaces the Link header's."""
+    out: list[Finding],
+    result: FetchResult,
+    head_targets: list[str],
+    final: str,
+    make: _Make,
+    said: Finding | None,
+) -> tuple[list[Finding], bool]:
+    """One url-canonical-mismatch per URL: the head's replaces the Link header's (`said`,
+    the URL checks' finding); and whether the head names another URL."""
     if not head_targets:
-        return out
+        return out, False
     header_targets = _joined(final, canonical_links(result.header_all("link")))
     message = _canonical_message(head_targets, header_targets, final, result.url)
     if message is None:
-        return out
-    kept = [f for f in out if f.code != "url-canonical-mismatch"]
+        return out, False
+    kept = [f for f in out if f != said] if said is not None else out
     kept.append(make("url-canonical-mismatch", message))
-    return kept
+    return kept, True
 
 
 def _canonical_message(

@@ -2,7 +2,7 @@
 
 Implements the 'URL checks (HTTP)' table of RULES.md: status classes, the
 redirect chain, bot challenges, X-Robots-Tag, Link rel=canonical, slowness and
-`<lastmod>` against `Last-Modified`. Pure and synchronous: it must not import
+`<lastmod>` against `Last-Modified` (audit.checks.freshness). Pure and synchronous: it must not import
 aiohttp or asyncio; it reads a FetchResult and returns values.
 """
 
@@ -10,31 +10,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 from urllib.parse import urldefrag, urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
+from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
-from audit.rules.dates import W3CDate, parse_http_date, parse_w3c_datetime
 from audit.rules.urls import normalize_url
 
 __all__ = [
+    "Answered",
     "canonical_links",
     "check_fetch",
+    "judge_answer",
     "noindex_directive",
     "robots_blocked_finding",
     "url_record",
 ]
 
-_Add = Callable[[str, str], None]
+_Add = Callable[[str, str], Finding]
 _PERMANENT = frozenset({301, 308})
 _LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
 _BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
-_DYNAMIC_WINDOW = timedelta(seconds=2)
-_DYNAMIC_BEFORE = -_DYNAMIC_WINDOW
 _BODY_EXCERPT_CHARS = 300
 # Headers that explain a failure; copied into the url record of failed requests.
 _DIAGNOSTIC_HEADERS = (
@@ -72,6 +72,20 @@ def robots_blocked_finding(
     )
 
 
+# Built once per checked URL: not `frozen` (see UrlResult in core/records.py), a value
+# all the same, never assigned to after construction.
+@dataclass(slots=True)
+class Answered:
+    """What the URL checks made of one answer: the findings, and as values what later
+    stages need of them (the finding a value stands for is the one in `findings`)."""
+
+    findings: list[Finding]
+    noindex: Finding | None = None  # X-Robots-Tag says noindex for the agent
+    canonical: Finding | None = None  # the Link header names another URL (or several)
+    lastmod: Lastmod = Lastmod.NONE
+    lastmod_finding: Finding | None = None  # the finding of a stale/ahead/dynamic lastmod
+
+
 def check_fetch(
     result: FetchResult,
     *,
@@ -83,10 +97,35 @@ def check_fetch(
     now: datetime | None = None,
 ) -> list[Finding]:
     """Every URL-check finding for one requested URL, in a stable order."""
+    return judge_answer(
+        result,
+        lastmod=lastmod,
+        sitemap=sitemap,
+        line=line,
+        config=config,
+        agent_token=agent_token,
+        now=now,
+    ).findings
+
+
+def judge_answer(
+    result: FetchResult,
+    *,
+    lastmod: str | None,
+    sitemap: str | None,
+    line: int | None,
+    config: CrawlConfig,
+    agent_token: str,
+    now: datetime | None = None,
+) -> Answered:
+    """The URL checks of one requested URL: the findings in a stable order, and what
+    they say as values (noindex, a canonical elsewhere, the lastmod comparison)."""
     out: list[Finding] = []
 
-    def add(code: str, message: str) -> None:
-        out.append(finding(code, message, sitemap=sitemap, line=line, url=result.url))
+    def add(code: str, message: str) -> Finding:
+        made = finding(code, message, sitemap=sitemap, line=line, url=result.url)
+        out.append(made)
+        return made
 
     status = result.status
     if (
@@ -101,7 +140,7 @@ def check_fetch(
         return _check_ok(result, out, add, lastmod, config, agent_token, now)
     if _check_not_plain(result, config, add):
         return _check_ok(result, out, add, lastmod, config, agent_token, now)
-    return out
+    return Answered(out)
 
 
 def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> bool:
@@ -241,7 +280,7 @@ def _check_ok(
     config: CrawlConfig,
     agent_token: str,
     now: datetime | None,
-) -> list[Finding]:
+) -> Answered:
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
     robots_values: list[str] | None = None
@@ -259,23 +298,26 @@ def _check_ok(
             robots_values = [*(robots_values or ()), value]
         elif name == "link":
             link_values = [*(link_values or ()), value]
-    if robots_values:
-        _noindex_finding(robots_values, agent_token, add)
-    if link_values:
-        _canonical_finding(result, link_values, add)
-    if lastmod is not None and modified is not None:
-        _lastmod_findings(result, modified, date, lastmod, config, now, add)
-    return out
+    noindex = _noindex_finding(robots_values, agent_token, add) if robots_values else None
+    canonical = _canonical_finding(result, link_values, add) if link_values else None
+    # after a redirect, Last-Modified describes another URL than the listed one
+    if lastmod is None or modified is None or result.redirects:
+        return Answered(out, noindex, canonical)
+    match, said = lastmod_findings(
+        modified, date, lastmod, tolerance_s=config.lastmod_tolerance_s, now=now, add=add
+    )
+    return Answered(out, noindex, canonical, match, said)
 
 
-def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> None:
+def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> Finding | None:
     hit = noindex_directive(robots_values, agent_token)
-    if hit is not None:
-        add(
-            "url-noindex",
-            f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
-            "indexable; remove the header or remove the URL from the sitemap",
-        )
+    if hit is None:
+        return None
+    return add(
+        "url-noindex",
+        f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
+        "indexable; remove the header or remove the URL from the sitemap",
+    )
 
 
 def _slow_finding(result: FetchResult, config: CrawlConfig, add: _Add) -> None:
@@ -459,112 +501,31 @@ def _keep_param(params: dict[str, str], name: list[str], val: list[str]) -> None
         params[key] = "".join(val).strip()
 
 
-def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> None:
+def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> Finding | None:
     targets = canonical_links(link_values)
     if not targets:
-        return
+        return None
     resolved = _resolved(result.final_url or result.url, targets)
     normal = {_normalize(u) for u in resolved}
     if len(normal) > 1:
-        add(
+        return add(
             "url-canonical-mismatch",
             f"conflicting rel=canonical Link headers: {', '.join(resolved)}; "
             "search engines ignore them all: send one canonical, the listed URL",
         )
-        return
     own = {_normalize(result.final_url), _normalize(result.url)}
     if normal.isdisjoint(own):
-        add(
+        return add(
             "url-canonical-mismatch",
             f"the Link header names {resolved[0]} as canonical, not {result.final_url}; "
             "list the canonical URL in the sitemap instead, or fix the header",
         )
+    return None
 
 
 def _resolved(base: str, targets: list[str]) -> list[str]:
     """The targets resolved against `base`, each once, in order."""
     return list(dict.fromkeys(urljoin(base, t) for t in targets))
-
-
-# --- lastmod vs Last-Modified ----------------------------------------------
-
-
-# Most answers of a run repeat a few Last-Modified and Date values and most sitemaps a few
-# lastmod values: parse each once (the results are immutable).
-@lru_cache(maxsize=4096)
-def _lastmod_window(text: str, tolerance_s: float) -> tuple[W3CDate, datetime, datetime] | None:
-    """The lastmod's span and the [start, end) a Last-Modified may fall in, or None if invalid."""
-    try:
-        span = parse_w3c_datetime(text.strip())
-    except ValueError:
-        return None  # reported as lastmod-invalid by the validator
-    tolerance = timedelta(seconds=tolerance_s)
-    # HTTP dates have whole seconds: a fractional lastmod must not read as ahead.
-    return span, span.start.replace(microsecond=0) - tolerance, span.end + tolerance
-
-
-_http_date = lru_cache(maxsize=1024)(parse_http_date)
-
-
-@lru_cache(maxsize=1024)
-def _utc_text(when: datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _lastmod_findings(
-    result: FetchResult,
-    header: str,
-    date_header: str | None,
-    lastmod: str,
-    config: CrawlConfig,
-    now: datetime | None,
-    add: _Add,
-) -> None:
-    if result.redirects:
-        return  # after a redirect, Last-Modified describes another URL than the listed one
-    window = _lastmod_window(lastmod, config.lastmod_tolerance_s)
-    if window is None:
-        return
-    span, start, end = window
-    modified = _http_date(header)
-    if modified is None:
-        return
-    served = _http_date(date_header) if date_header else None
-    if now is None:
-        now = datetime.now(UTC)
-    # chained comparisons: abs() of a negative timedelta allocates one more
-    if (served is not None and _DYNAMIC_BEFORE <= modified - served <= _DYNAMIC_WINDOW) or (
-        _DYNAMIC_BEFORE <= modified - now <= _DYNAMIC_WINDOW
-    ):
-        add(
-            "last-modified-dynamic",
-            f"Last-Modified ({header}) is the time of the request, so <lastmod> {lastmod} "
-            "cannot be checked against it; send the content's real modification time",
-        )
-        return
-    if not start <= modified < end:
-        _lastmod_mismatch(modified, span, end, lastmod, add)
-
-
-def _lastmod_mismatch(
-    modified: datetime, span: W3CDate, end: datetime, lastmod: str, add: _Add
-) -> None:
-    """Last-Modified outside the lastmod's window: after it (stale) or before it (ahead)."""
-    shown = _utc_text(modified)
-    if modified >= end:
-        add(
-            "lastmod-stale",
-            f"Last-Modified {shown} is later than <lastmod> {lastmod} ({span.precision} "
-            "precision): the sitemap under-reports changes; update <lastmod> to the page's "
-            "last change",
-        )
-    else:
-        add(
-            "lastmod-ahead",
-            f"<lastmod> {lastmod} is later than Last-Modified {shown}: the sitemap claims a "
-            "change the server does not show; set <lastmod> to the real last change "
-            "(or fix the server's Last-Modified)",
-        )
 
 
 # --- the url record --------------------------------------------------------

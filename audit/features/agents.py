@@ -1,7 +1,7 @@
 """The hook that says what each bot sees: indexability always, the agents matrix with --agents.
 
-Every url record gets `indexable` and `indexability` (checks/agents.py `indexability`, for
-the main agent). With `--agents`, it also gets `"agents": {token: verdict}`, judged from the
+Every url record gets `indexable` and `indexability` (the URL's verdict, checks/verdict.py,
+for the main agent). With `--agents`, it also gets `"agents": {token: verdict}`, judged from the
 robots.txt the run already fetched for the URL's host and the answer already received (no
 request is made for an agent), and the hook counts blocked and noindex URLs per agent and
 host with one example each. At the end of the run: one `agent-blocked` and one
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from audit.checks.agents import (
     USES,
     agent_verdict,
-    indexability,
+    index_reason,
     is_html,
     parse_agents,
     says_yes,
@@ -94,12 +94,13 @@ class AgentsHook(Hook):
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
-        reason = indexability(record, found, result)
-        extra: dict[str, Any] = {
-            **(record.extra or {}),
-            "indexable": reason is None,
-            "indexability": reason,
-        }
+        judged = job.verdict
+        if judged is not None:
+            marks = judged.index_fields()
+        else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
+            reason = index_reason(record, result, noindex=False, canonical=False)
+            marks = {"indexable": reason is None, "indexability": reason and reason.value}
+        extra: dict[str, Any] = {**(record.extra or {}), **marks}
         if self.agents:
             extra["agents"] = self._verdicts(job, record, result)
             usage = _header_usage(result)

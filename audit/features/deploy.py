@@ -1,13 +1,13 @@
 """The hook that keeps deploy stamps from reading as stale content (last-modified-deploy).
 
-A host's `lastmod-stale`, `lastmod-ahead` and `last-modified-dynamic` findings are held
-back until its
-Last-Modified is judged (audit.checks.deploystamp: its first 50 qualifying answers,
-or at the end of the run at least 20 of them). A deploy stamp drops them and gives
-one `last-modified-deploy` finding for the host at the end of the run; otherwise the
-held findings go out as soon as the host is judged, and the later ones at once. At
-most 50 answers' findings are held per undecided host, so memory stays bounded and
-the report still streams.
+A host's `lastmod-stale`, `lastmod-ahead` and `last-modified-dynamic` findings (the
+URL's verdict names the one its lastmod comparison gave, `UrlVerdict.deploy_held`) are
+held back until its Last-Modified is judged (audit.checks.deploystamp: its first 50
+qualifying answers, or at the end of the run at least 20 of them). A deploy stamp drops
+them and gives one `last-modified-deploy` finding for the host at the end of the run;
+otherwise the held findings go out as soon as the host is judged, and the later ones at
+once. At most 50 answers' findings are held per undecided host, so memory stays bounded
+and the report still streams.
 """
 
 from __future__ import annotations
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
     from audit.pipeline.recorder import Recorder
 
 __all__ = ["DeployStampHook"]
-
-# What a deploy stamp explains: the per-URL comparisons of <lastmod> with a build time,
-# and right after a deploy a build time that happens to be that of the request
-_HELD_CODES = frozenset({"lastmod-stale", "lastmod-ahead", "last-modified-dynamic"})
 
 
 class _Host:
@@ -68,7 +64,9 @@ class DeployStampHook(Hook):
                 return None
             if host.stamp.add(modified, _date(result)):
                 self._release(host)
-        return self._hold(host, record, found) if found else None
+        judged = job.verdict
+        held = judged.deploy_held if judged is not None else None
+        return self._hold(host, record, found, held) if held is not None else None
 
     def _host(self, url: str) -> _Host | None:
         """The host's verdict state, keyed by the URL's scheme://netloc as written (no
@@ -82,20 +80,18 @@ class DeployStampHook(Hook):
         return host
 
     def _hold(
-        self, host: _Host, record: UrlResult, found: list[Finding]
+        self, host: _Host, record: UrlResult, found: list[Finding], held: Finding
     ) -> tuple[UrlResult, list[Finding]] | None:
-        """Take this answer's stale/ahead findings out while the host is undecided or a
-        deploy stamp; None (nothing changed) when it is judged a content date."""
-        if host.stamp.verdict is False or not found:
-            return None
-        held = [f for f in found if f.code in _HELD_CODES]
-        if not held:
+        """Take this answer's lastmod finding (`held`, the verdict's comparison a deploy
+        stamp may explain) out while the host is undecided or a deploy stamp; None
+        (nothing changed) when it is judged a content date."""
+        if host.stamp.verdict is False or held not in found:
             return None
         if host.stamp.verdict is None:
-            host.held.extend(held)
+            host.held.append(held)
         else:
-            host.suppressed += len(held)
-        return record, [f for f in found if f.code not in _HELD_CODES]
+            host.suppressed += 1
+        return record, [f for f in found if f != held]
 
     def _release(self, host: _Host) -> None:
         """The host was just judged: its held findings go out, or are dropped."""

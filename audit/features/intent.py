@@ -31,7 +31,6 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from audit.checks.agents import indexability
 from audit.core.records import FetchResult, Finding, UrlResult, finding
 from audit.pipeline.context import UrlJob
 from audit.pipeline.hooks import Hook
@@ -160,10 +159,9 @@ class IntentHook(Hook):
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         url = row.url
         job = UrlJob(url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
-        result, found, record = await ctx.check_unlisted(job)
-        reason = indexability(record, found, result)
-        extra = {**(record.extra or {}), "source": "intent"}
-        extra.update(indexable=reason is None, indexability=reason)
+        result, _, record = await ctx.check_unlisted(job)
+        assert job.verdict is not None  # check_unlisted judged it
+        extra = {**(record.extra or {}), "source": "intent", **job.verdict.index_fields()}
         record = record.with_extra(extra)
         out: list[Finding] = []
         if result is not None:  # a URL robots.txt keeps us from is not judged

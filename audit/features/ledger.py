@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from audit.checks.agents import indexability
 from audit.core.config import DEFAULT_DROPPED_MAX, CrawlConfig
 from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
 from audit.features.intent import IntentRun, intent_of, violation
@@ -239,13 +238,13 @@ async def _judged(
     ctx: RunContext, row: Dropped, intent: IntentRun | None
 ) -> tuple[UrlResult, Finding | None]:
     job = UrlJob(row.url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
-    result, found, record = await ctx.check_unlisted(job)
-    reason = indexability(record, found, result) if result is not None else "robots"
-    outcome = outcome_of(result, reason is None)
+    result, _, record = await ctx.check_unlisted(job)
+    assert job.verdict is not None  # check_unlisted judged it
+    marks = job.verdict.index_fields()
+    outcome = outcome_of(result, marks["indexable"])
     extra = {
         **(record.extra or {}),
-        "indexable": reason is None,
-        "indexability": reason,
+        **marks,
         "source": "ledger",
         "first_seen": row.first_seen,
         "last_seen": row.last_seen,

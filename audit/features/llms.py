@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from audit.checks.agents import agent_verdict, indexability, meta_noindex, parse_agents
+from audit.checks.agents import agent_verdict, meta_noindex, parse_agents
 from audit.checks.llms import (
     READ_CHARS,
     LinkAnswer,
@@ -43,7 +43,7 @@ from audit.checks.llms import (
     starts_like_html,
 )
 from audit.checks.page import PageSink
-from audit.checks.response import check_fetch, url_record
+from audit.checks.verdict import Listing, UrlVerdict, judge_url
 from audit.core.agent import canonical_token
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
@@ -168,21 +168,25 @@ class LlmsHook(Hook):
         self.judged.add(norm)
         if indexable:
             self.covered[origin] += 1
-        out = [*found, *self._listed_findings(link, record, found, result)]
+        out = [*found, *self._listed_findings(link, record, job.verdict, result)]
         return record.with_extra({**extra, "llms": True}), out
 
     def _audited(self, norm: str) -> bool:
         return _origin(norm) in self.reads
 
     def _listed_findings(
-        self, link: _Link, record: UrlResult, found: list[Finding], result: FetchResult | None
+        self,
+        link: _Link,
+        record: UrlResult,
+        judged: UrlVerdict | None,
+        result: FetchResult | None,
     ) -> list[Finding]:
         policy = self._policy(record.url)
         blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
         out: list[Finding] = []
         if result is not None:
-            codes = {f.code for f in found}
-            noindex, elsewhere = "url-noindex" in codes, "url-canonical-mismatch" in codes
+            noindex = judged is not None and judged.noindex
+            elsewhere = judged is not None and judged.canonical
             answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
             code = link_code(link.url, answer)
             if code is not None:
@@ -237,23 +241,16 @@ class LlmsHook(Hook):
             self._not_requested(link, policy)
             return
         result, facts = await self._fetch(url)
-        checked = check_fetch(
-            result,
-            lastmod=None,
-            sitemap=None,
-            line=None,
-            config=self.config,
-            agent_token=self.main,
-        )
-        noindex, elsewhere = self._page_says(result, checked, facts)
+        judged = judge_url(result, Listing(url), self.config, agent_token=self.main)
+        noindex, elsewhere = self._page_says(result, judged, facts)
         answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
         code = link_code(url, answer)
         found = [link_finding(code, url, link.llms, link.line, answer)] if code else []
         blocked = self._blocked(url, policy, main_blocked=False)
         if blocked:
             found.append(blocked_finding(url, link.llms, link.line, blocked))
-        record = url_record(result, sitemap=None, line=None, lastmod=None)
-        reason = indexability(record, checked, result)
+        record = judged.record
+        reason = judged.reason.value if judged.reason is not None else None
         if reason is None and (noindex or elsewhere):
             reason = "noindex" if noindex else "canonical"
         self._deliver(record, found, reason, policy, result, facts)
@@ -278,12 +275,10 @@ class LlmsHook(Hook):
         return result, sink.facts if result.status == 200 else None
 
     def _page_says(
-        self, result: FetchResult, checked: list[Finding], facts: PageFacts | None
+        self, result: FetchResult, judged: UrlVerdict, facts: PageFacts | None
     ) -> tuple[bool, bool]:
         """(noindex for the main agent, a canonical to another URL), headers and page."""
-        codes = {f.code for f in checked}
-        noindex = "url-noindex" in codes
-        elsewhere = "url-canonical-mismatch" in codes
+        noindex, elsewhere = judged.noindex, judged.canonical
         if facts is not None:
             noindex = noindex or meta_noindex(facts.metas, self.main) is not None
             page = result.final_url or result.url

@@ -216,7 +216,7 @@ class RenderHook(Hook):
         final = result.final_url or job.url
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
-        shell = any(f.code == "url-empty-shell" for f in found)
+        shell = job.verdict is not None and job.verdict.shell
         key = self._keys.get(job.sitemap, _LAST)
         rank = (not shell, key, job.line or 0, next(self._arrival))
         self._cands[id(job)] = _Candidate(

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from audit.checks.agents import indexability
-from audit.checks.response import check_fetch, url_record
+from audit.checks.response import url_record
+from audit.checks.verdict import Listing, judge_url
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -329,7 +329,7 @@ class MigrationCheck:
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if match is not None:
-            verdict = self._intent(match, result, record, verdict, extra)
+            verdict = self._intent(match, result, verdict, extra)
         extra["outcome"] = verdict.outcome
         record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
         found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
@@ -348,25 +348,27 @@ class MigrationCheck:
         self,
         match: Match,
         result: FetchResult,
-        record: UrlResult,
         verdict: Verdict,
         extra: dict[str, Any],
     ) -> Verdict:
         """--intent: the row judged on the new site's answer; its verdict replaces the
         migrate-* one when broken (intent-violated) or `gone`, and a kept URL is `ok`."""
         assert self.intent is not None
-        found = check_fetch(
+        judged = judge_url(
             result,
-            lastmod=None,
-            sitemap=None,
-            line=None,
-            config=self.ctx.config,
+            Listing(result.url),
+            self.ctx.config,
             agent_token=self.agent_token,
             now=self.ctx.now,
         )
-        reason = indexability(record, found, result)
+        marks = judged.index_fields()
         served = Served(
-            result.status, result.redirects, result.final_url, reason is None, reason, result.error
+            result.status,
+            result.redirects,
+            result.final_url,
+            marks["indexable"],
+            marks["indexability"],
+            result.error,
         )
         new_origin = self.new_origin
         said = judge_intent(

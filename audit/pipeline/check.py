@@ -15,12 +15,12 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from audit.checks import sitemaps
-from audit.checks.page import PageSink, check_page, needs_probe, probe_text
-from audit.checks.pagefacts import FactsSink, PageFacts, join
-from audit.checks.response import check_fetch, robots_blocked_finding, url_record
+from audit.checks.page import PageSink, needs_probe, probe_text
+from audit.checks.pagefacts import FactsSink, join
+from audit.checks.verdict import UrlVerdict, judge_unrequested, judge_url
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
@@ -120,14 +120,14 @@ class UrlChecker:
         checked, extra = self._where(job)
         policy = await self._policy(checked)
         if not policy.allowed(checked):
-            record, found = self._not_allowed(job, policy, checked, extra)
-            return None, found, record
+            job.verdict = verdict = self._not_allowed(job, policy, extra)
+            return None, verdict.findings, verdict.record
         if self._plain_fetch:
             result, sink = await self.client.fetch(checked), None
         else:
             result, sink, _ = await self._fetch(checked)
-        found, record = await self._verdicts(job, result, sink, extra)
-        return result, found, record
+        job.verdict = verdict = await self._verdicts(job, result, sink, extra)
+        return result, verdict.findings, verdict.record
 
     async def check_via(self, job: UrlJob, answer: Answer | None = None) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the
@@ -155,7 +155,7 @@ class UrlChecker:
             policy = await self._policy(checked)
         result: FetchResult | None = None
         if not policy.allowed(checked):
-            record, found = self._not_allowed(job, policy, checked, extra)
+            verdict = self._not_allowed(job, policy, extra)
         else:
             stored = chain.stored_answer(job) if chain.stored else None
             if stored is not None:  # resumed, or --changed-only: no request
@@ -172,12 +172,11 @@ class UrlChecker:
             if stored is None and chain.answered and chain.after_answer(job, result):
                 return
             if sink is None:
-                found, record = self._url_verdicts(job, result, extra)
+                verdict = self._url_verdicts(job, result, extra)
             else:
-                found, record = await self._verdicts(job, result, sink, extra)
-        if extra is not None:  # a rewritten URL's findings say where it was checked
-            found = [replace(f, message=f"{f.message} (checked at {checked})") for f in found]
-        self.chain.deliver_checked(job, record, found, result)
+                verdict = await self._verdicts(job, result, sink, extra)
+        job.verdict = verdict  # computed once: the hooks read it (checks/verdict.py)
+        self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
     async def _request(self, job: UrlJob, checked: str) -> tuple[FetchResult, PageSink | None]:
         """The request of a listed URL and, with --state, the evidence it gives (or the
@@ -215,12 +214,14 @@ class UrlChecker:
         answer; `extra` joins its record."""
         result, sink = self._revive(job, evidence)
         if sink is None:
-            found, record = self._url_verdicts(job, result, None)
+            verdict = self._url_verdicts(job, result, None)
         else:
-            found, record = await self._verdicts(job, result, sink, None)
+            verdict = await self._verdicts(job, result, sink, None)
         if extra:
-            record = record.with_extra({**(record.extra or {}), **extra})
-        self.chain.deliver_checked(job, record, found, result)
+            record = verdict.record
+            verdict = replace(verdict, record=record.with_extra({**(record.extra or {}), **extra}))
+        job.verdict = verdict
+        self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
     def facts_recipe(self, job: UrlJob) -> tuple[str, tuple[Any, ...]] | None:
         """What another transport must read of the URL's body for the page checks and the
@@ -234,22 +235,19 @@ class UrlChecker:
         return first.recipe() if isinstance(first, FactsSink) else None
 
     def _not_allowed(
-        self, job: UrlJob, policy: RobotsPolicy, checked: str, extra: dict[str, Any] | None
-    ) -> tuple[UrlResult, list[Finding]]:
+        self, job: UrlJob, policy: RobotsPolicy, extra: dict[str, Any] | None
+    ) -> UrlVerdict:
         """A URL robots.txt keeps us from: blocked (a finding of its own), or held back by
         an unreachable robots.txt (counted in the host's one robots-unreachable)."""
+        why: Literal["blocked", "unreachable"] = "blocked"
         if policy.status == "unreachable":
+            why = "unreachable"
             held = self.state.robots_unreachable.get(policy.origin)
             if held is not None:
                 held[2] += 1
-            record = UrlResult.unrequested(
-                job.url, job.sitemap, job.line, job.lastmod, "unreachable", extra=extra
-            )
-            return record, []
-        record = UrlResult.unrequested(
-            job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
+        return judge_unrequested(
+            job, why, agent_token=self.agent_token, extra=extra, checked_at=_checked_at(extra)
         )
-        return record, [robots_blocked_finding(job.url, job.sitemap, job.line, self.agent_token)]
 
     async def _policy(self, url: str) -> RobotsPolicy:
         """The robots.txt policy for a URL: kept on its host once read (the host pool's
@@ -266,35 +264,56 @@ class UrlChecker:
         result: FetchResult,
         sink: PageSink | None,
         extra: dict[str, Any] | None,
-    ) -> tuple[list[Finding], UrlResult]:
-        """The URL checks (and with --page-checks the page's) on an answer."""
+    ) -> UrlVerdict:
+        """The verdict on an answer whose body was read: with --page-checks on a 200 page
+        the page's checks too (the host's probe fetched first when the page needs one), the
+        head's hreflang links into the run's store."""
         if extra is not None:
             result = self._as_listed(job, result)  # findings and the record name the listing
-        found, record = self._url_verdicts(job, result, extra)
-        if sink is not None and sink.facts is not None and result.status == 200:
-            job.page = sink.facts
-            found, record = await self._page_checks(job, result, sink.facts, found, record)
-        return found, record
+        facts = sink.facts if sink is not None and result.status == 200 else None
+        if facts is None:
+            return self._url_verdicts(job, result, extra)
+        job.page = facts
+        probe = None
+        if needs_probe(facts, result.final_url):
+            probe = await self._probe_for(result.final_url)
+        verdict = judge_url(
+            result,
+            job,
+            self.config,
+            agent_token=self.agent_token,
+            now=self.now,
+            facts=facts,
+            probe=probe,
+            extra=extra,
+            checked_at=_checked_at(extra),
+        )
+        if verdict.alternates and isinstance(self.hreflang, HreflangStore):
+            page_url = result.final_url if result.redirects else result.url
+            self.hreflang.add(
+                page_url,
+                list(verdict.alternates),
+                sitemap=job.sitemap,
+                line=job.line,
+                source="page",
+            )
+        return verdict
 
     def _url_verdicts(
         self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
-    ) -> tuple[list[Finding], UrlResult]:
-        """The URL checks on an answer: its record and findings."""
+    ) -> UrlVerdict:
+        """The verdict on an answer without a page to judge (checks/verdict.py)."""
         if extra is not None and result.url != job.url:
             result = self._as_listed(job, result)  # findings and the record name the listing
-        record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
-        if extra is not None:
-            record = record.with_extra({**(record.extra or {}), **extra})
-        found = check_fetch(
+        return judge_url(
             result,
-            lastmod=job.lastmod,
-            sitemap=job.sitemap,
-            line=job.line,
-            config=self.config,
+            job,
+            self.config,
             agent_token=self.agent_token,
             now=self.now,
+            extra=extra,
+            checked_at=_checked_at(extra),
         )
-        return found, record
 
     def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:
         """A rewritten URL's answer in the listing's terms: its URL as listed, and the hops
@@ -327,36 +346,6 @@ class UrlChecker:
         first = sinks[0]
         return result, sink, first.outcome() if isinstance(first, FactsSink) else None
 
-    async def _page_checks(
-        self,
-        job: UrlJob,
-        result: FetchResult,
-        facts: PageFacts,
-        found: list[Finding],
-        record: UrlResult,
-    ) -> tuple[list[Finding], UrlResult]:
-        """--page-checks on a 200 HTML page: findings merged with check_fetch's, the url
-        record with a `page` object, the head's hreflang links into the run's store."""
-        probe = None
-        if needs_probe(facts, result.final_url):
-            probe = await self._probe_for(result.final_url)
-        verdict = check_page(
-            result,
-            facts,
-            found,
-            agent_token=self.agent_token,
-            sitemap=job.sitemap,
-            line=job.line,
-            probe=probe,
-        )
-        if verdict.alternates and isinstance(self.hreflang, HreflangStore):
-            page_url = result.final_url if result.redirects else result.url
-            self.hreflang.add(
-                page_url, verdict.alternates, sitemap=job.sitemap, line=job.line, source="page"
-            )
-        extra = {**(record.extra or {}), "page": verdict.record}
-        return verdict.findings, record.with_extra(extra)
-
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run
         (the first caller fetches, the others wait for it, as for robots.txt)."""
@@ -384,3 +373,8 @@ class UrlChecker:
         for task in probes:  # only left when the run was cancelled
             task.cancel()
         await asyncio.gather(*probes, return_exceptions=True)
+
+
+def _checked_at(extra: dict[str, Any] | None) -> str | None:
+    """Where a rewritten URL was checked (its findings say so), or None."""
+    return None if extra is None else extra.get("checked_url")

@@ -34,6 +34,7 @@ from audit.sitemap.parser import StreamParser
 
 if TYPE_CHECKING:
     from audit.checks.pagefacts import PageFacts
+    from audit.checks.verdict import UrlVerdict
 
 __all__ = [
     "Answer",
@@ -77,6 +78,7 @@ class UrlJob:
     host: Host | None = None  # the politeness object of `url`, looked up once when listed
     page: PageFacts | None = None  # what the page checks read of the page, for the hooks
     evidence: Evidence | None = None  # with --state: what the verdict is derived from
+    verdict: UrlVerdict | None = None  # the one verdict on its answer, for the hooks
     # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
     alternates: list[dict[str, str | None]] | None = None
     lane: Any = None  # its queue in the frontier (the frontier's own)

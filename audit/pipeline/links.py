@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from audit.checks.agents import indexability
 from audit.checks.coverage import (
     coverage_incomplete,
     link_broken,
@@ -58,7 +57,7 @@ from audit.checks.coverage import (
 )
 from audit.checks.links import PageLinks, header_nofollow, links_of
 from audit.checks.pagefacts import LINKS, FactsSink, PageFacts
-from audit.checks.response import check_fetch, url_record
+from audit.checks.verdict import Listing, judge_url
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
@@ -709,17 +708,10 @@ class LinkCrawl(Hook):
     ) -> None:
         """A links-only page's record, its indexability judged as for a listed URL;
         `counted`: a page the crawl fetched (not a redirect's target)."""
-        record = url_record(result, sitemap=None, line=None, lastmod=None)
-        found = check_fetch(
-            result,
-            lastmod=None,
-            sitemap=None,
-            line=None,
-            config=self.config,
-            agent_token=self.agent,
-        )
-        reason = page_reason(indexability(record, found, result), page, result.final_url or url)
-        self._hold(url, record, reason, depth if counted else None, counted=counted)
+        judged = judge_url(result, Listing(url), self.config, agent_token=self.agent)
+        said = judged.index_fields()["indexability"]
+        reason = page_reason(said, page, result.final_url or url)
+        self._hold(url, judged.record, reason, depth if counted else None, counted=counted)
 
     def _hold(
         self,

@@ -107,3 +107,25 @@ async def test_a_dynamic_last_modified_is_not_a_deploy_stamp(serve: Any) -> None
     run = await audit(f"{base}/sitemap.xml")
     assert not run.findings("last-modified-deploy")
     assert len(run.findings("last-modified-dynamic")) == 30
+
+
+async def test_a_rewritten_host_is_judged_on_the_verdicts_it_was_checked_by(serve: Any) -> None:
+    """With --rewrite each finding says where it was checked; the deploy hook holds the
+    very finding the URL's verdict names (checks/verdict.py), suffix and all, so a stamped
+    host shows no stale noise and a host of content dates keeps every lastmod-stale."""
+    prod = "https://prod.example"
+    stamped = _site(30, lambda i: BUILD + timedelta(seconds=i))
+    base = await serve(stamped)
+    stamped.routes["/sitemap.xml"] = (200, XML, _sitemap(prod, 30))
+    run = await audit(f"{base}/sitemap.xml", rewrites=((prod, base),))
+    (deploy,) = run.findings("last-modified-deploy")
+    assert deploy["url"] == f"{prod}/"
+    assert not run.findings("lastmod-stale") and not run.findings("lastmod-ahead")
+    assert all(r["checked_url"].startswith(base) for r in run.of("url"))
+    dated = _site(30, lambda i: datetime(2023, 2 + i % 10, 1 + i % 20, tzinfo=UTC))
+    base = await serve(dated)
+    dated.routes["/sitemap.xml"] = (200, XML, _sitemap(prod, 30))
+    run = await audit(f"{base}/sitemap.xml", rewrites=((prod, base),))
+    stale = run.findings("lastmod-stale")
+    assert len(stale) == 30 and not run.findings("last-modified-deploy")
+    assert all(f["url"].startswith(prod) and "(checked at " in f["message"] for f in stale)
