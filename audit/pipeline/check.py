@@ -19,7 +19,7 @@ from typing import Any
 
 from audit.checks import sitemaps
 from audit.checks.page import PageSink, check_page, needs_probe, probe_text
-from audit.checks.pagefacts import FactsSink, PageFacts, join
+from audit.checks.pagefacts import FactsSink, join
 from audit.checks.response import check_fetch, robots_blocked_finding, url_record
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
@@ -267,14 +267,34 @@ class UrlChecker:
         sink: PageSink | None,
         extra: dict[str, Any] | None,
     ) -> tuple[list[Finding], UrlResult]:
-        """The URL checks (and with --page-checks the page's) on an answer."""
+        """The URL checks on an answer and, with --page-checks on a 200 HTML page, the
+        page's: findings merged with check_fetch's, the url record with a `page` object,
+        the head's hreflang links into the run's store."""
         if extra is not None:
             result = self._as_listed(job, result)  # findings and the record name the listing
         found, record = self._url_verdicts(job, result, extra)
-        if sink is not None and sink.facts is not None and result.status == 200:
-            job.page = sink.facts
-            found, record = await self._page_checks(job, result, sink.facts, found, record)
-        return found, record
+        facts = sink.facts if sink is not None else None
+        if facts is None or result.status != 200:
+            return found, record
+        job.page = facts
+        probe = None
+        if needs_probe(facts, result.final_url):
+            probe = await self._probe_for(result.final_url)
+        verdict = check_page(
+            result,
+            facts,
+            found,
+            agent_token=self.agent_token,
+            sitemap=job.sitemap,
+            line=job.line,
+            probe=probe,
+        )
+        if verdict.alternates and isinstance(self.hreflang, HreflangStore):
+            page_url = result.final_url if result.redirects else result.url
+            self.hreflang.add(
+                page_url, verdict.alternates, sitemap=job.sitemap, line=job.line, source="page"
+            )
+        return verdict.findings, record.with_extra({**(record.extra or {}), "page": verdict.record})
 
     def _url_verdicts(
         self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
@@ -326,36 +346,6 @@ class UrlChecker:
         result = await self.client.fetch_page(url, tee, cap=cap, headers=headers)
         first = sinks[0]
         return result, sink, first.outcome() if isinstance(first, FactsSink) else None
-
-    async def _page_checks(
-        self,
-        job: UrlJob,
-        result: FetchResult,
-        facts: PageFacts,
-        found: list[Finding],
-        record: UrlResult,
-    ) -> tuple[list[Finding], UrlResult]:
-        """--page-checks on a 200 HTML page: findings merged with check_fetch's, the url
-        record with a `page` object, the head's hreflang links into the run's store."""
-        probe = None
-        if needs_probe(facts, result.final_url):
-            probe = await self._probe_for(result.final_url)
-        verdict = check_page(
-            result,
-            facts,
-            found,
-            agent_token=self.agent_token,
-            sitemap=job.sitemap,
-            line=job.line,
-            probe=probe,
-        )
-        if verdict.alternates and isinstance(self.hreflang, HreflangStore):
-            page_url = result.final_url if result.redirects else result.url
-            self.hreflang.add(
-                page_url, verdict.alternates, sitemap=job.sitemap, line=job.line, source="page"
-            )
-        extra = {**(record.extra or {}), "page": verdict.record}
-        return verdict.findings, record.with_extra(extra)
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run
