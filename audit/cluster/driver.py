@@ -1,5 +1,5 @@
 """The driver side of --cluster: a Dask client (and a LocalCluster for `local:N`), the
-fence of this run, and `ClusterCheck`, the Auditor's URL check that sends each allowed URL
+fence of this run, and `ClusterCheck`, the run's URL check that sends each allowed URL
 to the cluster through the host lanes and delivers its answer like a local check.
 
 Each batch is one Dask task under a key of its own; its result is taken and the future
@@ -184,8 +184,8 @@ def dask_config(distributed: Any, values: dict[str, Any]) -> Any:
 
 
 class ClusterCheck:
-    """The Auditor's URL check on a cluster: robots.txt, hooks and delivery as locally
-    (Auditor.check_via); the request and its checks on a worker."""
+    """The run's URL check on a cluster: robots.txt, hooks and delivery as locally
+    (RunContext.check_with: the standard check); the request on a worker."""
 
     def __init__(self, ctx: RunContext, cluster: Cluster) -> None:
         self.ctx = ctx

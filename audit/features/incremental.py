@@ -1,11 +1,11 @@
-"""A run with `--state`: the Auditor's URL checks backed by the state store.
+"""A run with `--state`: the pipeline's URL checks backed by the state store.
 
 `StateHook` plugs into the pipeline through its hooks (audit.pipeline.hooks): before
 a request, its headers, the evidence an answer stands for, at delivery, for sitemaps,
 and at the end of the run. A run without `--state` has no such hook and pays nothing
 for this module.
 
-A URL's verdict is derived once, by the auditor's checks, from evidence (the final
+A URL's verdict is derived once, by the pipeline's checks, from evidence (the final
 answer and the page's facts, audit.core.evidence); the state keeps that evidence beside
 the verdict, so every night derives its verdicts by the same checks as a fresh run, and
 host-level judgements (a deploy stamp: audit.features.deploy) see the same answers. For
@@ -221,7 +221,7 @@ class StateHook(Hook):
         """Evidence that stands for tonight's answer without a request: this run's own
         answer before it died (resume), or with --changed-only the last run's verified
         answer of a URL whose <lastmod> has not moved and whose verdict was clean. The
-        auditor derives the verdict from it as from a fresh answer."""
+        pipeline derives the verdict from it as from a fresh answer."""
         prior: Prior | None = job.context
         if prior is None or prior.evidence is None:
             return NEXT

@@ -8,7 +8,7 @@ checks, on the answer each check got:
    `intent-violated` finding (with the listing's sitemap and line) on top of the ordinary
    findings. A robots-blocked URL is not judged;
 2. every *absolute exact* row's URL that no sitemap of the run lists (nor the ledger
-   brings in: `IntentRun.elsewhere`), at `drain` of the run's last target: requested once,
+   claims: a peer that is a `Claimer`), at `drain` of the run's last target: requested once,
    robots.txt first, as a listed URL is checked (HEAD confirmed with GET, or GET with
    --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null`
    and `"source": "intent"` and no finding but `intent-violated`. Such records are not
@@ -21,15 +21,15 @@ verdict of the row that applies, or None. The counts are those of the report: ev
 record that reaches the recorder with an `intent` object counts (`IntentRun.observe`, a
 recorder sink), so a record replayed by --state (a resumed run) counts as it is written.
 
-The Audit installs it (audit/api.py) after the run's own hooks (it reads the indexability
-they set) and before the caller's (the state stores what it added). Imports no aiohttp.
+The Audit installs it (audit/api.py); its place in HOOK_ORDER is after the indexability
+it reads and before the state (which stores what it added). Imports no aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from audit.core.records import FetchResult, Finding, UrlResult, finding
 from audit.pipeline.context import UrlJob
@@ -39,7 +39,7 @@ from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 if TYPE_CHECKING:
     from audit.pipeline.context import RunContext
 
-__all__ = ["IntentHook", "IntentRun", "intent_of", "violation"]
+__all__ = ["Claimer", "IntentHook", "IntentRun", "intent_of", "violation"]
 
 CODE = "intent-violated"
 
@@ -49,6 +49,14 @@ def violation(
 ) -> Finding:
     """The `intent-violated` finding of a broken row (`verdict.ok` False)."""
     return finding(CODE, verdict.message, sitemap=sitemap, line=line, url=url)
+
+
+@runtime_checkable
+class Claimer(Protocol):
+    """A feature of the run that judges some URLs itself (the ledger: its dropped and held
+    URLs): an unlisted exact row's URL it claims is not requested here."""
+
+    def claims(self, url: str) -> bool: ...
 
 
 class IntentRun:
@@ -61,9 +69,6 @@ class IntentRun:
         self.block: dict[str, Any] = {"file": plan.file, "rows": len(plan)}
         self.block.update({a: {"judged": 0, "violated": 0} for a in ACTIONS})
         self.listed: set[int] = set()  # line of each exact row whose URL a sitemap listed
-        # URLs that another part of the run judges itself (the ledger's dropped and held
-        # URLs): never requested as an unlisted exact row. Set by that part.
-        self.elsewhere: Callable[[str], bool] | None = None
 
     def judge(self, url: str, answer: UrlResult | Mapping[str, Any]) -> Verdict | None:
         """The verdict of the row that applies to `url` on its answer (a url record, or its
@@ -133,11 +138,11 @@ class IntentHook(Hook):
                 self.run.listed.add(row.line)
         if not self.last or ctx.state.max_urls_reached:
             return  # a run cut by --max-urls does not know what it would have listed
-        elsewhere = self.run.elsewhere
+        claimers = [peer for peer in ctx.peers if isinstance(peer, Claimer)]
         todo = [
             r
             for r in rows
-            if r.line not in self.run.listed and (elsewhere is None or not elsewhere(r.url))
+            if r.line not in self.run.listed and not any(c.claims(r.url) for c in claimers)
         ]
         await self._request_all(ctx, todo)
 

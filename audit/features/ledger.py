@@ -164,8 +164,7 @@ class Ledger(Hook):
         self._excluded = ctx.sitemap_excluded  # the run's --include/--exclude-sitemap
         intent = intent_of(ctx)
         if intent is not None:  # --intent: rows of dropped and held URLs are judged here
-            self.intent = intent
-            intent.elsewhere = self.claims
+            self.intent = intent  # (and the intent hook leaves what this claims: a Claimer)
 
     def claims(self, url: str) -> bool:
         """Is `url` the ledger's tonight (dropped or held: listed before, not tonight)? An

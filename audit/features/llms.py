@@ -1,4 +1,4 @@
-"""`crawl --llms` (contracts/agents.md, "llms.txt"): a hook on the Auditor.
+"""`crawl --llms` (contracts/agents.md, "llms.txt"): a hook of the run (a feature).
 
 Files: when the first sitemap of an origin answers (before its body is read, so before any
 URL it lists is checked), `/llms.txt` and `/llms-full.txt` of that origin are requested

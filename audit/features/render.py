@@ -1,5 +1,5 @@
 """`crawl --render`: listed pages rendered in headless Chromium and compared with their raw
-HTML (contracts/render.md). A hook on the Auditor, with one `RenderSession` per run.
+HTML (contracts/render.md). A hook of the run (a feature), with one `RenderSession` per run.
 
 While the listed URLs are checked, each is fetched with one GET whose facts sink reads the
 head and the links (shared with the page checks' read and parse). `judge` tells the

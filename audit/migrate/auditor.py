@@ -49,7 +49,7 @@ from audit.migrate.outcomes import (
     same_target,
 )
 from audit.migrate.redirect_map import RedirectMap
-from audit.pipeline.context import RunContext, RunState, UrlJob
+from audit.pipeline.context import RunContext, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
@@ -148,14 +148,10 @@ class MigrationStats:
     def add_replayed(self, record: dict[str, Any]) -> None:
         """A url or finding record replayed from --state (judged before a resumed run's
         crash): counted as its first delivery was."""
-        if record.get("type") == "url":
-            self._add_replayed_url(record)
-        elif record.get("code") == "migrate-not-in-new-sitemap":
+        if record.get("code") == "migrate-not-in-new-sitemap":
             self.not_in_new_sitemap += 1
-
-    def _add_replayed_url(self, record: dict[str, Any]) -> None:
         outcome = record.get("outcome")
-        if outcome in RANK:
+        if record.get("type") == "url" and outcome in RANK:
             self.add(
                 Verdict(str(outcome)),
                 str(record.get("url")),
@@ -243,10 +239,7 @@ class NewSitemapListing(Hook):
             return
         if not self.listed.add(loc):
             self.stats.new_sitemap_urls += 1
-        self._note_origin(canonical_origin(loc))
-
-    def _note_origin(self, origin: str | None) -> None:
-        """Keep a new origin the sitemap lists URLs on (up to a few)."""
+        origin = canonical_origin(loc)  # a new origin the sitemap lists URLs on (a few)
         if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
             self.origins.append(origin)
 
@@ -306,7 +299,7 @@ class MigrationCheck:
         self.new_sitemap = new_sitemap
 
     async def __call__(self, job: UrlJob) -> None:
-        if self._replayed(job):
+        if self.ctx.before_request(job):  # --state: judged before a crash, judged again
             return
         checked = new_url_for(job.url, self.new_origin)
         extra: dict[str, Any] = {"checked_url": checked}
@@ -397,11 +390,6 @@ class MigrationCheck:
         if ctx.keeps_evidence:
             job.evidence = Evidence(result)
         return result
-
-    def _replayed(self, job: UrlJob) -> bool:
-        """A hook delivered the URL's outcome itself (--state: judged before a crash: a
-        resumed run's answers are judged again from the state, not requested)."""
-        return self.ctx.before_request(job)
 
     def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
         """The redirect map's target of an old URL (noted in `extra`), or None."""
@@ -526,7 +514,8 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
-    intent_run = _intent_run(intent)
+    # --intent in migrate: path rows apply to old URLs of any origin
+    intent_run = IntentRun(intent.scoped(None)) if intent is not None else None
     if intent_run is not None:
         recorder.add_sink(intent_run.observe)
     try:
@@ -578,23 +567,12 @@ async def run_migrate(
             except TargetError as exc:
                 outcome["fatal"] = str(exc)
                 return stats
-            fatal = _old_pass_fatal(old, old_kind, roots, state)
-            if fatal is not None:
-                outcome["fatal"] = fatal
+            if not roots:  # the pass over OLD checked nothing
+                outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
+            elif old_kind != "file" and state.roots_unreachable == roots:
+                outcome["fatal"] = (
+                    f"{old}: nothing could be checked: the sitemap could not be reached"
+                )
     finally:
         finish(stats, recorder, intent_run)
     return stats
-
-
-def _intent_run(intent: IntentPlan | None) -> IntentRun | None:
-    """--intent in migrate: path rows apply to old URLs of any origin."""
-    return IntentRun(intent.scoped(None)) if intent is not None else None
-
-
-def _old_pass_fatal(old: str, old_kind: str, roots: int, state: RunState) -> str | None:
-    """Why the pass over OLD checked nothing, or None."""
-    if not roots:
-        return f"{old}: no sitemap found, so no old URL to check"
-    if old_kind != "file" and state.roots_unreachable == roots:
-        return f"{old}: nothing could be checked: the sitemap could not be reached"
-    return None

@@ -255,20 +255,15 @@ class Auditor:
         ):
             if value:
                 rec.notes[key] = value
-        self._hosts_record()
-
-    def _hosts_record(self) -> None:
-        """A crawl's per-host politeness figures, one `hosts` record."""
-        if self._client is None or self.mode != "crawl":
-            return
-        stats = self._client.host_stats()
-        if stats:
-            self.rec.emit(
+        client = self._client  # a crawl's per-host politeness figures: one `hosts` record
+        stats = client.host_stats() if client is not None and self.mode == "crawl" else None
+        if client is not None and stats:
+            rec.emit(
                 {
                     "type": "hosts",
                     "politeness_key": self.config.politeness_key,
                     "hosts": [s.to_json() for s in stats],
-                    "groups": self._client.hosts.groups(),
+                    "groups": client.hosts.groups(),
                 }
             )
 
@@ -278,8 +273,17 @@ class Auditor:
             expander.schedule(job)
         self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
         expander.add_pending(len(feeds))
-        try:
-            await self._stages(feeds)
+        workers = self.config.concurrency if self.mode == "crawl" else 0
+        try:  # discovery of the targets, expanders, workers and the closer: one TaskGroup
+            async with asyncio.TaskGroup() as tg:
+                gate = asyncio.Semaphore(DISCOVERERS)
+                for feed in feeds:
+                    tg.create_task(self._feed(feed, gate))
+                for _ in range(self._expanders):
+                    tg.create_task(self.expander.run())
+                for _ in range(workers):
+                    tg.create_task(self._worker())
+                tg.create_task(self._closer())
             for drain in self.chain.drains:  # the listed URLs are done: --links goes on
                 await drain()
         except asyncio.CancelledError:
@@ -287,19 +291,6 @@ class Auditor:
             raise
         finally:
             await self.checker.cancel_probes()
-
-    async def _stages(self, feeds: Sequence[RootFeed] = ()) -> None:
-        """Discovery of the targets, expanders, workers and the closer in one TaskGroup."""
-        workers = self.config.concurrency if self.mode == "crawl" else 0
-        async with asyncio.TaskGroup() as tg:
-            gate = asyncio.Semaphore(DISCOVERERS)
-            for feed in feeds:
-                tg.create_task(self._feed(feed, gate))
-            for _ in range(self._expanders):
-                tg.create_task(self.expander.run())
-            for _ in range(workers):
-                tg.create_task(self._worker())
-            tg.create_task(self._closer())
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders, then the workers."""
@@ -360,11 +351,6 @@ class Auditor:
         if not frontier.try_put(lane, job):
             await frontier.put(lane, job)
 
-    def _url_excluded(self, url: str) -> bool:
-        if self._include and not any(p.search(url) for p in self._include):
-            return True
-        return bool(self._exclude) and any(p.search(url) for p in self._exclude)
-
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""
         unusable = [f for f in found if f.code in _UNREQUESTABLE]
@@ -385,6 +371,12 @@ class Auditor:
         self.progress.advance()
         return True
 
+    def _url_excluded(self, url: str) -> bool:
+        """Does --include / --exclude leave this listed URL out?"""
+        if self._include and not any(p.search(url) for p in self._include):
+            return True
+        return any(p.search(url) for p in self._exclude)
+
     async def _worker(self) -> None:
         """Take listed URLs until the frontier is closed and empty. The frontier hands out
         the next URL of a group that may send now (rate, Retry-After, in-flight cap), so a
@@ -401,19 +393,12 @@ class Auditor:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
-                self._internal_error(job, exc)
+                why = f"internal error: {type(exc).__name__}: {exc}"
+                self.rec.url(
+                    UrlResult.unrequested(
+                        job.url, job.sitemap, job.line, job.lastmod, "allowed", why
+                    )
+                )
             finally:
                 frontier.done(job.lane)
                 self.progress.advance()
-
-    def _internal_error(self, job: UrlJob, exc: Exception) -> None:
-        self.rec.url(
-            UrlResult.unrequested(
-                job.url,
-                job.sitemap,
-                job.line,
-                job.lastmod,
-                "allowed",
-                f"internal error: {type(exc).__name__}: {exc}",
-            )
-        )

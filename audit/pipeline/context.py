@@ -142,7 +142,11 @@ class RunContext:
     (a verdict through the judge and deliver hooks), `alone` (a context of the run's
     configuration without hooks, on a client of its own, for a stage that checks URLs
     after the run: the ledger's dropped URLs), `pass_on` (a record a deliver hook held goes
-    on to the deliver hooks after it, then the recorder)."""
+    on to the deliver hooks after it, then the recorder), `sitemap_excluded`
+    (--include-sitemap / --exclude-sitemap). For a `UrlCheck` of its own (`migrate`, a
+    cluster): `before_request`, `stored_answer` and `keeps_evidence` (what the hooks say
+    before a request), `facts_recipe` (what another transport must read of a page).
+    `peers` are the run's hooks: `peer()` finds one by type, `keeper()` the --state one."""
 
     config: CrawlConfig
     agent_token: str

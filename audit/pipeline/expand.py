@@ -176,8 +176,17 @@ class Expander:
                     job, *sitemaps.sitemap_redirected(resp.redirects, resp.final_url)
                 )
             verdict = sitemaps.sitemap_answer(resp.status, resp.error)
-            if verdict is not None:
-                self._unreadable(job, verdict, resp.status, resp.error)
+            if verdict is not None:  # no readable body: its finding, its (empty) record
+                if resp.status is None and job.parent is None:
+                    self.state.roots_unreachable += 1
+                    unreachable = self.state.target_unreachable
+                    unreachable[job.target] = unreachable.get(job.target, 0) + 1
+                self.sitemap_read(job)
+                self._about_sitemap(job, *verdict)
+                record = SitemapRecord(
+                    job.url, job.parent, None, resp.status, 0, 0, False, resp.error
+                )
+                self.rec.sitemap(record)
                 return
             await self._read_body(job, resp)
 
@@ -208,18 +217,6 @@ class Expander:
                 reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
         self._sitemap_done(job, parser, resp.status, error)
-
-    def _unreadable(
-        self, job: SitemapJob, verdict: sitemaps.Verdict, status: int | None, error: str | None
-    ) -> None:
-        """A sitemap that answered no readable body: its finding and its (empty) record."""
-        if status is None and job.parent is None:
-            self.state.roots_unreachable += 1
-            unreachable = self.state.target_unreachable
-            unreachable[job.target] = unreachable.get(job.target, 0) + 1
-        self.sitemap_read(job)
-        self._about_sitemap(job, *verdict)
-        self.rec.sitemap(SitemapRecord(job.url, job.parent, None, status, 0, 0, False, error))
 
     async def _expand_local(self, job: SitemapJob) -> None:
         path = job.local
@@ -267,7 +264,15 @@ class Expander:
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
-        self._document_done(job, parser, validator)
+        # the whole document's findings: a nested index, and its counts. A document
+        # already reported as unreadable (HTML, not XML, broken gzip) is not also "empty";
+        # one that broke off mid-way still gets its counts checked.
+        if parser.kind == "sitemapindex" and job.parent is not None:
+            self._about_sitemap(job, *sitemaps.index_nested())
+        if parser.entries or not self._doc_errors.get(id(parser)):
+            self.rec.findings(
+                validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes)
+            )
         return error
 
     def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
@@ -278,19 +283,6 @@ class Expander:
         if not parser.is_html:
             self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
         return False
-
-    def _document_done(
-        self, job: SitemapJob, parser: StreamParser, validator: SitemapValidator
-    ) -> None:
-        """The findings of a whole document: a nested index, and its counts."""
-        if parser.kind == "sitemapindex" and job.parent is not None:
-            self._about_sitemap(job, *sitemaps.index_nested())
-        # A document already reported as unreadable (HTML, not XML, broken gzip) is
-        # not also "empty"; one that broke off mid-way still gets its counts checked.
-        if parser.entries or not self._doc_errors.get(id(parser)):
-            self.rec.findings(
-                validator.finish(parser.kind, parser.entries, parser.uncompressed_bytes)
-            )
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
         sitemap_url = job.public_url if job.local is not None else job.url
@@ -357,8 +349,10 @@ class Expander:
         self.rec.index_entry(job.public_url or job.url, item.lastmod)
         for hook in self.chain.child:
             hook(job, item, loc)
-        if not self._child_usable(job, loc, found):
-            return
+        if not loc or any(f.code in _UNUSABLE_CHILD for f in found):
+            return  # no usable <loc>
+        if self.mode == "inspect" and job.parent is not None:
+            return  # inspect follows the top index only
         key = normalize_url(loc)
         own = (
             normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
@@ -374,12 +368,6 @@ class Expander:
             self.state.excluded_sitemaps += 1
             return
         self._schedule_child(job, item, loc, (*job.ancestors, own or job.public_url or job.url))
-
-    def _child_usable(self, job: SitemapJob, loc: str, found: list[Finding]) -> bool:
-        """A child with a usable <loc> that this mode follows (inspect: the top index only)."""
-        if not loc or any(f.code in _UNUSABLE_CHILD for f in found):
-            return False
-        return not (self.mode == "inspect" and job.parent is not None)
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, ancestors: tuple[str, ...]

@@ -200,7 +200,7 @@ class Hook:
 
     async def drain(self) -> None:
         """Every listed URL was checked and the run was not cut: a hook finishes its own
-        requests here (the link crawl), on the auditor's client, before `end_of_run`."""
+        requests here (the link crawl), on the run's client, before `end_of_run`."""
 
     def end_of_run(self) -> None:
         """The run ends, completed or interrupted; notes for the summary go here."""

@@ -63,3 +63,14 @@ def test_features_and_everything_outside_the_pipeline_never_import_the_auditor()
         and "audit.pipeline.auditor" in path.read_text(encoding="utf-8")
     )
     assert not wrong, f"import the Auditor: {wrong}"
+
+
+def test_the_readme_names_every_feature_module() -> None:
+    """The README's architecture block lists each module of audit/features/ (a new
+    feature is named where a newcomer looks for it)."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("  features/", 1)[1].split("\n  state/", 1)[0]
+    words = set(block.replace(",", " ").replace("(", " ").split())
+    modules = {p.stem for p in (PACKAGE / "features").glob("*.py") if p.stem != "__init__"}
+    missing = sorted(modules - words)
+    assert not missing, f"README.md's architecture does not name features/{missing}"

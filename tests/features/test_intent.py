@@ -483,7 +483,9 @@ async def test_another_hook_judges_its_own_answers_through_the_run(
             self.ctx = ctx
             self.run = intent_of(ctx)
             assert self.run is not None
-            self.run.elsewhere = lambda url: url == f"{base}/dropped"
+
+        def claims(self, url: str) -> bool:  # judged here: not requested as an unlisted row
+            return url == f"{base}/dropped"
 
         async def drain(self) -> None:
             answer = UrlResult(f"{base}/dropped", None, None, 200, f"{base}/dropped", (), None,
