@@ -98,7 +98,7 @@ class SitemapJob:
 @dataclass(slots=True)
 class UrlJob:
     url: str
-    sitemap: str
+    sitemap: str | None  # None: a page the link crawl found (no sitemap lists it)
     line: int | None
     lastmod: str | None
     context: Any = None  # what a hook carries from before the request to after it
@@ -108,6 +108,8 @@ class UrlJob:
     # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
     alternates: list[dict[str, str | None]] | None = None
     lane: Any = None  # its queue in the frontier (the frontier's own)
+    # how it is checked when it is not a listed URL (a page the link crawl found), else None
+    check: UrlCheck | None = None
 
 
 @dataclass(slots=True)
@@ -369,8 +371,6 @@ class Auditor:
             self._done.set()
         try:
             await self._stages(feeds)
-            for drain in self._drain_hooks:  # the listed URLs are done: --links goes on
-                await drain()
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise
@@ -397,10 +397,16 @@ class Auditor:
         await asyncio.gather(*probes, return_exceptions=True)
 
     async def _closer(self, workers: int) -> None:
-        """When no sitemap (nor target) is pending, stop the expanders, then the workers."""
+        """When no sitemap (nor target) is pending, stop the expanders; once every listed
+        URL is checked, the hooks' `drain` (the link crawl puts its pages in the frontier,
+        for the same workers), then stop the workers."""
         await self._done.wait()
         for _ in range(self._expanders):
             self._sitemaps.put_nowait(None)
+        if self._drain_hooks:
+            await self._frontier.idle()
+            for drain in self._drain_hooks:
+                await drain()
         self._frontier.close()
 
     async def _feed(self, feed: RootFeed, gate: asyncio.Semaphore) -> None:
@@ -817,6 +823,30 @@ class Auditor:
         if not frontier.try_put(lane, job):
             await frontier.put(lane, job)
 
+    async def enqueue(self, job: UrlJob) -> None:
+        """A job of a hook's own (a page the link crawl found, `job.check` set) into the
+        frontier, in its host's queue as a listed URL would be: the same workers check it,
+        under its group's rate and in-flight cap. Waits while the frontier is full."""
+        try:
+            host: Host | None = self.client.hosts.get(job.url)
+        except ValueError:
+            host = None
+        frontier = self._frontier
+        if host is None:
+            job.lane = frontier.lane("", "", None)
+        else:
+            if host.queue is None:
+                await host.settle()
+                host.queue = frontier.lane(host, host.group, host.group)
+            job.lane = host.queue
+        job.host = host
+        await frontier.put(job.lane, job)
+
+    def judged(self, job: UrlJob, result: FetchResult) -> tuple[list[Finding], UrlResult]:
+        """The URL checks on an answer, without the hooks: the step every listed URL's
+        answer goes through, for a page the link crawl found."""
+        return self._url_verdicts(job, result, None)
+
     def _carried_entry(self, source: str, item: Entry) -> None:
         """An entry admitted for a sitemap a hook is carrying goes to the entry hooks, as
         if parsed (a carried sitemap is checked as a read one: contracts/nights.md 1)."""
@@ -901,15 +931,17 @@ class Auditor:
                 job = await frontier.get()
                 if job is None:
                     return
+            check = job.check
             try:
-                await self.check_url(job)
+                await (self.check_url if check is None else check)(job)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
                 self._internal_error(job, exc)
             finally:
                 frontier.done(job.lane)
-                self.progress.advance()
+                if check is None:  # the bar counts listed URLs
+                    self.progress.advance()
 
     def _internal_error(self, job: UrlJob, exc: Exception) -> None:
         self.rec.url(

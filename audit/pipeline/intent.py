@@ -159,7 +159,7 @@ class IntentHook(Hook):
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         url = row.url
-        job = UrlJob(url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
+        job = UrlJob(url, None, None, None)  # listed nowhere
         result, found, record = await auditor.check_unlisted(job)
         reason = indexability(record, found, result)
         extra = {**(record.extra or {}), "source": "intent"}

@@ -4,8 +4,14 @@ While the listed URLs are checked, each is fetched with one GET (a facts sink of
 checks/pagefacts.py, sharing the read and the parse with --page-checks and --content) and
 `judge` reads its links (checks/links.py) off the sink's facts; the internal ones (on the
 origins of the audited sitemaps) are counted as inlinks and queued. Once every listed URL
-was checked, `drain` fetches the site root and then every queued page breadth-first, on the
-auditor's client (its politeness, retries and redirect recording), robots.txt first: a
+was checked, `drain` hands the site roots and then every queued page, breadth-first, to the
+run's frontier (Auditor.enqueue): each goes into its host's queue and one of the run's
+workers checks it (`_check`) under its group's rate and in-flight cap, as it checks a
+listed URL. There is no second pool of workers: a page waiting on a slow or backed-off
+group holds none, and --concurrency bounds listed and linked pages together. At most
+FEED_MAX pages are out at once (the rest wait in the queue), so memory stays flat. A page's
+answer is judged by the step a listed URL's answer goes through (Auditor.judged), on the
+run's client (its politeness, retries and redirect recording), robots.txt first: a
 blocked page is not fetched and nothing is found through it. A listed URL is never fetched
 again. Depth counts link hops from a seed: the root is depth 0, a listed page's links
 depth 1. A redirect is followed: its target counts as linked from the redirecting URL (unless
@@ -13,8 +19,8 @@ the chain ends in an error: the redirecting URL is then the one `link-broken`).
 
 Memory stays flat: URLs queued or fetched are 8-byte fingerprints (SeenUrls); the queue
 beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for their inlinks
-live in one SQLite temp file (counts and records go there in bounded batches). Every url record is held until the end (its `inlinks` are
-only known then) and delivered with `source` and `inlinks`; links-only pages get records
+live in one SQLite temp file (audit/pipeline/linkstore.py; counts and records go there in
+bounded batches). Every url record is held until the end (its `inlinks` are only known then) and delivered with `source` and `inlinks`; links-only pages get records
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
 the end of the run.
 
@@ -30,20 +36,15 @@ depth are counted from the held rows; the verdicts at the end cover everything, 
 report is that of an uninterrupted run. The records go out through the StateHook, which
 stores them as the run's URL results. The state removes the file when its run completes;
 a new run (and a run after a complete one) starts a new crawl. URL keys in the file are
-blake2b digests, the same in every process. Imports no aiohttp.
+`url_key` (audit.rules.fingerprints), the same in every process. Imports no aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import os
-import pickle
-import sqlite3
-import tempfile
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,47 +58,29 @@ from audit.checks.coverage import (
 )
 from audit.checks.links import PageLinks, header_nofollow, links_of
 from audit.checks.pagefacts import LINKS, FactsSink, PageFacts
-from audit.checks.response import check_fetch, url_record
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
+from audit.pipeline.auditor import UrlJob
 from audit.pipeline.hooks import Hook
-from audit.rules.fingerprints import SeenUrls
+from audit.pipeline.linkstore import MEMORY_FRONTIER, LinkQueue, LinkStore
+from audit.rules.fingerprints import SeenUrls, url_key
 from audit.rules.urls import normalize_url
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.auditor import Auditor, SitemapJob, UrlJob
+    from audit.pipeline.auditor import Auditor, SitemapJob
     from audit.sitemap.parser import StreamParser
 
-__all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
+__all__ = ["FEED_LOW", "FEED_MAX", "MEMORY_FRONTIER", "LinkCrawl", "marked", "verdicts"]
 
-MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
-_SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
-_LINK_BATCH = 20_000  # link targets counted in memory before they go to the file
-_HELD_BATCH = 500  # records held in memory before they go to the file
+FEED_MAX = 1_000  # pages of the crawl in the frontier at once (queued or being checked)
+FEED_LOW = 500  # ... topped up in one batch once no more than this many are left
 _NORMS_KEPT = 50_000  # links remembered with their normalised form (then forgotten at once)
-_MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
-_FLUSH_S = 0.1  # a kept store (--state): at most this long between a page held and its commit
-_FIRST_SEQ = -(1 << 62)  # below every queue row (the roots go in below the lowest)
-_SCHEMA = (
-    "CREATE TABLE queue (seq INTEGER PRIMARY KEY, url TEXT, depth INTEGER, k INTEGER)",
-    "CREATE TABLE inlinks (k INTEGER PRIMARY KEY, n INTEGER, source TEXT)",
-    "CREATE TABLE held (seq INTEGER PRIMARY KEY, k INTEGER, listed INTEGER, b BLOB, "
-    "url TEXT, depth INTEGER, counted INTEGER)",
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
-)
 
 # The final delivery of a url record and its findings (Auditor.deliver, or the --state
 # hook's, which also stores them)
 Deliver = Callable[[UrlResult, list[Finding]], None]
-
-
-def _key(norm: str) -> int:
-    """A normalised URL as a 63-bit key, the same in every process (a kept store is read
-    again by the run that resumes it)."""
-    digest = hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") & _MASK63
 
 
 def _origin(norm: str) -> str:
@@ -106,306 +89,6 @@ def _origin(norm: str) -> str:
     start = norm.find("://")
     end = norm.find("/", start + 3) if start > 0 else -1
     return norm[:end] if end > 0 else ""
-
-
-def _unlink(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            os.unlink(path + suffix)
-
-
-def _create(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        db.execute(statement)
-
-
-def _connect_kept(path: str) -> sqlite3.Connection:
-    """A kept store: WAL, so that a killed run loses at most its last uncommitted batch."""
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    return db
-
-
-def _reopen(path: str, run: int) -> sqlite3.Connection | None:
-    """The kept store of run `run` at `path`, or None (none, another run's, unreadable)."""
-    if not os.path.exists(path):
-        return None
-    db: sqlite3.Connection | None = None
-    try:
-        db = _connect_kept(path)
-        row = db.execute("SELECT value FROM meta WHERE key = 'run'").fetchone()
-    except sqlite3.DatabaseError:
-        row = None
-    if row is not None and row[0] == str(run):
-        return db
-    if db is not None:
-        db.close()
-    return None
-
-
-class _Store:
-    """The SQLite file: queued URLs beyond memory, inlinks, records held to the end.
-
-    A temp file by default (made on first use, removed at the end). Inlinks are counted
-    and records held in memory first, and written in batches (`_LINK_BATCH` targets,
-    `_HELD_BATCH` records), always before the file is read or committed. Kept beside the
-    --state file (`keep`), it is the crawl's state: every queued URL has a row (memory is
-    only a cache of the first ones), rows are committed at most _FLUSH_S after a page is
-    done, always between two pages (a page's rows go in one synchronous stretch of the
-    event loop), and the file stays when the run ends; the state removes it once its run
-    completes."""
-
-    def __init__(self) -> None:
-        self.queued = 0  # queue rows not in memory
-        self.path = ""
-        self.durable = False  # kept (--state): see keep()
-        self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
-        self._db: sqlite3.Connection | None = None
-        self._commit: asyncio.TimerHandle | None = None
-        self._links: Counter[str] = Counter()  # normalised target -> links to it
-        self._sources: dict[str, str] = {}  # normalised target -> the first page linking it
-        self._held: list[tuple[Any, ...]] = []  # held rows not written yet
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The file, made on first use (a run that never gets here leaves none behind)."""
-        if self._db is None:
-            self._db = self._open()
-        return self._db
-
-    def _open(self) -> sqlite3.Connection:
-        fd, self.path = tempfile.mkstemp(prefix="sitemap-audit-links-", suffix=".sqlite")
-        os.close(fd)
-        db = sqlite3.connect(self.path)
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        _create(db)
-        return db
-
-    def keep(self, path: str, *, resume: bool, run: int) -> bool:
-        """Keep the store at `path`: the one run `run` left there when `resume` (True),
-        else a new one (False)."""
-        self.durable = True
-        self.path = path
-        db = _reopen(path, run) if resume else None
-        if db is None:
-            _unlink(path)
-            db = _connect_kept(path)
-            _create(db)
-            db.execute("INSERT INTO meta VALUES ('run', ?)", (str(run),))
-            db.commit()
-            self._db = db
-            return False
-        # the queue rows of pages held are done; the others are the frontier
-        db.execute("DELETE FROM queue WHERE k IN (SELECT k FROM held)")
-        db.commit()
-        self.queued = db.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
-        self._db = db
-        return True
-
-    def link(self, source: str, targets: Iterable[str]) -> None:
-        """One link from `source` to each (normalised) target: counted in memory first (a
-        site's menus link the same pages from every page) and written at the next flush;
-        the first source of a target is the one kept."""
-        self._links.update(iter(targets))  # iter: a dict of targets counts its keys
-        sources = self._sources
-        for norm in targets:
-            sources.setdefault(norm, source)
-        if len(sources) >= _LINK_BATCH:
-            self._flush()
-
-    def _flush(self) -> None:
-        """The inlinks counted and the records held in memory into the file (before it is
-        read or committed)."""
-        if self._links:
-            sources = self._sources
-            rows = [(_key(norm), n, sources[norm]) for norm, n in self._links.items()]
-            self._links, self._sources = Counter(), {}
-            self.db.executemany(
-                "INSERT INTO inlinks VALUES (?, ?, ?) "
-                "ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
-                rows,
-            )
-        if self._held:
-            held, self._held = self._held, []
-            self.db.executemany(
-                "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
-                held,
-            )
-
-    def spill(self, url: str, depth: int) -> None:
-        self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
-        self.queued += 1
-
-    def enqueue(self, url: str, depth: int, key: int, *, cached: bool) -> None:
-        """Durable: a queued URL's row, whether memory holds it too (`cached`) or not."""
-        cur = self.db.execute(
-            "INSERT INTO queue (url, depth, k) VALUES (?, ?, ?)", (url, depth, key)
-        )
-        if not cached:
-            self.queued += 1
-        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
-            self.cursor = cur.lastrowid
-
-    def enqueue_first(self, url: str, depth: int, key: int) -> None:
-        """Durable: a row ahead of every queued one (a root), held in memory."""
-        (low,) = self.db.execute("SELECT COALESCE(MIN(seq), 0) FROM queue").fetchone()
-        self.db.execute("INSERT INTO queue VALUES (?, ?, ?, ?)", (low - 1, url, depth, key))
-        self.cursor = max(self.cursor, low - 1)
-
-    def unspill(self) -> list[tuple[str, int]]:
-        if self.durable:
-            return self._next_rows()
-        rows = self.db.execute(
-            "SELECT seq, url, depth FROM queue ORDER BY seq LIMIT ?", (_SPILL_BATCH,)
-        ).fetchall()
-        if rows:
-            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
-            self.queued -= len(rows)
-        return [(url, depth) for _, url, depth in rows]
-
-    def _next_rows(self) -> list[tuple[str, int]]:
-        """Durable: the next queue rows into memory (they stay until their page is held:
-        a resumed run finds them there)."""
-        rows = self.db.execute(
-            "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
-            (self.cursor, _SPILL_BATCH),
-        ).fetchall()
-        if rows:
-            self.cursor = rows[-1][0]
-            self.queued -= len(rows)
-        return [(url, depth) for _, url, depth in rows]
-
-    def hold(
-        self,
-        key: int,
-        listed: bool,
-        record: UrlResult,
-        found: list[Finding],
-        *,
-        url: str = "",
-        depth: int | None = None,
-        counted: bool = False,
-        evidence: Evidence | None = None,
-        again: bool = False,
-    ) -> None:
-        """A record held to the end; `depth`: counted in pages by depth, `counted`: in
-        --max-pages (what a resumed run counts again from the rows). A listed page's
-        `evidence` is kept with it, so that a resumed run derives its verdict again
-        (`again`: the row it held before the crash is replaced)."""
-        if again:
-            self._flush()
-            self.db.execute("DELETE FROM held WHERE k = ? AND listed = 1", (key,))
-        blob = pickle.dumps((record, found, evidence), protocol=pickle.HIGHEST_PROTOCOL)
-        self._held.append((key, listed, blob, url, depth, counted))
-        if len(self._held) >= _HELD_BATCH:
-            self._flush()
-
-    def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
-        self._flush()
-        rows = self.db.execute(
-            "SELECT h.listed, h.b, i.n, i.source FROM held h "
-            "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
-        )
-        for listed, blob, n, source in rows:
-            record, found, _ = pickle.loads(blob)
-            yield bool(listed), record, found, n or 0, source
-
-    def evidence(self, key: int) -> Evidence | None:
-        """The evidence a listed page was held with (a resumed run's page), or None."""
-        self._flush()
-        row = self.db.execute(
-            "SELECT b FROM held WHERE k = ? AND listed = 1 ORDER BY seq DESC LIMIT 1", (key,)
-        ).fetchone()
-        if row is None:
-            return None
-        held = pickle.loads(row[0])
-        return held[2] if len(held) > 2 else None
-
-    # --- a kept store ----------------------------------------------------------
-
-    def tick(self) -> None:
-        """A page is done: a kept store commits within _FLUSH_S (called back between two
-        steps of the event loop, so never half-way through a page's rows)."""
-        if self.durable and self._commit is None:
-            self._commit = asyncio.get_running_loop().call_later(_FLUSH_S, self.commit)
-
-    def commit(self) -> None:
-        self._commit = None
-        if self._db is not None:
-            self._flush()  # a page's links are committed with its record
-            self._db.commit()
-
-    def held_urls(self) -> Iterator[tuple[str, bool]]:
-        self._flush()
-        for url, listed in self.db.execute("SELECT url, listed FROM held"):
-            yield url, bool(listed)
-
-    def queued_urls(self) -> Iterator[str]:
-        for (url,) in self.db.execute("SELECT url FROM queue"):
-            yield url
-
-    def counts(self) -> tuple[int, int, Counter[int]]:
-        """Pages fetched (--max-pages), listed pages read, pages by depth, from the rows."""
-        self._flush()
-        db = self.db
-        (fetched,) = db.execute("SELECT COALESCE(SUM(counted), 0) FROM held").fetchone()
-        (listed,) = db.execute(
-            "SELECT COUNT(*) FROM held WHERE listed AND depth IS NOT NULL"
-        ).fetchone()
-        rows = db.execute("SELECT depth, COUNT(*) FROM held WHERE depth IS NOT NULL GROUP BY depth")
-        return int(fetched), int(listed), Counter(dict(rows.fetchall()))
-
-    def close(self) -> None:
-        if self._commit is not None:
-            self._commit.cancel()
-            self._commit = None
-        if self._db is None:
-            return
-        if self.durable:  # kept: the state removes it when its run completes
-            self._flush()
-            self._db.commit()
-            self._db.close()
-            self._db = None
-            return
-        self._db.close()
-        self._db = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-
-
-class _Queue:
-    """The breadth-first queue: FIFO, the first MEMORY_FRONTIER URLs in memory, the rest
-    in the store (in order); a kept store has a row for each."""
-
-    def __init__(self, store: _Store, bound: int = MEMORY_FRONTIER) -> None:
-        self.items: deque[tuple[str, int]] = deque()
-        self.store = store
-        self.bound = bound
-
-    def __len__(self) -> int:
-        return len(self.items) + self.store.queued
-
-    def push(self, url: str, depth: int, key: int = 0) -> None:
-        cached = not self.store.queued and len(self.items) < self.bound
-        if self.store.durable:
-            self.store.enqueue(url, depth, key, cached=cached)
-        elif not cached:
-            self.store.spill(url, depth)
-        if cached:
-            self.items.append((url, depth))
-
-    def first(self, url: str, depth: int) -> None:
-        """Ahead of everything queued (a site root)."""
-        if self.store.durable:
-            self.store.enqueue_first(url, depth, _key(normalize_url(url)))
-        self.items.appendleft((url, depth))
-
-    def pop(self) -> tuple[str, int] | None:
-        if not self.items and self.store.queued:
-            self.items.extend(self.store.unspill())
-        return self.items.popleft() if self.items else None
 
 
 class LinkCrawl(Hook):
@@ -420,16 +103,16 @@ class LinkCrawl(Hook):
         self._norms: dict[str, str] = {}  # link -> normalised, for links met again (menus)
         self.roots: set[str] = set()  # normalised
         self.seen = SeenUrls()  # queued or fetched by the link crawl
-        self.store = _Store()
-        self.queue = _Queue(self.store)
+        self.store = LinkStore()
+        self.queue = LinkQueue(self.store)
         self.fetched = 0  # links-only pages requested (what --max-pages counts)
         self.listed_read = 0
         self.depths: Counter[int] = Counter()
         self.stopped_by: str | None = None
         self.drained = False
         self.cut_depth = False  # a link deeper than --max-depth was not followed
-        self.active = 0
-        self._cond: asyncio.Condition | None = None
+        self.out = 0  # pages handed to the frontier and not checked yet
+        self._more: asyncio.Event | None = None  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
@@ -478,7 +161,7 @@ class LinkCrawl(Hook):
         done = self.done_listed
         if done is None or job.url not in done:
             return None
-        evidence = self.store.evidence(_key(normalize_url(job.url)))
+        evidence = self.store.evidence(url_key(job.url))
         if evidence is not None:
             self._again.add(id(job))
         return evidence
@@ -531,7 +214,7 @@ class LinkCrawl(Hook):
         again = id(job) in self._again
         if again:
             self._again.discard(id(job))
-        key = _key(normalize_url(job.url))
+        key = url_key(job.url)
         self.store.hold(
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
         )
@@ -594,7 +277,7 @@ class LinkCrawl(Hook):
         seen = self.seen
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
-                self.queue.push(link, depth, _key(norm))
+                self.queue.push(link, depth, url_key(norm))
 
     def _targets(self, links: Iterable[str]) -> dict[str, str]:
         """The internal links, normalised (each once) -> the link as found first."""
@@ -627,40 +310,27 @@ class LinkCrawl(Hook):
     # --- the crawl beyond the listed URLs ------------------------------------
 
     async def drain(self) -> None:
-        self._cond = asyncio.Condition()
+        """Every listed URL is checked: the pages found through links go to the run's
+        frontier, the roots first, then breadth-first, at most FEED_MAX at once (refilled
+        in one batch when FEED_LOW are left), and the run's workers check them (`_check`)
+        under their groups' politeness, as they check listed URLs. Returns when nothing is
+        queued and no page is out."""
+        assert self.auditor is not None
         for root in sorted(self.roots, reverse=True):
             if not self.seen.add(root):
                 self.queue.first(root, 0)
-        workers = max(1, self.config.concurrency)
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(workers):
-                tg.create_task(self._worker())
+        more = self._more = asyncio.Event()
+        while True:
+            more.clear()
+            while self.out < FEED_MAX and (item := self._take()) is not None:
+                self.out += 1
+                url, depth = item
+                job = UrlJob(url, None, None, None, context=depth, check=self._check)
+                await self.auditor.enqueue(job)
+            if not self.out:
+                break
+            await more.wait()
         self.drained = True
-
-    async def _worker(self) -> None:
-        while (item := await self._next()) is not None:
-            self.active += 1
-            try:
-                await self._visit(*item)
-            finally:
-                self.active -= 1
-                await self._wake()
-
-    async def _wake(self) -> None:
-        assert self._cond is not None
-        async with self._cond:
-            self._cond.notify_all()
-
-    async def _next(self) -> tuple[str, int] | None:
-        """The next page to fetch; None when the crawl is over (or cut)."""
-        assert self._cond is not None
-        async with self._cond:
-            while True:
-                item = self._take()
-                if item is not None or self.stopped_by is not None or not self.active:
-                    self._cond.notify_all()
-                    return item
-                await self._cond.wait()
 
     def _take(self) -> tuple[str, int] | None:
         """A queued page to fetch now: listed ones were read already, too deep ones are cut."""
@@ -678,6 +348,16 @@ class LinkCrawl(Hook):
             self.fetched += 1
             return item
         return None
+
+    async def _check(self, job: UrlJob) -> None:
+        """A page of the crawl, taken from the frontier by one of the run's workers:
+        robots.txt first (a blocked page is not fetched), then one GET whose links are read."""
+        try:
+            await self._visit(job.url, job.context)
+        finally:
+            self.out -= 1
+            if self.out <= FEED_LOW and self._more is not None:
+                self._more.set()
 
     async def _visit(self, url: str, depth: int) -> None:
         assert self.auditor is not None
@@ -705,17 +385,11 @@ class LinkCrawl(Hook):
         *,
         counted: bool = False,
     ) -> None:
-        """A links-only page's record, its indexability judged as for a listed URL;
-        `counted`: a page the crawl fetched (not a redirect's target)."""
-        record = url_record(result, sitemap=None, line=None, lastmod=None)
-        found = check_fetch(
-            result,
-            lastmod=None,
-            sitemap=None,
-            line=None,
-            config=self.config,
-            agent_token=self.agent,
-        )
+        """A links-only page's record, judged by the step a listed URL's answer goes
+        through (Auditor.judged), its indexability as for a listed URL; `counted`: a page
+        the crawl fetched (not a redirect's target)."""
+        assert self.auditor is not None
+        found, record = self.auditor.judged(UrlJob(url, None, None, None), result)
         reason = page_reason(indexability(record, found, result), page, result.final_url or url)
         self._hold(url, record, reason, depth if counted else None, counted=counted)
 
@@ -729,7 +403,7 @@ class LinkCrawl(Hook):
         counted: bool = False,
     ) -> None:
         extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
-        key = _key(normalize_url(url))
+        key = url_key(url)
         record = record.with_extra(extra)
         self.store.hold(key, False, record, [], url=url, depth=depth, counted=counted)
 
@@ -753,9 +427,9 @@ class LinkCrawl(Hook):
         emit = self._emit or self.auditor.deliver
         try:
             for listed, record, found, n, source in self.store.held():
-                out = self._verdicts(listed, record, n, source, stopped is None)
+                out = verdicts(listed, record, n, source, stopped is None, self.roots)
                 counts.update(f.code for f in out)
-                emit(self._js_marked(self._marked(listed, record, n)), [*found, *out])
+                emit(self._js_marked(marked(listed, record, n)), [*found, *out])
         finally:
             self.store.close()
         if stopped is not None:
@@ -763,21 +437,6 @@ class LinkCrawl(Hook):
             pages = self.fetched + self.listed_read
             self.auditor.rec.finding(coverage_incomplete(root, pages, stopped))
         self._summary(stopped, counts)
-
-    def _verdicts(
-        self, listed: bool, record: UrlResult, n: int, source: str | None, complete: bool
-    ) -> list[Finding]:
-        out: list[Finding | None] = [link_broken(record, n, source)]
-        if listed and normalize_url(record.url) not in self.roots:
-            out.append(url_orphan(record, n, complete=complete))
-        elif not listed:
-            out.append(page_not_in_sitemap(record, n, source))
-        return [f for f in out if f is not None]
-
-    @staticmethod
-    def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
-        source = ("both" if n else "sitemap") if listed else "links"
-        return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
 
     def _js_marked(self, record: UrlResult) -> UrlResult:
         """--render: the record's js_inlinks."""
@@ -806,3 +465,23 @@ class LinkCrawl(Hook):
             depths[str(depth)] = depths.get(str(depth), 0) + n
         if stopped is not None:
             notes["stopped_by"] = stopped
+
+
+def verdicts(
+    listed: bool, record: UrlResult, n: int, source: str | None, complete: bool, roots: set[str]
+) -> list[Finding]:
+    """The coverage findings of a held record with its `n` inlinks (`source`: the first
+    page linking to it): link-broken, and url-orphan (a listed page that is not a root)
+    or page-not-in-sitemap (a links-only page); `complete`: the crawl was not cut."""
+    out: list[Finding | None] = [link_broken(record, n, source)]
+    if listed and normalize_url(record.url) not in roots:
+        out.append(url_orphan(record, n, complete=complete))
+    elif not listed:
+        out.append(page_not_in_sitemap(record, n, source))
+    return [f for f in out if f is not None]
+
+
+def marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
+    """The record with its `source` (sitemap, links or both) and `inlinks`."""
+    source = ("both" if n else "sitemap") if listed else "links"
+    return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})

@@ -219,7 +219,7 @@ class RenderHook(Hook):
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
         shell = any(f.code == "url-empty-shell" for f in found)
-        key = self._keys.get(job.sitemap, _LAST)
+        key = self._keys.get(job.sitemap or "", _LAST)
         rank = (not shell, key, job.line or 0, next(self._arrival))
         self._cands[id(job)] = _Candidate(
             rank, job, record, found, result, raw, final, shell, nofollow

@@ -233,7 +233,7 @@ class Ledger(Hook):
 async def _judged(
     auditor: Auditor, row: Dropped, intent: IntentRun | None
 ) -> tuple[UrlResult, Finding | None]:
-    job = UrlJob(row.url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
+    job = UrlJob(row.url, None, None, None)  # listed nowhere
     result, found, record = await auditor.check_unlisted(job)
     reason = indexability(record, found, result) if result is not None else "robots"
     outcome = outcome_of(result, reason is None)

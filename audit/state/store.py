@@ -106,6 +106,7 @@ from typing import Any, Final, Literal
 
 from audit.core.errors import AuditError
 from audit.core.evidence import Evidence, decode_evidence, encode_evidence
+from audit.rules.fingerprints import url_key
 from audit.rules.urls import normalize_url
 from audit.state.identity import what_differs
 
@@ -307,12 +308,6 @@ def fingerprint(mode: str, targets: list[str], options: dict[str, Any]) -> str:
         {"mode": mode, "targets": targets, "options": options}, sort_keys=True, default=str
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def url_key(url: str) -> int:
-    """A URL as a signed 64-bit integer (the content table's rowid)."""
-    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _different(meta: dict[str, str], identity: dict[str, Any] | None) -> str:
