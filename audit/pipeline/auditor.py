@@ -186,6 +186,7 @@ class Auditor:
         self._expanders = EXPANDERS
         self._pending = 0
         self._done = asyncio.Event()
+        self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
         self._doc_errors: dict[int, int] = {}  # parser id -> file-level errors it reported
         # Each hook point as the bound methods that do something there (none: no cost).
         self._child_hooks: list[Callable[[SitemapJob, Entry, str], None]] = self._at("child")
@@ -371,6 +372,8 @@ class Auditor:
             self._done.set()
         try:
             await self._stages(feeds)
+            if self._drain_error is not None:
+                raise self._drain_error
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise
@@ -403,11 +406,15 @@ class Auditor:
         await self._done.wait()
         for _ in range(self._expanders):
             self._sitemaps.put_nowait(None)
-        if self._drain_hooks:
-            await self._frontier.idle()
-            for drain in self._drain_hooks:
-                await drain()
-        self._frontier.close()
+        try:
+            if self._drain_hooks:
+                await self._frontier.idle()
+                for drain in self._drain_hooks:
+                    await drain()
+        except Exception as exc:  # raised as itself once the stages are down, as before
+            self._drain_error = exc
+        finally:
+            self._frontier.close()
 
     async def _feed(self, feed: RootFeed, gate: asyncio.Semaphore) -> None:
         """One target's roots, found and scheduled; the target counts as pending till then."""
