@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -72,10 +72,19 @@ if TYPE_CHECKING:
     from audit.pipeline.auditor import Auditor, SitemapJob
     from audit.sitemap.parser import StreamParser
 
-__all__ = ["FEED_LOW", "FEED_MAX", "MEMORY_FRONTIER", "LinkCrawl", "marked", "verdicts"]
+__all__ = [
+    "FEED_MAX",
+    "HOST_OUT",
+    "MEMORY_FRONTIER",
+    "WAITING_MAX",
+    "LinkCrawl",
+    "marked",
+    "verdicts",
+]
 
 FEED_MAX = 1_000  # pages of the crawl in the frontier at once (queued or being checked)
-FEED_LOW = 500  # ... topped up in one batch once no more than this many are left
+HOST_OUT = 250  # ... of one host (or twice its in-flight cap); its next ones wait aside...
+WAITING_MAX = 10_000  # ... up to this many in all, so that other hosts' pages go meanwhile
 _NORMS_KEPT = 50_000  # links remembered with their normalised form (then forgotten at once)
 
 # The final delivery of a url record and its findings (Auditor.deliver, or the --state
@@ -112,6 +121,9 @@ class LinkCrawl(Hook):
         self.drained = False
         self.cut_depth = False  # a link deeper than --max-depth was not followed
         self.out = 0  # pages handed to the frontier and not checked yet
+        self._out: Counter[str] = Counter()  # ... by origin
+        self._aside: dict[str, deque[tuple[str, int]]] = {}  # origin -> pages waiting
+        self._n_aside = 0
         self._more: asyncio.Event | None = None  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
@@ -311,8 +323,8 @@ class LinkCrawl(Hook):
 
     async def drain(self) -> None:
         """Every listed URL is checked: the pages found through links go to the run's
-        frontier, the roots first, then breadth-first, at most FEED_MAX at once (refilled
-        in one batch when FEED_LOW are left), and the run's workers check them (`_check`)
+        frontier, the roots first, then breadth-first, at most FEED_MAX at once (topped up
+        as each is done), and the run's workers check them (`_check`)
         under their groups' politeness, as they check listed URLs. Returns when nothing is
         queued and no page is out."""
         assert self.auditor is not None
@@ -322,15 +334,40 @@ class LinkCrawl(Hook):
         more = self._more = asyncio.Event()
         while True:
             more.clear()
-            while self.out < FEED_MAX and (item := self._take()) is not None:
-                self.out += 1
-                url, depth = item
-                job = UrlJob(url, None, None, None, context=depth, check=self._check)
-                await self.auditor.enqueue(job)
+            await self._feed(max(HOST_OUT, 2 * self.config.per_host_cap))
             if not self.out:
                 break
             await more.wait()
         self.drained = True
+
+    async def _feed(self, host_out: int) -> None:
+        """Pages into the frontier: first those set aside for a host that has room again,
+        then the queue's, while fewer than FEED_MAX are out. A page whose host has
+        `host_out` out waits aside (at most WAITING_MAX in all), so that a slow host's
+        pages never keep another host's from the frontier."""
+        for origin, aside in list(self._aside.items()):
+            while aside and self._out[origin] < host_out:
+                await self._send(*aside.popleft(), origin)
+                self._n_aside -= 1
+            if not aside:
+                del self._aside[origin]
+        while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
+            item = self._take()
+            if item is None:
+                return
+            origin = _origin(normalize_url(item[0]))
+            if self._out[origin] < host_out:
+                await self._send(*item, origin)
+            else:
+                self._aside.setdefault(origin, deque()).append(item)
+                self._n_aside += 1
+
+    async def _send(self, url: str, depth: int, origin: str) -> None:
+        assert self.auditor is not None
+        self.out += 1
+        self._out[origin] += 1
+        job = UrlJob(url, None, None, None, context=(depth, origin), check=self._check)
+        await self.auditor.enqueue(job)
 
     def _take(self) -> tuple[str, int] | None:
         """A queued page to fetch now: listed ones were read already, too deep ones are cut."""
@@ -352,11 +389,13 @@ class LinkCrawl(Hook):
     async def _check(self, job: UrlJob) -> None:
         """A page of the crawl, taken from the frontier by one of the run's workers:
         robots.txt first (a blocked page is not fetched), then one GET whose links are read."""
+        depth, origin = job.context
         try:
-            await self._visit(job.url, job.context)
+            await self._visit(job.url, depth)
         finally:
             self.out -= 1
-            if self.out <= FEED_LOW and self._more is not None:
+            self._out[origin] -= 1
+            if self._more is not None:  # topped up: the next ones go while this one's did
                 self._more.set()
 
     async def _visit(self, url: str, depth: int) -> None:

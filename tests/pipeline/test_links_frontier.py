@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+import audit.pipeline.links as links_module
 from tests.crawlkit import HTML, XML, audit, urlset
 
 SLOW_S = 1.0  # each linked page of the slow host answers after this long
@@ -70,7 +71,14 @@ def linked(stamped: Stamped) -> list[tuple[float, float]]:
 
 
 @pytest.mark.slow
-async def test_a_slow_host_s_linked_pages_do_not_delay_another_host_s(serve: Any) -> None:
+@pytest.mark.parametrize("bounds", [{}, {"FEED_MAX": 6, "HOST_OUT": 1}])
+async def test_a_slow_host_s_linked_pages_do_not_delay_another_host_s(
+    serve: Any, bounds: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bounds`: the crawl's own, or so small that the slow host's pages alone would fill
+    what the crawl hands to the frontier at once (its pages then wait aside)."""
+    for name, value in bounds.items():
+        monkeypatch.setattr(links_module, name, value)
     shared = {"now": 0, "max": 0}
     slow, fast = Stamped("slow"), Stamped("fast")
     slow_base = await serve(site(slow, shared, delay=SLOW_S, linked=SLOW_PAGES))
