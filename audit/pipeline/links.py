@@ -323,44 +323,41 @@ class LinkCrawl(Hook):
 
     async def drain(self) -> None:
         """Every listed URL is checked: the pages found through links go to the run's
-        frontier, the roots first, then breadth-first, at most FEED_MAX at once (topped up
-        as each is done), and the run's workers check them (`_check`)
-        under their groups' politeness, as they check listed URLs. Returns when nothing is
-        queued and no page is out."""
-        assert self.auditor is not None
+        frontier, the roots first, then breadth-first, and the run's workers check them
+        (`_check`) under their groups' politeness, as they check listed URLs. At most
+        FEED_MAX pages are out at once, topped up as each is done: first the pages set
+        aside for a host that has room again, then the queue's. A page whose host has
+        HOST_OUT (or twice its in-flight cap) out waits aside, at most WAITING_MAX in all,
+        so that a slow host's pages never keep another host's from the frontier. Returns
+        when nothing is queued and no page is out."""
         for root in sorted(self.roots, reverse=True):
             if not self.seen.add(root):
                 self.queue.first(root, 0)
+        host_out = max(HOST_OUT, 2 * self.config.per_host_cap)
+        aside = self._aside
         more = self._more = asyncio.Event()
         while True:
             more.clear()
-            await self._feed(max(HOST_OUT, 2 * self.config.per_host_cap))
+            for origin, waiting in list(aside.items()):
+                while waiting and self._out[origin] < host_out:
+                    await self._send(*waiting.popleft(), origin)
+                    self._n_aside -= 1
+                if not waiting:
+                    del aside[origin]
+            while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
+                item = self._take()
+                if item is None:
+                    break
+                origin = _origin(normalize_url(item[0]))
+                if self._out[origin] < host_out:
+                    await self._send(*item, origin)
+                else:
+                    aside.setdefault(origin, deque()).append(item)
+                    self._n_aside += 1
             if not self.out:
                 break
             await more.wait()
         self.drained = True
-
-    async def _feed(self, host_out: int) -> None:
-        """Pages into the frontier: first those set aside for a host that has room again,
-        then the queue's, while fewer than FEED_MAX are out. A page whose host has
-        `host_out` out waits aside (at most WAITING_MAX in all), so that a slow host's
-        pages never keep another host's from the frontier."""
-        for origin, aside in list(self._aside.items()):
-            while aside and self._out[origin] < host_out:
-                await self._send(*aside.popleft(), origin)
-                self._n_aside -= 1
-            if not aside:
-                del self._aside[origin]
-        while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
-            item = self._take()
-            if item is None:
-                return
-            origin = _origin(normalize_url(item[0]))
-            if self._out[origin] < host_out:
-                await self._send(*item, origin)
-            else:
-                self._aside.setdefault(origin, deque()).append(item)
-                self._n_aside += 1
 
     async def _send(self, url: str, depth: int, origin: str) -> None:
         assert self.auditor is not None
@@ -389,31 +386,26 @@ class LinkCrawl(Hook):
     async def _check(self, job: UrlJob) -> None:
         """A page of the crawl, taken from the frontier by one of the run's workers:
         robots.txt first (a blocked page is not fetched), then one GET whose links are read."""
-        depth, origin = job.context
+        assert self.auditor is not None
+        url, (depth, origin) = job.url, job.context
         try:
-            await self._visit(job.url, depth)
+            policy = await self.auditor.robots_for(url)
+            if not policy.allowed(url):
+                blocked = UrlResult.unrequested(url, None, None, None, "blocked")
+                self._hold(url, blocked, "robots", counted=True)
+                return
+            cap = self.config.page_cap
+            sink = FactsSink(LINKS, cap, url)
+            result = await self.auditor.client.fetch_page(url, sink, cap=cap)
+            self.depths[depth] += 1
+            page = self._answered(url, result, depth, sink.facts)
+            self._hold_page(url, result, page, depth, counted=True)
         finally:
+            self.store.tick()
             self.out -= 1
             self._out[origin] -= 1
-            if self._more is not None:  # topped up: the next ones go while this one's did
+            if self._more is not None:  # topped up: the next one goes while this one's did
                 self._more.set()
-
-    async def _visit(self, url: str, depth: int) -> None:
-        assert self.auditor is not None
-        policy = await self.auditor.robots_for(url)
-        if not policy.allowed(url):
-            blocked = UrlResult.unrequested(url, None, None, None, "blocked")
-            self._hold(url, blocked, "robots", counted=True)
-            self.store.tick()
-            return
-        cap = self.config.page_cap
-        sink = FactsSink(LINKS, cap, url)
-        result = await self.auditor.client.fetch_page(url, sink, cap=cap)
-        self.depths[depth] += 1
-        self._hold_page(
-            url, result, self._answered(url, result, depth, sink.facts), depth, counted=True
-        )
-        self.store.tick()
 
     def _hold_page(
         self,
