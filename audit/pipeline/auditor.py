@@ -847,7 +847,8 @@ class Auditor:
                 host.queue = frontier.lane(host, host.group, host.group)
             job.lane = host.queue
         job.host = host
-        await frontier.put(job.lane, job)
+        if not frontier.try_put(job.lane, job):
+            await frontier.put(job.lane, job)
 
     def judged(self, job: UrlJob, result: FetchResult) -> tuple[list[Finding], UrlResult]:
         """The URL checks on an answer, without the hooks: the step every listed URL's
