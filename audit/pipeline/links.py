@@ -78,6 +78,7 @@ __all__ = [
     "MEMORY_FRONTIER",
     "WAITING_MAX",
     "LinkCrawl",
+    "add_coverage",
     "marked",
     "verdicts",
 ]
@@ -467,7 +468,14 @@ class LinkCrawl(Hook):
             root = min(self.roots) if self.roots else ""
             pages = self.fetched + self.listed_read
             self.auditor.rec.finding(coverage_incomplete(root, pages, stopped))
-        self._summary(stopped, counts)
+        add_coverage(
+            self.auditor.rec.notes,
+            stopped,
+            counts,
+            fetched=self.fetched,
+            listed=self.listed_read,
+            depths=self.depths,
+        )
 
     def _js_marked(self, record: UrlResult) -> UrlResult:
         """--render: the record's js_inlinks."""
@@ -478,24 +486,34 @@ class LinkCrawl(Hook):
         rendered = extra.get("rendered", False)  # a links-only page is never rendered
         return record.with_extra({**extra, "js_inlinks": n, "rendered": rendered})
 
-    def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
-        """summary.coverage, merged over the targets of one run."""
-        assert self.auditor is not None
-        notes: dict[str, Any] = self.auditor.rec.notes.setdefault(
-            "coverage",
-            {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
-        )
-        notes["complete"] = notes["complete"] and stopped is None
-        notes["pages"] += self.fetched + self.listed_read
-        notes["listed"] += self.listed_read
-        notes["orphans"] += counts["url-orphan"]
-        notes["unlisted"] += counts["page-not-in-sitemap"]
-        notes["broken_links"] = notes.get("broken_links", 0) + counts["link-broken"]
-        depths = notes.setdefault("depths", {})
-        for depth, n in self.depths.items():
-            depths[str(depth)] = depths.get(str(depth), 0) + n
-        if stopped is not None:
-            notes["stopped_by"] = stopped
+
+def add_coverage(
+    notes: dict[str, Any],
+    stopped: str | None,
+    counts: Counter[str],
+    *,
+    fetched: int,
+    listed: int,
+    depths: Counter[int],
+) -> None:
+    """summary.coverage into the run's `notes`, added to what is there: `stopped` (what
+    cut the crawl, or None), the coverage findings by code, the pages the crawl `fetched`
+    beyond the `listed` pages it read, and the pages read by depth."""
+    coverage: dict[str, Any] = notes.setdefault(
+        "coverage",
+        {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
+    )
+    coverage["complete"] = coverage["complete"] and stopped is None
+    coverage["pages"] += fetched + listed
+    coverage["listed"] += listed
+    coverage["orphans"] += counts["url-orphan"]
+    coverage["unlisted"] += counts["page-not-in-sitemap"]
+    coverage["broken_links"] = coverage.get("broken_links", 0) + counts["link-broken"]
+    by_depth = coverage.setdefault("depths", {})
+    for depth, n in depths.items():
+        by_depth[str(depth)] = by_depth.get(str(depth), 0) + n
+    if stopped is not None:
+        coverage["stopped_by"] = stopped
 
 
 def verdicts(
