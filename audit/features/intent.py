@@ -163,7 +163,7 @@ class IntentHook(Hook):
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         url = row.url
-        job = UrlJob(url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
+        job = UrlJob(url, None, None, None)  # listed nowhere
         result, _, record = await ctx.check_unlisted(job)
         assert job.verdict is not None  # check_unlisted judged it
         extra = {**(record.extra or {}), "source": "intent", **job.verdict.index_fields()}

@@ -236,7 +236,7 @@ class Ledger(Hook):
 async def _judged(
     ctx: RunContext, row: Dropped, intent: IntentRun | None
 ) -> tuple[UrlResult, Finding | None]:
-    job = UrlJob(row.url, None, None, None)  # type: ignore[arg-type]  # listed nowhere
+    job = UrlJob(row.url, None, None, None)  # listed nowhere
     result, _, record = await ctx.check_unlisted(job)
     assert job.verdict is not None  # check_unlisted judged it
     marks = job.verdict.index_fields()

@@ -217,7 +217,7 @@ class RenderHook(Hook):
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
         shell = job.verdict is not None and job.verdict.shell
-        key = self._keys.get(job.sitemap, _LAST)
+        key = self._keys.get(job.sitemap or "", _LAST)
         rank = (not shell, key, job.line or 0, next(self._arrival))
         self._cands[id(job)] = _Candidate(
             rank, job, record, found, result, raw, final, shell, nofollow

@@ -104,6 +104,7 @@ class Auditor:
             cap=config.per_host_cap if local else math.inf, pacing=local
         )
         self._expanders = EXPANDERS
+        self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
         self.checker = UrlChecker(
             config,
             recorder,
@@ -143,6 +144,8 @@ class Auditor:
             get_robots=lambda: self.checker.robots,
             robots_for=self.checker.robots_for,
             enqueue=self.admit,
+            enqueue_job=self.enqueue_job,
+            judge_answer=self.checker.judge_answer,
             check=self._check_url,
             check_with=self.checker.check_via,
             check_unlisted=self.checker.check_unlisted,
@@ -284,8 +287,8 @@ class Auditor:
                 for _ in range(workers):
                     tg.create_task(self._worker())
                 tg.create_task(self._closer())
-            for drain in self.chain.drains:  # the listed URLs are done: --links goes on
-                await drain()
+            if self._drain_error is not None:
+                raise self._drain_error
         except asyncio.CancelledError:
             self.state.interrupted = True
             raise
@@ -293,10 +296,40 @@ class Auditor:
             await self.checker.cancel_probes()
 
     async def _closer(self) -> None:
-        """When no sitemap (nor target) is pending, stop the expanders, then the workers."""
+        """When no sitemap (nor target) is pending, stop the expanders; once every listed
+        URL is checked, the hooks' `drain` (the link crawl puts its pages in the frontier,
+        for the same workers), then stop the workers."""
         await self.expander.done.wait()
         self.expander.stop(self._expanders)
-        self._frontier.close()
+        try:
+            if self.chain.drains:
+                await self._frontier.idle()
+                for drain in self.chain.drains:
+                    await drain()
+        except Exception as exc:  # raised as itself once the stages are down, as before
+            self._drain_error = exc
+        finally:
+            self._frontier.close()
+
+    async def enqueue_job(self, job: UrlJob) -> None:
+        """A job of a feature's own (a page the link crawl found, `job.check` set) into the
+        frontier, in its host's queue as a listed URL would be: the same workers check it,
+        under its group's rate and in-flight cap. Waits while the frontier is full."""
+        try:
+            host: Host | None = self.client.hosts.get(job.url)
+        except ValueError:
+            host = None
+        frontier = self._frontier
+        if host is None:
+            job.lane = frontier.lane("", "", None)
+        else:
+            if host.queue is None:
+                await host.settle()
+                host.queue = frontier.lane(host, host.group, host.group)
+            job.lane = host.queue
+        job.host = host
+        if not frontier.try_put(job.lane, job):
+            await frontier.put(job.lane, job)
 
     async def _feed(
         self, feed: Callable[[], Awaitable[list[SitemapJob]]], gate: asyncio.Semaphore
@@ -388,8 +421,9 @@ class Auditor:
                 job = await frontier.get()
                 if job is None:
                     return
+            check = job.check
             try:
-                await self.check_url(job)
+                await (self.check_url if check is None else check)(job)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one URL's failure never stops the run
@@ -401,4 +435,5 @@ class Auditor:
                 )
             finally:
                 frontier.done(job.lane)
-                self.progress.advance()
+                if check is None:  # the bar counts listed URLs
+                    self.progress.advance()

@@ -299,6 +299,11 @@ class UrlChecker:
             )
         return verdict
 
+    def judge_answer(self, job: UrlJob, result: FetchResult) -> UrlVerdict:
+        """The verdict on an answer without the hooks: the step every listed URL's answer
+        goes through, for a page the link crawl found."""
+        return self._url_verdicts(job, result, None)
+
     def _url_verdicts(
         self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
     ) -> UrlVerdict:

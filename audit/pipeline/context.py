@@ -71,7 +71,7 @@ class SitemapJob:
 @dataclass(slots=True)
 class UrlJob:
     url: str
-    sitemap: str
+    sitemap: str | None  # None: a page the link crawl found (no sitemap lists it)
     line: int | None
     lastmod: str | None
     context: Any = None  # what a hook carries from before the request to after it
@@ -82,6 +82,8 @@ class UrlJob:
     # the entry's hreflang alternates as listed, for the url record (`fix` keeps clusters)
     alternates: list[dict[str, str | None]] | None = None
     lane: Any = None  # its queue in the frontier (the frontier's own)
+    # how it is checked when it is not a listed URL (a page the link crawl found), else None
+    check: Callable[[UrlJob], Awaitable[None]] | None = None
 
 
 @dataclass(slots=True)
@@ -135,7 +137,9 @@ class RunContext:
     sitemap listed so far), `state` (the run's counters: was --max-urls reached?),
     `client` and `robots` (the run's HTTP client and robots.txt cache, once it runs).
     What it does: `robots_for` (a policy, its findings reported once per host), `enqueue`
-    (a listed URL into the frontier, as if parsed), `check` (the standard check of a
+    (a listed URL into the frontier, as if parsed), `enqueue_job` (a job of the feature's
+    own, `job.check` set, into the frontier for the run's workers: the link crawl's pages),
+    `judge_answer` (the verdict on an answer, without the hooks), `check` (the standard check of a
     listed URL, or the run's own `UrlCheck`), `check_with` (the standard check with the
     request made by another transport), `check_unlisted`, `judge_stored` (a verdict from
     stored evidence), `deliver` (a record and findings to the recorder), `deliver_checked`
@@ -159,6 +163,8 @@ class RunContext:
     get_robots: Callable[[], RobotsCache]
     robots_for: Callable[[str], Awaitable[RobotsPolicy]]
     enqueue: Callable[[str, Entry, str, list[Finding]], Awaitable[None]]
+    enqueue_job: Callable[[UrlJob], Awaitable[None]]
+    judge_answer: Callable[[UrlJob, FetchResult], UrlVerdict]
     check: Callable[[UrlJob], Awaitable[None]]
     check_with: Callable[[UrlJob, Answer], Awaitable[None]]
     check_unlisted: Callable[

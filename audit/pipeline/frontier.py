@@ -21,6 +21,9 @@ starts every host early rather than one by one. Memory stays flat whatever the s
 the site.
 
 `close()` says no more jobs come; `get()` then answers None once every queue is empty.
+`idle()` waits until no job is queued or being checked (every job put so far is done):
+the run's listed URLs are all checked, and a stage that adds jobs of its own (the link
+crawl's pages) may begin; their jobs go through the same queues and workers.
 
 The pacing here spaces the *dispatches*; the request still takes its turn at the group's
 limiter (retries, sitemaps and robots.txt take turns there too), so politeness never
@@ -115,8 +118,10 @@ class GroupFrontier(Generic[T]):
         self._timer_at = math.inf
         self._getters: deque[asyncio.Future[None]] = deque()
         self._putters: deque[asyncio.Future[None]] = deque()  # waiting on `total`
+        self._idlers: deque[asyncio.Future[None]] = deque()  # waiting for `idle()`
         self._loop: asyncio.AbstractEventLoop | None = None
         self.total = 0  # jobs queued now
+        self.busy = 0  # jobs taken and not done yet
         self.closed = False
 
     def __len__(self) -> int:
@@ -210,6 +215,7 @@ class GroupFrontier(Generic[T]):
         else:
             lane.queued = False
         self.total -= 1
+        self.busy += 1
         group.queued -= 1
         group.in_flight += 1
         if group.queued:
@@ -244,11 +250,20 @@ class GroupFrontier(Generic[T]):
         """A job of `lane` is checked: its group's in-flight slot is free again."""
         group = lane.group
         group.in_flight -= 1
+        self.busy -= 1
         if group.state == _FULL:
             group.state = _READY
             self._ready.append(group)
             if self._getters:
                 _wake_one(self._getters)
+        if self._idlers and not self.busy and not self.total:
+            while self._idlers:
+                _wake_one(self._idlers)
+
+    async def idle(self) -> None:
+        """Wait until no job is queued or being checked."""
+        while self.busy or self.total:
+            await self._wait(self._idlers)
 
     # --- timers ---------------------------------------------------------------------
 

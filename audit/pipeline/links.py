@@ -4,8 +4,14 @@ While the listed URLs are checked, each is fetched with one GET (a facts sink of
 checks/pagefacts.py, sharing the read and the parse with --page-checks and --content) and
 `judge` reads its links (checks/links.py) off the sink's facts; the internal ones (on the
 origins of the audited sitemaps) are counted as inlinks and queued. Once every listed URL
-was checked, `drain` fetches the site root and then every queued page breadth-first, on the
-auditor's client (its politeness, retries and redirect recording), robots.txt first: a
+was checked, `drain` hands the site roots and then every queued page, breadth-first, to the
+run's frontier (Auditor.enqueue): each goes into its host's queue and one of the run's
+workers checks it (`_check`) under its group's rate and in-flight cap, as it checks a
+listed URL. There is no second pool of workers: a page waiting on a slow or backed-off
+group holds none, and --concurrency bounds listed and linked pages together. At most
+FEED_MAX pages are out at once (the rest wait in the queue), so memory stays flat. A page's
+answer is judged by the step a listed URL's answer goes through (Auditor.judged), on the
+run's client (its politeness, retries and redirect recording), robots.txt first: a
 blocked page is not fetched and nothing is found through it. A listed URL is never fetched
 again. Depth counts link hops from a seed: the root is depth 0, a listed page's links
 depth 1. A redirect is followed: its target counts as linked from the redirecting URL (unless
@@ -13,8 +19,8 @@ the chain ends in an error: the redirecting URL is then the one `link-broken`).
 
 Memory stays flat: URLs queued or fetched are 8-byte fingerprints (SeenUrls); the queue
 beyond `MEMORY_FRONTIER` URLs, the inlink counts and the records waiting for their inlinks
-live in one SQLite temp file (counts and records go there in bounded batches). Every url record is held until the end (its `inlinks` are
-only known then) and delivered with `source` and `inlinks`; links-only pages get records
+live in one SQLite temp file (audit/pipeline/linkstore.py; counts and records go there in
+bounded batches). Every url record is held until the end (its `inlinks` are only known then) and delivered with `source` and `inlinks`; links-only pages get records
 with `"sitemap": null`. The verdicts (checks/coverage.py) and `summary.coverage` come at
 the end of the run.
 
@@ -31,20 +37,15 @@ depth are counted from the held rows; the verdicts at the end cover everything, 
 report is that of an uninterrupted run. The records go out through the StateHook, which
 stores them as the run's URL results. The state removes the file when its run completes;
 a new run (and a run after a complete one) starts a new crawl. URL keys in the file are
-blake2b digests, the same in every process. Imports no aiohttp.
+`url_key` (audit.rules.fingerprints), the same in every process. Imports no aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import os
-import pickle
-import sqlite3
-import tempfile
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,47 +58,39 @@ from audit.checks.coverage import (
 )
 from audit.checks.links import PageLinks, header_nofollow, links_of
 from audit.checks.pagefacts import LINKS, FactsSink, PageFacts
-from audit.checks.verdict import Listing, judge_url
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, SitemapRecord, UrlResult
+from audit.pipeline.context import UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
-from audit.rules.fingerprints import SeenUrls
+from audit.pipeline.linkstore import MEMORY_FRONTIER, LinkQueue, LinkStore
+from audit.rules.fingerprints import SeenUrls, url_key
 from audit.rules.urls import normalize_url
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.context import RunContext, SitemapJob, UrlJob
+    from audit.pipeline.context import RunContext, SitemapJob
     from audit.sitemap.parser import StreamParser
 
-__all__ = ["MEMORY_FRONTIER", "LinkCrawl"]
+__all__ = [
+    "FEED_MAX",
+    "HOST_OUT",
+    "MEMORY_FRONTIER",
+    "WAITING_MAX",
+    "LinkCrawl",
+    "add_coverage",
+    "marked",
+    "verdicts",
+]
 
-MEMORY_FRONTIER = 10_000  # queued URLs kept in memory; more wait in the SQLite file
-_SPILL_BATCH = 1_000  # queued URLs moved back from the file at once
-_LINK_BATCH = 20_000  # link targets counted in memory before they go to the file
-_HELD_BATCH = 500  # records held in memory before they go to the file
+FEED_MAX = 1_000  # pages of the crawl in the frontier at once (queued or being checked)
+HOST_OUT = 250  # ... of one host (or twice its in-flight cap); its next ones wait aside...
+WAITING_MAX = 10_000  # ... up to this many in all, so that other hosts' pages go meanwhile
 _NORMS_KEPT = 50_000  # links remembered with their normalised form (then forgotten at once)
-_MASK63 = (1 << 63) - 1  # SQLite integers are signed 64-bit
-_FLUSH_S = 0.1  # a kept store (--state): at most this long between a page held and its commit
-_FIRST_SEQ = -(1 << 62)  # below every queue row (the roots go in below the lowest)
-_SCHEMA = (
-    "CREATE TABLE queue (seq INTEGER PRIMARY KEY, url TEXT, depth INTEGER, k INTEGER)",
-    "CREATE TABLE inlinks (k INTEGER PRIMARY KEY, n INTEGER, source TEXT)",
-    "CREATE TABLE held (seq INTEGER PRIMARY KEY, k INTEGER, listed INTEGER, b BLOB, "
-    "url TEXT, depth INTEGER, counted INTEGER)",
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
-)
 
 # The final delivery of a url record and its findings (Auditor.deliver, or the --state
 # hook's, which also stores them)
 Deliver = Callable[[UrlResult, list[Finding]], None]
-
-
-def _key(norm: str) -> int:
-    """A normalised URL as a 63-bit key, the same in every process (a kept store is read
-    again by the run that resumes it)."""
-    digest = hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") & _MASK63
 
 
 def _origin(norm: str) -> str:
@@ -106,306 +99,6 @@ def _origin(norm: str) -> str:
     start = norm.find("://")
     end = norm.find("/", start + 3) if start > 0 else -1
     return norm[:end] if end > 0 else ""
-
-
-def _unlink(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(OSError):
-            os.unlink(path + suffix)
-
-
-def _create(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        db.execute(statement)
-
-
-def _connect_kept(path: str) -> sqlite3.Connection:
-    """A kept store: WAL, so that a killed run loses at most its last uncommitted batch."""
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    return db
-
-
-def _reopen(path: str, run: int) -> sqlite3.Connection | None:
-    """The kept store of run `run` at `path`, or None (none, another run's, unreadable)."""
-    if not os.path.exists(path):
-        return None
-    db: sqlite3.Connection | None = None
-    try:
-        db = _connect_kept(path)
-        row = db.execute("SELECT value FROM meta WHERE key = 'run'").fetchone()
-    except sqlite3.DatabaseError:
-        row = None
-    if row is not None and row[0] == str(run):
-        return db
-    if db is not None:
-        db.close()
-    return None
-
-
-class _Store:
-    """The SQLite file: queued URLs beyond memory, inlinks, records held to the end.
-
-    A temp file by default (made on first use, removed at the end). Inlinks are counted
-    and records held in memory first, and written in batches (`_LINK_BATCH` targets,
-    `_HELD_BATCH` records), always before the file is read or committed. Kept beside the
-    --state file (`keep`), it is the crawl's state: every queued URL has a row (memory is
-    only a cache of the first ones), rows are committed at most _FLUSH_S after a page is
-    done, always between two pages (a page's rows go in one synchronous stretch of the
-    event loop), and the file stays when the run ends; the state removes it once its run
-    completes."""
-
-    def __init__(self) -> None:
-        self.queued = 0  # queue rows not in memory
-        self.path = ""
-        self.durable = False  # kept (--state): see keep()
-        self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
-        self._db: sqlite3.Connection | None = None
-        self._commit: asyncio.TimerHandle | None = None
-        self._links: Counter[str] = Counter()  # normalised target -> links to it
-        self._sources: dict[str, str] = {}  # normalised target -> the first page linking it
-        self._held: list[tuple[Any, ...]] = []  # held rows not written yet
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The file, made on first use (a run that never gets here leaves none behind)."""
-        if self._db is None:
-            self._db = self._open()
-        return self._db
-
-    def _open(self) -> sqlite3.Connection:
-        fd, self.path = tempfile.mkstemp(prefix="sitemap-audit-links-", suffix=".sqlite")
-        os.close(fd)
-        db = sqlite3.connect(self.path)
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        _create(db)
-        return db
-
-    def keep(self, path: str, *, resume: bool, run: int) -> bool:
-        """Keep the store at `path`: the one run `run` left there when `resume` (True),
-        else a new one (False)."""
-        self.durable = True
-        self.path = path
-        db = _reopen(path, run) if resume else None
-        if db is None:
-            _unlink(path)
-            db = _connect_kept(path)
-            _create(db)
-            db.execute("INSERT INTO meta VALUES ('run', ?)", (str(run),))
-            db.commit()
-            self._db = db
-            return False
-        # the queue rows of pages held are done; the others are the frontier
-        db.execute("DELETE FROM queue WHERE k IN (SELECT k FROM held)")
-        db.commit()
-        self.queued = db.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
-        self._db = db
-        return True
-
-    def link(self, source: str, targets: Iterable[str]) -> None:
-        """One link from `source` to each (normalised) target: counted in memory first (a
-        site's menus link the same pages from every page) and written at the next flush;
-        the first source of a target is the one kept."""
-        self._links.update(iter(targets))  # iter: a dict of targets counts its keys
-        sources = self._sources
-        for norm in targets:
-            sources.setdefault(norm, source)
-        if len(sources) >= _LINK_BATCH:
-            self._flush()
-
-    def _flush(self) -> None:
-        """The inlinks counted and the records held in memory into the file (before it is
-        read or committed)."""
-        if self._links:
-            sources = self._sources
-            rows = [(_key(norm), n, sources[norm]) for norm, n in self._links.items()]
-            self._links, self._sources = Counter(), {}
-            self.db.executemany(
-                "INSERT INTO inlinks VALUES (?, ?, ?) "
-                "ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
-                rows,
-            )
-        if self._held:
-            held, self._held = self._held, []
-            self.db.executemany(
-                "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
-                held,
-            )
-
-    def spill(self, url: str, depth: int) -> None:
-        self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
-        self.queued += 1
-
-    def enqueue(self, url: str, depth: int, key: int, *, cached: bool) -> None:
-        """Durable: a queued URL's row, whether memory holds it too (`cached`) or not."""
-        cur = self.db.execute(
-            "INSERT INTO queue (url, depth, k) VALUES (?, ?, ?)", (url, depth, key)
-        )
-        if not cached:
-            self.queued += 1
-        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
-            self.cursor = cur.lastrowid
-
-    def enqueue_first(self, url: str, depth: int, key: int) -> None:
-        """Durable: a row ahead of every queued one (a root), held in memory."""
-        (low,) = self.db.execute("SELECT COALESCE(MIN(seq), 0) FROM queue").fetchone()
-        self.db.execute("INSERT INTO queue VALUES (?, ?, ?, ?)", (low - 1, url, depth, key))
-        self.cursor = max(self.cursor, low - 1)
-
-    def unspill(self) -> list[tuple[str, int]]:
-        if self.durable:
-            return self._next_rows()
-        rows = self.db.execute(
-            "SELECT seq, url, depth FROM queue ORDER BY seq LIMIT ?", (_SPILL_BATCH,)
-        ).fetchall()
-        if rows:
-            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
-            self.queued -= len(rows)
-        return [(url, depth) for _, url, depth in rows]
-
-    def _next_rows(self) -> list[tuple[str, int]]:
-        """Durable: the next queue rows into memory (they stay until their page is held:
-        a resumed run finds them there)."""
-        rows = self.db.execute(
-            "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
-            (self.cursor, _SPILL_BATCH),
-        ).fetchall()
-        if rows:
-            self.cursor = rows[-1][0]
-            self.queued -= len(rows)
-        return [(url, depth) for _, url, depth in rows]
-
-    def hold(
-        self,
-        key: int,
-        listed: bool,
-        record: UrlResult,
-        found: list[Finding],
-        *,
-        url: str = "",
-        depth: int | None = None,
-        counted: bool = False,
-        evidence: Evidence | None = None,
-        again: bool = False,
-    ) -> None:
-        """A record held to the end; `depth`: counted in pages by depth, `counted`: in
-        --max-pages (what a resumed run counts again from the rows). A listed page's
-        `evidence` is kept with it, so that a resumed run derives its verdict again
-        (`again`: the row it held before the crash is replaced)."""
-        if again:
-            self._flush()
-            self.db.execute("DELETE FROM held WHERE k = ? AND listed = 1", (key,))
-        blob = pickle.dumps((record, found, evidence), protocol=pickle.HIGHEST_PROTOCOL)
-        self._held.append((key, listed, blob, url, depth, counted))
-        if len(self._held) >= _HELD_BATCH:
-            self._flush()
-
-    def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
-        self._flush()
-        rows = self.db.execute(
-            "SELECT h.listed, h.b, i.n, i.source FROM held h "
-            "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
-        )
-        for listed, blob, n, source in rows:
-            record, found, _ = pickle.loads(blob)
-            yield bool(listed), record, found, n or 0, source
-
-    def evidence(self, key: int) -> Evidence | None:
-        """The evidence a listed page was held with (a resumed run's page), or None."""
-        self._flush()
-        row = self.db.execute(
-            "SELECT b FROM held WHERE k = ? AND listed = 1 ORDER BY seq DESC LIMIT 1", (key,)
-        ).fetchone()
-        if row is None:
-            return None
-        held = pickle.loads(row[0])
-        return held[2] if len(held) > 2 else None
-
-    # --- a kept store ----------------------------------------------------------
-
-    def tick(self) -> None:
-        """A page is done: a kept store commits within _FLUSH_S (called back between two
-        steps of the event loop, so never half-way through a page's rows)."""
-        if self.durable and self._commit is None:
-            self._commit = asyncio.get_running_loop().call_later(_FLUSH_S, self.commit)
-
-    def commit(self) -> None:
-        self._commit = None
-        if self._db is not None:
-            self._flush()  # a page's links are committed with its record
-            self._db.commit()
-
-    def held_urls(self) -> Iterator[tuple[str, bool]]:
-        self._flush()
-        for url, listed in self.db.execute("SELECT url, listed FROM held"):
-            yield url, bool(listed)
-
-    def queued_urls(self) -> Iterator[str]:
-        for (url,) in self.db.execute("SELECT url FROM queue"):
-            yield url
-
-    def counts(self) -> tuple[int, int, Counter[int]]:
-        """Pages fetched (--max-pages), listed pages read, pages by depth, from the rows."""
-        self._flush()
-        db = self.db
-        (fetched,) = db.execute("SELECT COALESCE(SUM(counted), 0) FROM held").fetchone()
-        (listed,) = db.execute(
-            "SELECT COUNT(*) FROM held WHERE listed AND depth IS NOT NULL"
-        ).fetchone()
-        rows = db.execute("SELECT depth, COUNT(*) FROM held WHERE depth IS NOT NULL GROUP BY depth")
-        return int(fetched), int(listed), Counter(dict(rows.fetchall()))
-
-    def close(self) -> None:
-        if self._commit is not None:
-            self._commit.cancel()
-            self._commit = None
-        if self._db is None:
-            return
-        if self.durable:  # kept: the state removes it when its run completes
-            self._flush()
-            self._db.commit()
-            self._db.close()
-            self._db = None
-            return
-        self._db.close()
-        self._db = None
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-
-
-class _Queue:
-    """The breadth-first queue: FIFO, the first MEMORY_FRONTIER URLs in memory, the rest
-    in the store (in order); a kept store has a row for each."""
-
-    def __init__(self, store: _Store, bound: int = MEMORY_FRONTIER) -> None:
-        self.items: deque[tuple[str, int]] = deque()
-        self.store = store
-        self.bound = bound
-
-    def __len__(self) -> int:
-        return len(self.items) + self.store.queued
-
-    def push(self, url: str, depth: int, key: int = 0) -> None:
-        cached = not self.store.queued and len(self.items) < self.bound
-        if self.store.durable:
-            self.store.enqueue(url, depth, key, cached=cached)
-        elif not cached:
-            self.store.spill(url, depth)
-        if cached:
-            self.items.append((url, depth))
-
-    def first(self, url: str, depth: int) -> None:
-        """Ahead of everything queued (a site root)."""
-        if self.store.durable:
-            self.store.enqueue_first(url, depth, _key(normalize_url(url)))
-        self.items.appendleft((url, depth))
-
-    def pop(self) -> tuple[str, int] | None:
-        if not self.items and self.store.queued:
-            self.items.extend(self.store.unspill())
-        return self.items.popleft() if self.items else None
 
 
 class LinkCrawl(Hook):
@@ -422,21 +115,24 @@ class LinkCrawl(Hook):
         self._norms: dict[str, str] = {}  # link -> normalised, for links met again (menus)
         self.roots: set[str] = set()  # normalised
         self.seen = SeenUrls()  # queued or fetched by the link crawl
-        self.store = _Store()
-        self.queue = _Queue(self.store)
+        self.store = LinkStore()
+        self.queue = LinkQueue(self.store)
         self.fetched = 0  # links-only pages requested (what --max-pages counts)
         self.listed_read = 0
         self.depths: Counter[int] = Counter()
         self.stopped_by: str | None = None
         self.drained = False
         self.cut_depth = False  # a link deeper than --max-depth was not followed
-        self.active = 0
-        self._cond: asyncio.Condition | None = None
+        self.out = 0  # pages handed to the frontier and not checked yet
+        self._out: Counter[str] = Counter()  # ... by origin
+        self._aside: dict[str, deque[tuple[str, int]]] = {}  # origin -> pages waiting
+        self._n_aside = 0
+        self._more: asyncio.Event | None = None  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
         self.resumed = 0  # resumed: the pages held before (not requested again)
-        self._emit: Deliver | None = None  # the final delivery (None: the auditor's)
+        self._emit: Deliver | None = None  # the final delivery (None: the run's)
         # --render: normalised target -> pages whose link to it is JS-only (js_inlinks)
         self._js: Counter[str] | None = Counter() if config.render is not None else None
 
@@ -478,7 +174,7 @@ class LinkCrawl(Hook):
         done = self.done_listed
         if done is None or job.url not in done:
             return NEXT
-        evidence = self.store.evidence(_key(normalize_url(job.url)))
+        evidence = self.store.evidence(url_key(job.url))
         if evidence is None:
             return NEXT
         self._again.add(id(job))
@@ -532,7 +228,7 @@ class LinkCrawl(Hook):
         again = id(job) in self._again
         if again:
             self._again.discard(id(job))
-        key = _key(normalize_url(job.url))
+        key = url_key(job.url)
         self.store.hold(
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
         )
@@ -595,7 +291,7 @@ class LinkCrawl(Hook):
         seen = self.seen
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
-                self.queue.push(link, depth, _key(norm))
+                self.queue.push(link, depth, url_key(norm))
 
     def _targets(self, links: Iterable[str]) -> dict[str, str]:
         """The internal links, normalised (each once) -> the link as found first."""
@@ -628,40 +324,49 @@ class LinkCrawl(Hook):
     # --- the crawl beyond the listed URLs ------------------------------------
 
     async def drain(self) -> None:
-        self._cond = asyncio.Condition()
+        """Every listed URL is checked: the pages found through links go to the run's
+        frontier, the roots first, then breadth-first, and the run's workers check them
+        (`_check`) under their groups' politeness, as they check listed URLs. At most
+        FEED_MAX pages are out at once, topped up as each is done: first the pages set
+        aside for a host that has room again, then the queue's. A page whose host has
+        HOST_OUT (or twice its in-flight cap) out waits aside, at most WAITING_MAX in all,
+        so that a slow host's pages never keep another host's from the frontier. Returns
+        when nothing is queued and no page is out."""
         for root in sorted(self.roots, reverse=True):
             if not self.seen.add(root):
                 self.queue.first(root, 0)
-        workers = max(1, self.config.concurrency)
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(workers):
-                tg.create_task(self._worker())
+        host_out = max(HOST_OUT, 2 * self.config.per_host_cap)
+        aside = self._aside
+        more = self._more = asyncio.Event()
+        while True:
+            more.clear()
+            for origin, waiting in list(aside.items()):
+                while waiting and self._out[origin] < host_out:
+                    await self._send(*waiting.popleft(), origin)
+                    self._n_aside -= 1
+                if not waiting:
+                    del aside[origin]
+            while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
+                item = self._take()
+                if item is None:
+                    break
+                origin = _origin(normalize_url(item[0]))
+                if self._out[origin] < host_out:
+                    await self._send(*item, origin)
+                else:
+                    aside.setdefault(origin, deque()).append(item)
+                    self._n_aside += 1
+            if not self.out:
+                break
+            await more.wait()
         self.drained = True
 
-    async def _worker(self) -> None:
-        while (item := await self._next()) is not None:
-            self.active += 1
-            try:
-                await self._visit(*item)
-            finally:
-                self.active -= 1
-                await self._wake()
-
-    async def _wake(self) -> None:
-        assert self._cond is not None
-        async with self._cond:
-            self._cond.notify_all()
-
-    async def _next(self) -> tuple[str, int] | None:
-        """The next page to fetch; None when the crawl is over (or cut)."""
-        assert self._cond is not None
-        async with self._cond:
-            while True:
-                item = self._take()
-                if item is not None or self.stopped_by is not None or not self.active:
-                    self._cond.notify_all()
-                    return item
-                await self._cond.wait()
+    async def _send(self, url: str, depth: int, origin: str) -> None:
+        assert self.ctx is not None
+        self.out += 1
+        self._out[origin] += 1
+        job = UrlJob(url, None, None, None, context=(depth, origin), check=self._check)
+        await self.ctx.enqueue_job(job)
 
     def _take(self) -> tuple[str, int] | None:
         """A queued page to fetch now: listed ones were read already, too deep ones are cut."""
@@ -680,22 +385,29 @@ class LinkCrawl(Hook):
             return item
         return None
 
-    async def _visit(self, url: str, depth: int) -> None:
+    async def _check(self, job: UrlJob) -> None:
+        """A page of the crawl, taken from the frontier by one of the run's workers:
+        robots.txt first (a blocked page is not fetched), then one GET whose links are read."""
         assert self.ctx is not None
-        policy = await self.ctx.robots_for(url)
-        if not policy.allowed(url):
-            blocked = UrlResult.unrequested(url, None, None, None, "blocked")
-            self._hold(url, blocked, "robots", counted=True)
+        url, (depth, origin) = job.url, job.context
+        try:
+            policy = await self.ctx.robots_for(url)
+            if not policy.allowed(url):
+                blocked = UrlResult.unrequested(url, None, None, None, "blocked")
+                self._hold(url, blocked, "robots", counted=True)
+                return
+            cap = self.config.page_cap
+            sink = FactsSink(LINKS, cap, url)
+            result = await self.ctx.client.fetch_page(url, sink, cap=cap)
+            self.depths[depth] += 1
+            page = self._answered(url, result, depth, sink.facts)
+            self._hold_page(url, result, page, depth, counted=True)
+        finally:
             self.store.tick()
-            return
-        cap = self.config.page_cap
-        sink = FactsSink(LINKS, cap, url)
-        result = await self.ctx.client.fetch_page(url, sink, cap=cap)
-        self.depths[depth] += 1
-        self._hold_page(
-            url, result, self._answered(url, result, depth, sink.facts), depth, counted=True
-        )
-        self.store.tick()
+            self.out -= 1
+            self._out[origin] -= 1
+            if self._more is not None:  # topped up: the next one goes while this one's did
+                self._more.set()
 
     def _hold_page(
         self,
@@ -706,9 +418,11 @@ class LinkCrawl(Hook):
         *,
         counted: bool = False,
     ) -> None:
-        """A links-only page's record, its indexability judged as for a listed URL;
-        `counted`: a page the crawl fetched (not a redirect's target)."""
-        judged = judge_url(result, Listing(url), self.config, agent_token=self.agent)
+        """A links-only page's record, judged by the step a listed URL's answer goes
+        through (RunContext.judge_answer: checks/verdict.py), its indexability as for a
+        listed URL; `counted`: a page the crawl fetched (not a redirect's target)."""
+        assert self.ctx is not None
+        judged = self.ctx.judge_answer(UrlJob(url, None, None, None), result)
         said = judged.index_fields()["indexability"]
         reason = page_reason(said, page, result.final_url or url)
         self._hold(url, judged.record, reason, depth if counted else None, counted=counted)
@@ -723,7 +437,7 @@ class LinkCrawl(Hook):
         counted: bool = False,
     ) -> None:
         extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
-        key = _key(normalize_url(url))
+        key = url_key(url)
         record = record.with_extra(extra)
         self.store.hold(key, False, record, [], url=url, depth=depth, counted=counted)
 
@@ -747,31 +461,23 @@ class LinkCrawl(Hook):
         emit = self._emit or self.ctx.deliver
         try:
             for listed, record, found, n, source in self.store.held():
-                out = self._verdicts(listed, record, n, source, stopped is None)
+                out = verdicts(listed, record, n, source, stopped is None, self.roots)
                 counts.update(f.code for f in out)
-                emit(self._js_marked(self._marked(listed, record, n)), [*found, *out])
+                emit(self._js_marked(marked(listed, record, n)), [*found, *out])
         finally:
             self.store.close()
         if stopped is not None:
             root = min(self.roots) if self.roots else ""
             pages = self.fetched + self.listed_read
             self.ctx.recorder.finding(coverage_incomplete(root, pages, stopped))
-        self._summary(stopped, counts)
-
-    def _verdicts(
-        self, listed: bool, record: UrlResult, n: int, source: str | None, complete: bool
-    ) -> list[Finding]:
-        out: list[Finding | None] = [link_broken(record, n, source)]
-        if listed and normalize_url(record.url) not in self.roots:
-            out.append(url_orphan(record, n, complete=complete))
-        elif not listed:
-            out.append(page_not_in_sitemap(record, n, source))
-        return [f for f in out if f is not None]
-
-    @staticmethod
-    def _marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
-        source = ("both" if n else "sitemap") if listed else "links"
-        return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
+        add_coverage(
+            self.ctx.recorder.notes,
+            stopped,
+            counts,
+            fetched=self.fetched,
+            listed=self.listed_read,
+            depths=self.depths,
+        )
 
     def _js_marked(self, record: UrlResult) -> UrlResult:
         """--render: the record's js_inlinks."""
@@ -782,21 +488,51 @@ class LinkCrawl(Hook):
         rendered = extra.get("rendered", False)  # a links-only page is never rendered
         return record.with_extra({**extra, "js_inlinks": n, "rendered": rendered})
 
-    def _summary(self, stopped: str | None, counts: Counter[str]) -> None:
-        """summary.coverage, merged over the targets of one run."""
-        assert self.ctx is not None
-        notes: dict[str, Any] = self.ctx.recorder.notes.setdefault(
-            "coverage",
-            {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
-        )
-        notes["complete"] = notes["complete"] and stopped is None
-        notes["pages"] += self.fetched + self.listed_read
-        notes["listed"] += self.listed_read
-        notes["orphans"] += counts["url-orphan"]
-        notes["unlisted"] += counts["page-not-in-sitemap"]
-        notes["broken_links"] = notes.get("broken_links", 0) + counts["link-broken"]
-        depths = notes.setdefault("depths", {})
-        for depth, n in self.depths.items():
-            depths[str(depth)] = depths.get(str(depth), 0) + n
-        if stopped is not None:
-            notes["stopped_by"] = stopped
+
+def add_coverage(
+    notes: dict[str, Any],
+    stopped: str | None,
+    counts: Counter[str],
+    *,
+    fetched: int,
+    listed: int,
+    depths: Counter[int],
+) -> None:
+    """summary.coverage into the run's `notes`, added to what is there: `stopped` (what
+    cut the crawl, or None), the coverage findings by code, the pages the crawl `fetched`
+    beyond the `listed` pages it read, and the pages read by depth."""
+    coverage: dict[str, Any] = notes.setdefault(
+        "coverage",
+        {"complete": True, "pages": 0, "listed": 0, "orphans": 0, "unlisted": 0},
+    )
+    coverage["complete"] = coverage["complete"] and stopped is None
+    coverage["pages"] += fetched + listed
+    coverage["listed"] += listed
+    coverage["orphans"] += counts["url-orphan"]
+    coverage["unlisted"] += counts["page-not-in-sitemap"]
+    coverage["broken_links"] = coverage.get("broken_links", 0) + counts["link-broken"]
+    by_depth = coverage.setdefault("depths", {})
+    for depth, n in depths.items():
+        by_depth[str(depth)] = by_depth.get(str(depth), 0) + n
+    if stopped is not None:
+        coverage["stopped_by"] = stopped
+
+
+def verdicts(
+    listed: bool, record: UrlResult, n: int, source: str | None, complete: bool, roots: set[str]
+) -> list[Finding]:
+    """The coverage findings of a held record with its `n` inlinks (`source`: the first
+    page linking to it): link-broken, and url-orphan (a listed page that is not a root)
+    or page-not-in-sitemap (a links-only page); `complete`: the crawl was not cut."""
+    out: list[Finding | None] = [link_broken(record, n, source)]
+    if listed and normalize_url(record.url) not in roots:
+        out.append(url_orphan(record, n, complete=complete))
+    elif not listed:
+        out.append(page_not_in_sitemap(record, n, source))
+    return [f for f in out if f is not None]
+
+
+def marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
+    """The record with its `source` (sitemap, links or both) and `inlinks`."""
+    source = ("both" if n else "sitemap") if listed else "links"
+    return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})

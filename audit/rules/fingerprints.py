@@ -6,19 +6,22 @@ hreflang graphs (audit.rules.hreflang) all key URLs this way.
 
 Fingerprints use Python's `hash()` of the normalised URL: fast, 64 bits, and stable within
 one process only (PYTHONHASHSEED): a run that is resumed in a new process must re-add the
-URLs it had seen.
+URLs it had seen. A URL's key in a file that another process reads again (the state's
+tables, the link crawl's store) is `url_key`: the same normalised form, hashed with blake2b,
+the same in every process. These two are the only ways a URL is hashed.
 
 Pure and synchronous, standard library only; must not import aiohttp, asyncio or the parser.
 """
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from bisect import bisect_left
 
 from audit.rules.urls import normalize_url
 
-__all__ = ["SeenUrls", "fingerprint", "url_fingerprint"]
+__all__ = ["SeenUrls", "fingerprint", "url_fingerprint", "url_key"]
 
 _MASK64 = (1 << 64) - 1
 _SRC_BITS = 12  # low bits of a stored value: which sitemap listed the URL first (0 = unknown)
@@ -37,6 +40,14 @@ def fingerprint(normalized_url: str) -> int:
 def url_fingerprint(url: str) -> int:
     """The fingerprint of any URL as written (normalised here)."""
     return fingerprint(normalize_url(url))
+
+
+def url_key(url: str) -> int:
+    """The stored key of any URL as written (normalised here): a signed 64-bit integer
+    (a SQLite rowid) from blake2b, the same in every process, so a file written by one run
+    is read by the next (the state, a resumed link crawl)."""
+    norm = normalize_url(url).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(norm, digest_size=8).digest(), "big", signed=True)
 
 
 class SeenUrls:

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from audit.core.errors import AuditError
+from audit.rules.fingerprints import url_key
 
 __all__ = [
     "APP",
@@ -183,12 +184,6 @@ def fingerprint(mode: str, targets: list[str], options: dict[str, Any]) -> str:
         {"mode": mode, "targets": targets, "options": options}, sort_keys=True, default=str
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def url_key(url: str) -> int:
-    """A URL as a signed 64-bit integer (the content table's rowid)."""
-    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def refuse(path: Path, why: str) -> StateError:

@@ -119,6 +119,30 @@ async def test_a_group_is_paced_at_its_rate_and_a_deferred_one_sleeps() -> None:
     assert taken[6][1] >= 0.29  # not before its Retry-After
 
 
+async def test_idle_waits_till_every_job_put_is_taken_and_done() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier()
+    a = frontier.lane("a", "a", None)
+    await asyncio.wait_for(frontier.idle(), 1)  # nothing put: idle at once
+    frontier.try_put(a, "a0")
+    frontier.try_put(a, "a1")
+    idle = asyncio.create_task(frontier.idle())
+    assert frontier.take() == "a0"
+    frontier.done(a)
+    await asyncio.sleep(0)
+    assert not idle.done()  # a1 is still queued
+    assert frontier.take() == "a1"
+    await asyncio.sleep(0)
+    assert not idle.done() and frontier.busy == 1  # a1 is being checked
+    frontier.try_put(a, "a2")  # a job put meanwhile (a page the link crawl found) counts too
+    frontier.done(a)
+    await asyncio.sleep(0)
+    assert not idle.done()
+    assert frontier.take() == "a2"
+    frontier.done(a)
+    await asyncio.wait_for(idle, 1)
+    assert frontier.busy == 0 and len(frontier) == 0
+
+
 async def test_a_full_lane_holds_its_producer_till_the_low_water_mark() -> None:
     frontier: GroupFrontier[int] = GroupFrontier(per_lane=4, low=1, soft=0)
     a, b = frontier.lane("a", "a", None), frontier.lane("b", "b", None)

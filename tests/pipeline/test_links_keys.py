@@ -15,8 +15,8 @@ import pytest
 
 from audit.core.config import CrawlConfig
 from audit.core.records import UrlResult
-from audit.pipeline.links import LinkCrawl, _key
-from audit.rules.fingerprints import SeenUrls
+from audit.pipeline.links import LinkCrawl, verdicts
+from audit.rules.fingerprints import SeenUrls, url_key
 from audit.rules.urls import normalize_url
 from tests.pipeline.test_links_crawl import crawl_site
 
@@ -40,7 +40,7 @@ def listed_record() -> UrlResult:
 
 
 def held_inlinks(crawl: LinkCrawl) -> list[tuple[int, str | None]]:
-    crawl.store.hold(_key(normalize_url(LISTED)), True, listed_record(), [])
+    crawl.store.hold(url_key(LISTED), True, listed_record(), [])
     return [(n, source) for _, _, _, n, source in crawl.store.held()]
 
 
@@ -53,13 +53,13 @@ def test_normalisation_the_crawl_keys_by() -> None:
 def test_default_port_variant_link_counts_for_the_listed_page(crawl: LinkCrawl) -> None:
     crawl._link("http://example.com/", [VARIANT], 1)
     assert held_inlinks(crawl) == [(1, "http://example.com/")]
-    assert crawl._verdicts(True, listed_record(), 1, "http://example.com/", True) == []
+    assert verdicts(True, listed_record(), 1, "http://example.com/", True, crawl.roots) == []
 
 
 def test_without_the_link_the_listed_page_is_an_orphan(crawl: LinkCrawl) -> None:
     # the counter-test: the same record with no link is reported
     assert held_inlinks(crawl) == [(0, None)]
-    found = crawl._verdicts(True, listed_record(), 0, None, True)
+    found = verdicts(True, listed_record(), 0, None, True, crawl.roots)
     assert [f.code for f in found] == ["url-orphan"]
 
 

@@ -25,7 +25,7 @@ import pytest
 from aiohttp import web
 
 from audit.core.records import UrlResult
-from audit.pipeline.links import _Queue, _Store
+from audit.pipeline.linkstore import LinkQueue, LinkStore
 from audit.state.store import read_records, read_status
 from tests.crawlkit import HTML, XML, Serve, Site, index, urlset
 
@@ -311,13 +311,13 @@ def page_record(url: str) -> UrlResult:
     return UrlResult(url, None, None, 200, url, (), None, None, "allowed", 1.0)
 
 
-def kept(path: Path, *, resume: bool, run: int = 1) -> tuple[_Store, _Queue, bool]:
-    store = _Store()
+def kept(path: Path, *, resume: bool, run: int = 1) -> tuple[LinkStore, LinkQueue, bool]:
+    store = LinkStore()
     resumed = store.keep(str(path), resume=resume, run=run)
-    return store, _Queue(store, bound=3), resumed
+    return store, LinkQueue(store, bound=3), resumed
 
 
-def killed(store: _Store) -> None:
+def killed(store: LinkStore) -> None:
     """What a SIGKILL leaves: the connection gone, its open transaction with it."""
     assert store._db is not None
     store._db.close()
@@ -357,7 +357,7 @@ def test_a_kept_queue_goes_on_from_its_last_commit_in_order(tmp_path: Path) -> N
 
 def test_a_kept_queue_that_starts_with_the_root_pops_each_url_once(tmp_path: Path) -> None:
     store, _, _ = kept(tmp_path / "s.sqlite.links-1", resume=False)
-    queue = _Queue(store, bound=2)
+    queue = LinkQueue(store, bound=2)
     queue.first("http://example.com/", 0)  # the first row: seq -1, the next one 0
     urls = [f"http://example.com/{i}" for i in range(6)]
     for i, url in enumerate(urls):
