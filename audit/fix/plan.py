@@ -182,29 +182,25 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     out_of_scope = scope.classify(item.url, item.key)
     if out_of_scope is not None:
         return "dropped", out_of_scope
-    codes = set(item.codes)
-    if (
-        item.status == 200
-        and not item.redirected
-        and item.robots == "allowed"
-        and not codes & _NOT_KEPT
+    final = item.final_url
+    if item.status == 200 and not set(item.codes) & (
+        _NOT_REPLACED if item.redirected else _NOT_KEPT
     ):
-        return "kept", None
-    if (
-        item.redirected
-        and item.status == 200
-        and item.final_url is not None
-        and scope.classify(item.final_url) is None
-        and origin(item.final_url) is not None
-        and not codes & _NOT_REPLACED
-    ):
-        return "replaced", "url-redirect"
-    code = _first(item.codes, _DROP_CODES)
-    if code is None and item.robots == "unreachable":
-        code = "robots-unreachable"
-    if code is None:  # never requested: what was wrong with its <loc>
-        code = next((c for c in item.codes if c.startswith(_LOC_PREFIX)), None)
-    return "dropped", code
+        if not item.redirected and item.robots == "allowed":
+            return "kept", None
+        # a redirect to a 200 in scope: its target is written instead
+        if (
+            item.redirected
+            and final is not None
+            and scope.classify(final) is None
+            and origin(final) is not None
+        ):
+            return "replaced", "url-redirect"
+    # dropped, naming the first code of the contract's order on it; else robots.txt
+    # unreachable; else, never requested, what was wrong with its <loc>
+    fallback = ["robots-unreachable"] if item.robots == "unreachable" else []
+    fallback += [c for c in item.codes if c.startswith(_LOC_PREFIX)][:1]
+    return "dropped", _first(item.codes, _DROP_CODES) or next(iter(fallback), None)
 
 
 def _http_lastmod(item: Listed, ev: Evidence, now: datetime) -> str | None:
