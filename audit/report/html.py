@@ -132,18 +132,6 @@ def _size(n: int | None) -> str:
     return ""
 
 
-def _notices(summary: dict[str, Any]) -> str:
-    """The banner of a run that did not finish, and what the run left out on purpose."""
-    parts = []
-    progress = progress_line(summary)
-    if progress is not None:
-        parts.append(
-            f'<p class="notice" id="partial"><strong>Incomplete.</strong> {h(progress)}.</p>'
-        )
-    parts += [f'<p class="notice cut">{h(note)}</p>' for note in cut_notes(summary)]
-    return "".join(parts)
-
-
 def _migration(migration: Any) -> str:
     """The outcome table of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
@@ -273,8 +261,15 @@ class HtmlWriter:
             f'<p class="sub">{h(stamp)} · fail on {h(self._fail_on)} ·'
             f" sitemap-audit {h(__version__)}</p></div>",
             f'<div class="verdict {h(v.style)}" id="verdict">{badge}</div></header>',
-            _notices(summary),
         ]
+        # the banner of a run that did not finish, and what the run left out on purpose
+        progress = progress_line(summary)
+        notices = [f'<p class="notice cut">{h(note)}</p>' for note in cut_notes(summary)]
+        if progress is not None:
+            notices.insert(
+                0, f'<p class="notice" id="partial"><strong>Incomplete.</strong> {h(progress)}.</p>'
+            )
+        out.append("".join(notices))
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
