@@ -267,15 +267,14 @@ def shard_key(url: str) -> str:
     return key or "root"
 
 
-def _hash_of(url: str) -> int:
-    path, query = path_query(url)
-    text = f"{path}?{query}" if query else path
-    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
-
-
 def _split(entries: list[Entry], shard_size: int) -> list[list[Entry]]:
     """The entries of one key in B parts, B the smallest power of two within the limits."""
-    hashes = [_hash_of(e.loc) for e in entries]
+    # a URL's part: a hash of its path and query, so it keeps its file from night to night
+    hashes = []
+    for e in entries:
+        path, query = path_query(e.loc)
+        text = f"{path}?{query}" if query else path
+        hashes.append(int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16))
     sizes = [len(e.xml().encode("utf-8")) for e in entries]
     bound = len(_urlset_head(entries).encode("utf-8")) + len(_URLSET_TAIL)
     b = 1
