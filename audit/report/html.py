@@ -177,22 +177,6 @@ def _count_cell(n: int) -> str:
     return f'<td class="num{"" if n else " zero"}">{grouped(n)}</td>'
 
 
-def _codes_table(codes: list[tuple[str, str, int]]) -> str:
-    """Every code found: severity, count, Search Console's name ('' for none), meaning."""
-    if not codes:
-        return ""
-    rows = "".join(
-        f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}</span>'
-        f'</td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
-        f"<td>{h(code_summary(code))}</td></tr>"
-        for code, sev, n in codes
-    )
-    return (
-        '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count</th>'
-        f"<th>Search Console</th><th>What it means</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
 def _finding_row(ex: Example) -> str:
     """A findings table row; the code's title says what it means and, where it has one,
     Search Console's name for it; the sitemap cell shows its file name (the full URL is
@@ -334,6 +318,20 @@ class HtmlWriter:
         ages = [(b, n, AGE_COLOUR[b]) for b, n in agg.lastmod_histogram()]
         codes = agg.codes_sorted()
         bars = [(c, n, SEV_COLOUR.get(sev, "#8c959f")) for c, sev, n in codes[:MAX_CODE_BARS]]
+        # every code found: severity, count, Search Console's name ('' for none), meaning
+        rows = "".join(
+            f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}'
+            f'</span></td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
+            f"<td>{h(code_summary(code))}</td></tr>"
+            for code, sev, n in codes
+        )
+        table = (
+            '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count'
+            "</th><th>Search Console</th><th>What it means</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            if codes
+            else ""
+        )
         # the findings-by-code chart: its first bars, and how many codes it leaves out
         chart = hbars(bars, "Findings by code") if bars else '<p class="more">No findings.</p>'
         if len(codes) > len(bars):
@@ -351,7 +349,7 @@ class HtmlWriter:
             "</div>",
             '<section class="panel" id="chart-codes"><h2>Findings by code</h2>',
             chart,
-            _codes_table(codes),
+            table,
             "</section>",
         ]
         return "".join(parts)
