@@ -181,29 +181,25 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     out_of_scope = scope.classify(item.url, item.key)
     if out_of_scope is not None:
         return "dropped", out_of_scope
-    codes = set(item.codes)
-    if (
-        item.status == 200
-        and not item.redirected
-        and item.robots == "allowed"
-        and not codes & _NOT_KEPT
+    final = item.final_url
+    if item.status == 200 and not set(item.codes) & (
+        _NOT_REPLACED if item.redirected else _NOT_KEPT
     ):
-        return "kept", None
-    if (
-        item.redirected
-        and item.status == 200
-        and item.final_url is not None
-        and scope.classify(item.final_url) is None
-        and origin(item.final_url) is not None
-        and not codes & _NOT_REPLACED
-    ):
-        return "replaced", "url-redirect"
-    code = _first(item.codes, _DROP_CODES)
-    if code is None and item.robots == "unreachable":
-        code = "robots-unreachable"
-    if code is None:  # never requested: what was wrong with its <loc>
-        code = next((c for c in item.codes if c.startswith(_LOC_PREFIX)), None)
-    return "dropped", code
+        if not item.redirected and item.robots == "allowed":
+            return "kept", None
+        # a redirect to a 200 in scope: its target is written instead
+        if (
+            item.redirected
+            and final is not None
+            and scope.classify(final) is None
+            and origin(final) is not None
+        ):
+            return "replaced", "url-redirect"
+    # dropped, naming the first code of the contract's order on it; else robots.txt
+    # unreachable; else, never requested, what was wrong with its <loc>
+    fallback = ["robots-unreachable"] if item.robots == "unreachable" else []
+    fallback += [c for c in item.codes if c.startswith(_LOC_PREFIX)][:1]
+    return "dropped", _first(item.codes, _DROP_CODES) or next(iter(fallback), None)
 
 
 def _http_lastmod(item: Listed, ev: Evidence, now: datetime) -> str | None:
@@ -270,15 +266,14 @@ def shard_key(url: str) -> str:
     return key or "root"
 
 
-def _hash_of(url: str) -> int:
-    path, query = path_query(url)
-    text = f"{path}?{query}" if query else path
-    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16)
-
-
 def _split(entries: list[Entry], shard_size: int) -> list[list[Entry]]:
     """The entries of one key in B parts, B the smallest power of two within the limits."""
-    hashes = [_hash_of(e.loc) for e in entries]
+    # a URL's part: a hash of its path and query, so it keeps its file from night to night
+    hashes = []
+    for e in entries:
+        path, query = path_query(e.loc)
+        text = f"{path}?{query}" if query else path
+        hashes.append(int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16))
     sizes = [len(e.xml().encode("utf-8")) for e in entries]
     bound = len(_urlset_head(entries).encode("utf-8")) + len(_URLSET_TAIL)
     b = 1

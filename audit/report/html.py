@@ -132,18 +132,6 @@ def _size(n: int | None) -> str:
     return ""
 
 
-def _notices(summary: dict[str, Any]) -> str:
-    """The banner of a run that did not finish, and what the run left out on purpose."""
-    parts = []
-    progress = progress_line(summary)
-    if progress is not None:
-        parts.append(
-            f'<p class="notice" id="partial"><strong>Incomplete.</strong> {h(progress)}.</p>'
-        )
-    parts += [f'<p class="notice cut">{h(note)}</p>' for note in cut_notes(summary)]
-    return "".join(parts)
-
-
 def _migration(migration: Any) -> str:
     """The outcome table of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
@@ -187,22 +175,6 @@ def _tree_row(stat: SitemapStat, depth: int) -> str:
 def _count_cell(n: int) -> str:
     """A table cell of a finding count, greyed out when zero."""
     return f'<td class="num{"" if n else " zero"}">{grouped(n)}</td>'
-
-
-def _codes_table(codes: list[tuple[str, str, int]]) -> str:
-    """Every code found: severity, count, Search Console's name ('' for none), meaning."""
-    if not codes:
-        return ""
-    rows = "".join(
-        f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}</span>'
-        f'</td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
-        f"<td>{h(code_summary(code))}</td></tr>"
-        for code, sev, n in codes
-    )
-    return (
-        '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count</th>'
-        f"<th>Search Console</th><th>What it means</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
 
 
 def _finding_row(ex: Example) -> str:
@@ -273,8 +245,15 @@ class HtmlWriter:
             f'<p class="sub">{h(stamp)} · fail on {h(self._fail_on)} ·'
             f" sitemap-audit {h(__version__)}</p></div>",
             f'<div class="verdict {h(v.style)}" id="verdict">{badge}</div></header>',
-            _notices(summary),
         ]
+        # the banner of a run that did not finish, and what the run left out on purpose
+        progress = progress_line(summary)
+        notices = [f'<p class="notice cut">{h(note)}</p>' for note in cut_notes(summary)]
+        if progress is not None:
+            notices.insert(
+                0, f'<p class="notice" id="partial"><strong>Incomplete.</strong> {h(progress)}.</p>'
+            )
+        out.append("".join(notices))
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
@@ -339,6 +318,20 @@ class HtmlWriter:
         ages = [(b, n, AGE_COLOUR[b]) for b, n in agg.lastmod_histogram()]
         codes = agg.codes_sorted()
         bars = [(c, n, SEV_COLOUR.get(sev, "#8c959f")) for c, sev, n in codes[:MAX_CODE_BARS]]
+        # every code found: severity, count, Search Console's name ('' for none), meaning
+        rows = "".join(
+            f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}'
+            f'</span></td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
+            f"<td>{h(code_summary(code))}</td></tr>"
+            for code, sev, n in codes
+        )
+        table = (
+            '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count'
+            "</th><th>Search Console</th><th>What it means</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            if codes
+            else ""
+        )
         # the findings-by-code chart: its first bars, and how many codes it leaves out
         chart = hbars(bars, "Findings by code") if bars else '<p class="more">No findings.</p>'
         if len(codes) > len(bars):
@@ -356,7 +349,7 @@ class HtmlWriter:
             "</div>",
             '<section class="panel" id="chart-codes"><h2>Findings by code</h2>',
             chart,
-            _codes_table(codes),
+            table,
             "</section>",
         ]
         return "".join(parts)

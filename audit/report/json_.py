@@ -62,6 +62,10 @@ class _Spool:
             self.file = None
 
 
+# the record types kept in a list of their own: type -> the document's key
+_SPOOLED = {"sitemap": "sitemaps", "finding": "findings", "url": "urls"}
+
+
 class JsonWriter:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -78,12 +82,9 @@ class JsonWriter:
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
         kind = record.get("type")
-        if kind == "sitemap":
-            self._spools["sitemaps"].add(record)
-        elif kind == "finding":
-            self._spools["findings"].add(record)
-        elif kind == "url":
-            self._spools["urls"].add(record)
+        spooled = _SPOOLED.get(str(kind))
+        if spooled is not None:
+            self._spools[spooled].add(record)
         elif kind == "rollup":
             url, counts = record.get("url"), record.get("counts")
             if isinstance(url, str) and isinstance(counts, dict):
@@ -124,13 +125,10 @@ class JsonWriter:
         out.write("[")
         sep = "\n    "
         for text in self._spools["sitemaps"].lines():
-            out.write(sep + (self._with_counts(text) if self._counts else text))
+            record: Any = json.loads(text) if self._counts else None
+            counts = self._counts.get(str(record.get("url"))) if isinstance(record, dict) else None
+            if counts is not None:
+                text = json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)
+            out.write(sep + text)
             sep = ",\n    "
         out.write("\n  ]" if sep != "\n    " else "]")
-
-    def _with_counts(self, text: str) -> str:
-        record = json.loads(text)
-        counts = self._counts.get(str(record.get("url"))) if isinstance(record, dict) else None
-        if counts is None:
-            return text
-        return json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)

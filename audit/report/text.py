@@ -81,7 +81,11 @@ class TextWriter:
         lines = self._head(summary)
         codes = agg.codes_sorted()
         if codes:
-            lines += self._by_code(codes)
+            width = max(len(c) for c, _, _ in codes)
+            lines += ["", self._c("bold", "by code")]
+            for code, sev, count in codes:
+                line = f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}"
+                lines.append(line + _search_console(code, "  "))
             for code, sev, count in codes:
                 lines += self._examples(code, sev, count)
         migration = summary.get("migration")
@@ -137,14 +141,6 @@ class TextWriter:
         if progress is not None:
             lines.append(self._c("warning", progress))
         return lines + [_clean(note) for note in cut_notes(summary)]
-
-    def _by_code(self, codes: list[tuple[str, str, int]]) -> list[str]:
-        width = max(len(c) for c, _, _ in codes)
-        lines = ["", self._c("bold", "by code")]
-        for code, sev, count in codes:
-            line = f"  {self._c(sev, f'{sev:<7}')}  {_clean(code):<{width}}  {count:>9,}"
-            lines.append(line + _search_console(code, "  "))
-        return lines
 
     def _examples(self, code: str, sev: str, count: int) -> list[str]:
         """A code's first offenders as `sitemap:line  url  message`, and how many more."""

@@ -166,14 +166,8 @@ class ExtensionCheck:
                 line,
                 loc,
             )
-        published = values.get("publication_date")
-        if published:
-            self._check_news_date(published, line, loc, out)
-
-    def _check_news_date(
-        self, published: str, line: int, loc: str | None, out: list[Finding]
-    ) -> None:
-        parsed = _date_or_problem(published, news=True)
+        published = values.get("publication_date") or ""
+        parsed = _date_or_problem(published, news=True) if published else None
         if isinstance(parsed, str):
             add(
                 out,
@@ -184,7 +178,7 @@ class ExtensionCheck:
                 line,
                 loc,
             )
-        elif parsed.end <= self._news_oldest:
+        elif parsed is not None and parsed.end <= self._news_oldest:
             add(
                 out,
                 self.source,

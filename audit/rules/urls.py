@@ -360,14 +360,10 @@ def _authority_problems(rest: str) -> list[str]:
     problem = _host_problem(host)
     if problem is not None:
         out.append(problem)
-    if port and _bad_port(port):
+    # a port is a number from 1 to 65535 in ASCII digits
+    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
         out.append(f"has an invalid port {_show(port)}")
     return out
-
-
-def _bad_port(port: str) -> bool:
-    """Not a port number from 1 to 65535 in ASCII digits."""
-    return not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535
 
 
 def is_absolute_http(url: str) -> bool:
@@ -380,10 +376,6 @@ def is_absolute_http(url: str) -> bool:
     authority, _ = _split_authority(url[m.end() + 2 :])
     host, _port = _host_port(authority)
     return bool(host) and _BAD_CHARS.search(url) is None
-
-
-def _upper_pct(match: re.Match[str]) -> str:
-    return match.group().upper()
 
 
 def normalize_url(url: str) -> str:
@@ -410,7 +402,7 @@ def normalize_url(url: str) -> str:
     if not tail or tail[0] != "/":
         tail = "/" + tail
     if "%" in tail:
-        tail = _LOWER_PCT.sub(_upper_pct, tail)
+        tail = _LOWER_PCT.sub(lambda m: m.group().upper(), tail)
     return f"{scheme}://{netloc}{tail}"
 
 
