@@ -72,15 +72,11 @@ def auth_from(option: str | None, env: Mapping[str, str] | None = None) -> tuple
     return None
 
 
-def _is_cookie_name(name: str) -> bool:
-    return name != "" and not _contains_any(name, ";, \t")
-
-
 def parse_cookie(text: str) -> tuple[str, str]:
     """`name=value` of `--cookie`; ValueError with a one-line reason."""
     name, sep, value = text.partition("=")
     name = name.strip()
-    if not sep or not _is_cookie_name(name):
+    if not sep or not name or _contains_any(name, ";, \t"):
         raise ValueError(f"--cookie: expected name=value, got {name or text[:20]!r}...")
     if _contains_any(value, ";\r\n"):
         raise ValueError(f"--cookie {name}: the value may not contain ';' or a line break")

@@ -41,7 +41,6 @@ from audit.http.hosts import HostPool
 
 if TYPE_CHECKING:
     import aiohttp
-    from yarl import URL
 
 __all__ = ["AgentSender"]
 
@@ -86,40 +85,9 @@ class AgentSender:
         headers, verify = self._scope.prepare(host, False, {"User-Agent": user_agent}, None)
         headers = {k: v for k, v in (headers or {}).items() if k.lower() != "user-agent"}
         headers["User-Agent"] = user_agent
+        session = self.session()
+        answer = chain.final
         held = host.try_acquire() or await host.acquire()
-        try:
-            await self._exchange(chain.final, target, headers, verify, sink, cap)
-        finally:
-            if held:
-                host.release()
-        chain.error = chain.final.error
-        return fetch_result(url, "GET", chain)
-
-    async def _exchange(
-        self,
-        answer: Answer,
-        target: URL,
-        headers: dict[str, str],
-        verify: bool,
-        sink: BodySink | None,
-        cap: int,
-    ) -> None:
-        """The one request, its outcome into `answer` (no host bookkeeping)."""
-        session = self._session
-        if session is None:
-            import aiohttp
-
-            self._run_session()  # made first, as every request's (it checks `async with`)
-            config = self.config
-            self._timeout = aiohttp.ClientTimeout(total=config.timeout)
-            session = self._session = new_session(
-                self._user_agent,
-                self._timeout,
-                limit=max(1, config.concurrency),
-                per_host=config.per_host_cap,
-                guard=self._guard,
-            )
-            session._retry_connection = False
         started = time.monotonic()
         resp: aiohttp.ClientResponse | None = None
         try:
@@ -148,6 +116,30 @@ class AgentSender:
                 resp.close()
         finally:
             answer.elapsed_ms = (time.monotonic() - started) * 1000.0
+            if held:
+                host.release()
+        chain.error = answer.error
+        return fetch_result(url, "GET", chain)
+
+    def session(self) -> aiohttp.ClientSession:
+        """The agents' session, made at the first request (after the run's, which checks
+        that the client is used inside `async with`)."""
+        session = self._session
+        if session is None:
+            import aiohttp
+
+            self._run_session()
+            config = self.config
+            self._timeout = aiohttp.ClientTimeout(total=config.timeout)
+            session = self._session = new_session(
+                self._user_agent,
+                self._timeout,
+                limit=max(1, config.concurrency),
+                per_host=config.per_host_cap,
+                guard=self._guard,
+            )
+            session._retry_connection = False
+        return session
 
     async def aclose(self) -> None:
         session, self._session = self._session, None

@@ -324,7 +324,10 @@ class HttpClient:
             if step == DONE or answer.attempts > retries:
                 return answer
             if step == BACKOFF:
-                await self._backoff(host, answer.attempts - 1)
+                config = self.config
+                delay = backoff_delay(answer.attempts - 1, config.backoff_base, config.backoff_cap)
+                host.backed_off(delay)
+                await asyncio.sleep(delay)
             host.retries += 1
 
     def _opened(
@@ -348,11 +351,6 @@ class HttpClient:
             session, method, target, headers, verify, timeout, stream, body_limit, sink,
             self._loop, recipe,
         )  # fmt: skip
-
-    async def _backoff(self, host: Host, retry: int) -> None:
-        delay = backoff_delay(retry, self.config.backoff_base, self.config.backoff_cap)
-        host.backed_off(delay)
-        await asyncio.sleep(delay)
 
     # --- redirect chains ----------------------------------------------------------
 

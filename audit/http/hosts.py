@@ -141,10 +141,6 @@ def url_prefix(url: str) -> str | None:
     return url[:end]
 
 
-def _unlimited(rate: float) -> bool:
-    return rate <= 0 or math.isinf(rate) or math.isnan(rate)
-
-
 @dataclass(frozen=True, slots=True)
 class HostStats:
     """Counters of one host for the run report."""
@@ -191,7 +187,8 @@ class Group:
         retry_after_cap: float,
     ) -> None:
         self.key = key  # the group id of the hosts record
-        self.max_rate = math.inf if _unlimited(rate) else rate  # --rate: never exceeded
+        unlimited = rate <= 0 or math.isinf(rate) or math.isnan(rate)
+        self.max_rate = math.inf if unlimited else rate  # --rate: never exceeded
         self._rate = self.max_rate
         self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use
         self._retry_after_cap = retry_after_cap

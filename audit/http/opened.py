@@ -78,35 +78,28 @@ class Opened:
             return read_head(resp, limit)
         return read_for_sink(resp, headers, sink, limit)
 
-    def attempt(
-        self, answer: Answer, host: Host, retryable: bool, workers: WorkerDispatch
-    ) -> Awaitable[int]:
-        """One attempt of this request: its response read by a fetch worker for a remote
-        sink, else here. Returns the coroutine to await."""
-        if self.recipe is None:
-            return self._read_here(answer, host, retryable)
-        return self._remote(answer, host, retryable, workers)
-
-    async def _remote(
+    async def attempt(
         self, answer: Answer, host: Host, retryable: bool, workers: WorkerDispatch
     ) -> int:
-        """One attempt of a page GET whose sink a fetch worker rebuilds: the worker reads
-        the page and the sink here accepts its outcome (if the worker started its sink).
-        No worker (none ready, one that died, a recipe refused): read here."""
-        pending = workers.into_sink(
-            answer.url, self.headers, self.verify, self.body_limit or 0, retryable,
-            cast(Recipe, self.recipe),
-        )  # fmt: skip
-        reply = await pending if pending is not None else None
-        if reply is None:
-            return await self._read_here(answer, host, retryable)
-        outcome, accepted = reply
-        step = take_exchange(answer, host, outcome, retryable)
-        if accepted is not None:
-            cast(RemoteSink, self.sink).accept(accepted[0])
-        return step
+        """One attempt of this request. A page GET whose sink a fetch worker rebuilds is
+        read by a worker while they run, and the sink here accepts its outcome (if the
+        worker started its sink); with no worker (none ready, one that died, a recipe
+        refused), and for everything else, the response is read here (`read`)."""
+        if self.recipe is not None:
+            pending = workers.into_sink(
+                answer.url, self.headers, self.verify, self.body_limit or 0, retryable,
+                self.recipe,
+            )  # fmt: skip
+            reply = await pending if pending is not None else None
+            if reply is not None:
+                outcome, accepted = reply
+                step = take_exchange(answer, host, outcome, retryable)
+                if accepted is not None:
+                    cast(RemoteSink, self.sink).accept(accepted[0])
+                return step
+        return await self.read(answer, host, retryable)
 
-    async def _read_here(self, answer: Answer, host: Host, retryable: bool) -> int:
+    async def read(self, answer: Answer, host: Host, retryable: bool) -> int:
         """One attempt whose response is read here: a stream (kept open in `answer.resp`)
         or a GET for a body sink. The host counts the status as soon as it arrives; what
         the attempt asks of the retry loop is returned."""

@@ -164,21 +164,16 @@ def _resolve_sitemap(value: str, base: str) -> tuple[str, bool]:
 def _decode(body: bytes) -> tuple[str, bool]:
     """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
     truncated = len(body) > ROBOTS_MAX_BYTES
-    body = _without_bom(body)
+    # without its BOM, or the start of one left by a broken encoder (no part of the first line)
+    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
+        if body.startswith(bom):
+            body = body[len(bom) :]
+            break
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
         body = body[: cut + 1] if cut >= 0 else b""
     return body.decode("utf-8", errors="replace"), truncated
-
-
-def _without_bom(body: bytes) -> bytes:
-    """The body without its BOM, or the start of one left by a broken encoder (no part of
-    the first line)."""
-    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
-        if body.startswith(bom):
-            return body[len(bom) :]
-    return body
 
 
 def _robots_url(origin: str) -> str:

@@ -413,23 +413,17 @@ class _Parser:
         """A Crawl-delay line: for the agents the current group names so far."""
         delay = _seconds(value)
         if self.current is not None and delay is not None:
-            _keep_longest(self.current.delays, self.current.agents, delay)
+            delays = self.current.delays
+            for agent in self.current.agents:
+                delays[agent] = max(delays.get(agent, 0.0), delay)
 
     def request_rate(self, value: str, number: int) -> None:
         """A Request-rate line: for the agents the current group names so far."""
         rate = _rate(value)
         if self.current is not None and rate is not None:
-            _keep_lowest(self.current.rates, self.current.agents, rate)
-
-
-def _keep_longest(delays: dict[str, float], agents: list[str], delay: float) -> None:
-    for agent in agents:
-        delays[agent] = max(delays.get(agent, 0.0), delay)
-
-
-def _keep_lowest(rates: dict[str, float], agents: list[str], rate: float) -> None:
-    for agent in agents:
-        rates[agent] = min(rates.get(agent, rate), rate)
+            rates = self.current.rates
+            for agent in self.current.agents:
+                rates[agent] = min(rates.get(agent, rate), rate)
 
 
 # what each key of a line means; any other key is ignored (`_Parser.ignore`)
