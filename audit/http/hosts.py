@@ -30,10 +30,11 @@ import asyncio
 import contextlib
 import ipaddress
 import math
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from aiolimiter import AsyncLimiter
@@ -122,6 +123,11 @@ def limiter_for(rate: float) -> AsyncLimiter:
     return AsyncLimiter(burst, burst / rate)
 
 
+# The authority of an absolute URL: everything up to the first "/", "?" or "#" (matched
+# from just after "://"; one C call where a loop of str.find took three).
+_AUTHORITY: Final = re.compile(r"[^/?#]*").match
+
+
 def url_prefix(url: str) -> str | None:
     """`scheme://netloc` exactly as written in an absolute URL, or None.
 
@@ -132,13 +138,8 @@ def url_prefix(url: str) -> str | None:
     start = url.find("://")
     if start <= 0:
         return None
-    start += 3
-    end = len(url)
-    for sep in "/?#":
-        i = url.find(sep, start, end)
-        if i >= 0:
-            end = i
-    return url[:end]
+    authority = _AUTHORITY(url, start + 3)  # it matches always (maybe nothing)
+    return url if authority is None else url[: authority.end()]
 
 
 @dataclass(frozen=True, slots=True)

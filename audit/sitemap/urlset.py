@@ -20,10 +20,10 @@ from audit.sitemap.entries import (
     read_image,
 )
 
-# Positions in the sequence of children UrlsetReader._events reads itself, in XSD order
-# (loc, lastmod, changefreq, priority, then any number of images); a child that comes
-# before the position reached so far sends the entry down the careful path.
-_F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = 0, 1, 2, 3, 4
+# Slots of the children UrlsetReader._events reads itself, in XSD order; a child whose
+# slot is below the position reached so far (repeated, out of order, or anything else:
+# _F_OTHER) sends the entry down the careful path.
+_F_OTHER, _F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = -1, 0, 1, 2, 3, 4
 
 
 class UrlsetReader:
@@ -56,12 +56,9 @@ class UrlsetReader:
             own[A_CHANGEFREQ] = own[A_PRIORITY] = ""  # not defined in <sitemap>
         elif ns != IMAGE_NS:
             image_tag = f"{{{IMAGE_NS}}}image"
-        # The tags _events reads itself, in _F_* order; "" (never a tag) marks what this
-        # kind lacks, and every tag under `careful` (every entry takes the careful path).
-        tags = ("",) * 5 if careful else (*own, image_tag)
-        self._fast_tags: tuple[str, str, str, str, str] = (
-            tags[_F_LOC], tags[_F_LASTMOD], tags[_F_CHANGEFREQ], tags[_F_PRIORITY], tags[_F_IMAGE]
-        )  # fmt: skip
+        # Tag -> _F_* slot for _events; "" (never a tag) marks what this kind lacks.
+        tags = (*own, image_tag)
+        self._fast_slots = {} if careful else {t: slot for slot, t in enumerate(tags) if t}
         if ns != SITEMAP_NS:
             got = f"namespace {ns!r}" if ns else "no namespace"
             doc.find(
@@ -119,15 +116,14 @@ class UrlsetReader:
 
         A plain entry is read here (no call per entry): the protocol children (each once,
         in order, no comment or entity reference inside <loc>), then only <image:image>
-        children; a child that comes before the position reached so far (repeated, out of
-        order) or is anything else sends the entry down the careful path
-        (EntryReader.read). Tags are compared as strings, not looked up: a fresh tag string
-        has no cached hash, and tags of different lengths differ at once. getchildren()
-        builds the children in one C call: about half the cost of iterating the element
-        (lxml's child iterator is a Python-level object).
+        children; `slots` maps their tags to _F_*, and a child whose slot is below the
+        position reached so far (repeated, out of order, or anything else: _F_OTHER)
+        sends the entry down the careful path (EntryReader.read). getchildren() builds the
+        children in one C call: about half the cost of iterating the element (lxml's
+        child iterator is a Python-level object).
         """
         root = self._root
-        t_loc, t_lastmod, t_changefreq, t_priority, t_image = self._fast_tags
+        slots = self._fast_slots
         kind = self._entry_kind
         doc = self.doc
         off = doc.line_offset
@@ -147,33 +143,26 @@ class UrlsetReader:
             loc_line = 0
             pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
             for child in el.getchildren():
-                tag = child.tag
-                if tag == t_loc and pos == _F_LOC:
-                    if len(child):  # a comment or PI inside splits the text
-                        out.append(careful(el))
-                        break
+                slot = slots.get(child.tag, _F_OTHER)
+                if slot < pos or (slot == _F_LOC and len(child)):  # len: a comment inside
+                    out.append(careful(el))
+                    break
+                if slot == _F_LOC:
                     loc = child.text or ""
                     loc_line = child.sourceline
-                    pos = _F_LASTMOD
-                elif tag == t_lastmod and pos <= _F_LASTMOD:
+                elif slot == _F_LASTMOD:
                     lastmod = (child.text or "").strip()
-                    pos = _F_CHANGEFREQ
-                elif tag == t_changefreq and pos <= _F_CHANGEFREQ:
+                elif slot == _F_CHANGEFREQ:
                     changefreq = (child.text or "").strip()
-                    pos = _F_PRIORITY
-                elif tag == t_priority and pos <= _F_PRIORITY:
+                elif slot == _F_PRIORITY:
                     priority = (child.text or "").strip()
-                    pos = _F_IMAGE
-                elif (
-                    tag == t_image
-                ):  # images may repeat; a protocol child after one is out of order
+                else:  # images may repeat; a protocol child after one is out of order
                     if images is None:
                         images = []
                     images.append(read_image(child, child.sourceline + off))
                     pos = _F_IMAGE
-                else:  # repeated, out of order, another extension, a comment, unknown
-                    out.append(careful(el))
-                    break
+                    continue
+                pos = slot + 1
             else:
                 line = (loc_line or el.sourceline) + off
                 out.append(Entry(kind, loc, line, lastmod, changefreq, priority, images))

@@ -666,6 +666,13 @@ def test_url_prefix_and_host_memo() -> None:
     assert url_prefix("https://h.test?q=1") == "https://h.test"
     assert url_prefix("https://h.test") == "https://h.test"
     assert url_prefix("/relative") is None
+    # the edges: the first "://" counts (none before it: no prefix); the authority ends
+    # at the first "/", "?" or "#", whichever comes first
+    assert url_prefix("://x/y") is None
+    assert url_prefix("a://") == "a://"
+    assert url_prefix("x://y://z/w") == "x://y:"
+    assert url_prefix("http://h#f/g") == "http://h"
+    assert url_prefix("http://u@h:1?x/y") == "http://u@h:1"
     pool = HostPool(rate=0, max_in_flight=1, retry_after_cap=1)
     host = pool.get("http://EXAMPLE.test/a")
     assert pool.get("http://EXAMPLE.test/b") is host  # memo hit
