@@ -77,27 +77,11 @@ def _attrs(raw: str) -> Attrs:
     value is '', character references resolved."""
     out: Attrs = {}
     for m in _ATTR.finditer(raw):
-        name = m.group(1).lower()
-        if name in out:
-            continue
         value = m.group(2) or ""
         if value[:1] in ("'", '"'):
             value = value[1:-1]
-        out[name] = html.unescape(value) if "&" in value else value
+        out.setdefault(m.group(1).lower(), html.unescape(value))
     return out
-
-
-def _js_type(raw: str) -> bool:
-    """Whether a script's attributes name a type that runs JavaScript."""
-    return _attrs(raw).get("type", "").strip().lower() in _JS_TYPES
-
-
-def _meta_charset(a: Attrs) -> str | None:
-    """The charset a meta declares: `charset`, or `http-equiv=content-type`'s."""
-    charset = a.get("charset")
-    if charset is None and a.get("http-equiv", "").lower() == "content-type":
-        charset = charset_param(a.get("content", ""))
-    return charset
 
 
 class HeadScan:
@@ -227,7 +211,7 @@ class HeadScan:
 
     def _title_text(self, data: str) -> None:
         if self._title is not None and data and sum(map(len, self._title)) < _TITLE_CHARS:
-            self._title.append(html.unescape(data) if "&" in data else data)
+            self._title.append(html.unescape(data))
 
     # --- tree building ---------------------------------------------------------
 
@@ -255,7 +239,11 @@ class HeadScan:
             if self.title is None and self._title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
         elif tag == "script":
-            if "type" not in raw.lower() or _js_type(raw):
+            # no type, or one that runs JavaScript
+            if (
+                "type" not in raw.lower()
+                or _attrs(raw).get("type", "").strip().lower() in _JS_TYPES
+            ):
                 self.scripts += 1
         elif tag in ("noscript", "template") and not closed:
             self._skip, self._depth = tag, 1
@@ -267,7 +255,11 @@ class HeadScan:
 
     def _meta(self, a: Attrs) -> None:
         if self.late_charset is None and not self.restarted:
-            found = normalize_charset(_meta_charset(a))
+            # the charset a meta declares: `charset`, or `http-equiv=content-type`'s
+            charset = a.get("charset")
+            if charset is None and a.get("http-equiv", "").lower() == "content-type":
+                charset = charset_param(a.get("content", ""))
+            found = normalize_charset(charset)
             if found is not None and found != "utf-8":
                 self.late_charset = found
         name = a.get("name")
@@ -301,11 +293,8 @@ class HeadScan:
             self._begin_body(lt, self.pos)
 
     def _data(self, at: int, data: str) -> None:
-        if self._skip is not None or not data:
-            return
-        if "&" in data:
-            data = html.unescape(data)
-        if data.strip():  # text cannot be in a head: the body begins at its first letter
+        # text cannot be in a head: the body begins at its first letter
+        if self._skip is None and html.unescape(data).strip():
             m = _NONSPACE.search(self.text, at)
             first = m.start() if m is not None else at
             self._begin_body(first, first + 1)
