@@ -211,14 +211,23 @@ def _with_body(
     facts: PageFacts, raw: bytes, text: str, head: HeadScan, http: str | None, wants: int
 ) -> PageFacts:
     """The facts the lxml parse of the page adds."""
-    body, cut = _marks(text, head, wants)
+    # markers go where the body starts (HEAD) and where the link crawl's body begins (LINKS)
+    body = head.body_at if wants & HEAD else None
+    cut = _link_cut(text, head) if wants & LINKS else None
     root, error = _parse(_marked(text, (body, cut)))
     if root is None:
         return facts if error is None else _replace(facts, error=error)
     found: dict[str, Any] = {}
     nodes = _markers(root) if body or cut else {}
     if body is not None:
-        found.update(_body_facts(root, nodes.get(body), facts.scripts))
+        walk = _walk_text(root, nodes.get(body))
+        scripts, canonicals = _body_elements(root, nodes.get(body))
+        found.update(
+            h1=walk.h1,
+            text=_clean("".join(walk.parts)),
+            scripts=facts.scripts + scripts,
+            body_canonicals=canonicals,
+        )
     if cut is not None:
         found["hrefs"] = _hrefs(root, nodes.get(cut))
     if wants & (CONTENT | DATE):
@@ -230,13 +239,6 @@ def _replace(facts: PageFacts, **changes: Any) -> PageFacts:
     fields = {name: getattr(facts, name) for name in _FIELDS}
     fields.update(changes)
     return PageFacts(**fields)
-
-
-def _marks(text: str, head: HeadScan, wants: int) -> tuple[int | None, int | None]:
-    """Where markers go: the body's start (HEAD) and the link crawl's cut (LINKS)."""
-    body = head.body_at if wants & HEAD else None
-    cut = _link_cut(text, head) if wants & LINKS else None
-    return body, cut
 
 
 def _link_cut(text: str, head: HeadScan) -> int:
@@ -338,17 +340,6 @@ class _Text:
         self.add(el.tail)
 
 
-def _body_facts(root: Any, marker: Any, head_scripts: int) -> dict[str, Any]:
-    walk = _walk_text(root, marker)
-    scripts, canonicals = _body_elements(root, marker)
-    return {
-        "h1": walk.h1,
-        "text": _clean("".join(walk.parts)),
-        "scripts": head_scripts + scripts,
-        "body_canonicals": canonicals,
-    }
-
-
 def _walk_text(root: Any, marker: Any) -> _Text:
     """The text and first h1 after the marker (no marker: the whole tree), walked until
     the text is long enough and the first h1 has ended."""
@@ -366,14 +357,16 @@ def _walk_text(root: Any, marker: Any) -> _Text:
     return walk
 
 
+def _after(root: Any, marker: Any, tag: str) -> Any:
+    """The `tag` elements after the marker (no marker: in the whole tree)."""
+    return root.iter(tag) if marker is None else marker.xpath("following::" + tag)
+
+
 def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
     """(scripts that run JavaScript, rel=canonical links) after the marker."""
-    if marker is None:
-        scripts, links = root.iter("script"), root.iter("link")
-    else:
-        scripts, links = marker.xpath("following::script"), marker.xpath("following::link[@rel]")
-    runs = sum(1 for el in scripts if (el.get("type") or "").strip().lower() in _JS_TYPES)
-    canonical = sum(1 for el in links if "canonical" in (el.get("rel") or "").lower().split())
+    scripts, links = _after(root, marker, "script"), _after(root, marker, "link")
+    runs = sum(1 for el in scripts if el.get("type", "").strip().lower() in _JS_TYPES)
+    canonical = sum(1 for el in links if "canonical" in el.get("rel", "").lower().split())
     return runs, canonical
 
 
@@ -383,11 +376,10 @@ def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
 def _hrefs(root: Any, marker: Any) -> tuple[str, ...]:
     """The followable hrefs after the marker, each once (the crawl counts a link to a
     page once per page), in document order."""
-    anchors = root.iter("a") if marker is None else marker.xpath("following::a[@href]")
     hrefs: dict[str, None] = {}
-    for el in anchors:
+    for el in _after(root, marker, "a"):
         href = el.get("href")
-        if href and "nofollow" not in (el.get("rel") or "").lower().split():
+        if href and "nofollow" not in el.get("rel", "").lower().split():
             hrefs[href] = None
     return tuple(hrefs)
 
