@@ -51,9 +51,9 @@ _DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting 
 _ANY_ENTRY = ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
 
 
-def _limit_words(code: int, message: str) -> str | None:
-    """libxml2's own safety limits in plain words, or None for any other error. Its words
-    name parser options and functions no user can set, so they are replaced, not quoted."""
+def _plain(code: int, message: str) -> str:
+    """A parse error in plain words. libxml2's own safety limits name parser options and
+    functions no user can set, so their words are replaced, not quoted."""
     if "amplification" in message:
         return "entity expansion too large (a 'billion laughs' document), refused"
     depth = _DEPTH.search(message)
@@ -61,26 +61,9 @@ def _limit_words(code: int, message: str) -> str | None:
         return f"element nesting depth over {depth.group(1)} levels, refused"
     if code == _RESOURCE_LIMIT or "XML_PARSE_HUGE" in message:
         return "a text, name or whitespace run of more than 10,000,000 bytes"
-    return None
-
-
-def _plain(code: int, message: str) -> str:
-    limit = _limit_words(code, message)
-    if limit is not None:
-        return limit
     words = _PLAIN_ERRORS.get(code)
     message = message.split(", line ")[0].strip()
     return f"{words} ({message})" if words else message
-
-
-def _declared_entities(dtd: Any) -> list[str]:
-    """The entities an internal DTD (or None) declares: name, and SYSTEM url if external."""
-    if dtd is None:
-        return []
-    return [
-        f"{ent.name} SYSTEM {ent.system_url!r}" if ent.system_url else f"{ent.name}"
-        for ent in dtd.iterentities()
-    ]
 
 
 class XmlReader:
@@ -233,7 +216,11 @@ class XmlReader:
 
     def _report_doctype(self, docinfo: Any) -> None:
         """sitemap-doctype, naming the entities it declares (at most 5) and any external DTD."""
-        names = _declared_entities(docinfo.internalDTD)
+        dtd = docinfo.internalDTD  # the entities it declares: name, SYSTEM url if external
+        names = [
+            f"{ent.name} SYSTEM {ent.system_url!r}" if ent.system_url else ent.name
+            for ent in (() if dtd is None else dtd.iterentities())
+        ]
         extra = f" declaring entities {', '.join(names[:5])}" if names else ""
         if len(names) > 5:
             extra += f" and {len(names) - 5} more"
@@ -257,7 +244,7 @@ class XmlReader:
     def _malformed(self, error: etree.XMLSyntaxError) -> None:
         code, line, col, msg = self._first_error(error)
         line = line or 0
-        col = col if col is not None and col >= 0 else 0
+        col = max(col or 0, 0)
         off = self.doc.line_offset
         mark = len(self.doc.items)
         if code == 81 or (code == 9 and "encoding" in msg.lower()):
