@@ -99,21 +99,10 @@ class LlmsText:
     invalid_line: int | None
 
 
-def _fence_closes(line: str, fence: str) -> bool:
-    found = _FENCE.match(line)
-    return found is not None and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence)
-
-
-def _without_code_spans(line: str) -> str:
-    """The line with its code spans blanked out (a link inside one is no link)."""
-    if "`" not in line:
-        return line
-    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
-
-
 def _links_of(line: str) -> list[str]:
     """The link targets of one line outside fences, in order of appearance."""
-    text = _without_code_spans(line)
+    # code spans blanked out: a link inside one is no link
+    text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
     found: list[tuple[int, str]] = []
     for m in _INLINE.finditer(text):
         if m.start() > 0 and text[m.start() - 1] == "!":
@@ -168,13 +157,18 @@ def read_llms(text: str) -> LlmsText:
     shape = _Shape()
     fence: str | None = None
     for number, line in enumerate(_LINES.split(text), start=1):
+        mark = _FENCE.match(line)
         if fence is not None:
-            if _fence_closes(line, fence):
+            # closed by a fence of the same character, at least as long
+            if (
+                mark is not None
+                and mark.group(1)[0] == fence[0]
+                and len(mark.group(1)) >= len(fence)
+            ):
                 fence = None
             continue
-        opened = _FENCE.match(line)
-        if opened is not None:
-            fence = opened.group(1)
+        if mark is not None:
+            fence = mark.group(1)
             continue
         shape.line(number, line)
         if "(" in line or "<" in line:
