@@ -28,12 +28,15 @@ _HEADER_NAMES: dict[str, str] = {
 
 # Body markers (matched lower-cased). Cloudflare's are only trusted together
 # with its headers, because "just a moment" alone is too generic.
-_CLOUDFLARE_MARKERS = (
-    "just a moment...",
-    "cf-chl",
-    "cf_chl_opt",
-    "challenge-platform",
-    "attention required! | cloudflare",
+_CLOUDFLARE_MARKERS: tuple[tuple[str, str], ...] = tuple(
+    (marker, "Cloudflare challenge")
+    for marker in (
+        "just a moment...",
+        "cf-chl",
+        "cf_chl_opt",
+        "challenge-platform",
+        "attention required! | cloudflare",
+    )
 )
 _BODY_MARKERS: tuple[tuple[str, str], ...] = (
     ("incapsula incident id", "Imperva/Incapsula"),
@@ -63,7 +66,15 @@ def detect_bot_challenge(
     named, server, cf_ray, cookies = _scan_headers(headers)
     if named is not None:
         return named
-    return _cookie_signature(cookies) or _body_signature(status, server, cf_ray, body_head)
+    body = body_head[:16384].decode("utf-8", "replace").lower()
+    # Cloudflare's page markers are trusted only on a 403/503 with its headers
+    cloudflare = (cf_ray or "cloudflare" in server) and status in (403, 503)
+    return (
+        _marked(_COOKIE_MARKERS, cookies, "{vendor} (cookie {name})")
+        or _marked(_CLOUDFLARE_MARKERS, [body] if cloudflare else [], _PAGE)
+        or _akamai_page(server, body)
+        or _marked(_BODY_MARKERS, [body], _PAGE)
+    )
 
 
 def _scan_headers(headers: Iterable[tuple[str, str]]) -> tuple[str | None, str, bool, list[str]]:
@@ -86,36 +97,16 @@ def _scan_headers(headers: Iterable[tuple[str, str]]) -> tuple[str | None, str, 
     return None, server, cf_ray, cookies
 
 
-def _cookie_signature(cookies: list[str]) -> str | None:
-    for cookie in cookies:
-        for marker, vendor in _COOKIE_MARKERS:
-            if marker in cookie:
-                return f"{vendor} (cookie {marker.rstrip('=')})"
+_PAGE = "{vendor} (page marker {marker!r})"
+
+
+def _marked(markers: tuple[tuple[str, str], ...], texts: list[str], label: str) -> str | None:
+    """The first (marker, vendor) found in one of `texts`, named by `label`."""
+    for text in texts:
+        for marker, vendor in markers:
+            if marker in text:
+                return label.format(vendor=vendor, marker=marker, name=marker.rstrip("="))
     return None
-
-
-def _body_signature(status: int, server: str, cf_ray: bool, body_head: bytes) -> str | None:
-    body = body_head[:16384].decode("utf-8", "replace").lower() if body_head else ""
-    return (
-        _cloudflare_page(status, server, cf_ray, body)
-        or _akamai_page(server, body)
-        or _vendor_page(body)
-    )
-
-
-def _vendor_page(body: str) -> str | None:
-    for marker, vendor in _BODY_MARKERS:
-        if marker in body:
-            return f"{vendor} (page marker {marker!r})"
-    return None
-
-
-def _cloudflare_page(status: int, server: str, cf_ray: bool, body: str) -> str | None:
-    """Cloudflare's page markers, trusted only on a 403/503 with its headers."""
-    if not (cf_ray or "cloudflare" in server) or status not in (403, 503):
-        return None
-    marker = next((m for m in _CLOUDFLARE_MARKERS if m in body), None)
-    return None if marker is None else f"Cloudflare challenge (page marker {marker!r})"
 
 
 def _akamai_page(server: str, body: str) -> str | None:
