@@ -69,9 +69,12 @@ class Sniffer:
         return self._state == _DONE
 
     def feed(self, data: bytes, final: bool) -> Decision | None:
-        buf = self._pre + data
-        self._pre = b""
-        rest = self._skip_start(buf, final)
+        buf, self._pre = self._pre + data, b""
+        # any byte order mark and leading whitespace still to be skipped (None: more bytes
+        # are needed, or nothing more is to be read)
+        rest = self._skip_bom(buf, final) if self._state == _BOM else buf
+        if rest is not None and self._state == _LEADING_SPACE:
+            rest = self._skip_space(rest, final)
         if rest is None:
             return None
         buf = rest
@@ -80,16 +83,6 @@ class Sniffer:
             return None
         self._state = _DONE
         return self._classify(buf)
-
-    def _skip_start(self, buf: bytes, final: bool) -> bytes | None:
-        """`buf` after any byte order mark and leading whitespace still to be skipped; None
-        when more bytes are needed, or nothing more is to be read."""
-        rest: bytes | None = buf
-        if self._state == _BOM:
-            rest = self._skip_bom(buf, final)
-        if rest is not None and self._state == _LEADING_SPACE:
-            rest = self._skip_space(rest, final)
-        return rest
 
     def _skip_bom(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` after a UTF-8 byte order mark; None when more bytes are needed to tell, or
