@@ -19,6 +19,7 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urldefrag, urlsplit
@@ -189,14 +190,6 @@ def rendered_facts(
     )
 
 
-def _title(value: str | None) -> str:
-    return "no title" if value is None else repr(value)
-
-
-def _canonical(value: tuple[str, ...]) -> str:
-    return ", ".join(value) if value else "none (the page itself)"
-
-
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
     if not pairs:
         return "none"
@@ -218,11 +211,11 @@ def compare(
     """The findings of a rendered page: each render code that applies, once."""
     found = [
         _noindex(raw, rendered, agent),
-        _canonical_changed(raw, rendered),
-        _title_changed(raw, rendered),
+        _changed(raw, rendered, "render-canonical-changed"),
+        _changed(raw, rendered, "render-title-changed"),
         _links_only(raw, rendered),
         _content_only(raw, rendered, shell),
-        _hreflang_changed(raw, rendered),
+        _changed(raw, rendered, "render-hreflang-changed"),
     ]
     return [
         finding(code, message, url=url, sitemap=sitemap, line=line)
@@ -251,25 +244,39 @@ def _noindex(raw: RenderFacts, rendered: RenderFacts, agent: str) -> _Judged:
     return None
 
 
-def _canonical_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.canonical_set == rendered.canonical_set:
-        return None
-    return (
-        "render-canonical-changed",
-        f"the raw HTML's canonical is {_canonical(raw.canonical)}, the rendered page's is "
-        f"{_canonical(rendered.canonical)}: put the canonical in the HTML and keep scripts "
-        "from changing it",
-    )
+# code -> (the field compared, the field shown, how it is shown, the message)
+_CHANGED: Final[dict[str, tuple[str, str, Callable[[Any], str], str]]] = {
+    "render-canonical-changed": (
+        "canonical_set",
+        "canonical",
+        lambda value: ", ".join(value) or "none (the page itself)",
+        "the raw HTML's canonical is {raw}, the rendered page's is {rendered}: put the "
+        "canonical in the HTML and keep scripts from changing it",
+    ),
+    "render-title-changed": (
+        "title",
+        "title",
+        lambda value: "no title" if value is None else repr(value),
+        "the raw HTML's title is {raw}, the rendered page's is {rendered}: crawlers that do "
+        "not render show the first",
+    ),
+    "render-hreflang-changed": (
+        "hreflang",
+        "hreflang",
+        _hreflang,
+        "the raw HTML's hreflang alternates are {raw}, the rendered page's are {rendered}: "
+        "put them in the HTML",
+    ),
+}
 
 
-def _title_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.title == rendered.title:
+def _changed(raw: RenderFacts, rendered: RenderFacts, code: str) -> _Judged:
+    """A `render-*-changed` code when the raw and rendered values differ."""
+    compared, shown, show, message = _CHANGED[code]
+    if getattr(raw, compared) == getattr(rendered, compared):
         return None
-    return (
-        "render-title-changed",
-        f"the raw HTML's title is {_title(raw.title)}, the rendered page's is "
-        f"{_title(rendered.title)}: crawlers that do not render show the first",
-    )
+    before, after = show(getattr(raw, shown)), show(getattr(rendered, shown))
+    return code, message.format(raw=before, rendered=after)
 
 
 def _links_only(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
@@ -293,16 +300,6 @@ def _content_only(raw: RenderFacts, rendered: RenderFacts, shell: bool) -> _Judg
         f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered <body> "
         f"holds {rendered.text}: the content exists only for crawlers that run JavaScript; "
         "render it on the server",
-    )
-
-
-def _hreflang_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.hreflang == rendered.hreflang:
-        return None
-    return (
-        "render-hreflang-changed",
-        f"the raw HTML's hreflang alternates are {_hreflang(raw.hreflang)}, the rendered "
-        f"page's are {_hreflang(rendered.hreflang)}: put them in the HTML",
     )
 
 
