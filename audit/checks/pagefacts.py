@@ -582,7 +582,15 @@ class _StopRule:
         if not self.head_only and have + len(chunk) <= _LEAST_WINDOW:
             return  # read whole whatever the head says: scanned later, if at all
         scan.extend(self._unscanned(have, raw, chunk))
-        limit = self._limit(scan.run())
+        scan.run()
+        # where reading stops, once the scan knows
+        if self.head_only:
+            limit = scan.head_end
+        elif scan.body_end is not None:
+            # the head reader read 4 KiB pieces: its window began at the end of a piece
+            limit = max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE) + BODY_WINDOW
+        else:
+            return
         if limit is not None:
             self.limit, self._scan = min(self.cap, limit), None
 
@@ -594,12 +602,3 @@ class _StopRule:
         if start == 0 and text.startswith("\xef\xbb\xbf"):
             text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
         return text
-
-    def _limit(self, scan: HeadScan) -> int | None:
-        """Where reading stops, once the scan knows (None: not yet)."""
-        if self.head_only:
-            return scan.head_end
-        if scan.body_end is None:
-            return None
-        # the head reader read 4 KiB pieces: its window began at the end of a piece
-        return max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE) + BODY_WINDOW
