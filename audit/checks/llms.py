@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
+from audit.checks.pagefacts import is_html as is_html_type
 from audit.core.records import Finding, finding
 from audit.rules.urls import normalize_url
 
@@ -45,7 +46,6 @@ __all__ = [
 
 MAX_CHARS: Final = 50_000  # llms-too-large above this (Mintlify's limit)
 READ_CHARS: Final = 5_000_000  # an llms.txt is read up to this many characters
-_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_START = re.compile(r"\s*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE)
 _LINES = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -68,12 +68,6 @@ def starts_like_html(body: bytes | str) -> bool:
     head = body[:1024]
     text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
     return _HTML_START.match(text.lstrip("\ufeff") + " ") is not None
-
-
-def is_html_type(content_type: str | None) -> bool:
-    return bool(content_type) and (
-        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
-    )
 
 
 def is_html_shell(content_type: str | None, body: bytes) -> bool:
