@@ -303,14 +303,14 @@ class _Text:
         self.size = 0
         self.hidden = 0
         self.h1_depth = 0
-        self.h1_parts: list[str] | None = None
+        self.h1_parts: list[str] = []  # the first h1's text, while h1_depth
         self.h1: str | None = None
         self.h1_done = False  # the first h1 ended (empty or not: only the first counts)
 
     def add(self, data: str | None) -> None:
         if not data or self.hidden:
             return
-        if self.h1_depth and self.h1_parts is not None:
+        if self.h1_depth:
             self.h1_parts.append(data)
         if self.size < _TEXT_CHARS:
             self.parts.append(data)
@@ -322,8 +322,6 @@ class _Text:
             self.hidden += 1
         elif tag == "h1" and not self.h1_done:
             self.h1_depth += 1
-            if self.h1_parts is None:
-                self.h1_parts = []
         elif tag in _BREAKS:
             self.add(" ")
         self.add(el.text)
@@ -334,9 +332,9 @@ class _Text:
             self.hidden -= 1
         elif tag == "h1" and self.h1_depth:
             self.h1_depth -= 1
-            if not self.h1_depth and self.h1_parts is not None:
+            if not self.h1_depth:
                 self.h1 = _clean("".join(self.h1_parts))[:_H1_CHARS] or None
-                self.h1_parts, self.h1_done = None, True
+                self.h1_done = True
         self.add(el.tail)
 
 
@@ -432,8 +430,9 @@ class FactsSink:
         self.facts, self._raw = None, bytearray()
         ctype = next((v for k, v in headers if k == "content-type"), None)
         self.reading = status == 200 and is_html(ctype)
-        self._http = charset_of_content_type(ctype) if self.reading else None
-        self._stop = _StopRule(self.wants, self.cap) if self.reading else None
+        self._http, self._stop = None, None
+        if self.reading:
+            self._http, self._stop = charset_of_content_type(ctype), _StopRule(self.wants, self.cap)
         return self.reading
 
     def feed(self, chunk: bytes) -> bool:
@@ -447,7 +446,7 @@ class FactsSink:
 
     def end(self, *, at_eof: bool) -> None:
         """Reading stopped: parse what was read (`at_eof`: the body ended there)."""
-        if not self.reading or self._stop is None:
+        if self._stop is None:  # not reading (a stop rule is made only to read)
             return
         complete = at_eof and not self._stop.done
         raw, self._raw, self._stop, http = bytes(self._raw), bytearray(), None, self._http
