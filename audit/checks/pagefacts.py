@@ -175,7 +175,7 @@ def parse_facts(
     if source == "default" and late is not None and late != charset:
         charset, source = late, "meta"  # decoded again from the start, once
         text = decode(raw, charset)
-        head = HeadScan(text, final=complete, restarted=True).run().close()
+        head = HeadScan(text, final=complete).run().close()
     base = PageFacts(
         size,
         complete,

@@ -87,10 +87,9 @@ def _attrs(raw: str) -> Attrs:
 class HeadScan:
     """The head of one page; see the module."""
 
-    def __init__(self, text: str, *, final: bool, restarted: bool = False) -> None:
+    def __init__(self, text: str, *, final: bool) -> None:
         self.text = text
         self.final = final
-        self.restarted = restarted  # decoded again for a late charset: no second time
         self.pos = 0
         self.title: str | None = None
         self.metas: list[tuple[str, str]] = []
@@ -254,13 +253,13 @@ class HeadScan:
             self.base_href = href.strip()  # the first base with an href wins
 
     def _meta(self, a: Attrs) -> None:
-        if self.late_charset is None and not self.restarted:
+        if self.late_charset is None:
             # the charset a meta declares: `charset`, or `http-equiv=content-type`'s
             charset = a.get("charset")
             if charset is None and a.get("http-equiv", "").lower() == "content-type":
                 charset = charset_param(a.get("content", ""))
             found = normalize_charset(charset)
-            if found is not None and found != "utf-8":
+            if found not in (None, "utf-8"):
                 self.late_charset = found
         name = a.get("name")
         if name is not None and "content" in a and len(self.metas) < _MAX_TAGS:
