@@ -91,7 +91,12 @@ def main_text(root: Any) -> str:
     for el in list(root.iter(*_DROP_TAGS)):
         _drop(el)
     for el in list(root.iter()):
-        if _is_noise(el):
+        tag = el.tag
+        # comments and processing instructions, and elements named like noise
+        if not isinstance(tag, str) or (
+            tag not in _NEVER_NOISE
+            and _NOISE_NAME.search(f"{el.get('class', '')} {el.get('id', '')}") is not None
+        ):
             _drop(el)
     # the one <main> (or role=main), else the one <article>, else the body
     body = root.xpath("//main | //*[@role='main']")
@@ -118,14 +123,6 @@ def _drop(el: Any) -> None:
         else:
             before.tail = (before.tail or "") + tail
     parent.remove(el)
-
-
-def _is_noise(el: Any) -> bool:
-    if not isinstance(el.tag, str):  # comments, processing instructions
-        return True
-    if el.tag in _NEVER_NOISE:
-        return False
-    return _NOISE_NAME.search(f"{el.get('class', '')} {el.get('id', '')}") is not None
 
 
 # --- the page's own modification date ----------------------------------------------

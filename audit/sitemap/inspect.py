@@ -79,7 +79,14 @@ class Inspector:
         st = self._get(source)
         if entry.kind == "sitemap":
             st.children.append((entry.loc or "").strip())
-        _count_extensions(st, entry)
+        for name, items in (
+            ("image", entry.images),
+            ("video", entry.videos),
+            ("news", entry.news),
+            ("hreflang", entry.alternates),
+        ):
+            if items:
+                st.extensions[name] += len(items)
         if not entry.lastmod:
             st.lastmod_missing += 1
             return
@@ -145,17 +152,6 @@ class Inspector:
                 ext = ", ".join(f"{k} {v:,}" for k, v in sorted(st.extensions.items()))
                 out.write(f"{indent}  extensions: {ext}\n")
             _write_children(out, st, indent, self.stats)
-
-
-def _count_extensions(st: SitemapStats, entry: Entry) -> None:
-    for name, items in (
-        ("image", entry.images),
-        ("video", entry.videos),
-        ("news", entry.news),
-        ("hreflang", entry.alternates),
-    ):
-        if items:
-            st.extensions[name] += len(items)
 
 
 def _write_lastmods(out: TextIO, st: SitemapStats, indent: str) -> None:

@@ -147,7 +147,14 @@ class Sniffer:
         if not head.startswith(b"<"):
             at = head.find(b"<?xml")
             if at < 0:
-                self._not_xml(head)
+                what = "JSON" if head[:1] in (b"{", b"[") else "something else"
+                shown = repr(head[:24].decode("utf-8", "backslashreplace"))
+                doc.find(
+                    "sitemap-root-invalid",
+                    f"not XML, not a text sitemap ({what}): starts with {shown}",
+                    line=doc.line_offset + 1,
+                )
+                doc.stop()
                 return None
             # Junk before the declaration (a stray BOM, PHP notice...): same fault.
             self._ws_bytes += at
@@ -163,16 +170,6 @@ class Sniffer:
         if self._check_declared_encoding(head):
             return ("xml", buf)
         return None
-
-    def _not_xml(self, head: bytes) -> None:
-        what = "JSON" if head[:1] in (b"{", b"[") else "something else"
-        shown = repr(head[:24].decode("utf-8", "backslashreplace"))
-        self.doc.find(
-            "sitemap-root-invalid",
-            f"not XML, not a text sitemap ({what}): starts with {shown}",
-            line=self.doc.line_offset + 1,
-        )
-        self.doc.stop()
 
     def _check_declared_encoding(self, head: bytes) -> bool:
         """sitemap-encoding for an encoding= other than UTF-8 in the XML declaration;
