@@ -48,6 +48,13 @@ SERVED: Final = (
     ("shell_only", "shell only"),
 )
 
+# the served table's column heads: the text report's right-aligned to at least 7 characters
+_TEXT_WIDTHS: Final = [max(7, len(label)) for _, label in SERVED]
+_TEXT_HEADS: Final = "  ".join(
+    f"{label:>{w}}" for (_, label), w in zip(SERVED, _TEXT_WIDTHS, strict=True)
+)
+_MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
+
 
 def _count(value: Any) -> int:
     return value if type(value) is int else 0  # not a bool
@@ -122,11 +129,9 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     if rows:
         names = [clean(f"{agent} @ {origin}") for agent, origin, _ in rows]
         width = max(map(len, ["agent @ host", *names]))
-        widths = [max(7, len(label)) for _, label in SERVED]
-        heads = "  ".join(f"{label:>{w}}" for (_, label), w in zip(SERVED, widths, strict=True))
-        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {heads}"]
+        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {_TEXT_HEADS}"]
         for name, (_, _, counts) in zip(names, rows, strict=True):
-            cells = "  ".join(f"{n:>{w},}" for n, w in zip(counts, widths, strict=True))
+            cells = "  ".join(f"{n:>{w},}" for n, w in zip(counts, _TEXT_WIDTHS, strict=True))
             out.append(f"  {name:<{width}}  {cells}")
     return out
 
@@ -145,8 +150,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[
             out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
     rows = served_rows(summary)
     if rows:
-        heads = " | ".join(label.capitalize() for _, label in SERVED)
-        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {heads} |"]
+        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {_MARKDOWN_HEADS} |"]
         out.append("| --- | --- |" + " ---: |" * len(SERVED))
         for agent, origin, counts in rows:
             cells = " | ".join(f"{n:,}" for n in counts)
