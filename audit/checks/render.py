@@ -52,6 +52,7 @@ CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered 
 _SHOWN_LINKS: Final = 3
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _HTML: Final = etree.HTMLParser()
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +100,9 @@ def _origin(url: str) -> tuple[str, str, int | None] | None:
     except ValueError:
         return None
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
         return None
-    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80)
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
 
 
 def page_facts(
@@ -150,9 +151,7 @@ def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
 def visible_chars(html: str) -> int:
     """Characters of the `<body>` text without script, style, template, noscript and
     title elements, whitespace runs collapsed to one space, trimmed (text content: no CSS)."""
-    if not html.strip():
-        return 0
-    try:
+    try:  # None: nothing to parse (blank, or only comments)
         root = etree.fromstring(html, _HTML)
     except (etree.ParserError, ValueError):
         return 0
