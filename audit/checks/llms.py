@@ -78,10 +78,7 @@ def is_html_shell(content_type: str | None, body: bytes) -> bool:
 def decode_llms(body: bytes) -> str:
     """An llms.txt body as text: UTF-8 (bad bytes replaced), a BOM dropped, at most
     READ_CHARS characters."""
-    text = body.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text[:READ_CHARS]
+    return body.decode("utf-8", "replace").removeprefix("\ufeff")[:READ_CHARS]
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,7 @@ def _clean(text: str) -> str:
 
 
 def format_duration(seconds: Any) -> str:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+    if type(seconds) not in (int, float):  # a bool is no duration
         return "—"
     if seconds < 60:
         return f"{seconds:.1f} s"
