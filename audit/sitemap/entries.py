@@ -186,7 +186,7 @@ class _EntryParts:
         self.news.append(News(line, _fields(child)))
 
     def add_link(self, child: Any, line: int) -> None:
-        if (child.get("rel") or "").strip().lower() != "alternate":
+        if child.get("rel", "").strip().lower() != "alternate":
             return  # xhtml:link is hreflang only with rel="alternate"
         if self.alternates is None:
             self.alternates = []

@@ -95,7 +95,7 @@ class Sniffer:
                 self._bad_encoding(message)
                 return None
         self._state = _LEADING_SPACE
-        return buf[3:] if buf.startswith(b"\xef\xbb\xbf") else buf  # allowed before <?xml
+        return buf.removeprefix(b"\xef\xbb\xbf")  # allowed before <?xml
 
     def _skip_space(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` without leading whitespace (its lines counted); None while only whitespace
