@@ -132,14 +132,10 @@ class _Shape:
             self.in_sections = True
             return
         item = _ITEM.fullmatch(line)
-        if self.in_sections and item is not None and not _is_link_item(item.group(1)):
-            self.broken = number
-
-
-def _is_link_item(text: str) -> bool:
-    """Does a list item's text start with a markdown link `[name](url)`?"""
-    found = _INLINE.match(text)
-    return found is not None and found.group(2) is not None
+        if self.in_sections and item is not None:
+            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
+            if link is None or link.group(2) is None:
+                self.broken = number
 
 
 def read_llms(text: str) -> LlmsText:
