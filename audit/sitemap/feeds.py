@@ -90,15 +90,10 @@ class Atom:
         for child in el:
             tag = child.tag
             if tag == link_tag and loc is None:
-                if _is_alternate_link(child):
+                # a link to the entry itself: rel="alternate", the default
+                if (child.get("rel") or "alternate").strip().lower() == "alternate":
                     loc = child.get("href")
                     loc_line = child.sourceline
             elif tag == updated_tag and lastmod is None:
                 lastmod = (child.text or "").strip()
         return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
-
-
-def _is_alternate_link(link: Any) -> bool:
-    """An Atom <link> to the entry itself: rel="alternate", the default."""
-    rel: str = link.get("rel") or "alternate"
-    return rel.strip().lower() == "alternate"
