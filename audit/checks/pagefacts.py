@@ -552,17 +552,17 @@ class _StopRule:
 
     def __init__(self, wants: int, cap: int) -> None:
         self.cap = cap
-        self.whole = bool(wants & _WHOLE)
         self.head_only = not (wants & (HEAD | _WHOLE))
         self.limit = cap  # bytes kept at most: the cap, or the window past the body
         self.done = False
-        self._scan: HeadScan | None = None if self.whole else HeadScan("", final=False)
+        # the head is scanned until it says where reading stops (never: the whole body)
+        self._scan: HeadScan | None = None if wants & _WHOLE else HeadScan("", final=False)
         self._scanned = 0  # bytes the scan has seen
 
     def take(self, raw: bytearray, chunk: bytes) -> int:
         """How many bytes of `chunk` to keep (after `raw`); sets `done`."""
         have = len(raw)
-        if self._scan is not None and self.limit == self.cap:
+        if self._scan is not None:
             self._look(have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
         if have + keep >= self.limit:
