@@ -171,8 +171,8 @@ def parse_facts(
         raw = _whole_tags(raw)
     text = decode(raw, charset)
     head = HeadScan(text, final=complete).run().close()
-    late = head.late_charset
-    if source == "default" and late is not None and late != charset:
+    late = head.late_charset  # never UTF-8, the default's charset
+    if source == "default" and late is not None:
         charset, source = late, "meta"  # decoded again from the start, once
         text = decode(raw, charset)
         head = HeadScan(text, final=complete).run().close()
