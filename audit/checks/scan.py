@@ -147,20 +147,19 @@ class HeadScan:
         if nxt == "/":
             return self._end_tag(lt)
         if nxt in ("!", "?"):
-            closer = "-->" if text.startswith("<!--", lt) else ">"
-            end = text.find(closer, lt + 2)
-            return self._skip_to(lt, end + len(closer) if end >= 0 else -1)
+            return self._skip_to(lt, "-->" if text.startswith("<!--", lt) else ">")
         if not nxt and not self.final:
             return False
         self._data(lt, "<")
         self.pos = lt + 1
         return True
 
-    def _skip_to(self, lt: int, end: int) -> bool:
-        """Skip a comment or declaration ending at `end` (-1: not ended yet)."""
+    def _skip_to(self, lt: int, closer: str) -> bool:
+        """Skip a comment, a declaration or a broken end tag, up to `closer` and with it."""
+        end = self.text.find(closer, lt + 2)
         if end < 0:
             return self._unfinished(lt)
-        self.pos = end
+        self.pos = end + len(closer)
         return True
 
     def _unfinished(self, lt: int) -> bool:
@@ -186,8 +185,7 @@ class HeadScan:
     def _end_tag(self, lt: int) -> bool:
         m = _END.match(self.text, lt)
         if m is None:
-            end = self.text.find(">", lt)
-            return self._skip_to(lt, end + 1 if end >= 0 else -1)
+            return self._skip_to(lt, ">")
         self.pos = m.end()
         self._end(m.group(1).lower(), lt)
         return True
