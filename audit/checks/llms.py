@@ -146,12 +146,9 @@ def read_llms(text: str) -> LlmsText:
     for number, line in enumerate(_LINES.split(text), start=1):
         mark = _FENCE.match(line)
         if fence is not None:
-            # closed by a fence of the same character, at least as long
-            if (
-                mark is not None
-                and mark.group(1)[0] == fence[0]
-                and len(mark.group(1)) >= len(fence)
-            ):
+            # closed by a fence of the same character, at least as long (both are runs
+            # of one character)
+            if mark is not None and mark.group(1).startswith(fence):
                 fence = None
             continue
         if mark is not None:
