@@ -216,7 +216,7 @@ def _with_body(
     cut = _link_cut(text, head) if wants & LINKS else None
     root, error = _parse(_marked(text, (body, cut)))
     if root is None:
-        return facts if error is None else _replace(facts, error=error)
+        return _replace(facts, error=error)
     found: dict[str, Any] = {}
     nodes = _markers(root) if body or cut else {}
     if body is not None:
@@ -268,9 +268,8 @@ def _marked(text: str, marks: tuple[int | None, ...]) -> str:
 
 
 def _parse(text: str) -> tuple[Any, str | None]:
-    """The page's lxml tree (None: nothing to parse) and the parser's error, if any."""
-    if not text.strip():
-        return None, None
+    """The page's lxml tree (None: nothing to parse, a blank page say) and the parser's
+    error, if any."""
     try:
         decl = _XML_DECL.match(text)
         root = etree.fromstring(text[decl.end() :] if decl else text, _HTML)
