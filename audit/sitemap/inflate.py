@@ -82,11 +82,11 @@ class Inflater:
                 return b""
             self._head = b""
             self._start(data)
-        if self._mode == 1:
+        inner = self._inner  # the next layer: None for plain input
+        if inner is None:
             return self._pass(data)
-        assert self._inner is not None
         out, error = self._inflate(data)
-        result = self._inner.feed(out)
+        result = inner.feed(out)
         if error is not None:
             self._done = True
             raise GzipError(error, result)
@@ -99,9 +99,9 @@ class Inflater:
             self._mode = 1
             data, self._head = self._head, b""
             return self._pass(data)
-        if self._mode == 1:
+        inner = self._inner
+        if inner is None:  # plain
             return b""
-        assert self._inner is not None
         self._done = True
         if self._d is not None:
             # Input is exhausted and max_length was not reached, so no output is
@@ -112,7 +112,7 @@ class Inflater:
             )
         if self._pending.strip(b"\x00"):
             raise GzipError("trailing garbage after the gzip data")
-        return self._inner.close()
+        return inner.close()
 
     # --- internals ---------------------------------------------------------
 
