@@ -562,18 +562,16 @@ class _StopRule:
         """How many bytes of `chunk` to keep (after `raw`); sets `done`."""
         have = len(raw)
         if self._scan is not None:
-            self._look(have, raw, chunk)
+            self._look(self._scan, have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
         if have + keep >= self.limit:
             self.done = True
         return keep
 
-    def _look(self, have: int, raw: bytearray, chunk: bytes) -> None:
+    def _look(self, scan: HeadScan, have: int, raw: bytearray, chunk: bytes) -> None:
         """Scan the head (bytes read as latin-1: the markup is ASCII) for the body, from
         where the scan stopped: `raw` holds the bytes not scanned yet (deferred, see
         `_LEAST_WINDOW`), then `chunk`."""
-        scan = self._scan
-        assert scan is not None
         if self._scanned == 0 and (raw[:2] or chunk[:2]) in _UTF16_BOMS:
             self._scan = None  # UTF-16: read to the cap
             return
