@@ -129,7 +129,7 @@ class HeadScan:
     def _step(self) -> bool:
         """One token; False when the rest is an unfinished construct (wait for more)."""
         if self._raw is not None:
-            return self._raw_text()
+            return self._raw_text(self._raw)
         text, pos = self.text, self.pos
         lt = text.find("<", pos)
         if lt != pos:
@@ -190,11 +190,10 @@ class HeadScan:
         self._end(m.group(1).lower(), lt)
         return True
 
-    def _raw_text(self) -> bool:
+    def _raw_text(self, raw: str) -> bool:
         """Script, style or title content: raw text up to its end tag (a title's is text
         with character references, the first title's kept)."""
-        assert self._raw is not None
-        m = _RAW_END[self._raw].search(self.text, self.pos)
+        m = _RAW_END[raw].search(self.text, self.pos)
         if m is None:
             if not self.final:
                 return False
