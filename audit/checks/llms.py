@@ -201,10 +201,11 @@ def link_code(url: str, answer: LinkAnswer) -> str | None:
         return None
     if answer.noindex:
         return "llms-link-noindex"
-    markdown = urlsplit(url).path.lower().endswith(".md")
-    if markdown:
-        return "llms-md-html" if answer.html else None
-    if answer.listed or not answer.html or answer.canonical_elsewhere:
+    if not answer.html:  # the two codes left are about an HTML answer
+        return None
+    if urlsplit(url).path.lower().endswith(".md"):
+        return "llms-md-html"
+    if answer.listed or answer.canonical_elsewhere:
         return None
     return "llms-link-not-in-sitemap"
 
