@@ -218,7 +218,7 @@ def compare(
     ]
     return [
         finding(code, message, url=url, sitemap=sitemap, line=line)
-        for code, message in (f for f in found if f is not None)
+        for code, message in filter(None, found)
     ]
 
 
