@@ -63,38 +63,23 @@ def detect_bot_challenge(
     """
     if status not in CHALLENGE_STATUSES:
         return None
-    named, server, cf_ray, cookies = _scan_headers(headers)
-    if named is not None:
-        return named
+    values: dict[str, list[str]] = {}  # lower-cased, for the signatures below
+    for name, value in headers:
+        if name in _HEADER_NAMES:  # a blocker named by a header alone
+            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})"
+        if name.startswith("cf-chl"):
+            return f"Cloudflare challenge ({name})"
+        values.setdefault(name, []).append(value.lower())
+    server = values.get("server", [""])[-1]
     body = body_head[:16384].decode("utf-8", "replace").lower()
     # Cloudflare's page markers are trusted only on a 403/503 with its headers
-    cloudflare = (cf_ray or "cloudflare" in server) and status in (403, 503)
+    cloudflare = ("cf-ray" in values or "cloudflare" in server) and status in (403, 503)
     return (
-        _marked(_COOKIE_MARKERS, cookies, "{vendor} (cookie {name})")
+        _marked(_COOKIE_MARKERS, values.get("set-cookie", []), "{vendor} (cookie {name})")
         or _marked(_CLOUDFLARE_MARKERS, [body] if cloudflare else [], _PAGE)
         or _akamai_page(server, body)
         or _marked(_BODY_MARKERS, [body], _PAGE)
     )
-
-
-def _scan_headers(headers: Iterable[tuple[str, str]]) -> tuple[str | None, str, bool, list[str]]:
-    """A blocker named by a header alone, else what the later signatures need: the Server
-    value (lower-cased), whether a CF-Ray came, and the Set-Cookie values (lower-cased)."""
-    server = ""
-    cf_ray = False
-    cookies: list[str] = []
-    for name, value in headers:
-        if name in _HEADER_NAMES:
-            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})", server, cf_ray, cookies
-        if name.startswith("cf-chl"):
-            return f"Cloudflare challenge ({name})", server, cf_ray, cookies
-        if name == "server":
-            server = value.lower()
-        elif name == "cf-ray":
-            cf_ray = True
-        elif name == "set-cookie":
-            cookies.append(value.lower())
-    return None, server, cf_ray, cookies
 
 
 _PAGE = "{vendor} (page marker {marker!r})"
