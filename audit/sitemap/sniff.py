@@ -102,9 +102,8 @@ class Sniffer:
         has come."""
         stripped = buf.lstrip(_WS)
         skipped = len(buf) - len(stripped)
-        if skipped:
-            self._ws_bytes += skipped
-            self.doc.line_offset += buf.count(b"\n", 0, skipped)
+        self._ws_bytes += skipped
+        self.doc.line_offset += buf.count(b"\n", 0, skipped)
         if not stripped:
             if final:  # empty or blank: no document at all, kind None
                 self._state = _DONE
