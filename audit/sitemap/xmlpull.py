@@ -237,9 +237,8 @@ class XmlReader:
             return
         if self._format is not None:
             self._format.feed(main.read_events())
-        else:
-            for _event in main.read_events():  # no root known: the parse is about to fail
-                pass
+        else:  # drained: no root known, the parse is about to fail
+            list(main.read_events())
 
     def _malformed(self, error: etree.XMLSyntaxError) -> None:
         code, line, col, msg = self._first_error(error)
