@@ -25,9 +25,7 @@ class TextReader:
             # huge single line linear instead of quadratic.
             self._parts.append(data)
             return
-        block = data[: end + 1]
-        if self._parts:
-            block = b"".join([*self._parts, block])
+        block = b"".join([*self._parts, data[: end + 1]])  # one part: itself, not a copy
         rest = data[end + 1 :]
         self._parts = [rest] if rest else []
         for raw in block.split(b"\n")[:-1]:  # each whole line of the block
