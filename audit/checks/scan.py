@@ -206,7 +206,7 @@ class HeadScan:
         return True
 
     def _title_text(self, data: str) -> None:
-        if self._title is not None and data and sum(map(len, self._title)) < _TITLE_CHARS:
+        if self._title is not None and sum(map(len, self._title)) < _TITLE_CHARS:
             self._title.append(html.unescape(data))
 
     # --- tree building ---------------------------------------------------------
