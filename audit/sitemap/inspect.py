@@ -163,7 +163,7 @@ def _write_lastmods(out: TextIO, st: SitemapStats, indent: str) -> None:
     if not st.by_month:
         return
     months = sorted(st.by_month.items())
-    peak = max(n for _, n in months)
+    peak = max(st.by_month.values())
     for month, n in months[-24:]:
         bar = "#" * max(1, round(30 * n / peak))
         out.write(f"{indent}    {month} {n:>8,} {bar}\n")
