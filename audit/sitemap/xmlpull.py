@@ -129,18 +129,36 @@ class XmlReader:
         self._main = self._probe = self._format = None
 
     def _probe_feed(self, data: bytes, final: bool) -> None:
-        """Find the root and any DOCTYPE before the real parse starts."""
+        """Find the root and any DOCTYPE before the real parse starts; then start the main
+        parser, fed what the probe saw."""
         self._probe_buf.append(data)
         root, failed = self._probe_root(data, final)
         if root is None and not final and not failed:
             return
         self._probe = None
-        has_doctype = False
+        careful = True  # a DOCTYPE, or no root found: the careful settings apply
         if root is not None:
-            has_doctype = self._check_prolog(root)
+            careful = self._check_prolog(root)
             if self.doc.stopped:
                 return
-        self._start_main(has_doctype or root is None)
+        self._has_doctype = careful
+        if careful:
+            etree.clear_error_log()  # see _first_error
+        # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
+        resolve: Any = False if careful else "internal"
+        self._main = etree.XMLPullParser(
+            events=("end",),
+            tag=self._format.tags() if self._format is not None else _ANY_ENTRY,
+            resolve_entities=resolve,
+            no_network=True,
+            load_dtd=False,
+            # Without a DOCTYPE no entity exists to expand, so lifting libxml2's 10 MB text
+            # limit risks nothing: the 50 MiB limit (StreamParser's) decides, and a valid
+            # document padded with whitespace is judged by its size, as it should be.
+            huge_tree=not careful,
+        )
+        buf, self._probe_buf = b"".join(self._probe_buf), []
+        self.feed(buf)
 
     def _probe_root(self, data: bytes, final: bool) -> tuple[Any, bool]:
         """(the root element once the probe has seen it, else None; whether the probe
@@ -156,28 +174,6 @@ class XmlReader:
         for _event, el in self._probe.read_events():
             return el, failed
         return None, failed
-
-    def _start_main(self, has_doctype: bool) -> None:
-        """The main parser, fed what the probe saw. `has_doctype`: a DOCTYPE, or no root
-        found (so the careful settings apply)."""
-        self._has_doctype = has_doctype
-        if has_doctype:
-            etree.clear_error_log()  # see _first_error
-        # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
-        resolve: Any = False if has_doctype else "internal"
-        self._main = etree.XMLPullParser(
-            events=("end",),
-            tag=self._format.tags() if self._format is not None else _ANY_ENTRY,
-            resolve_entities=resolve,
-            no_network=True,
-            load_dtd=False,
-            # Without a DOCTYPE no entity exists to expand, so lifting libxml2's 10 MB text
-            # limit risks nothing: the 50 MiB limit (StreamParser's) decides, and a valid
-            # document padded with whitespace is judged by its size, as it should be.
-            huge_tree=not has_doctype,
-        )
-        buf, self._probe_buf = b"".join(self._probe_buf), []
-        self.feed(buf)
 
     def _check_prolog(self, root: Any) -> bool:
         """Classify the root element; report DOCTYPE. Return whether a DTD exists."""
