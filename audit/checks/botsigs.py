@@ -28,12 +28,15 @@ _HEADER_NAMES: dict[str, str] = {
 
 # Body markers (matched lower-cased). Cloudflare's are only trusted together
 # with its headers, because "just a moment" alone is too generic.
-_CLOUDFLARE_MARKERS = (
-    "just a moment...",
-    "cf-chl",
-    "cf_chl_opt",
-    "challenge-platform",
-    "attention required! | cloudflare",
+_CLOUDFLARE_MARKERS: tuple[tuple[str, str], ...] = tuple(
+    (marker, "Cloudflare challenge")
+    for marker in (
+        "just a moment...",
+        "cf-chl",
+        "cf_chl_opt",
+        "challenge-platform",
+        "attention required! | cloudflare",
+    )
 )
 _BODY_MARKERS: tuple[tuple[str, str], ...] = (
     ("incapsula incident id", "Imperva/Incapsula"),
@@ -60,62 +63,35 @@ def detect_bot_challenge(
     """
     if status not in CHALLENGE_STATUSES:
         return None
-    named, server, cf_ray, cookies = _scan_headers(headers)
-    if named is not None:
-        return named
-    return _cookie_signature(cookies) or _body_signature(status, server, cf_ray, body_head)
-
-
-def _scan_headers(headers: Iterable[tuple[str, str]]) -> tuple[str | None, str, bool, list[str]]:
-    """A blocker named by a header alone, else what the later signatures need: the Server
-    value (lower-cased), whether a CF-Ray came, and the Set-Cookie values (lower-cased)."""
-    server = ""
-    cf_ray = False
-    cookies: list[str] = []
+    values: dict[str, list[str]] = {}  # lower-cased, for the signatures below
     for name, value in headers:
-        if name in _HEADER_NAMES:
-            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})", server, cf_ray, cookies
+        if name in _HEADER_NAMES:  # a blocker named by a header alone
+            return f"{_HEADER_NAMES[name]} ({name}: {value.strip()[:60]})"
         if name.startswith("cf-chl"):
-            return f"Cloudflare challenge ({name})", server, cf_ray, cookies
-        if name == "server":
-            server = value.lower()
-        elif name == "cf-ray":
-            cf_ray = True
-        elif name == "set-cookie":
-            cookies.append(value.lower())
-    return None, server, cf_ray, cookies
-
-
-def _cookie_signature(cookies: list[str]) -> str | None:
-    for cookie in cookies:
-        for marker, vendor in _COOKIE_MARKERS:
-            if marker in cookie:
-                return f"{vendor} (cookie {marker.rstrip('=')})"
-    return None
-
-
-def _body_signature(status: int, server: str, cf_ray: bool, body_head: bytes) -> str | None:
-    body = body_head[:16384].decode("utf-8", "replace").lower() if body_head else ""
+            return f"Cloudflare challenge ({name})"
+        values.setdefault(name, []).append(value.lower())
+    server = values.get("server", [""])[-1]
+    body = body_head[:16384].decode("utf-8", "replace").lower()
+    # Cloudflare's page markers are trusted only on a 403/503 with its headers
+    cloudflare = ("cf-ray" in values or "cloudflare" in server) and status in (403, 503)
     return (
-        _cloudflare_page(status, server, cf_ray, body)
+        _marked(_COOKIE_MARKERS, values.get("set-cookie", []), "{vendor} (cookie {name})")
+        or _marked(_CLOUDFLARE_MARKERS, [body] if cloudflare else [], _PAGE)
         or _akamai_page(server, body)
-        or _vendor_page(body)
+        or _marked(_BODY_MARKERS, [body], _PAGE)
     )
 
 
-def _vendor_page(body: str) -> str | None:
-    for marker, vendor in _BODY_MARKERS:
-        if marker in body:
-            return f"{vendor} (page marker {marker!r})"
+_PAGE = "{vendor} (page marker {marker!r})"
+
+
+def _marked(markers: tuple[tuple[str, str], ...], texts: list[str], label: str) -> str | None:
+    """The first (marker, vendor) found in one of `texts`, named by `label`."""
+    for text in texts:
+        for marker, vendor in markers:
+            if marker in text:
+                return label.format(vendor=vendor, marker=marker, name=marker.rstrip("="))
     return None
-
-
-def _cloudflare_page(status: int, server: str, cf_ray: bool, body: str) -> str | None:
-    """Cloudflare's page markers, trusted only on a 403/503 with its headers."""
-    if not (cf_ray or "cloudflare" in server) or status not in (403, 503):
-        return None
-    marker = next((m for m in _CLOUDFLARE_MARKERS if m in body), None)
-    return None if marker is None else f"Cloudflare challenge (page marker {marker!r})"
 
 
 def _akamai_page(server: str, body: str) -> str | None:

@@ -75,10 +75,7 @@ def normalize_charset(label: str | None) -> str | None:
 
 def charset_of_content_type(value: str | None) -> str | None:
     """The charset parameter of a Content-Type value, as a Python codec name, or None."""
-    if not value:
-        return None
-    m = _CHARSET_PARAM.search(value)
-    return normalize_charset(m.group(1)) if m else None
+    return normalize_charset(charset_param(value or ""))
 
 
 def charset_param(value: str) -> str | None:

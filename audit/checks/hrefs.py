@@ -44,21 +44,17 @@ def resolve(url: str, base_href: str | None, hrefs: Iterable[str]) -> tuple[str,
     out: list[str] = []
     for href in hrefs:
         link = _shortcut(root, href)
-        if link is None:
-            link = _by_urllib(base, href, itself)
+        # else urllib, but mailto:, javascript:, tel: ... are never an http(s) link
+        if link is None and not _OTHER_SCHEME.match(href):
+            if href[:1] != "#":
+                link = absolute(base, href)
+            else:  # every fragment-only href of a page is the page itself, asked once
+                if "#" not in itself:
+                    itself["#"] = absolute(base, href)
+                link = itself["#"]
         if link is not None:
             out.append(link)
     return tuple(out)
-
-
-def _by_urllib(base: str, href: str, itself: dict[str, str | None]) -> str | None:
-    if _OTHER_SCHEME.match(href):
-        return None  # mailto:, javascript:, tel: ... never an http(s) link
-    if href[:1] != "#":
-        return absolute(base, href)
-    if "#" not in itself:  # every fragment-only href of a page is the page itself
-        itself["#"] = absolute(base, href)
-    return itself["#"]
 
 
 def joined(base: str, href: str) -> str | None:
@@ -119,7 +115,9 @@ def _shortcut(root: str | None, href: str) -> str | None:
     if link.startswith("/"):
         return _from_root(root, link)
     if link.startswith(_WEB):
-        return _absolute_link(link)
+        netloc = link.split("//", 1)[1]
+        # no host: urllib's rules apply
+        return link if netloc and netloc[0] not in "/?" else None
     return None
 
 
@@ -130,10 +128,3 @@ def _from_root(root: str | None, link: str) -> str | None:
     if "//" in path or "/." in path:  # empty or dot segments: urllib's rules apply
         return None
     return root + link
-
-
-def _absolute_link(link: str) -> str | None:
-    netloc = link.split("//", 1)[1]
-    if not netloc or netloc[0] in "/?":  # no host: urllib's rules apply
-        return None
-    return link

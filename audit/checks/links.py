@@ -66,12 +66,12 @@ def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
     """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`."""
     own = agent.strip().lower()
     for value in values:
-        scope: str | None = None
+        scope = own  # until a directive names an agent: every agent's
         for raw in value.lower().split(","):
             name, colon, token = raw.strip().partition(":")
             if colon and token.strip() and " " not in name.strip():
                 scope, raw = name.strip(), token
-            if raw.strip() in _NOFOLLOW and (scope is None or scope == own):
+            if raw.strip() in _NOFOLLOW and scope == own:
                 return True
     return False
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
+from audit.checks.pagefacts import is_html as is_html_type
 from audit.core.records import Finding, finding
 from audit.rules.urls import normalize_url
 
@@ -45,7 +46,6 @@ __all__ = [
 
 MAX_CHARS: Final = 50_000  # llms-too-large above this (Mintlify's limit)
 READ_CHARS: Final = 5_000_000  # an llms.txt is read up to this many characters
-_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _HTML_START = re.compile(r"\s*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE)
 _LINES = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -70,12 +70,6 @@ def starts_like_html(body: bytes | str) -> bool:
     return _HTML_START.match(text.lstrip("\ufeff") + " ") is not None
 
 
-def is_html_type(content_type: str | None) -> bool:
-    return bool(content_type) and (
-        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
-    )
-
-
 def is_html_shell(content_type: str | None, body: bytes) -> bool:
     """An llms file answered with HTML: an HTML type, or a body that starts like HTML."""
     return is_html_type(content_type) or starts_like_html(body)
@@ -84,10 +78,7 @@ def is_html_shell(content_type: str | None, body: bytes) -> bool:
 def decode_llms(body: bytes) -> str:
     """An llms.txt body as text: UTF-8 (bad bytes replaced), a BOM dropped, at most
     READ_CHARS characters."""
-    text = body.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text[:READ_CHARS]
+    return body.decode("utf-8", "replace").removeprefix("\ufeff")[:READ_CHARS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,21 +90,10 @@ class LlmsText:
     invalid_line: int | None
 
 
-def _fence_closes(line: str, fence: str) -> bool:
-    found = _FENCE.match(line)
-    return found is not None and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence)
-
-
-def _without_code_spans(line: str) -> str:
-    """The line with its code spans blanked out (a link inside one is no link)."""
-    if "`" not in line:
-        return line
-    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
-
-
 def _links_of(line: str) -> list[str]:
     """The link targets of one line outside fences, in order of appearance."""
-    text = _without_code_spans(line)
+    # code spans blanked out: a link inside one is no link
+    text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
     found: list[tuple[int, str]] = []
     for m in _INLINE.finditer(text):
         if m.start() > 0 and text[m.start() - 1] == "!":
@@ -152,14 +132,10 @@ class _Shape:
             self.in_sections = True
             return
         item = _ITEM.fullmatch(line)
-        if self.in_sections and item is not None and not _is_link_item(item.group(1)):
-            self.broken = number
-
-
-def _is_link_item(text: str) -> bool:
-    """Does a list item's text start with a markdown link `[name](url)`?"""
-    found = _INLINE.match(text)
-    return found is not None and found.group(2) is not None
+        if self.in_sections and item is not None:
+            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
+            if link is None or link.group(2) is None:
+                self.broken = number
 
 
 def read_llms(text: str) -> LlmsText:
@@ -168,13 +144,15 @@ def read_llms(text: str) -> LlmsText:
     shape = _Shape()
     fence: str | None = None
     for number, line in enumerate(_LINES.split(text), start=1):
+        mark = _FENCE.match(line)
         if fence is not None:
-            if _fence_closes(line, fence):
+            # closed by a fence of the same character, at least as long (both are runs
+            # of one character)
+            if mark is not None and mark.group(1).startswith(fence):
                 fence = None
             continue
-        opened = _FENCE.match(line)
-        if opened is not None:
-            fence = opened.group(1)
+        if mark is not None:
+            fence = mark.group(1)
             continue
         shape.line(number, line)
         if "(" in line or "<" in line:
@@ -223,10 +201,11 @@ def link_code(url: str, answer: LinkAnswer) -> str | None:
         return None
     if answer.noindex:
         return "llms-link-noindex"
-    markdown = urlsplit(url).path.lower().endswith(".md")
-    if markdown:
-        return "llms-md-html" if answer.html else None
-    if answer.listed or not answer.html or answer.canonical_elsewhere:
+    if not answer.html:  # the two codes left are about an HTML answer
+        return None
+    if urlsplit(url).path.lower().endswith(".md"):
+        return "llms-md-html"
+    if answer.listed or answer.canonical_elsewhere:
         return None
     return "llms-link-not-in-sitemap"
 

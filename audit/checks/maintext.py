@@ -91,16 +91,22 @@ def main_text(root: Any) -> str:
     for el in list(root.iter(*_DROP_TAGS)):
         _drop(el)
     for el in list(root.iter()):
-        if _is_noise(el):
+        tag = el.tag
+        # comments and processing instructions, and elements named like noise
+        if not isinstance(tag, str) or (
+            tag not in _NEVER_NOISE
+            and _NOISE_NAME.search(f"{el.get('class', '')} {el.get('id', '')}") is not None
+        ):
             _drop(el)
-    body = _main_element(root)
-    text = _SPACES.sub(" ", str(_STRING(body)))
-    return _SPACES.sub(" ", _DIGIT_WORD.sub(_denoise, text)).strip()
-
-
-def _denoise(m: re.Match[str]) -> str:
+    # the one <main> (or role=main), else the one <article>, else the body
+    body = root.xpath("//main | //*[@role='main']")
+    if len(body) != 1:
+        articles = root.xpath("//article")
+        body = articles if len(articles) == 1 else root.xpath("//body") or [root]
+    text = _SPACES.sub(" ", str(_STRING(body[0])))
     # every noise pattern needs a digit: only words with one are searched (10x faster)
-    return _NOISE_TEXT.sub(" ", m.group())
+    text = _DIGIT_WORD.sub(lambda m: _NOISE_TEXT.sub(" ", m.group()), text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def _drop(el: Any) -> None:
@@ -119,26 +125,6 @@ def _drop(el: Any) -> None:
     parent.remove(el)
 
 
-def _is_noise(el: Any) -> bool:
-    if not isinstance(el.tag, str):  # comments, processing instructions
-        return True
-    if el.tag in _NEVER_NOISE:
-        return False
-    names = f"{el.get('class') or ''} {el.get('id') or ''}"
-    return names.strip() != "" and _NOISE_NAME.search(names) is not None
-
-
-def _main_element(root: Any) -> Any:
-    mains = root.xpath("//main | //*[@role='main']")
-    if len(mains) == 1:
-        return mains[0]
-    articles = root.xpath("//article")
-    if len(articles) == 1:
-        return articles[0]
-    bodies = root.xpath("//body")
-    return bodies[0] if bodies else root
-
-
 # --- the page's own modification date ----------------------------------------------
 
 
@@ -150,8 +136,8 @@ def page_modified(root: Any) -> tuple[datetime, str, str] | None:
             if when is not None:
                 return when, "JSON-LD dateModified", value
     for meta in root.xpath("//meta[@property or @name]"):
-        name = (meta.get("property") or meta.get("name") or "").strip().lower()
-        value = (meta.get("content") or "").strip()
+        name = (meta.get("property") or meta.get("name", "")).strip().lower()
+        value = meta.get("content", "").strip()
         if name in _MODIFIED_METAS and (when := parse_page_date(value)) is not None:
             return when, f'<meta property="{name}">', value
     return None

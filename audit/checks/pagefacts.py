@@ -171,11 +171,11 @@ def parse_facts(
         raw = _whole_tags(raw)
     text = decode(raw, charset)
     head = HeadScan(text, final=complete).run().close()
-    late = head.late_charset
-    if source == "default" and late is not None and late != charset:
+    late = head.late_charset  # never UTF-8, the default's charset
+    if source == "default" and late is not None:
         charset, source = late, "meta"  # decoded again from the start, once
         text = decode(raw, charset)
-        head = HeadScan(text, final=complete, restarted=True).run().close()
+        head = HeadScan(text, final=complete).run().close()
     base = PageFacts(
         size,
         complete,
@@ -211,14 +211,23 @@ def _with_body(
     facts: PageFacts, raw: bytes, text: str, head: HeadScan, http: str | None, wants: int
 ) -> PageFacts:
     """The facts the lxml parse of the page adds."""
-    body, cut = _marks(text, head, wants)
+    # markers go where the body starts (HEAD) and where the link crawl's body begins (LINKS)
+    body = head.body_at if wants & HEAD else None
+    cut = _link_cut(text, head) if wants & LINKS else None
     root, error = _parse(_marked(text, (body, cut)))
     if root is None:
-        return facts if error is None else _replace(facts, error=error)
+        return _replace(facts, error=error)
     found: dict[str, Any] = {}
     nodes = _markers(root) if body or cut else {}
     if body is not None:
-        found.update(_body_facts(root, nodes.get(body), facts.scripts))
+        walk = _walk_text(root, nodes.get(body))
+        scripts, canonicals = _body_elements(root, nodes.get(body))
+        found.update(
+            h1=walk.h1,
+            text=_clean("".join(walk.parts)),
+            scripts=facts.scripts + scripts,
+            body_canonicals=canonicals,
+        )
     if cut is not None:
         found["hrefs"] = _hrefs(root, nodes.get(cut))
     if wants & (CONTENT | DATE):
@@ -230,13 +239,6 @@ def _replace(facts: PageFacts, **changes: Any) -> PageFacts:
     fields = {name: getattr(facts, name) for name in _FIELDS}
     fields.update(changes)
     return PageFacts(**fields)
-
-
-def _marks(text: str, head: HeadScan, wants: int) -> tuple[int | None, int | None]:
-    """Where markers go: the body's start (HEAD) and the link crawl's cut (LINKS)."""
-    body = head.body_at if wants & HEAD else None
-    cut = _link_cut(text, head) if wants & LINKS else None
-    return body, cut
 
 
 def _link_cut(text: str, head: HeadScan) -> int:
@@ -266,9 +268,8 @@ def _marked(text: str, marks: tuple[int | None, ...]) -> str:
 
 
 def _parse(text: str) -> tuple[Any, str | None]:
-    """The page's lxml tree (None: nothing to parse) and the parser's error, if any."""
-    if not text.strip():
-        return None, None
+    """The page's lxml tree (None: nothing to parse, a blank page say) and the parser's
+    error, if any."""
     try:
         decl = _XML_DECL.match(text)
         root = etree.fromstring(text[decl.end() :] if decl else text, _HTML)
@@ -301,14 +302,14 @@ class _Text:
         self.size = 0
         self.hidden = 0
         self.h1_depth = 0
-        self.h1_parts: list[str] | None = None
+        self.h1_parts: list[str] = []  # the first h1's text, while h1_depth
         self.h1: str | None = None
         self.h1_done = False  # the first h1 ended (empty or not: only the first counts)
 
     def add(self, data: str | None) -> None:
         if not data or self.hidden:
             return
-        if self.h1_depth and self.h1_parts is not None:
+        if self.h1_depth:
             self.h1_parts.append(data)
         if self.size < _TEXT_CHARS:
             self.parts.append(data)
@@ -320,8 +321,6 @@ class _Text:
             self.hidden += 1
         elif tag == "h1" and not self.h1_done:
             self.h1_depth += 1
-            if self.h1_parts is None:
-                self.h1_parts = []
         elif tag in _BREAKS:
             self.add(" ")
         self.add(el.text)
@@ -332,21 +331,10 @@ class _Text:
             self.hidden -= 1
         elif tag == "h1" and self.h1_depth:
             self.h1_depth -= 1
-            if not self.h1_depth and self.h1_parts is not None:
+            if not self.h1_depth:
                 self.h1 = _clean("".join(self.h1_parts))[:_H1_CHARS] or None
-                self.h1_parts, self.h1_done = None, True
+                self.h1_done = True
         self.add(el.tail)
-
-
-def _body_facts(root: Any, marker: Any, head_scripts: int) -> dict[str, Any]:
-    walk = _walk_text(root, marker)
-    scripts, canonicals = _body_elements(root, marker)
-    return {
-        "h1": walk.h1,
-        "text": _clean("".join(walk.parts)),
-        "scripts": head_scripts + scripts,
-        "body_canonicals": canonicals,
-    }
 
 
 def _walk_text(root: Any, marker: Any) -> _Text:
@@ -366,14 +354,16 @@ def _walk_text(root: Any, marker: Any) -> _Text:
     return walk
 
 
+def _after(root: Any, marker: Any, tag: str) -> Any:
+    """The `tag` elements after the marker (no marker: in the whole tree)."""
+    return root.iter(tag) if marker is None else marker.xpath("following::" + tag)
+
+
 def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
     """(scripts that run JavaScript, rel=canonical links) after the marker."""
-    if marker is None:
-        scripts, links = root.iter("script"), root.iter("link")
-    else:
-        scripts, links = marker.xpath("following::script"), marker.xpath("following::link[@rel]")
-    runs = sum(1 for el in scripts if (el.get("type") or "").strip().lower() in _JS_TYPES)
-    canonical = sum(1 for el in links if "canonical" in (el.get("rel") or "").lower().split())
+    scripts, links = _after(root, marker, "script"), _after(root, marker, "link")
+    runs = sum(1 for el in scripts if el.get("type", "").strip().lower() in _JS_TYPES)
+    canonical = sum(1 for el in links if "canonical" in el.get("rel", "").lower().split())
     return runs, canonical
 
 
@@ -383,11 +373,10 @@ def _body_elements(root: Any, marker: Any) -> tuple[int, int]:
 def _hrefs(root: Any, marker: Any) -> tuple[str, ...]:
     """The followable hrefs after the marker, each once (the crawl counts a link to a
     page once per page), in document order."""
-    anchors = root.iter("a") if marker is None else marker.xpath("following::a[@href]")
     hrefs: dict[str, None] = {}
-    for el in anchors:
+    for el in _after(root, marker, "a"):
         href = el.get("href")
-        if href and "nofollow" not in (el.get("rel") or "").lower().split():
+        if href and "nofollow" not in el.get("rel", "").lower().split():
             hrefs[href] = None
     return tuple(hrefs)
 
@@ -440,8 +429,9 @@ class FactsSink:
         self.facts, self._raw = None, bytearray()
         ctype = next((v for k, v in headers if k == "content-type"), None)
         self.reading = status == 200 and is_html(ctype)
-        self._http = charset_of_content_type(ctype) if self.reading else None
-        self._stop = _StopRule(self.wants, self.cap) if self.reading else None
+        self._http, self._stop = None, None
+        if self.reading:
+            self._http, self._stop = charset_of_content_type(ctype), _StopRule(self.wants, self.cap)
         return self.reading
 
     def feed(self, chunk: bytes) -> bool:
@@ -455,7 +445,7 @@ class FactsSink:
 
     def end(self, *, at_eof: bool) -> None:
         """Reading stopped: parse what was read (`at_eof`: the body ended there)."""
-        if not self.reading or self._stop is None:
+        if self._stop is None:  # not reading (a stop rule is made only to read)
             return
         complete = at_eof and not self._stop.done
         raw, self._raw, self._stop, http = bytes(self._raw), bytearray(), None, self._http
@@ -561,36 +551,42 @@ class _StopRule:
 
     def __init__(self, wants: int, cap: int) -> None:
         self.cap = cap
-        self.whole = bool(wants & _WHOLE)
         self.head_only = not (wants & (HEAD | _WHOLE))
         self.limit = cap  # bytes kept at most: the cap, or the window past the body
         self.done = False
-        self._scan: HeadScan | None = None if self.whole else HeadScan("", final=False)
+        # the head is scanned until it says where reading stops (never: the whole body)
+        self._scan: HeadScan | None = None if wants & _WHOLE else HeadScan("", final=False)
         self._scanned = 0  # bytes the scan has seen
 
     def take(self, raw: bytearray, chunk: bytes) -> int:
         """How many bytes of `chunk` to keep (after `raw`); sets `done`."""
         have = len(raw)
-        if self._scan is not None and self.limit == self.cap:
-            self._look(have, raw, chunk)
+        if self._scan is not None:
+            self._look(self._scan, have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
         if have + keep >= self.limit:
             self.done = True
         return keep
 
-    def _look(self, have: int, raw: bytearray, chunk: bytes) -> None:
+    def _look(self, scan: HeadScan, have: int, raw: bytearray, chunk: bytes) -> None:
         """Scan the head (bytes read as latin-1: the markup is ASCII) for the body, from
         where the scan stopped: `raw` holds the bytes not scanned yet (deferred, see
         `_LEAST_WINDOW`), then `chunk`."""
-        scan = self._scan
-        assert scan is not None
         if self._scanned == 0 and (raw[:2] or chunk[:2]) in _UTF16_BOMS:
             self._scan = None  # UTF-16: read to the cap
             return
         if not self.head_only and have + len(chunk) <= _LEAST_WINDOW:
             return  # read whole whatever the head says: scanned later, if at all
         scan.extend(self._unscanned(have, raw, chunk))
-        limit = self._limit(scan.run())
+        scan.run()
+        # where reading stops, once the scan knows
+        if self.head_only:
+            limit = scan.head_end
+        elif scan.body_end is not None:
+            # the head reader read 4 KiB pieces: its window began at the end of a piece
+            limit = max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE) + BODY_WINDOW
+        else:
+            return
         if limit is not None:
             self.limit, self._scan = min(self.cap, limit), None
 
@@ -602,12 +598,3 @@ class _StopRule:
         if start == 0 and text.startswith("\xef\xbb\xbf"):
             text = "   " + text[3:]  # the BOM is no text (and offsets stay byte offsets)
         return text
-
-    def _limit(self, scan: HeadScan) -> int | None:
-        """Where reading stops, once the scan knows (None: not yet)."""
-        if self.head_only:
-            return scan.head_end
-        if scan.body_end is None:
-            return None
-        # the head reader read 4 KiB pieces: its window began at the end of a piece
-        return max(PRESCAN, -(-scan.body_end // _PIECE) * _PIECE) + BODY_WINDOW

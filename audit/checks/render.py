@@ -19,6 +19,7 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urldefrag, urlsplit
@@ -51,6 +52,7 @@ CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered 
 _SHOWN_LINKS: Final = 3
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _HTML: Final = etree.HTMLParser()
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +100,9 @@ def _origin(url: str) -> tuple[str, str, int | None] | None:
     except ValueError:
         return None
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
         return None
-    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80)
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
 
 
 def page_facts(
@@ -149,9 +151,7 @@ def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
 def visible_chars(html: str) -> int:
     """Characters of the `<body>` text without script, style, template, noscript and
     title elements, whitespace runs collapsed to one space, trimmed (text content: no CSS)."""
-    if not html.strip():
-        return 0
-    try:
+    try:  # None: nothing to parse (blank, or only comments)
         root = etree.fromstring(html, _HTML)
     except (etree.ParserError, ValueError):
         return 0
@@ -189,14 +189,6 @@ def rendered_facts(
     )
 
 
-def _title(value: str | None) -> str:
-    return "no title" if value is None else repr(value)
-
-
-def _canonical(value: tuple[str, ...]) -> str:
-    return ", ".join(value) if value else "none (the page itself)"
-
-
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
     if not pairs:
         return "none"
@@ -218,15 +210,15 @@ def compare(
     """The findings of a rendered page: each render code that applies, once."""
     found = [
         _noindex(raw, rendered, agent),
-        _canonical_changed(raw, rendered),
-        _title_changed(raw, rendered),
+        _changed(raw, rendered, "render-canonical-changed"),
+        _changed(raw, rendered, "render-title-changed"),
         _links_only(raw, rendered),
         _content_only(raw, rendered, shell),
-        _hreflang_changed(raw, rendered),
+        _changed(raw, rendered, "render-hreflang-changed"),
     ]
     return [
         finding(code, message, url=url, sitemap=sitemap, line=line)
-        for code, message in (f for f in found if f is not None)
+        for code, message in filter(None, found)
     ]
 
 
@@ -251,25 +243,39 @@ def _noindex(raw: RenderFacts, rendered: RenderFacts, agent: str) -> _Judged:
     return None
 
 
-def _canonical_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.canonical_set == rendered.canonical_set:
-        return None
-    return (
-        "render-canonical-changed",
-        f"the raw HTML's canonical is {_canonical(raw.canonical)}, the rendered page's is "
-        f"{_canonical(rendered.canonical)}: put the canonical in the HTML and keep scripts "
-        "from changing it",
-    )
+# code -> (the field compared, the field shown, how it is shown, the message)
+_CHANGED: Final[dict[str, tuple[str, str, Callable[[Any], str], str]]] = {
+    "render-canonical-changed": (
+        "canonical_set",
+        "canonical",
+        lambda value: ", ".join(value) or "none (the page itself)",
+        "the raw HTML's canonical is {raw}, the rendered page's is {rendered}: put the "
+        "canonical in the HTML and keep scripts from changing it",
+    ),
+    "render-title-changed": (
+        "title",
+        "title",
+        lambda value: "no title" if value is None else repr(value),
+        "the raw HTML's title is {raw}, the rendered page's is {rendered}: crawlers that do "
+        "not render show the first",
+    ),
+    "render-hreflang-changed": (
+        "hreflang",
+        "hreflang",
+        _hreflang,
+        "the raw HTML's hreflang alternates are {raw}, the rendered page's are {rendered}: "
+        "put them in the HTML",
+    ),
+}
 
 
-def _title_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.title == rendered.title:
+def _changed(raw: RenderFacts, rendered: RenderFacts, code: str) -> _Judged:
+    """A `render-*-changed` code when the raw and rendered values differ."""
+    compared, shown, show, message = _CHANGED[code]
+    if getattr(raw, compared) == getattr(rendered, compared):
         return None
-    return (
-        "render-title-changed",
-        f"the raw HTML's title is {_title(raw.title)}, the rendered page's is "
-        f"{_title(rendered.title)}: crawlers that do not render show the first",
-    )
+    before, after = show(getattr(raw, shown)), show(getattr(rendered, shown))
+    return code, message.format(raw=before, rendered=after)
 
 
 def _links_only(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
@@ -293,16 +299,6 @@ def _content_only(raw: RenderFacts, rendered: RenderFacts, shell: bool) -> _Judg
         f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered <body> "
         f"holds {rendered.text}: the content exists only for crawlers that run JavaScript; "
         "render it on the server",
-    )
-
-
-def _hreflang_changed(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    if raw.hreflang == rendered.hreflang:
-        return None
-    return (
-        "render-hreflang-changed",
-        f"the raw HTML's hreflang alternates are {_hreflang(raw.hreflang)}, the rendered "
-        f"page's are {_hreflang(rendered.hreflang)}: put them in the HTML",
     )
 
 

@@ -77,36 +77,19 @@ def _attrs(raw: str) -> Attrs:
     value is '', character references resolved."""
     out: Attrs = {}
     for m in _ATTR.finditer(raw):
-        name = m.group(1).lower()
-        if name in out:
-            continue
         value = m.group(2) or ""
         if value[:1] in ("'", '"'):
             value = value[1:-1]
-        out[name] = html.unescape(value) if "&" in value else value
+        out.setdefault(m.group(1).lower(), html.unescape(value))
     return out
-
-
-def _js_type(raw: str) -> bool:
-    """Whether a script's attributes name a type that runs JavaScript."""
-    return _attrs(raw).get("type", "").strip().lower() in _JS_TYPES
-
-
-def _meta_charset(a: Attrs) -> str | None:
-    """The charset a meta declares: `charset`, or `http-equiv=content-type`'s."""
-    charset = a.get("charset")
-    if charset is None and a.get("http-equiv", "").lower() == "content-type":
-        charset = charset_param(a.get("content", ""))
-    return charset
 
 
 class HeadScan:
     """The head of one page; see the module."""
 
-    def __init__(self, text: str, *, final: bool, restarted: bool = False) -> None:
+    def __init__(self, text: str, *, final: bool) -> None:
         self.text = text
         self.final = final
-        self.restarted = restarted  # decoded again for a late charset: no second time
         self.pos = 0
         self.title: str | None = None
         self.metas: list[tuple[str, str]] = []
@@ -146,7 +129,7 @@ class HeadScan:
     def _step(self) -> bool:
         """One token; False when the rest is an unfinished construct (wait for more)."""
         if self._raw is not None:
-            return self._raw_text()
+            return self._raw_text(self._raw)
         text, pos = self.text, self.pos
         lt = text.find("<", pos)
         if lt != pos:
@@ -164,20 +147,19 @@ class HeadScan:
         if nxt == "/":
             return self._end_tag(lt)
         if nxt in ("!", "?"):
-            closer = "-->" if text.startswith("<!--", lt) else ">"
-            end = text.find(closer, lt + 2)
-            return self._skip_to(lt, end + len(closer) if end >= 0 else -1)
+            return self._skip_to(lt, "-->" if text.startswith("<!--", lt) else ">")
         if not nxt and not self.final:
             return False
         self._data(lt, "<")
         self.pos = lt + 1
         return True
 
-    def _skip_to(self, lt: int, end: int) -> bool:
-        """Skip a comment or declaration ending at `end` (-1: not ended yet)."""
+    def _skip_to(self, lt: int, closer: str) -> bool:
+        """Skip a comment, a declaration or a broken end tag, up to `closer` and with it."""
+        end = self.text.find(closer, lt + 2)
         if end < 0:
             return self._unfinished(lt)
-        self.pos = end
+        self.pos = end + len(closer)
         return True
 
     def _unfinished(self, lt: int) -> bool:
@@ -203,17 +185,15 @@ class HeadScan:
     def _end_tag(self, lt: int) -> bool:
         m = _END.match(self.text, lt)
         if m is None:
-            end = self.text.find(">", lt)
-            return self._skip_to(lt, end + 1 if end >= 0 else -1)
+            return self._skip_to(lt, ">")
         self.pos = m.end()
         self._end(m.group(1).lower(), lt)
         return True
 
-    def _raw_text(self) -> bool:
+    def _raw_text(self, raw: str) -> bool:
         """Script, style or title content: raw text up to its end tag (a title's is text
         with character references, the first title's kept)."""
-        assert self._raw is not None
-        m = _RAW_END[self._raw].search(self.text, self.pos)
+        m = _RAW_END[raw].search(self.text, self.pos)
         if m is None:
             if not self.final:
                 return False
@@ -226,8 +206,8 @@ class HeadScan:
         return True
 
     def _title_text(self, data: str) -> None:
-        if self._title is not None and data and sum(map(len, self._title)) < _TITLE_CHARS:
-            self._title.append(html.unescape(data) if "&" in data else data)
+        if self._title is not None and sum(map(len, self._title)) < _TITLE_CHARS:
+            self._title.append(html.unescape(data))
 
     # --- tree building ---------------------------------------------------------
 
@@ -255,7 +235,11 @@ class HeadScan:
             if self.title is None and self._title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
         elif tag == "script":
-            if "type" not in raw.lower() or _js_type(raw):
+            # no type, or one that runs JavaScript
+            if (
+                "type" not in raw.lower()
+                or _attrs(raw).get("type", "").strip().lower() in _JS_TYPES
+            ):
                 self.scripts += 1
         elif tag in ("noscript", "template") and not closed:
             self._skip, self._depth = tag, 1
@@ -266,9 +250,13 @@ class HeadScan:
             self.base_href = href.strip()  # the first base with an href wins
 
     def _meta(self, a: Attrs) -> None:
-        if self.late_charset is None and not self.restarted:
-            found = normalize_charset(_meta_charset(a))
-            if found is not None and found != "utf-8":
+        if self.late_charset is None:
+            # the charset a meta declares: `charset`, or `http-equiv=content-type`'s
+            charset = a.get("charset")
+            if charset is None and a.get("http-equiv", "").lower() == "content-type":
+                charset = charset_param(a.get("content", ""))
+            found = normalize_charset(charset)
+            if found not in (None, "utf-8"):
                 self.late_charset = found
         name = a.get("name")
         if name is not None and "content" in a and len(self.metas) < _MAX_TAGS:
@@ -301,11 +289,8 @@ class HeadScan:
             self._begin_body(lt, self.pos)
 
     def _data(self, at: int, data: str) -> None:
-        if self._skip is not None or not data:
-            return
-        if "&" in data:
-            data = html.unescape(data)
-        if data.strip():  # text cannot be in a head: the body begins at its first letter
+        # text cannot be in a head: the body begins at its first letter
+        if self._skip is None and html.unescape(data).strip():
             m = _NONSPACE.search(self.text, at)
             first = m.start() if m is not None else at
             self._begin_body(first, first + 1)

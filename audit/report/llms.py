@@ -48,9 +48,20 @@ SERVED: Final = (
     ("shell_only", "shell only"),
 )
 
+# the served table's column heads: the text report's right-aligned to at least 7 characters
+_TEXT_WIDTHS: Final = [max(7, len(label)) for _, label in SERVED]
+_TEXT_HEADS: Final = "  ".join(
+    f"{label:>{w}}" for (_, label), w in zip(SERVED, _TEXT_WIDTHS, strict=True)
+)
+_MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
+
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if type(value) is int else 0  # not a bool
+
+
+def _dict(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -77,39 +88,27 @@ def _files(llms: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(url, status, chars, links, shape) of each file requested."""
     out = []
     for f in llms.get("files") or []:
-        if not isinstance(f, dict):
-            continue
-        status = f.get("status")
-        read = "chars" in f
-        out.append(
-            (
-                str(f.get("url") or ""),
-                "—" if status is None else str(status),
-                f"{_count(f.get('chars')):,}" if read else "",
-                f"{_count(f.get('links')):,}" if read else "",
-                ("valid" if f.get("valid") else "invalid") if read else "",
-            )
-        )
+        if isinstance(f, dict):
+            status = f.get("status")
+            read = ("", "", "")  # not read: no characters, links or shape
+            if "chars" in f:
+                shape = "valid" if f.get("valid") else "invalid"
+                read = (f"{_count(f.get('chars')):,}", f"{_count(f.get('links')):,}", shape)
+            out.append((str(f.get("url") or ""), "—" if status is None else str(status), *read))
     return out
 
 
 def _codes(summary: dict[str, Any]) -> list[tuple[str, int]]:
-    by_code = summary.get("by_code")
-    if not isinstance(by_code, dict):
-        return []
-    return [(c, _count(by_code.get(c))) for c in LLMS_CODES if _count(by_code.get(c))]
+    by_code = _dict(summary.get("by_code"))
+    return [(c, n) for c in LLMS_CODES if (n := _count(by_code.get(c)))]
 
 
 def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
     """(agent, origin, [sampled and the four counts]) of each agent fetched on a host."""
-    agents = summary.get("agents")
-    if not isinstance(agents, dict):
-        return []
     rows = []
-    for agent, entry in agents.items():
-        hosts = entry.get("hosts") if isinstance(entry, dict) else None
-        for origin, host in (hosts or {}).items():
-            fetched = host.get("fetched") if isinstance(host, dict) else None
+    for agent, entry in _dict(summary.get("agents")).items():
+        for origin, host in _dict(_dict(entry).get("hosts")).items():
+            fetched = _dict(host).get("fetched")
             if isinstance(fetched, dict):
                 rows.append((str(agent), str(origin), [_count(fetched.get(k)) for k, _ in SERVED]))
     return rows
@@ -129,13 +128,10 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     rows = served_rows(summary)
     if rows:
         names = [clean(f"{agent} @ {origin}") for agent, origin, _ in rows]
-        width = max(len("agent @ host"), *(len(n) for n in names))
-        heads = "  ".join(f"{label:>{max(7, len(label))}}" for _, label in SERVED)
-        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {heads}"]
+        width = max(map(len, ["agent @ host", *names]))
+        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {_TEXT_HEADS}"]
         for name, (_, _, counts) in zip(names, rows, strict=True):
-            cells = "  ".join(
-                f"{n:>{max(7, len(label))},}" for n, (_, label) in zip(counts, SERVED, strict=True)
-            )
+            cells = "  ".join(f"{n:>{w},}" for n, w in zip(counts, _TEXT_WIDTHS, strict=True))
             out.append(f"  {name:<{width}}  {cells}")
     return out
 
@@ -154,8 +150,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[
             out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
     rows = served_rows(summary)
     if rows:
-        heads = " | ".join(label.capitalize() for _, label in SERVED)
-        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {heads} |"]
+        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {_MARKDOWN_HEADS} |"]
         out.append("| --- | --- |" + " ---: |" * len(SERVED))
         for agent, origin, counts in rows:
             cells = " | ".join(f"{n:,}" for n in counts)

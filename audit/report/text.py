@@ -11,6 +11,7 @@ HTTP or parser layers.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, TextIO
 
 from audit.core.printable import printable
@@ -51,7 +52,7 @@ def _clean(text: str) -> str:
 
 
 def format_duration(seconds: Any) -> str:
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+    if type(seconds) not in (int, float):  # a bool is no duration
         return "—"
     if seconds < 60:
         return f"{seconds:.1f} s"
@@ -91,11 +92,12 @@ class TextWriter:
         migration = summary.get("migration")
         if isinstance(migration, dict):
             lines += self._migration(migration)
-        lines += text_lines(summary, _clean, lambda t: self._c("bold", t))
-        lines += llms_report.text_lines(summary, _clean, lambda t: self._c("bold", t))
-        lines += coverage.text_lines(summary, lambda t: self._c("bold", t))
-        lines += intent.text_lines(summary, _clean, lambda t: self._c("bold", t))
-        lines += rendering.text_lines(summary, agg.examples, _clean, lambda t: self._c("bold", t))
+        bold = partial(self._c, "bold")
+        lines += text_lines(summary, _clean, bold)
+        lines += llms_report.text_lines(summary, _clean, bold)
+        lines += coverage.text_lines(summary, bold)
+        lines += intent.text_lines(summary, _clean, bold)
+        lines += rendering.text_lines(summary, agg.examples, _clean, bold)
         if agg.rollups:  # the per-sitemap table (the `rollup` records), in the style of hosts
             rollups = agg.rollups
             lines += self._table(
@@ -179,9 +181,10 @@ class TextWriter:
         new = _clean(str(m.get("new_origin") or ""))
         lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
         for name, count, share in rows:
-            style = "ok" if name == "ok" else "dim" if not count else "error"
             label = f"  {_clean(name):<20} {count:>7,}  {share:>5.1f}%"
-            lines.append(self._c(style, label) if count or name == "ok" else label)
+            if name == "ok" or count:  # an outcome no old URL had is plain
+                label = self._c("ok" if name == "ok" else "error", label)
+            lines.append(label)
         return lines + [f"  {x}" for x in _migration_notes(m)]
 
     def _verdict(self, summary: dict[str, Any]) -> str:

@@ -77,7 +77,9 @@ class EntryReader:
                 _PROTOCOL_HANDLERS[act](parts, child)
             elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
                 pos = _A_FOREIGN
-                _read_extension(parts, child, act, off)
+                handler = _EXTENSION_HANDLERS.get(act)
+                if handler is not None:  # None: a foreign element nobody reads
+                    handler(parts, child, child.sourceline + off)
             else:
                 self._unknown_child(child, _UNKNOWN_WHY[act])
         return parts.entry(self._entry_kind, el.sourceline + off, off)
@@ -113,15 +115,10 @@ class EntryReader:
         name = local(child.tag)
         entry = local(self._entry_tag)
         line = child.sourceline + self.doc.line_offset
-        if why == "not defined":
-            msg = f"<{name}> is not defined inside <{entry}>"
-        elif why == "no namespace":
-            msg = f"<{name}> inside <{entry}> has no namespace"
-        elif why == "repeated":
-            msg = f"<{name}> appears more than once in one <{entry}> (the first is used)"
-        else:
+        message = _UNKNOWN_MESSAGES.get(why)
+        if message is None:  # out of order
             return self._out_of_order(name, entry, line)
-        self.doc.find("element-unknown", msg, line=line)
+        self.doc.find("element-unknown", message.format(name=name, entry=entry), line=line)
 
     def _out_of_order(self, name: str, entry: str, line: int) -> None:
         """Counted, not reported one by one: a generator that orders children its own way
@@ -189,7 +186,7 @@ class _EntryParts:
         self.news.append(News(line, _fields(child)))
 
     def add_link(self, child: Any, line: int) -> None:
-        if (child.get("rel") or "").strip().lower() != "alternate":
+        if child.get("rel", "").strip().lower() != "alternate":
             return  # xhtml:link is hreflang only with rel="alternate"
         if self.alternates is None:
             self.alternates = []
@@ -224,14 +221,12 @@ _EXTENSION_HANDLERS: dict[int, Callable[[_EntryParts, Any, int], None]] = {
     _A_NEWS: _EntryParts.add_news,
     _A_XHTML: _EntryParts.add_link,
 }
+_UNKNOWN_MESSAGES = {
+    "not defined": "<{name}> is not defined inside <{entry}>",
+    "no namespace": "<{name}> inside <{entry}> has no namespace",
+    "repeated": "<{name}> appears more than once in one <{entry}> (the first is used)",
+}
 _UNKNOWN_WHY = {_A_UNDEFINED: "not defined", _A_NO_NS: "no namespace"}
-
-
-def _read_extension(parts: _EntryParts, child: Any, act: int, off: int) -> None:
-    """A child in another namespace: taken by its handler, if it is one that is read."""
-    handler = _EXTENSION_HANDLERS.get(act)
-    if handler is not None:  # None: a foreign element nobody reads
-        handler(parts, child, child.sourceline + off)
 
 
 def read_image(el: Any, line: int) -> Image:
@@ -243,14 +238,10 @@ def read_image(el: Any, line: int) -> Image:
         if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
             if loc is None:
                 loc = child.text or ""
-            continue
-        if tag.__class__ is not str or ns_of(tag) != IMAGE_NS:
-            continue
-        name = local(tag)
-        if name == "loc" and loc is None:
-            loc = child.text or ""
-        elif name in _IMAGE_DEPRECATED and name not in deprecated:
-            deprecated.append(name)
+        elif tag.__class__ is str and ns_of(tag) == IMAGE_NS:
+            name = local(tag)
+            if name in _IMAGE_DEPRECATED and name not in deprecated:
+                deprecated.append(name)
     return Image(loc, line, deprecated)
 
 
@@ -267,15 +258,12 @@ def _fields(el: Any) -> dict[str, str]:
         if tag.__class__ is not str or ns_of(tag) != ns:
             continue
         name = local(tag)
-        if name not in fields:
-            _add_field(fields, name, child)
+        if name in fields:
+            continue
+        # its text (unless it only holds other elements) and its attributes, as `name`
+        text = (child.text or "").strip()
+        if text or len(child) == 0:
+            fields[name] = text
+        for attr, value in child.attrib.items():
+            fields.setdefault(f"{name}@{local(attr)}", value)
     return fields
-
-
-def _add_field(fields: dict[str, str], name: str, el: Any) -> None:
-    """`el`'s text (unless it only holds other elements) and its attributes, as `name`."""
-    text = (el.text or "").strip()
-    if text or len(el) == 0:
-        fields[name] = text
-    for attr, value in el.attrib.items():
-        fields.setdefault(f"{name}@{local(attr)}", value)

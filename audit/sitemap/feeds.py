@@ -36,7 +36,7 @@ class FeedReader:
                 continue
             while el.getprevious() is not None:  # every sibling before `el` goes
                 del parent[0]
-            doc.items.append(fmt.entry(el, doc.line_offset))
+            doc.items.append(_entry(el, doc.line_offset, fmt))
             doc.entries += 1
             el.clear()
 
@@ -48,25 +48,16 @@ class FeedReader:
 
 
 class Rss:
-    """RSS: an <item> in <channel>; its <link> and <pubDate>."""
+    """RSS: an <item> in <channel>; its <link> (the URL as text) and <pubDate>."""
 
     kind: DocKind = "rss"
     entry_tag = "item"
+    link_tag = "link"
+    date_tag = "pubDate"
+    href = False
 
     def in_feed(self, parent: Any, root: Any) -> bool:
         return parent is not None and parent.tag == "channel"
-
-    def entry(self, el: Any, off: int) -> Entry:
-        loc = lastmod = None
-        loc_line = 0
-        for child in el:
-            tag = child.tag
-            if tag == "link" and loc is None:
-                loc = child.text or ""
-                loc_line = child.sourceline
-            elif tag == "pubDate" and lastmod is None:
-                lastmod = (child.text or "").strip()
-        return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
 
 
 class Atom:
@@ -75,30 +66,33 @@ class Atom:
 
     kind: DocKind = "atom"
 
+    href = True  # the URL is the link's href
+
     def __init__(self, ns: str) -> None:
         self.entry_tag = f"{{{ns}}}entry"
-        self._link_tag = f"{{{ns}}}link"
-        self._updated_tag = f"{{{ns}}}{ATOM_DATES[ns]}"
+        self.link_tag = f"{{{ns}}}link"
+        self.date_tag = f"{{{ns}}}{ATOM_DATES[ns]}"
 
     def in_feed(self, parent: Any, root: Any) -> bool:
         return parent is root
 
-    def entry(self, el: Any, off: int) -> Entry:
-        loc = lastmod = None
-        loc_line = 0
-        link_tag, updated_tag = self._link_tag, self._updated_tag
-        for child in el:
-            tag = child.tag
-            if tag == link_tag and loc is None:
-                if _is_alternate_link(child):
-                    loc = child.get("href")
-                    loc_line = child.sourceline
-            elif tag == updated_tag and lastmod is None:
-                lastmod = (child.text or "").strip()
-        return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
 
-
-def _is_alternate_link(link: Any) -> bool:
-    """An Atom <link> to the entry itself: rel="alternate", the default."""
-    rel: str = link.get("rel") or "alternate"
-    return rel.strip().lower() == "alternate"
+def _entry(el: Any, off: int, fmt: Rss | Atom) -> Entry:
+    """An item or entry: its first link (in Atom, the first to the entry itself:
+    rel="alternate", the default) and its first change date."""
+    loc = lastmod = None
+    loc_line = 0
+    link_tag, date_tag = fmt.link_tag, fmt.date_tag
+    for child in el:
+        tag = child.tag
+        if tag == link_tag and loc is None:
+            if not fmt.href:
+                loc = child.text or ""
+            elif (child.get("rel") or "alternate").strip().lower() == "alternate":
+                loc = child.get("href")
+            else:
+                continue
+            loc_line = child.sourceline
+        elif tag == date_tag and lastmod is None:
+            lastmod = (child.text or "").strip()
+    return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)

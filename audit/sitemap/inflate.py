@@ -64,9 +64,8 @@ class Inflater:
 
     @property
     def gzip_layers(self) -> int:
-        if self._mode != 2:
-            return 0
-        return 1 + (self._inner.gzip_layers if self._inner is not None else 0)
+        # the next layer exists exactly when this one is gzip
+        return 0 if self._inner is None else 1 + self._inner.gzip_layers
 
     @property
     def truncated_at_limit(self) -> bool:
@@ -83,11 +82,11 @@ class Inflater:
                 return b""
             self._head = b""
             self._start(data)
-        if self._mode == 1:
+        inner = self._inner  # the next layer: None for plain input
+        if inner is None:
             return self._pass(data)
-        assert self._inner is not None
         out, error = self._inflate(data)
-        result = self._inner.feed(out) if out else b""
+        result = inner.feed(out)
         if error is not None:
             self._done = True
             raise GzipError(error, result)
@@ -100,9 +99,9 @@ class Inflater:
             self._mode = 1
             data, self._head = self._head, b""
             return self._pass(data)
-        if self._mode == 1:
+        inner = self._inner
+        if inner is None:  # plain
             return b""
-        assert self._inner is not None
         self._done = True
         if self._d is not None:
             # Input is exhausted and max_length was not reached, so no output is
@@ -113,7 +112,7 @@ class Inflater:
             )
         if self._pending.strip(b"\x00"):
             raise GzipError("trailing garbage after the gzip data")
-        return self._inner.close()
+        return inner.close()
 
     # --- internals ---------------------------------------------------------
 
@@ -144,9 +143,7 @@ class Inflater:
                 # Between members: zero padding is tolerated (as gzip(1) does).
                 data = (self._pending + data).lstrip(b"\x00")
                 self._pending = b""
-                if not data:
-                    break
-                if len(data) < 2:
+                if len(data) < 2:  # nothing, or too little to tell
                     self._pending = data
                     break
                 if data[:2] != GZIP_MAGIC:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, TextIO
 
 from audit.core.records import Entry, SitemapRecord
@@ -80,7 +79,14 @@ class Inspector:
         st = self._get(source)
         if entry.kind == "sitemap":
             st.children.append((entry.loc or "").strip())
-        _count_extensions(st, entry)
+        for name, items in (
+            ("image", entry.images),
+            ("video", entry.videos),
+            ("news", entry.news),
+            ("hreflang", entry.alternates),
+        ):
+            if items:
+                st.extensions[name] += len(items)
         if not entry.lastmod:
             st.lastmod_missing += 1
             return
@@ -88,7 +94,11 @@ class Inspector:
             when = parse_w3c_datetime(entry.lastmod.strip()).start
         except ValueError:
             return
-        _count_lastmod(st, when)
+        # a valid lastmod (its start): the month's count and the range
+        st.by_month[when.strftime("%Y-%m")] += 1
+        iso = when.isoformat()
+        st.lastmod_min = min(st.lastmod_min or iso, iso)
+        st.lastmod_max = max(st.lastmod_max or iso, iso)
 
     @property
     def failed(self) -> list[SitemapStats]:
@@ -144,41 +154,16 @@ class Inspector:
             _write_children(out, st, indent, self.stats)
 
 
-def _count_lastmod(st: SitemapStats, when: datetime) -> None:
-    """A valid lastmod (its start): the month's count and the range."""
-    st.by_month[when.strftime("%Y-%m")] += 1
-    iso = when.isoformat()
-    if st.lastmod_min is None or iso < st.lastmod_min:
-        st.lastmod_min = iso
-    if st.lastmod_max is None or iso > st.lastmod_max:
-        st.lastmod_max = iso
-
-
-def _count_extensions(st: SitemapStats, entry: Entry) -> None:
-    for name, items in (
-        ("image", entry.images),
-        ("video", entry.videos),
-        ("news", entry.news),
-        ("hreflang", entry.alternates),
-    ):
-        if items:
-            st.extensions[name] += len(items)
-
-
 def _write_lastmods(out: TextIO, st: SitemapStats, indent: str) -> None:
-    """The lastmod range (not for an index without any) and the months."""
+    """The lastmod range (not for an index without any), then a bar per month of
+    lastmods, the last 24 months that have any."""
     if st.kind != "sitemapindex" or st.lastmod_min:
         rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
         out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
-    _write_months(out, st, indent)
-
-
-def _write_months(out: TextIO, st: SitemapStats, indent: str) -> None:
-    """A bar per month of lastmods, the last 24 months that have any."""
     if not st.by_month:
         return
     months = sorted(st.by_month.items())
-    peak = max(n for _, n in months)
+    peak = max(st.by_month.values())
     for month, n in months[-24:]:
         bar = "#" * max(1, round(30 * n / peak))
         out.write(f"{indent}    {month} {n:>8,} {bar}\n")

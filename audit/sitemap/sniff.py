@@ -69,9 +69,12 @@ class Sniffer:
         return self._state == _DONE
 
     def feed(self, data: bytes, final: bool) -> Decision | None:
-        buf = self._pre + data
-        self._pre = b""
-        rest = self._skip_start(buf, final)
+        buf, self._pre = self._pre + data, b""
+        # any byte order mark and leading whitespace still to be skipped (None: more bytes
+        # are needed, or nothing more is to be read)
+        rest = self._skip_bom(buf, final) if self._state == _BOM else buf
+        if rest is not None and self._state == _LEADING_SPACE:
+            rest = self._skip_space(rest, final)
         if rest is None:
             return None
         buf = rest
@@ -80,16 +83,6 @@ class Sniffer:
             return None
         self._state = _DONE
         return self._classify(buf)
-
-    def _skip_start(self, buf: bytes, final: bool) -> bytes | None:
-        """`buf` after any byte order mark and leading whitespace still to be skipped; None
-        when more bytes are needed, or nothing more is to be read."""
-        rest: bytes | None = buf
-        if self._state == _BOM:
-            rest = self._skip_bom(buf, final)
-        if rest is not None and self._state == _LEADING_SPACE:
-            rest = self._skip_space(rest, final)
-        return rest
 
     def _skip_bom(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` after a UTF-8 byte order mark; None when more bytes are needed to tell, or
@@ -102,16 +95,15 @@ class Sniffer:
                 self._bad_encoding(message)
                 return None
         self._state = _LEADING_SPACE
-        return buf[3:] if buf.startswith(b"\xef\xbb\xbf") else buf  # allowed before <?xml
+        return buf.removeprefix(b"\xef\xbb\xbf")  # allowed before <?xml
 
     def _skip_space(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` without leading whitespace (its lines counted); None while only whitespace
         has come."""
         stripped = buf.lstrip(_WS)
         skipped = len(buf) - len(stripped)
-        if skipped:
-            self._ws_bytes += skipped
-            self.doc.line_offset += buf.count(b"\n", 0, skipped)
+        self._ws_bytes += skipped
+        self.doc.line_offset += buf.count(b"\n", 0, skipped)
         if not stripped:
             if final:  # empty or blank: no document at all, kind None
                 self._state = _DONE
@@ -154,7 +146,14 @@ class Sniffer:
         if not head.startswith(b"<"):
             at = head.find(b"<?xml")
             if at < 0:
-                self._not_xml(head)
+                what = "JSON" if head[:1] in (b"{", b"[") else "something else"
+                shown = repr(head[:24].decode("utf-8", "backslashreplace"))
+                doc.find(
+                    "sitemap-root-invalid",
+                    f"not XML, not a text sitemap ({what}): starts with {shown}",
+                    line=doc.line_offset + 1,
+                )
+                doc.stop()
                 return None
             # Junk before the declaration (a stray BOM, PHP notice...): same fault.
             self._ws_bytes += at
@@ -170,16 +169,6 @@ class Sniffer:
         if self._check_declared_encoding(head):
             return ("xml", buf)
         return None
-
-    def _not_xml(self, head: bytes) -> None:
-        what = "JSON" if head[:1] in (b"{", b"[") else "something else"
-        shown = repr(head[:24].decode("utf-8", "backslashreplace"))
-        self.doc.find(
-            "sitemap-root-invalid",
-            f"not XML, not a text sitemap ({what}): starts with {shown}",
-            line=self.doc.line_offset + 1,
-        )
-        self.doc.stop()
 
     def _check_declared_encoding(self, head: bytes) -> bool:
         """sitemap-encoding for an encoding= other than UTF-8 in the XML declaration;

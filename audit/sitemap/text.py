@@ -25,12 +25,14 @@ class TextReader:
             # huge single line linear instead of quadratic.
             self._parts.append(data)
             return
-        block = data[: end + 1]
-        if self._parts:
-            block = b"".join([*self._parts, block])
+        block = b"".join([*self._parts, data[: end + 1]])  # one part: itself, not a copy
         rest = data[end + 1 :]
         self._parts = [rest] if rest else []
-        self._lines(block)
+        for raw in block.split(b"\n")[:-1]:  # each whole line of the block
+            self._line += 1
+            self._one(raw)
+            if self.doc.stopped:
+                return
 
     def close(self) -> None:
         if self._parts and not self.doc.cut:  # a line cut off by the network is not a URL
@@ -42,14 +44,6 @@ class TextReader:
     def report(self) -> None:
         """No finding is counted over a whole text sitemap."""
 
-    def _lines(self, block: bytes) -> None:
-        """Each whole line of `block` (which ends with a line break)."""
-        for raw in block.split(b"\n")[:-1]:
-            self._line += 1
-            self._one(raw)
-            if self.doc.stopped:
-                return
-
     def _one(self, raw: bytes) -> None:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
@@ -59,25 +53,20 @@ class TextReader:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return self._not_utf8(line, exc.start + 1)
+            column = exc.start + 1
+            self.doc.find(
+                "sitemap-encoding",
+                f"bytes that are not valid UTF-8 at line {line}, column {column}",
+                line=line,
+                column=column,
+            )
+            return self.doc.stop()
         if _URL_LINE_RE.fullmatch(text.strip()) is None:
-            return self._invalid_line(text, line)
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            return self.doc.find(
+                "text-sitemap-invalid-line",
+                f"line {line} is not one absolute http(s) URL: {shown!r}",
+                line=line,
+            )
         self.doc.items.append(Entry("url", text, line))
         self.doc.entries += 1
-
-    def _not_utf8(self, line: int, column: int) -> None:
-        self.doc.find(
-            "sitemap-encoding",
-            f"bytes that are not valid UTF-8 at line {line}, column {column}",
-            line=line,
-            column=column,
-        )
-        self.doc.stop()
-
-    def _invalid_line(self, text: str, line: int) -> None:
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        self.doc.find(
-            "text-sitemap-invalid-line",
-            f"line {line} is not one absolute http(s) URL: {shown!r}",
-            line=line,
-        )

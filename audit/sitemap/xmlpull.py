@@ -51,9 +51,9 @@ _DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting 
 _ANY_ENTRY = ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
 
 
-def _limit_words(code: int, message: str) -> str | None:
-    """libxml2's own safety limits in plain words, or None for any other error. Its words
-    name parser options and functions no user can set, so they are replaced, not quoted."""
+def _plain(code: int, message: str) -> str:
+    """A parse error in plain words. libxml2's own safety limits name parser options and
+    functions no user can set, so their words are replaced, not quoted."""
     if "amplification" in message:
         return "entity expansion too large (a 'billion laughs' document), refused"
     depth = _DEPTH.search(message)
@@ -61,26 +61,9 @@ def _limit_words(code: int, message: str) -> str | None:
         return f"element nesting depth over {depth.group(1)} levels, refused"
     if code == _RESOURCE_LIMIT or "XML_PARSE_HUGE" in message:
         return "a text, name or whitespace run of more than 10,000,000 bytes"
-    return None
-
-
-def _plain(code: int, message: str) -> str:
-    limit = _limit_words(code, message)
-    if limit is not None:
-        return limit
     words = _PLAIN_ERRORS.get(code)
     message = message.split(", line ")[0].strip()
     return f"{words} ({message})" if words else message
-
-
-def _declared_entities(dtd: Any) -> list[str]:
-    """The entities an internal DTD (or None) declares: name, and SYSTEM url if external."""
-    if dtd is None:
-        return []
-    return [
-        f"{ent.name} SYSTEM {ent.system_url!r}" if ent.system_url else f"{ent.name}"
-        for ent in dtd.iterentities()
-    ]
 
 
 class XmlReader:
@@ -146,18 +129,36 @@ class XmlReader:
         self._main = self._probe = self._format = None
 
     def _probe_feed(self, data: bytes, final: bool) -> None:
-        """Find the root and any DOCTYPE before the real parse starts."""
+        """Find the root and any DOCTYPE before the real parse starts; then start the main
+        parser, fed what the probe saw."""
         self._probe_buf.append(data)
         root, failed = self._probe_root(data, final)
         if root is None and not final and not failed:
             return
         self._probe = None
-        has_doctype = False
+        careful = True  # a DOCTYPE, or no root found: the careful settings apply
         if root is not None:
-            has_doctype = self._check_prolog(root)
+            careful = self._check_prolog(root)
             if self.doc.stopped:
                 return
-        self._start_main(has_doctype or root is None)
+        self._has_doctype = careful
+        if careful:
+            etree.clear_error_log()  # see _first_error
+        # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
+        resolve: Any = False if careful else "internal"
+        self._main = etree.XMLPullParser(
+            events=("end",),
+            tag=self._format.tags() if self._format is not None else _ANY_ENTRY,
+            resolve_entities=resolve,
+            no_network=True,
+            load_dtd=False,
+            # Without a DOCTYPE no entity exists to expand, so lifting libxml2's 10 MB text
+            # limit risks nothing: the 50 MiB limit (StreamParser's) decides, and a valid
+            # document padded with whitespace is judged by its size, as it should be.
+            huge_tree=not careful,
+        )
+        buf, self._probe_buf = b"".join(self._probe_buf), []
+        self.feed(buf)
 
     def _probe_root(self, data: bytes, final: bool) -> tuple[Any, bool]:
         """(the root element once the probe has seen it, else None; whether the probe
@@ -173,28 +174,6 @@ class XmlReader:
         for _event, el in self._probe.read_events():
             return el, failed
         return None, failed
-
-    def _start_main(self, has_doctype: bool) -> None:
-        """The main parser, fed what the probe saw. `has_doctype`: a DOCTYPE, or no root
-        found (so the careful settings apply)."""
-        self._has_doctype = has_doctype
-        if has_doctype:
-            etree.clear_error_log()  # see _first_error
-        # lxml-stubs predate resolve_entities="internal" (lxml >= 5)
-        resolve: Any = False if has_doctype else "internal"
-        self._main = etree.XMLPullParser(
-            events=("end",),
-            tag=self._format.tags() if self._format is not None else _ANY_ENTRY,
-            resolve_entities=resolve,
-            no_network=True,
-            load_dtd=False,
-            # Without a DOCTYPE no entity exists to expand, so lifting libxml2's 10 MB text
-            # limit risks nothing: the 50 MiB limit (StreamParser's) decides, and a valid
-            # document padded with whitespace is judged by its size, as it should be.
-            huge_tree=not has_doctype,
-        )
-        buf, self._probe_buf = b"".join(self._probe_buf), []
-        self.feed(buf)
 
     def _check_prolog(self, root: Any) -> bool:
         """Classify the root element; report DOCTYPE. Return whether a DTD exists."""
@@ -233,7 +212,11 @@ class XmlReader:
 
     def _report_doctype(self, docinfo: Any) -> None:
         """sitemap-doctype, naming the entities it declares (at most 5) and any external DTD."""
-        names = _declared_entities(docinfo.internalDTD)
+        dtd = docinfo.internalDTD  # the entities it declares: name, SYSTEM url if external
+        names = [
+            f"{ent.name} SYSTEM {ent.system_url!r}" if ent.system_url else ent.name
+            for ent in (() if dtd is None else dtd.iterentities())
+        ]
         extra = f" declaring entities {', '.join(names[:5])}" if names else ""
         if len(names) > 5:
             extra += f" and {len(names) - 5} more"
@@ -250,14 +233,13 @@ class XmlReader:
             return
         if self._format is not None:
             self._format.feed(main.read_events())
-        else:
-            for _event in main.read_events():  # no root known: the parse is about to fail
-                pass
+        else:  # drained: no root known, the parse is about to fail
+            list(main.read_events())
 
     def _malformed(self, error: etree.XMLSyntaxError) -> None:
         code, line, col, msg = self._first_error(error)
         line = line or 0
-        col = col if col is not None and col >= 0 else 0
+        col = max(col or 0, 0)
         off = self.doc.line_offset
         mark = len(self.doc.items)
         if code == 81 or (code == 9 and "encoding" in msg.lower()):
