@@ -37,6 +37,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/complexity.py audit
+	$(BIN)/python scripts/house.py audit
 
 demo: $(STAMP)
 	$(BIN)/python -m audit.cli.demo
