@@ -96,7 +96,7 @@ def _links_of(line: str) -> list[str]:
     text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
     found: list[tuple[int, str]] = []
     for m in _INLINE.finditer(text):
-        if m.start() > 0 and text[m.start() - 1] == "!":
+        if text[m.start() - 1 : m.start()] == "!":  # (empty at the start of the line)
             continue  # an image, not a link
         dest = m.group(2) or ""
         if dest.startswith("<") and dest.endswith(">"):

@@ -45,8 +45,7 @@ class TextReader:
         """No finding is counted over a whole text sitemap."""
 
     def _one(self, raw: bytes) -> None:
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
+        raw = raw.removesuffix(b"\r")
         if not raw.strip():
             return
         line = self._line
