@@ -152,6 +152,7 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
         self._entered = False
         self._scope = RequestScope(config)  # credentials and insecure hosts, per request
+        self._adds = self._scope.adds  # (the per-URL test in _send: one attribute)
         # the targets (credential_origins: the origins the user gave) are trusted as given;
         # from a public target, nothing else on a private address is requested
         self._guard = PrivateGuard.of(config.credential_origins, config.allow_private)
@@ -281,7 +282,7 @@ class HttpClient:
             return answer
         request_headers: Mapping[str, str] | None = None
         verify = True
-        if stream or headers or self._scope.adds:  # a listed URL's HEAD: nothing to add
+        if stream or headers or self._adds:  # a listed URL's HEAD: nothing to add
             request_headers, verify = self._scope.prepare(host, stream, headers, chain_origin)
         opened = None
         if stream or sink is not None:
@@ -371,7 +372,7 @@ class HttpClient:
         chain = Chain(Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
-        start = self._scope.chain_origin(url)
+        start = self._scope.chain_origin(url) if self._scope.credentials else None
         if self._guard.active and self._guard.refuses(url):
             chain.error = chain.final.error = private_error(url)
             return chain
