@@ -14,6 +14,7 @@ asked stops the batch too.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -61,16 +62,36 @@ def _scheduler_fence(name: str) -> Callable[[], Any]:
     return lambda: client.get_metadata([FENCE_KEY, name], None)
 
 
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _batches_loop() -> asyncio.AbstractEventLoop:
+    """The one event loop of this worker process on which every batch runs (a thread of
+    its own, started by the first batch)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            from audit.core.eventloop import new_event_loop
+
+            loop = new_event_loop()
+            threading.Thread(target=loop.run_forever, name="sitemap-audit", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
 def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
-    """Dask task: check every job of `batch` (one host), answers in the jobs' order."""
-    from distributed import get_worker
+    """Dask task: check every job of `batch` (one group), answers in the jobs' order."""
+    from distributed import get_worker, secede
 
-    from audit.core.eventloop import new_event_loop
-
+    started = time.time()
+    address = get_worker().address
     fence = Fence(batch["run"], _scheduler_fence(batch["fence"]))
-    with asyncio.Runner(loop_factory=new_event_loop) as runner:
-        out = runner.run(check_batch(batch, fence))
-    out["stats"]["worker"] = get_worker().address
+    secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
+    done = asyncio.run_coroutine_threadsafe(check_batch(batch, fence), _batches_loop())
+    out = done.result()
+    out["stats"]["worker"] = address
+    out["stats"]["t_start"], out["stats"]["t_end"] = started, time.time()
     return out
 
 

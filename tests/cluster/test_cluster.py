@@ -128,16 +128,22 @@ async def test_no_dask_warning_on_stderr_even_with_port_8787_taken(aiohttp_serve
     assert err == ""  # no "Port 8787 is already in use", no other warning of Dask
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Every process under `pid` (local:N's workers are forked by a server it started)."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [child for child, of in parents.items() if of == parent]
+        out += kids
+        todo += kids
     return out
 
 
@@ -184,7 +190,7 @@ async def test_worker_killed_mid_batch_exactly_once(aiohttp_server: Any) -> None
         if killed or len(hosts[0].times) != 8:
             return
         port = request.transport.get_extra_info("peername")[1]
-        owner = _socket_owner(port, _children(proc.pid))
+        owner = _socket_owner(port, _descendants(proc.pid))
         assert owner is not None and owner != proc.pid
         os.kill(owner, signal.SIGKILL)  # the worker sending this batch, mid-batch
         killed.append(owner)
