@@ -154,11 +154,14 @@ class Cluster:
             "workers": len(self.workers_seen),
         }
 
-    async def _send(self, host: str, items: list[dict[str, Any]], lane_rate: float) -> list[Any]:
+    async def _send(
+        self, host: str, items: list[dict[str, Any]], lane_rate: float, lane: int
+    ) -> list[Any]:
         """One batch on the cluster; its result is released as soon as it is taken."""
         batch = {
             "run": self.run,
             "fence": self.fence,
+            "lane": lane,  # a group's lanes never share a worker's client
             "config": dataclasses.replace(
                 self.config, rate=lane_rate, fetch_workers=0, cluster=None, cluster_fence=None
             ),
@@ -172,8 +175,8 @@ class Cluster:
             future.release()
             del future
         self.batches += 1
-        self.workers_seen.add(out["stats"].get("worker", ""))
-        self.notes.append(out["stats"])
+        self.workers_seen.add(out["worker"])
+        self.notes.extend(out["stats"])
         answers: list[Any] = out["answers"]
         return answers
 

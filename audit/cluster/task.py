@@ -17,6 +17,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit.cluster.codec import fetch_to
@@ -27,7 +28,9 @@ from audit.http.exchange import SINK_MODULES, build_sink
 __all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch"]
 
 FENCE_KEY = "sitemap-audit-fence"
-FENCE_EVERY = 0.5  # seconds between two looks at the fence within one batch
+FENCE_EVERY = 0.5  # seconds between two looks at the fence (one per run and process)
+IDLE_CLOSE = 30.0  # a run's client closes after this many seconds without a batch
+WORKER_CONNECTIONS = 1024  # connections of one run's client: every group it serves here
 
 
 class Fence:
@@ -84,32 +87,96 @@ def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
     """Dask task: check every job of `batch` (one group), answers in the jobs' order."""
     from distributed import get_worker, secede
 
-    started = time.time()
     address = get_worker().address
-    fence = Fence(batch["run"], _scheduler_fence(batch["fence"]))
+    ask = _scheduler_fence(batch["fence"])  # the worker's client: only from the task's thread
     secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
-    done = asyncio.run_coroutine_threadsafe(check_batch(batch, fence), _batches_loop())
-    out = done.result()
-    out["stats"]["worker"] = address
-    out["stats"]["t_start"], out["stats"]["t_end"] = started, time.time()
+    out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), _batches_loop()).result()
+    out["worker"] = address
     return out
 
 
-async def check_batch(batch: dict[str, Any], fence: Fence) -> dict[str, Any]:
-    """The batch's checks on one HttpClient: up to the host's in-flight cap at once."""
+@dataclass(slots=True)
+class _Open:
+    """A run's HttpClient kept open on this worker between batches: the connections to
+    each host stay, and each group's limiter."""
+
+    client: HttpClient
+    busy: int = 0
+    used: float = 0.0
+
+
+# On the batches loop only: the run's clients, by (run, lane rate, lane); its fence
+_clients: dict[tuple[str, float, int], _Open] = {}
+_fences: dict[str, Fence] = {}
+_sweep: asyncio.TimerHandle | None = None
+
+
+async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, Any]:
+    """The batch on this process's client of its run (opened by the run's first batch)."""
+    config: CrawlConfig = batch["config"]
+    run = batch["run"]
+    fence = _fences.get(run)
+    if fence is None:
+        fence = _fences[run] = Fence(run, ask)
+    key = (run, config.rate, batch.get("lane", 0))
+    held = _clients.get(key)
+    if held is None:  # every group of the run on this worker: many more connections
+        concurrency = max(config.concurrency, WORKER_CONNECTIONS)
+        held = _clients[key] = _Open(HttpClient(replace(config, concurrency=concurrency)))
+        await held.client.__aenter__()
+        _arm_sweep()
+    held.busy += 1
+    try:
+        return await check_batch(batch, fence, held.client)
+    finally:
+        held.busy -= 1
+        held.used = time.monotonic()
+
+
+def _arm_sweep() -> None:
+    global _sweep
+    if _sweep is None:
+        _sweep = asyncio.get_running_loop().call_later(IDLE_CLOSE, _swept)
+
+
+def _swept() -> None:
+    """Close the clients no batch has used for IDLE_CLOSE s, and the fences of runs gone."""
+    global _sweep
+    _sweep = None
+    now = time.monotonic()
+    for key, held in list(_clients.items()):
+        if not held.busy and now - held.used >= IDLE_CLOSE:
+            del _clients[key]
+            asyncio.get_running_loop().create_task(held.client.aclose())
+    runs = {run for run, _, _ in _clients}
+    for run in [run for run in _fences if run not in runs]:
+        del _fences[run]
+    if _clients:
+        _arm_sweep()
+
+
+_COUNTERS = ("requests", "retries", "rate_limited", "server_errors", "backoff_s")
+
+
+async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -> dict[str, Any]:
+    """The batch's checks on the run's client: up to the group's in-flight cap at once.
+    Returns the answers and, per host of the batch, what it counted in this batch."""
     config: CrawlConfig = batch["config"]
     jobs: list[dict[str, Any]] = batch["jobs"]
     answers: list[dict[str, Any]] = [{"fenced": True}] * len(jobs)
-    async with HttpClient(config) as client:
-        pending = iter(enumerate(jobs))
-        lanes = min(len(jobs), config.per_host_cap)
-        await asyncio.gather(
-            *(_drain(client, config, pending, answers, fence) for _ in range(lanes))
+    hosts = {client.host(job["checked"]) for job in jobs}
+    before = {host: [getattr(host, name) for name in _COUNTERS] for host in hosts}
+    pending = iter(enumerate(jobs))
+    lanes = min(len(jobs), config.per_host_cap)
+    await asyncio.gather(*(_drain(client, config, pending, answers, fence) for _ in range(lanes)))
+    stats = []
+    for host, counts in before.items():
+        now = host.stats().to_json()
+        stats.append(
+            now | {n: getattr(host, n) - c for n, c in zip(_COUNTERS, counts, strict=True)}
         )
-        host = client.host(jobs[0]["checked"])
-        await host.acquire(hold_slot=False)  # the host's next turn: the next batch's first
-        stats = host.stats()
-    return {"answers": answers, "stats": stats.to_json() | {"requests": host.requests - 1}}
+    await client.host(jobs[0]["checked"]).acquire(hold_slot=False)  # the next batch's turn
+    return {"answers": answers, "stats": stats}
 
 
 async def _drain(
