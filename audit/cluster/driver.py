@@ -36,7 +36,7 @@ __all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
 # rate, so few slots per process leave most hosts of a many-site run waiting (100 hosts x
 # 500 pages at 50/s on local:4: 77 s with 4 slots, 41 s with 32; one process: 12 s)
 LOCAL_SLOTS = 4
-DRIVER_WINDOW = 4096  # URL checks the driver keeps out at once (waiting on the cluster)
+DRIVER_WINDOW = 16384  # URL checks the driver keeps out at once (waiting on the cluster)
 CONNECT_TIMEOUT = "10s"
 
 

@@ -14,6 +14,7 @@ asked stops the batch too.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,22 +35,35 @@ WORKER_CONNECTIONS = 1024  # connections of one run's client: every group it ser
 
 
 class Fence:
-    """Does this batch's run still own the fence? `ask()` answers the owner's run id."""
+    """Does this batch's run still own the fence? `ask()` answers the owner's run id.
+
+    One per run and worker process, shared by the run's batches there. The first look
+    waits for the scheduler's answer; after that a look older than FENCE_EVERY is renewed
+    in the background while the batches go on with the last answer, so a scheduler round
+    trip never stalls every group of the process at once."""
 
     def __init__(self, run: str, ask: Callable[[], Any]) -> None:
         self.run = run
         self._ask = ask
-        self._checked = -FENCE_EVERY
+        self._checked = -math.inf
         self._owned = True
-        self._lock = asyncio.Lock()
+        self._looking: asyncio.Future[bool] | None = None
 
     async def owned(self) -> bool:
-        async with self._lock:
-            now = time.monotonic()
-            if self._owned and now - self._checked >= FENCE_EVERY:
-                self._owned = await asyncio.to_thread(self._look)
-                self._checked = time.monotonic()
+        if self._owned and time.monotonic() - self._checked >= FENCE_EVERY:
+            if self._looking is None:
+                self._looking = asyncio.ensure_future(self._renew())
+            if self._checked == -math.inf:  # never looked yet: wait for the answer
+                await asyncio.shield(self._looking)
+        return self._owned
+
+    async def _renew(self) -> bool:
+        try:
+            self._owned = await asyncio.to_thread(self._look)
+            self._checked = time.monotonic()
             return self._owned
+        finally:
+            self._looking = None
 
     def _look(self) -> bool:
         try:
