@@ -179,8 +179,6 @@ async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -
     jobs: list[dict[str, Any]] = batch["jobs"]
     answers: list[dict[str, Any]] = [{"fenced": True}] * len(jobs)
     hosts = {client.host(job["checked"]) for job in jobs}
-    group = client.host(jobs[0]["checked"]).group
-    group.set_burst(lane_burst(config.rate))
     before = {host: [getattr(host, name) for name in _COUNTERS] for host in hosts}
     pending = iter(enumerate(jobs))
     lanes = min(len(jobs), config.per_host_cap)
@@ -191,23 +189,8 @@ async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -
         stats.append(
             now | {n: getattr(host, n) - c for n, c in zip(_COUNTERS, counts, strict=True)}
         )
-    # the next batch's turn, and its burst: the bucket empty before the next batch starts
-    await client.host(jobs[0]["checked"]).acquire(hold_slot=False)
-    if group.burst > 1 and math.isfinite(config.rate):
-        await asyncio.sleep((group.burst - 1) / config.rate)
+    await client.host(jobs[0]["checked"]).acquire(hold_slot=False)  # the next batch's turn
     return {"answers": answers, "stats": stats}
-
-
-def lane_burst(rate: float) -> int:
-    """Turns a batch's limiter may give at once. A turn that the busy loop of a worker
-    serving many groups hands out late is lost with a burst of 1 (measured: 36 to 41
-    requests a second at --rate 50); a bucket of b absorbs that lateness and keeps any
-    one-second window within R + b, across batches too (each batch ends with its bucket
-    empty), so b is what the politeness bound floor(1.1 R) leaves, less one for a send
-    held back after its turn."""
-    if not math.isfinite(rate) or rate <= 0:
-        return 1
-    return max(1, math.floor(rate * 1.1) - math.floor(rate) - 1)
 
 
 async def _drain(

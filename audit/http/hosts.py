@@ -116,9 +116,9 @@ def origin_key(url: str) -> str:
         return ""
 
 
-def limiter_for(rate: float, burst: int = 1) -> AsyncLimiter:
-    """The limiter of a finite rate: `burst` (1) below BURST_FROM/s, BURST_WINDOW's worth above."""
-    burst = max(1, int(rate * BURST_WINDOW)) if rate >= BURST_FROM else max(1, burst)
+def limiter_for(rate: float) -> AsyncLimiter:
+    """The limiter of a finite rate: burst 1 below BURST_FROM/s, BURST_WINDOW's worth above."""
+    burst = max(1, int(rate * BURST_WINDOW)) if rate >= BURST_FROM else 1
     return AsyncLimiter(burst, burst / rate)
 
 
@@ -206,9 +206,6 @@ class Group:
         self._good = 0  # good answers in a row since the rate was lowered
         self.slow = False
         self.notes: list[str] = []
-        # turns the limiter may give at once below BURST_FROM/s: 1, or a few more on a
-        # cluster worker (audit.cluster.task), which bounds the window with it
-        self.burst = 1
 
     @property
     def not_before(self) -> float:
@@ -227,14 +224,6 @@ class Group:
         if rate != self._rate:
             self._rate = rate
             self._limiter = None  # rebuilt at the new rate by the next acquire
-            self.burst = 1  # a rate that adapts takes no burst (until told again)
-
-    def set_burst(self, burst: int) -> None:
-        """Let the limiter give `burst` turns at once below BURST_FROM/s (a cluster worker's
-        batch: audit.cluster.task.lane_burst); 1 is the default."""
-        if burst != self.burst:
-            self.burst = max(1, burst)
-            self._limiter = None  # rebuilt with it by the next acquire
 
     def set_max_rate(self, rate: float) -> None:
         """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
@@ -331,7 +320,7 @@ class Group:
                 return
             limiter = self._limiter
             if limiter is None:
-                limiter = self._limiter = limiter_for(self._rate, self.burst)
+                limiter = self._limiter = limiter_for(self._rate)
             await limiter.acquire()
             # a Retry-After may have arrived while this request waited on the limiter
             if self._not_before <= loop.time():
