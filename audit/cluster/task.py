@@ -79,32 +79,28 @@ def _scheduler_fence(name: str) -> Callable[[], Any]:
     return lambda: client.get_metadata([FENCE_KEY, name], None)
 
 
+# The one event loop of this worker process on which every batch runs (a thread of its
+# own, started by the first batch)
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
-
-
-def _batches_loop() -> asyncio.AbstractEventLoop:
-    """The one event loop of this worker process on which every batch runs (a thread of
-    its own, started by the first batch)."""
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            from audit.core.eventloop import new_event_loop
-
-            loop = new_event_loop()
-            threading.Thread(target=loop.run_forever, name="sitemap-audit", daemon=True).start()
-            _loop = loop
-        return _loop
 
 
 def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
     """Dask task: check every job of `batch` (one group), answers in the jobs' order."""
     from distributed import get_worker, secede
 
+    from audit.core.eventloop import new_event_loop
+
+    global _loop
     address = get_worker().address
     ask = _scheduler_fence(batch["fence"])  # the worker's client: only from the task's thread
+    with _loop_lock:
+        if _loop is None:
+            _loop = new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="sitemap-audit", daemon=True).start()
+        loop = _loop
     secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
-    out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), _batches_loop()).result()
+    out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), loop).result()
     out["worker"] = address
     return out
 

@@ -10,14 +10,16 @@ import json
 import os
 import signal
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from audit.cluster.politeness import batch_size, lanes_for
+from audit.cluster.politeness import HostLanes, batch_size, lanes_for
 from audit.cluster.spec import parse_spec
+from audit.cluster.task import FENCE_EVERY, Fence
 from tests.cluster.sites import ROOT, Host, max_in_window, run_cli, url_records
 
 pytest.importorskip("distributed")
@@ -66,6 +68,48 @@ def test_lanes_and_batches() -> None:
     assert lanes_for(1200.0, workers=4) == 3  # above one lane's rate: more lanes
     assert lanes_for(float("inf"), workers=4) == 4
     assert batch_size(10.0) == 20 and batch_size(10.0, 7) == 7
+
+
+async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:
+    owner, looks = ["run-a"], []
+
+    def ask() -> str:  # the scheduler's answer, slow as under load
+        looks.append(owner[0])
+        time.sleep(0.2)
+        return owner[0]
+
+    fence = Fence("run-a", ask)
+    started = time.monotonic()
+    assert await fence.owned()
+    assert time.monotonic() - started >= 0.2  # the first look is waited for
+    owner[0] = "run-b"  # a resumed run takes the fence over
+    await asyncio.sleep(FENCE_EVERY)
+    started = time.monotonic()
+    assert await fence.owned()  # the last answer while the renewal is out: no stall
+    assert time.monotonic() - started < 0.1
+    await asyncio.sleep(0.4)
+    assert not await fence.owned()  # the renewal answered: the batches stop
+    assert looks == ["run-a", "run-b"]
+
+
+async def test_a_group_s_lanes_out_at_once_are_numbered_apart() -> None:
+    """Two batches of one group out at once (an unlimited rate: a lane per worker) never
+    share a worker's client: each has a lane number of its own, freed when it answers."""
+    seen: list[tuple[int, int]] = []
+
+    async def send(host: str, items: list[Any], rate: float, lane: int) -> list[Any]:
+        seen.append((lane, len(items)))
+        await asyncio.sleep(0.05)
+        return [{"ok": lane} for _ in items]
+
+    lanes = HostLanes(send, workers=2, batch=2)
+    answers = await asyncio.gather(
+        *(lanes.check("http://h:80", float("inf"), {"n": i}) for i in range(6))
+    )
+    assert sorted(lane for lane, _ in seen[:2]) == [0, 1]  # both out at once
+    assert {lane for lane, _ in seen} == {0, 1} and sum(n for _, n in seen) == 6
+    assert len(answers) == 6
+    await lanes.aclose()
 
 
 @pytest.mark.slow
