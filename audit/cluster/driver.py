@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from audit.cluster.codec import fetch_from
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch, warm
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -70,6 +70,7 @@ class Cluster:
         self._local: Any = None
         self._client: Any = None
         self.lanes: HostLanes | None = None
+        self._warming: asyncio.Future[Any] | None = None
         self.notes: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> Cluster:
@@ -83,6 +84,9 @@ class Cluster:
         info = self._client.scheduler_info().get("workers", {})
         workers = sum(w.get("nthreads", 1) for w in info.values()) or 1
         self.lanes = HostLanes(self._send, workers=workers, batch=self.config.cluster_batch)
+        # each worker imports the batch code now, while this process reads the sitemaps
+        # (a worker started without it imports it at its first batch: about a second)
+        self._warming = asyncio.ensure_future(self._client.run(warm))
         return self
 
     async def _connect(self, distributed: Any) -> None:
@@ -124,6 +128,9 @@ class Cluster:
             await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
         if self.lanes is not None:
             await self.lanes.aclose()
         await self._release_fence()

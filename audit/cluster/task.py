@@ -26,7 +26,7 @@ from audit.core.config import CrawlConfig
 from audit.http import HttpClient
 from audit.http.exchange import SINK_MODULES, build_sink
 
-__all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch"]
+__all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch", "warm"]
 
 FENCE_KEY = "sitemap-audit-fence"
 FENCE_EVERY = 0.5  # seconds between two looks at the fence (one per run and process)
@@ -103,6 +103,11 @@ def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
     out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), loop).result()
     out["worker"] = address
     return out
+
+
+def warm() -> None:
+    """Run on every worker when a run starts: unpickling it has imported this module and
+    the HTTP layer, so the run's first batches do not wait for the imports."""
 
 
 @dataclass(slots=True)
