@@ -56,8 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.suites.render --pages 200 --tabs 1,2,4
 	# many sites at once (issue 27): K loopback hosts x N pages at --rate R in one process,
 	# --cluster local:4 and a scheduler with two workers, against the ideal N/R
-	$(BIN)/python -m bench.suites.cluster --hosts 8 --pages 2500 --rate 50
-	$(BIN)/python -m bench.suites.cluster --hosts 100 --pages 500 --rate 50
+	$(BIN)/python -m bench.suites.cluster --shapes 100x500,8x2500 --rate 50
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from audit.cluster.codec import fetch_from
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch, warm
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -32,11 +32,14 @@ if TYPE_CHECKING:
 
 __all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
 
-# Batches one local worker process runs at once: a polite batch mostly waits on its host's
-# rate, so few slots per process leave most hosts of a many-site run waiting (100 hosts x
-# 500 pages at 50/s on local:4: 77 s with 4 slots, 41 s with 32; one process: 12 s)
-LOCAL_SLOTS = 32
-DRIVER_WINDOW = 4096  # URL checks the driver keeps out at once (waiting on the cluster)
+# Dask threads of a local worker process: a batch leaves the pool as soon as it starts
+# (task.run_batch secedes) and runs on the process's one loop for batches, so these only
+# start batches; they do not bound how many groups a worker serves at once
+LOCAL_SLOTS = 4
+# URL checks the driver keeps out at once (waiting on the cluster): per group about two
+# batches, one out and the next waiting, so 100 groups at --rate 50 get batches of 2 s
+# (at 4,096: 25 URLs, 2,000 Dask tasks for 50,000 URLs instead of about 700)
+DRIVER_WINDOW = 16384
 CONNECT_TIMEOUT = "10s"
 
 
@@ -67,6 +70,7 @@ class Cluster:
         self._local: Any = None
         self._client: Any = None
         self.lanes: HostLanes | None = None
+        self._warming: asyncio.Future[Any] | None = None
         self.notes: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> Cluster:
@@ -80,21 +84,25 @@ class Cluster:
         info = self._client.scheduler_info().get("workers", {})
         workers = sum(w.get("nthreads", 1) for w in info.values()) or 1
         self.lanes = HostLanes(self._send, workers=workers, batch=self.config.cluster_batch)
+        # each worker imports the batch code now, while this process reads the sitemaps
+        # (a worker started without it imports it at its first batch: about a second)
+        self._warming = asyncio.ensure_future(self._client.run(warm))
         return self
 
     async def _connect(self, distributed: Any) -> None:
         if self.spec.workers is not None:
-            self._local = await distributed.LocalCluster(
-                n_workers=self.spec.workers,
-                processes=True,
-                threads_per_worker=LOCAL_SLOTS,
-                dashboard_address=None,
-                # no dashboard, and the scheduler's own HTTP routes on a free port: on 8787
-                # (Dask's default, even without a dashboard) a second run warns on stderr
-                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-                asynchronous=True,
-                silence_logs=logging.ERROR,
-            )
+            with forkserver(distributed):
+                self._local = await distributed.LocalCluster(
+                    n_workers=self.spec.workers,
+                    processes=True,
+                    threads_per_worker=LOCAL_SLOTS,
+                    dashboard_address=None,
+                    # no dashboard, and the scheduler's own HTTP routes on a free port: on 8787
+                    # (Dask's default, even without a dashboard) a second run warns on stderr
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                    asynchronous=True,
+                    silence_logs=logging.ERROR,
+                )
             address = self._local.scheduler_address
         else:
             address = self.spec.address
@@ -120,6 +128,9 @@ class Cluster:
             await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
         if self.lanes is not None:
             await self.lanes.aclose()
         await self._release_fence()
@@ -153,11 +164,14 @@ class Cluster:
             "workers": len(self.workers_seen),
         }
 
-    async def _send(self, host: str, items: list[dict[str, Any]], lane_rate: float) -> list[Any]:
+    async def _send(
+        self, host: str, items: list[dict[str, Any]], lane_rate: float, lane: int
+    ) -> list[Any]:
         """One batch on the cluster; its result is released as soon as it is taken."""
         batch = {
             "run": self.run,
             "fence": self.fence,
+            "lane": lane,  # a group's lanes never share a worker's client
             "config": dataclasses.replace(
                 self.config, rate=lane_rate, fetch_workers=0, cluster=None, cluster_fence=None
             ),
@@ -171,10 +185,25 @@ class Cluster:
             future.release()
             del future
         self.batches += 1
-        self.workers_seen.add(out["stats"].get("worker", ""))
-        self.notes.append(out["stats"])
+        self.workers_seen.add(out["worker"])
+        self.notes.extend(out["stats"])
         answers: list[Any] = out["answers"]
         return answers
+
+
+def forkserver(distributed: Any) -> Any:
+    """local:N's worker processes forked from a server that imported Dask and the batch
+    code once (measured: four workers up in 0.4-0.5 s, where spawning each took 1.5-3.6 s
+    on a busy machine; a crawl at its ideal of 10 s cannot pay that)."""
+    import multiprocessing
+
+    import dask
+
+    setting = dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    distributed.utils.get_mp_context()  # Dask's own preload, set once per process
+    preload = ["distributed", "audit.cluster.task"]
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    return setting
 
 
 def dask_config(distributed: Any, values: dict[str, Any]) -> Any:

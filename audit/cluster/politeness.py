@@ -23,7 +23,7 @@ BATCH_SECONDS = 2.0  # a batch holds about this many seconds of a lane's request
 BATCH_MAX = 500  # and never more URLs than this (an unlimited rate)
 
 Item = dict[str, Any]
-Send = Callable[[str, list[Item], float], Awaitable[list[Item]]]
+Send = Callable[[str, list[Item], float, int], Awaitable[list[Item]]]
 
 
 def lanes_for(rate: float, workers: int) -> int:
@@ -45,7 +45,7 @@ def batch_size(lane_rate: float, given: int | None = None) -> int:
 @dataclass(slots=True)
 class _Host:
     rate: float
-    busy: int = 0
+    busy: set[int] = field(default_factory=set)  # its lanes with a batch out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
 
 
@@ -76,14 +76,16 @@ class HostLanes:
             return
         lanes = lanes_for(state.rate, self.workers)
         lane_rate = state.rate / lanes
-        while state.busy < lanes and state.waiting:
+        while len(state.busy) < lanes and state.waiting:
             size = batch_size(lane_rate, self._batch)
             batch = [state.waiting.popleft() for _ in range(min(size, len(state.waiting)))]
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
                 continue
-            state.busy += 1
-            task = asyncio.get_running_loop().create_task(self._run(host, state, batch, lane_rate))
+            lane = min(set(range(lanes)) - state.busy)
+            state.busy.add(lane)
+            run = self._run(host, state, batch, lane_rate, lane)
+            task = asyncio.get_running_loop().create_task(run)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -93,9 +95,10 @@ class HostLanes:
         state: _Host,
         batch: list[tuple[Item, asyncio.Future[Item]]],
         lane_rate: float,
+        lane: int,
     ) -> None:
         try:
-            answers = await self._send(host, [item for item, _ in batch], lane_rate)
+            answers = await self._send(host, [item for item, _ in batch], lane_rate, lane)
             for (_, future), answer in zip(batch, answers, strict=True):
                 if not future.done():
                     future.set_result(answer)
@@ -106,7 +109,7 @@ class HostLanes:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            state.busy -= 1
+            state.busy.discard(lane)
             self._pump(host, state)
 
     async def aclose(self) -> None:

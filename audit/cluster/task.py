@@ -14,8 +14,11 @@ asked stops the batch too.
 from __future__ import annotations
 
 import asyncio
+import math
+import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit.cluster.codec import fetch_to
@@ -23,29 +26,44 @@ from audit.core.config import CrawlConfig
 from audit.http import HttpClient
 from audit.http.exchange import SINK_MODULES, build_sink
 
-__all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch"]
+__all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch", "warm"]
 
 FENCE_KEY = "sitemap-audit-fence"
-FENCE_EVERY = 0.5  # seconds between two looks at the fence within one batch
+FENCE_EVERY = 0.5  # seconds between two looks at the fence (one per run and process)
+IDLE_CLOSE = 30.0  # a run's client closes after this many seconds without a batch
+WORKER_CONNECTIONS = 1024  # connections of one run's client: every group it serves here
 
 
 class Fence:
-    """Does this batch's run still own the fence? `ask()` answers the owner's run id."""
+    """Does this batch's run still own the fence? `ask()` answers the owner's run id.
+
+    One per run and worker process, shared by the run's batches there. The first look
+    waits for the scheduler's answer; after that a look older than FENCE_EVERY is renewed
+    in the background while the batches go on with the last answer, so a scheduler round
+    trip never stalls every group of the process at once."""
 
     def __init__(self, run: str, ask: Callable[[], Any]) -> None:
         self.run = run
         self._ask = ask
-        self._checked = -FENCE_EVERY
+        self._checked = -math.inf
         self._owned = True
-        self._lock = asyncio.Lock()
+        self._looking: asyncio.Future[bool] | None = None
 
     async def owned(self) -> bool:
-        async with self._lock:
-            now = time.monotonic()
-            if self._owned and now - self._checked >= FENCE_EVERY:
-                self._owned = await asyncio.to_thread(self._look)
-                self._checked = time.monotonic()
+        if self._owned and time.monotonic() - self._checked >= FENCE_EVERY:
+            if self._looking is None:
+                self._looking = asyncio.ensure_future(self._renew())
+            if self._checked == -math.inf:  # never looked yet: wait for the answer
+                await asyncio.shield(self._looking)
+        return self._owned
+
+    async def _renew(self) -> bool:
+        try:
+            self._owned = await asyncio.to_thread(self._look)
+            self._checked = time.monotonic()
             return self._owned
+        finally:
+            self._looking = None
 
     def _look(self) -> bool:
         try:
@@ -61,34 +79,119 @@ def _scheduler_fence(name: str) -> Callable[[], Any]:
     return lambda: client.get_metadata([FENCE_KEY, name], None)
 
 
+# The one event loop of this worker process on which every batch runs (a thread of its
+# own, started by the first batch)
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
 def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
-    """Dask task: check every job of `batch` (one host), answers in the jobs' order."""
-    from distributed import get_worker
+    """Dask task: check every job of `batch` (one group), answers in the jobs' order."""
+    from distributed import get_worker, secede
 
     from audit.core.eventloop import new_event_loop
 
-    fence = Fence(batch["run"], _scheduler_fence(batch["fence"]))
-    with asyncio.Runner(loop_factory=new_event_loop) as runner:
-        out = runner.run(check_batch(batch, fence))
-    out["stats"]["worker"] = get_worker().address
+    global _loop
+    address = get_worker().address
+    ask = _scheduler_fence(batch["fence"])  # the worker's client: only from the task's thread
+    with _loop_lock:
+        if _loop is None:
+            _loop = new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="sitemap-audit", daemon=True).start()
+        loop = _loop
+    secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
+    out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), loop).result()
+    out["worker"] = address
     return out
 
 
-async def check_batch(batch: dict[str, Any], fence: Fence) -> dict[str, Any]:
-    """The batch's checks on one HttpClient: up to the host's in-flight cap at once."""
+def warm() -> None:
+    """Run on every worker when a run starts: unpickling it has imported this module and
+    the HTTP layer, so the run's first batches do not wait for the imports."""
+
+
+@dataclass(slots=True)
+class _Open:
+    """A run's HttpClient kept open on this worker between batches: the connections to
+    each host stay, and each group's limiter."""
+
+    client: HttpClient
+    busy: int = 0
+    used: float = 0.0
+
+
+# On the batches loop only: the run's clients, by (run, lane rate, lane); its fence
+_clients: dict[tuple[str, float, int], _Open] = {}
+_fences: dict[str, Fence] = {}
+_sweep: asyncio.TimerHandle | None = None
+
+
+async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, Any]:
+    """The batch on this process's client of its run (opened by the run's first batch)."""
+    config: CrawlConfig = batch["config"]
+    run = batch["run"]
+    fence = _fences.get(run)
+    if fence is None:
+        fence = _fences[run] = Fence(run, ask)
+    key = (run, config.rate, batch.get("lane", 0))
+    held = _clients.get(key)
+    if held is None:  # every group of the run on this worker: many more connections
+        concurrency = max(config.concurrency, WORKER_CONNECTIONS)
+        held = _clients[key] = _Open(HttpClient(replace(config, concurrency=concurrency)))
+        await held.client.__aenter__()
+        _arm_sweep()
+    held.busy += 1
+    try:
+        return await check_batch(batch, fence, held.client)
+    finally:
+        held.busy -= 1
+        held.used = time.monotonic()
+
+
+def _arm_sweep() -> None:
+    global _sweep
+    if _sweep is None:
+        _sweep = asyncio.get_running_loop().call_later(IDLE_CLOSE, _swept)
+
+
+def _swept() -> None:
+    """Close the clients no batch has used for IDLE_CLOSE s, and the fences of runs gone."""
+    global _sweep
+    _sweep = None
+    now = time.monotonic()
+    for key, held in list(_clients.items()):
+        if not held.busy and now - held.used >= IDLE_CLOSE:
+            del _clients[key]
+            asyncio.get_running_loop().create_task(held.client.aclose())
+    runs = {run for run, _, _ in _clients}
+    for run in [run for run in _fences if run not in runs]:
+        del _fences[run]
+    if _clients:
+        _arm_sweep()
+
+
+_COUNTERS = ("requests", "retries", "rate_limited", "server_errors", "backoff_s")
+
+
+async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -> dict[str, Any]:
+    """The batch's checks on the run's client: up to the group's in-flight cap at once.
+    Returns the answers and, per host of the batch, what it counted in this batch."""
     config: CrawlConfig = batch["config"]
     jobs: list[dict[str, Any]] = batch["jobs"]
     answers: list[dict[str, Any]] = [{"fenced": True}] * len(jobs)
-    async with HttpClient(config) as client:
-        pending = iter(enumerate(jobs))
-        lanes = min(len(jobs), config.per_host_cap)
-        await asyncio.gather(
-            *(_drain(client, config, pending, answers, fence) for _ in range(lanes))
+    hosts = {client.host(job["checked"]) for job in jobs}
+    before = {host: [getattr(host, name) for name in _COUNTERS] for host in hosts}
+    pending = iter(enumerate(jobs))
+    lanes = min(len(jobs), config.per_host_cap)
+    await asyncio.gather(*(_drain(client, config, pending, answers, fence) for _ in range(lanes)))
+    stats = []
+    for host, counts in before.items():
+        now = host.stats().to_json()
+        stats.append(
+            now | {n: getattr(host, n) - c for n, c in zip(_COUNTERS, counts, strict=True)}
         )
-        host = client.host(jobs[0]["checked"])
-        await host.acquire(hold_slot=False)  # the host's next turn: the next batch's first
-        stats = host.stats()
-    return {"answers": answers, "stats": stats.to_json() | {"requests": host.requests - 1}}
+    await client.host(jobs[0]["checked"]).acquire(hold_slot=False)  # the next batch's turn
+    return {"answers": answers, "stats": stats}
 
 
 async def _drain(

@@ -1,17 +1,31 @@
-"""--cluster against one process (issues 21, 27): K loopback hosts, the same crawl three ways.
+"""Many sites at once (issues 21, 27): K loopback hosts x N pages at --rate R, three ways.
 
-    python -m bench.suites.cluster [--hosts 8] [--pages 100] [--rate 20]
+    python -m bench.suites.cluster [--shapes 8x2500,100x500] [--rate 50] [--ways one,local,tcp]
+                                   [--output bench/results/CLUSTER.md]
 
-1. no --cluster (one process tree);
-2. --cluster local:4 (a LocalCluster of four worker processes started by the run);
-3. --cluster tcp://... against a `dask scheduler` and two `dask worker` processes started
-   here beforehand (their startup is not in the wall time; their memory is in the peak).
+1. `one`: no --cluster (one process);
+2. `local`: --cluster local:4 (a LocalCluster of four worker processes started by the run);
+3. `tcp`: --cluster tcp://... against a `dask scheduler` and two `dask worker` processes
+   (`--nthreads 4`, as a small deployment would start them) started here beforehand: their
+   start-up is not in the wall time; their memory and CPU are in the figures.
 
-Each host (127.0.0.1 to 127.0.0.K) logs when each page request arrived; the figures are
-the wall time, the most requests any host saw in one second (server-side; --rate is the
-limit), and the peak summed RSS of every process involved (bench/measure.py for the run's
-own tree, sampled here for the separate scheduler and workers), and the wall time against
-the ideal N/R (every host at its --rate at once: the pages of one host at --rate).
+Each host listens on an address of its own (127.0.0.1, 127.0.0.2, ...) and stamps when
+each page request arrived (server-side, in this process's thread of servers). The first
+host's sitemap lists the N pages of every host. Figures per way:
+
+- wall s: the crawl process's wall time (start-up, discovery and report included), and its
+  ratio to the ideal N/R (every host at its --rate at once); the goal is <= 1.25;
+- span s: the servers' first page request to their last, over all hosts;
+- max/host/s: the most requests any host saw in any one-second window (--rate is the
+  limit; the goal is <= 1.1 x R);
+- requests: the page requests the hosts saw (each page once: K x N);
+- peak MB: the peak of the summed PSS (proportional set size: shared pages counted once)
+  of every process involved, sampled together every 0.2 s: the crawl with its children
+  (local:N's workers) and, for `tcp`, the scheduler and the workers with their nannies;
+- CPU s: user + system CPU seconds of all of them during the run (the machine is shared:
+  CPU seconds say what a way costs when the wall time is noisy).
+
+The tables go to --output (markdown) and to stdout.
 """
 
 from __future__ import annotations
@@ -20,32 +34,37 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from bench.common import BENCH, ROOT
-from bench.measure import _rss_kb, _tree
+from bench.common import BENCH, CLK_TCK, RESULTS, ROOT, machine_facts, table
+from bench.measure import _tree
 
-HOSTS = 8
+WAYS = {"one": "one process", "local": "--cluster local:4", "tcp": "scheduler + 2 workers"}
+SAMPLE_S = 0.2
 
 
 class Hosts:
     """K loopback hosts in a thread of their own; the first one's sitemap lists all."""
 
-    def __init__(self, pages: int, count: int = HOSTS) -> None:
+    def __init__(self, pages: int, count: int) -> None:
         self.pages = pages
         self.count = count
         self.times: dict[str, list[float]] = {}
         self.bases: list[str] = []
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
+        self._runners: list[web.AppRunner] = []
         threading.Thread(target=self._serve, daemon=True).start()
         self._ready.wait()
 
@@ -57,13 +76,14 @@ class Hosts:
 
     async def _start(self) -> None:
         for i in range(self.count):
-            ip = f"127.0.0.{i + 1}"
+            ip = f"127.0.{i // 250}.{i % 250 + 1}"
             app = web.Application()
             app.router.add_route("*", "/{tail:.*}", self._handler(ip))
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
             site = web.TCPSite(runner, ip, 0)
             await site.start()
+            self._runners.append(runner)
             port = runner.addresses[0][1]
             self.bases.append(f"http://{ip}:{port}")
             self.times[ip] = []
@@ -86,19 +106,210 @@ class Hosts:
 
         return handle
 
+    def close(self) -> None:
+        async def stop() -> None:
+            for runner in self._runners:
+                await runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
     def reset(self) -> None:
         for times in self.times.values():
             times.clear()
 
+    def collect(self) -> None:
+        """The stamps are taken as requests come (nothing to read)."""
+
     def max_per_second(self) -> int:
-        best = 0
-        for times in self.times.values():
-            ts, start = sorted(times), 0
-            for end, t in enumerate(ts):
-                while t - ts[start] >= 1.0:
-                    start += 1
-                best = max(best, end - start + 1)
-        return best
+        return max((max_in_window(t) for t in self.times.values()), default=0)
+
+    def span(self) -> float:
+        stamps = [t for times in self.times.values() for t in times]
+        return max(stamps) - min(stamps) if stamps else 0.0
+
+
+NGINX_CONF = """\
+# Generated by bench/suites/cluster.py: K loopback hosts on one port, each on an address of its
+# own; every page request logged with its time ($msec) and address.
+worker_processes 1;
+daemon off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    log_format stamps '$msec $server_addr $uri';
+    access_log off;
+    keepalive_timeout 65;
+    keepalive_requests 1000000;
+    client_body_temp_path {dir}/tmp;
+    proxy_temp_path {dir}/tmp;
+    fastcgi_temp_path {dir}/tmp;
+    uwsgi_temp_path {dir}/tmp;
+    scgi_temp_path {dir}/tmp;
+    default_type text/html;
+    server {{
+{listen}
+        location = /sitemap.xml {{ root {dir}; default_type application/xml; }}
+        location = /robots.txt {{ return 404; }}
+        location / {{ access_log {dir}/pages.log stamps; return 200 "ok"; }}
+    }}
+}}
+"""
+
+
+class NginxHosts:
+    """The same K hosts served by one nginx (C: a Python server at 5,000 requests a second
+    takes most of a core on the machine it measures, and stamps late when starved); the
+    arrival times are nginx's, from its access log."""
+
+    def __init__(self, pages: int, count: int, tmp: Path) -> None:
+        from server import free_port
+
+        self.pages = pages
+        self.count = count
+        self.dir = tmp / "nginx"
+        (self.dir / "tmp").mkdir(parents=True, exist_ok=True)
+        for path in (tmp, self.dir):  # nginx's worker (nobody, when run as root) reads here
+            path.chmod(0o755)
+        port = free_port()
+        ips = [f"127.0.{i // 250}.{i % 250 + 1}" for i in range(count)]
+        self.bases = [f"http://{ip}:{port}" for ip in ips]
+        locs = "".join(f"<url><loc>{b}/p{j}</loc></url>" for b in self.bases for j in range(pages))
+        (self.dir / "sitemap.xml").write_text(
+            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + locs + "</urlset>"
+        )  # fmt: skip
+        listen = "\n".join(f"        listen {ip}:{port};" for ip in ips)
+        conf = self.dir / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(dir=self.dir, listen=listen))
+        self.log = self.dir / "pages.log"
+        self.proc = subprocess.Popen(["nginx", "-p", str(self.dir), "-c", str(conf), "-e",
+                                      str(self.dir / "error.log")], start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not self._listening(port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("nginx did not start: " + (self.dir / "error.log").read_text())
+            time.sleep(0.05)
+        self._offset = 0
+        self.times: dict[str, list[float]] = {}
+
+    @staticmethod
+    def _listening(port: int) -> bool:
+        import socket
+
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def reset(self) -> None:
+        self._offset = self.log.stat().st_size if self.log.exists() else 0
+        self.times = {}
+
+    def collect(self) -> None:
+        """The page requests logged since reset(), by address."""
+        times: dict[str, list[float]] = {}
+        if self.log.exists():
+            with self.log.open() as f:
+                f.seek(self._offset)
+                for line in f:
+                    stamp, ip, _ = line.split(" ", 2)
+                    times.setdefault(ip, []).append(float(stamp))
+        self.times = times
+
+    def max_per_second(self) -> int:
+        return max((max_in_window(t) for t in self.times.values()), default=0)
+
+    def span(self) -> float:
+        stamps = [t for times in self.times.values() for t in times]
+        return max(stamps) - min(stamps) if stamps else 0.0
+
+    def close(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=10)
+
+
+def max_in_window(times: list[float], window: float = 1.0) -> int:
+    """The most stamps within any `window` seconds (half-open)."""
+    ts = sorted(times)
+    best = start = 0
+    for end, t in enumerate(ts):
+        while t - ts[start] >= window:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+def pss_kb(pid: int) -> int:
+    """The process's proportional set size (its RSS when smaps_rollup cannot be read)."""
+    for name, key in (("smaps_rollup", "Pss:"), ("status", "VmRSS:")):
+        try:
+            with open(f"/proc/{pid}/{name}") as f:
+                for line in f:
+                    if line.startswith(key):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return 0
+
+
+def cpu_s(pid: int) -> tuple[float, float]:
+    """(own, waited children's) user + system CPU seconds of a live process; zeros if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0, 0.0
+    # after the ")" closing comm: utime, stime, cutime, cstime are fields 14 to 17
+    own = (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return own, (int(fields[13]) + int(fields[14])) / CLK_TCK
+
+
+class Sampler:
+    """The process trees rooted at `roots`, sampled together every SAMPLE_S: their summed
+    PSS (peak) and each process's CPU seconds (the last value seen)."""
+
+    def __init__(self, roots: Iterable[int]) -> None:
+        self.roots = list(roots)
+        self.peak_kb = 0
+        self.cpu: dict[int, tuple[float, float]] = {}
+        self.first: dict[int, float] = {}  # CPU already spent when first seen
+        self.main = 0  # the first root's child (the crawl under bench/measure.py)
+        self._done = threading.Event()
+        self._sample()
+        self.first = {pid: own for pid, (own, _) in self.cpu.items()}
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        pids = [p for root in self.roots for p in _tree(root)]
+        if not self.main and len(tree := _tree(self.roots[0])) > 1:
+            self.main = tree[1]
+        self.peak_kb = max(self.peak_kb, sum(pss_kb(p) for p in pids))
+        for pid in pids:
+            seen = cpu_s(pid)
+            if seen[0] or seen[1]:
+                self.cpu[pid] = seen
+
+    def _run(self) -> None:
+        while not self._done.wait(SAMPLE_S):
+            self._sample()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def cpu_total(self, main: int, main_total: float) -> float:
+        """CPU seconds of every process seen since the start; `main`, whose own and waited
+        children's total is `main_total` (its parent's rusage), to its end."""
+        total = main_total - self.cpu.get(main, (0.0, 0.0))[1]  # its own, to the end
+        for pid, (own, _) in self.cpu.items():
+            if pid != main:
+                total += own - self.first.get(pid, 0.0)
+        return total
 
 
 def dask(*args: str) -> subprocess.Popen[bytes]:
@@ -123,64 +334,135 @@ def start_scheduler(tmp: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
     return address, procs
 
 
+def crawl_args(hosts: Hosts, rate: float, report: Path) -> list[str]:
+    return ["crawl", hosts.bases[0] + "/sitemap.xml", "--rate", f"{rate:g}", "--format",
+            "jsonl", "--no-progress", "-o", str(report)]  # fmt: skip
+
+
 def run(
-    hosts: Hosts, rate: float, extra: list[str], others: list[int], tmp: Path
+    hosts: Hosts | NginxHosts, rate: float, extra: list[str], others: list[int], tmp: Path
 ) -> dict[str, Any]:
+    """One crawl, measured: its tree and `others` (a scheduler and workers) sampled."""
     hosts.reset()
     result = tmp / "measure.json"
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.1):
-            peak = max(peak, sum(_rss_kb(p) for pid in others for p in _tree(pid)))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
     cmd = [sys.executable, str(BENCH / "measure.py"), str(result), sys.executable, "-m", "audit",
-           "crawl", hosts.bases[0] + "/sitemap.xml", "--rate", str(rate), "--format", "jsonl",
-           "--no-progress", "-o", str(tmp / "report.jsonl"), *extra]  # fmt: skip
-    subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
-    done.set()
-    sampler.join()
+           *crawl_args(hosts, rate, tmp / "report.jsonl"), *extra]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    sampler = Sampler([proc.pid, *others])
+    _, err = proc.communicate()
+    sampler.stop()
+    hosts.collect()
     measured = json.loads(result.read_text())
     return {
-        "wall_s": round(measured["wall_s"], 2),
+        "wall_s": measured["wall_s"],
+        "span_s": hosts.span(),
         "max_per_host_per_s": hosts.max_per_second(),
         "requests": sum(len(t) for t in hosts.times.values()),
-        "peak_rss_mb": round((measured["maxrss_kb"] + peak) / 1024, 1),
+        "peak_mb": sampler.peak_kb / 1024,
+        "cpu_s": sampler.cpu_total(sampler.main, measured["cpu_s"]),
+        "rc": measured["rc"],
+        "stderr": err.strip().splitlines()[-1:] if err.strip() else [],
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--hosts", type=int, default=HOSTS, help="loopback hosts (<= 254)")
-    parser.add_argument("--pages", type=int, default=100, help="pages per host")
-    parser.add_argument("--rate", type=float, default=20.0)
-    args = parser.parse_args()
-    hosts = Hosts(args.pages, min(254, max(1, args.hosts)))
+def shape_rows(count: int, pages: int, rate: float, ways: list[str], server: str) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        rows["one process"] = run(hosts, args.rate, [], [], tmp)
-        rows["--cluster local:4"] = run(hosts, args.rate, ["--cluster", "local:4"], [], tmp)
-        address, procs = start_scheduler(tmp)
+        hosts = NginxHosts(pages, count, tmp) if server == "nginx" else Hosts(pages, count)
         try:
-            pids = [p.pid for p in procs]
-            rows["scheduler + 2 workers"] = run(hosts, args.rate, ["--cluster", address], pids, tmp)
+            if "one" in ways:
+                rows["one"] = run(hosts, rate, [], [], tmp)
+            if "local" in ways:
+                rows["local"] = run(hosts, rate, ["--cluster", "local:4"], [], tmp)
+            if "tcp" in ways:
+                address, procs = start_scheduler(tmp)
+                try:
+                    pids = [p.pid for p in procs]
+                    rows["tcp"] = run(hosts, rate, ["--cluster", address], pids, tmp)
+                finally:
+                    for proc in procs:
+                        proc.kill()
+                        proc.wait()
         finally:
-            for proc in procs:
-                proc.kill()
-                proc.wait()
-    ideal = args.pages / args.rate
-    print(f"{hosts.count} hosts x {args.pages} pages, --rate {args.rate:g} (ideal {ideal:g} s)")
-    print(f"{'':24} {'wall s':>7} {'x ideal':>8} {'max/host/s':>11} {'requests':>9} "
-          f"{'peak MB':>8}")  # fmt: skip
-    for name, row in rows.items():
-        print(f"{name:24} {row['wall_s']:>7} {row['wall_s'] / ideal:>8.2f} "
-              f"{row['max_per_host_per_s']:>11} {row['requests']:>9} "
-              f"{row['peak_rss_mb']:>8}")  # fmt: skip
+            hosts.close()
+    return rows
+
+
+HEADERS = ["way", "wall s", "x N/R", "span s", "max/host/s", "requests", "peak MB (PSS)",
+           "CPU s", "goal met"]  # fmt: skip
+
+
+def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
+    ideal = pages / rate
+    limit = int(rate * 1.1)
+    lines = []
+    for way, row in rows.items():
+        ratio = row["wall_s"] / ideal
+        ok = ratio <= 1.25 and row["max_per_host_per_s"] <= limit
+        ok = ok and row["requests"] == count * pages and row["rc"] in (0, 1)
+        lines.append([WAYS[way], f"{row['wall_s']:.2f}", f"{ratio:.2f}", f"{row['span_s']:.2f}",
+                      str(row["max_per_host_per_s"]), f"{row['requests']:,}",
+                      f"{row['peak_mb']:.0f}", f"{row['cpu_s']:.1f}",
+                      "yes" if ok else "NO"])  # fmt: skip
+    head = (
+        f"### {count} hosts x {pages:,} pages at --rate {rate:g}: ideal N/R = {ideal:g} s\n\n"
+        f"Goal: wall <= 1.25 x N/R = {ideal * 1.25:g} s; at most {limit} requests to a host "
+        "in any one-second window; every page requested once.\n\n"
+    )
+    notes = [
+        f"- {WAYS[w]}: stderr ended with {r['stderr'][0]!r}" for w, r in rows.items() if r["stderr"]
+    ]
+    return head + table(lines, HEADERS) + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    shapes = []
+    for part in text.split(","):
+        count, _, pages = part.strip().partition("x")
+        shapes.append((min(1000, max(1, int(count))), max(1, int(pages))))
+    return shapes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--shapes", default="8x2500,100x500", help="KxN[,KxN...]: K hosts of N pages"
+    )
+    parser.add_argument("--hosts", type=int, help="one shape: K hosts (with --pages)")
+    parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
+    parser.add_argument("--rate", type=float, default=50.0)
+    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, tcp")
+    parser.add_argument(
+        "--server",
+        choices=("nginx", "aiohttp"),
+        default="nginx" if shutil.which("nginx") else "aiohttp",
+        help="what serves the K hosts (default: nginx when installed)",
+    )
+    parser.add_argument("--output", default=str(RESULTS / "CLUSTER.md"), help="markdown file")
+    args = parser.parse_args()
+    shapes = [(args.hosts, args.pages)] if args.hosts else parse_shapes(args.shapes)
+    ways = [w for w in args.ways.split(",") if w in WAYS]
+    started = time.time()
+    facts = machine_facts()
+    sections = []
+    for count, pages in shapes:
+        text = render(
+            count, pages, args.rate, shape_rows(count, pages, args.rate, ways, args.server)
+        )
+        print(text, flush=True)
+        sections.append(text)
+    command = " ".join(["python -m bench.suites.cluster", *sys.argv[1:]])
+    out = (
+        "# Many sites at once: one process, --cluster local:4, a scheduler with two workers\n\n"
+        f"Written by `{command}` in {time.time() - started:.0f} s on {facts['date']}, git "
+        f"`{facts['git']}`. Machine: {facts['cpu']}, {facts['cores']} cores, shared with "
+        f"other work (wall times are noisy; CPU s is not); Python {facts['python']}, aiohttp "
+        f"{facts['aiohttp']}. The method is in bench/suites/cluster.py's docstring.\n\n"
+        + "\n".join(sections)
+    )
+    Path(args.output).write_text(out, encoding="utf-8")
     return 0
 
 

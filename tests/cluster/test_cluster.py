@@ -10,12 +10,15 @@ import json
 import os
 import signal
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from audit.cluster.politeness import HostLanes
+from audit.cluster.task import FENCE_EVERY, Fence
 from tests.cluster.sites import ROOT, Host, max_in_window, run_cli, url_records
 
 pytest.importorskip("distributed")
@@ -49,6 +52,48 @@ def summary(jsonl: str) -> dict[str, Any]:
 
 
 # --- no Dask needed (parse_spec: test_spec.py; lanes: test_politeness.py) ------------
+
+
+async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:
+    owner, looks = ["run-a"], []
+
+    def ask() -> str:  # the scheduler's answer, slow as under load
+        looks.append(owner[0])
+        time.sleep(0.2)
+        return owner[0]
+
+    fence = Fence("run-a", ask)
+    started = time.monotonic()
+    assert await fence.owned()
+    assert time.monotonic() - started >= 0.2  # the first look is waited for
+    owner[0] = "run-b"  # a resumed run takes the fence over
+    await asyncio.sleep(FENCE_EVERY)
+    started = time.monotonic()
+    assert await fence.owned()  # the last answer while the renewal is out: no stall
+    assert time.monotonic() - started < 0.1
+    await asyncio.sleep(0.4)
+    assert not await fence.owned()  # the renewal answered: the batches stop
+    assert looks == ["run-a", "run-b"]
+
+
+async def test_a_group_s_lanes_out_at_once_are_numbered_apart() -> None:
+    """Two batches of one group out at once (an unlimited rate: a lane per worker) never
+    share a worker's client: each has a lane number of its own, freed when it answers."""
+    seen: list[tuple[int, int]] = []
+
+    async def send(host: str, items: list[Any], rate: float, lane: int) -> list[Any]:
+        seen.append((lane, len(items)))
+        await asyncio.sleep(0.05)
+        return [{"ok": lane} for _ in items]
+
+    lanes = HostLanes(send, workers=2, batch=2)
+    answers = await asyncio.gather(
+        *(lanes.check("http://h:80", float("inf"), {"n": i}) for i in range(6))
+    )
+    assert sorted(lane for lane, _ in seen[:2]) == [0, 1]  # both out at once
+    assert {lane for lane, _ in seen} == {0, 1} and sum(n for _, n in seen) == 6
+    assert len(answers) == 6
+    await lanes.aclose()
 
 
 @pytest.mark.slow
@@ -111,16 +156,22 @@ async def test_no_dask_warning_on_stderr_even_with_port_8787_taken(aiohttp_serve
     assert err == ""  # no "Port 8787 is already in use", no other warning of Dask
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Every process under `pid` (local:N's workers are forked by a server it started)."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        kids = [child for child, of in parents.items() if of == parent]
+        out += kids
+        todo += kids
     return out
 
 
@@ -167,7 +218,7 @@ async def test_worker_killed_mid_batch_exactly_once(aiohttp_server: Any) -> None
         if killed or len(hosts[0].times) != 8:
             return
         port = request.transport.get_extra_info("peername")[1]
-        owner = _socket_owner(port, _children(proc.pid))
+        owner = _socket_owner(port, _descendants(proc.pid))
         assert owner is not None and owner != proc.pid
         os.kill(owner, signal.SIGKILL)  # the worker sending this batch, mid-batch
         killed.append(owner)

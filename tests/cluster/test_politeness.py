@@ -44,7 +44,9 @@ class Cluster:
         self.fail_host = fail_host
         self.started = asyncio.Event()
 
-    async def send(self, host: str, items: list[dict[str, Any]], rate: float) -> list[Any]:
+    async def send(
+        self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0
+    ) -> list[Any]:
         self.batches.append((host, [i["n"] for i in items], rate))
         self.out[host] = self.out.get(host, 0) + 1
         self.most[host] = max(self.most.get(host, 0), self.out[host])
