@@ -92,7 +92,8 @@ class UrlVerdict:
     def deploy_held(self) -> Finding | None:
         """The finding a host's deploy stamp explains away (lastmod-stale, -ahead,
         last-modified-dynamic), or None."""
-        return self.lastmod_finding if self.lastmod.deploy_may_explain else None
+        said = self.lastmod_finding  # None for most answers: no comparison to look at
+        return None if said is None or not self.lastmod.deploy_may_explain else said
 
     def index_fields(self) -> dict[str, Any]:
         """The url record's `indexable` and `indexability` (text, as the report has it)."""

@@ -95,12 +95,14 @@ class AgentsHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
         judged = job.verdict
+        # UrlVerdict.index_fields(), written out: once per listed URL
         if judged is not None:
-            marks = judged.index_fields()
+            reason = judged.reason
         else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
             reason = index_reason(record, result, noindex=False, canonical=False)
-            marks = {"indexable": reason is None, "indexability": reason and reason.value}
-        extra: dict[str, Any] = {**(record.extra or {}), **marks}
+        extra: dict[str, Any] = {**record.extra} if record.extra else {}
+        extra["indexable"] = reason is None
+        extra["indexability"] = None if reason is None else reason.value
         if self.agents:
             extra["agents"] = self._verdicts(job, record, result)
             usage = _header_usage(result)

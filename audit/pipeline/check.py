@@ -148,7 +148,7 @@ class UrlChecker:
         chain = self.chain
         if chain.before and chain.before_request(job):
             return
-        checked, extra = self._where(job)
+        checked, extra = self._where(job) if self._rewriting else (job.url, None)
         host = job.host if extra is None else None
         policy = host.robots if host is not None else None
         if policy is None:
@@ -317,7 +317,7 @@ class UrlChecker:
             agent_token=self.agent_token,
             now=self.now,
             extra=extra,
-            checked_at=_checked_at(extra),
+            checked_at=None if extra is None else _checked_at(extra),  # no call per plain URL
         )
 
     def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:

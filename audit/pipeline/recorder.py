@@ -107,8 +107,15 @@ class Recorder:
         self.emit(rec.to_json())
 
     def url(self, rec: UrlResult) -> None:
+        """emit(), written out for a url record (once per listed URL): it is never an
+        ignored finding nor held, and goes to the rollup's url count directly."""
         self.urls += 1
-        self.emit(rec.to_json())
+        record = rec.to_json()
+        rollup = self.rollup
+        if rollup is not None:
+            rollup.url(record)
+        for sink in self._sinks:
+            sink(record)
 
     def unlisted(self, rec: UrlResult) -> None:
         """The url record of a URL no sitemap of the run lists (an --intent row's, a

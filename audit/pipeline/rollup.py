@@ -78,7 +78,7 @@ class Rollup:
         """A record as the report gets it (findings of --ignore'd codes never come)."""
         kind = record.get("type")
         if kind == "url":
-            self._url(record)
+            self.url(record)
         elif kind == "finding":
             self._finding(record)
         elif kind == "sitemap":
@@ -90,11 +90,12 @@ class Rollup:
             self._order.append(url)
             self._of(url).kind = record.get("kind") if isinstance(record.get("kind"), str) else None
 
-    def _url(self, record: dict[str, Any]) -> None:
+    def url(self, record: dict[str, Any]) -> None:
+        """A url record (add()'s, called directly by the recorder: once per URL)."""
         sitemap = record.get("sitemap")
         if not isinstance(sitemap, str):
             return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
-        counts = self._of(sitemap)
+        counts = self._counts.get(sitemap) or self._of(sitemap)
         counts.urls += 1
         if record.get("indexable") is True:
             counts.indexable += 1

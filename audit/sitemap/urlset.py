@@ -20,11 +20,6 @@ from audit.sitemap.entries import (
     read_image,
 )
 
-# Slots of the children UrlsetReader._events reads itself, in XSD order; a child whose
-# slot is below the position reached so far (repeated, out of order, or anything else:
-# _F_OTHER) sends the entry down the careful path.
-_F_OTHER, _F_LOC, _F_LASTMOD, _F_CHANGEFREQ, _F_PRIORITY, _F_IMAGE = -1, 0, 1, 2, 3, 4
-
 
 class UrlsetReader:
     """A <urlset> or <sitemapindex> in namespace `ns` (reported unless the sitemaps.org
@@ -56,9 +51,10 @@ class UrlsetReader:
             own[A_CHANGEFREQ] = own[A_PRIORITY] = ""  # not defined in <sitemap>
         elif ns != IMAGE_NS:
             image_tag = f"{{{IMAGE_NS}}}image"
-        # Tag -> _F_* slot for _events; "" (never a tag) marks what this kind lacks.
+        # The tags _events reads itself, in XSD order, then <image:image>; "" (never a tag)
+        # marks what this kind lacks, and all of them when the entries are read carefully.
         tags = (*own, image_tag)
-        self._fast_slots = {} if careful else {t: slot for slot, t in enumerate(tags) if t}
+        self._fast_tags = ("",) * len(tags) if careful else tags
         if ns != SITEMAP_NS:
             got = f"namespace {ns!r}" if ns else "no namespace"
             doc.find(
@@ -116,14 +112,15 @@ class UrlsetReader:
 
         A plain entry is read here (no call per entry): the protocol children (each once,
         in order, no comment or entity reference inside <loc>), then only <image:image>
-        children; `slots` maps their tags to _F_*, and a child whose slot is below the
-        position reached so far (repeated, out of order, or anything else: _F_OTHER)
-        sends the entry down the careful path (EntryReader.read). getchildren() builds the
-        children in one C call: about half the cost of iterating the element (lxml's
-        child iterator is a Python-level object).
+        children; a child that is repeated, out of order or anything else sends the entry
+        down the careful path (EntryReader.read). Tags are compared as strings, not looked
+        up (a tag is a new string each time: a lookup hashes it; a mismatched length is
+        one compare).
+        getchildren() builds the children in one C call: about half the cost of iterating
+        the element (lxml's child iterator is a Python-level object).
         """
         root = self._root
-        slots = self._fast_slots
+        t_loc, t_lastmod, t_changefreq, t_priority, t_image = self._fast_tags
         kind = self._entry_kind
         doc = self.doc
         off = doc.line_offset
@@ -141,28 +138,32 @@ class UrlsetReader:
             loc = lastmod = changefreq = priority = None
             images: list[Image] | None = None
             loc_line = 0
-            pos = 0  # how far into the sequence loc, lastmod, changefreq, priority, images
+            # the protocol children not passed yet ("": passed, so out of order from here)
+            w_loc, w_lastmod, w_changefreq, w_priority = t_loc, t_lastmod, t_changefreq, t_priority
             for child in el.getchildren():
-                slot = slots.get(child.tag, _F_OTHER)
-                if slot < pos or (slot == _F_LOC and len(child)):  # len: a comment inside
-                    out.append(careful(el))
-                    break
-                if slot == _F_LOC:
+                tag = child.tag
+                if tag == w_loc and not len(child):  # len: a comment inside
                     loc = child.text or ""
                     loc_line = child.sourceline
-                elif slot == _F_LASTMOD:
+                    w_loc = ""
+                elif tag == w_lastmod:
                     lastmod = (child.text or "").strip()
-                elif slot == _F_CHANGEFREQ:
+                    w_loc = w_lastmod = ""
+                elif tag == w_changefreq:
                     changefreq = (child.text or "").strip()
-                elif slot == _F_PRIORITY:
+                    w_loc = w_lastmod = w_changefreq = ""
+                elif tag == w_priority:
                     priority = (child.text or "").strip()
-                else:  # images may repeat; a protocol child after one is out of order
-                    if images is None:
-                        images = []
+                    w_loc = w_lastmod = w_changefreq = w_priority = ""
+                elif (
+                    tag == t_image
+                ):  # images may repeat; a protocol child after one is out of order
+                    images = images if images is not None else []
                     images.append(read_image(child, child.sourceline + off))
-                    pos = _F_IMAGE
-                    continue
-                pos = slot + 1
+                    w_loc = w_lastmod = w_changefreq = w_priority = ""
+                else:  # repeated, out of order, another extension, a comment, unknown
+                    out.append(careful(el))
+                    break
             else:
                 line = (loc_line or el.sourceline) + off
                 out.append(Entry(kind, loc, line, lastmod, changefreq, priority, images))
