@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from tests.crawlkit import Serve
-from tests.state.test_state import run_main
+from tests.state.test_store import run_main
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.crawlkit import Serve
-from tests.state.test_state import Pages, crawl_argv, report, run_main, serve_pages
+from tests.state.test_store import Pages, crawl_argv, report, run_main, serve_pages
 
 
 def _wrong(record: dict[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.crawlkit import Serve
-from tests.state.test_state import run_main
+from tests.state.test_store import run_main
 
 DROPPED = "url-dropped-"
 

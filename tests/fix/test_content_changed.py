@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.crawlkit import Serve
 from tests.state.test_lastmod_runs import MutatingSite, Page
-from tests.state.test_state import crawl_argv, run_main
+from tests.state.test_store import crawl_argv, run_main
 
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
 

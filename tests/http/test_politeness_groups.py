@@ -22,7 +22,7 @@ import pytest
 from audit.cli.main import main
 from audit.http.hosts import HostPool, registrable_domain
 from tests.crawlkit import HTML, TEXT, XML, Serve, Site, urlset
-from tests.pipeline.test_many_sites import _busiest_second
+from tests.pipeline.test_runner import _busiest_second
 from tests.scenarios.test_private_addresses import _namespace_command
 
 

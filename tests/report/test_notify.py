@@ -16,7 +16,7 @@ from audit.cli.main import main
 from audit.report.notify import Notice, NotifyError, parse_smtp, send
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 from tests.state.test_lastmod_runs import MutatingSite, Page
-from tests.state.test_state import crawl_argv, run_main
+from tests.state.test_store import crawl_argv, run_main
 
 
 def _site() -> MutatingSite:

@@ -170,7 +170,7 @@ async def test_the_library_reports_what_the_command_line_reports(
     from audit import crawl_async
     from tests.state.nightsite import NightSite
     from tests.state.test_nights_equal_fresh import _argv, assert_same, truth
-    from tests.state.test_state import run_main
+    from tests.state.test_store import run_main
 
     site = NightSite(4, n=30)
     site.base = await serve(site.app())
@@ -238,7 +238,7 @@ async def test_state_and_content_two_nights_report_what_the_command_line_reports
 ) -> None:
     """`state=` and `content=True` on two nights give the records of `--state --content`,
     record by record: the ledger, the carried answers and lastmod over time included."""
-    from tests.state.test_state import run_main
+    from tests.state.test_store import run_main
 
     site = Site()
     base = await serve(site)
@@ -274,7 +274,7 @@ async def test_budget_intent_and_ignore_report_what_the_command_line_reports(
     plan.write_text(f"url,action\n{base}/a,gone\n/c,keep\n", encoding="utf-8")
     cli_out = tmp_path / "cli.jsonl"
     flags = ("--state", str(tmp_path / "cli.sqlite"), "--budget", "2", "--intent", str(plan))
-    from tests.state.test_state import run_main
+    from tests.state.test_store import run_main
 
     assert await run_main(_cli_argv(target, cli_out, *flags, "--ignore", "url-not-found")) == 0
     records: list[dict[str, Any]] = []
@@ -301,7 +301,7 @@ async def test_notify_sends_what_the_command_line_sends(serve: Serve, tmp_path: 
     night got worse: the second night's new 404 is)."""
     from aiohttp import web
 
-    from tests.state.test_state import run_main
+    from tests.state.test_store import run_main
 
     posts: list[dict[str, Any]] = []
 
@@ -338,7 +338,7 @@ async def test_notify_sends_what_the_command_line_sends(serve: Serve, tmp_path: 
 
 @pytest.mark.slow
 async def test_migrate_reports_what_the_command_line_reports(serve: Serve, tmp_path: Path) -> None:
-    from tests.state.test_state import run_main
+    from tests.state.test_store import run_main
 
     old, new = Site(), Site()
     old_base, new_base = await serve(old), await serve(new)

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from tests.crawlkit import Serve
-from tests.state.test_state import crawl_argv, report, run_main
+from tests.state.test_store import crawl_argv, report, run_main
 
 PAGE = """<!doctype html><html><head><title>{title}</title>
 <meta name="csrf-token" content="{token}"><link rel="stylesheet" href="/app.{asset}.css">

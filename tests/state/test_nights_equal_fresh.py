@@ -25,7 +25,7 @@ import pytest
 from audit.state.diff import diff_reports
 from tests.crawlkit import Serve
 from tests.state.nightsite import NightSite
-from tests.state.test_state import run_main
+from tests.state.test_store import run_main
 
 OVER_TIME = frozenset(
     {"lastmod-frozen", "lastmod-churn", "index-lastmod-frozen", "index-lastmod-churn"}

@@ -16,7 +16,7 @@ import pytest
 
 from tests.nginx import Nginx, serving
 from tests.state.test_nights_equal_fresh import _argv, assert_diff_quiet, assert_same, truth
-from tests.state.test_state import run_main
+from tests.state.test_store import run_main
 
 
 def build_site(root: Path, seed: int, *, deploy: bool, base: str) -> None:

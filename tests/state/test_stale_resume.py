@@ -1,7 +1,7 @@
 """A run that died long ago is not resumed: tonight's run after last night's killed one
 requests again what the dead run had checked (so a page broken since then is seen), and
 starts from the last complete run (a run that died recently is still resumed:
-tests/state/test_state.py::test_resume_after_sigkill)."""
+tests/state/test_store.py::test_resume_after_sigkill)."""
 
 from __future__ import annotations
 

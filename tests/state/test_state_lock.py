@@ -17,7 +17,7 @@ from aiohttp import web
 
 from audit.state.store import StateError, StateStore, fingerprint, read_records, read_status
 from tests.crawlkit import HTML, XML, Site, urlset
-from tests.state.test_state import crawl_argv
+from tests.state.test_store import crawl_argv
 
 N = 12
 FP = fingerprint("crawl", ["https://www.example.com/"], {})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from audit.state.worse import NOTIFY_ON_DEFAULT, Snapshot, judge_night
 from tests.crawlkit import HTML, TEXT, XML, Serve, Site, urlset
-from tests.state.test_state import crawl_argv, run_main
+from tests.state.test_store import crawl_argv, run_main
 
 
 def summary(**counts: int) -> dict[str, object]:

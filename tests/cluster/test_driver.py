@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 import pytest
 
 from audit.cluster.politeness import HostLanes
-from audit.cluster.task import FENCE_EVERY, Fence
 from tests.cluster.sites import ROOT, Host, max_in_window, run_cli, url_records
 
 pytest.importorskip("distributed")
@@ -52,28 +50,6 @@ def summary(jsonl: str) -> dict[str, Any]:
 
 
 # --- no Dask needed (parse_spec: test_spec.py; lanes: test_politeness.py) ------------
-
-
-async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:
-    owner, looks = ["run-a"], []
-
-    def ask() -> str:  # the scheduler's answer, slow as under load
-        looks.append(owner[0])
-        time.sleep(0.2)
-        return owner[0]
-
-    fence = Fence("run-a", ask)
-    started = time.monotonic()
-    assert await fence.owned()
-    assert time.monotonic() - started >= 0.2  # the first look is waited for
-    owner[0] = "run-b"  # a resumed run takes the fence over
-    await asyncio.sleep(FENCE_EVERY)
-    started = time.monotonic()
-    assert await fence.owned()  # the last answer while the renewal is out: no stall
-    assert time.monotonic() - started < 0.1
-    await asyncio.sleep(0.4)
-    assert not await fence.owned()  # the renewal answered: the batches stop
-    assert looks == ["run-a", "run-b"]
 
 
 async def test_a_group_s_lanes_out_at_once_are_numbered_apart() -> None:
