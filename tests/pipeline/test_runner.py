@@ -174,3 +174,46 @@ async def test_a_target_that_cannot_be_reached_does_not_hold_the_others(
     groups = {g["group"]: g["hosts"] for g in hosts["groups"]}
     assert groups[base] == [base]  # by default each host is its own group
     assert records[-1]["type"] == "summary" and records[-1]["fatal"]
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["--page-checks"], ["--links"]], ids=["head", "page", "links"]
+)
+@pytest.mark.parametrize("seeds", [(1, 2, 3), (4, 5, 6)])
+async def test_targets_at_once_report_what_each_target_alone_reports(
+    serve: Serve, tmp_path: Path, seeds: tuple[int, int, int], extra: list[str]
+) -> None:
+    """`crawl A B C` on one pipeline says of each site what `crawl A`, `crawl B` and
+    `crawl C` say: the same url records and findings (a host's deploy stamp, redirects,
+    noindex, lastmod against Last-Modified), and the summary's counts add up. Generated
+    sites (tests/state/nightsite.py), a deploy stamp on every other one."""
+    from tests.state.nightsite import NightSite
+    from tests.state.test_nights_equal_fresh import _argv, truth
+    from tests.state.test_store import run_main
+
+    targets = []
+    for seed in seeds:
+        site = NightSite(seed, deploy=seed % 2 == 0)
+        site.base = await serve(site.app())
+        targets.append(site.base + "/sitemap.xml")
+    alone = []
+    for n, target in enumerate(targets):
+        out = tmp_path / f"alone{n}.jsonl"
+        assert await run_main(_argv(target, out, *extra)) in (0, 1)
+        alone.append(truth(out))
+    together_out = tmp_path / "together.jsonl"
+    argv = _argv(targets[0], together_out, *extra)
+    argv[2:2] = targets[1:]  # crawl A B C ...
+    assert await run_main(argv) in (0, 1)
+    together = truth(together_out)
+    findings: dict[Any, int] = {}
+    urls: dict[str, Any] = {}
+    for one in alone:
+        for key, count in one["findings"].items():
+            findings[key] = findings.get(key, 0) + count
+        urls.update(one["urls"])
+    assert len({code for code, *_ in findings}) >= 3  # the sites have something to report
+    assert together["findings"] == findings
+    assert together["urls"] == urls
+    for key in ("sitemaps", "urls", "entries"):
+        assert together["summary"][key] == sum(one["summary"][key] for one in alone), key
