@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,8 @@ import pytest
 from audit.cli.main import main
 from audit.http.hosts import HostPool, registrable_domain
 from tests.crawlkit import HTML, TEXT, XML, Serve, Site, urlset
+from tests.netns import run_in_namespace
 from tests.pipeline.test_runner import _busiest_second
-from tests.scenarios.test_private_addresses import _namespace_command
 
 
 @pytest.mark.parametrize(
@@ -194,23 +192,13 @@ _NAMESPACE_SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_host_names_share_the_rate_of_their_address_or_domain(tmp_path: Path) -> None:
-    hosts = tmp_path / "hosts"
-    hosts.write_text(
+    out: dict[str, Any] = run_in_namespace(
+        tmp_path,
         "127.0.0.1 localhost\n127.0.0.21 a.test\n127.0.0.21 b.test\n"
-        "127.0.0.22 www.shop.co.uk\n127.0.0.23 img.shop.co.uk\n"
+        "127.0.0.22 www.shop.co.uk\n127.0.0.23 img.shop.co.uk\n",
+        _NAMESPACE_SCRIPT,
+        timeout=55,
     )
-    script = tmp_path / "inside.py"
-    script.write_text(_NAMESPACE_SCRIPT)
-    command = _namespace_command(hosts, script)
-    if command is None:
-        pytest.skip("unshare or ip is not installed")
-    probe = subprocess.run([*command[:-1], "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"network namespaces are unavailable here: {probe.stderr.strip()[:200]}")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=55, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     expected = {
         "ip": ("127.0.0.21", ["http://a.test:8080", "http://b.test:8080"]),
         "domain": ("shop.co.uk", ["http://img.shop.co.uk:8080", "http://www.shop.co.uk:8080"]),

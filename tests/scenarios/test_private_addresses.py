@@ -12,11 +12,7 @@ its own, without a network: tests/http/test_addresses.py.)
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
-import subprocess
-import sys
 import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +22,7 @@ import pytest
 from audit.http.addresses import is_private_host
 from tests.crawlkit import HTML, TEXT, XML, Site, audit, index, urlset
 from tests.http.test_addresses import SPELLINGS
+from tests.netns import run_in_namespace
 
 
 def _public_looking_loopback_name() -> str | None:
@@ -143,37 +140,16 @@ _NAMESPACE_SCRIPT = textwrap.dedent(
 )
 
 
-def _namespace_command(hosts: Path, script: Path) -> list[str] | None:
-    unshare, ip = shutil.which("unshare"), shutil.which("ip")
-    if unshare is None or ip is None:
-        return None
-    inner = (
-        f"{ip} link set lo up && mount --bind {hosts} /etc/hosts && exec {sys.executable} {script}"
-    )
-    flags = "--net --mount" if os.geteuid() == 0 else "-rnm"
-    return [unshare, *flags.split(), "sh", "-c", inner]
-
-
 @pytest.mark.slow
 def test_dns_answers_on_private_addresses_are_not_connected_to(tmp_path: Path) -> None:
-    hosts = tmp_path / "hosts"
-    # 8.8.8.8 is never reached: the namespace has no interface but loopback
-    hosts.write_text(
+    out = run_in_namespace(
+        tmp_path,
+        # 8.8.8.8 is never reached: the namespace has no interface but loopback
         "127.0.0.1 localhost\n127.0.0.1 shop.example.com\n127.0.0.1 evil.example.net\n"
-        "8.8.8.8 mixed.example.org\n127.0.0.1 mixed.example.org\n"
+        "8.8.8.8 mixed.example.org\n127.0.0.1 mixed.example.org\n",
+        _NAMESPACE_SCRIPT,
+        timeout=50,
     )
-    script = tmp_path / "inside.py"
-    script.write_text(_NAMESPACE_SCRIPT)
-    command = _namespace_command(hosts, script)
-    if command is None:
-        pytest.skip("unshare or ip is not installed")
-    probe = subprocess.run([*command[:-1], "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"network namespaces are unavailable here: {probe.stderr.strip()[:200]}")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=50, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["private_conns"] == 0  # not one connection to the names on private answers
     assert "/ok" in out["hits"]  # the target, a name on 127.0.0.1, is trusted as given
     urls = {r["url"]: r for r in out["records"] if r["type"] == "url"}
