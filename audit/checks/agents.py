@@ -9,7 +9,7 @@
   one (`gptbot: noindex`, `<meta name="gptbot">`) only to its agent.
 - `scoped_noindex()` says whether such a noindex names the agent itself: only those are
   `agent-noindex` findings (RULES.md); the verdict counts both.
-- `indexability()` is the first reason the main agent cannot index a URL, or None; the
+- `index_reason()` is the first reason the main agent cannot index a URL, or None; the
   reasons are judged in the order a crawler meets them: robots, unreachable, redirect,
   status, noindex, canonical, not-html.
 - `empty_shell()` is the reason a 200 HTML page reads as an empty JavaScript shell (fewer
@@ -32,7 +32,7 @@ from typing import Final, Literal
 from audit.checks.pagefacts import PageFacts
 from audit.checks.response import noindex_directive
 from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
-from audit.core.records import FetchResult, Finding, UrlResult, header_value
+from audit.core.records import FetchResult, UrlResult, header_value
 
 __all__ = [
     "FETCH_CODES",
@@ -44,7 +44,6 @@ __all__ = [
     "agent_verdict",
     "empty_shell",
     "index_reason",
-    "indexability",
     "meta_noindex",
     "parse_agents",
     "says_yes",
@@ -202,21 +201,6 @@ def index_reason(
     if content_type is not None and not _is_html_type(content_type):
         return Indexability.NOT_HTML
     return None
-
-
-def indexability(
-    record: UrlResult, found: Sequence[Finding], result: FetchResult | None
-) -> str | None:
-    """`index_reason` of a record and its findings as a report holds them (by their
-    codes), as text. The run itself reads each URL's verdict (checks/verdict.py)."""
-    codes = {f.code for f in found}
-    reason = index_reason(
-        record,
-        result,
-        noindex="url-noindex" in codes,
-        canonical="url-canonical-mismatch" in codes,
-    )
-    return None if reason is None else reason.value
 
 
 # contracts/agents.md, "What each agent is served": the codes in the table's order

@@ -8,12 +8,12 @@ from audit.checks.agents import (
     PRESETS,
     agent_verdict,
     empty_shell,
-    indexability,
+    index_reason,
     meta_noindex,
     parse_agents,
 )
 from audit.checks.pagefacts import PageFacts, facts_of
-from audit.core.records import FetchResult, Hop, UrlResult, finding
+from audit.core.records import FetchResult, Hop, UrlResult
 
 HTML = (("content-type", "text/html; charset=utf-8"),)
 
@@ -70,23 +70,26 @@ def _fetch(
 
 
 def test_indexability_reasons_in_order() -> None:
+    def reason(record: UrlResult, result: FetchResult | None, **said: bool) -> str | None:
+        flags = {"noindex": False, "canonical": False, **said}
+        why = index_reason(record, result, **flags)
+        return None if why is None else why.value
+
     ok = _fetch()
-    assert indexability(_record(ok), [], ok) is None
-    assert indexability(_record(None, "blocked"), [], None) == "robots"
-    assert indexability(_record(None, "unreachable"), [], None) == "robots"
+    assert reason(_record(ok), ok) is None
+    assert reason(_record(None, "blocked"), None) == "robots"
+    assert reason(_record(None, "unreachable"), None) == "robots"
     down = _fetch(None, (), error="timeout", error_kind="timeout")
-    assert indexability(_record(down), [], down) == "unreachable"
+    assert reason(_record(down), down) == "unreachable"
     moved = _fetch(redirects=(Hop("https://ex.com/a", 301),))
-    assert indexability(_record(moved), [], moved) == "redirect"
+    assert reason(_record(moved), moved) == "redirect"
     gone = _fetch(404)
-    assert indexability(_record(gone), [], gone) == "status"
-    noindex = finding("url-noindex", "x", url="https://ex.com/a")
-    canonical = finding("url-canonical-mismatch", "x", url="https://ex.com/a")
-    assert indexability(_record(ok), [canonical, noindex], ok) == "noindex"
-    assert indexability(_record(ok), [canonical], ok) == "canonical"
+    assert reason(_record(gone), gone) == "status"
+    assert reason(_record(ok), ok, canonical=True, noindex=True) == "noindex"
+    assert reason(_record(ok), ok, canonical=True) == "canonical"
     pdf = _fetch(headers=(("content-type", "application/pdf"),))
-    assert indexability(_record(pdf), [], pdf) == "not-html"
-    assert indexability(_record(pdf), [noindex], pdf) == "noindex"
+    assert reason(_record(pdf), pdf) == "not-html"
+    assert reason(_record(pdf), pdf, noindex=True) == "noindex"
 
 
 def _read(html: str, cap: int = 512 * 1024) -> PageFacts:

@@ -3,7 +3,7 @@
 Every answer here is a real response of an inline aiohttp handler on 127.0.0.1, read by
 the project's own HttpClient (HEAD, or GET with the page checks' sink), then judged by
 `judge_url`. The values are checked against what the findings say and against the
-record-and-findings reading a report allows (`indexability()`), so the values and the
+record-and-findings reading a report allows (`index_reason` from the codes), so the values and the
 codes cannot drift apart; stored evidence read back gives the same verdict.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from audit.checks.agents import indexability
+from audit.checks.agents import index_reason
 from audit.checks.page import PageSink
 from audit.checks.response import check_fetch
 from audit.checks.verdict import (
@@ -130,7 +130,13 @@ def _agrees(verdict: UrlVerdict, result: FetchResult | None) -> None:
     the same indexability, and noindex / canonical / shell match their codes."""
     codes = set(_codes(verdict))
     reason = verdict.reason.value if verdict.reason is not None else None
-    assert indexability(verdict.record, verdict.findings, result) == reason
+    said = index_reason(
+        verdict.record,
+        result,
+        noindex="url-noindex" in codes,
+        canonical="url-canonical-mismatch" in codes,
+    )
+    assert (said.value if said is not None else None) == reason
     assert verdict.noindex == ("url-noindex" in codes)
     assert verdict.canonical == ("url-canonical-mismatch" in codes)
     assert verdict.shell == ("url-empty-shell" in codes)
