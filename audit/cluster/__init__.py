@@ -2,9 +2,10 @@
 
 The driver (this process) stays the frontier: discovery, expansion, validation, robots.txt
 and the report stay here. `driver.Cluster` hands host-affine batches of URL checks to Dask
-workers, at most one batch per host in flight (`politeness.HostLanes`), and each worker
-runs the same check code as a local run (`task.run_batch`: HttpClient.fetch, check_fetch,
-url_record). Dask (the optional `cluster` extra) is imported only when a run asks for a
+workers (`politeness.HostLanes`: a host's lanes, each at its share of the rate), and each
+worker makes the requests a local run makes (`task.run_batch`: HttpClient.fetch, or
+fetch_page with the driver's facts sinks) and sends back evidence, which the driver judges
+with the local checks and hooks (one transport more). Dask (the optional `cluster` extra) is imported only when a run asks for a
 cluster; `spec` (parsing and the one-line errors) imports nothing of it.
 
 Imports the pipeline, the HTTP layer, the checks and the core; never the CLI or the API.
