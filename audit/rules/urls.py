@@ -13,7 +13,10 @@ import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from functools import partial
+from urllib.parse import quote, urlsplit
+
+from audit.rules.findings import show
 
 __all__ = [
     "MAX_LOC_LENGTH",
@@ -37,6 +40,7 @@ MAX_LOC_LENGTH = 2048  # sitemaps.org: "less than 2,048 characters"
 MIN_LOC_LENGTH = 12  # shortest sensible absolute URL, "http://a.bc/" (RULES.md)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEFAULT_PORT_TEXT = {"http": "80", "https": "443"}
 _XML_SPACE = " \t\r\n"
 
 # A label written in punycode ("xn--") is left to the slow path, which decodes it.
@@ -54,6 +58,8 @@ _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-
 # hosts, local mirrors), a path, only RFC 3986 characters, upper-case percent escapes, no
 # fragment. Such a URL is valid and already normalised. Possessive quantifiers keep a
 # failing match linear.
+# A port as written: a number from 1 to 65535 in ASCII digits, leading zeros allowed.
+_ANY_PORT = re.compile(f"0*{_PORT}")
 _PLAIN_PATH = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]++|%[0-9A-F]{2})*+"
 _PLAIN = re.compile(
     rf"(?:http://{_PLAIN_HOST}(?::(?!80/){_PORT})?|https://{_PLAIN_HOST}(?::(?!443/){_PORT})?)"
@@ -66,6 +72,7 @@ _PLAIN_TAIL = re.compile(_PLAIN_PATH, re.ASCII)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:", re.ASCII)
 # C0 and C1 control characters, space, DEL and the characters RFC 3986 never allows raw
 _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f<>\"{}|\\^`]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _BRACKETS = re.compile(r"[\[\]]")
 _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _LOWER_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -77,11 +84,7 @@ _ENDS_IN_NUMBER = re.compile(r"(?:.*\.)?(?:[0-9]+|0[xX][0-9A-Fa-f]*)\.?", re.ASC
 Problem = tuple[str, str]  # (code, message)
 
 
-def _show(value: str, limit: int = 120) -> str:
-    """A value for a message: repr-quoted so whitespace shows, truncated."""
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
-    return repr(value)
+_show = partial(show, limit=120)  # a value for a message: repr-quoted, truncated
 
 
 plain_match = _PLAIN.fullmatch  # the fast-path regex alone (callers check length and host)
@@ -143,7 +146,7 @@ def _host_problem(host: str) -> str | None:
         return _ipv6_problem(host)
     if _ENDS_IN_NUMBER.fullmatch(host):
         try:
-            ipaddress.IPv4Address(host[:-1] if host.endswith(".") else host)
+            ipaddress.IPv4Address(host.removesuffix("."))
         except ValueError:
             return (
                 f"has the host {_show(host)}, which ends in a number but is not an IPv4 "
@@ -174,7 +177,7 @@ def _name_problem(host: str) -> str | None:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             return f"has an invalid internationalised host {_show(host)}"
-    name = host[:-1] if host.endswith(".") else host
+    name = host.removesuffix(".")
     if len(name) > 253:
         return "has a host longer than 253 characters"
     for label in name.split("."):
@@ -200,8 +203,7 @@ def _punycode_ok(encoded: str) -> bool:
     except UnicodeError:
         return False
     return (
-        bool(decoded)
-        and not decoded.isascii()
+        not decoded.isascii()  # also: not empty
         and unicodedata.normalize("NFKC", decoded).casefold() == decoded
         and not any(unicodedata.category(ch) in _NOT_IN_NAMES for ch in decoded)
     )
@@ -209,27 +211,19 @@ def _punycode_ok(encoded: str) -> bool:
 
 def _split_authority(rest: str) -> tuple[str, str]:
     """Split what follows '//' into (authority, path-query-fragment)."""
-    end = len(rest)
-    for ch in "/?#":
-        i = rest.find(ch)
-        if i != -1 and i < end:
-            end = i
-    return rest[:end], rest[end:]
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return authority, rest[len(authority) :]
 
 
-def _host_port(authority: str) -> tuple[str, str | None]:
-    """Split host[:port] after removing userinfo; port None when absent."""
+def _host_port(authority: str) -> tuple[str, str]:
+    """Split host[:port] after removing userinfo; port "" when absent or empty (RFC 3986
+    treats both as the default)."""
     hostport = authority.rpartition("@")[2]
-    if hostport.startswith("["):
-        close = hostport.find("]")
-        if close == -1:
-            return hostport, None
-        host, tail = hostport[: close + 1], hostport[close + 1 :]
-        if tail.startswith(":"):
-            return host, tail[1:]
-        return host, tail or None  # garbage after ']' shows as a bad port
-    host, colon, port = hostport.partition(":")
-    return host, port if colon else None
+    if hostport.startswith("["):  # an unclosed '[' takes all; garbage after ']' is the port
+        close = hostport.find("]") + 1 or len(hostport)
+        return hostport[:close], hostport[close:].removeprefix(":")
+    host, _colon, port = hostport.partition(":")
+    return host, port
 
 
 def check_loc(raw: str | None) -> list[Problem]:
@@ -243,19 +237,8 @@ def check_loc(raw: str | None) -> list[Problem]:
     url = raw.strip(_XML_SPACE)
     if not url:
         return [("loc-missing", "<loc> is empty: put the page's absolute URL in it")]
-    if len(url) == len(raw) and is_plain_url(url):
+    if url == raw and is_plain_url(url):
         return []
-    out = _text_problems(raw, url)
-    scheme = _scheme_problem(url)
-    if isinstance(scheme, tuple):  # not an http(s) URL: the checks below would mislead
-        out.append(scheme)
-        return out
-    out.extend(_url_problems(url, scheme))
-    return out
-
-
-def _text_problems(raw: str, url: str) -> list[Problem]:
-    """loc-whitespace and loc-too-long: `url` is `raw` stripped."""
     out: list[Problem] = []
     if url != raw:
         out.append(
@@ -269,9 +252,14 @@ def _text_problems(raw: str, url: str) -> list[Problem]:
             (
                 "loc-too-long",
                 f"<loc> is {len(url)} characters long, over the {MAX_LOC_LENGTH} limit: "
-                f"shorten the URL {_show(url, 80)}",
+                f"shorten the URL {show(url, 80)}",
             )
         )
+    scheme = _scheme_problem(url)
+    if isinstance(scheme, tuple):  # not an http(s) URL: the checks below would mislead
+        out.append(scheme)
+        return out
+    out.extend(_url_problems(url, scheme))
     return out
 
 
@@ -312,12 +300,12 @@ def _url_problems(url: str, authority_at: int) -> list[Problem]:
                 f"<loc> {_show(url)} is not a valid URL: {'; '.join(invalid)}",
             )
         )
-    if not url.isascii():
-        first = next(c for c in url if not c.isascii())
+    first = _NON_ASCII.search(url)
+    if first is not None:
         out.append(
             (
                 "loc-not-encoded",
-                f"<loc> {_show(url)} contains non-ASCII characters such as {first!r}: "
+                f"<loc> {_show(url)} contains non-ASCII characters such as {first.group()!r}: "
                 "percent-encode them as UTF-8 (and use the punycode form of the host)",
             )
         )
@@ -333,48 +321,38 @@ def _url_problems(url: str, authority_at: int) -> list[Problem]:
 
 
 def _invalid_parts(url: str, authority_at: int) -> list[str]:
-    """What makes an http(s) URL invalid: characters, escapes, host, port, length."""
+    """What makes an http(s) URL invalid: characters, escapes, brackets outside an
+    IP-literal, host, port, length."""
     invalid: list[str] = []
     bad = _BAD_CHARS.search(url)
     if bad is not None:
         ch = bad.group()
         what = "a space" if ch == " " else f"the character {ch!r}"
-        escaped = "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
-        invalid.append(f"contains {what} (percent-encode it as {escaped})")
+        invalid.append(f"contains {what} (percent-encode it as {quote(ch, safe='')})")
     if _BAD_PCT.search(url):
         invalid.append("has a '%' not followed by two hex digits (encode a literal % as %25)")
-    invalid.extend(_authority_problems(url[authority_at:]))
+    authority, tail = _split_authority(url[authority_at:])
+    if _BRACKETS.search(authority.rpartition("@")[0] + tail):  # RFC 3986 §2.2, §3.2.1
+        invalid.append(
+            "contains '[' or ']' outside an IPv6 host (percent-encode them as %5B and %5D)"
+        )
+    host, port = _host_port(authority)
+    problem = _host_problem(host)
+    if problem is not None:
+        invalid.append(problem)
+    if port and not _ANY_PORT.fullmatch(port):
+        invalid.append(f"has an invalid port {_show(port)}")
     if len(url) < MIN_LOC_LENGTH:
         invalid.append(f"is shorter than {MIN_LOC_LENGTH} characters")
     return invalid
 
 
-def _authority_problems(rest: str) -> list[str]:
-    """Brackets outside an IP-literal, the host and the port of what follows '//'."""
-    out: list[str] = []
-    authority, tail = _split_authority(rest)
-    userinfo = authority.rpartition("@")[0]
-    if _BRACKETS.search(tail) or _BRACKETS.search(userinfo):  # RFC 3986 §2.2, §3.2.1
-        out.append("contains '[' or ']' outside an IPv6 host (percent-encode them as %5B and %5D)")
-    host, port = _host_port(authority)
-    problem = _host_problem(host)
-    if problem is not None:
-        out.append(problem)
-    # a port is a number from 1 to 65535 in ASCII digits
-    if port and (not port.isdigit() or not port.isascii() or not 0 < int(port) <= 65535):
-        out.append(f"has an invalid port {_show(port)}")
-    return out
-
-
 def is_absolute_http(url: str) -> bool:
     """An absolute http(s) URL with a host (the test for hreflang hrefs and similar)."""
-    m = _SCHEME.match(url)
-    if m is None or m.group()[:-1].lower() not in _DEFAULT_PORTS:
+    authority_at = _scheme_problem(url)
+    if isinstance(authority_at, tuple):
         return False
-    if url[m.end() : m.end() + 2] != "//":
-        return False
-    authority, _ = _split_authority(url[m.end() + 2 :])
-    host, _port = _host_port(authority)
+    host, _port = _host_port(_split_authority(url[authority_at:])[0])
     return bool(host) and _BAD_CHARS.search(url) is None
 
 
@@ -396,23 +374,14 @@ def normalize_url(url: str) -> str:
     authority, tail = _split_authority(url[m.end() + 2 :])
     userinfo, at, _hp = authority.rpartition("@")
     host, port = _host_port(authority)
-    netloc = _host_and_port(scheme, host.lower(), port)
-    if at:
-        netloc = f"{userinfo}@{netloc}"
-    if not tail or tail[0] != "/":
+    if port.isascii() and port.isdigit():
+        port = str(int(port))
+    # the scheme's default port is dropped, as is an empty one ("host:")
+    netloc = host.lower() + ("" if port in ("", _DEFAULT_PORT_TEXT.get(scheme)) else ":" + port)
+    if not tail.startswith("/"):
         tail = "/" + tail
-    if "%" in tail:
-        tail = _LOWER_PCT.sub(lambda m: m.group().upper(), tail)
-    return f"{scheme}://{netloc}{tail}"
-
-
-def _host_and_port(scheme: str, host: str, port: str | None) -> str:
-    """host[:port] as normalize_url writes it: the scheme's default port dropped."""
-    if port and port.isdigit() and port.isascii():
-        return host if _DEFAULT_PORTS.get(scheme) == int(port) else f"{host}:{int(port)}"
-    if not port:  # absent or empty ("host:"): RFC 3986 treats both as the default
-        return host
-    return f"{host}:{port}"
+    tail = _LOWER_PCT.sub(lambda m: m.group().upper(), tail)
+    return f"{scheme}://{userinfo}{at}{netloc}{tail}"
 
 
 def origin(url: str) -> tuple[str, str, int] | None:
