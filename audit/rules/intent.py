@@ -47,6 +47,7 @@ __all__ = [
 
 Action = Literal["keep", "redirect", "gone"]
 ACTIONS: Final[tuple[Action, ...]] = ("keep", "redirect", "gone")
+_ACTION_OF: Final[dict[str, Action]] = {a: a for a in ACTIONS}  # the action a cell names
 _PERMANENT: Final = frozenset({301, 308})
 _GONE: Final = frozenset({404, 410})
 
@@ -219,12 +220,6 @@ def _split(norm: str) -> tuple[str, str]:
     return norm[:cut], norm[cut:].split("#", 1)[0]
 
 
-def _norm_path(path: str) -> str:
-    """A path row's path and query in the normalisation of loc-duplicate (the case of
-    percent-escapes; nothing else applies to a path)."""
-    return normalize_url("http://h" + path)[len("http://h") :]
-
-
 # --- the plan ----------------------------------------------------------------------------
 
 
@@ -241,16 +236,18 @@ class _Table:
             self.exact[row.key] = row
             return
         self.prefix[row.key] = row
-        if len(row.key) not in self.lengths:  # few distinct lengths: a short list
-            self.lengths = sorted([*self.lengths, len(row.key)], reverse=True)
+        # few distinct lengths: a short list
+        self.lengths = sorted({*self.lengths, len(row.key)}, reverse=True)
 
     def longest(self, text: str) -> Row | None:
-        for n in self.lengths:
-            if n <= len(text):
-                row = self.prefix.get(text[:n])
-                if row is not None:
-                    return row
+        for n in self.lengths:  # a key longer than `text` is never its text[:n]
+            row = self.prefix.get(text[:n])
+            if row is not None:
+                return row
         return None
+
+
+_NO_ROWS: Final = _Table()  # the path rows of an origin the plan is not scoped to: none
 
 
 class IntentPlan:
@@ -290,20 +287,22 @@ class IntentPlan:
         """The row that applies to `url`, or None."""
         norm = normalize_url(url)
         home, rest = _split(norm)
-        paths = self._paths if self.origins is None or home in self.origins else None
-        row = self._absolute.exact.get(norm) or (paths.exact.get(rest) if paths else None)
-        tail = ""
+        paths = self._paths if self.origins is None or home in self.origins else _NO_ROWS
+        row = (
+            self._absolute.exact.get(norm)
+            or paths.exact.get(rest)
+            or self._prefix_row(norm, home, rest, paths)
+        )
         if row is None:
-            row = self._prefix_row(norm, home, rest, paths)
-            if row is None:
-                return None
-            tail = (rest if row.path else norm)[len(row.key) :]
+            return None
+        # the rest of the URL after a prefix row's key ("" after an exact row's)
+        tail = (rest if row.path else norm)[len(row.key) :]
         return Match(row, url, _expected(row, norm, tail))
 
-    def _prefix_row(self, norm: str, home: str, rest: str, paths: _Table | None) -> Row | None:
+    def _prefix_row(self, norm: str, home: str, rest: str, paths: _Table) -> Row | None:
         """The prefix row with the longest match (an absolute one on a tie)."""
         best = self._absolute.longest(norm)
-        by_path = paths.longest(rest) if paths is not None else None
+        by_path = paths.longest(rest)
         if by_path is None:
             return best
         if best is None or len(home) + len(by_path.key) > len(best.key):
@@ -313,9 +312,10 @@ class IntentPlan:
 
 def _expected(row: Row, norm: str, tail: str) -> str | None:
     """Where a `redirect` row says the URL must end: the target, its `*` filled with the
-    rest of the URL after the prefix, a path resolved against the URL's origin."""
+    rest of the URL after the prefix, a path resolved against the URL's origin. Only a
+    redirect row has a target (_check_target)."""
     target = row.target
-    if row.action != "redirect" or target is None:
+    if target is None:
         return None
     if target.endswith("*"):
         target = target[:-1] + tail
@@ -348,12 +348,9 @@ def parse_intent(text: str, name: str) -> IntentPlan:
     """The plan of an intent file's text (a BOM already removed); `name` is FILE."""
     plan = IntentPlan(name)
     seen: dict[tuple[str, bool, bool], int] = {}
-    first = True
-    for line, cells in _records(text.removeprefix("\ufeff"), name):
-        if first:
-            first = False
-            if len(cells) >= 2 and [c.lower() for c in cells[:2]] == ["url", "action"]:
-                continue
+    for i, (line, cells) in enumerate(_records(text.removeprefix("\ufeff"), name)):
+        if i == 0 and [c.lower() for c in cells[:2]] == ["url", "action"]:
+            continue  # the header
         row = _row(cells, name, line)
         where = (row.key, row.prefix, row.path)
         if where in seen:
@@ -371,8 +368,7 @@ def _records(text: str, name: str) -> Iterable[tuple[int, list[str]]]:
     i = 0
     while i < len(lines):
         start, i = i, i + 1
-        head = lines[start].strip()
-        if not head or head.startswith("#"):
+        if lines[start].strip()[:1] in ("", "#"):  # blank, or a comment
             continue
         chunk = lines[start]
         while chunk.count('"') % 2 and i < len(lines):  # a quoted cell goes on
@@ -391,38 +387,29 @@ def _cells(chunk: str, name: str, line: int) -> list[str]:
 
 
 def _row(cells: list[str], name: str, line: int) -> Row:
-    if len(cells) == 3 and not cells[2]:
-        cells = cells[:2]
     if not 2 <= len(cells) <= 3:
         raise IntentError(
             f"{name}:{line}: expected 2 or 3 cells (url,action[,target]), found {len(cells)}"
         )
-    url, action = cells[0], _action(cells[1])
-    target = cells[2] if len(cells) == 3 else None
+    url, word, target = [*cells, ""][:3]  # an empty third cell is no target
+    action = _ACTION_OF.get(word.lower())
     if action is None:
-        raise IntentError(
-            f"{name}:{line}: unknown action {cells[1]!r} (use keep, redirect or gone)"
-        )
+        raise IntentError(f"{name}:{line}: unknown action {word!r} (use keep, redirect or gone)")
     _check_url(url, "url", name, line)
-    if target is not None:
+    if target:
         _check_target(url, action, target, name, line)
-    prefix = url.endswith("*")
-    bare = url[:-1] if prefix else url
+    bare = url.removesuffix("*")
     path = bare.startswith("/")
-    key = _norm_path(bare) if path else normalize_url(bare)
-    return Row(url, action, target, line, key, prefix, path)
-
-
-def _action(cell: str) -> Action | None:
-    word = cell.lower()
-    return next((a for a in ACTIONS if a == word), None)
+    # a path row's path and query in the normalisation of loc-duplicate (the case of
+    # percent-escapes; nothing else applies to a path)
+    key = normalize_url("http://h" + bare)[len("http://h") :] if path else normalize_url(bare)
+    return Row(url, action, target or None, line, key, bare != url, path)
 
 
 def _check_url(url: str, what: str, name: str, line: int) -> None:
-    star = url.find("*")
-    if star != -1 and star != len(url) - 1:
+    bare = url.removesuffix("*")
+    if "*" in bare:
         raise IntentError(f"{name}:{line}: {what} {url!r}: '*' may only be the last character")
-    bare = url[:-1] if star != -1 else url
     if not (bare.startswith("/") or (origin(bare) is not None and "://" in bare)):
         raise IntentError(
             f"{name}:{line}: {what} {url!r} is neither an absolute http(s) URL "
