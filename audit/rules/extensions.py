@@ -71,7 +71,7 @@ class ExtensionCheck:
             for news in entry.news:
                 self._check_news(news, loc, out)
         if entry.alternates:
-            self._check_alternates(entry, loc, norm, out)
+            self._check_alternates(entry.alternates, entry.line, loc, norm, out)
 
     def _check_images(
         self, images: list[Image], line: int, loc: str | None, out: list[Finding]
@@ -116,7 +116,7 @@ class ExtensionCheck:
     def _check_video(self, video: Video, loc: str | None, out: list[Finding]) -> None:
         f = video.fields
         line = video.line
-        values = {k: v.strip(XML_SPACE) for k, v in f.items() if v is not None}
+        values = {k: v.strip(XML_SPACE) for k, v in f.items()}
         # the required children it lacks (empty counts as absent)
         missing = _missing(values, "video", ("thumbnail_loc", "title", "description"))
         if not values.get("content_loc") and not values.get("player_loc"):
@@ -143,7 +143,7 @@ class ExtensionCheck:
 
     def _check_news(self, news: News, loc: str | None, out: list[Finding]) -> None:
         line = news.line
-        values = {k: v.strip(XML_SPACE) for k, v in news.fields.items() if v is not None}
+        values = {k: v.strip(XML_SPACE) for k, v in news.fields.items()}
         missing = _missing(values, "news", ("name", "language", "publication_date", "title"))
         if missing:
             add(
@@ -191,9 +191,13 @@ class ExtensionCheck:
             )
 
     def _check_alternates(
-        self, entry: Entry, loc: str | None, norm: str | None, out: list[Finding]
+        self,
+        alternates: list[Alternate],
+        line: int,
+        loc: str | None,
+        norm: str | None,
+        out: list[Finding],
     ) -> None:
-        alternates = entry.alternates or []
         hrefs = [href for alt in alternates if (href := self._check_alternate(alt, loc, out))]
         if norm is None or loc is None:
             return
@@ -205,11 +209,11 @@ class ExtensionCheck:
                 "hreflang-missing-self",
                 f"{show(loc)} lists hreflang alternates but not itself: add an xhtml:link "
                 "with its own language and href (each version must list itself and all others)",
-                entry.line,
+                line,
                 loc,
             )
         if self.hreflang is not None and hrefs:
-            self.hreflang.add(loc, hrefs, sitemap=self.source, line=entry.line)
+            self.hreflang.add(loc, hrefs, sitemap=self.source, line=line)
 
     def _check_alternate(self, alt: Alternate, loc: str | None, out: list[Finding]) -> str | None:
         """hreflang-invalid for one xhtml:link; its href (stripped), None when unusable."""
@@ -227,7 +231,7 @@ class ExtensionCheck:
                 loc,
             )
         href = (alt.href or "").strip(XML_SPACE)
-        if href and is_absolute_http(href):
+        if is_absolute_http(href):
             return href
         add(
             out,
@@ -256,12 +260,11 @@ def _date_or_problem(text: str, *, news: bool) -> W3CDate | str:
         parsed = parse_w3c_datetime(text)
     except ValueError as exc:
         return str(exc)
-    if news and parsed.precision in ("year", "month"):
+    # the XSD rejects a year, a month (both kinds) and a time without seconds (video)
+    if parsed.precision in ("year", "month"):
         return f"only a {parsed.precision}, not a full date"
     if not news and parsed.precision == "minute":
         return "a time without seconds"
-    if not news and not parsed.xsd_valid:
-        return f"only a {parsed.precision}, not a full date"
     return parsed
 
 
@@ -349,19 +352,24 @@ def _video_problems(
     """
     problems: list[tuple[str, str, str, str]] = []
     for name, limit in _VIDEO_MAX_LENGTHS:
-        v = fields.get(name)
-        if v is not None and len(v) > limit:
+        v = fields.get(name, "")
+        if len(v) > limit:
             problems.append(
                 (name, v, f"is {len(v):,} characters long", f"shorten it to {limit:,} at most")
             )
     _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
     for name in ("publication_date", "expiration_date"):
-        v = values.get(name)
-        why = None if v is None else _date_or_problem(v, news=False)
-        if v is not None and isinstance(why, str):
-            problems.append(
-                (name, v, f"is invalid ({why})", "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm")
-            )
+        if name in values:
+            why = _date_or_problem(values[name], news=False)
+            if isinstance(why, str):
+                problems.append(
+                    (
+                        name,
+                        values[name],
+                        f"is invalid ({why})",
+                        "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm",
+                    )
+                )
     _video_rule_problems(_VIDEO_FLAG_RULES, values, problems)
     return problems
 
