@@ -23,6 +23,7 @@ __all__ = [
     "parse_rss_date",
     "parse_w3c_datetime",
     "parse_w3c_start",
+    "tz_offset",
 ]
 
 Precision = Literal["year", "month", "day", "minute", "second"]
@@ -63,17 +64,19 @@ def _add(start: datetime, delta: timedelta) -> datetime:
         return _MAX
 
 
-_OFFSETS: dict[str, timedelta] = {}  # TZD text -> offset to subtract; a few per site
+_OFFSETS: dict[str, timedelta] = {"Z": timedelta(0)}  # TZD -> offset to subtract; few a site
 _SPAN = {"day": timedelta(days=1), "minute": timedelta(minutes=1)}
 _SECOND = timedelta(seconds=1)
 
 
-def _offset(tzd: str) -> timedelta:
+def tz_offset(tzd: str) -> timedelta:
+    """The offset a W3C Datetime's TZD (Z, +hh:mm or -hh:mm, as matched) says, east of UTC;
+    ValueError when no such offset exists."""
     off = _OFFSETS.get(tzd)
     if off is None:
         oh, om = int(tzd[1:3]), int(tzd[4:6])
         # xsd:dateTime allows offsets from -14:00 to +14:00.
-        if om > 59 or oh > 14 or (oh == 14 and om != 0):
+        if om > 59 or oh * 60 + om > 14 * 60:
             raise ValueError(f"timezone offset {tzd} does not exist")
         off = timedelta(hours=oh, minutes=om)
         if tzd[0] == "-":
@@ -131,11 +134,10 @@ def _timed_start(year: int, month: int, m: re.Match[str]) -> tuple[datetime, Pre
         start = datetime(year, month, int(ds), hour, minute, second, micro, tzinfo=UTC)
     except ValueError:
         raise ValueError(f"day {ys}-{mos}-{ds} does not exist") from None
-    if tzd != "Z":
-        try:
-            start -= _offset(tzd)
-        except OverflowError:
-            raise ValueError("date out of range") from None
+    try:
+        start -= tz_offset(tzd)
+    except OverflowError:
+        raise ValueError("date out of range") from None
     if ss is None:
         return start, "minute", False
     return start, "second", True

@@ -20,7 +20,7 @@ import re
 from datetime import date, datetime, timedelta
 
 from audit.core.records import Finding
-from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start
+from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start, tz_offset
 from audit.rules.findings import XML_SPACE, add, show, writable
 from audit.rules.indexlastmod import SERVED_NOW_WINDOW_S, lastmod_now
 
@@ -78,10 +78,10 @@ def _day_ordinal(text: str) -> int | None:
 def _tz_seconds(tzd: str) -> int | None:
     seconds = _TZ_SECONDS.get(tzd)
     if seconds is None:
-        oh, om = int(tzd[1:3]), int(tzd[4:6])
-        if om > 59 or oh > 14 or (oh == 14 and om):
+        try:
+            seconds = int(tz_offset(tzd).total_seconds())
+        except ValueError:
             return None
-        seconds = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
         if len(_TZ_SECONDS) < 1024:
             _TZ_SECONDS[tzd] = seconds
     return seconds
@@ -90,29 +90,15 @@ def _tz_seconds(tzd: str) -> int | None:
 def _lastmod_fast(value: str) -> _Lastmod | None:
     """YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD when valid; None means "ask the full parser"."""
     if len(value) == 10:
-        return _fast_date(value)
-    return _fast_timestamp(value)
-
-
-def _fast_date(value: str) -> _Lastmod | None:
-    """A valid YYYY-MM-DD, else None."""
-    if _LM_DATE.fullmatch(value) is None:
-        return None
-    ordinal = _DAY_ORDINALS.get(value) or _day_ordinal(value)
-    return None if ordinal is None else (ordinal * _DAY_S, "day", True)
-
-
-def _fast_timestamp(value: str) -> _Lastmod | None:
-    """A valid YYYY-MM-DDThh:mm:ss[.s]TZD, else None."""
+        ordinal = _day_ordinal(value) if _LM_DATE.fullmatch(value) else None
+        return None if ordinal is None else (ordinal * _DAY_S, "day", True)
     m = _LM_FULL.fullmatch(value)
     if m is None:
         return None
     day, hour_minute, second, tzd = m.groups()
-    ordinal = _DAY_ORDINALS.get(day) or _day_ordinal(day)
+    ordinal = _day_ordinal(day)
     seconds = _HOUR_MINUTE.get(hour_minute)
-    tz = _TZ_SECONDS.get(tzd)
-    if tz is None:
-        tz = _tz_seconds(tzd)
+    tz = _tz_seconds(tzd)
     if ordinal is None or seconds is None or tz is None or second > "59":
         return None
     return ordinal * _DAY_S + seconds + int(second) - tz, "second", True
@@ -192,7 +178,7 @@ class LastmodCheck:
         """
         n = len(lastmod)
         day = None
-        if n == 20 or n == 25:  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+        if n in (20, 25):  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
             ordinal = _DAY_ORDINALS.get(lastmod[:10])
             if ordinal is not None and ordinal < self._old_day:
                 seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
@@ -231,17 +217,7 @@ class LastmodCheck:
     def full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
         """The full checks of a <lastmod>, which check() skips for the common case."""
         value = self._value(lastmod)
-        # The common cases: a full timestamp older than "now", or a past date.
-        if isinstance(value, tuple) and (
-            value[0] < self._served_from
-            if value[1] == "second"
-            else value[1] == "day" and value[0] <= self._future_date
-        ):
-            self.count += 1
-            day = value[0] // _DAY_S
-            days = self.days
-            days[day] = days.get(day, 0) + 1
-        elif isinstance(value, str):
+        if isinstance(value, str):
             add(
                 out,
                 self.source,
@@ -251,8 +227,40 @@ class LastmodCheck:
                 line,
                 loc,
             )
-        else:
-            self._check_time(lastmod, value, line, loc, out)
+            return
+        # a valid lastmod: counted; lastmod-imprecise and lastmod-future
+        self.count += 1
+        start, precision, xsd_valid = value
+        day = start // _DAY_S
+        days = self.days
+        days[day] = days.get(day, 0) + 1
+        timed = precision in ("second", "minute")
+        if timed and start >= self._served_from:
+            self.served_now += 1
+        if not xsd_valid:  # too imprecise for the XSD
+            why, fix = (
+                ("has a time without seconds", "add seconds (hh:mm:ss)")
+                if timed
+                else (f"gives only a {precision}", "give the full date (YYYY-MM-DD)")
+            )
+            add(
+                out,
+                self.source,
+                "lastmod-imprecise",
+                f"<lastmod> {show(lastmod)} {why}, which the sitemap XSD rejects: {fix}",
+                line,
+                loc,
+            )
+        if start > (self._future_time if timed else self._future_date):
+            add(
+                out,
+                self.source,
+                "lastmod-future",
+                f"<lastmod> {show(lastmod)} is later than the time of the audit "
+                f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
+                line,
+                loc,
+            )
 
     def _parse(self, text: str) -> _Lastmod | str:
         value = text.strip(XML_SPACE)
@@ -270,44 +278,6 @@ class LastmodCheck:
         # no W3C Datetime: an RSS pubDate (RFC 822) in an RSS feed, else why it is invalid
         dt = parse_rss_date(value) if self.kind == "rss" else None
         return why if dt is None else (seconds_since_epoch(dt), "second", True)
-
-    def _check_time(
-        self, text: str, value: _Lastmod, line: int, loc: str | None, out: list[Finding]
-    ) -> None:
-        """Count a valid lastmod that is not a plain past one; lastmod-imprecise and
-        lastmod-future."""
-        self.count += 1
-        start, precision, xsd_valid = value
-        day = start // _DAY_S
-        days = self.days
-        days[day] = days.get(day, 0) + 1
-        timed = precision == "second" or precision == "minute"
-        if timed and start >= self._served_from:
-            self.served_now += 1
-        if not xsd_valid:  # too imprecise for the XSD
-            why, fix = (
-                ("has a time without seconds", "add seconds (hh:mm:ss)")
-                if timed
-                else (f"gives only a {precision}", "give the full date (YYYY-MM-DD)")
-            )
-            add(
-                out,
-                self.source,
-                "lastmod-imprecise",
-                f"<lastmod> {show(text)} {why}, which the sitemap XSD rejects: {fix}",
-                line,
-                loc,
-            )
-        if start > (self._future_time if timed else self._future_date):
-            add(
-                out,
-                self.source,
-                "lastmod-future",
-                f"<lastmod> {show(text)} is later than the time of the audit "
-                f"({self.now:%Y-%m-%dT%H:%M:%SZ}): give the time the page last changed",
-                line,
-                loc,
-            )
 
     # -- per sitemap --------------------------------------------------------
 
