@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lxml import etree
+
 from audit.core.records import Alternate, Entry, Image, News, Video
 from audit.sitemap.doc import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS, Doc, local, ns_of
 
@@ -26,7 +28,9 @@ _EXTENSION_ACTIONS = {
     f"{{{NEWS_NS}}}news": _A_NEWS,
     f"{{{XHTML_NS}}}link": _A_XHTML,
 }
-_IMAGE_DEPRECATED = frozenset({"caption", "title", "geo_location", "license"})
+_IMAGE_DEPRECATED = frozenset(
+    f"{{{IMAGE_NS}}}{name}" for name in ("caption", "title", "geo_location", "license")
+)
 _IMAGE_LOC = f"{{{IMAGE_NS}}}loc"
 
 
@@ -58,10 +62,9 @@ class EntryReader:
         parts = _EntryParts()
         pos = -1
         seen = 0  # bit per protocol child met
-        for child in el.getchildren():
+        # elements only: no comment, processing instruction or entity reference
+        for child in el.iterchildren(etree.Element):
             tag = child.tag
-            if tag.__class__ is not str:
-                continue  # comment, processing instruction, entity reference
             act = actions.get(tag)
             if act is None:
                 act = actions[tag] = self._action(tag, own_ns)
@@ -232,17 +235,14 @@ _UNKNOWN_WHY = {_A_UNDEFINED: "not defined", _A_NO_NS: "no namespace"}
 def read_image(el: Any, line: int) -> Image:
     """An <image:image>: its first <image:loc> and the deprecated children it has."""
     loc = None
-    deprecated: list[str] = []
+    deprecated: dict[str, None] = {}  # their names, each once, in order
     for child in el.getchildren():
         tag = child.tag
-        if tag == _IMAGE_LOC:  # the usual (often only) child: no name splitting
-            if loc is None:
-                loc = child.text or ""
-        elif tag.__class__ is str and ns_of(tag) == IMAGE_NS:
-            name = local(tag)
-            if name in _IMAGE_DEPRECATED and name not in deprecated:
-                deprecated.append(name)
-    return Image(loc, line, deprecated)
+        if tag == _IMAGE_LOC and loc is None:  # the usual (often only) child
+            loc = child.text or ""
+        elif tag in _IMAGE_DEPRECATED:
+            deprecated[local(tag)] = None
+    return Image(loc, line, list(deprecated))
 
 
 def _fields(el: Any) -> dict[str, str]:
@@ -251,13 +251,9 @@ def _fields(el: Any) -> dict[str, str]:
     Attributes are kept as "name@attribute" (e.g. "restriction@relationship").
     Only elements of the extension's own namespace count.
     """
-    ns = ns_of(el.tag)
     fields: dict[str, str] = {}
-    for child in el.iterdescendants():
-        tag = child.tag
-        if tag.__class__ is not str or ns_of(tag) != ns:
-            continue
-        name = local(tag)
+    for child in el.iterdescendants(f"{{{ns_of(el.tag)}}}*"):
+        name = local(child.tag)
         if name in fields:
             continue
         # its text (unless it only holds other elements) and its attributes, as `name`
