@@ -81,7 +81,6 @@ class StreamParser:
     def __init__(self, source: str, *, max_bytes: int = MAX_UNCOMPRESSED_BYTES) -> None:
         self.source = source
         self.max_bytes = max_bytes
-        self.gzip = False
         self.compressed_bytes = 0
         self.uncompressed_bytes = 0
         self._inflater = Inflater(max_bytes + _INFLATE_MARGIN)
@@ -94,6 +93,11 @@ class StreamParser:
     @property
     def kind(self) -> DocKind | None:
         return self._doc.kind
+
+    @property
+    def gzip(self) -> bool:
+        """The bytes were gzip (at any depth): the inflater's layers never go away."""
+        return self._inflater.gzip_layers > 0
 
     @property
     def entries(self) -> int:
@@ -130,7 +134,7 @@ class StreamParser:
         for start in range(0, len(chunk), step):
             if doc.stopped:
                 break
-            self._feed_piece(chunk[start : start + step] if len(chunk) > step else chunk)
+            self._inflated(chunk[start : start + step])  # the whole chunk: no copy
         return doc.flush()
 
     def close(self, *, cut: bool = False) -> list[Entry | Finding]:
@@ -140,7 +144,7 @@ class StreamParser:
         doc = self._doc
         doc.cut = cut
         if not doc.stopped:
-            self._close_inflater(cut)
+            self._inflated(None, cut=cut)
         if not doc.stopped:
             self._finish()
         if not doc.stopped:
@@ -149,19 +153,11 @@ class StreamParser:
 
     # --- bytes in ----------------------------------------------------------------
 
-    def _feed_piece(self, piece: bytes) -> None:
+    def _inflated(self, piece: bytes | None, *, cut: bool = False) -> None:
+        """Pass on what the inflater makes of `piece` (None: the end of input, its last
+        bytes); a gzip fault is the document's unless the input was cut."""
         try:
-            data = self._inflater.feed(piece)
-        except GzipError as exc:
-            self._take(exc.partial)
-            self._gzip_failed(exc)
-        else:
-            self._take(data)
-
-    def _close_inflater(self, cut: bool) -> None:
-        """The inflater's last bytes; a gzip fault is the document's unless the input was cut."""
-        try:
-            data = self._inflater.close()
+            data = self._inflater.close() if piece is None else self._inflater.feed(piece)
         except GzipError as exc:
             self._take(exc.partial)
             if not cut:
@@ -186,7 +182,6 @@ class StreamParser:
         self._reader = None
 
     def _gzip_failed(self, exc: GzipError) -> None:
-        self.gzip = self.gzip or self._inflater.gzip_layers > 0
         doc = self._doc
         if doc.stopped:
             return
@@ -203,20 +198,17 @@ class StreamParser:
 
     def _take(self, data: bytes) -> None:
         """Count inflated bytes against the limit and pass them on."""
-        if self._inflater.gzip_layers:
-            self.gzip = True
-        if not data or self._doc.stopped:
+        if self._doc.stopped:
             return
-        room = self.max_bytes - self.uncompressed_bytes
+        room = self.max_bytes - self.uncompressed_bytes  # >= 0 until stopped
         over = len(data) > room
-        if over:
-            data = data[:room]
+        data = data[:room]  # all of it (the same object) when within the limit
         self.uncompressed_bytes += len(data)
         # libxml2 refuses a single push of more than 10 MB without XML_PARSE_HUGE.
         for start in range(0, len(data), _ROUTE_STEP):
             if self._doc.stopped:
                 break
-            self._route(data[start : start + _ROUTE_STEP] if len(data) > _ROUTE_STEP else data)
+            self._route(data[start : start + _ROUTE_STEP])
         if over:  # reported even when the bytes before the limit were already judged
             self.uncompressed_bytes += 1  # at least one byte beyond the limit was seen
             self._doc.find(
