@@ -27,12 +27,14 @@ from collections.abc import Iterable, Iterator
 from typing import Final, Literal
 
 from audit.core.records import Finding, finding
+from audit.rules.findings import show
 from audit.rules.fingerprints import SeenUrls, url_fingerprint
 
 __all__ = ["MEMORY_PAIRS", "HreflangGraph", "HreflangStore"]
 
 MEMORY_PAIRS: Final = 100_000  # links held in memory before they go to disk (~25 MB)
 _SIGN: Final = 1 << 63
+_MASK64: Final = (1 << 64) - 1
 
 Source = Literal["sitemap", "page"]
 # (A as named, B as named, sitemap, line, source)
@@ -44,10 +46,11 @@ def _signed(fp: int) -> int:
     return fp - (1 << 64) if fp >= _SIGN else fp
 
 
-def _show(value: str, limit: int = 100) -> str:
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
-    return repr(value)
+# where a link A -> B was named, and how to add its return link ({a}, {b}: A and B shown)
+_RETURN_LINK: Final = {
+    "sitemap": ("its sitemap entry", "add a return link to {a} in the entry of {b}"),
+    "page": ("its page's <head>", 'add <link rel="alternate" hreflang=... href={a}> to {b}'),
+}
 
 
 class HreflangGraph:
@@ -115,9 +118,9 @@ class HreflangGraph:
         """Why B's side of A -> B is missing, or None when B is not in the audit (its page
         may carry the links)."""
         if self._nodes.contains_fp(fb):
-            return f"{_show(b)} lists hreflang alternates that do not include {_show(a)}"
+            return f"{show(b)} lists hreflang alternates that do not include {show(a)}"
         if self.seen is None or self.seen.contains_fp(fb):
-            return f"{_show(b)} {self._NO_ALTERNATES}"
+            return f"{show(b)} {self._NO_ALTERNATES}"
         return None
 
     def finish(self) -> list[Finding]:
@@ -130,8 +133,8 @@ class HreflangGraph:
             out.append(
                 finding(
                     "hreflang-not-reciprocal",
-                    f"{_show(a)} names {_show(b)} as an hreflang alternate, but {why}: "
-                    f"add a return link to {_show(a)} in the entry of {_show(b)} "
+                    f"{show(a)} names {show(b)} as an hreflang alternate, but {why}: "
+                    f"add a return link to {show(a)} in the entry of {show(b)} "
                     "(every version must list itself and all the others)",
                     sitemap=sitemap,
                     line=line,
@@ -217,15 +220,14 @@ class HreflangStore(HreflangGraph):
                 if (fb, fa) not in links:
                     yield fb, link
             return
-        if self._links:
-            self._spill()
+        self._spill()  # what is still in memory
         rows = self._db.execute(
             "SELECT e.b_fp, e.a, e.b, e.sitemap, e.line, e.source FROM links e "
             "WHERE NOT EXISTS (SELECT 1 FROM links r WHERE r.a_fp = e.b_fp AND r.b_fp = e.a_fp) "
             "ORDER BY e.rowid"
         )
         for b_fp, a, b, sitemap, line, source in rows:
-            yield (b_fp + (1 << 64) if b_fp < 0 else b_fp), (a, b, sitemap, line, source)
+            yield b_fp & _MASK64, (a, b, sitemap, line, source)  # unsigned again
 
     def iter_findings(self) -> Iterator[Finding]:
         """hreflang-not-reciprocal, once per unanswered link, streamed from memory or disk."""
@@ -233,16 +235,12 @@ class HreflangStore(HreflangGraph):
             why = self._why_unanswered(fb, a, b)
             if why is None:
                 continue
-            where = "its sitemap entry" if source == "sitemap" else "its page's <head>"
-            fix = (
-                f"add a return link to {_show(a)} in the entry of {_show(b)}"
-                if source == "sitemap"
-                else f'add <link rel="alternate" hreflang=... href={_show(a)}> to {_show(b)}'
-            )
+            where, fix = _RETURN_LINK[source]
             yield finding(
                 "hreflang-not-reciprocal",
-                f"{_show(a)} names {_show(b)} as an hreflang alternate ({where}), but {why}: "
-                f"{fix} (every version must list itself and all the others)",
+                f"{show(a)} names {show(b)} as an hreflang alternate ({where}), but {why}: "
+                f"{fix.format(a=show(a), b=show(b))} (every version must list itself and all "
+                "the others)",
                 sitemap=sitemap,
                 line=line,
                 url=a,
