@@ -42,8 +42,7 @@ class CrawlHints:
         number = self._cache.get(priority)
         if is_url and number.__class__ is Decimal and self._first is not None:
             self._count += 1
-            if self._same and number != self._first:
-                self._same = False
+            self._same = self._same and number == self._first
             return out
         out = writable(out)
         self._check_priority(priority, line, loc, is_url, out)
@@ -53,14 +52,17 @@ class CrawlHints:
         value = text.strip(XML_SPACE)
         if value in CHANGEFREQS:
             return
-        hint = f"write {value.lower()!r}" if value.lower() in CHANGEFREQS else "use one of"
+        hint = (
+            f"write {value.lower()!r} (lower-case)"
+            if value.lower() in CHANGEFREQS
+            else f"use one of {', '.join(sorted(CHANGEFREQS))}"
+        )
         add(
             out,
             self.source,
             "changefreq-invalid",
             f"<changefreq> {show(text)} is not a valid value: {hint} "
-            + ("(lower-case)" if value.lower() in CHANGEFREQS else ", ".join(sorted(CHANGEFREQS)))
-            + " or remove it (Google ignores changefreq)",
+            "or remove it (Google ignores changefreq)",
             line,
             loc,
         )
@@ -102,8 +104,7 @@ class CrawlHints:
             self._count += 1
             if self._first is None:
                 self._first, self._text = value, text.strip(XML_SPACE)
-            elif value != self._first:
-                self._same = False
+            self._same = self._same and value == self._first
 
     def problems(self, urls: int) -> list[tuple[str, str]]:
         """priority-uniform: every one of the sitemap's `urls` <url> entries has the same

@@ -163,21 +163,16 @@ class SeenUrls:
             return
         split: list[array[int] | None] = [None] * (len(self._buckets) * 4)
         for index, bucket in enumerate(self._buckets):
-            if bucket is not None:
-                _split_bucket(bucket, index, shift, split)
+            if bucket is None:
+                continue
+            # the 4 consecutive slices of the sorted bucket go to index*4 .. index*4+3 (the
+            # last ends at the old bucket's end: every value is below (index+1) << old shift)
+            start = 0
+            for new_index in range(index * 4, index * 4 + 4):
+                end = bisect_left(bucket, (new_index + 1) << shift)
+                if end > start:
+                    split[new_index] = bucket[start:end]
+                start = end
         self._buckets = split
         self._shift = shift
         self._grow_at <<= 2
-
-
-def _split_bucket(
-    bucket: array[int], index: int, shift: int, into: list[array[int] | None]
-) -> None:
-    """Put the 4 consecutive slices of a sorted bucket into buckets index*4 .. index*4+3."""
-    start = 0
-    for part in range(4):
-        new_index = index * 4 + part
-        end = bisect_left(bucket, (new_index + 1) << shift) if part < 3 else len(bucket)
-        if end > start:
-            into[new_index] = bucket[start:end]
-        start = end
