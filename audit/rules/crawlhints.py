@@ -67,28 +67,23 @@ class CrawlHints:
             loc,
         )
 
-    def _priority_value(self, text: str) -> Decimal | str:
-        """The parsed priority (or why it is invalid), from the cache when seen before."""
-        cache = self._cache
-        value = cache.get(text)
-        if value is not None:
-            return value
-        stripped = text.strip(XML_SPACE)
-        if not DECIMAL.fullmatch(stripped):
-            value = "is not a decimal number"
-        elif not ZERO <= (number := Decimal(stripped)) <= _ONE:  # the regex admits decimals only
-            value = "is outside 0.0 to 1.0"
-        else:
-            value = number
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[text] = value
-        return value
-
     def _check_priority(
         self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
     ) -> None:
-        value = self._priority_value(text)
+        # the parsed priority (or why it is invalid), from the cache when seen before
+        cache = self._cache
+        value = cache.get(text)
+        if value is None:
+            stripped = text.strip(XML_SPACE)
+            if not DECIMAL.fullmatch(stripped):
+                value = "is not a decimal number"
+            elif not ZERO <= (number := Decimal(stripped)) <= _ONE:  # the regex: decimals only
+                value = "is outside 0.0 to 1.0"
+            else:
+                value = number
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[text] = value
         if isinstance(value, str):
             add(
                 out,

@@ -57,13 +57,6 @@ class W3CDate:
     xsd_valid: bool
 
 
-def _add(start: datetime, delta: timedelta) -> datetime:
-    try:
-        return start + delta
-    except OverflowError:
-        return _MAX
-
-
 _OFFSETS: dict[str, timedelta] = {"Z": timedelta(0)}  # TZD -> offset to subtract; few a site
 _SPAN = {"day": timedelta(days=1), "minute": timedelta(minutes=1)}
 _SECOND = timedelta(seconds=1)
@@ -159,7 +152,10 @@ def parse_w3c_datetime(text: str) -> W3CDate:
         else:
             end = _MAX if start.year == 9999 else start.replace(year=start.year + 1, month=1)
     else:
-        end = _add(start, _SPAN.get(precision, _SECOND))
+        try:
+            end = start + _SPAN.get(precision, _SECOND)
+        except OverflowError:
+            end = _MAX
     return W3CDate(start, end, precision, xsd_valid)
 
 

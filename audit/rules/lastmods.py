@@ -206,17 +206,13 @@ class LastmodCheck:
         if self.served_at is not None and lastmod_now(lastmod, self.served_at, self.tolerance_s):
             self._index_now += 1
 
-    def _value(self, lastmod: str) -> _Lastmod | str:
-        """The parsed lastmod (or why it is invalid); the previous one is remembered."""
-        if lastmod == self._lm_text:
-            return self._lm_value
-        value = _lastmod_fast(lastmod) or self._parse(lastmod)
-        self._lm_text, self._lm_value = lastmod, value
-        return value
-
     def full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
         """The full checks of a <lastmod>, which check() skips for the common case."""
-        value = self._value(lastmod)
+        # the parsed lastmod (or why it is invalid); the previous one is remembered
+        value = self._lm_value
+        if lastmod != self._lm_text:
+            value = _lastmod_fast(lastmod) or self._parse(lastmod)
+            self._lm_text, self._lm_value = lastmod, value
         if isinstance(value, str):
             add(
                 out,

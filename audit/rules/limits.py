@@ -49,7 +49,13 @@ def size_problems(kind: str | None, entries: int, uncompressed_bytes: int) -> li
                 "into several sitemaps listed in a sitemap index",
             )
         )
-    near = _near_limits(what, entries, uncompressed_bytes)
+    near: list[str] = []  # the limits it is over 90% of (and not over), in words
+    if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
+        near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
+    if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
+        near.append(
+            f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} allowed"
+        )
     if near:
         problems.append(
             (
@@ -68,15 +74,3 @@ def size_problems(kind: str | None, entries: int, uncompressed_bytes: int) -> li
             )
         )
     return problems
-
-
-def _near_limits(what: str, entries: int, uncompressed_bytes: int) -> list[str]:
-    """The limits a sitemap is over 90% of (and not over), in words."""
-    near: list[str] = []
-    if MAX_ENTRIES * NEAR_LIMIT < entries <= MAX_ENTRIES:
-        near.append(f"{entries:,} {what} of the {MAX_ENTRIES:,} allowed")
-    if MAX_UNCOMPRESSED_BYTES * NEAR_LIMIT < uncompressed_bytes <= MAX_UNCOMPRESSED_BYTES:
-        near.append(
-            f"{uncompressed_bytes:,} bytes uncompressed of the {MAX_UNCOMPRESSED_BYTES:,} allowed"
-        )
-    return near

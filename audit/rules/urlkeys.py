@@ -38,7 +38,16 @@ class UrlKeys:
     ) -> list[Finding]:
         """loc-duplicate: a <url> against the run's table, a <sitemap> against the index's."""
         if entry.news is not None:
-            return self._check_news_duplicate(entry, loc, norm, out)
+            # A news listing (a <url> with <news:news>) is never a duplicate of a listing in
+            # another sitemap, and never makes one (RULES.md loc-duplicate: Google News asks
+            # for a separate news sitemap whose articles may also stand in the regular
+            # ones). Listed twice in the same news sitemap, it is one.
+            if norm not in self._news_locs:
+                self._news_locs.add(norm)  # at most 1,000 news URLs per sitemap
+                return out
+            out = writable(out)
+            self._add_duplicate(entry, "earlier in this sitemap", loc or norm, norm, out)
+            return out
         table = self.seen if is_url else self.seen_sitemaps
         if table is None:
             return out
@@ -47,20 +56,6 @@ class UrlKeys:
             return out
         out = writable(out)
         self.report(entry, table, first, loc or norm, norm, out)
-        return out
-
-    def _check_news_duplicate(
-        self, entry: Entry, loc: str | None, norm: str, out: list[Finding]
-    ) -> list[Finding]:
-        """A news listing (a <url> with <news:news>) is never a duplicate of a listing in
-        another sitemap, and never makes one (RULES.md loc-duplicate: Google News asks for
-        a separate news sitemap whose articles may also stand in the regular ones). Listed
-        twice in the same news sitemap, it is one."""
-        if norm not in self._news_locs:
-            self._news_locs.add(norm)  # at most 1,000 news URLs per sitemap
-            return out
-        out = writable(out)
-        self._add_duplicate(entry, "earlier in this sitemap", loc or norm, norm, out)
         return out
 
     def report(
