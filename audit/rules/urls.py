@@ -142,8 +142,17 @@ def _host_problem(host: str) -> str | None:
     """Why `host` (already without userinfo and port) is not a usable host, or None."""
     if not host:
         return "has no host"
-    if host.startswith("["):
-        return _ipv6_problem(host)
+    if host.startswith("["):  # an IP-literal
+        if not host.endswith("]"):
+            return f"has a malformed IPv6 host {_show(host)}"
+        inner = host[1:-1]
+        if inner[:1] in ("v", "V"):
+            return None  # IPvFuture: syntactically allowed, never seen in practice
+        try:
+            ipaddress.IPv6Address(inner.split("%25", 1)[0])
+        except ValueError:
+            return f"has an invalid IPv6 host {_show(host)}"
+        return None
     if _ENDS_IN_NUMBER.fullmatch(host):
         try:
             ipaddress.IPv4Address(host.removesuffix("."))
@@ -154,20 +163,6 @@ def _host_problem(host: str) -> str | None:
             )
         return None
     return _name_problem(host)
-
-
-def _ipv6_problem(host: str) -> str | None:
-    """Why a bracketed host is not an IPv6 literal, or None."""
-    if not host.endswith("]"):
-        return f"has a malformed IPv6 host {_show(host)}"
-    inner = host[1:-1]
-    if inner[:1] in ("v", "V"):
-        return None  # IPvFuture: syntactically allowed, never seen in practice
-    try:
-        ipaddress.IPv6Address(inner.split("%25", 1)[0])
-    except ValueError:
-        return f"has an invalid IPv6 host {_show(host)}"
-    return None
 
 
 def _name_problem(host: str) -> str | None:
@@ -259,7 +254,31 @@ def check_loc(raw: str | None) -> list[Problem]:
     if isinstance(scheme, tuple):  # not an http(s) URL: the checks below would mislead
         out.append(scheme)
         return out
-    out.extend(_url_problems(url, scheme))
+    invalid = _invalid_parts(url, scheme)
+    if invalid:
+        out.append(
+            (
+                "loc-invalid",
+                f"<loc> {_show(url)} is not a valid URL: {'; '.join(invalid)}",
+            )
+        )
+    first = _NON_ASCII.search(url)
+    if first is not None:
+        out.append(
+            (
+                "loc-not-encoded",
+                f"<loc> {_show(url)} contains non-ASCII characters such as {first.group()!r}: "
+                "percent-encode them as UTF-8 (and use the punycode form of the host)",
+            )
+        )
+    if "#" in url:
+        out.append(
+            (
+                "loc-fragment",
+                f"<loc> {_show(url)} has a #fragment, which search engines ignore: "
+                "list the URL without it",
+            )
+        )
     return out
 
 
@@ -287,37 +306,6 @@ def _scheme_problem(url: str) -> Problem | int:
             f"<loc> {_show(url)} lacks '//' after the scheme: write it as scheme://host/path",
         )
     return m.end() + 2
-
-
-def _url_problems(url: str, authority_at: int) -> list[Problem]:
-    """loc-invalid, loc-not-encoded and loc-fragment for an http(s) URL."""
-    out: list[Problem] = []
-    invalid = _invalid_parts(url, authority_at)
-    if invalid:
-        out.append(
-            (
-                "loc-invalid",
-                f"<loc> {_show(url)} is not a valid URL: {'; '.join(invalid)}",
-            )
-        )
-    first = _NON_ASCII.search(url)
-    if first is not None:
-        out.append(
-            (
-                "loc-not-encoded",
-                f"<loc> {_show(url)} contains non-ASCII characters such as {first.group()!r}: "
-                "percent-encode them as UTF-8 (and use the punycode form of the host)",
-            )
-        )
-    if "#" in url:
-        out.append(
-            (
-                "loc-fragment",
-                f"<loc> {_show(url)} has a #fragment, which search engines ignore: "
-                "list the URL without it",
-            )
-        )
-    return out
 
 
 def _invalid_parts(url: str, authority_at: int) -> list[str]:
