@@ -20,19 +20,15 @@ class FeedReader:
         self.doc = doc
         self.fmt = fmt
         doc.kind = fmt.kind
-        self._root: Any = None
 
     def tags(self) -> tuple[str, ...]:
         return (self.fmt.entry_tag,)
 
     def feed(self, events: Any) -> None:
         fmt, doc = self.fmt, self.doc
-        entry_tag = fmt.entry_tag
-        for _event, el in events:
+        for _event, el in events:  # the parser reports only fmt.entry_tag (tags())
             parent = el.getparent()
-            if self._root is None:
-                self._root = el.getroottree().getroot()
-            if el.tag != entry_tag or not fmt.in_feed(parent, self._root):
+            if not fmt.in_feed(parent, el.getroottree().getroot()):
                 continue
             while el.getprevious() is not None:  # every sibling before `el` goes
                 del parent[0]

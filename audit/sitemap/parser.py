@@ -145,8 +145,10 @@ class StreamParser:
         doc.cut = cut
         if not doc.stopped:
             self._inflated(None, cut=cut)
-        if not doc.stopped:
-            self._finish()
+        if not doc.stopped and self._sniffing():
+            self._route(b"", final=True)
+        if not doc.stopped and self._reader is not None:
+            self._reader.close()
         if not doc.stopped:
             self._stop()
         return doc.flush()
@@ -190,7 +192,7 @@ class StreamParser:
             # the cut-off document itself is not reported a second time as malformed
             # (nor as empty: Sniffer._no_document).
             self._sniffer.gzip_broken = True
-            self._sniff(b"", final=True)
+            self._route(b"", final=True)
         if not doc.stopped:
             doc.pending = []  # what the garbage did to the XML is not the cause
             doc.find("sitemap-gzip-invalid", str(exc))
@@ -219,29 +221,20 @@ class StreamParser:
 
     # --- the dispatcher: which reader gets the bytes ----------------------------------
 
-    def _route(self, data: bytes) -> None:
-        if self._reader is not None:
-            self._reader.feed(data)
-        elif not self._sniffer.done:
-            self._sniff(data, final=False)
-
-    def _sniff(self, data: bytes, final: bool) -> None:
-        decided = self._sniffer.feed(data, final)
-        if decided is None:
-            return
-        what, buf = decided
-        self._reader = (
-            TextReader(self._doc) if what == "text" else XmlReader(self._doc, self._inflater)
-        )
-        self._reader.feed(buf)
-
-    def _finish(self) -> None:
-        if self._sniffing():
-            self._sniff(b"", final=True)
-        if self._doc.stopped:
-            return
-        if self._reader is not None:
-            self._reader.close()
+    def _route(self, data: bytes, final: bool = False) -> None:
+        """Bytes to the reader; before there is one, to the sniffer, which picks it (once
+        it can tell, with the bytes it held back) or refuses the document."""
+        if self._reader is None:
+            if self._sniffer.done:
+                return
+            decided = self._sniffer.feed(data, final)
+            if decided is None:
+                return
+            what, data = decided
+            self._reader = (
+                TextReader(self._doc) if what == "text" else XmlReader(self._doc, self._inflater)
+            )
+        self._reader.feed(data)
 
 
 class ParsedFile:

@@ -201,10 +201,9 @@ class XmlReader:
             return FeedReader(self.doc, Rss())
         if name == "feed" and ns in ATOM_DATES:
             return FeedReader(self.doc, Atom(ns))
-        shown = f"{{{ns}}}{name}" if ns else name
         self.doc.find(
             "sitemap-root-invalid",
-            f"root element <{shown}> is not urlset or sitemapindex (nor RSS/Atom)",
+            f"root element <{tag}> is not urlset or sitemapindex (nor RSS/Atom)",
             line=line,
         )
         self.doc.stop()
@@ -228,9 +227,8 @@ class XmlReader:
         )
 
     def _events(self) -> None:
+        """The events of the main parser (feed and close call this only while it exists)."""
         main = self._main
-        if main is None:
-            return
         if self._format is not None:
             self._format.feed(main.read_events())
         else:  # drained: no root known, the parse is about to fail
