@@ -74,6 +74,11 @@ _LANGUAGE_HINTS = {
     "kz": "kk",
 }
 _REGION_HINTS = {"UK": "GB", "EN": "GB or US", "EU": "a country code"}
+# ... as the message says them
+_LANGUAGE_HINT_TEXT = {
+    code: f" (did you mean {meant!r}?)" for code, meant in _LANGUAGE_HINTS.items()
+}
+_REGION_HINT_TEXT = {code: f" (did you mean {meant}?)" for code, meant in _REGION_HINTS.items()}
 
 _TAG = re.compile(r"([A-Za-z]{2,3})(?:-([A-Za-z]{4}))?(?:-([A-Za-z0-9]{2,3}))?", re.ASCII)
 
@@ -93,15 +98,11 @@ def check_hreflang(value: str) -> str | None:
     lang, _script, region = m.groups()
     lang = lang.lower()
     if lang not in ISO_639_1:
-        hint = _LANGUAGE_HINTS.get(lang)
-        extra = f" (did you mean {hint!r}?)" if hint else ""
+        extra = _LANGUAGE_HINT_TEXT.get(lang, "")
         return f"language {lang!r} is not an ISO 639-1 two-letter code{extra}"
-    if region is not None:
-        r = region.upper()
-        if r not in ISO_3166_1_ALPHA2:
-            hint = _REGION_HINTS.get(r)
-            extra = f" (did you mean {hint}?)" if hint else ""
-            return f"region {region!r} is not an ISO 3166-1 alpha-2 country code{extra}"
+    if region is not None and region.upper() not in ISO_3166_1_ALPHA2:
+        extra = _REGION_HINT_TEXT.get(region.upper(), "")
+        return f"region {region!r} is not an ISO 3166-1 alpha-2 country code{extra}"
     return None
 
 
@@ -123,7 +124,5 @@ def check_news_language(value: str) -> str | None:
     if not _NEWS_LANG.fullmatch(v):
         return "is not an ISO 639 language code (two or three letters, or zh-cn / zh-tw)"
     if len(v) == 2 and v.lower() not in ISO_639_1:
-        hint = _LANGUAGE_HINTS.get(v.lower())
-        extra = f" (did you mean {hint!r}?)" if hint else ""
-        return f"is not an ISO 639-1 code{extra}"
+        return f"is not an ISO 639-1 code{_LANGUAGE_HINT_TEXT.get(v.lower(), '')}"
     return None

@@ -46,8 +46,8 @@ class LocCheck:
         loc = raw.strip(XML_SPACE) if raw is not None else ""
         for code, message in check_loc(raw):
             add(out, self.source, code, message, line, loc or None)
-        if not loc or origin(loc) is None:
-            return loc or None, None  # not an http(s) URL with a host: nothing to compare
+        if origin(loc) is None:  # also for "": not an http(s) URL with a host
+            return loc or None, None  # nothing to compare
         norm = normalize_url(loc)
         scope = self.scope
         if scope is None:
