@@ -59,6 +59,7 @@ class W3CDate:
 
 _OFFSETS: dict[str, timedelta] = {"Z": timedelta(0)}  # TZD -> offset to subtract; few a site
 _SPAN = {"day": timedelta(days=1), "minute": timedelta(minutes=1)}
+_MONTHS_IN = {"year": 12, "month": 1}  # the spans not of fixed length
 _SECOND = timedelta(seconds=1)
 
 
@@ -144,13 +145,10 @@ def parse_w3c_datetime(text: str) -> W3CDate:
     Google reports 'Invalid date' because the instant is ambiguous).
     """
     start, precision, xsd_valid = parse_w3c_start(text)
-    if precision == "year":
-        end = _MAX if start.year == 9999 else start.replace(year=start.year + 1)
-    elif precision == "month":
-        if start.month < 12:
-            end = start.replace(month=start.month + 1)
-        else:
-            end = _MAX if start.year == 9999 else start.replace(year=start.year + 1, month=1)
+    months = _MONTHS_IN.get(precision)
+    if months is not None:  # the start of the next year or month, in months from year 0
+        year, month = divmod(start.year * 12 + start.month - 1 + months, 12)
+        end = _MAX if year > 9999 else start.replace(year=year, month=month + 1)
     else:
         try:
             end = start + _SPAN.get(precision, _SECOND)

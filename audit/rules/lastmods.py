@@ -56,6 +56,7 @@ _LM_FULL = re.compile(
 )
 # Tables of valid pieces: a key's presence vouches for its syntax (count() relies on it).
 _DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
+_NOT_A_DAY = 1 << 62  # what check() looks up for a day not in that table: before no day
 _TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
 _HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
 _T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in _HOUR_MINUTE.items()}  # "Thh:mm"
@@ -179,16 +180,16 @@ class LastmodCheck:
         n = len(lastmod)
         day = None
         if n in (20, 25):  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
-            ordinal = _DAY_ORDINALS.get(lastmod[:10])
-            if ordinal is not None and ordinal < self._old_day:
+            ordinal = _DAY_ORDINALS.get(lastmod[:10], _NOT_A_DAY)
+            if ordinal < self._old_day:
                 seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
                 tz = _TZ_SECONDS.get(lastmod[19:])
                 if seconds is not None and tz is not None and lastmod[16:19] in _COLON_SECONDS:
                     # hh:mm and the zone are whole minutes: seconds never change the day
                     day = ordinal + (seconds - tz) // _DAY_S
         elif n == 10:  # YYYY-MM-DD
-            ordinal = _DAY_ORDINALS.get(lastmod)
-            if ordinal is not None and ordinal < self._old_day:
+            ordinal = _DAY_ORDINALS.get(lastmod, _NOT_A_DAY)
+            if ordinal < self._old_day:
                 day = ordinal
         if day is None:
             out = writable(out)

@@ -88,7 +88,7 @@ class EntryReader:
         return parts.entry(self._entry_kind, el.sourceline + off, off)
 
     def report(self) -> None:
-        """One finding for every child out of order (_out_of_order counted them)."""
+        """One finding for every child out of order (_unknown_child counted them)."""
         if not self._disorder:
             return
         first, line = self._disorder_first
@@ -119,13 +119,11 @@ class EntryReader:
         entry = local(self._entry_tag)
         line = child.sourceline + self.doc.line_offset
         message = _UNKNOWN_MESSAGES.get(why)
-        if message is None:  # out of order
-            return self._out_of_order(name, entry, line)
-        self.doc.find("element-unknown", message.format(name=name, entry=entry), line=line)
-
-    def _out_of_order(self, name: str, entry: str, line: int) -> None:
-        """Counted, not reported one by one: a generator that orders children its own way
-        does so in every entry (`report` says it once)."""
+        if message is not None:
+            self.doc.find("element-unknown", message.format(name=name, entry=entry), line=line)
+            return
+        # out of order: counted, not reported one by one: a generator that orders children
+        # its own way does so in every entry (`report` says it once)
         self._disorder += 1
         if self._disorder == 1:
             order = ", ".join(PROTOCOL_NAMES[: self._max_order + 1])

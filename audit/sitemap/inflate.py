@@ -72,7 +72,7 @@ class Inflater:
         return self._truncated or (self._inner is not None and self._inner.truncated_at_limit)
 
     def feed(self, data: bytes) -> bytes:
-        if self._done or not data:
+        if self._done:  # (an empty `data` passes through every layer as b"")
             return b""
         self._in += len(data)
         if self._mode == 0:
