@@ -166,8 +166,10 @@ class ExtensionCheck:
                 line,
                 loc,
             )
-        published = values.get("publication_date") or ""
-        parsed = _date_or_problem(published, news=True) if published else None
+        published = values.get("publication_date", "")
+        if not published:  # missing: said above
+            return
+        parsed = _date_or_problem(published, news=True)
         if isinstance(parsed, str):
             add(
                 out,
@@ -178,7 +180,7 @@ class ExtensionCheck:
                 line,
                 loc,
             )
-        elif parsed is not None and parsed.end <= self._news_oldest:
+        elif parsed.end <= self._news_oldest:
             add(
                 out,
                 self.source,

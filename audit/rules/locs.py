@@ -44,10 +44,11 @@ class LocCheck:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable)."""
         raw, line = entry.loc, entry.line
         loc = raw.strip(XML_SPACE) if raw is not None else ""
+        url = loc or None
         for code, message in check_loc(raw):
-            add(out, self.source, code, message, line, loc or None)
+            add(out, self.source, code, message, line, url)
         if origin(loc) is None:  # also for "": not an http(s) URL with a host
-            return loc or None, None  # nothing to compare
+            return url, None  # nothing to compare
         norm = normalize_url(loc)
         scope = self.scope
         if scope is None:

@@ -37,6 +37,7 @@ class UrlKeys:
         self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]
     ) -> list[Finding]:
         """loc-duplicate: a <url> against the run's table, a <sitemap> against the index's."""
+        shown = loc or norm
         if entry.news is not None:
             # A news listing (a <url> with <news:news>) is never a duplicate of a listing in
             # another sitemap, and never makes one (RULES.md loc-duplicate: Google News asks
@@ -46,7 +47,7 @@ class UrlKeys:
                 self._news_locs.add(norm)  # at most 1,000 news URLs per sitemap
                 return out
             out = writable(out)
-            self._add_duplicate(entry, "earlier in this sitemap", loc or norm, norm, out)
+            self._add_duplicate(entry, "earlier in this sitemap", shown, norm, out)
             return out
         table = self.seen if is_url else self.seen_sitemaps
         if table is None:
@@ -55,7 +56,7 @@ class UrlKeys:
         if first < 0:
             return out
         out = writable(out)
-        self.report(entry, table, first, loc or norm, norm, out)
+        self.report(entry, table, first, shown, norm, out)
         return out
 
     def report(
