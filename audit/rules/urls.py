@@ -366,8 +366,7 @@ def normalize_url(url: str) -> str:
         port = str(int(port))
     # the scheme's default port is dropped, as is an empty one ("host:")
     netloc = host.lower() + ("" if port in ("", _DEFAULT_PORT_TEXT.get(scheme)) else ":" + port)
-    if not tail.startswith("/"):
-        tail = "/" + tail
+    tail = "/" + tail.removeprefix("/")  # a path (an empty one too) starts with "/"
     tail = _LOWER_PCT.sub(lambda m: m.group().upper(), tail)
     return f"{scheme}://{userinfo}{at}{netloc}{tail}"
 
