@@ -296,7 +296,7 @@ class HtmlWriter:
                 "urls",
                 "URLs checked",
                 grouped(summary["urls"]),
-                f"{grouped(agg.redirected)} redirected · {grouped(agg.robots_blocked)} blocked",
+                f"{grouped(agg.status_classes['3xx'])} redirected · {grouped(agg.robots_blocked)} blocked",
             ),
             ("error", "Errors", grouped(found["error"]), "search engines reject"),
             ("warning", "Warnings", grouped(found["warning"]), "wasted crawl budget"),

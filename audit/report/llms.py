@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from audit.report.aggregate import as_dict, as_list, count_of
+
 __all__ = [
     "SERVED",
     "coverage_line",
@@ -56,14 +58,6 @@ _TEXT_HEADS: Final = "  ".join(
 _MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
 
 
-def _count(value: Any) -> int:
-    return value if type(value) is int else 0  # not a bool
-
-
-def _dict(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
     llms = summary.get("llms")
     return llms if isinstance(llms, dict) else None
@@ -74,43 +68,45 @@ def coverage_line(summary: dict[str, Any]) -> str | None:
     llms = _llms(summary)
     if llms is None:
         return None
-    covered, indexable = _count(llms.get("covered")), _count(llms.get("indexable"))
+    covered, indexable = count_of(llms.get("covered")), count_of(llms.get("indexable"))
     ratio = llms.get("coverage")
     share = f"{100 * ratio:.1f}%" if isinstance(ratio, (int, float)) and indexable else "—"
     return (
         f"llms.txt links {covered:,} of {indexable:,} indexable listed URLs ({share}); "
-        f"{_count(llms.get('links')):,} links on the site, "
-        f"{_count(llms.get('external')):,} elsewhere"
+        f"{count_of(llms.get('links')):,} links on the site, "
+        f"{count_of(llms.get('external')):,} elsewhere"
     )
 
 
 def _files(llms: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(url, status, chars, links, shape) of each file requested."""
     out = []
-    for f in llms.get("files") or []:
+    for f in as_list(llms.get("files")):
         if isinstance(f, dict):
             status = f.get("status")
             read = ("", "", "")  # not read: no characters, links or shape
             if "chars" in f:
                 shape = "valid" if f.get("valid") else "invalid"
-                read = (f"{_count(f.get('chars')):,}", f"{_count(f.get('links')):,}", shape)
+                read = (f"{count_of(f.get('chars')):,}", f"{count_of(f.get('links')):,}", shape)
             out.append((str(f.get("url") or ""), "—" if status is None else str(status), *read))
     return out
 
 
 def _codes(summary: dict[str, Any]) -> list[tuple[str, int]]:
-    by_code = _dict(summary.get("by_code"))
-    return [(c, n) for c in LLMS_CODES if (n := _count(by_code.get(c)))]
+    by_code = as_dict(summary.get("by_code"))
+    return [(c, n) for c in LLMS_CODES if (n := count_of(by_code.get(c)))]
 
 
 def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
     """(agent, origin, [sampled and the four counts]) of each agent fetched on a host."""
     rows = []
-    for agent, entry in _dict(summary.get("agents")).items():
-        for origin, host in _dict(_dict(entry).get("hosts")).items():
-            fetched = _dict(host).get("fetched")
+    for agent, entry in as_dict(summary.get("agents")).items():
+        for origin, host in as_dict(as_dict(entry).get("hosts")).items():
+            fetched = as_dict(host).get("fetched")
             if isinstance(fetched, dict):
-                rows.append((str(agent), str(origin), [_count(fetched.get(k)) for k, _ in SERVED]))
+                rows.append(
+                    (str(agent), str(origin), [count_of(fetched.get(k)) for k, _ in SERVED])
+                )
     return rows
 
 

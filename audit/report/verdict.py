@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from audit.report.aggregate import as_int, counted, failing_severities, unread_children_note
+from audit.report.aggregate import (
+    as_dict,
+    as_int,
+    counted,
+    failing_severities,
+    unread_children_note,
+)
 
 __all__ = [
     "NOTHING_AUDITED",
@@ -90,22 +96,24 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
 def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
     """What the run amounts to for --fail-on: never a PASS for a run that did not finish,
     that audited nothing, or that found errors it does not fail on."""
-    found = summary.get("findings")
-    counts: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    counts = as_dict(summary.get("findings"))
     over = failing_severities(counts, fail_on)
     failing = ", ".join(counted(as_int(counts.get(s)), s) for s in over)
     why = f"{failing} at or above --fail-on {fail_on}"
     tail = f"; {why}" if failing else ""
-    how, progress = stopped_how(summary), progress_line(summary)
-    if how is not None and progress is not None:
-        # a run that did not finish: how far it got, and what failed in that part
-        return Verdict(how, "partial", progress + tail)
+    how = stopped_how(summary)
+    if how is not None:
+        # a run that did not finish: how far it got (progress_line says, as it stopped),
+        # and what failed in that part
+        return Verdict(how, "partial", f"{progress_line(summary)}{tail}")
     fatal = fatal_of(summary)
-    unaudited = summary.get("fatal")
-    some = isinstance(unaudited, list) and as_int(summary.get("targets")) > len(unaudited)
-    if fatal is not None and some:  # of several targets, these were not audited, others were
-        return Verdict(SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}")
     if fatal is not None:
+        unaudited = summary.get("fatal")
+        if isinstance(unaudited, list) and as_int(summary.get("targets")) > len(unaudited):
+            # of several targets, these were not audited, the others were
+            return Verdict(
+                SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}"
+            )
         return Verdict(NOTHING_AUDITED, "fail", fatal)
     if failing:
         return Verdict("FAIL", "fail", why)
@@ -145,10 +153,11 @@ def cut_notes(summary: Mapping[str, Any]) -> list[str]:
 def credentials_note(migration: Any) -> str | None:
     """`migrate`: the new site asked for credentials (HTTP 401), once for the whole run, and
     how to give them; None when it did not."""
-    asked = migration.get("credentials") if isinstance(migration, dict) else None
-    if not isinstance(asked, dict) or not as_int(asked.get("asked")):
+    asked = as_dict(as_dict(migration).get("credentials"))
+    n = as_int(asked.get("asked"))
+    if not n:
         return None
-    n, total = as_int(asked.get("asked")), as_int(migration.get("old_urls"))
+    total = as_int(migration.get("old_urls"))
     challenge = asked.get("challenge")
     how = f" (WWW-Authenticate: {challenge})" if isinstance(challenge, str) and challenge else ""
     return (
@@ -161,12 +170,9 @@ def credentials_note(migration: Any) -> str | None:
 
 def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
     """(outcome, count, percent) of a summary's `migration` block, malformed rows left out."""
-    outcomes = migration.get("outcomes") if isinstance(migration, dict) else None
     rows: list[tuple[str, int, float]] = []
-    for name, entry in outcomes.items() if isinstance(outcomes, dict) else ():
-        count, share = (
-            (entry.get("count"), entry.get("percent")) if isinstance(entry, dict) else (None, None)
-        )
+    for name, entry in as_dict(as_dict(migration).get("outcomes")).items():
+        count, share = as_dict(entry).get("count"), as_dict(entry).get("percent")
         if isinstance(count, int) and isinstance(share, int | float):
             rows.append((str(name), count, float(share)))
     return rows
