@@ -222,6 +222,10 @@ class SitemapRollup:
     url: str
     counts: tuple[int, ...]
 
+    def cells(self) -> list[str]:
+        """The counts as the tables show them, thousands grouped."""
+        return [f"{n:,}" for n in self.counts]
+
 
 @dataclass(slots=True)
 class Example:

@@ -20,6 +20,7 @@ crawl, HTTP or parser layers.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any, TextIO
 
@@ -108,34 +109,36 @@ _NOTE_WORDS = {
 }
 
 
+# how a run note's scalar value of each type is shown; any other type as str()
+_NOTE_SHOWN: dict[type, Callable[[Any], str]] = {
+    bool: ("no", "yes").__getitem__,
+    int: "{:,}".format,
+    type(None): lambda _: "",
+}
+
+
 def _note_value(value: Any) -> str:
     """A run note's value in words: numbers grouped, lists joined, mappings as `key: value`."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
     if isinstance(value, list | tuple):
         return ", ".join(_note_value(v) for v in value)
     if isinstance(value, dict):
         return "; ".join(f"{k}: {_note_value(v)}" for k, v in value.items())
-    return "" if value is None else str(value)
+    return _NOTE_SHOWN.get(type(value), str)(value)
 
 
 def _size(n: int | None) -> str:
     if n is None:
         return ""
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1024 or unit == "MB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return ""
+    if n < 1024:
+        return f"{n:,} B"
+    kb = n / 1024
+    return f"{kb:,.1f} KB" if kb < 1024 else f"{kb / 1024:,.1f} MB"
 
 
 def _migration(migration: Any) -> str:
     """The outcome table of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
-    if not rows or not isinstance(migration, dict):
+    if not rows:  # (then migration is a mapping)
         return ""
     total, new = migration.get("old_urls"), migration.get("new_origin")
     head = f"{grouped(total)} old URLs checked on " if isinstance(total, int) else "Checked on "

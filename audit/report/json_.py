@@ -64,6 +64,7 @@ class _Spool:
 
 # the record types kept in a list of their own: type -> the document's key
 _SPOOLED = {"sitemap": "sitemaps", "finding": "findings", "url": "urls"}
+_LISTS = ("findings", "urls")  # the document's lists after "sitemaps", spooled as they came
 
 
 class JsonWriter:
@@ -104,15 +105,12 @@ class JsonWriter:
             if self._agg.hosts is not None:
                 out.write(',\n  "hosts": ')
                 out.write(json.dumps(self._agg.hosts, ensure_ascii=False, default=str))
-            for key in ("sitemaps", "findings", "urls", "other"):
-                spool = self._spools[key]
-                if key == "other" and not spool.count:
-                    continue
+            out.write(',\n  "sitemaps": ')
+            self._sitemaps_to(out)
+            # "other" only when a record of another type came
+            for key in ("findings", "urls", "other") if self._spools["other"].count else _LISTS:
                 out.write(f',\n  "{key}": ')
-                if key == "sitemaps":
-                    self._sitemaps_to(out)
-                else:
-                    spool.copy_to(out)
+                self._spools[key].copy_to(out)
             out.write("\n}\n")
             out.flush()
         finally:

@@ -81,7 +81,7 @@ class JunitWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=0)
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._dir = tempfile.TemporaryDirectory(prefix="sitemap-audit-junit-")
         self._suites: dict[str, _Suite] = {}
         self._open: OrderedDict[str, IO[str]] = OrderedDict()
         self._joiner = UrlJoiner(self._url_case)
@@ -98,9 +98,8 @@ class JunitWriter:
         elif kind == "finding":
             url = str_or_none(record.get("url"))
             sitemap = str_or_none(record.get("sitemap"))
-            self._suite(sitemap)  # suites appear in the order they are first named
-            if url is None or url == sitemap:  # the sitemap's own: kept in its suite
-                suite = self._suite(sitemap)
+            suite = self._suite(sitemap)  # suites appear in the order they are first named
+            if url in (None, sitemap):  # the sitemap's own: kept in its suite
                 if len(suite.own) < _MAX_SITEMAP_FINDINGS:
                     suite.own.append(record)
                 else:
@@ -114,8 +113,6 @@ class JunitWriter:
         name = sitemap or DISCOVERY
         suite = self._suites.get(name)
         if suite is None:
-            if self._dir is None:
-                self._dir = tempfile.TemporaryDirectory(prefix="sitemap-audit-junit-")
             path = os.path.join(self._dir.name, f"{len(self._suites)}.xml")
             suite = self._suites[name] = _Suite(name, path)
         return suite
@@ -182,8 +179,7 @@ class JunitWriter:
         finally:
             for handle in self._open.values():
                 handle.close()
-            if self._dir is not None:
-                self._dir.cleanup()
+            self._dir.cleanup()
 
     def _assemble(self) -> None:
         out = self._stream

@@ -40,6 +40,7 @@ from audit.report.verdict import (
 )
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_ROLLUP_HEAD = ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)]  # counts to the right
 
 
 def md_text(value: object) -> str:
@@ -116,11 +117,8 @@ class MarkdownWriter:
             rollups = agg.rollups
             out += _table(
                 "Sitemaps",
-                ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)],
-                [
-                    [md_code(url_printable(r.url)), *(f"{n:,}" for n in r.counts)]
-                    for r in rollups[:ROLLUP_ROWS]
-                ],
+                _ROLLUP_HEAD,
+                [[md_code(url_printable(r.url)), *r.cells()] for r in rollups[:ROLLUP_ROWS]],
                 len(rollups) - ROLLUP_ROWS,
                 "sitemaps",
             )
@@ -206,7 +204,7 @@ def _table(
 def _migration_table(migration: Any) -> list[str]:
     """The outcome of every old URL of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
-    if not rows or not isinstance(migration, dict):
+    if not rows:  # (then migration is a mapping)
         return []
     total, new = migration.get("old_urls"), migration.get("new_origin")
     head = f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "

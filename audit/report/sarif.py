@@ -72,7 +72,7 @@ class SarifWriter:
         self._fail_on = fail_on
         self._agg = Aggregate(examples=0)
         self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
-        self._spool: IO[str] | None = None
+        self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self._results = 0
         self._closed = False
 
@@ -83,8 +83,7 @@ class SarifWriter:
             return
         code = str(record.get("code") or "unknown")
         sev = severity_of(record)
-        if code not in self._rules:
-            self._rules[code] = (len(self._rules), sev)
+        index, _ = self._rules.setdefault(code, (len(self._rules), sev))
         url = str_or_none(record.get("url"))
         sitemap = str_or_none(record.get("sitemap"))
         # where: the sitemap that lists the URL (else the URL), at its line when known
@@ -94,7 +93,7 @@ class SarifWriter:
             physical["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": code,
-            "ruleIndex": self._rules[code][0],
+            "ruleIndex": index,
             "level": _LEVEL[sev],
             "message": {"text": _message(record, code, url, sitemap)},
             "locations": [{"physicalLocation": physical}],
@@ -107,8 +106,6 @@ class SarifWriter:
         }
         if url:
             result["properties"] = {"url": url}
-        if self._spool is None:
-            self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         if self._results:
             self._spool.write(",\n        ")
         self._spool.write(_dumps(result))
@@ -134,8 +131,7 @@ class SarifWriter:
         try:
             self._assemble()
         finally:
-            if self._spool is not None:
-                self._spool.close()
+            self._spool.close()
 
     def _assemble(self) -> None:
         out = self._stream
@@ -150,7 +146,7 @@ class SarifWriter:
         out.write(f'      "invocations": [{_dumps(invocation)}],\n')
         out.write(f'      "properties": {{"summary": {_dumps(summary)}}},\n')
         out.write('      "results": [')
-        if self._spool is not None:
+        if self._results:
             out.write("\n        ")
             self._spool.seek(0)
             shutil.copyfileobj(self._spool, out, 1 << 16)

@@ -22,6 +22,8 @@ from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
     Aggregate,
+    as_dict,
+    counted,
     host_columns,
     host_value,
     search_console_label,
@@ -38,12 +40,6 @@ from audit.report.verdict import (
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 _VERDICT_STYLE = {"pass": "ok", "fail": "error", "warn": "warning", "partial": "warning"}
-
-
-def _plural(n: int, word: str) -> str:
-    if word == "info":
-        return f"{n:,} info"
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _clean(text: str) -> str:
@@ -89,9 +85,7 @@ class TextWriter:
                 lines.append(line + _search_console(code, "  "))
             for code, sev, count in codes:
                 lines += self._examples(code, sev, count)
-        migration = summary.get("migration")
-        if isinstance(migration, dict):
-            lines += self._migration(migration)
+        lines += self._migration(as_dict(summary.get("migration")))
         bold = partial(self._c, "bold")
         lines += text_lines(summary, _clean, bold)
         lines += llms_report.text_lines(summary, _clean, bold)
@@ -103,7 +97,7 @@ class TextWriter:
             lines += self._table(
                 "sitemaps",
                 ["sitemap", "urls", "indexable", "with lastmod", "errors", "warnings", "info"],
-                [[_clean(r.url)] + [f"{n:,}" for n in r.counts] for r in rollups[:ROLLUP_ROWS]],
+                [[_clean(r.url), *r.cells()] for r in rollups[:ROLLUP_ROWS]],
             )
             more = len(rollups) - ROLLUP_ROWS
             if more > 0:
@@ -131,12 +125,12 @@ class TextWriter:
         if how is not None:
             title += f" (incomplete: {how.lower()})"
         counts = (
-            self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
+            self._c(s, counted(found[s], s)) if found[s] else counted(0, s) for s in SEVERITIES
         )
         lines = [
             self._c("bold", title),
-            f"{_plural(summary['sitemaps'], 'sitemap')}, {_entries(summary)}"
-            f"{_plural(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
+            f"{counted(summary['sitemaps'], 'sitemap')}, {_entries(summary)}"
+            f"{counted(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
             "findings: " + ", ".join(counts),
         ]
         progress = progress_line(summary)
