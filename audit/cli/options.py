@@ -54,6 +54,10 @@ FORMATS = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
 LEVELS = ("error", "warning", "info", "never")
 
 
+# defaults --help does not show: off, unset, empty, suppressed
+_NO_DEFAULT: tuple[object, ...] = (None, False, [], (), argparse.SUPPRESS)
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """--help shows every option's default, unless its help already says it or there is
     none to show (off, unset, empty)."""
@@ -61,12 +65,7 @@ class _HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if (
-            not action.option_strings
-            or "default" in text
-            or default in (None, False, [], ())
-            or default is argparse.SUPPRESS
-        ):
+        if not action.option_strings or "default" in text or default in _NO_DEFAULT:
             return text
         return f"{text} (default: %(default)s)"
 
