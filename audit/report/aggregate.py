@@ -28,6 +28,7 @@ FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
 _RANK = {"error": 3, "warning": 2, "info": 1}
 
 STATUS_CLASSES: tuple[str, ...] = ("2xx", "3xx", "4xx", "5xx", "none")
+_STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 100 -> its class
 AGE_BUCKETS: tuple[str, ...] = (
     "future",
     "< 1 week",
@@ -146,15 +147,13 @@ def float_or_none(value: Any) -> float | None:
 def status_class(record: dict[str, Any]) -> str:
     """What the listed URL itself answered: 3xx when it redirected (its first redirect's
     status, 300 if unknown), else its status class."""
-    redirects = record.get("redirects")
+    first = as_list(record.get("redirects"))[:1]
     status: int | None
-    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
-        status = int_or_none(redirects[0].get("status")) or 300
+    if first and isinstance(first[0], dict):
+        status = int_or_none(first[0].get("status")) or 300
     else:
         status = int_or_none(record.get("status"))
-    if status is None or not 200 <= status < 600:
-        return "none"
-    return f"{status // 100}xx"
+    return "none" if status is None else _STATUS_CLASS.get(status // 100, "none")
 
 
 def lastmod_day(value: Any) -> date | None:

@@ -90,6 +90,10 @@ _STANDARD_SUMMARY = {
     "excluded_sitemaps",
     "migration",
 }
+# the findings table's filter: a checkbox per severity
+_SEVERITY_BOXES = "".join(
+    f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
+)
 # summary keys shown in a panel of their own, not again under "Run notes"
 _OWN_PANEL = frozenset({"agents", "coverage", "hosts"})
 # what a run note means, said once beside its value
@@ -283,7 +287,7 @@ class HtmlWriter:
             f'<script type="application/json" id="report-data">{json_for_script(data)}</script>'
             f'<script nonce="{nonce}">{JS}</script></body></html>\n'
         )
-        return "\n".join(part for part in out if part)
+        return "\n".join(filter(None, out))  # the sections that have something to show
 
     def _cards(self, summary: dict[str, Any]) -> str:
         agg = self._agg
@@ -433,13 +437,10 @@ class HtmlWriter:
             if count > len(kept):
                 truncated.append((code, len(kept), count))
             rows += [_finding_row(ex) for ex in kept]
-        boxes = "".join(
-            f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
-        )
         parts = [
             '<section class="panel" id="findings-panel"><h2>Findings</h2>',
             '<div class="tools"><input type="search" id="q" placeholder="Filter by URL, code,'
-            f' sitemap or message" aria-label="Filter findings">{boxes}'
+            f' sitemap or message" aria-label="Filter findings">{_SEVERITY_BOXES}'
             '<span class="more" id="shown"></span></div>',
             '<div class="scroll"><table id="findings"><thead><tr>'
             '<th class="sort">Severity</th><th class="sort">Code</th><th class="sort">URL</th>'
