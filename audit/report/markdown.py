@@ -54,7 +54,7 @@ def md_code(value: object) -> str:
     text = printable(str(value))
     if not text:
         return ""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max(map(len, re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     # CommonMark strips one space from each end when both are present: pad so
     # the content survives exactly, and so a leading/trailing backtick is not

@@ -158,7 +158,7 @@ class TextWriter:
     def _table(self, title: str, head: list[str], rows: list[list[str]]) -> list[str]:
         """A titled table, the first column left-aligned and the others right-aligned to
         their widest cell; the blank line before the next section ends it."""
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        widths = [max(map(len, column)) for column in zip(head, *rows, strict=True)]
         lines = ["", self._c("bold", title)]
         for r in [head, *rows]:
             cells = [r[0].ljust(widths[0])]
