@@ -26,13 +26,11 @@ class _Spool:
     """A JSON array written element by element to a temporary file."""
 
     def __init__(self, separator: str = ",\n    ") -> None:
-        self.file: IO[str] | None = None
+        self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
         self.count = 0
         self._separator = separator
 
     def add(self, record: dict[str, Any]) -> None:
-        if self.file is None:
-            self.file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
         if self.count:
             self.file.write(self._separator)
         self.file.write(json.dumps(record, ensure_ascii=False, default=str))
@@ -40,8 +38,6 @@ class _Spool:
 
     def lines(self) -> Iterator[str]:
         """The elements written, one JSON text each (a spool written with `line=True`)."""
-        if self.file is None:
-            return
         self.file.seek(0)
         for text in self.file:
             if text.strip():
@@ -49,7 +45,7 @@ class _Spool:
 
     def copy_to(self, out: TextIO) -> None:
         out.write("[")
-        if self.file is not None:
+        if self.count:
             out.write("\n    ")
             self.file.seek(0)
             shutil.copyfileobj(self.file, out, _CHUNK)
@@ -57,9 +53,7 @@ class _Spool:
         out.write("]")
 
     def discard(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        self.file.close()
 
 
 # the record types kept in a list of their own: type -> the document's key
