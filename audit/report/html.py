@@ -96,6 +96,7 @@ _SEVERITY_BOXES = "".join(
 )
 # summary keys shown in a panel of their own, not again under "Run notes"
 _OWN_PANEL = frozenset({"agents", "coverage", "hosts"})
+_NOT_NOTES = _STANDARD_SUMMARY | _OWN_PANEL
 # what a run note means, said once beside its value
 _NOTE_WORDS = {
     "carried": "URLs carried forward (--state): they answered 304 Not Modified, so their "
@@ -364,9 +365,7 @@ class HtmlWriter:
     def _notes(self, summary: dict[str, Any]) -> str:
         """What else the summary says, in words: what a note means, then its value (never
         raw JSON); notes with a panel of their own (agents, coverage) are not repeated."""
-        extra = {
-            k: v for k, v in summary.items() if k not in _STANDARD_SUMMARY and k not in _OWN_PANEL
-        }
+        extra = {k: v for k, v in summary.items() if k not in _NOT_NOTES}
         if not extra:
             return ""
         items = "".join(
@@ -384,7 +383,7 @@ class HtmlWriter:
         stats = self._agg.sitemaps
         children: dict[str, list[SitemapStat]] = {}
         roots: list[SitemapStat] = []
-        for stat in sorted(stats.values(), key=lambda s: s.order):
+        for stat in stats.values():  # in record order (their `order`)
             if stat.parent and stat.parent in stats and stat.parent != stat.url:
                 children.setdefault(stat.parent, []).append(stat)
             else:
@@ -392,10 +391,9 @@ class HtmlWriter:
         ordered: list[tuple[SitemapStat, int]] = []
         seen: set[str] = set()
         stack = [(r, 0) for r in reversed(roots)]
+        # each sitemap has one parent at most: one reached from a root is reached once
         while stack:
             stat, depth = stack.pop()
-            if stat.url in seen:
-                continue
             seen.add(stat.url)
             ordered.append((stat, depth))
             stack += [(child, depth + 1) for child in reversed(children.get(stat.url, []))]

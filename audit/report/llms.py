@@ -56,6 +56,7 @@ _TEXT_HEADS: Final = "  ".join(
     f"{label:>{w}}" for (_, label), w in zip(SERVED, _TEXT_WIDTHS, strict=True)
 )
 _MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
+_HTML_HEADS: Final = "".join(f'<th class="num">{label}</th>' for _, label in SERVED)
 
 
 def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -178,7 +179,6 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
         )
     served = served_rows(summary)
     if served:
-        heads = "".join(f'<th class="num">{esc(label)}</th>' for _, label in SERVED)
         body = "".join(
             f'<tr><td class="mono">{esc(agent)}</td><td class="url">{esc(origin)}</td>'
             + "".join(f'<td class="num">{n:,}</td>' for n in counts)
@@ -187,7 +187,7 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
         )
         parts.append(
             f'<section class="panel" id="agents-served"><h2>{SERVED_TITLE}</h2><table><thead>'
-            f"<tr><th>Agent</th><th>Host</th>{heads}</tr></thead><tbody>{body}</tbody></table>"
+            f"<tr><th>Agent</th><th>Host</th>{_HTML_HEADS}</tr></thead><tbody>{body}</tbody></table>"
             '<p class="more">Sampled listed URLs fetched again with each agent\'s own '
             "User-Agent, compared with the main agent's 200.</p></section>"
         )
