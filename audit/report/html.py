@@ -61,6 +61,7 @@ from audit.report.text import format_duration
 from audit.report.verdict import (
     credentials_note,
     cut_notes,
+    migration_head,
     migration_rows,
     progress_line,
     verdict,
@@ -145,8 +146,7 @@ def _migration(migration: Any) -> str:
     rows = migration_rows(migration)
     if not rows:  # (then migration is a mapping)
         return ""
-    total, new = migration.get("old_urls"), migration.get("new_origin")
-    head = f"{grouped(total)} old URLs checked on " if isinstance(total, int) else "Checked on "
+    new = migration.get("new_origin")
     body = "".join(
         f'<tr><td class="mono">{h(name)}</td><td class="num">{grouped(count)}</td>'
         f'<td class="num">{share:.1f}%</td></tr>'
@@ -155,7 +155,7 @@ def _migration(migration: Any) -> str:
     credentials = credentials_note(migration)
     note = f'<p class="notice">{h(credentials)}</p>' if credentials is not None else ""
     return (
-        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(head)}{link(new if isinstance(new, str) else None)}</p>'
+        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(migration_head(migration))}{link(new if isinstance(new, str) else None)}</p>'
         f"{note}"
         '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
         f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'

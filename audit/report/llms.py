@@ -65,10 +65,14 @@ def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def coverage_line(summary: dict[str, Any]) -> str | None:
-    """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`."""
+    """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`; None
+    without --llms."""
     llms = _llms(summary)
-    if llms is None:
-        return None
+    return None if llms is None else _coverage(llms)
+
+
+def _coverage(llms: dict[str, Any]) -> str:
+    """coverage_line of the summary's `llms`."""
     covered, indexable = count_of(llms.get("covered")), count_of(llms.get("indexable"))
     ratio = llms.get("coverage")
     share = f"{100 * ratio:.1f}%" if isinstance(ratio, (int, float)) and indexable else "—"
@@ -120,7 +124,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
         for url, status, chars, links, shape in _files(llms):
             read = f"  {chars} characters, {links} links, {shape}" if chars else ""
             out.append(f"  {clean(url)}  HTTP {status}{read}")
-        out.append(f"  {coverage_line(summary)}")
+        out.append(f"  {_coverage(llms)}")
         out += [f"  {code}: {n:,}" for code, n in _codes(summary)]
     rows = served_rows(summary)
     if rows:
@@ -141,7 +145,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[
         out.append("| --- | ---: | ---: | ---: | --- |")
         for url, status, chars, links, shape in _files(llms):
             out.append(f"| {code(url)} | {status} | {chars} | {links} | {shape} |")
-        out += ["", text(coverage_line(summary) or ""), ""]
+        out += ["", text(_coverage(llms)), ""]
         codes = _codes(summary)
         if codes:
             out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
@@ -173,7 +177,7 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
             f'<section class="panel" id="llms"><h2>{TITLE}</h2><table><thead><tr>'
             '<th>File</th><th class="num">Status</th><th class="num">Characters</th>'
             f'<th class="num">Links</th><th>Shape</th></tr></thead><tbody>{rows}</tbody>'
-            f"</table><p>{esc(coverage_line(summary) or '')}</p>"
+            f"</table><p>{esc(_coverage(llms))}</p>"
             + (f"<ul>{codes}</ul>" if codes else "")
             + "</section>"
         )

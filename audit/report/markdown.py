@@ -34,6 +34,7 @@ from audit.report.text import format_duration
 from audit.report.verdict import (
     credentials_note,
     cut_notes,
+    migration_head,
     migration_rows,
     progress_line,
     verdict,
@@ -206,9 +207,8 @@ def _migration_table(migration: Any) -> list[str]:
     rows = migration_rows(migration)
     if not rows:  # (then migration is a mapping)
         return []
-    total, new = migration.get("old_urls"), migration.get("new_origin")
-    head = f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "
-    out = ["## Migration", "", md_text(f"{head}{new or '?'}"), ""]
+    new = migration.get("new_origin")
+    out = ["## Migration", "", md_text(f"{migration_head(migration)}{new or '?'}"), ""]
     out += ["| Outcome | Old URLs | Share |", "| --- | ---: | ---: |"]
     out += [f"| {md_code(name)} | {count:,} | {share:.1f}% |" for name, count, share in rows]
     out.append("")

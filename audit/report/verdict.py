@@ -28,6 +28,7 @@ __all__ = [
     "credentials_note",
     "cut_notes",
     "fatal_of",
+    "migration_head",
     "migration_rows",
     "progress_line",
     "stopped_how",
@@ -166,6 +167,12 @@ def credentials_note(migration: Any) -> str | None:
         "--auth USER:PASSWORD (or SITEMAP_AUDIT_AUTH=USER:PASSWORD, kept out of the process "
         "list), --cookie 'NAME=VALUE' or --header 'Authorization: ...', and run again"
     )
+
+
+def migration_head(migration: Any) -> str:
+    """What the migration table is of: `N old URLs checked on ` (the new origin follows)."""
+    total = as_dict(migration).get("old_urls")
+    return f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "
 
 
 def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
