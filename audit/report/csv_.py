@@ -132,7 +132,7 @@ class CsvWriter:
         worst = max((severity_of(f) for f in found), key=rank, default="")
         codes = " ".join(dict.fromkeys(str(f.get("code") or "") for f in found))
         if rec is None:
-            first = found[0] if found else {}
+            first = found[0]  # findings with no url record: the joiner gives at least one
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
             row: list[Any] = [url, sitemap, line, *[""] * 8, worst, codes, ""]
             row += [""] * (len(COLUMNS) - len(row))  # no url record: nothing more known

@@ -132,8 +132,8 @@ class JunitWriter:
         if rec is not None:
             sitemap = str_or_none(rec.get("sitemap"))
             seconds = (float_or_none(rec.get("elapsed_ms")) or 0.0) / 1000
-        else:
-            sitemap = str_or_none(found[0].get("sitemap")) if found else None
+        else:  # findings with no url record: the joiner gives at least one
+            sitemap = str_or_none(found[0].get("sitemap"))
             seconds = 0.0
         suite = self._suite(sitemap)
         text, failed = self._case(url, suite.name, seconds, found, 0)
