@@ -189,8 +189,13 @@ class _FileReader:
         dest = key.replace("-", "_")
         if dest in _TARGET_KEYS:
             self._targets(key, dest, value)
-        else:
-            self._option(key, dest, value)
+            return
+        action = self.actions.get(dest)
+        if action is None:
+            raise ConfigFileError(f"{self.path}: unknown key {key!r} for `{self.sub.prog}`")
+        if dest in self.values:
+            raise ConfigFileError(f"{self.path}: key {key!r} given twice (with - and _)")
+        self.values[dest] = _convert(self.path, key, action, value)
 
     def _targets(self, key: str, dest: str, value: Any) -> None:
         where = _Key(self.path, key)
@@ -201,14 +206,6 @@ class _FileReader:
         if not (isinstance(items, list) and items and all(isinstance(t, str) and t for t in items)):
             raise where.wrong(_TARGET_KEYS_EXPECT[dest], value)
         self.targets = list(items)
-
-    def _option(self, key: str, dest: str, value: Any) -> None:
-        action = self.actions.get(dest)
-        if action is None:
-            raise ConfigFileError(f"{self.path}: unknown key {key!r} for `{self.sub.prog}`")
-        if dest in self.values:
-            raise ConfigFileError(f"{self.path}: key {key!r} given twice (with - and _)")
-        self.values[dest] = _convert(self.path, key, action, value)
 
 
 def _explicit(parser: argparse.ArgumentParser, command: str, argv: list[str]) -> set[str]:

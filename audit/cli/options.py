@@ -448,15 +448,6 @@ def _add_intent(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--cluster's config (with --state, the front door adds the fence a resumed run takes
-    over)."""
-    spec = getattr(args, "cluster", None)
-    if not spec:
-        return {}
-    return {"cluster": spec, "cluster_batch": getattr(args, "cluster_batch", None)}
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -821,6 +812,12 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     origins and checks the options that go together."""
     from audit.api import credentials
 
+    # --cluster's config (with --state, the front door adds the fence a resumed run takes over)
+    spec = getattr(args, "cluster", None)
+    cluster: dict[str, Any] = {
+        "cluster": spec,
+        "cluster_batch": getattr(args, "cluster_batch", None),
+    }
     return CrawlConfig(
         rewrites=tuple(getattr(args, "rewrite", ())),
         **credentials(
@@ -854,7 +851,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         include_sitemap=tuple(getattr(args, "include_sitemap", ())),
         exclude_sitemap=tuple(getattr(args, "exclude_sitemap", ())),
         base_url=getattr(args, "base_url", None),
-        **_cluster_options(args),
+        **(cluster if spec else {}),
         **{"page_checks": getattr(args, "page_checks", False), **_render_options(args)},
         online=getattr(args, "online", False),
     )

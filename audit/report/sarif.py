@@ -52,20 +52,6 @@ def _message(record: dict[str, Any], code: str, url: str | None, sitemap: str | 
     return message
 
 
-def _invocation(summary: dict[str, Any], fail_on: str) -> dict[str, Any]:
-    """The run's invocation: not successful, with a notification saying how far it got,
-    when the run did not finish or audited nothing."""
-    v = verdict(summary, fail_on)
-    invocation: dict[str, Any] = {
-        "executionSuccessful": True,
-        "properties": {"failOn": fail_on, "failed": fails(summary, fail_on), "verdict": v.word},
-    }
-    if v.style == "partial" or v.word in RUN_FAILED:
-        invocation["executionSuccessful"] = False
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": v.line}}]
-    return invocation
-
-
 class SarifWriter:
     def __init__(self, stream: TextIO, *, fail_on: str = "error") -> None:
         self._stream = stream
@@ -138,7 +124,22 @@ class SarifWriter:
         summary = self._agg.summary_dict()
         rules = [self._rule(code, sev) for code, (_, sev) in self._rules.items()]
         driver = {"name": "sitemap-audit", "version": __version__, "rules": rules}
-        invocation = _invocation(summary, self._fail_on)
+        # the run's invocation: not successful, with a notification saying how far it got,
+        # when the run did not finish or audited nothing
+        v = verdict(summary, self._fail_on)
+        invocation: dict[str, Any] = {
+            "executionSuccessful": True,
+            "properties": {
+                "failOn": self._fail_on,
+                "failed": fails(summary, self._fail_on),
+                "verdict": v.word,
+            },
+        }
+        if v.style == "partial" or v.word in RUN_FAILED:
+            invocation["executionSuccessful"] = False
+            invocation["toolExecutionNotifications"] = [
+                {"level": "error", "message": {"text": v.line}}
+            ]
         out.write("{\n")
         out.write(f'  "$schema": {_dumps(SARIF_SCHEMA)},\n  "version": "2.1.0",\n')
         out.write('  "runs": [\n    {\n')
