@@ -41,7 +41,6 @@ from audit.report.aggregate import (
     where,
 )
 from audit.report.verdict import (
-    RUN_FAILED,
     verdict,
 )
 
@@ -207,7 +206,7 @@ class JunitWriter:
         """A run that did not finish, or audited nothing, is an error of the run (not a
         failure of the site): one suite with one errored testcase that says how far it got."""
         v = verdict(self._agg.summary_dict(), self._fail_on)
-        if v.style != "partial" and v.word not in RUN_FAILED:
+        if not v.run_error:
             return None
         kind = "interrupted" if v.word == "INTERRUPTED" else v.word.lower().replace(" ", "-")
         return (

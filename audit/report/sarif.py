@@ -32,7 +32,6 @@ from audit.report.aggregate import (
     str_or_none,
 )
 from audit.report.verdict import (
-    RUN_FAILED,
     verdict,
 )
 
@@ -135,7 +134,7 @@ class SarifWriter:
                 "verdict": v.word,
             },
         }
-        if v.style == "partial" or v.word in RUN_FAILED:
+        if v.run_error:
             invocation["executionSuccessful"] = False
             invocation["toolExecutionNotifications"] = [
                 {"level": "error", "message": {"text": v.line}}

@@ -55,6 +55,12 @@ class Verdict:
     def line(self) -> str:
         return f"{self.word}: {self.detail}"
 
+    @property
+    def run_error(self) -> bool:
+        """The run did not finish or audited nothing: an error of the run, not of the site
+        (junit's errored testcase, sarif's unsuccessful invocation)."""
+        return self.style == "partial" or self.word in RUN_FAILED
+
 
 def stopped_how(summary: Mapping[str, Any]) -> str | None:
     """ "INTERRUPTED" or "PARTIAL" when the run did not finish, else None."""
