@@ -121,9 +121,11 @@ class TextWriter:
         run left out (a cut, exclusions, an interrupt)."""
         found = summary["findings"]
         title = "sitemap-audit report"
+        notes = [_clean(note) for note in cut_notes(summary)]
         how = stopped_how(summary)
-        if how is not None:
+        if how is not None:  # a run that did not finish: the title says so, a line how far
             title += f" (incomplete: {how.lower()})"
+            notes.insert(0, self._c("warning", f"{progress_line(summary)}"))
         counts = (
             self._c(s, counted(found[s], s)) if found[s] else counted(0, s) for s in SEVERITIES
         )
@@ -133,10 +135,7 @@ class TextWriter:
             f"{counted(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
             "findings: " + ", ".join(counts),
         ]
-        progress = progress_line(summary)
-        if progress is not None:
-            lines.append(self._c("warning", progress))
-        return lines + [_clean(note) for note in cut_notes(summary)]
+        return lines + notes
 
     def _examples(self, code: str, sev: str, count: int) -> list[str]:
         """A code's first offenders as `sitemap:line  url  message`, and how many more."""
