@@ -155,9 +155,7 @@ def _call(where: _Key, conv: Any, text: str) -> Any:
         raise where.error(str(exc)) from None
 
 
-def load_config_file(
-    path: str, sub: argparse.ArgumentParser
-) -> tuple[dict[str, Any], list[str] | None]:
+def load_config_file(path: str, sub: argparse.ArgumentParser) -> tuple[dict[str, Any], list[str]]:
     """The options (by argparse dest, converted and checked) and targets of a config file."""
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -183,7 +181,7 @@ class _FileReader:
         self.sub = sub
         self.actions = _options(sub)
         self.values: dict[str, Any] = {}
-        self.targets: list[str] | None = None
+        self.targets: list[str] = []  # set once, never to an empty list
 
     def read(self, key: str, value: Any) -> None:
         dest = key.replace("-", "_")
@@ -199,7 +197,7 @@ class _FileReader:
 
     def _targets(self, key: str, dest: str, value: Any) -> None:
         where = _Key(self.path, key)
-        if self.targets is not None:
+        if self.targets:
             raise where.error("give either target or targets")
         items = [value] if dest == "target" else value
         # a non-empty list of non-empty strings
@@ -235,9 +233,8 @@ def apply_config_file(
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
-    for dest, value in values.items():
-        if dest not in given:
-            setattr(args, dest, value)
+    for dest in values.keys() - given:
+        setattr(args, dest, values[dest])
     named = getattr(args, "target", None)  # migrate has OLD and NEW instead
     if named:
         return list(named) if isinstance(named, list) else [named]
@@ -246,4 +243,4 @@ def apply_config_file(
             f"{args.config}: no target: give TARGET on the command line or "
             'target = "..." / targets = [...] in the file'
         )
-    return targets or []
+    return targets

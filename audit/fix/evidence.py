@@ -19,6 +19,7 @@ from typing import Any
 
 from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
+from audit.report.aggregate import float_or_none
 from audit.rules.urls import normalize_url, origin
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
@@ -123,7 +124,7 @@ def _cut_reason(summary: dict[str, Any] | None) -> str | None:
             return f'its summary says "{flag}": true'
     for count in _CUT_COUNTS:
         n = summary.get(count)
-        if isinstance(n, int | float) and not isinstance(n, bool) and n > 0:
+        if (float_or_none(n) or 0) > 0:  # a number (not a bool) above 0
             return f'its summary says "{count}": {n}'
     return None
 
