@@ -170,14 +170,13 @@ class JunitWriter:
             return
         self._closed = True
         try:
-            self._joiner.close()
-            for handle in self._open.values():
-                handle.close()
-            self._open.clear()
+            try:  # the last testcases, then every spool closed (whatever happened)
+                self._joiner.close()
+            finally:
+                for handle in self._open.values():
+                    handle.close()
             self._assemble()
         finally:
-            for handle in self._open.values():
-                handle.close()
             self._dir.cleanup()
 
     def _assemble(self) -> None:
