@@ -353,7 +353,7 @@ class Aggregate:
             return self._checked_summary(self.summary)
         return {
             "type": "summary",
-            "sitemaps": sum(1 for s in self.sitemaps.values() if s.has_record),
+            "sitemaps": sum(s.has_record for s in self.sitemaps.values()),
             "urls": self.urls,
             "findings": {s: self.by_severity[s] for s in SEVERITIES},
             "by_code": dict(sorted(self.by_code.items(), key=lambda kv: (-kv[1], kv[0]))),

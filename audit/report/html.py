@@ -294,7 +294,7 @@ class HtmlWriter:
         agg = self._agg
         found = summary["findings"]
         # the sitemaps card's detail: how many indexes, how many entries
-        indexes = sum(1 for s in agg.sitemaps.values() if s.kind == "sitemapindex")
+        indexes = sum(s.kind == "sitemapindex" for s in agg.sitemaps.values())
         detail = f"{indexes} index" + ("" if indexes == 1 else "es")
         if isinstance(summary.get("entries"), int):
             detail += f" · {grouped(summary['entries'])} entries"
@@ -428,7 +428,7 @@ class HtmlWriter:
         codes = agg.codes_sorted()
         rows: list[str] = []
         truncated: list[tuple[str, int, int]] = []  # (code, shown, total)
-        with_rows = sum(1 for code, _, _ in codes if agg.examples.get(code))
+        with_rows = sum(bool(agg.examples.get(code)) for code, _, _ in codes)
         share = max(MIN_ROWS_PER_CODE, MAX_TABLE_ROWS // max(1, with_rows))
         for code, _sev, count in codes:
             kept = agg.examples.get(code, [])[:share]
