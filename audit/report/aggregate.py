@@ -216,10 +216,12 @@ ROLLUP_ROWS = 100
 
 @dataclass(frozen=True, slots=True)
 class SitemapRollup:
-    """One `rollup` record: a sitemap and its six counts, in ROLLUP_KEYS order."""
+    """One `rollup` record: a sitemap and its six counts, in ROLLUP_KEYS order (and the
+    record's counts as they came, which the json report repeats)."""
 
     url: str
     counts: tuple[int, ...]
+    record_counts: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def cells(self) -> list[str]:
         """The counts as the tables show them, thousands grouped."""
@@ -278,7 +280,7 @@ class Aggregate:
             url, counts = str_or_none(record.get("url")), record.get("counts")
             if url is not None and isinstance(counts, dict):
                 self.rollups.append(
-                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS))
+                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS), counts)
                 )
 
     def sitemap(self, url: str) -> SitemapStat:

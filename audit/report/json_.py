@@ -71,7 +71,6 @@ class JsonWriter:
             "urls": _Spool(),
             "other": _Spool(),
         }
-        self._counts: dict[str, Any] = {}  # sitemap URL -> its rollup record's counts
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
@@ -80,11 +79,7 @@ class JsonWriter:
         spooled = _SPOOLED.get(str(kind))
         if spooled is not None:
             self._spools[spooled].add(record)
-        elif kind == "rollup":
-            url, counts = record.get("url"), record.get("counts")
-            if isinstance(url, str) and isinstance(counts, dict):
-                self._counts[url] = counts
-        elif kind not in ("summary", "hosts"):
+        elif kind not in ("summary", "hosts", "rollup"):  # rollups: in their sitemap's object
             self._spools["other"].add(record)
 
     def close(self) -> None:
@@ -114,11 +109,13 @@ class JsonWriter:
     def _sitemaps_to(self, out: TextIO) -> None:
         """The sitemap objects, each with the counts of its rollup record when one came,
         streamed from the spool."""
+        # sitemap URL -> its (last) rollup record's counts
+        counts_of = {r.url: r.record_counts for r in self._agg.rollups}
         out.write("[")
         sep = "\n    "
         for text in self._spools["sitemaps"].lines():
-            record: Any = json.loads(text) if self._counts else None
-            counts = self._counts.get(str(record.get("url"))) if isinstance(record, dict) else None
+            record: Any = json.loads(text) if counts_of else None
+            counts = counts_of.get(str(record.get("url"))) if isinstance(record, dict) else None
             if counts is not None:
                 text = json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)
             out.write(sep + text)
