@@ -41,6 +41,7 @@ from audit.report.aggregate import (
     rank,
     search_console,
     search_console_label,
+    str_or_none,
     where,
 )
 from audit.report.htmlkit import (
@@ -155,7 +156,7 @@ def _migration(migration: Any) -> str:
     credentials = credentials_note(migration)
     note = f'<p class="notice">{h(credentials)}</p>' if credentials is not None else ""
     return (
-        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(migration_head(migration))}{link(new if isinstance(new, str) else None)}</p>'
+        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(migration_head(migration))}{link(str_or_none(new))}</p>'
         f"{note}"
         '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
         f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'
