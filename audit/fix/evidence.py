@@ -19,7 +19,7 @@ from typing import Any
 
 from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
-from audit.report.aggregate import float_or_none
+from audit.report.aggregate import as_list, float_or_none, str_or_none
 from audit.rules.urls import normalize_url, origin
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
@@ -69,18 +69,12 @@ class Evidence:
     uniform_sitemaps: set[str]  # sitemaps with a lastmod-uniform finding
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _alternates(value: Any) -> tuple[Alt, ...]:
-    if not isinstance(value, list):
-        return ()
-    out = []
-    for item in value:
-        if isinstance(item, dict):
-            out.append(Alt(_text(item.get("hreflang")), _text(item.get("href"))))
-    return tuple(out)
+    return tuple(
+        Alt(str_or_none(item.get("hreflang")), str_or_none(item.get("href")))
+        for item in as_list(value)
+        if isinstance(item, dict)
+    )
 
 
 def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
@@ -88,10 +82,10 @@ def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
     strings (sitemaps, dates, a final URL or key equal to the URL) are kept once."""
     url: str = rec["url"]
     status = rec.get("status")
-    final_url = _text(rec.get("final_url"))
-    sitemap = _text(rec.get("sitemap"))
-    lastmod = (_text(rec.get("lastmod")) or "").strip()
-    robots = _text(rec.get("robots")) or "allowed"
+    final_url = str_or_none(rec.get("final_url"))
+    sitemap = str_or_none(rec.get("sitemap"))
+    lastmod = (str_or_none(rec.get("lastmod")) or "").strip()
+    robots = str_or_none(rec.get("robots")) or "allowed"
     return Listed(
         url=url,
         key=url if key == url else key,
@@ -101,8 +95,8 @@ def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
         redirected=bool(rec.get("redirects")),
         robots=shared.setdefault(robots, robots),
         lastmod=shared.setdefault(lastmod, lastmod),
-        last_modified=_text(rec.get("last_modified")),
-        content_changed=_text(rec.get("content_changed")),
+        last_modified=str_or_none(rec.get("last_modified")),
+        content_changed=str_or_none(rec.get("content_changed")),
         alternates=_alternates(rec.get("alternates")),
     )
 
