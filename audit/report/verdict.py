@@ -92,7 +92,7 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
     or one per target, or no sitemap read at all); else None."""
     fatal = summary.get("fatal")
     if isinstance(fatal, list):
-        fatal = "; ".join(str(x) for x in fatal if x)
+        fatal = "; ".join(map(str, filter(None, fatal)))  # the non-empty ones
     if isinstance(fatal, str) and fatal:
         return fatal
     if not as_int(summary.get("sitemaps")) and not as_int(summary.get("urls")):
