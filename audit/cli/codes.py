@@ -77,7 +77,7 @@ def _markdown() -> str:
         f"| {_md(c.summary)} |"
         for c in CODES.values()
     ]
-    sections = [_markdown_section(c) for c in CODES.values()]
+    sections = map(_markdown_section, CODES.values())
     return "\n".join([*head, *rows, "", "## The codes", ""]) + "\n" + "\n".join(sections)
 
 
@@ -98,7 +98,7 @@ def render(fmt: str) -> str:
         return json.dumps(listed, indent=2) + "\n"
     if fmt == "markdown":
         return _markdown()
-    return "\n\n".join(_text(c) for c in CODES.values()) + "\n"
+    return "\n\n".join(map(_text, CODES.values())) + "\n"
 
 
 def cmd_codes(args: argparse.Namespace) -> int:

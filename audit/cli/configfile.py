@@ -123,7 +123,7 @@ def _one(where: _Key, action: argparse.Action, item: Any) -> Any:
     else:
         result = _call(where, conv, _string(where, item))
     if action.choices is not None and result not in action.choices:
-        choices = ", ".join(str(c) for c in action.choices)
+        choices = ", ".join(map(str, action.choices))
         raise where.error(f"{result!r} is not one of {choices}")
     return result
 
