@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from audit.core.codes import CODES, Code, doc_anchor
 
@@ -25,17 +24,6 @@ _SEVERITIES = (
     ("warning", "wasted crawl budget, inaccurate signals, best practice broken"),
     ("info", "worth knowing"),
 )
-
-
-def _as_json(c: Code) -> dict[str, Any]:
-    return {
-        "code": c.code,
-        "severity": c.severity.value,
-        "summary": c.summary,
-        "fix": c.fix,
-        "search_console": c.search_console,
-        "doc": doc_anchor(c.code),
-    }
 
 
 def _text(c: Code) -> str:
@@ -89,17 +77,28 @@ def _markdown() -> str:
         f"| {_md(c.summary)} |"
         for c in CODES.values()
     ]
-    sections = [_markdown_section(c) for c in CODES.values()]
+    sections = map(_markdown_section, CODES.values())
     return "\n".join([*head, *rows, "", "## The codes", ""]) + "\n" + "\n".join(sections)
 
 
 def render(fmt: str) -> str:
     """Every registered code in `fmt` (text, json, markdown), ending with a newline."""
     if fmt == "json":
-        return json.dumps([_as_json(c) for c in CODES.values()], indent=2) + "\n"
+        listed = [
+            {
+                "code": c.code,
+                "severity": c.severity.value,
+                "summary": c.summary,
+                "fix": c.fix,
+                "search_console": c.search_console,
+                "doc": doc_anchor(c.code),
+            }
+            for c in CODES.values()
+        ]
+        return json.dumps(listed, indent=2) + "\n"
     if fmt == "markdown":
         return _markdown()
-    return "\n\n".join(_text(c) for c in CODES.values()) + "\n"
+    return "\n\n".join(map(_text, CODES.values())) + "\n"
 
 
 def cmd_codes(args: argparse.Namespace) -> int:

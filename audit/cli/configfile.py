@@ -58,16 +58,15 @@ def _options(sub: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     }
 
 
-def _type_name(value: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-    for t, name in names.items():
-        if type(value) is t:
-            return name
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
+# what a TOML value is, in a message (tomllib makes these exact types; others by name)
+_TYPE_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a table",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +80,10 @@ class _Key:
         return ConfigFileError(f"{self.path}: key {self.key!r}: {text}")
 
     def wrong(self, expected: str, got: Any) -> ConfigFileError:
-        return self.error(f"expected {expected}, got {_type_name(got)}")
+        got_type = type(got)
+        return self.error(
+            f"expected {expected}, got {_TYPE_NAMES.get(got_type, got_type.__name__)}"
+        )
 
 
 def _convert(path: str, key: str, action: argparse.Action, value: Any) -> Any:
@@ -113,19 +115,17 @@ def _as_list(where: _Key, value: Any) -> list[Any]:
 
 def _one(where: _Key, action: argparse.Action, item: Any) -> Any:
     """One value converted by the action's type and checked against its choices."""
-    result = _typed(where, action.type, item)
+    conv = action.type
+    if conv is None:
+        result = _string(where, item)
+    elif conv in (int, float) or _converter_name(conv) in _NUMBERS:
+        result = _number(where, conv, item)
+    else:
+        result = _call(where, conv, _string(where, item))
     if action.choices is not None and result not in action.choices:
-        choices = ", ".join(str(c) for c in action.choices)
+        choices = ", ".join(map(str, action.choices))
         raise where.error(f"{result!r} is not one of {choices}")
     return result
-
-
-def _typed(where: _Key, conv: Any, item: Any) -> Any:
-    if conv is None:
-        return _string(where, item)
-    if conv in (int, float) or _converter_name(conv) in _NUMBERS:
-        return _number(where, conv, item)
-    return _call(where, conv, _string(where, item))
 
 
 def _converter_name(conv: Any) -> str:
@@ -155,9 +155,10 @@ def _call(where: _Key, conv: Any, text: str) -> Any:
         raise where.error(str(exc)) from None
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+def load_config_file(path: str, sub: argparse.ArgumentParser) -> tuple[dict[str, Any], list[str]]:
+    """The options (by argparse dest, converted and checked) and targets of a config file."""
     try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigFileError(f"{path}: no such config file") from None
     except OSError as exc:
@@ -166,15 +167,10 @@ def _read_toml(path: str) -> dict[str, Any]:
         raise ConfigFileError(f"{path}: the config file is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigFileError(f"{path}: not valid TOML: {exc}") from None
-
-
-def _is_target_list(items: Any) -> bool:
-    """A non-empty list of non-empty strings."""
-    return isinstance(items, list) and len(items) > 0 and all(_is_target(t) for t in items)
-
-
-def _is_target(item: Any) -> bool:
-    return isinstance(item, str) and item != ""
+    reader = _FileReader(path, sub)
+    for key, value in data.items():
+        reader.read(key, value)
+    return reader.values, reader.targets
 
 
 class _FileReader:
@@ -185,25 +181,13 @@ class _FileReader:
         self.sub = sub
         self.actions = _options(sub)
         self.values: dict[str, Any] = {}
-        self.targets: list[str] | None = None
+        self.targets: list[str] = []  # set once, never to an empty list
 
     def read(self, key: str, value: Any) -> None:
         dest = key.replace("-", "_")
         if dest in _TARGET_KEYS:
             self._targets(key, dest, value)
-        else:
-            self._option(key, dest, value)
-
-    def _targets(self, key: str, dest: str, value: Any) -> None:
-        where = _Key(self.path, key)
-        if self.targets is not None:
-            raise where.error("give either target or targets")
-        items = [value] if dest == "target" else value
-        if not _is_target_list(items):
-            raise where.wrong(_TARGET_KEYS_EXPECT[dest], value)
-        self.targets = list(items)
-
-    def _option(self, key: str, dest: str, value: Any) -> None:
+            return
         action = self.actions.get(dest)
         if action is None:
             raise ConfigFileError(f"{self.path}: unknown key {key!r} for `{self.sub.prog}`")
@@ -211,36 +195,29 @@ class _FileReader:
             raise ConfigFileError(f"{self.path}: key {key!r} given twice (with - and _)")
         self.values[dest] = _convert(self.path, key, action, value)
 
-
-def load_config_file(
-    path: str, sub: argparse.ArgumentParser
-) -> tuple[dict[str, Any], list[str] | None]:
-    """The options (by argparse dest, converted and checked) and targets of a config file."""
-    reader = _FileReader(path, sub)
-    for key, value in _read_toml(path).items():
-        reader.read(key, value)
-    return reader.values, reader.targets
-
-
-def _mark_defaults(sub: argparse.ArgumentParser) -> None:
-    """Every option's default a marker of "not given" (None for list options)."""
-    for action in _options(sub).values():
-        action.default = None if isinstance(action, argparse._AppendAction) else _NOT_GIVEN
-
-
-def _given(action: argparse.Action, value: Any) -> bool:
-    if isinstance(action, argparse._AppendAction):
-        return value is not None
-    return value is not _NOT_GIVEN
+    def _targets(self, key: str, dest: str, value: Any) -> None:
+        where = _Key(self.path, key)
+        if self.targets:
+            raise where.error("give either target or targets")
+        items = [value] if dest == "target" else value
+        # a non-empty list of non-empty strings
+        if not (isinstance(items, list) and items and all(isinstance(t, str) and t for t in items)):
+            raise where.wrong(_TARGET_KEYS_EXPECT[dest], value)
+        self.targets = list(items)
 
 
 def _explicit(parser: argparse.ArgumentParser, command: str, argv: list[str]) -> set[str]:
     """The dests the command line itself set: re-parse with a marker as every default."""
     probe = copy.deepcopy(parser)
     sub = _subparser(probe, command)
-    _mark_defaults(sub)
+    # every option's default a marker of "not given" (None for a list option: argparse
+    # appends to its default)
+    markers: dict[str, object] = {}
+    for dest, action in _options(sub).items():
+        marker = None if isinstance(action, argparse._AppendAction) else _NOT_GIVEN
+        action.default = markers[dest] = marker
     ns = probe.parse_args(argv)
-    return {d for d, a in _options(sub).items() if _given(a, getattr(ns, d, _NOT_GIVEN))}
+    return {dest for dest, marker in markers.items() if getattr(ns, dest, marker) is not marker}
 
 
 def apply_config_file(
@@ -256,19 +233,14 @@ def apply_config_file(
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
-    for dest, value in values.items():
-        if dest not in given:
-            setattr(args, dest, value)
+    for dest in values.keys() - given:
+        setattr(args, dest, values[dest])
     named = getattr(args, "target", None)  # migrate has OLD and NEW instead
     if named:
         return list(named) if isinstance(named, list) else [named]
-    return _file_targets(args.config, targets, required)
-
-
-def _file_targets(path: str, targets: list[str] | None, required: bool) -> list[str]:
     if not targets and required:
         raise ConfigFileError(
-            f"{path}: no target: give TARGET on the command line or "
+            f"{args.config}: no target: give TARGET on the command line or "
             'target = "..." / targets = [...] in the file'
         )
-    return targets or []
+    return targets

@@ -87,7 +87,7 @@ def audit_targets(
             raise TargetError(str(exc)) from exc
     given = args.target if isinstance(args.target, list) else [args.target]
     given = [*getattr(args, "render_targets", []), *given]  # `--render TARGET`
-    targets = [t for t in given if t]
+    targets = list(filter(None, given))  # an empty TARGET names nothing
     if getattr(args, "targets_file", None):
         targets += read_targets_file(args.targets_file)
     targets = targets or from_config
@@ -107,8 +107,8 @@ def read_targets_file(path: str) -> list[str]:
         raise TargetError(f"--targets-file {path}: cannot read it: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise TargetError(f"--targets-file {path}: not UTF-8 text") from None
-    targets = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    targets = [t for t in targets if t]
+    # each line without its comment; the blank ones left out
+    targets = list(filter(None, (line.split("#", 1)[0].strip() for line in text.splitlines())))
     if not targets:
         raise TargetError(f"--targets-file {path}: no target in it (one a line, # comments)")
     return targets

@@ -56,7 +56,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {message}", file=sys.stderr)
     if run.fatal:
         return Exit.USAGE
-    return max(_failures(inspector, args.urls), _unread(run.recorder.notes))
+    # 1 when a sitemap (an index's child) could not be read; with --urls, stdout holds
+    # only URLs, so each failure is a line on stderr
+    failed = inspector.failed
+    if args.urls:
+        for st in failed:
+            print(f"{PROG}: {st.url}: {st.failure}", file=sys.stderr)
+    return max(Exit.FINDINGS if failed else Exit.OK, _unread(run.recorder.notes))
 
 
 def _unread(notes: dict[str, Any]) -> int:
@@ -70,13 +76,3 @@ def _unread(notes: dict[str, Any]) -> int:
         return Exit.OK
     print(f"{PROG}: {printable(note)}", file=sys.stderr)
     return Exit.FINDINGS
-
-
-def _failures(inspector: Any, urls_only: bool) -> int:
-    """inspect's exit status: 1 when a sitemap (an index's child) could not be read; with
-    --urls, stdout holds only URLs, so each failure is a line on stderr."""
-    failed = inspector.failed
-    if urls_only:
-        for st in failed:
-            print(f"{PROG}: {st.url}: {st.failure}", file=sys.stderr)
-    return Exit.FINDINGS if failed else Exit.OK

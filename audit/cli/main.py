@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import os
 import sys
 
 from audit.cli.options import (
@@ -54,28 +55,14 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: l
     return int(command(args))
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null: the interpreter's last flush of a closed pipe would
-    otherwise print an "Exception ignored ... BrokenPipeError" on the way out."""
-    import os
-
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-def _tune_gc() -> None:
-    """For a whole process run only (never inside a caller's process): an audit allocates
-    and frees millions of short-lived records and almost no reference cycles, so the
-    cyclic collector's default of a pass every 700 net allocations costs 2-4% of a run
-    for nothing. Start-up objects are frozen out of its scans; passes become rarer."""
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
-
-
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the console script or `python -m audit`: this process is ours
-        _tune_gc()
+        # so is its collector (never tuned inside a caller's process): an audit allocates
+        # and frees millions of short-lived records and almost no reference cycles, so the
+        # cyclic collector's default of a pass every 700 net allocations costs 2-4% of a
+        # run for nothing. Start-up objects are frozen out of its scans; passes are rarer.
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -88,5 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         return Exit.USAGE
     except BrokenPipeError:  # `| head`: the reader went away, nothing to report
         if argv is None:  # our own process: its stdout is ours to silence
-            _silence_stdout()
+            # stdout to /dev/null: the interpreter's last flush of a closed pipe would
+            # otherwise print an "Exception ignored ... BrokenPipeError" on the way out
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return Exit.OK

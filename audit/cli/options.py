@@ -13,6 +13,7 @@ import argparse
 import math
 from collections.abc import Callable
 from enum import IntEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,16 @@ from audit.core.config import (
     DEFAULT_MAX_PAGES,
     DEFAULT_PAGE_CAP,
     DEFAULT_RATE,
+    DEFAULT_RENDER,
+    DEFAULT_RENDER_TABS,
+    DEFAULT_RENDER_TIMEOUT,
     DEFAULT_RETRIES,
     DEFAULT_SLOW_MS,
     DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT,
     FETCH_WORKERS_MAX,
+    MAX_RENDER_TABS,
+    RENDER_ALL,
     RETRY_AFTER_CAP,
     CrawlConfig,
 )
@@ -48,6 +54,10 @@ FORMATS = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
 LEVELS = ("error", "warning", "info", "never")
 
 
+# defaults --help does not show: off, unset, empty, suppressed
+_NO_DEFAULT: tuple[object, ...] = (None, False, [], (), argparse.SUPPRESS)
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """--help shows every option's default, unless its help already says it or there is
     none to show (off, unset, empty)."""
@@ -55,12 +65,7 @@ class _HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
-        if (
-            not action.option_strings
-            or "default" in text
-            or default in (None, False, [], ())
-            or default is argparse.SUPPRESS
-        ):
+        if not action.option_strings or "default" in text or default in _NO_DEFAULT:
             return text
         return f"{text} (default: %(default)s)"
 
@@ -139,50 +144,7 @@ _positive_int = _number(int, 1, "an integer")
 _nonneg_int = _number(int, 0, "an integer")
 
 
-def _add_links(crawl: argparse.ArgumentParser) -> None:
-    """--links and its bounds (RULES.md, Site coverage)."""
-    crawl.add_argument(
-        "--links",
-        action="store_true",
-        help="also follow internal links from the site root and every listed page: "
-        "orphans, unlisted pages, broken links",
-    )
-    crawl.add_argument(
-        "--max-pages",
-        type=_positive_int,
-        default=DEFAULT_MAX_PAGES,
-        metavar="N",
-        help="with --links, pages fetched at most beyond the listed ones",
-    )
-    crawl.add_argument(
-        "--max-depth",
-        type=_nonneg_int,
-        metavar="D",
-        help="with --links, link hops followed from the root or a listed page",
-    )
-
-
 AGENTS_FETCH_DEFAULT = 20  # `--agents-fetch` alone (contracts/agents.md)
-
-
-def _add_agents_v2(crawl: argparse.ArgumentParser) -> None:
-    """--llms and --agents-fetch (contracts/agents.md): what each AI agent is served."""
-    crawl.add_argument(
-        "--llms",
-        action="store_true",
-        help="also audit /llms.txt and /llms-full.txt of each audited origin and check "
-        "every link of llms.txt like a listed URL",
-    )
-    crawl.add_argument(
-        "--agents-fetch",
-        type=_positive_int,
-        nargs="?",
-        const=AGENTS_FETCH_DEFAULT,
-        default=None,
-        metavar="N",
-        help="with --agents, GET N sampled listed URLs per host again as each named agent "
-        f"with its real User-Agent and compare the answers (default N: {AGENTS_FETCH_DEFAULT})",
-    )
 
 
 # --- --render (contracts/render.md): the rendered page against the raw HTML ---------
@@ -190,8 +152,6 @@ def _add_agents_v2(crawl: argparse.ArgumentParser) -> None:
 
 def _render_count(text: str) -> int:
     """--render N: a positive integer, or `all` (RENDER_ALL)."""
-    from audit.core.config import RENDER_ALL
-
     if text.strip().lower() == "all":
         return RENDER_ALL
     try:
@@ -208,8 +168,6 @@ class _RenderAction(argparse.Action):
     `--render` alone followed by that target."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        from audit.core.config import DEFAULT_RENDER
-
         if values is None:
             setattr(namespace, self.dest, DEFAULT_RENDER)
             return
@@ -224,45 +182,8 @@ class _RenderAction(argparse.Action):
             parser.error(f"argument --render: {exc}")
 
 
-def _add_render(crawl: argparse.ArgumentParser) -> None:
-    from audit.core.config import DEFAULT_RENDER_TABS, DEFAULT_RENDER_TIMEOUT, MAX_RENDER_TABS
-
-    crawl.add_argument(
-        "--render",
-        nargs="?",
-        action=_RenderAction,
-        metavar="N|all",
-        help="also render at most N listed HTML pages per host (default 50; all: every one) "
-        "in headless Chromium and compare them with their raw HTML (turns on --page-checks)",
-    )
-    crawl.add_argument(
-        "--render-tabs",
-        type=_number(int, 1, "an integer"),
-        default=DEFAULT_RENDER_TABS,
-        metavar="K",
-        help=f"with --render, pages rendered at once, 1 to {MAX_RENDER_TABS} "
-        f"(default {DEFAULT_RENDER_TABS})",
-    )
-    crawl.add_argument(
-        "--render-timeout",
-        type=_positive_float,
-        default=DEFAULT_RENDER_TIMEOUT,
-        metavar="S",
-        help="with --render, seconds from a page's navigation until its load event "
-        f"(default {DEFAULT_RENDER_TIMEOUT:g}); later: render-failed",
-    )
-    crawl.add_argument(
-        "--browser",
-        metavar="PATH",
-        help="with --render, the Chromium or Chrome executable (default: $SITEMAP_AUDIT_BROWSER, "
-        "else chromium, chromium-browser, google-chrome or google-chrome-stable on PATH)",
-    )
-
-
 def _render_options(args: argparse.Namespace) -> dict[str, Any]:
     """--render's config (--render turns on --page-checks)."""
-    from audit.core.config import DEFAULT_RENDER_TABS, DEFAULT_RENDER_TIMEOUT
-
     render = getattr(args, "render", None)
     if isinstance(render, str):  # `render = "all"` (or "20") in --config
         try:
@@ -310,31 +231,11 @@ def _robots_agent(text: str) -> str:
     return text.strip()
 
 
-def _agents(text: str) -> tuple[str, ...]:
-    value: tuple[str, ...] = _front_value("agents", text)
-    return value
-
-
 def _header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
     return name.strip(), value.strip()
-
-
-def _rewrite(text: str) -> tuple[str, str]:
-    value: tuple[str, str] = _front_value("rewrite", text)
-    return value
-
-
-def _cookie(text: str) -> tuple[str, str]:
-    value: tuple[str, str] = _front_value("cookie", text)
-    return value
-
-
-def _insecure_host(text: str) -> str:
-    value: str = _front_value("insecure_host", text)
-    return value
 
 
 _FORMAT_HELP = "report format (default: from --output's extension, else text)"
@@ -428,7 +329,7 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
     )
     add(
         "--agents",
-        type=_agents,
+        type=partial(_front_value, "agents"),
         default=(),
         metavar="LIST",
         help="also judge robots.txt, scoped noindex and robots.txt's usage lines for these "
@@ -448,7 +349,7 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
     )
     add(
         "--rewrite",
-        type=_rewrite,
+        type=partial(_front_value, "rewrite"),
         action="append",
         default=[],
         metavar="FROM=TO",
@@ -463,7 +364,7 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
     )
     add(
         "--cookie",
-        type=_cookie,
+        type=partial(_front_value, "cookie"),
         action="append",
         default=[],
         metavar="NAME=VALUE",
@@ -478,7 +379,7 @@ def _add_http(p: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) ->
     )
     add(
         "--insecure-host",
-        type=_insecure_host,
+        type=partial(_front_value, "insecure_host"),
         action="append",
         default=[],
         metavar="HOST",
@@ -522,50 +423,11 @@ def _adder(p: argparse.ArgumentParser, skip: frozenset[str]) -> Callable[..., No
     return add
 
 
-def _add_targets_file(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--targets-file",
-        metavar="FILE",
-        help="more targets, one a line (# comments), audited into the same report",
-    )
-
-
 def _add_config(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         metavar="FILE",
         help="TOML file of options (flag names) and target/targets; flags override it",
-    )
-
-
-def _add_state(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--state",
-        metavar="PATH",
-        help="SQLite state file: resume after a crash; after a completed run, check incrementally",
-    )
-    p.add_argument(
-        "--fresh", action="store_true", help="with --state: discard the state and start over"
-    )
-    p.add_argument(
-        "--changed-only",
-        action="store_true",
-        help=CHANGED_ONLY_HELP,
-    )
-    p.add_argument(
-        "--dropped-max",
-        type=_nonneg_int,
-        default=DEFAULT_DROPPED_MAX,
-        metavar="N",
-        help="with --state: URLs that left the sitemaps since an earlier run asked again per "
-        f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
-    )
-    p.add_argument(
-        "--budget",
-        type=_positive_int,
-        metavar="N",
-        help="with --state: a rolling audit: check at most N listed URLs this run (due, "
-        "never checked, moved, failing first) and carry the others from the state",
     )
 
 
@@ -577,26 +439,6 @@ CHANGED_ONLY_HELP = (
 )
 
 
-def _add_migrate_config_state(p: argparse.ArgumentParser) -> None:
-    """migrate's --config (options only: OLD and NEW stay on the command line) and
-    --state (resume a killed run; no --changed-only: the old sitemap's <lastmod> says
-    nothing of the new site)."""
-    p.add_argument(
-        "--config",
-        metavar="FILE",
-        help="TOML file of options (flag names, no OLD/NEW); flags override it",
-    )
-    p.add_argument(
-        "--state",
-        metavar="PATH",
-        help="SQLite state file: a killed run resumes; old URLs already judged are not "
-        "requested again",
-    )
-    p.add_argument(
-        "--fresh", action="store_true", help="with --state: discard the state and start over"
-    )
-
-
 def _add_intent(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--intent",
@@ -604,71 +446,6 @@ def _add_intent(p: argparse.ArgumentParser) -> None:
         help="CSV of url,action[,target] rows: what URLs must do (keep, redirect, gone); a URL "
         'that does otherwise is intent-violated (also intent = "FILE" in --config)',
     )
-
-
-def _add_content_notify(p: argparse.ArgumentParser) -> None:
-    """lastmod over time and notifications (audit.features.lastmod, audit.report.notify)."""
-    p.add_argument(
-        "--content",
-        action="store_true",
-        help="GET pages for content fingerprints (lastmod-frozen, lastmod-churn with --state; "
-        "lastmod-page-date) without the other page checks",
-    )
-    p.add_argument(
-        "--notify",
-        action="append",
-        default=[],
-        metavar="DEST",
-        help="after the run, send the summary and alerts to a webhook URL or mailto:ADDRESS "
-        "(repeatable); only when the run got worse unless --notify-always",
-    )
-    p.add_argument(
-        "--notify-always", action="store_true", help="with --notify: send after every run"
-    )
-    p.add_argument(
-        "--notify-on",
-        choices=("error", "warning", "info"),
-        metavar="LEVEL",
-        help="with --notify: new findings at or above LEVEL (error, warning, info) make a "
-        "night worse, whatever --fail-on says (default: error)",
-    )
-    p.add_argument(
-        "--smtp",
-        metavar="HOST:PORT",
-        help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
-        "SITEMAP_AUDIT_SMTP_PASSWORD)",
-    )
-
-
-def _cluster_spec(text: str) -> str:
-    value: str = _front_value("cluster", text)
-    return value
-
-
-def _add_cluster(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--cluster",
-        type=_cluster_spec,
-        metavar="SPEC",
-        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
-        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
-        "workers (needs the cluster extra)",
-    )
-    p.add_argument(
-        "--cluster-batch",
-        type=_positive_int,
-        metavar="N",
-        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
-    )
-
-
-def _cluster_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--cluster's config (with --state, the front door adds the fence a resumed run takes
-    over)."""
-    spec = getattr(args, "cluster", None)
-    if not spec:
-        return {}
-    return {"cluster": spec, "cluster_batch": getattr(args, "cluster_batch", None)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -684,9 +461,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="site roots, sitemap URLs, robots.txt URLs or local sitemap files, audited "
         "into one report (or --targets-file, or in --config)",
     )
-    _add_targets_file(crawl)
+    crawl.add_argument(
+        "--targets-file",
+        metavar="FILE",
+        help="more targets, one a line (# comments), audited into the same report",
+    )
     _add_config(crawl)
-    _add_state(crawl)
+    crawl.add_argument(
+        "--state",
+        metavar="PATH",
+        help="SQLite state file: resume after a crash; after a completed run, check incrementally",
+    )
+    crawl.add_argument(
+        "--fresh", action="store_true", help="with --state: discard the state and start over"
+    )
+    crawl.add_argument(
+        "--changed-only",
+        action="store_true",
+        help=CHANGED_ONLY_HELP,
+    )
+    crawl.add_argument(
+        "--dropped-max",
+        type=_nonneg_int,
+        default=DEFAULT_DROPPED_MAX,
+        metavar="N",
+        help="with --state: URLs that left the sitemaps since an earlier run asked again per "
+        f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
+    )
+    crawl.add_argument(
+        "--budget",
+        type=_positive_int,
+        metavar="N",
+        help="with --state: a rolling audit: check at most N listed URLs this run (due, "
+        "never checked, moved, failing first) and carry the others from the state",
+    )
     _add_output(crawl)
     _add_http(crawl)
     crawl.add_argument(
@@ -701,10 +509,105 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
     )
-    _add_content_notify(crawl)
-    _add_links(crawl)
-    _add_agents_v2(crawl)
-    _add_render(crawl)
+    # lastmod over time and notifications (audit.features.lastmod, audit.report.notify).
+    crawl.add_argument(
+        "--content",
+        action="store_true",
+        help="GET pages for content fingerprints (lastmod-frozen, lastmod-churn with --state; "
+        "lastmod-page-date) without the other page checks",
+    )
+    crawl.add_argument(
+        "--notify",
+        action="append",
+        default=[],
+        metavar="DEST",
+        help="after the run, send the summary and alerts to a webhook URL or mailto:ADDRESS "
+        "(repeatable); only when the run got worse unless --notify-always",
+    )
+    crawl.add_argument(
+        "--notify-always", action="store_true", help="with --notify: send after every run"
+    )
+    crawl.add_argument(
+        "--notify-on",
+        choices=("error", "warning", "info"),
+        metavar="LEVEL",
+        help="with --notify: new findings at or above LEVEL (error, warning, info) make a "
+        "night worse, whatever --fail-on says (default: error)",
+    )
+    crawl.add_argument(
+        "--smtp",
+        metavar="HOST:PORT",
+        help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
+        "SITEMAP_AUDIT_SMTP_PASSWORD)",
+    )
+    # --links and its bounds (RULES.md, Site coverage).
+    crawl.add_argument(
+        "--links",
+        action="store_true",
+        help="also follow internal links from the site root and every listed page: "
+        "orphans, unlisted pages, broken links",
+    )
+    crawl.add_argument(
+        "--max-pages",
+        type=_positive_int,
+        default=DEFAULT_MAX_PAGES,
+        metavar="N",
+        help="with --links, pages fetched at most beyond the listed ones",
+    )
+    crawl.add_argument(
+        "--max-depth",
+        type=_nonneg_int,
+        metavar="D",
+        help="with --links, link hops followed from the root or a listed page",
+    )
+    # --llms and --agents-fetch (contracts/agents.md): what each AI agent is served.
+    crawl.add_argument(
+        "--llms",
+        action="store_true",
+        help="also audit /llms.txt and /llms-full.txt of each audited origin and check "
+        "every link of llms.txt like a listed URL",
+    )
+    crawl.add_argument(
+        "--agents-fetch",
+        type=_positive_int,
+        nargs="?",
+        const=AGENTS_FETCH_DEFAULT,
+        default=None,
+        metavar="N",
+        help="with --agents, GET N sampled listed URLs per host again as each named agent "
+        f"with its real User-Agent and compare the answers (default N: {AGENTS_FETCH_DEFAULT})",
+    )
+    # --render (contracts/render.md): the rendered page against the raw HTML
+    crawl.add_argument(
+        "--render",
+        nargs="?",
+        action=_RenderAction,
+        metavar="N|all",
+        help="also render at most N listed HTML pages per host (default 50; all: every one) "
+        "in headless Chromium and compare them with their raw HTML (turns on --page-checks)",
+    )
+    crawl.add_argument(
+        "--render-tabs",
+        type=_number(int, 1, "an integer"),
+        default=DEFAULT_RENDER_TABS,
+        metavar="K",
+        help=f"with --render, pages rendered at once, 1 to {MAX_RENDER_TABS} "
+        f"(default {DEFAULT_RENDER_TABS})",
+    )
+    crawl.add_argument(
+        "--render-timeout",
+        type=_positive_float,
+        default=DEFAULT_RENDER_TIMEOUT,
+        metavar="S",
+        help="with --render, seconds from a page's navigation until its load event "
+        f"(default {DEFAULT_RENDER_TIMEOUT:g}); later: render-failed",
+    )
+    crawl.add_argument(
+        "--browser",
+        metavar="PATH",
+        help="with --render, the Chromium or Chrome executable (default: $SITEMAP_AUDIT_BROWSER, "
+        "else chromium, chromium-browser, google-chrome or google-chrome-stable on PATH)",
+    )
     crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
     crawl.add_argument(
         "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
@@ -726,7 +629,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds of slack when comparing lastmod and Last-Modified",
     )
-    _add_cluster(crawl)
+    crawl.add_argument(
+        "--cluster",
+        type=partial(_front_value, "cluster"),
+        metavar="SPEC",
+        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
+        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
+        "workers (needs the cluster extra)",
+    )
+    crawl.add_argument(
+        "--cluster-batch",
+        type=_positive_int,
+        metavar="N",
+        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
+    )
     _add_intent(crawl)
     from audit.cli.indexnow import add_indexnow_options  # --indexnow (contracts/fix.md)
 
@@ -837,25 +753,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output(migrate)
     _add_http(migrate)
-    _add_migrate_config_state(migrate)
+    # migrate's --config (options only: OLD and NEW stay on the command line) and --state
+    # (resume a killed run; no --changed-only: the old sitemap's <lastmod> says nothing of the
+    # new site).
+    migrate.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file of options (flag names, no OLD/NEW); flags override it",
+    )
+    migrate.add_argument(
+        "--state",
+        metavar="PATH",
+        help="SQLite state file: a killed run resumes; old URLs already judged are not "
+        "requested again",
+    )
+    migrate.add_argument(
+        "--fresh", action="store_true", help="with --state: discard the state and start over"
+    )
     _add_intent(migrate)
-    _add_codes(sub, (crawl, validate, migrate))
-    from audit.cli.fix import add_fix_parser  # `fix` (contracts/fix.md)
-
-    add_fix_parser(sub)
-    return parser
-
-
-# --- `codes` and --ignore (issue 17.8) ---------------------------------------------------
-
-
-def _ignore_codes(text: str) -> list[str]:
-    value: list[str] = _front_value("ignore", text)
-    return value
-
-
-def _add_codes(sub: Any, reporting: tuple[argparse.ArgumentParser, ...]) -> None:
-    """The `codes` subcommand, and --ignore on the commands that report findings."""
+    # The `codes` subcommand, and --ignore on the commands that report findings.
     from audit.cli.codes import FORMATS as CODE_FORMATS
 
     codes = sub.add_parser(
@@ -867,15 +783,22 @@ def _add_codes(sub: Any, reporting: tuple[argparse.ArgumentParser, ...]) -> None
         default="text",
         help="text: a table; json: one object per code; markdown: docs/codes.md",
     )
-    for p in reporting:
+    for p in (crawl, validate, migrate):
         p.add_argument(
             "--ignore",
             action="append",
-            type=_ignore_codes,
+            type=partial(_front_value, "ignore"),
             default=[],
             metavar="CODES",
             help="comma-separated finding codes neither reported nor counted (default none)",
         )
+    from audit.cli.fix import add_fix_parser  # `fix` (contracts/fix.md)
+
+    add_fix_parser(sub)
+    return parser
+
+
+# --- `codes` and --ignore (issue 17.8) ---------------------------------------------------
 
 
 def ignored_codes(args: argparse.Namespace) -> list[str]:
@@ -889,6 +812,12 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
     origins and checks the options that go together."""
     from audit.api import credentials
 
+    # --cluster's config (with --state, the front door adds the fence a resumed run takes over)
+    spec = getattr(args, "cluster", None)
+    cluster: dict[str, Any] = {
+        "cluster": spec,
+        "cluster_batch": getattr(args, "cluster_batch", None),
+    }
     return CrawlConfig(
         rewrites=tuple(getattr(args, "rewrite", ())),
         **credentials(
@@ -922,7 +851,7 @@ def config_from(args: argparse.Namespace) -> CrawlConfig:
         include_sitemap=tuple(getattr(args, "include_sitemap", ())),
         exclude_sitemap=tuple(getattr(args, "exclude_sitemap", ())),
         base_url=getattr(args, "base_url", None),
-        **_cluster_options(args),
+        **(cluster if spec else {}),
         **{"page_checks": getattr(args, "page_checks", False), **_render_options(args)},
         online=getattr(args, "online", False),
     )

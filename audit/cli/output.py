@@ -59,15 +59,6 @@ def _open_report(path: str) -> TextIO:
     return fh
 
 
-def _cut_to_last_line(path: str) -> None:
-    """After a failed write: drop a partial last line, so what was written stays valid."""
-    with contextlib.suppress(OSError), open(path, "rb+") as fh:
-        size = fh.seek(0, 2)
-        fh.seek(max(0, size - 65536))
-        tail = fh.read()
-        fh.truncate(size - len(tail) + tail.rfind(b"\n") + 1)
-
-
 def _output_failure(exc: BaseException) -> OutputError | None:
     """The OutputError inside `exc` (raised in a sink, maybe grouped by a task group)."""
     if isinstance(exc, OutputError):
@@ -100,7 +91,12 @@ def open_output(path: str | None) -> Iterator[TextIO]:
         with contextlib.suppress(OSError):
             fh.close()
     if failure is not None:
-        _cut_to_last_line(path)
+        # drop a partial last line, so what was written stays valid
+        with contextlib.suppress(OSError), open(path, "rb+") as cut:
+            size = cut.seek(0, 2)
+            cut.seek(max(0, size - 65536))
+            tail = cut.read()
+            cut.truncate(size - len(tail) + tail.rfind(b"\n") + 1)
         raise failure from None
 
 

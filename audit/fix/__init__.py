@@ -45,9 +45,9 @@ def default_base_url(ev: Evidence) -> str:
             continue
         seen.add(prefix)
         o = origin(item.url)
-        if o is not None and o not in roots:
+        if o is not None:  # an origin's root as its first URL spells it
             parts = urlsplit(normalize_url(item.url))
-            roots[o] = f"{parts.scheme}://{parts.netloc}/"
+            roots.setdefault(o, f"{parts.scheme}://{parts.netloc}/")
     if len(roots) > 1:
         shown = ", ".join(sorted(roots.values())[:3])
         raise FixRefused(

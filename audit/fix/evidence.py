@@ -19,6 +19,7 @@ from typing import Any
 
 from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
+from audit.report.aggregate import as_list, float_or_none, str_or_none
 from audit.rules.urls import normalize_url, origin
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
@@ -52,7 +53,7 @@ class Listed:
     final_url: str | None
     redirected: bool
     robots: str
-    lastmod: str | None
+    lastmod: str  # stripped; "" when not listed
     last_modified: str | None
     content_changed: str | None
     alternates: tuple[Alt, ...]
@@ -68,18 +69,12 @@ class Evidence:
     uniform_sitemaps: set[str]  # sitemaps with a lastmod-uniform finding
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _alternates(value: Any) -> tuple[Alt, ...]:
-    if not isinstance(value, list):
-        return ()
-    out = []
-    for item in value:
-        if isinstance(item, dict):
-            out.append(Alt(_text(item.get("hreflang")), _text(item.get("href"))))
-    return tuple(out)
+    return tuple(
+        Alt(str_or_none(item.get("hreflang")), str_or_none(item.get("href")))
+        for item in as_list(value)
+        if isinstance(item, dict)
+    )
 
 
 def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
@@ -87,21 +82,21 @@ def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
     strings (sitemaps, dates, a final URL or key equal to the URL) are kept once."""
     url: str = rec["url"]
     status = rec.get("status")
-    final_url = _text(rec.get("final_url"))
-    sitemap = _text(rec.get("sitemap"))
-    lastmod = _text(rec.get("lastmod"))
-    robots = _text(rec.get("robots")) or "allowed"
+    final_url = str_or_none(rec.get("final_url"))
+    sitemap = str_or_none(rec.get("sitemap"))
+    lastmod = (str_or_none(rec.get("lastmod")) or "").strip()
+    robots = str_or_none(rec.get("robots")) or "allowed"
     return Listed(
         url=url,
         key=url if key == url else key,
         sitemap=None if sitemap is None else shared.setdefault(sitemap, sitemap),
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        status=status if type(status) is int else None,  # not a bool
         final_url=url if final_url == url else final_url,
         redirected=bool(rec.get("redirects")),
         robots=shared.setdefault(robots, robots),
-        lastmod=None if lastmod is None else shared.setdefault(lastmod, lastmod),
-        last_modified=_text(rec.get("last_modified")),
-        content_changed=_text(rec.get("content_changed")),
+        lastmod=shared.setdefault(lastmod, lastmod),
+        last_modified=str_or_none(rec.get("last_modified")),
+        content_changed=str_or_none(rec.get("content_changed")),
         alternates=_alternates(rec.get("alternates")),
     )
 
@@ -123,7 +118,7 @@ def _cut_reason(summary: dict[str, Any] | None) -> str | None:
             return f'its summary says "{flag}": true'
     for count in _CUT_COUNTS:
         n = summary.get(count)
-        if isinstance(n, int | float) and not isinstance(n, bool) and n > 0:
+        if (float_or_none(n) or 0) > 0:  # a number (not a bool) above 0
             return f'its summary says "{count}": {n}'
     return None
 
@@ -135,7 +130,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
     state = _is_state(path)
     # a state holds a summary only of what cut its run; a report always holds one
     summary: dict[str, Any] | None = {} if state else None
-    seen_any = False
+    seen_any = state  # a state file is never empty: it has a status
     try:
         if state and (status := read_status(path)) != "complete":
             raise FixRefused(
@@ -151,7 +146,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
         raise FixRefused(str(exc)) from exc
     except ReportInputError as exc:
         raise FixRefused(f"{exc}: not a jsonl report or a state file") from exc
-    if not seen_any and not state:
+    if not seen_any:
         raise FixRefused(f"{path}: empty: not a jsonl report or a state file")
     why = _cut_reason(summary)
     if why is not None:
@@ -198,13 +193,12 @@ class _Gathered:
 
     def evidence(self, source: str | Path) -> Evidence:
         """The evidence gathered; FixRefused for the report of no crawl."""
-        listed = list(self.by_key.values())
-        if not self.saw_url_or_summary and not listed:
+        # (every listed URL came from a url record)
+        if not self.saw_url_or_summary:
             raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
+        listed = list(self.by_key.values())
         entries = self.summary.get("entries")  # the summary's count of listed entries
-        if listed or not isinstance(entries, int) or isinstance(entries, bool):
-            entries = 0
-        if entries > 0 and not self.summary.get("urls"):
+        if not listed and type(entries) is int and entries > 0 and not self.summary.get("urls"):
             raise FixRefused(
                 f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
                 "`validate` report?): fix needs the report of a complete crawl"

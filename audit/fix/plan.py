@@ -17,6 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
@@ -59,6 +60,8 @@ _DROP_CODES = (
 )
 _NOT_KEPT = frozenset({"url-noindex", "url-canonical-mismatch"})
 _NOT_REPLACED = _NOT_KEPT | {"url-redirect-loop", "url-redirect-error"}
+# what stops a 200 from being written, by whether the listed URL redirected
+_BLOCKING = {False: _NOT_KEPT, True: _NOT_REPLACED}
 # the findings that make a listed <lastmod> unusable, in the order lastmod_code names them
 _LASTMOD_CODES = ("lastmod-invalid", "lastmod-imprecise", "lastmod-future", "lastmod-churn")
 # a URL that could not even be requested names what was wrong with its <loc>
@@ -67,6 +70,7 @@ _LOC_PREFIX = "loc-"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML = "http://www.w3.org/1999/xhtml"
 _KEY_JUNK = re.compile(r"[^a-z0-9]+")
+_AUTHORITY_END = re.compile(r"[/?]")
 
 
 @dataclass(slots=True)
@@ -98,6 +102,9 @@ class Entry:
         return "".join(parts)
 
 
+_NO_ENTRY = Entry("", None, None)  # a dropped URL's record: no shard, no lastmod
+
+
 @dataclass(slots=True)
 class FixRecord:
     """One `fix` record of fix-report.jsonl."""
@@ -111,16 +118,16 @@ class FixRecord:
     alternates_dropped: list[dict[str, str | None]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        e = self.entry
+        e = self.entry or _NO_ENTRY
         return {
             "type": "fix",
             "url": self.url,
             "action": self.action,
             "code": self.code,
             "target": self.target,
-            "shard": e.shard if e is not None else None,
-            "lastmod": e.lastmod if e is not None else None,
-            "lastmod_source": e.source if e is not None else None,
+            "shard": e.shard,
+            "lastmod": e.lastmod,
+            "lastmod_source": e.source,
             "lastmod_code": self.lastmod_code,
             "alternates_dropped": self.alternates_dropped,
         }
@@ -132,20 +139,17 @@ class Shard:
     entries: list[Entry]  # in code-point order of <loc>
 
     def lastmod(self) -> str | None:
-        """The newest <lastmod> of its entries, as that entry writes it."""
-        best: tuple[datetime, str] | None = None
-        seen: set[str] = set()  # many entries share a date: each value is parsed once
-        for e in self.entries:
-            if e.lastmod is None or e.lastmod in seen:
-                continue
-            seen.add(e.lastmod)
+        """The newest <lastmod> of its entries, as that entry writes it (the first one
+        written when two values name the same instant)."""
+        # many entries share a date: each value is parsed once, in the entries' order
+        values = dict.fromkeys(e.lastmod for e in self.entries if e.lastmod is not None)
+        parsed: list[tuple[datetime, str]] = []
+        for value in values:
             try:
-                at = parse_w3c_datetime(e.lastmod).start
+                parsed.append((parse_w3c_datetime(value).start, value))
             except ValueError:
                 continue
-            if best is None or at > best[0]:
-                best = (at, e.lastmod)
-        return best[1] if best is not None else None
+        return max(parsed, key=itemgetter(0), default=(None, None))[1]
 
     def xml(self) -> str:
         return _urlset_head(self.entries) + "".join(e.xml() for e in self.entries) + _URLSET_TAIL
@@ -182,18 +186,12 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     if out_of_scope is not None:
         return "dropped", out_of_scope
     final = item.final_url
-    if item.status == 200 and not set(item.codes) & (
-        _NOT_REPLACED if item.redirected else _NOT_KEPT
-    ):
-        if not item.redirected and item.robots == "allowed":
-            return "kept", None
+    if item.status == 200 and not _BLOCKING[item.redirected].intersection(item.codes):
+        if not item.redirected:
+            if item.robots == "allowed":
+                return "kept", None
         # a redirect to a 200 in scope: its target is written instead
-        if (
-            item.redirected
-            and final is not None
-            and scope.classify(final) is None
-            and origin(final) is not None
-        ):
+        elif final is not None and scope.classify(final) is None and origin(final) is not None:
             return "replaced", "url-redirect"
     # dropped, naming the first code of the contract's order on it; else robots.txt
     # unreachable; else, never requested, what was wrong with its <loc>
@@ -217,49 +215,45 @@ def _http_lastmod(item: Listed, ev: Evidence, now: datetime) -> str | None:
 
 def lastmod_code(item: Listed, ev: Evidence) -> str | None:
     """For a URL listed with a <lastmod>: the finding that discredits it, or None."""
-    if item.lastmod is None or not item.lastmod.strip():
+    if not item.lastmod:
         return None
     code = _first(item.codes, _LASTMOD_CODES)
-    if code is None and item.sitemap is not None and item.sitemap in ev.uniform_sitemaps:
+    if code is None and item.sitemap in ev.uniform_sitemaps:
         code = "lastmod-uniform"
     return code
 
 
 def lastmod_of(
-    item: Listed, ev: Evidence, now: datetime, *, kept: bool, code: str | None = None
+    item: Listed, ev: Evidence, now: datetime, listed: str = ""
 ) -> tuple[str | None, str | None]:
-    """(<lastmod>, its source) of the entry written from `item`'s record; `code` is
-    lastmod_code(item, ev) for a kept item."""
+    """(<lastmod>, its source) of the entry written from `item`'s record; `listed` is the
+    listed <lastmod> when it may be written (a kept item's, no finding discredits it)."""
     if item.content_changed is not None:
         return item.content_changed, "content"
     http = _http_lastmod(item, ev, now)
     if http is not None:
         return http, "last-modified"
-    listed = item.lastmod.strip() if item.lastmod is not None else ""
-    if kept and listed and code is None:
-        return listed, "sitemap"
-    return None, None
+    return (listed, "sitemap") if listed else (None, None)
 
 
 def path_query(url: str) -> tuple[str, str]:
     """(path, query) of an absolute URL, by string search (urlsplit costs 10 times more,
     twice per written URL)."""
     start = url.find("//")
-    slash = url.find("/", start + 2) if start >= 0 else -1
-    tail = url[slash:] if slash >= 0 else ""
-    q = url.find("?", start + 2 if start >= 0 else 0)
-    if q >= 0 and (slash < 0 or q < slash):  # "https://host?x": an empty path
-        tail = url[q:]
-    tail = tail.split("#", 1)[0]
-    path, _, query = tail.partition("?")
+    if start >= 0:  # what follows the authority: from its first "/" or "?" on
+        rest = url[start + 2 :]
+        tail = rest[len(_AUTHORITY_END.split(rest, 1)[0]) :]  # "https://host?x": no path
+    else:  # no authority: no path, a query from the first "?" on
+        q = url.find("?")
+        tail = url[q:] if q >= 0 else ""
+    path, _, query = tail.split("#", 1)[0].partition("?")
     return path, query
 
 
 def shard_key(url: str) -> str:
     """The shard key of a written URL: its first path segment, cleaned, else `root`."""
     path = path_query(url)[0]
-    rest = path[1:] if path.startswith("/") else path
-    segment, slash, _ = rest.partition("/")
+    segment, slash, _ = path.removeprefix("/").partition("/")
     if not slash:
         return "root"
     key = _KEY_JUNK.sub("-", segment.lower()).strip("-")[:40]
@@ -277,13 +271,13 @@ def _split(entries: list[Entry], shard_size: int) -> list[list[Entry]]:
     sizes = [len(e.xml().encode("utf-8")) for e in entries]
     bound = len(_urlset_head(entries).encode("utf-8")) + len(_URLSET_TAIL)
     b = 1
-    while True:
+    while b < len(entries):
         counts = [0] * b
         nbytes = [bound] * b
         for h, size in zip(hashes, sizes, strict=True):
             counts[h % b] += 1
             nbytes[h % b] += size
-        if (max(counts) <= shard_size and max(nbytes) <= MAX_SHARD_BYTES) or b >= len(entries):
+        if max(counts) <= shard_size and max(nbytes) <= MAX_SHARD_BYTES:
             break
         b *= 2
     parts: list[list[Entry]] = [[] for _ in range(b)]
@@ -316,18 +310,18 @@ def _alternates(
     item: Listed, kept_keys: set[str], code_of: dict[str, str | None]
 ) -> tuple[tuple[Alt, ...], list[dict[str, str | None]]]:
     """The kept item's alternates that name kept URLs, and the ones not written."""
-    if not item.alternates:
-        return (), []
     written: list[Alt] = []
+    keys: set[str | None] = set()  # of the written ones
     dropped: list[dict[str, str | None]] = []
     for alt in item.alternates:
         key = normalize_url(alt.href) if alt.href is not None else None
-        if key is not None and key in kept_keys:
+        if key in kept_keys:
             written.append(alt)
+            keys.add(key)
         else:
             code = code_of.get(key) if key is not None else None
             dropped.append({"hreflang": alt.hreflang, "href": alt.href, "code": code})
-    if all(normalize_url(a.href or "") == item.key for a in written):
+    if keys <= {item.key}:
         written = []  # a cluster of one is no cluster
     return tuple(written), dropped
 
@@ -362,23 +356,21 @@ def plan(
         rec = FixRecord(item.url, action, code)
         if action == "kept":
             rec.lastmod_code = lastmod_code(item, ev)
-            lastmod, source = lastmod_of(item, ev, now, kept=True, code=rec.lastmod_code)
+            usable = item.lastmod if rec.lastmod_code is None else ""
+            lastmod, source = lastmod_of(item, ev, now, usable)
             alts, rec.alternates_dropped = _alternates(item, kept_keys, code_of)
             entries[item.key] = rec.entry = Entry(item.url, lastmod, source, alts)
         records.append(rec)
     # a target reached by several redirects takes the evidence of the first redirecting
     # URL in code-point order of the listed URLs; a target kept as listed is that entry
-    redirecting = [
-        (item, rec)
-        for (item, _, _), rec in zip(actions, records, strict=True)
-        if rec.action == "replaced"
-    ]
-    for item, rec in redirecting:
+    for item, rec in zip(listed, records, strict=True):
+        if rec.action != "replaced":
+            continue
         assert item.final_url is not None
         target = normalize_url(item.final_url)
         entry = entries.get(target)
         if entry is None:
-            lastmod, source = lastmod_of(item, ev, now, kept=False)
+            lastmod, source = lastmod_of(item, ev, now)
             entry = entries[target] = Entry(item.final_url, lastmod, source)
         rec.target = entry.loc
         rec.entry = entry

@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -46,6 +47,17 @@ __all__ = [
 ]
 
 FORMATS: tuple[str, ...] = ("text", "json", "jsonl", "csv", "junit", "sarif", "markdown", "html")
+# format -> (module, writer class, the keyword options it takes)
+_WRITERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "text": ("audit.report.text", "TextWriter", ("fail_on", "examples")),
+    "json": ("audit.report.json_", "JsonWriter", ()),
+    "jsonl": ("audit.report.jsonl", "JsonlWriter", ()),
+    "csv": ("audit.report.csv_", "CsvWriter", ("bom",)),
+    "junit": ("audit.report.junit", "JunitWriter", ("fail_on",)),
+    "sarif": ("audit.report.sarif", "SarifWriter", ("fail_on",)),
+    "markdown": ("audit.report.markdown", "MarkdownWriter", ("fail_on", "examples")),
+    "html": ("audit.report.html", "HtmlWriter", ("fail_on", "max_rows_per_code")),
+}
 
 
 class ReportWriter(Protocol):
@@ -77,41 +89,20 @@ def make_writer(
         raise ValueError(
             f"unknown --fail-on level {fail_on!r}; use one of {', '.join(FAIL_ON_LEVELS)}"
         )
-    # one writer per format; each imports its module only when that format is used
-    match fmt:
-        case "text":
-            from audit.report.text import TextWriter
-
-            return TextWriter(stream, fail_on=fail_on, examples=examples)
-        case "json":
-            from audit.report.json_ import JsonWriter
-
-            return JsonWriter(stream)
-        case "jsonl":
-            from audit.report.jsonl import JsonlWriter
-
-            return JsonlWriter(stream)
-        case "csv":
-            from audit.report.csv_ import CsvWriter
-
-            return CsvWriter(stream, bom=csv_bom)
-        case "junit":
-            from audit.report.junit import JunitWriter
-
-            return JunitWriter(stream, fail_on=fail_on)
-        case "sarif":
-            from audit.report.sarif import SarifWriter
-
-            return SarifWriter(stream, fail_on=fail_on)
-        case "markdown":
-            from audit.report.markdown import MarkdownWriter
-
-            return MarkdownWriter(stream, fail_on=fail_on, examples=examples)
-        case "html":
-            from audit.report.html import HtmlWriter
-
-            return HtmlWriter(stream, fail_on=fail_on, max_rows_per_code=max_rows_per_code)
-    raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt not in _WRITERS:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    # each writer's module is imported only when its format is used
+    module, name, takes = _WRITERS[fmt]
+    given = {
+        "fail_on": fail_on,
+        "examples": examples,
+        "max_rows_per_code": max_rows_per_code,
+        "bom": csv_bom,
+    }
+    writer: ReportWriter = getattr(import_module(module), name)(
+        stream, **{option: given[option] for option in takes}
+    )
+    return writer
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:

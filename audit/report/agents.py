@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from audit.report.aggregate import as_dict, as_int, count_of
 from audit.report.llms import coverage_line
 
 __all__ = ["REASONS", "IndexTally", "agent_rows", "html_section", "markdown_lines", "text_lines"]
@@ -29,22 +30,15 @@ EXAMPLES_PER_REASON = 50
 
 def agent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | None]]:
     """(agent, blocked, noindex, % of listed URLs it may read) of each agent of the summary."""
-    agents = summary.get("agents")
-    if not isinstance(agents, dict):
-        return []
-    urls = summary.get("urls")
-    total = urls if isinstance(urls, int) and urls > 0 else 0
+    # summary_dict() made "urls" an int
+    total = max(0, as_int(summary.get("urls")))
     rows = []
-    for name, counts in agents.items():
-        counts = counts if isinstance(counts, dict) else {}
-        blocked, noindex = _count(counts.get("blocked")), _count(counts.get("noindex"))
+    for name, counts in as_dict(summary.get("agents")).items():
+        counts = as_dict(counts)
+        blocked, noindex = count_of(counts.get("blocked")), count_of(counts.get("noindex"))
         share = 100.0 * max(0, total - blocked) / total if total else None
         rows.append((str(name), blocked, noindex, share))
     return rows
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _share(share: float | None) -> str:

@@ -14,6 +14,7 @@ layers may be imported here.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
 _RANK = {"error": 3, "warning": 2, "info": 1}
 
 STATUS_CLASSES: tuple[str, ...] = ("2xx", "3xx", "4xx", "5xx", "none")
+_STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 100 -> its class
 AGE_BUCKETS: tuple[str, ...] = (
     "future",
     "< 1 week",
@@ -37,13 +39,9 @@ AGE_BUCKETS: tuple[str, ...] = (
     "older",
     "none",
 )
-_AGE_LIMITS = (
-    (7, "< 1 week"),
-    (31, "< 1 month"),
-    (183, "< 6 months"),
-    (366, "< 1 year"),
-    (731, "< 2 years"),
-)
+# an age in days under each limit has the bucket beside it; from the last limit on, "older"
+_AGE_DAYS = (7, 31, 183, 366, 731)
+_AGE_LABELS = ("< 1 week", "< 1 month", "< 6 months", "< 1 year", "< 2 years", "older")
 # Distinct lastmod days kept for the age histogram; beyond this (a hostile or
 # absurd sitemap) further new days count as "none" so memory stays bounded.
 _MAX_LASTMOD_DAYS = 200_000
@@ -73,19 +71,13 @@ def failing_severities(counts: Mapping[str, Any], fail_on: str) -> list[str]:
 
 def worst_severity(summary: dict[str, Any]) -> str | None:
     """The highest severity with a non-zero count in a summary record, or None."""
-    findings = summary.get("findings")
-    if not isinstance(findings, dict):
-        return None
-    for sev in SEVERITIES:
-        if as_int(findings.get(sev)):
-            return sev
-    return None
+    findings = as_dict(summary.get("findings"))
+    return next((sev for sev in SEVERITIES if as_int(findings.get(sev))), None)
 
 
 def fails(summary: dict[str, Any], fail_on: str) -> bool:
     """True when the summary has a finding at or above `fail_on` (exit status 1)."""
-    findings = summary.get("findings")
-    return isinstance(findings, dict) and bool(failing_severities(findings, fail_on))
+    return bool(failing_severities(as_dict(summary.get("findings")), fail_on))
 
 
 def severity_of(record: dict[str, Any]) -> str:
@@ -121,14 +113,23 @@ def str_or_none(value: Any) -> str | None:
 
 
 def as_int(value: Any) -> int:
-    """A count as an int: a number truncated, anything else 0."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
+    """A count as an int: a number truncated (a bool is 0 or 1), anything else 0."""
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def count_of(value: Any) -> int:
+    """A count that must be an int (a float or a bool is none): else 0."""
+    return value if type(value) is int else 0
+
+
+def as_dict(value: Any) -> dict[Any, Any]:
+    """A record's mapping, or {} for anything else (a saved report is untrusted input)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """A record's list, or [] for anything else."""
+    return value if isinstance(value, list) else []
 
 
 def int_or_none(value: Any) -> int | None:
@@ -146,15 +147,13 @@ def float_or_none(value: Any) -> float | None:
 def status_class(record: dict[str, Any]) -> str:
     """What the listed URL itself answered: 3xx when it redirected (its first redirect's
     status, 300 if unknown), else its status class."""
-    redirects = record.get("redirects")
+    first = as_list(record.get("redirects"))[:1]
     status: int | None
-    if isinstance(redirects, list) and redirects and isinstance(redirects[0], dict):
-        status = int_or_none(redirects[0].get("status")) or 300
+    if first and isinstance(first[0], dict):
+        status = int_or_none(first[0].get("status")) or 300
     else:
         status = int_or_none(record.get("status"))
-    if status is None or not 200 <= status < 600:
-        return "none"
-    return f"{status // 100}xx"
+    return "none" if status is None else _STATUS_CLASS.get(status // 100, "none")
 
 
 def lastmod_day(value: Any) -> date | None:
@@ -165,7 +164,7 @@ def lastmod_day(value: Any) -> date | None:
     if not m:
         return None
     try:
-        return date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
+        return date(*map(int, m.groups("1")))
     except ValueError:
         return None
 
@@ -174,10 +173,7 @@ def age_bucket(day: date, today: date) -> str:
     days = (today - day).days
     if days < 0:
         return "future"
-    for limit, label in _AGE_LIMITS:
-        if days < limit:
-            return label
-    return "older"
+    return _AGE_LABELS[bisect_right(_AGE_DAYS, days)]
 
 
 def where(sitemap: str | None, line: int | None) -> str:
@@ -220,10 +216,16 @@ ROLLUP_ROWS = 100
 
 @dataclass(frozen=True, slots=True)
 class SitemapRollup:
-    """One `rollup` record: a sitemap and its six counts, in ROLLUP_KEYS order."""
+    """One `rollup` record: a sitemap and its six counts, in ROLLUP_KEYS order (and the
+    record's counts as they came, which the json report repeats)."""
 
     url: str
     counts: tuple[int, ...]
+    record_counts: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def cells(self) -> list[str]:
+        """The counts as the tables show them, thousands grouped."""
+        return [f"{n:,}" for n in self.counts]
 
 
 @dataclass(slots=True)
@@ -251,12 +253,9 @@ class Aggregate:
         self.status_classes: Counter[str] = Counter()
         self.lastmod_days: Counter[date] = Counter()
         self.lastmod_none = 0
-        self.redirected = 0
         self.robots_blocked = 0
-        self.elapsed_ms_total = 0.0
         self.hosts: list[dict[str, Any]] | None = None
         self.summary: dict[str, Any] | None = None
-        self.other_types: Counter[str] = Counter()
         self.rollups: list[SitemapRollup] = []  # one per `rollup` record, in order
         self.records = 0
 
@@ -281,10 +280,8 @@ class Aggregate:
             url, counts = str_or_none(record.get("url")), record.get("counts")
             if url is not None and isinstance(counts, dict):
                 self.rollups.append(
-                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS))
+                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS), counts)
                 )
-        else:
-            self.other_types[str(kind)] += 1
 
     def sitemap(self, url: str) -> SitemapStat:
         stat = self.sitemaps.get(url)
@@ -311,15 +308,9 @@ class Aggregate:
         sitemap = str_or_none(record.get("sitemap"))
         if sitemap is not None:
             self.sitemap(sitemap).urls += 1
-        cls = status_class(record)
-        self.status_classes[cls] += 1
-        if cls == "3xx":
-            self.redirected += 1
+        self.status_classes[status_class(record)] += 1
         if record.get("robots") == "blocked":
             self.robots_blocked += 1
-        elapsed = float_or_none(record.get("elapsed_ms"))
-        if elapsed is not None:
-            self.elapsed_ms_total += elapsed
         # its lastmod day (as none past the bound of distinct days)
         day = lastmod_day(record.get("lastmod"))
         if day is None or (
@@ -364,7 +355,7 @@ class Aggregate:
             return self._checked_summary(self.summary)
         return {
             "type": "summary",
-            "sitemaps": sum(1 for s in self.sitemaps.values() if s.has_record),
+            "sitemaps": sum(s.has_record for s in self.sitemaps.values()),
             "urls": self.urls,
             "findings": {s: self.by_severity[s] for s in SEVERITIES},
             "by_code": dict(sorted(self.by_code.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -376,8 +367,7 @@ class Aggregate:
         """The summary record with its counts made ints (by_code from the findings seen
         when the record has none)."""
         out = dict(summary)
-        found = out.get("findings")
-        found = found if isinstance(found, dict) else {}
+        found = as_dict(out.get("findings"))
         out["findings"] = {s: as_int(found.get(s)) for s in SEVERITIES}
         by_code = out.get("by_code")
         if not isinstance(by_code, dict):
@@ -436,6 +426,13 @@ _HOST_TITLES = {
     "backoff_s": "Backoff (s)",
     "crawl_delay": "Crawl-delay",
 }
+_HOST_ORDER = {k: i for i, k in enumerate(_HOST_TITLES)}
+# how a host statistic of each type is shown; any other type as str()
+_HOST_SHOWN: dict[type, Callable[[Any], str]] = {
+    bool: ("no", "yes").__getitem__,
+    int: "{:,}".format,
+    float: "{:,.1f}".format,
+}
 
 
 def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -449,24 +446,18 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
         k
         for host in hosts
         for k, v in host.items()
-        if k != "host" and (v is None or not isinstance(v, list | dict))
+        if k != "host" and not isinstance(v, list | dict)
     )
-    known = [k for k in _HOST_TITLES if k in keys]
-    other = [k for k in keys if k not in _HOST_TITLES]
-    return [(k, _HOST_TITLES.get(k) or k.replace("_", " ").capitalize()) for k in known + other]
+    # the known ones in their order, then the others (a stable sort keeps theirs)
+    ordered = sorted(keys, key=lambda k: _HOST_ORDER.get(k, len(_HOST_ORDER)))
+    return [(k, _HOST_TITLES.get(k, k.replace("_", " ").capitalize())) for k in ordered]
 
 
 def host_value(value: Any) -> str:
     """A host statistic as shown in tables: numbers grouped, floats to 0.1, none as '-'."""
     if value is None or value == "":
         return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.1f}"
-    return str(value)
+    return _HOST_SHOWN.get(type(value), str)(value)
 
 
 # --- joining url records with their findings ------------------------------
@@ -549,8 +540,7 @@ def unread_children_note(summary: Mapping[str, Any]) -> str | None:
     count = as_int(summary.get("children_not_fetched"))
     if not count:
         return None
-    named = summary.get("children_not_read")
-    urls = [str(u) for u in named] if isinstance(named, list) else []
+    urls = [str(u) for u in as_list(summary.get("children_not_read"))]
     more = count - len(urls)
     which = ", ".join(urls) + (f" and {more:,} more" if more > 0 else "")
     return (

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from audit.report.aggregate import as_dict, count_of
+
 __all__ = ["coverage_rows", "html_section", "markdown_lines", "text_lines"]
 
 Escape = Callable[[str], str]
@@ -28,10 +30,6 @@ _ROWS = (
 )
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _verdict(cov: dict[str, Any]) -> str:
     if cov.get("complete"):
         return "complete: every internal link was followed"
@@ -40,10 +38,8 @@ def _verdict(cov: dict[str, Any]) -> str:
 
 
 def _depths(cov: dict[str, Any]) -> list[tuple[int, int]]:
-    depths = cov.get("depths")
-    if not isinstance(depths, dict):
-        return []
-    out = [(int(k), _count(v)) for k, v in depths.items() if str(k).isdigit()]
+    depths = as_dict(cov.get("depths"))
+    out = [(int(k), count_of(v)) for k, v in depths.items() if str(k).isdigit()]
     return sorted(out)
 
 
@@ -52,7 +48,7 @@ def coverage_rows(summary: dict[str, Any]) -> list[tuple[str, int]] | None:
     cov = summary.get("coverage")
     if not isinstance(cov, dict):
         return None
-    return [(label, _count(cov.get(key))) for key, label in _ROWS]
+    return [(label, count_of(cov.get(key))) for key, label in _ROWS]
 
 
 def text_lines(summary: dict[str, Any], bold: Escape) -> list[str]:

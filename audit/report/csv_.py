@@ -86,20 +86,6 @@ def _chain(redirects: Any) -> tuple[int | None, str]:
     return len(hops), text
 
 
-def _worst_and_codes(found: list[dict[str, Any]]) -> tuple[str, list[str]]:
-    """The worst severity of a URL's findings ("" for none) and their codes, each once."""
-    worst = ""
-    codes: list[str] = []
-    for f in found:
-        sev = severity_of(f)
-        if rank(sev) > rank(worst):
-            worst = sev
-        code = str(f.get("code") or "")
-        if code not in codes:
-            codes.append(code)
-    return worst, codes
-
-
 def _indexability(rec: dict[str, Any]) -> tuple[str, str]:
     """The indexable and indexability cells: true/false and the reason; empty for a record
     without them (a report written before they existed)."""
@@ -142,11 +128,13 @@ class CsvWriter:
 
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()
-        worst, codes = _worst_and_codes(found)
+        # the worst severity of the URL's findings ("" for none) and their codes, each once
+        worst = max((severity_of(f) for f in found), key=rank, default="")
+        codes = " ".join(dict.fromkeys(str(f.get("code") or "") for f in found))
         if rec is None:
-            first = found[0] if found else {}
+            first = found[0]  # findings with no url record: the joiner gives at least one
             sitemap, line = str_or_none(first.get("sitemap")), int_or_none(first.get("line"))
-            row: list[Any] = [url, sitemap, line, *[""] * 8, worst, " ".join(codes), ""]
+            row: list[Any] = [url, sitemap, line, *[""] * 8, worst, codes, ""]
             row += [""] * (len(COLUMNS) - len(row))  # no url record: nothing more known
         else:
             hops, chain = _chain(rec.get("redirects"))
@@ -163,7 +151,7 @@ class CsvWriter:
                 str_or_none(rec.get("robots")),
                 float_or_none(rec.get("elapsed_ms")),
                 worst,
-                " ".join(codes),
+                codes,
                 str_or_none(rec.get("error")),
                 *(str_or_none(rec.get(key)) for key in _EXTRA_COLUMNS),
                 *_indexability(rec),

@@ -20,6 +20,7 @@ crawl, HTTP or parser layers.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any, TextIO
 
@@ -40,6 +41,7 @@ from audit.report.aggregate import (
     rank,
     search_console,
     search_console_label,
+    str_or_none,
     where,
 )
 from audit.report.htmlkit import (
@@ -60,6 +62,7 @@ from audit.report.text import format_duration
 from audit.report.verdict import (
     credentials_note,
     cut_notes,
+    migration_head,
     migration_rows,
     progress_line,
     verdict,
@@ -89,8 +92,13 @@ _STANDARD_SUMMARY = {
     "excluded_sitemaps",
     "migration",
 }
+# the findings table's filter: a checkbox per severity
+_SEVERITY_BOXES = "".join(
+    f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
+)
 # summary keys shown in a panel of their own, not again under "Run notes"
 _OWN_PANEL = frozenset({"agents", "coverage", "hosts"})
+_NOT_NOTES = _STANDARD_SUMMARY | _OWN_PANEL
 # what a run note means, said once beside its value
 _NOTE_WORDS = {
     "carried": "URLs carried forward (--state): they answered 304 Not Modified, so their "
@@ -108,37 +116,38 @@ _NOTE_WORDS = {
 }
 
 
+# how a run note's scalar value of each type is shown; any other type as str()
+_NOTE_SHOWN: dict[type, Callable[[Any], str]] = {
+    bool: ("no", "yes").__getitem__,
+    int: "{:,}".format,
+    type(None): lambda _: "",
+}
+
+
 def _note_value(value: Any) -> str:
     """A run note's value in words: numbers grouped, lists joined, mappings as `key: value`."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
     if isinstance(value, list | tuple):
         return ", ".join(_note_value(v) for v in value)
     if isinstance(value, dict):
         return "; ".join(f"{k}: {_note_value(v)}" for k, v in value.items())
-    return "" if value is None else str(value)
+    return _NOTE_SHOWN.get(type(value), str)(value)
 
 
 def _size(n: int | None) -> str:
     if n is None:
         return ""
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1024 or unit == "MB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return ""
+    if n < 1024:
+        return f"{n:,} B"
+    kb = n / 1024
+    return f"{kb:,.1f} KB" if kb < 1024 else f"{kb / 1024:,.1f} MB"
 
 
 def _migration(migration: Any) -> str:
     """The outcome table of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
-    if not rows or not isinstance(migration, dict):
+    if not rows:  # (then migration is a mapping)
         return ""
-    total, new = migration.get("old_urls"), migration.get("new_origin")
-    head = f"{grouped(total)} old URLs checked on " if isinstance(total, int) else "Checked on "
+    new = migration.get("new_origin")
     body = "".join(
         f'<tr><td class="mono">{h(name)}</td><td class="num">{grouped(count)}</td>'
         f'<td class="num">{share:.1f}%</td></tr>'
@@ -147,7 +156,7 @@ def _migration(migration: Any) -> str:
     credentials = credentials_note(migration)
     note = f'<p class="notice">{h(credentials)}</p>' if credentials is not None else ""
     return (
-        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(head)}{link(new if isinstance(new, str) else None)}</p>'
+        f'<section class="panel" id="migration"><h2>Migration</h2><p>{h(migration_head(migration))}{link(str_or_none(new))}</p>'
         f"{note}"
         '<table><thead><tr><th>Outcome</th><th class="num">Old URLs</th>'
         f'<th class="num">Share</th></tr></thead><tbody>{body}</tbody></table></section>'
@@ -280,13 +289,13 @@ class HtmlWriter:
             f'<script type="application/json" id="report-data">{json_for_script(data)}</script>'
             f'<script nonce="{nonce}">{JS}</script></body></html>\n'
         )
-        return "\n".join(part for part in out if part)
+        return "\n".join(filter(None, out))  # the sections that have something to show
 
     def _cards(self, summary: dict[str, Any]) -> str:
         agg = self._agg
         found = summary["findings"]
         # the sitemaps card's detail: how many indexes, how many entries
-        indexes = sum(1 for s in agg.sitemaps.values() if s.kind == "sitemapindex")
+        indexes = sum(s.kind == "sitemapindex" for s in agg.sitemaps.values())
         detail = f"{indexes} index" + ("" if indexes == 1 else "es")
         if isinstance(summary.get("entries"), int):
             detail += f" · {grouped(summary['entries'])} entries"
@@ -296,7 +305,7 @@ class HtmlWriter:
                 "urls",
                 "URLs checked",
                 grouped(summary["urls"]),
-                f"{grouped(agg.redirected)} redirected · {grouped(agg.robots_blocked)} blocked",
+                f"{grouped(agg.status_classes['3xx'])} redirected · {grouped(agg.robots_blocked)} blocked",
             ),
             ("error", "Errors", grouped(found["error"]), "search engines reject"),
             ("warning", "Warnings", grouped(found["warning"]), "wasted crawl budget"),
@@ -357,9 +366,7 @@ class HtmlWriter:
     def _notes(self, summary: dict[str, Any]) -> str:
         """What else the summary says, in words: what a note means, then its value (never
         raw JSON); notes with a panel of their own (agents, coverage) are not repeated."""
-        extra = {
-            k: v for k, v in summary.items() if k not in _STANDARD_SUMMARY and k not in _OWN_PANEL
-        }
+        extra = {k: v for k, v in summary.items() if k not in _NOT_NOTES}
         if not extra:
             return ""
         items = "".join(
@@ -377,7 +384,7 @@ class HtmlWriter:
         stats = self._agg.sitemaps
         children: dict[str, list[SitemapStat]] = {}
         roots: list[SitemapStat] = []
-        for stat in sorted(stats.values(), key=lambda s: s.order):
+        for stat in stats.values():  # in record order (their `order`)
             if stat.parent and stat.parent in stats and stat.parent != stat.url:
                 children.setdefault(stat.parent, []).append(stat)
             else:
@@ -385,10 +392,9 @@ class HtmlWriter:
         ordered: list[tuple[SitemapStat, int]] = []
         seen: set[str] = set()
         stack = [(r, 0) for r in reversed(roots)]
+        # each sitemap has one parent at most: one reached from a root is reached once
         while stack:
             stat, depth = stack.pop()
-            if stat.url in seen:
-                continue
             seen.add(stat.url)
             ordered.append((stat, depth))
             stack += [(child, depth + 1) for child in reversed(children.get(stat.url, []))]
@@ -423,20 +429,17 @@ class HtmlWriter:
         codes = agg.codes_sorted()
         rows: list[str] = []
         truncated: list[tuple[str, int, int]] = []  # (code, shown, total)
-        with_rows = sum(1 for code, _, _ in codes if agg.examples.get(code))
+        with_rows = sum(bool(agg.examples.get(code)) for code, _, _ in codes)
         share = max(MIN_ROWS_PER_CODE, MAX_TABLE_ROWS // max(1, with_rows))
         for code, _sev, count in codes:
             kept = agg.examples.get(code, [])[:share]
             if count > len(kept):
                 truncated.append((code, len(kept), count))
             rows += [_finding_row(ex) for ex in kept]
-        boxes = "".join(
-            f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
-        )
         parts = [
             '<section class="panel" id="findings-panel"><h2>Findings</h2>',
             '<div class="tools"><input type="search" id="q" placeholder="Filter by URL, code,'
-            f' sitemap or message" aria-label="Filter findings">{boxes}'
+            f' sitemap or message" aria-label="Filter findings">{_SEVERITY_BOXES}'
             '<span class="more" id="shown"></span></div>',
             '<div class="scroll"><table id="findings"><thead><tr>'
             '<th class="sort">Severity</th><th class="sort">Code</th><th class="sort">URL</th>'

@@ -80,11 +80,13 @@ def link(url: str | None) -> str:
     return shown
 
 
+# what could end a <script> element or open a comment, written as JSON escapes
+_SCRIPT_SAFE = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"})
+
+
 def json_for_script(value: Any) -> str:
     """JSON that cannot end its <script> element or break JavaScript parsing."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    for raw, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
-        text = text.replace(raw, esc)
+    text = json.dumps(value, ensure_ascii=False, default=str).translate(_SCRIPT_SAFE)
     if text.isprintable():
         return text
     # Outside strings JSON holds only printable ASCII: each of these is in a string,

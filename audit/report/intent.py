@@ -11,15 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from audit.report.aggregate import as_dict, count_of, counted
+
 __all__ = ["ACTIONS", "html_section", "intent_rows", "markdown_lines", "text_lines"]
 
 Escape = Callable[[str], str]
 ACTIONS = ("keep", "redirect", "gone")
 TITLE = "Intent"
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def intent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | None]]:
@@ -30,9 +28,8 @@ def intent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | No
         return []
     rows = []
     for action in ACTIONS:
-        counts = block.get(action)
-        counts = counts if isinstance(counts, dict) else {}
-        judged, violated = _count(counts.get("judged")), _count(counts.get("violated"))
+        counts = as_dict(block.get(action))
+        judged, violated = count_of(counts.get("judged")), count_of(counts.get("violated"))
         rate = 100.0 * (judged - violated) / judged if judged else None
         rows.append((action, judged, violated, rate))
     return rows
@@ -43,9 +40,8 @@ def _rate(rate: float | None) -> str:
 
 
 def _head(summary: dict[str, Any]) -> tuple[str, int]:
-    block = summary.get("intent")
-    block = block if isinstance(block, dict) else {}
-    return str(block.get("file") or ""), _count(block.get("rows"))
+    block = as_dict(summary.get("intent"))
+    return str(block.get("file") or ""), count_of(block.get("rows"))
 
 
 def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
@@ -57,7 +53,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     out = [
         "",
         bold(TITLE),
-        f"  {clean(file)}: {n:,} row{'' if n == 1 else 's'}",
+        f"  {clean(file)}: {counted(n, 'row')}",
         f"  {'action':<8}  {'judged':>9}  {'violated':>9}  {'passed':>7}",
     ]
     for action, judged, violated, rate in rows:
@@ -74,7 +70,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
     out = [
         f"## {TITLE}",
         "",
-        f"{code(file)}: {n:,} row{'' if n == 1 else 's'}",
+        f"{code(file)}: {counted(n, 'row')}",
         "",
         "| Action | Judged | Violated | Passed |",
         "| --- | ---: | ---: | ---: |",
@@ -98,7 +94,7 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
     )
     return (
         f'<section class="panel" id="intent"><h2>{TITLE}</h2>'
-        f'<p><span class="mono">{esc(file)}</span>: {n:,} row{"" if n == 1 else "s"}</p>'
+        f'<p><span class="mono">{esc(file)}</span>: {counted(n, "row")}</p>'
         '<table><thead><tr><th>Action</th><th class="num">Judged</th>'
         '<th class="num">Violated</th><th class="num">Passed</th></tr></thead>'
         f"<tbody>{body}</tbody></table>"

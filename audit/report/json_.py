@@ -26,13 +26,11 @@ class _Spool:
     """A JSON array written element by element to a temporary file."""
 
     def __init__(self, separator: str = ",\n    ") -> None:
-        self.file: IO[str] | None = None
+        self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
         self.count = 0
         self._separator = separator
 
     def add(self, record: dict[str, Any]) -> None:
-        if self.file is None:
-            self.file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
         if self.count:
             self.file.write(self._separator)
         self.file.write(json.dumps(record, ensure_ascii=False, default=str))
@@ -40,8 +38,6 @@ class _Spool:
 
     def lines(self) -> Iterator[str]:
         """The elements written, one JSON text each (a spool written with `line=True`)."""
-        if self.file is None:
-            return
         self.file.seek(0)
         for text in self.file:
             if text.strip():
@@ -49,7 +45,7 @@ class _Spool:
 
     def copy_to(self, out: TextIO) -> None:
         out.write("[")
-        if self.file is not None:
+        if self.count:
             out.write("\n    ")
             self.file.seek(0)
             shutil.copyfileobj(self.file, out, _CHUNK)
@@ -57,13 +53,12 @@ class _Spool:
         out.write("]")
 
     def discard(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        self.file.close()
 
 
 # the record types kept in a list of their own: type -> the document's key
 _SPOOLED = {"sitemap": "sitemaps", "finding": "findings", "url": "urls"}
+_LISTS = ("findings", "urls")  # the document's lists after "sitemaps", spooled as they came
 
 
 class JsonWriter:
@@ -76,7 +71,6 @@ class JsonWriter:
             "urls": _Spool(),
             "other": _Spool(),
         }
-        self._counts: dict[str, Any] = {}  # sitemap URL -> its rollup record's counts
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
@@ -85,11 +79,7 @@ class JsonWriter:
         spooled = _SPOOLED.get(str(kind))
         if spooled is not None:
             self._spools[spooled].add(record)
-        elif kind == "rollup":
-            url, counts = record.get("url"), record.get("counts")
-            if isinstance(url, str) and isinstance(counts, dict):
-                self._counts[url] = counts
-        elif kind not in ("summary", "hosts"):
+        elif kind not in ("summary", "hosts", "rollup"):  # rollups: in their sitemap's object
             self._spools["other"].add(record)
 
     def close(self) -> None:
@@ -104,15 +94,12 @@ class JsonWriter:
             if self._agg.hosts is not None:
                 out.write(',\n  "hosts": ')
                 out.write(json.dumps(self._agg.hosts, ensure_ascii=False, default=str))
-            for key in ("sitemaps", "findings", "urls", "other"):
-                spool = self._spools[key]
-                if key == "other" and not spool.count:
-                    continue
+            out.write(',\n  "sitemaps": ')
+            self._sitemaps_to(out)
+            # "other" only when a record of another type came
+            for key in ("findings", "urls", "other") if self._spools["other"].count else _LISTS:
                 out.write(f',\n  "{key}": ')
-                if key == "sitemaps":
-                    self._sitemaps_to(out)
-                else:
-                    spool.copy_to(out)
+                self._spools[key].copy_to(out)
             out.write("\n}\n")
             out.flush()
         finally:
@@ -122,11 +109,13 @@ class JsonWriter:
     def _sitemaps_to(self, out: TextIO) -> None:
         """The sitemap objects, each with the counts of its rollup record when one came,
         streamed from the spool."""
+        # sitemap URL -> its (last) rollup record's counts
+        counts_of = {r.url: r.record_counts for r in self._agg.rollups}
         out.write("[")
         sep = "\n    "
         for text in self._spools["sitemaps"].lines():
-            record: Any = json.loads(text) if self._counts else None
-            counts = self._counts.get(str(record.get("url"))) if isinstance(record, dict) else None
+            record: Any = json.loads(text) if counts_of else None
+            counts = counts_of.get(str(record.get("url"))) if isinstance(record, dict) else None
             if counts is not None:
                 text = json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)
             out.write(sep + text)

@@ -41,7 +41,6 @@ from audit.report.aggregate import (
     where,
 )
 from audit.report.verdict import (
-    RUN_FAILED,
     verdict,
 )
 
@@ -81,7 +80,7 @@ class JunitWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=0)
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._dir = tempfile.TemporaryDirectory(prefix="sitemap-audit-junit-")
         self._suites: dict[str, _Suite] = {}
         self._open: OrderedDict[str, IO[str]] = OrderedDict()
         self._joiner = UrlJoiner(self._url_case)
@@ -98,9 +97,8 @@ class JunitWriter:
         elif kind == "finding":
             url = str_or_none(record.get("url"))
             sitemap = str_or_none(record.get("sitemap"))
-            self._suite(sitemap)  # suites appear in the order they are first named
-            if url is None or url == sitemap:  # the sitemap's own: kept in its suite
-                suite = self._suite(sitemap)
+            suite = self._suite(sitemap)  # suites appear in the order they are first named
+            if url in (None, sitemap):  # the sitemap's own: kept in its suite
                 if len(suite.own) < _MAX_SITEMAP_FINDINGS:
                     suite.own.append(record)
                 else:
@@ -114,8 +112,6 @@ class JunitWriter:
         name = sitemap or DISCOVERY
         suite = self._suites.get(name)
         if suite is None:
-            if self._dir is None:
-                self._dir = tempfile.TemporaryDirectory(prefix="sitemap-audit-junit-")
             path = os.path.join(self._dir.name, f"{len(self._suites)}.xml")
             suite = self._suites[name] = _Suite(name, path)
         return suite
@@ -135,8 +131,8 @@ class JunitWriter:
         if rec is not None:
             sitemap = str_or_none(rec.get("sitemap"))
             seconds = (float_or_none(rec.get("elapsed_ms")) or 0.0) / 1000
-        else:
-            sitemap = str_or_none(found[0].get("sitemap")) if found else None
+        else:  # findings with no url record: the joiner gives at least one
+            sitemap = str_or_none(found[0].get("sitemap"))
             seconds = 0.0
         suite = self._suite(sitemap)
         text, failed = self._case(url, suite.name, seconds, found, 0)
@@ -174,16 +170,14 @@ class JunitWriter:
             return
         self._closed = True
         try:
-            self._joiner.close()
-            for handle in self._open.values():
-                handle.close()
-            self._open.clear()
+            try:  # the last testcases, then every spool closed (whatever happened)
+                self._joiner.close()
+            finally:
+                for handle in self._open.values():
+                    handle.close()
             self._assemble()
         finally:
-            for handle in self._open.values():
-                handle.close()
-            if self._dir is not None:
-                self._dir.cleanup()
+            self._dir.cleanup()
 
     def _assemble(self) -> None:
         out = self._stream
@@ -211,7 +205,7 @@ class JunitWriter:
         """A run that did not finish, or audited nothing, is an error of the run (not a
         failure of the site): one suite with one errored testcase that says how far it got."""
         v = verdict(self._agg.summary_dict(), self._fail_on)
-        if v.style != "partial" and v.word not in RUN_FAILED:
+        if not v.run_error:
             return None
         kind = "interrupted" if v.word == "INTERRUPTED" else v.word.lower().replace(" ", "-")
         return (

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from audit.report.aggregate import as_dict, as_list, count_of
+
 __all__ = [
     "SERVED",
     "coverage_line",
@@ -54,14 +56,7 @@ _TEXT_HEADS: Final = "  ".join(
     f"{label:>{w}}" for (_, label), w in zip(SERVED, _TEXT_WIDTHS, strict=True)
 )
 _MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
-
-
-def _count(value: Any) -> int:
-    return value if type(value) is int else 0  # not a bool
-
-
-def _dict(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
+_HTML_HEADS: Final = "".join(f'<th class="num">{label}</th>' for _, label in SERVED)
 
 
 def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -70,47 +65,53 @@ def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def coverage_line(summary: dict[str, Any]) -> str | None:
-    """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`."""
+    """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`; None
+    without --llms."""
     llms = _llms(summary)
-    if llms is None:
-        return None
-    covered, indexable = _count(llms.get("covered")), _count(llms.get("indexable"))
+    return None if llms is None else _coverage(llms)
+
+
+def _coverage(llms: dict[str, Any]) -> str:
+    """coverage_line of the summary's `llms`."""
+    covered, indexable = count_of(llms.get("covered")), count_of(llms.get("indexable"))
     ratio = llms.get("coverage")
     share = f"{100 * ratio:.1f}%" if isinstance(ratio, (int, float)) and indexable else "—"
     return (
         f"llms.txt links {covered:,} of {indexable:,} indexable listed URLs ({share}); "
-        f"{_count(llms.get('links')):,} links on the site, "
-        f"{_count(llms.get('external')):,} elsewhere"
+        f"{count_of(llms.get('links')):,} links on the site, "
+        f"{count_of(llms.get('external')):,} elsewhere"
     )
 
 
 def _files(llms: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(url, status, chars, links, shape) of each file requested."""
     out = []
-    for f in llms.get("files") or []:
+    for f in as_list(llms.get("files")):
         if isinstance(f, dict):
             status = f.get("status")
             read = ("", "", "")  # not read: no characters, links or shape
             if "chars" in f:
                 shape = "valid" if f.get("valid") else "invalid"
-                read = (f"{_count(f.get('chars')):,}", f"{_count(f.get('links')):,}", shape)
+                read = (f"{count_of(f.get('chars')):,}", f"{count_of(f.get('links')):,}", shape)
             out.append((str(f.get("url") or ""), "—" if status is None else str(status), *read))
     return out
 
 
 def _codes(summary: dict[str, Any]) -> list[tuple[str, int]]:
-    by_code = _dict(summary.get("by_code"))
-    return [(c, n) for c in LLMS_CODES if (n := _count(by_code.get(c)))]
+    by_code = as_dict(summary.get("by_code"))
+    return [(c, n) for c in LLMS_CODES if (n := count_of(by_code.get(c)))]
 
 
 def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
     """(agent, origin, [sampled and the four counts]) of each agent fetched on a host."""
     rows = []
-    for agent, entry in _dict(summary.get("agents")).items():
-        for origin, host in _dict(_dict(entry).get("hosts")).items():
-            fetched = _dict(host).get("fetched")
+    for agent, entry in as_dict(summary.get("agents")).items():
+        for origin, host in as_dict(as_dict(entry).get("hosts")).items():
+            fetched = as_dict(host).get("fetched")
             if isinstance(fetched, dict):
-                rows.append((str(agent), str(origin), [_count(fetched.get(k)) for k, _ in SERVED]))
+                rows.append(
+                    (str(agent), str(origin), [count_of(fetched.get(k)) for k, _ in SERVED])
+                )
     return rows
 
 
@@ -123,7 +124,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
         for url, status, chars, links, shape in _files(llms):
             read = f"  {chars} characters, {links} links, {shape}" if chars else ""
             out.append(f"  {clean(url)}  HTTP {status}{read}")
-        out.append(f"  {coverage_line(summary)}")
+        out.append(f"  {_coverage(llms)}")
         out += [f"  {code}: {n:,}" for code, n in _codes(summary)]
     rows = served_rows(summary)
     if rows:
@@ -144,7 +145,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[
         out.append("| --- | ---: | ---: | ---: | --- |")
         for url, status, chars, links, shape in _files(llms):
             out.append(f"| {code(url)} | {status} | {chars} | {links} | {shape} |")
-        out += ["", text(coverage_line(summary) or ""), ""]
+        out += ["", text(_coverage(llms)), ""]
         codes = _codes(summary)
         if codes:
             out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
@@ -176,13 +177,12 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
             f'<section class="panel" id="llms"><h2>{TITLE}</h2><table><thead><tr>'
             '<th>File</th><th class="num">Status</th><th class="num">Characters</th>'
             f'<th class="num">Links</th><th>Shape</th></tr></thead><tbody>{rows}</tbody>'
-            f"</table><p>{esc(coverage_line(summary) or '')}</p>"
+            f"</table><p>{esc(_coverage(llms))}</p>"
             + (f"<ul>{codes}</ul>" if codes else "")
             + "</section>"
         )
     served = served_rows(summary)
     if served:
-        heads = "".join(f'<th class="num">{esc(label)}</th>' for _, label in SERVED)
         body = "".join(
             f'<tr><td class="mono">{esc(agent)}</td><td class="url">{esc(origin)}</td>'
             + "".join(f'<td class="num">{n:,}</td>' for n in counts)
@@ -191,7 +191,7 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
         )
         parts.append(
             f'<section class="panel" id="agents-served"><h2>{SERVED_TITLE}</h2><table><thead>'
-            f"<tr><th>Agent</th><th>Host</th>{heads}</tr></thead><tbody>{body}</tbody></table>"
+            f"<tr><th>Agent</th><th>Host</th>{_HTML_HEADS}</tr></thead><tbody>{body}</tbody></table>"
             '<p class="more">Sampled listed URLs fetched again with each agent\'s own '
             "User-Agent, compared with the main agent's 200.</p></section>"
         )

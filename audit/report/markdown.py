@@ -34,12 +34,14 @@ from audit.report.text import format_duration
 from audit.report.verdict import (
     credentials_note,
     cut_notes,
+    migration_head,
     migration_rows,
     progress_line,
     verdict,
 )
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_ROLLUP_HEAD = ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)]  # counts to the right
 
 
 def md_text(value: object) -> str:
@@ -53,7 +55,7 @@ def md_code(value: object) -> str:
     text = printable(str(value))
     if not text:
         return ""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max(map(len, re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     # CommonMark strips one space from each end when both are present: pad so
     # the content survives exactly, and so a leading/trailing backtick is not
@@ -116,11 +118,8 @@ class MarkdownWriter:
             rollups = agg.rollups
             out += _table(
                 "Sitemaps",
-                ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)],
-                [
-                    [md_code(url_printable(r.url)), *(f"{n:,}" for n in r.counts)]
-                    for r in rollups[:ROLLUP_ROWS]
-                ],
+                _ROLLUP_HEAD,
+                [[md_code(url_printable(r.url)), *r.cells()] for r in rollups[:ROLLUP_ROWS]],
                 len(rollups) - ROLLUP_ROWS,
                 "sitemaps",
             )
@@ -206,11 +205,10 @@ def _table(
 def _migration_table(migration: Any) -> list[str]:
     """The outcome of every old URL of `migrate` (summary["migration"]), if any."""
     rows = migration_rows(migration)
-    if not rows or not isinstance(migration, dict):
+    if not rows:  # (then migration is a mapping)
         return []
-    total, new = migration.get("old_urls"), migration.get("new_origin")
-    head = f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "
-    out = ["## Migration", "", md_text(f"{head}{new or '?'}"), ""]
+    new = migration.get("new_origin")
+    out = ["## Migration", "", md_text(f"{migration_head(migration)}{new or '?'}"), ""]
     out += ["| Outcome | Old URLs | Share |", "| --- | ---: | ---: |"]
     out += [f"| {md_code(name)} | {count:,} | {share:.1f}% |" for name, count, share in rows]
     out.append("")

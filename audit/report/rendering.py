@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from audit.report.aggregate import as_dict, count_of
+
 __all__ = ["RENDER_CODES", "html_section", "markdown_lines", "render_rows", "text_lines"]
 
 Escape = Callable[[str], str]
@@ -33,16 +35,12 @@ RENDER_CODES = (
 PER_PAGE = 20  # differences listed at most
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def render_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     """(label, value) rows of the summary's render note; None without --render."""
     note = summary.get("render")
     if not isinstance(note, dict):
         return None
-    pages, failed = _count(note.get("pages")), _count(note.get("failed"))
+    pages, failed = count_of(note.get("pages")), count_of(note.get("failed"))
     seconds = note.get("seconds")
     rows = [
         ("pages rendered", f"{pages - failed:,}"),
@@ -52,9 +50,8 @@ def render_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     peak = note.get("peak_mb")
     if isinstance(peak, int | float):
         rows.append(("browser peak memory (MB)", f"{peak:,.0f}"))
-    by_code = summary.get("by_code")
-    by_code = by_code if isinstance(by_code, dict) else {}
-    rows += [(code, f"{_count(by_code.get(code)):,}") for code in RENDER_CODES]
+    by_code = as_dict(summary.get("by_code"))
+    rows += [(code, f"{count_of(by_code.get(code)):,}") for code in RENDER_CODES]
     return rows
 
 

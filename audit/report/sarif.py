@@ -32,7 +32,6 @@ from audit.report.aggregate import (
     str_or_none,
 )
 from audit.report.verdict import (
-    RUN_FAILED,
     verdict,
 )
 
@@ -52,27 +51,13 @@ def _message(record: dict[str, Any], code: str, url: str | None, sitemap: str | 
     return message
 
 
-def _invocation(summary: dict[str, Any], fail_on: str) -> dict[str, Any]:
-    """The run's invocation: not successful, with a notification saying how far it got,
-    when the run did not finish or audited nothing."""
-    v = verdict(summary, fail_on)
-    invocation: dict[str, Any] = {
-        "executionSuccessful": True,
-        "properties": {"failOn": fail_on, "failed": fails(summary, fail_on), "verdict": v.word},
-    }
-    if v.style == "partial" or v.word in RUN_FAILED:
-        invocation["executionSuccessful"] = False
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": v.line}}]
-    return invocation
-
-
 class SarifWriter:
     def __init__(self, stream: TextIO, *, fail_on: str = "error") -> None:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=0)
         self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
-        self._spool: IO[str] | None = None
+        self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self._results = 0
         self._closed = False
 
@@ -83,8 +68,7 @@ class SarifWriter:
             return
         code = str(record.get("code") or "unknown")
         sev = severity_of(record)
-        if code not in self._rules:
-            self._rules[code] = (len(self._rules), sev)
+        index, _ = self._rules.setdefault(code, (len(self._rules), sev))
         url = str_or_none(record.get("url"))
         sitemap = str_or_none(record.get("sitemap"))
         # where: the sitemap that lists the URL (else the URL), at its line when known
@@ -94,7 +78,7 @@ class SarifWriter:
             physical["region"] = {"startLine": line}
         result: dict[str, Any] = {
             "ruleId": code,
-            "ruleIndex": self._rules[code][0],
+            "ruleIndex": index,
             "level": _LEVEL[sev],
             "message": {"text": _message(record, code, url, sitemap)},
             "locations": [{"physicalLocation": physical}],
@@ -107,8 +91,6 @@ class SarifWriter:
         }
         if url:
             result["properties"] = {"url": url}
-        if self._spool is None:
-            self._spool = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         if self._results:
             self._spool.write(",\n        ")
         self._spool.write(_dumps(result))
@@ -134,15 +116,29 @@ class SarifWriter:
         try:
             self._assemble()
         finally:
-            if self._spool is not None:
-                self._spool.close()
+            self._spool.close()
 
     def _assemble(self) -> None:
         out = self._stream
         summary = self._agg.summary_dict()
         rules = [self._rule(code, sev) for code, (_, sev) in self._rules.items()]
         driver = {"name": "sitemap-audit", "version": __version__, "rules": rules}
-        invocation = _invocation(summary, self._fail_on)
+        # the run's invocation: not successful, with a notification saying how far it got,
+        # when the run did not finish or audited nothing
+        v = verdict(summary, self._fail_on)
+        invocation: dict[str, Any] = {
+            "executionSuccessful": True,
+            "properties": {
+                "failOn": self._fail_on,
+                "failed": fails(summary, self._fail_on),
+                "verdict": v.word,
+            },
+        }
+        if v.run_error:
+            invocation["executionSuccessful"] = False
+            invocation["toolExecutionNotifications"] = [
+                {"level": "error", "message": {"text": v.line}}
+            ]
         out.write("{\n")
         out.write(f'  "$schema": {_dumps(SARIF_SCHEMA)},\n  "version": "2.1.0",\n')
         out.write('  "runs": [\n    {\n')
@@ -150,7 +146,7 @@ class SarifWriter:
         out.write(f'      "invocations": [{_dumps(invocation)}],\n')
         out.write(f'      "properties": {{"summary": {_dumps(summary)}}},\n')
         out.write('      "results": [')
-        if self._spool is not None:
+        if self._results:
             out.write("\n        ")
             self._spool.seek(0)
             shutil.copyfileobj(self._spool, out, 1 << 16)

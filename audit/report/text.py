@@ -22,6 +22,8 @@ from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
     Aggregate,
+    as_dict,
+    counted,
     host_columns,
     host_value,
     search_console_label,
@@ -38,12 +40,6 @@ from audit.report.verdict import (
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 _VERDICT_STYLE = {"pass": "ok", "fail": "error", "warn": "warning", "partial": "warning"}
-
-
-def _plural(n: int, word: str) -> str:
-    if word == "info":
-        return f"{n:,} info"
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def _clean(text: str) -> str:
@@ -89,9 +85,7 @@ class TextWriter:
                 lines.append(line + _search_console(code, "  "))
             for code, sev, count in codes:
                 lines += self._examples(code, sev, count)
-        migration = summary.get("migration")
-        if isinstance(migration, dict):
-            lines += self._migration(migration)
+        lines += self._migration(as_dict(summary.get("migration")))
         bold = partial(self._c, "bold")
         lines += text_lines(summary, _clean, bold)
         lines += llms_report.text_lines(summary, _clean, bold)
@@ -103,7 +97,7 @@ class TextWriter:
             lines += self._table(
                 "sitemaps",
                 ["sitemap", "urls", "indexable", "with lastmod", "errors", "warnings", "info"],
-                [[_clean(r.url)] + [f"{n:,}" for n in r.counts] for r in rollups[:ROLLUP_ROWS]],
+                [[_clean(r.url), *r.cells()] for r in rollups[:ROLLUP_ROWS]],
             )
             more = len(rollups) - ROLLUP_ROWS
             if more > 0:
@@ -127,22 +121,21 @@ class TextWriter:
         run left out (a cut, exclusions, an interrupt)."""
         found = summary["findings"]
         title = "sitemap-audit report"
+        notes = [_clean(note) for note in cut_notes(summary)]
         how = stopped_how(summary)
-        if how is not None:
+        if how is not None:  # a run that did not finish: the title says so, a line how far
             title += f" (incomplete: {how.lower()})"
+            notes.insert(0, self._c("warning", f"{progress_line(summary)}"))
         counts = (
-            self._c(s, _plural(found[s], s)) if found[s] else _plural(0, s) for s in SEVERITIES
+            self._c(s, counted(found[s], s)) if found[s] else counted(0, s) for s in SEVERITIES
         )
         lines = [
             self._c("bold", title),
-            f"{_plural(summary['sitemaps'], 'sitemap')}, {_entries(summary)}"
-            f"{_plural(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
+            f"{counted(summary['sitemaps'], 'sitemap')}, {_entries(summary)}"
+            f"{counted(summary['urls'], 'URL')}, {format_duration(summary.get('duration_s'))}",
             "findings: " + ", ".join(counts),
         ]
-        progress = progress_line(summary)
-        if progress is not None:
-            lines.append(self._c("warning", progress))
-        return lines + [_clean(note) for note in cut_notes(summary)]
+        return lines + notes
 
     def _examples(self, code: str, sev: str, count: int) -> list[str]:
         """A code's first offenders as `sitemap:line  url  message`, and how many more."""
@@ -164,7 +157,7 @@ class TextWriter:
     def _table(self, title: str, head: list[str], rows: list[list[str]]) -> list[str]:
         """A titled table, the first column left-aligned and the others right-aligned to
         their widest cell; the blank line before the next section ends it."""
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        widths = [max(map(len, column)) for column in zip(head, *rows, strict=True)]
         lines = ["", self._c("bold", title)]
         for r in [head, *rows]:
             cells = [r[0].ljust(widths[0])]

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from audit.report.aggregate import as_int, counted, failing_severities, unread_children_note
+from audit.report.aggregate import (
+    as_dict,
+    as_int,
+    counted,
+    failing_severities,
+    unread_children_note,
+)
 
 __all__ = [
     "NOTHING_AUDITED",
@@ -22,6 +28,7 @@ __all__ = [
     "credentials_note",
     "cut_notes",
     "fatal_of",
+    "migration_head",
     "migration_rows",
     "progress_line",
     "stopped_how",
@@ -47,6 +54,12 @@ class Verdict:
     @property
     def line(self) -> str:
         return f"{self.word}: {self.detail}"
+
+    @property
+    def run_error(self) -> bool:
+        """The run did not finish or audited nothing: an error of the run, not of the site
+        (junit's errored testcase, sarif's unsuccessful invocation)."""
+        return self.style == "partial" or self.word in RUN_FAILED
 
 
 def stopped_how(summary: Mapping[str, Any]) -> str | None:
@@ -79,7 +92,7 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
     or one per target, or no sitemap read at all); else None."""
     fatal = summary.get("fatal")
     if isinstance(fatal, list):
-        fatal = "; ".join(str(x) for x in fatal if x)
+        fatal = "; ".join(map(str, filter(None, fatal)))  # the non-empty ones
     if isinstance(fatal, str) and fatal:
         return fatal
     if not as_int(summary.get("sitemaps")) and not as_int(summary.get("urls")):
@@ -90,22 +103,24 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
 def verdict(summary: Mapping[str, Any], fail_on: str) -> Verdict:
     """What the run amounts to for --fail-on: never a PASS for a run that did not finish,
     that audited nothing, or that found errors it does not fail on."""
-    found = summary.get("findings")
-    counts: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    counts = as_dict(summary.get("findings"))
     over = failing_severities(counts, fail_on)
     failing = ", ".join(counted(as_int(counts.get(s)), s) for s in over)
     why = f"{failing} at or above --fail-on {fail_on}"
     tail = f"; {why}" if failing else ""
-    how, progress = stopped_how(summary), progress_line(summary)
-    if how is not None and progress is not None:
-        # a run that did not finish: how far it got, and what failed in that part
-        return Verdict(how, "partial", progress + tail)
+    how = stopped_how(summary)
+    if how is not None:
+        # a run that did not finish: how far it got (progress_line says, as it stopped),
+        # and what failed in that part
+        return Verdict(how, "partial", f"{progress_line(summary)}{tail}")
     fatal = fatal_of(summary)
-    unaudited = summary.get("fatal")
-    some = isinstance(unaudited, list) and as_int(summary.get("targets")) > len(unaudited)
-    if fatal is not None and some:  # of several targets, these were not audited, others were
-        return Verdict(SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}")
     if fatal is not None:
+        unaudited = summary.get("fatal")
+        if isinstance(unaudited, list) and as_int(summary.get("targets")) > len(unaudited):
+            # of several targets, these were not audited, the others were
+            return Verdict(
+                SOME_AUDITED, "fail", f"not audited: {fatal}; the other targets were{tail}"
+            )
         return Verdict(NOTHING_AUDITED, "fail", fatal)
     if failing:
         return Verdict("FAIL", "fail", why)
@@ -145,10 +160,11 @@ def cut_notes(summary: Mapping[str, Any]) -> list[str]:
 def credentials_note(migration: Any) -> str | None:
     """`migrate`: the new site asked for credentials (HTTP 401), once for the whole run, and
     how to give them; None when it did not."""
-    asked = migration.get("credentials") if isinstance(migration, dict) else None
-    if not isinstance(asked, dict) or not as_int(asked.get("asked")):
+    asked = as_dict(as_dict(migration).get("credentials"))
+    n = as_int(asked.get("asked"))
+    if not n:
         return None
-    n, total = as_int(asked.get("asked")), as_int(migration.get("old_urls"))
+    total = as_int(migration.get("old_urls"))
     challenge = asked.get("challenge")
     how = f" (WWW-Authenticate: {challenge})" if isinstance(challenge, str) and challenge else ""
     return (
@@ -159,14 +175,17 @@ def credentials_note(migration: Any) -> str | None:
     )
 
 
+def migration_head(migration: Any) -> str:
+    """What the migration table is of: `N old URLs checked on ` (the new origin follows)."""
+    total = as_dict(migration).get("old_urls")
+    return f"{total:,} old URLs checked on " if isinstance(total, int) else "Checked on "
+
+
 def migration_rows(migration: Any) -> list[tuple[str, int, float]]:
     """(outcome, count, percent) of a summary's `migration` block, malformed rows left out."""
-    outcomes = migration.get("outcomes") if isinstance(migration, dict) else None
     rows: list[tuple[str, int, float]] = []
-    for name, entry in outcomes.items() if isinstance(outcomes, dict) else ():
-        count, share = (
-            (entry.get("count"), entry.get("percent")) if isinstance(entry, dict) else (None, None)
-        )
+    for name, entry in as_dict(as_dict(migration).get("outcomes")).items():
+        count, share = as_dict(entry).get("count"), as_dict(entry).get("percent")
         if isinstance(count, int) and isinstance(share, int | float):
             rows.append((str(name), count, float(share)))
     return rows
