@@ -81,7 +81,7 @@ class FetchError(AuditError):
 
 
 _RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
-# An OSError's kind by its class, the most specific first; else by its errno
+# An OSError's kind (a row's None) by its class, the most specific first; else by its errno
 _OS_KINDS: Final[tuple[tuple[tuple[type[BaseException], ...], FetchErrorKind], ...]] = (
     ((socket.gaierror,), "dns"),
     ((ssl.SSLError, ssl.CertificateError), "tls"),
@@ -97,13 +97,6 @@ _CONNECTOR: Final = {
 def _detail(exc: BaseException) -> str:
     text = " ".join(str(exc).split())  # one line, whatever the library put in
     return text or type(exc).__name__
-
-
-def _os_kind(exc: BaseException) -> FetchErrorKind:
-    by_errno: FetchErrorKind = (
-        "reset" if getattr(exc, "errno", None) in _RESET_ERRNOS else "connect"
-    )
-    return next((kind for types, kind in _OS_KINDS if isinstance(exc, types)), by_errno)
 
 
 def translate_exception(exc: BaseException, url: str) -> FetchError:
@@ -150,9 +143,13 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
     types, template, kind = next(row for row in rows if isinstance(exc, row[0]))
     # a connector error (not a TLS one) is judged by the OS error it wraps, named by its host
     cause = getattr(exc, "os_error", exc) if types == (connector,) else exc
-    kind = kind or _os_kind(cause)
+    by_errno: FetchErrorKind = (
+        "reset" if getattr(cause, "errno", None) in _RESET_ERRNOS else "connect"
+    )
+    by_class = (k for t, k in _OS_KINDS if isinstance(cause, t))
+    found = kind if kind is not None else next(by_class, by_errno)
     if types == (connector,):
-        template = _CONNECTOR.get(kind, template)
+        template = _CONNECTOR.get(found, template)
     host, port = getattr(exc, "host", ""), getattr(exc, "port", "")
     message = template.format(url=url, detail=_detail(cause), host=host, port=port)
-    return FetchError(message, kind=kind, url=url)
+    return FetchError(message, kind=found, url=url)
