@@ -148,9 +148,18 @@ class _Splitter:
 
     def feed(self, ch: str) -> None:
         if ch == "(":
-            self._open()
+            if self.depth == 0:  # a comment opens
+                self._end_word()
+                self.buf = []
+            else:
+                self.buf.append("(")
+            self.depth += 1
         elif ch == ")" and self.depth > 0:
-            self._close()
+            self.depth -= 1
+            if self.depth == 0:  # the comment closes
+                self.comments.append(_items(self.buf))
+            else:
+                self.buf.append(")")
         elif self.depth:
             self.buf.append(ch)
         elif ch.isspace():
@@ -162,21 +171,6 @@ class _Splitter:
         self._end_word()
         if self.depth and self.buf:  # an unclosed comment still says what it says
             self.comments.append(_items(self.buf))
-
-    def _open(self) -> None:
-        if self.depth == 0:
-            self._end_word()
-            self.buf = []
-        else:
-            self.buf.append("(")
-        self.depth += 1
-
-    def _close(self) -> None:
-        self.depth -= 1
-        if self.depth == 0:
-            self.comments.append(_items(self.buf))
-        else:
-            self.buf.append(")")
 
     def _end_word(self) -> None:
         if self.word:
@@ -201,12 +195,6 @@ def _name(product: str) -> str | None:
     return name
 
 
-def _crawler_name(item: str) -> str | None:
-    """The product name of a comment item, unless it is a browser's word (`Gecko`)."""
-    name = _name(item)
-    return name if name is not None and name.lower() not in _NOT_CRAWLERS else None
-
-
 def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
     """`Googlebot/2.1` of `(compatible; Googlebot/2.1; +http://...)`: the item after it."""
     for items in comments:
@@ -215,14 +203,15 @@ def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
                 yield item
 
 
-def _is_versioned(item: str) -> bool:
-    """A product with a version (`Applebot/0.1`), not a `+http://...` link."""
-    return "/" in item and not item.startswith("+") and "://" not in item
-
-
 def _versioned(comments: list[list[str]]) -> Iterator[str]:
-    """`Applebot/0.1` of `(Applebot/0.1; +http://...)`: versioned products in comments."""
-    return (item for items in comments for item in items if _is_versioned(item))
+    """`Applebot/0.1` of `(Applebot/0.1; +http://...)`: versioned products in comments (a
+    product with a version, not a `+http://...` link)."""
+    return (
+        item
+        for items in comments
+        for item in items
+        if "/" in item and not item.startswith("+") and "://" not in item
+    )
 
 
 def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
@@ -234,8 +223,8 @@ def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
         _after_compatible(comments), _versioned(comments), _after_compatible(bare)
     )
     for item in candidates:
-        name = _crawler_name(item)
-        if name is not None:
+        name = _name(item)  # a product name, unless it is a browser's word (`Gecko`)
+        if name is not None and name.lower() not in _NOT_CRAWLERS:
             return name
     return None
 
@@ -251,23 +240,14 @@ def robots_token(user_agent: str, robots_agent: str | None = None) -> str:
     """
     if robots_agent is not None and robots_agent.strip():
         return robots_agent.strip()
-    return _token_of(user_agent)
-
-
-def _token_of(user_agent: str) -> str:
-    """`robots_token` without `--robots-agent`."""
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
     if first is None or first.lower() == "mozilla":
         crawler = _crawler_in(comments, products)
         if crawler is not None:
             return crawler
-    return first if first is not None else _first_word(user_agent)
-
-
-def _first_word(user_agent: str) -> str:
-    """What precedes the first `/` of a string no product could be read from, else `*`."""
-    return user_agent.strip().split("/", 1)[0].strip() or "*"
+    # no product read: what precedes the first `/`, else `*`
+    return first if first is not None else user_agent.strip().split("/", 1)[0].strip() or "*"
 
 
 def is_product_token(text: str) -> bool:
