@@ -332,10 +332,16 @@ class MigrationCheck:
 
     def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
         """The old URL's expected new URL: its intent row's target, which beats the map's."""
-        if match is None or match.expected is None:
-            return self._expected(old_url, extra)
-        extra["expected"] = match.expected
-        return match.expected
+        if match is not None and match.expected is not None:
+            extra["expected"] = match.expected
+            return match.expected
+        # else the redirect map's target (noted in `extra`), or None
+        hit = self.redirect_map.expected(old_url) if self.redirect_map is not None else None
+        if hit is None:
+            self.stats.unmapped += self.redirect_map is not None
+            return None
+        extra["expected"], extra["map_line"] = hit
+        return hit[0]
 
     def _intent(
         self,
@@ -390,19 +396,6 @@ class MigrationCheck:
         if ctx.keeps_evidence:
             job.evidence = Evidence(result)
         return result
-
-    def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
-        """The redirect map's target of an old URL (noted in `extra`), or None."""
-        if self.redirect_map is None:
-            return None
-        hit = self.redirect_map.expected(old_url)
-        if hit is None:
-            self.stats.unmapped += 1
-            return None
-        expected, map_line = hit
-        extra["expected"] = expected
-        extra["map_line"] = map_line
-        return expected
 
     def _blocked(self, job: UrlJob, checked: str, extra: dict[str, Any]) -> None:
         """The new URL is disallowed by the new site's robots.txt: not requested."""
@@ -514,9 +507,9 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
-    # --intent in migrate: path rows apply to old URLs of any origin
-    intent_run = IntentRun(intent.scoped(None)) if intent is not None else None
-    if intent_run is not None:
+    intent_run: IntentRun | None = None
+    if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
+        intent_run = IntentRun(intent.scoped(None))
         recorder.add_sink(intent_run.observe)
     try:
         async with HttpClient(config) as client:

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from audit.core.errors import TargetError
 from audit.rules.urls import normalize_url
 
-__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map"]
+__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
 
 _REGEX_PREFIXES = ("regex:", "~")
 _BACKREF = re.compile(r"\\(?:(\d+)|g<([^>]*)>|(.))", re.DOTALL)
@@ -50,7 +50,8 @@ class Rule:
     on_path: bool  # matched against path+query instead of the whole URL
 
 
-def _path_query(url: str) -> str:
+def path_query(url: str) -> str:
+    """The path (`/` when empty) and `?query` of a URL: what a map row or a new origin keeps."""
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
@@ -98,7 +99,7 @@ class RedirectMap:
         if self._exact:
             hit = self._exact.get(normalize_url(old_url))
             if hit is None:
-                hit = self._exact.get(_path_query(old_url))
+                hit = self._exact.get(path_query(old_url))
             if hit is not None:
                 return hit
         return self._rule_hit(old_url)
@@ -108,33 +109,17 @@ class RedirectMap:
         path: str | None = None
         for rule in self._rules:
             if rule.on_path:
-                path = path if path is not None else _path_query(old_url)
+                path = path if path is not None else path_query(old_url)
                 m = rule.pattern.search(path)
             else:
                 m = rule.pattern.search(old_url)
-            target = _expand(rule, m)
-            if target is not None:
+            try:
+                target = m.expand(rule.template) if m is not None else ""
+            except (re.error, IndexError):  # checked at load time; kept for safety
+                continue
+            if _absolute(target):  # "": no match
                 return target, rule.line
         return None
-
-
-def _expand(rule: Rule, m: re.Match[str] | None) -> str | None:
-    """The rule's new URL for a match, or None (no match, or not an absolute URL)."""
-    if m is None:
-        return None
-    try:
-        target = m.expand(rule.template)
-    except (re.error, IndexError):  # checked at load time; kept for safety
-        return None
-    return target if _absolute(target) else None
-
-
-def _check_template(name: str, line: int, pattern: re.Pattern[str], template: str) -> None:
-    """Every backreference of the template names a group of the pattern."""
-    for m in _BACKREF.finditer(template):
-        problem = _backref_problem(pattern, *m.groups())
-        if problem is not None:
-            raise MapError(f"{name}:{line}: {problem}")
 
 
 def _backref_problem(
@@ -160,12 +145,6 @@ def _group_count_problem(pattern: re.Pattern[str], shown: str, number: int) -> s
     return None
 
 
-def _is_header(old: str, new: str) -> bool:
-    """A first row naming the columns (`old,new`, `Old URL,New URL`): neither cell is a URL,
-    a path or a rule."""
-    return not old.startswith(("/", *_REGEX_PREFIXES)) and "://" not in old + new
-
-
 def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
     """Parse the text lines of a map file (see the module docstring)."""
     result = RedirectMap(name)
@@ -179,7 +158,10 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
                 continue
             if first:
                 first = False
-                if _is_header(*cells):
+                # a first row naming the columns (`old,new`, `Old URL,New URL`): neither cell
+                # is a URL, a path or a rule
+                old, new = cells
+                if not old.startswith(("/", *_REGEX_PREFIXES)) and "://" not in old + new:
                     continue
             _add_row(result, cells, name, line)
     except csv.Error as exc:
@@ -190,7 +172,7 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
 def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
     """The (old, new) cells of a row, or None for a blank or comment line."""
     cells = [c.strip() for c in row]
-    if not cells or all(not c for c in cells) or cells[0].startswith("#"):
+    if all(not c for c in cells) or cells[0].startswith("#"):  # all(): an empty row too
         return None
     while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
         cells.pop()
@@ -207,12 +189,7 @@ def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) 
     prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
     if prefix is not None:
         result.add_rule(_rule(old[len(prefix) :].strip(), new, name, line))
-    else:
-        _check_exact(old, new, name, line)
-        result.add_exact(old, new, line)
-
-
-def _check_exact(old: str, new: str, name: str, line: int) -> None:
+        return
     if not (old.startswith("/") or _absolute(old)):
         raise MapError(
             f"{name}:{line}: the old URL {old!r} is neither an absolute http(s) URL "
@@ -220,6 +197,7 @@ def _check_exact(old: str, new: str, name: str, line: int) -> None:
         )
     if not _absolute(new):
         raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
+    result.add_exact(old, new, line)
 
 
 def _rule(source: str, new: str, name: str, line: int) -> Rule:
@@ -230,7 +208,10 @@ def _rule(source: str, new: str, name: str, line: int) -> Rule:
         pattern = re.compile(source)
     except re.error as exc:
         raise MapError(f"{name}:{line}: broken regular expression {source!r}: {exc}") from None
-    _check_template(name, line, pattern, new)
+    for m in _BACKREF.finditer(new):  # every backreference names a group of the pattern
+        problem = _backref_problem(pattern, *m.groups())
+        if problem is not None:
+            raise MapError(f"{name}:{line}: {problem}")
     if not _absolute(_BACKREF.sub("x", new)):
         raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
     return Rule(pattern, new, line, source.startswith(("^/", "/")))
