@@ -203,25 +203,20 @@ def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
                 yield item
 
 
-def _versioned(comments: list[list[str]]) -> Iterator[str]:
-    """`Applebot/0.1` of `(Applebot/0.1; +http://...)`: versioned products in comments (a
-    product with a version, not a `+http://...` link)."""
-    return (
-        item
-        for items in comments
-        for item in items
-        if "/" in item and not item.startswith("+") and "://" not in item
-    )
-
-
 def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
     """The crawler the comments name: after `compatible` first, else a versioned product;
     else the product after a `compatible;` that stands outside parentheses (OpenAI's
     `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`)."""
     bare = [_items(list(" ".join(products)))]  # the products, `;`-separated like a comment
-    candidates = itertools.chain(
-        _after_compatible(comments), _versioned(comments), _after_compatible(bare)
+    # a product with a version (`Applebot/0.1` of `(Applebot/0.1; +http://...)`), not a
+    # `+http://...` link
+    versioned = (
+        item
+        for items in comments
+        for item in items
+        if "/" in item and not item.startswith("+") and "://" not in item
     )
+    candidates = itertools.chain(_after_compatible(comments), versioned, _after_compatible(bare))
     for item in candidates:
         name = _name(item)  # a product name, unless it is a browser's word (`Gecko`)
         if name is not None and name.lower() not in _NOT_CRAWLERS:

@@ -94,11 +94,6 @@ _CONNECTOR: Final = {
 }
 
 
-def _detail(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())  # one line, whatever the library put in
-    return text or type(exc).__name__
-
-
 def translate_exception(exc: BaseException, url: str) -> FetchError:
     """Translate one aiohttp / asyncio / ssl / OS exception into a FetchError.
 
@@ -151,5 +146,6 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
     if types == (connector,):
         template = _CONNECTOR.get(found, template)
     host, port = getattr(exc, "host", ""), getattr(exc, "port", "")
-    message = template.format(url=url, detail=_detail(cause), host=host, port=port)
+    detail = " ".join(str(cause).split()) or type(cause).__name__  # one line, whatever it said
+    message = template.format(url=url, detail=detail, host=host, port=port)
     return FetchError(message, kind=found, url=url)

@@ -102,10 +102,7 @@ class RedirectMap:
                 hit = self._exact.get(path_query(old_url))
             if hit is not None:
                 return hit
-        return self._rule_hit(old_url)
-
-    def _rule_hit(self, old_url: str) -> tuple[str, int] | None:
-        """The first rule that matches and expands to an absolute URL, and its line."""
+        # else the first rule that matches and expands to an absolute URL, and its line
         path: str | None = None
         for rule in self._rules:
             if rule.on_path:

@@ -89,14 +89,6 @@ class Snapshot:
             self.directory = self.path = None
 
 
-def _found(summary: dict[str, Any], level: str) -> int:
-    """The run's findings at or above `level`, from its summary's counts."""
-    counts = summary.get("findings") or {}
-    return sum(
-        int(n) for sev, n in counts.items() if isinstance(n, int) and at_or_above(sev, level)
-    )
-
-
 def judge_night(
     snapshot: Snapshot,
     state: str | None,
@@ -112,7 +104,13 @@ def judge_night(
     if fatal:
         return Night(True, [f"ALERT: nothing could be audited: {m}" for m in fatal], False)
     if snapshot.path is None or not state:
-        found = _found(summary, notify_on)
+        # the run's findings at or above --notify-on, from its summary's counts
+        counts = summary.get("findings") or {}
+        found = sum(
+            int(n)
+            for sev, n in counts.items()
+            if isinstance(n, int) and at_or_above(sev, notify_on)
+        )
         if not found:
             return Night(False, [], True)
         alert = (
