@@ -444,7 +444,7 @@ async def _audit(
     finally:
         run.close_state(interrupted=interrupted)
     result.notify_errors = await asyncio.to_thread(run.notify)  # blocking sends, off the loop
-    if result.fatal and len(result.fatal) == len(run.targets):
+    if len(result.fatal) == len(run.targets):  # check_targets refuses an empty list
         # not one target could be audited: that is an error, not a passing Result (the
         # summary record already went to on_record)
         raise TargetError("; ".join(result.fatal))

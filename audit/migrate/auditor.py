@@ -140,16 +140,14 @@ class MigrationStats:
     def add(self, verdict: Verdict, old_url: str, *, direct: bool, intent: bool = False) -> None:
         self.outcomes[verdict.outcome] += 1
         self.intent_rows += intent
-        if verdict.outcome == "ok" and direct:
-            self.ok_direct += 1
+        self.ok_direct += verdict.outcome == "ok" and direct
         if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
             self.home_examples.append(old_url)
 
     def add_replayed(self, record: dict[str, Any]) -> None:
         """A url or finding record replayed from --state (judged before a resumed run's
         crash): counted as its first delivery was."""
-        if record.get("code") == "migrate-not-in-new-sitemap":
-            self.not_in_new_sitemap += 1
+        self.not_in_new_sitemap += record.get("code") == "migrate-not-in-new-sitemap"
         outcome = record.get("outcome")
         if record.get("type") == "url" and outcome in RANK:
             self.add(
@@ -237,8 +235,7 @@ class NewSitemapListing(Hook):
         loc = (entry.loc or "").strip()
         if entry.kind != "url" or not loc:
             return
-        if not self.listed.add(loc):
-            self.stats.new_sitemap_urls += 1
+        self.stats.new_sitemap_urls += not self.listed.add(loc)  # add: True when listed before
         origin = canonical_origin(loc)  # a new origin the sitemap lists URLs on (a few)
         if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
             self.origins.append(origin)
