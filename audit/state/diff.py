@@ -328,8 +328,7 @@ def _count(db: Comparison, fail_on: str) -> DiffSummary:
     for key, _ in SECTIONS:
         for row in db.rows(key):
             counts[key] += 1
-            if key == "new" and at_or_above(row["severity"], fail_on):
-                new_at_or_above += 1
+            new_at_or_above += key == "new" and at_or_above(row["severity"], fail_on)
     return DiffSummary(counts, new_at_or_above, fail_on)
 
 

@@ -13,6 +13,7 @@ back), audit.rules.urls (the ledger's normalised key) and audit.state.schema.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -213,7 +214,7 @@ class StateReader:
             after,
             limit,
         )
-        entries = decode(rows[0][0]) if rows and rows[0][0] else []
+        entries = decode(rows[0][0])  # an aggregate: one row, `[]` when nothing matched
         entries.sort()  # in url order already (a no-op pass); the caller pages on the last
         return [(url, line, lastmod or None) for url, line, lastmod in entries]
 
@@ -273,9 +274,10 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                 "type": "summary",
                 **(notes if isinstance(notes, dict) else {"max_urls_reached": True}),
             }
-        for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
-            yield json.loads(record)
-        for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):
+        for (record,) in itertools.chain(
+            conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)),
+            conn.execute("SELECT record FROM findings WHERE run = ?", (run,)),
+        ):
             yield json.loads(record)
         for record, findings in conn.execute(
             f"SELECT record, findings FROM {table} WHERE run = ? ORDER BY url", (run,)

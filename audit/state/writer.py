@@ -68,14 +68,14 @@ _MANY: Final = {
 # Completion: the run's results (the last row of a URL: a resumed run may have checked
 # an in-flight URL twice) become `urls`, indexed in one sorted build each.
 _DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
-_COMPLETE = f"""
-DROP INDEX IF EXISTS results_url;
-DROP TABLE urls;
-ALTER TABLE results RENAME TO urls;
-CREATE INDEX urls_url ON urls (url);
-CREATE INDEX urls_sitemap ON urls (sitemap, url);
-CREATE TABLE results {URL_TABLE};
-"""
+_COMPLETE: Final = (
+    "DROP INDEX IF EXISTS results_url",
+    "DROP TABLE urls",
+    "ALTER TABLE results RENAME TO urls",
+    "CREATE INDEX urls_url ON urls (url)",
+    "CREATE INDEX urls_sitemap ON urls (sitemap, url)",
+    f"CREATE TABLE results {URL_TABLE}",
+)
 _LEDGER_MERGE = (
     "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
     "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
@@ -135,8 +135,7 @@ class Writer(threading.Thread):
         kind, args = op
         if kind == "sync":
             args[0].set()
-        if kind in CONTROL:
-            self.controls_done += 1
+        self.controls_done += kind in CONTROL
         return kind == "stop"
 
     def _loop(self, conn: sqlite3.Connection) -> None:
@@ -146,12 +145,11 @@ class Writer(threading.Thread):
             self.wake.clear()
             if (
                 batch[0][0] not in CONTROL
-                and self.flush_s
                 and q.qsize() < self.flush_every
                 and self.controls_queued == self.controls_done
             ):
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
-                # rows; flush() and close() cut the wait short
+                # rows; flush() and close() cut the wait short (a flush_s of 0: no wait)
                 self.wake.wait(self.flush_s)
             while len(batch) < self.flush_every and batch[-1][0] not in CONTROL:
                 try:
@@ -165,8 +163,7 @@ class Writer(threading.Thread):
                 if not self._settled(batch[-1]):
                     self._discard()
                 return
-            if batch[-1][0] in CONTROL:
-                self.controls_done += 1
+            self.controls_done += batch[-1][0] in CONTROL
             if batch[-1][0] == "stop":
                 return
 
@@ -242,9 +239,8 @@ class Writer(threading.Thread):
         # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
         # (read_records gives them as a summary)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
-        for statement in _COMPLETE.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        for statement in _COMPLETE:
+            conn.execute(statement)
         for table in ("sitemaps", "findings", "index_entries"):  # earlier runs' rows
             conn.execute(f"DELETE FROM {table} WHERE run < ?", (run,))
         conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
