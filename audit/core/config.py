@@ -265,14 +265,20 @@ def check_fields(options: Any, tuple_words: str = "a tuple of strings") -> None:
             raise TypeError(f"{f.name}: expected {what}, got {value!r}")
 
 
+# what a numeric option of each type must be, and how a message names it (never a bool)
+_NUMBERS: dict[str, tuple[Any, str]] = {
+    "int": (int, "an integer"),
+    "float": (int | float, "a number"),
+}
+_ANY_NUMBER = ("", lambda v: True)  # an option without a range
+
+
 def _check_number(name: str, value: Any, kind: str) -> None:
-    integer = kind == "int"
-    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
-        raise TypeError(
-            f"{name}: expected {'an integer' if integer else 'a number'}, got {value!r}"
-        )
+    accepted, what = _NUMBERS[kind]
+    if isinstance(value, bool) or not isinstance(value, accepted):
+        raise TypeError(f"{name}: expected {what}, got {value!r}")
     if math.isnan(value):
         raise ValueError(f"{name}: not a number")
-    rule = _RANGES.get(name)
-    if rule is not None and not rule[1](value):
-        raise ValueError(f"{name}: {rule[0]}, got {value!r}")
+    words, within = _RANGES.get(name, _ANY_NUMBER)
+    if not within(value):
+        raise ValueError(f"{name}: {words}, got {value!r}")

@@ -91,8 +91,8 @@ def encode_evidence(evidence: Evidence) -> str:
     )
 
 
-def decode_evidence(text: str) -> Evidence | None:
-    """The evidence of `encode_evidence`'s text; None for '' (none stored) or text that is
+def decode_evidence(text: str | None) -> Evidence | None:
+    """The evidence of `encode_evidence`'s text; None for '' or None (none stored) or text that is
     not evidence (a state written by another version: the URL is then asked in full)."""
     if not text:
         return None

@@ -133,7 +133,7 @@ class StateReader:
                     lm or None,
                     decode(record),
                     decode(findings) if findings else [],
-                    decode_evidence(evidence or ""),
+                    decode_evidence(evidence),  # NULL in a row older than the column
                 )
         return None
 

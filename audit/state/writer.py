@@ -179,10 +179,11 @@ class Writer(threading.Thread):
             conn.execute("BEGIN")
             conn.executemany(_MANY["content"], content)
             conn.execute("COMMIT")
-        if ops and all(kind == "url" for kind, _ in ops):
+        kinds = {kind for kind, _ in ops}
+        if kinds == {"url"}:
             # the common batch: URL rows only, one statement, its own transaction
             self._insert_urls(conn, [args for _, args in ops])
-        elif ops:
+        elif kinds:
             conn.execute("BEGIN")
             # runs of one kind go in together, in order
             for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
