@@ -346,7 +346,7 @@ class CrawlRun:
     @property
     def replayed(self) -> int:
         """URLs a resumed run did not request again (already checked before the crash)."""
-        return int(self.store.replayed) if self.store is not None else 0
+        return int(getattr(self.store, "replayed", 0))  # 0 without a store
 
     @property
     def state_path(self) -> str | None:

@@ -309,13 +309,23 @@ class MigrationCheck:
         result = await self._answer(job, checked)
         if result.status == 401 and not result.redirects:
             self.stats.asked_credentials(result.header("www-authenticate"))
+        # whether robots.txt allows where a 2xx landed after redirects (True otherwise)
+        landing_allowed = True
+        if (
+            result.status is not None
+            and 200 <= result.status < 300
+            and result.redirects
+            and canonical_origin(result.final_url) is not None
+        ):
+            landing = await self.ctx.robots_for(result.final_url)
+            landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
             job.url,
             result,
             new_origin=self.new_origin,
             expected=expected,
             agent_token=self.agent_token,
-            landing_allowed=await self._landing_allowed(result),
+            landing_allowed=landing_allowed,
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if match is not None:
@@ -411,18 +421,6 @@ class MigrationCheck:
             job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
         self.ctx.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
-
-    async def _landing_allowed(self, result: FetchResult) -> bool:
-        """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
-        if (
-            result.status is not None
-            and 200 <= result.status < 300
-            and result.redirects
-            and canonical_origin(result.final_url) is not None
-        ):
-            landing = await self.ctx.robots_for(result.final_url)
-            return landing.allowed(result.final_url)
-        return True
 
     def _check_listed(self, job: UrlJob, verdict: Verdict) -> list[Finding]:
         """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap

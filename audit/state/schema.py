@@ -241,9 +241,7 @@ def remove_database(path: Path, *, quiet: bool = False) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         p = Path(str(path) + suffix)
         try:
-            p.unlink()
-        except FileNotFoundError:
-            pass
+            p.unlink(missing_ok=True)
         except OSError as exc:
             if not quiet:
                 raise StateError(f"{p}: cannot remove the old state: {exc.strerror}") from exc
