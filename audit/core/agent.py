@@ -233,8 +233,8 @@ def robots_token(user_agent: str, robots_agent: str | None = None) -> str:
     comment (`Googlebot` of `Mozilla/5.0 (compatible; Googlebot/2.1; +http://...)`), and
     `Mozilla` only when no crawler is named. Never empty: `*` for an empty string.
     """
-    if robots_agent is not None and robots_agent.strip():
-        return robots_agent.strip()
+    if token := (robots_agent or "").strip():
+        return token
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
     if first is None or first.lower() == "mozilla":

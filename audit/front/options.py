@@ -234,14 +234,22 @@ def check_config_options(config: CrawlConfig) -> None:
                 raise OptionError(f"{opt} {pat!r}: not a valid regular expression: {exc}") from exc
 
 
+def _refuse_given(given: Iterable[tuple[str, object]], message: str) -> None:
+    """OptionError `message` (a format of one field) for the first flag given, in order."""
+    for flag, value in given:
+        if value:
+            raise OptionError(message.format(flag))
+
+
 def check_indexnow(opts: RunOptions) -> None:
     if opts.indexnow is None:
-        for flag, given in (
-            ("--indexnow-endpoint", opts.indexnow_endpoint is not None),
-            ("--dry-run", opts.dry_run),
-        ):
-            if given:
-                raise OptionError(f"{flag} needs --indexnow KEY")
+        _refuse_given(
+            (
+                ("--indexnow-endpoint", opts.indexnow_endpoint is not None),
+                ("--dry-run", opts.dry_run),
+            ),
+            "{} needs --indexnow KEY",
+        )
         return
     from audit.rules.urls import is_absolute_http
     from audit.state.indexnow import check_key
@@ -274,22 +282,24 @@ def check_notify(opts: RunOptions) -> None:
 
 def check_state(config: CrawlConfig, opts: RunOptions) -> None:
     if not opts.state:
-        for flag, given in (
-            ("fresh", opts.fresh),
-            ("changed_only", opts.changed_only),
-            ("budget", opts.budget),
-        ):
-            if given:
-                raise OptionError(f"--{flag.replace('_', '-')} needs --state PATH")
+        _refuse_given(
+            (
+                ("--fresh", opts.fresh),
+                ("--changed-only", opts.changed_only),
+                ("--budget", opts.budget),
+            ),
+            "{} needs --state PATH",
+        )
         return
     if opts.budget:
-        for name, value in (
-            ("--changed-only", opts.changed_only),
-            ("--links", config.links),
-            ("--max-urls", config.max_urls),
-        ):
-            if value:
-                raise OptionError(f"--budget cannot be used with {name}")
+        _refuse_given(
+            (
+                ("--changed-only", opts.changed_only),
+                ("--links", config.links),
+                ("--max-urls", config.max_urls),
+            ),
+            "--budget cannot be used with {}",
+        )
     if opts.changed_only and config.links:
         # the link crawl needs every page's links: nothing may be carried unread
         raise OptionError(

@@ -33,6 +33,7 @@ from audit.rules.urls import normalize_url
 __all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
 
 _REGEX_PREFIXES = ("regex:", "~")
+_RULE_PREFIX = re.compile("|".join(map(re.escape, _REGEX_PREFIXES)))
 _BACKREF = re.compile(r"\\(?:(\d+)|g<([^>]*)>|(.))", re.DOTALL)
 
 
@@ -96,20 +97,14 @@ class RedirectMap:
 
     def expected(self, old_url: str) -> tuple[str, int] | None:
         """The expected new URL of an old URL and the map line that says so, or None."""
+        path = path_query(old_url)
         if self._exact:
-            hit = self._exact.get(normalize_url(old_url))
-            if hit is None:
-                hit = self._exact.get(path_query(old_url))
+            hit = self._exact.get(normalize_url(old_url)) or self._exact.get(path)
             if hit is not None:
                 return hit
         # else the first rule that matches and expands to an absolute URL, and its line
-        path: str | None = None
         for rule in self._rules:
-            if rule.on_path:
-                path = path if path is not None else path_query(old_url)
-                m = rule.pattern.search(path)
-            else:
-                m = rule.pattern.search(old_url)
+            m = rule.pattern.search(path if rule.on_path else old_url)
             try:
                 target = m.expand(rule.template) if m is not None else ""
             except (re.error, IndexError):  # checked at load time; kept for safety
@@ -169,7 +164,7 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
 def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
     """The (old, new) cells of a row, or None for a blank or comment line."""
     cells = [c.strip() for c in row]
-    if all(not c for c in cells) or cells[0].startswith("#"):  # all(): an empty row too
+    if not any(cells) or cells[0].startswith("#"):  # not any(): an empty row too
         return None
     while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
         cells.pop()
@@ -183,9 +178,9 @@ def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) 
     old, new = cells
     if not old or not new:
         raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
-    prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
+    prefix = _RULE_PREFIX.match(old)
     if prefix is not None:
-        result.add_rule(_rule(old[len(prefix) :].strip(), new, name, line))
+        result.add_rule(_rule(old[prefix.end() :].strip(), new, name, line))
         return
     if not (old.startswith("/") or _absolute(old)):
         raise MapError(

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audit.report import at_or_above
+from audit.report.aggregate import SEVERITIES, as_int
 from audit.state.diff import Alerts, DiffError, diff_reports
 from audit.state.store import StateError, read_records, read_status
 
@@ -106,11 +107,7 @@ def judge_night(
     if snapshot.path is None or not state:
         # the run's findings at or above --notify-on, from its summary's counts
         counts = summary.get("findings") or {}
-        found = sum(
-            int(n)
-            for sev, n in counts.items()
-            if isinstance(n, int) and at_or_above(sev, notify_on)
-        )
+        found = sum(as_int(counts.get(sev)) for sev in SEVERITIES if at_or_above(sev, notify_on))
         if not found:
             return Night(False, [], True)
         alert = (
