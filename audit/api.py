@@ -287,7 +287,6 @@ class CrawlRun:
         self.progress = progress
         self.indexnow = IndexNow.of(opts)
         self.audit: Audit | None = None
-        self._closed = False
         self.snapshot = take_snapshot(opts)  # before the run replaces the previous one
         self.store: Any = None
         if opts.state:
@@ -332,9 +331,9 @@ class CrawlRun:
     def close_state(self, *, interrupted: bool) -> None:
         """Close the --state store (once): only a run that went through to the end, every
         target audited, is the base of an incremental one."""
-        if self.store is None or self._closed:
+        if self.store is None:
             return
-        self._closed = True
+        # (closing twice is a no-op: StateStore.close closes once)
         done = not interrupted and self.audit is not None and not self.audit.fatal
         self.store.close(complete=done)
 
@@ -570,10 +569,8 @@ def diff(old: str, new: str, out: TextIO, **options: Any) -> Any:
     for path in (old, new):
         if not Path(path).is_file():
             raise TargetError(f"{path}: no such report or state file")
-    drop, new_errors = options.pop("alert_drop", None), options.pop("alert_new_errors", None)
-    alerts = None
-    if drop is not None or new_errors is not None:
-        alerts = Alerts(drop_pct=drop, new_errors=new_errors)
+    # neither threshold given: Alerts() judges nothing, as no alerts at all
+    alerts = Alerts(options.pop("alert_drop", None), options.pop("alert_new_errors", None))
     try:
         return diff_reports(old, new, out, alerts=alerts, **options)
     except DiffError as exc:

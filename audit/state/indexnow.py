@@ -70,8 +70,8 @@ class IndexNowCollector:
     def __call__(self, record: dict[str, Any]) -> None:
         if record.get("type") != "url" or record.get("sitemap") is None:
             return
-        url = record.get("url")
-        if not isinstance(url, str) or url in self.urls or record.get("redirects"):
+        url: str = record["url"]  # a url record's is always a str (UrlResult.url)
+        if url in self.urls or record.get("redirects"):
             return
         status = record.get("status")
         if status == 200 and record.get("indexable") is True:

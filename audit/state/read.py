@@ -158,9 +158,7 @@ class StateReader:
 
     def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
         """(index, child) -> (<lastmod> interval key, child digest) of the last completed
-        run (audit.rules.indexlastmod), or {} on a first run."""
-        if self.mode == "new":
-            return {}
+        run (audit.rules.indexlastmod), or {} on a first run (the table is empty)."""
         rows = self._reader.execute(
             "SELECT idx, child, lastmod, digest FROM index_entries WHERE run = "
             "(SELECT MAX(run) FROM index_entries WHERE run < ?)",
@@ -179,9 +177,7 @@ class StateReader:
 
     def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
-        last_sitemap), the latest last_seen first, then by URL."""
-        if self.mode == "new":
-            return
+        last_sitemap), the latest last_seen first, then by URL (none on a new state)."""
         cursor = self._reader.execute(
             "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
             "ORDER BY last_seen DESC, url"
