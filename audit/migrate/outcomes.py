@@ -61,7 +61,7 @@ def chain_text(result: FetchResult) -> str:
     parts = [f"{h.url} ({h.status})" for h in result.redirects]
     status = result.status if result.status is not None else "no answer"
     last = f"{result.final_url} ({status})"
-    if not parts or parts[-1] != last:
+    if parts[-1:] != [last]:  # the final answer, unless it is the last hop already
         parts.append(last)
     return " -> ".join(parts)
 

@@ -59,6 +59,13 @@ def _outcome(rec: dict[str, Any]) -> str:
     return "no-answer" if error else "none"
 
 
+# The sections of what one side has and the other lacks: (that side, the other)
+_SIDES = {
+    "added": (1, 0),
+    "removed": (0, 1),
+    "sitemaps_added": (1, 0),
+    "sitemaps_removed": (0, 1),
+}
 # A side cut by --max-urls says nothing of what it did not check: such a target is neither
 # new nor fixed (the nc table, empty unless a side is cut).
 _COMPARED = "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
@@ -205,7 +212,7 @@ class Comparison:
             }
 
     def urls(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "added" else (0, 1)
+        side, other = _SIDES[section]
         if self.cut[other]:  # not checked by a cut run is not "removed" (nor "added")
             return
         sql = """
@@ -239,7 +246,7 @@ class Comparison:
             }
 
     def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "sitemaps_added" else (0, 1)
+        side, other = _SIDES[section]
         if self.cut[other]:  # a cut run stops reading sitemaps too
             return
         sql = """
