@@ -163,12 +163,12 @@ class Writer(threading.Thread):
                 if not self._settled(batch[-1]):
                     self._discard()
                 return
-            self.controls_done += batch[-1][0] in CONTROL
-            if batch[-1][0] == "stop":
+            if self._settled(batch[-1]):  # a sync answered, a stop: the end
                 return
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
-        """Commit one batch of queued operations (a control operation only last)."""
+        """Commit one batch of queued operations (a control operation only last, answered
+        by the loop once the batch is committed)."""
         last = batch[-1][0]
         ops = batch[:-1] if last in CONTROL else batch
         content = [args for kind, args in ops if kind == "content"]
@@ -189,8 +189,6 @@ class Writer(threading.Thread):
             for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
                 self._apply(conn, kind, [args for _, args in run])
             conn.execute("COMMIT")
-        if last == "sync":
-            batch[-1][1][0].set()
 
     def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Rows queued as the INSERT's parameters (JSON already encoded), at most
