@@ -170,8 +170,8 @@ class Audit:
                         "--cluster does not run --render yet (it reads pages with "
                         "--page-checks); drop one of them"
                     )
-                if not config.page_checks:  # --render turns on --page-checks
-                    self.config = config = replace(config, page_checks=True)
+                # --render turns on --page-checks
+                self.config = config = replace(config, page_checks=True)
                 self._render = RenderSession(config)  # no browser: one line, exit 2
         self.intent = intent
         if intent is not None:

@@ -92,19 +92,19 @@ KNOWN_AGENTS: Final[tuple[KnownAgent, ...]] = (
     ),
 )
 TIERS: Final = ("search", "ai-train", "ai-search", "ai-user")
-_BY_LOWER: Final = {a.token.lower(): a for a in KNOWN_AGENTS}
+# by the token in lower case: as the table spells it, and the User-Agent it is fetched with
+_TOKENS: Final = {a.token.lower(): a.token for a in KNOWN_AGENTS}
+_USER_AGENTS: Final = {a.token.lower(): a.user_agent for a in KNOWN_AGENTS}
 
 
 def canonical_token(token: str) -> str:
     """A token as the table spells it (`gptbot` -> `GPTBot`), else as given."""
-    known = _BY_LOWER.get(token.strip().lower())
-    return known.token if known is not None else token
+    return _TOKENS.get(token.strip().lower(), token)
 
 
 def user_agent_of(token: str) -> str | None:
     """The User-Agent string an agent is fetched with, or None (never fetched)."""
-    known = _BY_LOWER.get(token.strip().lower())
-    return known.user_agent if known is not None else None
+    return _USER_AGENTS.get(token.strip().lower())
 
 
 # RFC 9309 2.2.1: the product token a robots.txt group names (letters, `_` and `-`)

@@ -215,11 +215,15 @@ def load_map(path: str | Path) -> RedirectMap:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             return parse_map(fh, name)
-    except FileNotFoundError:
-        raise MapError(f"{name}: no such map file") from None
-    except IsADirectoryError:
-        raise MapError(f"{name}: is a directory, not a map file") from None
     except UnicodeDecodeError as exc:
         raise MapError(f"{name}: not UTF-8 ({exc.reason})") from None
     except OSError as exc:
-        raise MapError(f"{name}: cannot read the map file: {exc.strerror}") from None
+        why = _UNREADABLE.get(type(exc), f"cannot read the map file: {exc.strerror}")
+        raise MapError(f"{name}: {why}") from None
+
+
+# why a map file cannot be read, by the OSError opening it raised (else its strerror)
+_UNREADABLE: dict[type[OSError], str] = {
+    FileNotFoundError: "no such map file",
+    IsADirectoryError: "is a directory, not a map file",
+}

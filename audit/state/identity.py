@@ -44,7 +44,7 @@ _NOT_GIVEN: Final = object()  # an option one side does not set
 def _show(name: str, value: Any) -> str:
     if value is _NOT_GIVEN:
         return "not given"
-    if name.endswith("_ms") and isinstance(value, int | float) and not isinstance(value, bool):
+    if name.endswith("_ms") and type(value) in (int, float):  # (JSON values: a bool is not)
         value = value / 1000  # shown in seconds, as the flag takes it
     if isinstance(value, float) and value.is_integer():
         value = int(value)
