@@ -149,33 +149,33 @@ class Audit:
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
-        if mode == "crawl":
-            self.recorder.roll_up()  # the `rollup` records (contracts/nights.md 5)
         self.progress = progress or NoProgress()
         self.outcomes: list[dict[str, Any]] = []
         self._hooks = hooks
         self._on_entry = on_entry
         self._on_sitemap = on_sitemap
         self._url_check: Callable[[Any], Any] | None = None  # --cluster: ClusterCheck
-        # --intent: the run's plan, read (and checked) before anything is requested (or as
-        # the caller read it: CrawlRun reads it before the --state store is opened)
-        if intent is None and config.intent and mode == "crawl":
-            intent = _intent_run(config, self.jobs)
-        self.intent = intent
-        if self.intent is not None:
-            self.recorder.add_sink(self.intent.observe)
         self._render: Any = None  # --render: the run's RenderSession (one browser)
-        if config.render is not None and mode == "crawl":
-            from audit.features.render import RenderSession  # no browser is started here
+        if mode == "crawl":
+            self.recorder.roll_up()  # the `rollup` records (contracts/nights.md 5)
+            # --intent: the run's plan, read (and checked) before anything is requested (or
+            # as the caller read it: CrawlRun reads it before the --state store is opened)
+            if intent is None and config.intent:
+                intent = _intent_run(config.intent, config, self.jobs)
+            if config.render is not None:
+                from audit.features.render import RenderSession  # no browser is started here
 
-            if config.cluster:
-                raise TargetError(
-                    "--cluster does not run --render yet (it reads pages with --page-checks); "
-                    "drop one of them"
-                )
-            if not config.page_checks:  # --render turns on --page-checks
+                if config.cluster:
+                    raise TargetError(
+                        "--cluster does not run --render yet (it reads pages with "
+                        "--page-checks); drop one of them"
+                    )
+                # --render turns on --page-checks
                 self.config = config = replace(config, page_checks=True)
-            self._render = RenderSession(config)  # no browser: one line, exit 2
+                self._render = RenderSession(config)  # no browser: one line, exit 2
+        self.intent = intent
+        if intent is not None:
+            self.recorder.add_sink(intent.observe)
         if self.config.cluster:
             from audit.cluster.spec import check_config  # imports no Dask
 
@@ -188,33 +188,36 @@ class Audit:
         try:
             if self._render is not None:
                 await self._render.probe()  # before the first request
-            await self._run_cluster_or_not()
+            if not self.config.cluster:
+                await self._run_targets()
+            else:
+                from audit.cluster.driver import Cluster  # Dask: only when a run asks for it
+
+                async with Cluster(self.config) as cluster:
+                    self._url_check = cluster.url_check
+                    self.config = cluster.driver_config(self.config)
+                    await self._run_targets()
+            if self._after is not None:
+                await self._after(self)
         finally:
             if self._render is not None:
                 await self._render.close()
 
-    async def _run_cluster_or_not(self) -> None:
-        if not self.config.cluster:
-            await self._run_targets()
-            await self._after_targets()
-            return
-        from audit.cluster.driver import Cluster  # Dask: only when a run asks for it
-
-        async with Cluster(self.config) as cluster:
-            self._url_check = cluster.url_check
-            self.config = cluster.driver_config(self.config)
-            await self._run_targets()
-        await self._after_targets()
-
-    async def _after_targets(self) -> None:
-        if self._after is not None:
-            await self._after(self)
-
     async def _run_targets(self) -> None:
-        """Every target at once, on one pipeline: its outcomes in the targets' order."""
+        """Every target at once, on one pipeline: its outcomes in the targets' order. The
+        caller's hooks are made once (the run's own are audit.features.builtin's), after
+        --intent's (it reads their indexability; the caller's --state stores what it adds).
+        The intent hook requests the exact rows no target listed."""
         from audit.features.builtin import builtin_hooks
         from audit.pipeline.runner import run_targets  # loads the HTTP stack: only to run
 
+        hooks = builtin_hooks(self.config, self.mode, self._render)
+        if self.intent is not None:
+            from audit.features.intent import IntentHook
+
+            hooks.append(IntentHook(self.intent))
+        if self._hooks is not None:
+            hooks.extend(self._hooks())
         self.outcomes = [{} for _ in self.jobs]
         await run_targets(
             self.jobs,
@@ -225,21 +228,9 @@ class Audit:
             self.outcomes,
             on_entry=self._on_entry,
             on_sitemap=self._on_sitemap,
-            hooks=[*builtin_hooks(self.config, self.mode, self._render), *self._hooks_for_target()],
+            hooks=hooks,
             url_check=self._url_check,
         )
-
-    def _hooks_for_target(self) -> list[Hook]:
-        """The caller's hooks for the run, made once (the run's own are
-        audit.features.builtin's), after --intent's (it reads their indexability; the caller's
-        --state stores what it adds). The intent hook requests the exact rows no target
-        listed."""
-        own: list[Hook] = []
-        if self.intent is not None:
-            from audit.features.intent import IntentHook
-
-            own.append(IntentHook(self.intent))
-        return own + (list(self._hooks()) if self._hooks is not None else [])
 
     @property
     def fatal(self) -> list[str]:
@@ -288,7 +279,7 @@ class CrawlRun:
         check_config_options(config)
         jobs = check_targets(names, mode)  # every target before anything is opened
         # --intent read once, before the state (a malformed file: one line, FILE:LINE)
-        self._intent = _intent_run(config, jobs) if config.intent else None
+        self._intent = _intent_run(config.intent, config, jobs) if config.intent else None
         check_notify(opts)
         check_state(config, opts)
         self.targets, self.mode, self.options = names, mode, opts
@@ -296,7 +287,6 @@ class CrawlRun:
         self.progress = progress
         self.indexnow = IndexNow.of(opts)
         self.audit: Audit | None = None
-        self._closed = False
         self.snapshot = take_snapshot(opts)  # before the run replaces the previous one
         self.store: Any = None
         if opts.state:
@@ -341,9 +331,9 @@ class CrawlRun:
     def close_state(self, *, interrupted: bool) -> None:
         """Close the --state store (once): only a run that went through to the end, every
         target audited, is the base of an incremental one."""
-        if self.store is None or self._closed:
+        if self.store is None:
             return
-        self._closed = True
+        # (closing twice is a no-op: StateStore.close closes once)
         done = not interrupted and self.audit is not None and not self.audit.fatal
         self.store.close(complete=done)
 
@@ -355,25 +345,25 @@ class CrawlRun:
     @property
     def replayed(self) -> int:
         """URLs a resumed run did not request again (already checked before the crash)."""
-        return int(self.store.replayed) if self.store is not None else 0
+        return int(getattr(self.store, "replayed", 0))  # 0 without a store
 
     @property
     def state_path(self) -> str | None:
         return None if self.store is None else str(self.store.path)
 
 
-def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
-    """The run's --intent plan, its path rows scoped to the TARGETs' origins (a local
-    file's is --base-url's); IntentError (one line, FILE:LINE) for a malformed file."""
+def _intent_run(path: str, config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
+    """The run's --intent plan (the file `path`), its path rows scoped to the TARGETs'
+    origins (a local file's is --base-url's); IntentError (one line, FILE:LINE) for a
+    malformed file."""
     from audit.features.intent import IntentRun
     from audit.rules.intent import IntentError, load_intent
 
-    assert config.intent is not None
     origins = [value for kind, value in jobs if kind != "file"]
-    if config.base_url and any(kind == "file" for kind, _ in jobs):
+    if config.base_url and len(origins) < len(jobs):  # a local file among the targets
         origins.append(config.base_url)
     try:
-        plan = load_intent(config.intent)
+        plan = load_intent(path)
     except IntentError as exc:
         raise TargetError(str(exc)) from None
     return IntentRun(plan.scoped(origins))
@@ -385,19 +375,21 @@ def check_targets(targets: str | Sequence[str], mode: str) -> list[tuple[str, st
     names = [targets] if isinstance(targets, str) else list(targets)
     if not names:
         raise TargetError("no target to audit")
-    return [_classified(target, mode) for target in names]
+    jobs = []
+    for target in names:
+        kind, value = classify_target(target)
+        if kind == "site" and mode in _NOT_A_SITE:
+            raise TargetError(f"{target}: a site root; {_NOT_A_SITE[mode]}")
+        jobs.append((kind, value))
+    return jobs
 
 
-def _classified(target: str, mode: str) -> tuple[str, str]:
-    kind, value = classify_target(target)
-    if mode == "validate" and kind == "site":
-        raise TargetError(
-            f"{target}: a site root; validate takes a sitemap URL or file "
-            "(use `sitemap-audit discover` to find them, or `sitemap-audit crawl`)"
-        )
-    if mode == "inspect" and kind == "site":
-        raise TargetError(f"{target}: a site root; inspect takes a sitemap URL or file")
-    return kind, value
+# the modes that take no site root, and what they take instead
+_NOT_A_SITE = {
+    "validate": "validate takes a sitemap URL or file (use `sitemap-audit discover` to find "
+    "them, or `sitemap-audit crawl`)",
+    "inspect": "inspect takes a sitemap URL or file",
+}
 
 
 def _config(options: dict[str, Any]) -> CrawlConfig:
@@ -451,7 +443,7 @@ async def _audit(
     finally:
         run.close_state(interrupted=interrupted)
     result.notify_errors = await asyncio.to_thread(run.notify)  # blocking sends, off the loop
-    if result.fatal and len(result.fatal) == len(run.targets):
+    if len(result.fatal) == len(run.targets):  # check_targets refuses an empty list
         # not one target could be audited: that is an error, not a passing Result (the
         # summary record already went to on_record)
         raise TargetError("; ".join(result.fatal))
@@ -536,7 +528,7 @@ async def migrate_async(
     """A migration check (every old URL on the new site) in the running loop."""
     extra = {key: options.pop(key, None) for key in ("map", "new_sitemap")}
     for key, value in extra.items():
-        if value is not None and not isinstance(value, str):
+        if not isinstance(value, str | None):
             raise TypeError(f"{key}: expected a string, got {value!r}")
     opts = split_options(options, "migrate")
     run = MigrateRun(old, new, _config(options), opts, **extra)
@@ -577,10 +569,8 @@ def diff(old: str, new: str, out: TextIO, **options: Any) -> Any:
     for path in (old, new):
         if not Path(path).is_file():
             raise TargetError(f"{path}: no such report or state file")
-    drop, new_errors = options.pop("alert_drop", None), options.pop("alert_new_errors", None)
-    alerts = None
-    if drop is not None or new_errors is not None:
-        alerts = Alerts(drop_pct=drop, new_errors=new_errors)
+    # neither threshold given: Alerts() judges nothing, as no alerts at all
+    alerts = Alerts(options.pop("alert_drop", None), options.pop("alert_new_errors", None))
     try:
         return diff_reports(old, new, out, alerts=alerts, **options)
     except DiffError as exc:

@@ -92,19 +92,19 @@ KNOWN_AGENTS: Final[tuple[KnownAgent, ...]] = (
     ),
 )
 TIERS: Final = ("search", "ai-train", "ai-search", "ai-user")
-_BY_LOWER: Final = {a.token.lower(): a for a in KNOWN_AGENTS}
+# by the token in lower case: as the table spells it, and the User-Agent it is fetched with
+_TOKENS: Final = {a.token.lower(): a.token for a in KNOWN_AGENTS}
+_USER_AGENTS: Final = {a.token.lower(): a.user_agent for a in KNOWN_AGENTS}
 
 
 def canonical_token(token: str) -> str:
     """A token as the table spells it (`gptbot` -> `GPTBot`), else as given."""
-    known = _BY_LOWER.get(token.strip().lower())
-    return known.token if known is not None else token
+    return _TOKENS.get(token.strip().lower(), token)
 
 
 def user_agent_of(token: str) -> str | None:
     """The User-Agent string an agent is fetched with, or None (never fetched)."""
-    known = _BY_LOWER.get(token.strip().lower())
-    return known.user_agent if known is not None else None
+    return _USER_AGENTS.get(token.strip().lower())
 
 
 # RFC 9309 2.2.1: the product token a robots.txt group names (letters, `_` and `-`)
@@ -148,9 +148,18 @@ class _Splitter:
 
     def feed(self, ch: str) -> None:
         if ch == "(":
-            self._open()
+            if self.depth == 0:  # a comment opens
+                self._end_word()
+                self.buf = []
+            else:
+                self.buf.append("(")
+            self.depth += 1
         elif ch == ")" and self.depth > 0:
-            self._close()
+            self.depth -= 1
+            if self.depth == 0:  # the comment closes
+                self.comments.append(_items(self.buf))
+            else:
+                self.buf.append(")")
         elif self.depth:
             self.buf.append(ch)
         elif ch.isspace():
@@ -162,21 +171,6 @@ class _Splitter:
         self._end_word()
         if self.depth and self.buf:  # an unclosed comment still says what it says
             self.comments.append(_items(self.buf))
-
-    def _open(self) -> None:
-        if self.depth == 0:
-            self._end_word()
-            self.buf = []
-        else:
-            self.buf.append("(")
-        self.depth += 1
-
-    def _close(self) -> None:
-        self.depth -= 1
-        if self.depth == 0:
-            self.comments.append(_items(self.buf))
-        else:
-            self.buf.append(")")
 
     def _end_word(self) -> None:
         if self.word:
@@ -201,12 +195,6 @@ def _name(product: str) -> str | None:
     return name
 
 
-def _crawler_name(item: str) -> str | None:
-    """The product name of a comment item, unless it is a browser's word (`Gecko`)."""
-    name = _name(item)
-    return name if name is not None and name.lower() not in _NOT_CRAWLERS else None
-
-
 def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
     """`Googlebot/2.1` of `(compatible; Googlebot/2.1; +http://...)`: the item after it."""
     for items in comments:
@@ -215,27 +203,23 @@ def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
                 yield item
 
 
-def _is_versioned(item: str) -> bool:
-    """A product with a version (`Applebot/0.1`), not a `+http://...` link."""
-    return "/" in item and not item.startswith("+") and "://" not in item
-
-
-def _versioned(comments: list[list[str]]) -> Iterator[str]:
-    """`Applebot/0.1` of `(Applebot/0.1; +http://...)`: versioned products in comments."""
-    return (item for items in comments for item in items if _is_versioned(item))
-
-
 def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
     """The crawler the comments name: after `compatible` first, else a versioned product;
     else the product after a `compatible;` that stands outside parentheses (OpenAI's
     `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`)."""
     bare = [_items(list(" ".join(products)))]  # the products, `;`-separated like a comment
-    candidates = itertools.chain(
-        _after_compatible(comments), _versioned(comments), _after_compatible(bare)
+    # a product with a version (`Applebot/0.1` of `(Applebot/0.1; +http://...)`), not a
+    # `+http://...` link
+    versioned = (
+        item
+        for items in comments
+        for item in items
+        if "/" in item and not item.startswith("+") and "://" not in item
     )
+    candidates = itertools.chain(_after_compatible(comments), versioned, _after_compatible(bare))
     for item in candidates:
-        name = _crawler_name(item)
-        if name is not None:
+        name = _name(item)  # a product name, unless it is a browser's word (`Gecko`)
+        if name is not None and name.lower() not in _NOT_CRAWLERS:
             return name
     return None
 
@@ -249,25 +233,16 @@ def robots_token(user_agent: str, robots_agent: str | None = None) -> str:
     comment (`Googlebot` of `Mozilla/5.0 (compatible; Googlebot/2.1; +http://...)`), and
     `Mozilla` only when no crawler is named. Never empty: `*` for an empty string.
     """
-    if robots_agent is not None and robots_agent.strip():
-        return robots_agent.strip()
-    return _token_of(user_agent)
-
-
-def _token_of(user_agent: str) -> str:
-    """`robots_token` without `--robots-agent`."""
+    if token := (robots_agent or "").strip():
+        return token
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
     if first is None or first.lower() == "mozilla":
         crawler = _crawler_in(comments, products)
         if crawler is not None:
             return crawler
-    return first if first is not None else _first_word(user_agent)
-
-
-def _first_word(user_agent: str) -> str:
-    """What precedes the first `/` of a string no product could be read from, else `*`."""
-    return user_agent.strip().split("/", 1)[0].strip() or "*"
+    # no product read: what precedes the first `/`, else `*`
+    return first if first is not None else user_agent.strip().split("/", 1)[0].strip() or "*"
 
 
 def is_product_token(text: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from difflib import get_close_matches
 from typing import Any
@@ -186,6 +186,9 @@ _RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
     "cluster_batch": _AT_LEAST_1,
     "max_pages": _AT_LEAST_1,
     "max_depth": _AT_LEAST_0,
+    # the run options of audit.front.options.RunOptions, checked by check_fields too
+    "budget": _AT_LEAST_1,
+    "dropped_max": _NOT_NEGATIVE,
 }
 _TEXTS = ("include", "exclude", "include_sitemap", "exclude_sitemap", "agents")
 
@@ -213,16 +216,21 @@ def config_from_options(options: dict[str, Any]) -> CrawlConfig:
                 f"rate: {rate!r} is neither a number of requests per second nor 'unlimited'"
             )
         given["rate"] = math.inf
-    for key in _TEXTS:
-        value = given.get(key)
-        if isinstance(value, str):
-            given[key] = (value,)
-        elif isinstance(value, list):
-            given[key] = tuple(value)
+    as_tuples(given, _TEXTS)
     return check_config(CrawlConfig(**given))
 
 
-# what an option of each other type must hold: (the test, what the message expects)
+def as_tuples(given: dict[str, Any], keys: Iterable[str]) -> None:
+    """A caller's list options (`keys` of `given`) as tuples, in place: a single string is
+    that one item, a list its items."""
+    for key in keys:
+        value = given.get(key)
+        if isinstance(value, str | list):
+            given[key] = tuple([value] if isinstance(value, str) else value)
+
+
+# what an option of each other type must hold: (the test, what the message expects); a
+# caller's options of tuple type are `tuple_words` (the command line's are lists)
 _HOLDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "bool": (lambda v: isinstance(v, bool), "True or False"),
     "str": (lambda v: isinstance(v, str), "a string"),
@@ -236,8 +244,16 @@ _HOLDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 def check_config(config: CrawlConfig) -> CrawlConfig:
     """`config` when every numeric and switch option has a value of its type and range, else a
     one-line TypeError or ValueError naming the option."""
-    for f in fields(config):
-        value = getattr(config, f.name)
+    check_fields(config)
+    return config
+
+
+def check_fields(options: Any, tuple_words: str = "a tuple of strings") -> None:
+    """A one-line TypeError or ValueError naming the first field of the dataclass `options`
+    whose value is not of its type (numbers: and range, _RANGES); `tuple_words` is what a
+    message calls a tuple of strings."""
+    for f in fields(options):
+        value = getattr(options, f.name)
         kind = str(f.type)
         if value is None and kind.endswith("| None"):
             continue
@@ -245,18 +261,24 @@ def check_config(config: CrawlConfig) -> CrawlConfig:
         if base in ("int", "float"):
             _check_number(f.name, value, base)
         elif base in _HOLDS and not _HOLDS[base][0](value):
-            raise TypeError(f"{f.name}: expected {_HOLDS[base][1]}, got {value!r}")
-    return config
+            what = tuple_words if base == "tuple[str, ...]" else _HOLDS[base][1]
+            raise TypeError(f"{f.name}: expected {what}, got {value!r}")
+
+
+# what a numeric option of each type must be, and how a message names it (never a bool)
+_NUMBERS: dict[str, tuple[Any, str]] = {
+    "int": (int, "an integer"),
+    "float": (int | float, "a number"),
+}
+_ANY_NUMBER = ("", lambda v: True)  # an option without a range
 
 
 def _check_number(name: str, value: Any, kind: str) -> None:
-    integer = kind == "int"
-    if isinstance(value, bool) or not isinstance(value, int if integer else int | float):
-        raise TypeError(
-            f"{name}: expected {'an integer' if integer else 'a number'}, got {value!r}"
-        )
+    accepted, what = _NUMBERS[kind]
+    if isinstance(value, bool) or not isinstance(value, accepted):
+        raise TypeError(f"{name}: expected {what}, got {value!r}")
     if math.isnan(value):
         raise ValueError(f"{name}: not a number")
-    rule = _RANGES.get(name)
-    if rule is not None and not rule[1](value):
-        raise ValueError(f"{name}: {rule[0]}, got {value!r}")
+    words, within = _RANGES.get(name, _ANY_NUMBER)
+    if not within(value):
+        raise ValueError(f"{name}: {words}, got {value!r}")

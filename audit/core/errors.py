@@ -81,26 +81,17 @@ class FetchError(AuditError):
 
 
 _RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
-_CONNECT_ERRNOS = frozenset(
-    {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
+# An OSError's kind (a row's None) by its class, the most specific first; else by its errno
+_OS_KINDS: Final[tuple[tuple[tuple[type[BaseException], ...], FetchErrorKind], ...]] = (
+    ((socket.gaierror,), "dns"),
+    ((ssl.SSLError, ssl.CertificateError), "tls"),
+    ((ConnectionResetError, BrokenPipeError, ConnectionAbortedError), "reset"),
 )
-
-
-def _detail(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())  # one line, whatever the library put in
-    return text or type(exc).__name__
-
-
-def _os_kind(exc: OSError) -> FetchErrorKind:
-    if isinstance(exc, socket.gaierror):
-        return "dns"
-    if isinstance(exc, ssl.SSLError | ssl.CertificateError):
-        return "tls"
-    if isinstance(exc, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
-        return "reset"
-    if exc.errno in _RESET_ERRNOS:
-        return "reset"
-    return "connect"
+# aiohttp's connector errors say what failed by their OS error's kind (else: cannot connect)
+_CONNECTOR: Final = {
+    "dns": "DNS lookup failed for {host}: {detail}",
+    "tls": "TLS error for {url}: {detail}",
+}
 
 
 def translate_exception(exc: BaseException, url: str) -> FetchError:
@@ -108,55 +99,53 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
 
     Order matters: aiohttp's timeout errors subclass asyncio.TimeoutError and its
     connection errors subclass OSError, and its TLS errors subclass both its connector
-    error and ssl.SSLError, so the most specific classes are tested first.
+    error and ssl.SSLError, so the rows below test the most specific classes first; the
+    first row whose classes `exc` is an instance of says the message and the kind (None:
+    the kind of the OS error underneath).
     """
     if isinstance(exc, FetchError):
         return exc
     import aiohttp  # here, not at the top: a local `validate` never loads the HTTP stack
 
-    kind: FetchErrorKind
-    # aiohttp.ServerTimeoutError (and ConnectionTimeoutError, SocketTimeoutError) subclass
-    # asyncio.TimeoutError, which is the builtin TimeoutError on 3.11 (an OSError).
-    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
-        return FetchError(f"timed out requesting {url}", kind="timeout", url=url)
-    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError | ssl.CertificateError):
+    connector = aiohttp.ClientConnectorError
+    rows: tuple[tuple[tuple[type[BaseException], ...], str, FetchErrorKind | None], ...] = (
+        # aiohttp.ServerTimeoutError (and ConnectionTimeoutError, SocketTimeoutError)
+        # subclass asyncio.TimeoutError, which is the builtin TimeoutError on 3.11 (an OSError)
+        (
+            (asyncio.TimeoutError, aiohttp.ServerTimeoutError),
+            "timed out requesting {url}",
+            "timeout",
+        ),
         # before ClientConnectorError: aiohttp's TLS errors subclass it
-        return FetchError(f"TLS error for {url}: {_detail(exc)}", kind="tls", url=url)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        os_error = exc.os_error
-        kind = _os_kind(os_error)
-        if kind == "dns":
-            return FetchError(
-                f"DNS lookup failed for {exc.host}: {_detail(os_error)}", kind="dns", url=url
-            )
-        if kind == "tls":
-            return FetchError(f"TLS error for {url}: {_detail(os_error)}", kind="tls", url=url)
-        return FetchError(
-            f"cannot connect to {exc.host}:{exc.port}: {_detail(os_error)}",
-            kind="reset" if kind == "reset" else "connect",
-            url=url,
-        )
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return FetchError(f"server closed the connection for {url}", kind="reset", url=url)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return FetchError(
-            f"response body broken off for {url}: {_detail(exc)}", kind="reset", url=url
-        )
-    if isinstance(exc, aiohttp.ClientOSError):
-        kind = _os_kind(exc)
-        return FetchError(f"network error for {url}: {_detail(exc)}", kind=kind, url=url)
-    if isinstance(exc, aiohttp.ServerFingerprintMismatch):
-        return FetchError(f"TLS fingerprint mismatch for {url}", kind="tls", url=url)
-    if isinstance(exc, aiohttp.InvalidURL):
-        return FetchError(f"cannot request {url}: invalid URL", kind="other", url=url)
-    if isinstance(exc, aiohttp.ClientResponseError):
+        (
+            (aiohttp.ClientSSLError, ssl.SSLError, ssl.CertificateError),
+            "TLS error for {url}: {detail}",
+            "tls",
+        ),
+        ((connector,), "cannot connect to {host}:{port}: {detail}", None),
+        ((aiohttp.ServerDisconnectedError,), "server closed the connection for {url}", "reset"),
+        ((aiohttp.ClientPayloadError,), "response body broken off for {url}: {detail}", "reset"),
+        ((aiohttp.ClientOSError,), "network error for {url}: {detail}", None),
+        ((aiohttp.ServerFingerprintMismatch,), "TLS fingerprint mismatch for {url}", "tls"),
+        ((aiohttp.InvalidURL,), "cannot request {url}: invalid URL", "other"),
         # malformed status line, oversized headers and the like
-        return FetchError(f"bad HTTP response from {url}: {_detail(exc)}", kind="other", url=url)
-    if isinstance(exc, aiohttp.ClientConnectionError):
-        return FetchError(f"connection error for {url}: {_detail(exc)}", kind="connect", url=url)
-    if isinstance(exc, aiohttp.ClientError):
-        return FetchError(f"HTTP error for {url}: {_detail(exc)}", kind="other", url=url)
-    if isinstance(exc, OSError):
-        kind = _os_kind(exc)
-        return FetchError(f"network error for {url}: {_detail(exc)}", kind=kind, url=url)
-    return FetchError(f"request to {url} failed: {_detail(exc)}", kind="other", url=url)
+        ((aiohttp.ClientResponseError,), "bad HTTP response from {url}: {detail}", "other"),
+        ((aiohttp.ClientConnectionError,), "connection error for {url}: {detail}", "connect"),
+        ((aiohttp.ClientError,), "HTTP error for {url}: {detail}", "other"),
+        ((OSError,), "network error for {url}: {detail}", None),
+        ((BaseException,), "request to {url} failed: {detail}", "other"),
+    )
+    types, template, kind = next(row for row in rows if isinstance(exc, row[0]))
+    # a connector error (not a TLS one) is judged by the OS error it wraps, named by its host
+    cause = getattr(exc, "os_error", exc) if types == (connector,) else exc
+    by_errno: FetchErrorKind = (
+        "reset" if getattr(cause, "errno", None) in _RESET_ERRNOS else "connect"
+    )
+    by_class = (k for t, k in _OS_KINDS if isinstance(cause, t))
+    found = kind if kind is not None else next(by_class, by_errno)
+    if types == (connector,):
+        template = _CONNECTOR.get(found, template)
+    host, port = getattr(exc, "host", ""), getattr(exc, "port", "")
+    detail = " ".join(str(cause).split()) or type(cause).__name__  # one line, whatever it said
+    message = template.format(url=url, detail=detail, host=host, port=port)
+    return FetchError(message, kind=found, url=url)

@@ -7,6 +7,7 @@ loop without importing the pipeline; the front door and the CLI run audits on it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 
@@ -22,12 +23,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     For `asyncio.Runner(loop_factory=new_event_loop)`; library callers keep their own loop.
     """
     if not os.environ.get(NO_UVLOOP_ENV):
-        try:
-            uvloop = importlib.import_module("uvloop")
-        except ImportError:
-            pass
-        else:
-            loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        with contextlib.suppress(ImportError):
+            loop: asyncio.AbstractEventLoop = importlib.import_module("uvloop").new_event_loop()
             return loop
     return asyncio.new_event_loop()
 

@@ -59,10 +59,8 @@ def revalidated(stored: Evidence, answer: FetchResult) -> Evidence:
     where the 304 has them, every other header and the page facts kept; the 304's own
     timing (a field that describes the run, not the site)."""
     fresh = {name: value for name, value in answer.headers if name in _VALIDATORS}
-    headers = stored.result.headers
-    if fresh:
-        kept = tuple((k, v) for k, v in headers if k not in fresh)
-        headers = kept + tuple(fresh.items())
+    kept = tuple((k, v) for k, v in stored.result.headers if k not in fresh)
+    headers = kept + tuple(fresh.items())
     result = replace(stored.result, headers=headers, elapsed_ms=answer.elapsed_ms, attempts=1)
     return Evidence(result, stored.facts, "304")
 
@@ -77,7 +75,7 @@ def fetch_to(result: FetchResult) -> dict[str, Any]:
 
 def fetch_from(data: dict[str, Any]) -> FetchResult:
     """The FetchResult of `fetch_to`'s data."""
-    headers = tuple((k, v) for k, v in data["headers"])
+    headers = tuple(map(tuple, data["headers"]))
     redirects = tuple(Hop(url, status) for url, status in data["redirects"])
     return FetchResult(**{**data, "headers": headers, "redirects": redirects})
 
@@ -93,8 +91,8 @@ def encode_evidence(evidence: Evidence) -> str:
     )
 
 
-def decode_evidence(text: str) -> Evidence | None:
-    """The evidence of `encode_evidence`'s text; None for '' (none stored) or text that is
+def decode_evidence(text: str | None) -> Evidence | None:
+    """The evidence of `encode_evidence`'s text; None for '' or None (none stored) or text that is
     not evidence (a state written by another version: the URL is then asked in full)."""
     if not text:
         return None
@@ -102,19 +100,15 @@ def decode_evidence(text: str) -> Evidence | None:
         data = json.loads(text)
         plain = data["result"]
         plain["body_head"] = plain.get("body_head", "").encode("latin-1")
-        facts = data.get("facts")
-        return Evidence(
-            fetch_from(plain),
-            _tuples(facts) if facts is not None else None,
-            data.get("seen", "answer"),
-        )
+        return Evidence(fetch_from(plain), _tuples(data.get("facts")), data.get("seen", "answer"))
     except (ValueError, KeyError, TypeError):
         return None
 
 
 def _tuples(value: Any) -> Any:
     """JSON arrays back to the tuples a facts outcome is made of (PageFacts holds tuples
-    of tuples; a list where a tuple was would compare unequal and be unhashable)."""
+    of tuples; a list where a tuple was would compare unequal and be unhashable); None
+    (no facts) stays None."""
     if isinstance(value, list):
         return tuple(_tuples(v) for v in value)
     return value

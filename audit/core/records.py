@@ -6,6 +6,7 @@ jsonl format in DESIGN.md.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -66,16 +67,13 @@ def finding(
     fields: dict[str, Any] | None = None,
 ) -> Finding:
     """Build a Finding with the severity RULES.md gives its code (and its own `fields`)."""
-    if url is not None and len(url) > MAX_REPORTED_URL:
+    if url is not None:
         url = clip_url(url)
-    severity = _SEVERITIES.get(code)
-    if severity is None:
-        severity = _SEVERITIES[code] = _severity_of(code)
-    return Finding(code, severity, message, sitemap, line, url, column, fields)
+    return Finding(code, _severity(code), message, sitemap, line, url, column, fields)
 
 
-# code -> severity, filled on first use: a dict lookup is cheaper than codes' table walk
-_SEVERITIES: dict[str, Severity] = {}
+# code -> severity, kept from the first use: a cache lookup is cheaper than codes' table walk
+_severity = functools.cache(_severity_of)
 
 
 # --- entries, as the streaming parser emits them ---------------------------

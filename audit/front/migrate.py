@@ -141,4 +141,4 @@ class MigrateRun:
     @property
     def replayed(self) -> int:
         """Old URLs a resumed run did not request again."""
-        return int(self.store.replayed) if self.store is not None else 0
+        return int(getattr(self.store, "replayed", 0))  # 0 without a store

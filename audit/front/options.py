@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from audit.core.codes import CODES
-from audit.core.config import DEFAULT_DROPPED_MAX, MAX_RENDER_TABS, CrawlConfig
+from audit.core.config import (
+    DEFAULT_DROPPED_MAX,
+    MAX_RENDER_TABS,
+    CrawlConfig,
+    as_tuples,
+    check_fields,
+)
 from audit.core.errors import AuditError
 
 __all__ = [
@@ -90,46 +96,16 @@ def split_options(options: dict[str, Any], mode: str) -> RunOptions:
     for key in given:
         if key not in allowed:
             raise TypeError(f"{key!r} is an option of crawl, not of {mode}")
-    for key in ("notify", "ignore"):
-        if isinstance(given.get(key), str):
-            given[key] = (given[key],)
-        elif isinstance(given.get(key), list):
-            given[key] = tuple(given[key])
+    as_tuples(given, ("notify", "ignore"))
     if isinstance(given.get("state"), Path):
         given["state"] = str(given["state"])
     opts = RunOptions(**given)
-    _check_types(opts)
+    check_fields(opts, "a list of strings")
+    if opts.notify_on is not None and opts.notify_on not in NOTIFY_LEVELS:
+        raise ValueError(f"notify_on: one of {', '.join(NOTIFY_LEVELS)}, got {opts.notify_on!r}")
     if opts.ignore:
         check_codes(opts.ignore)
     return opts
-
-
-# each kind of run option: what accepts a value of it, and how a message names it
-_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "bool": (lambda v: isinstance(v, bool), "True or False"),
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "tuple[str, ...]": (
-        lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
-        "a list of strings",
-    ),
-}
-
-
-def _check_types(opts: RunOptions) -> None:
-    for f in fields(opts):
-        value, kind = getattr(opts, f.name), str(f.type)
-        if value is None and kind.endswith("| None"):
-            continue
-        accepts, what = _KINDS[kind.removesuffix(" | None")]
-        if not accepts(value):
-            raise TypeError(f"{f.name}: expected {what}, got {value!r}")
-    if opts.budget is not None and opts.budget < 1:
-        raise ValueError(f"budget: must be at least 1, got {opts.budget!r}")
-    if opts.dropped_max < 0:
-        raise ValueError(f"dropped_max: must be 0 or more, got {opts.dropped_max!r}")
-    if opts.notify_on is not None and opts.notify_on not in NOTIFY_LEVELS:
-        raise ValueError(f"notify_on: one of {', '.join(NOTIFY_LEVELS)}, got {opts.notify_on!r}")
 
 
 def check_codes(codes: Iterable[str]) -> list[str]:
@@ -258,14 +234,22 @@ def check_config_options(config: CrawlConfig) -> None:
                 raise OptionError(f"{opt} {pat!r}: not a valid regular expression: {exc}") from exc
 
 
+def _refuse_given(given: Iterable[tuple[str, object]], message: str) -> None:
+    """OptionError `message` (a format of one field) for the first flag given, in order."""
+    for flag, value in given:
+        if value:
+            raise OptionError(message.format(flag))
+
+
 def check_indexnow(opts: RunOptions) -> None:
     if opts.indexnow is None:
-        for flag, given in (
-            ("--indexnow-endpoint", opts.indexnow_endpoint is not None),
-            ("--dry-run", opts.dry_run),
-        ):
-            if given:
-                raise OptionError(f"{flag} needs --indexnow KEY")
+        _refuse_given(
+            (
+                ("--indexnow-endpoint", opts.indexnow_endpoint is not None),
+                ("--dry-run", opts.dry_run),
+            ),
+            "{} needs --indexnow KEY",
+        )
         return
     from audit.rules.urls import is_absolute_http
     from audit.state.indexnow import check_key
@@ -298,22 +282,24 @@ def check_notify(opts: RunOptions) -> None:
 
 def check_state(config: CrawlConfig, opts: RunOptions) -> None:
     if not opts.state:
-        for flag, given in (
-            ("fresh", opts.fresh),
-            ("changed_only", opts.changed_only),
-            ("budget", opts.budget),
-        ):
-            if given:
-                raise OptionError(f"--{flag.replace('_', '-')} needs --state PATH")
+        _refuse_given(
+            (
+                ("--fresh", opts.fresh),
+                ("--changed-only", opts.changed_only),
+                ("--budget", opts.budget),
+            ),
+            "{} needs --state PATH",
+        )
         return
     if opts.budget:
-        for name, value in (
-            ("--changed-only", opts.changed_only),
-            ("--links", config.links),
-            ("--max-urls", config.max_urls),
-        ):
-            if value:
-                raise OptionError(f"--budget cannot be used with {name}")
+        _refuse_given(
+            (
+                ("--changed-only", opts.changed_only),
+                ("--links", config.links),
+                ("--max-urls", config.max_urls),
+            ),
+            "--budget cannot be used with {}",
+        )
     if opts.changed_only and config.links:
         # the link crawl needs every page's links: nothing may be carried unread
         raise OptionError(

@@ -140,16 +140,14 @@ class MigrationStats:
     def add(self, verdict: Verdict, old_url: str, *, direct: bool, intent: bool = False) -> None:
         self.outcomes[verdict.outcome] += 1
         self.intent_rows += intent
-        if verdict.outcome == "ok" and direct:
-            self.ok_direct += 1
+        self.ok_direct += verdict.outcome == "ok" and direct
         if verdict.outcome == "to-homepage" and len(self.home_examples) < _EXAMPLES:
             self.home_examples.append(old_url)
 
     def add_replayed(self, record: dict[str, Any]) -> None:
         """A url or finding record replayed from --state (judged before a resumed run's
         crash): counted as its first delivery was."""
-        if record.get("code") == "migrate-not-in-new-sitemap":
-            self.not_in_new_sitemap += 1
+        self.not_in_new_sitemap += record.get("code") == "migrate-not-in-new-sitemap"
         outcome = record.get("outcome")
         if record.get("type") == "url" and outcome in RANK:
             self.add(
@@ -237,8 +235,7 @@ class NewSitemapListing(Hook):
         loc = (entry.loc or "").strip()
         if entry.kind != "url" or not loc:
             return
-        if not self.listed.add(loc):
-            self.stats.new_sitemap_urls += 1
+        self.stats.new_sitemap_urls += not self.listed.add(loc)  # add: True when listed before
         origin = canonical_origin(loc)  # a new origin the sitemap lists URLs on (a few)
         if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
             self.origins.append(origin)
@@ -312,13 +309,23 @@ class MigrationCheck:
         result = await self._answer(job, checked)
         if result.status == 401 and not result.redirects:
             self.stats.asked_credentials(result.header("www-authenticate"))
+        # whether robots.txt allows where a 2xx landed after redirects (True otherwise)
+        landing_allowed = True
+        if (
+            result.status is not None
+            and 200 <= result.status < 300
+            and result.redirects
+            and canonical_origin(result.final_url) is not None
+        ):
+            landing = await self.ctx.robots_for(result.final_url)
+            landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
             job.url,
             result,
             new_origin=self.new_origin,
             expected=expected,
             agent_token=self.agent_token,
-            landing_allowed=await self._landing_allowed(result),
+            landing_allowed=landing_allowed,
         )
         record = url_record(result, sitemap=job.sitemap, line=job.line, lastmod=job.lastmod)
         if match is not None:
@@ -332,10 +339,16 @@ class MigrationCheck:
 
     def _expected_of(self, old_url: str, match: Match | None, extra: dict[str, Any]) -> str | None:
         """The old URL's expected new URL: its intent row's target, which beats the map's."""
-        if match is None or match.expected is None:
-            return self._expected(old_url, extra)
-        extra["expected"] = match.expected
-        return match.expected
+        if match is not None and match.expected is not None:
+            extra["expected"] = match.expected
+            return match.expected
+        # else the redirect map's target (noted in `extra`), or None
+        hit = self.redirect_map.expected(old_url) if self.redirect_map is not None else None
+        if hit is None:
+            self.stats.unmapped += self.redirect_map is not None
+            return None
+        extra["expected"], extra["map_line"] = hit
+        return hit[0]
 
     def _intent(
         self,
@@ -391,19 +404,6 @@ class MigrationCheck:
             job.evidence = Evidence(result)
         return result
 
-    def _expected(self, old_url: str, extra: dict[str, Any]) -> str | None:
-        """The redirect map's target of an old URL (noted in `extra`), or None."""
-        if self.redirect_map is None:
-            return None
-        hit = self.redirect_map.expected(old_url)
-        if hit is None:
-            self.stats.unmapped += 1
-            return None
-        expected, map_line = hit
-        extra["expected"] = expected
-        extra["map_line"] = map_line
-        return expected
-
     def _blocked(self, job: UrlJob, checked: str, extra: dict[str, Any]) -> None:
         """The new URL is disallowed by the new site's robots.txt: not requested."""
         verdict = Verdict(
@@ -421,18 +421,6 @@ class MigrationCheck:
             job.url, job.sitemap, job.line, job.lastmod, "blocked", extra=extra
         )
         self.ctx.deliver_checked(job, record, self._verdict(job, verdict, direct=False), None)
-
-    async def _landing_allowed(self, result: FetchResult) -> bool:
-        """Whether robots.txt allows where a 2xx landed after redirects (True otherwise)."""
-        if (
-            result.status is not None
-            and 200 <= result.status < 300
-            and result.redirects
-            and canonical_origin(result.final_url) is not None
-        ):
-            landing = await self.ctx.robots_for(result.final_url)
-            return landing.allowed(result.final_url)
-        return True
 
     def _check_listed(self, job: UrlJob, verdict: Verdict) -> list[Finding]:
         """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap
@@ -514,9 +502,9 @@ async def run_migrate(
     outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
     new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
-    # --intent in migrate: path rows apply to old URLs of any origin
-    intent_run = IntentRun(intent.scoped(None)) if intent is not None else None
-    if intent_run is not None:
+    intent_run: IntentRun | None = None
+    if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
+        intent_run = IntentRun(intent.scoped(None))
         recorder.add_sink(intent_run.observe)
     try:
         async with HttpClient(config) as client:

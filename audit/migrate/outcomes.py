@@ -7,11 +7,12 @@ requests the URLs and counts the outcomes is audit.migrate.auditor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urldefrag
 
 from audit.checks.response import noindex_directive
 from audit.core.records import FetchResult
 from audit.http.rewrite import canonical_origin
+from audit.migrate.redirect_map import path_query
 from audit.rules.urls import normalize_url
 
 __all__ = [
@@ -43,11 +44,6 @@ RANK = {o: i for i, o in enumerate(OUTCOMES)}
 _PERMANENT = frozenset({301, 308})
 
 
-def path_query(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
 def _norm(url: str) -> str:
     return normalize_url(urldefrag(url.strip())[0])
 
@@ -65,7 +61,7 @@ def chain_text(result: FetchResult) -> str:
     parts = [f"{h.url} ({h.status})" for h in result.redirects]
     status = result.status if result.status is not None else "no answer"
     last = f"{result.final_url} ({status})"
-    if not parts or parts[-1] != last:
+    if parts[-1:] != [last]:  # the final answer, unless it is the last hop already
         parts.append(last)
     return " -> ".join(parts)
 
@@ -145,17 +141,31 @@ def judge(
         )
         return Verdict("robots-blocked", (("migrate-robots-blocked", message),), final)
     found = [*_landing(case, matches), *_noindex(case), *_hops(case)]
-    return Verdict(_worst_outcome(found), tuple(found), final)
+    # the worst outcome that applies (the first of OUTCOMES), `ok` when none does
+    outcomes = (code.removeprefix("migrate-") for code, _ in found)
+    return Verdict(min(outcomes, key=RANK.__getitem__, default="ok"), tuple(found), final)
 
 
 def _failed_answer(case: _Case) -> Verdict | None:
-    """No usable 2xx answer: lost or not found; None when the answer is a 2xx."""
+    """No usable 2xx answer: lost (no answer, an error class, another status) or not found
+    (404 or 410, directly or at the end of its redirects); None when the answer is a 2xx."""
     result = case.result
     status = result.status
     if status is None or result.error_kind is not None:
-        return _no_answer(case)
+        why = result.error or result.error_kind or "no answer"
+        message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
+        return Verdict("lost", (("migrate-lost", message),))
     if status in (404, 410):
-        return _not_found(case, status)
+        where = (
+            f"{result.url} answers {status}"
+            if not result.redirects
+            else f"the redirects end in {case.chain}"
+        )
+        message = (
+            f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at "
+            "launch"
+        )
+        return Verdict("not-found", (("migrate-not-found", message),))
     if status == 401:  # the summary says once how to give credentials (credentials_note)
         message = (
             f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
@@ -170,34 +180,18 @@ def _failed_answer(case: _Case) -> Verdict | None:
     return None
 
 
-def _no_answer(case: _Case) -> Verdict:
-    """The new site gave no answer (or an error class): lost."""
-    result = case.result
-    why = result.error or result.error_kind or "no answer"
-    message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
-    return Verdict("lost", (("migrate-lost", message),))
-
-
-def _not_found(case: _Case, status: int) -> Verdict:
-    """The new site answers 404 or 410, directly or at the end of its redirects."""
-    result = case.result
-    where = (
-        f"{result.url} answers {status}"
-        if not result.redirects
-        else f"the redirects end in {case.chain}"
-    )
-    message = (
-        f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at launch"
-    )
-    return Verdict("not-found", (("migrate-not-found", message),))
-
-
 def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
     """Where the 2xx landed against where it should: the home page, or another page."""
     final, expected, chain = case.result.final_url, case.expected, case.chain
     to_home = _is_home(final) and not _is_home(case.old_url)
+    if expected is None and to_home:  # an old URL without an expected target
+        message = (
+            f"on the new site {chain}: it redirects to the home page; search engines "
+            "treat it as a soft 404: redirect it to its closest new page (or map it)"
+        )
+        return [("migrate-to-homepage", message)]
     if expected is None:
-        return _unmapped_landing(chain) if to_home else []
+        return []
     if matches:
         return []
     if to_home and not _is_home(expected):
@@ -209,15 +203,6 @@ def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
     what = "redirects to" if case.result.redirects else "answers 200 itself at"
     message = f"on the new site {chain}: it {what} {final}, not the expected {expected}; {case.fix}"
     return [("migrate-wrong-target", message)]
-
-
-def _unmapped_landing(chain: str) -> list[tuple[str, str]]:
-    """An old URL without an expected target that lands on the home page."""
-    message = (
-        f"on the new site {chain}: it redirects to the home page; search engines "
-        "treat it as a soft 404: redirect it to its closest new page (or map it)"
-    )
-    return [("migrate-to-homepage", message)]
 
 
 def _noindex(case: _Case) -> list[tuple[str, str]]:
@@ -254,12 +239,3 @@ def _hops(case: _Case) -> list[tuple[str, str]]:
             )
         )
     return found
-
-
-def _worst_outcome(found: list[tuple[str, str]]) -> str:
-    outcome = "ok"
-    for code, _ in found:
-        candidate = code.removeprefix("migrate-")
-        if RANK[candidate] < RANK[outcome]:
-            outcome = candidate
-    return outcome

@@ -30,9 +30,10 @@ from urllib.parse import urlsplit
 from audit.core.errors import TargetError
 from audit.rules.urls import normalize_url
 
-__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map"]
+__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
 
 _REGEX_PREFIXES = ("regex:", "~")
+_RULE_PREFIX = re.compile("|".join(map(re.escape, _REGEX_PREFIXES)))
 _BACKREF = re.compile(r"\\(?:(\d+)|g<([^>]*)>|(.))", re.DOTALL)
 
 
@@ -50,7 +51,8 @@ class Rule:
     on_path: bool  # matched against path+query instead of the whole URL
 
 
-def _path_query(url: str) -> str:
+def path_query(url: str) -> str:
+    """The path (`/` when empty) and `?query` of a URL: what a map row or a new origin keeps."""
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
@@ -95,46 +97,21 @@ class RedirectMap:
 
     def expected(self, old_url: str) -> tuple[str, int] | None:
         """The expected new URL of an old URL and the map line that says so, or None."""
+        path = path_query(old_url)
         if self._exact:
-            hit = self._exact.get(normalize_url(old_url))
-            if hit is None:
-                hit = self._exact.get(_path_query(old_url))
+            hit = self._exact.get(normalize_url(old_url)) or self._exact.get(path)
             if hit is not None:
                 return hit
-        return self._rule_hit(old_url)
-
-    def _rule_hit(self, old_url: str) -> tuple[str, int] | None:
-        """The first rule that matches and expands to an absolute URL, and its line."""
-        path: str | None = None
+        # else the first rule that matches and expands to an absolute URL, and its line
         for rule in self._rules:
-            if rule.on_path:
-                path = path if path is not None else _path_query(old_url)
-                m = rule.pattern.search(path)
-            else:
-                m = rule.pattern.search(old_url)
-            target = _expand(rule, m)
-            if target is not None:
+            m = rule.pattern.search(path if rule.on_path else old_url)
+            try:
+                target = m.expand(rule.template) if m is not None else ""
+            except (re.error, IndexError):  # checked at load time; kept for safety
+                continue
+            if _absolute(target):  # "": no match
                 return target, rule.line
         return None
-
-
-def _expand(rule: Rule, m: re.Match[str] | None) -> str | None:
-    """The rule's new URL for a match, or None (no match, or not an absolute URL)."""
-    if m is None:
-        return None
-    try:
-        target = m.expand(rule.template)
-    except (re.error, IndexError):  # checked at load time; kept for safety
-        return None
-    return target if _absolute(target) else None
-
-
-def _check_template(name: str, line: int, pattern: re.Pattern[str], template: str) -> None:
-    """Every backreference of the template names a group of the pattern."""
-    for m in _BACKREF.finditer(template):
-        problem = _backref_problem(pattern, *m.groups())
-        if problem is not None:
-            raise MapError(f"{name}:{line}: {problem}")
 
 
 def _backref_problem(
@@ -160,12 +137,6 @@ def _group_count_problem(pattern: re.Pattern[str], shown: str, number: int) -> s
     return None
 
 
-def _is_header(old: str, new: str) -> bool:
-    """A first row naming the columns (`old,new`, `Old URL,New URL`): neither cell is a URL,
-    a path or a rule."""
-    return not old.startswith(("/", *_REGEX_PREFIXES)) and "://" not in old + new
-
-
 def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
     """Parse the text lines of a map file (see the module docstring)."""
     result = RedirectMap(name)
@@ -179,7 +150,10 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
                 continue
             if first:
                 first = False
-                if _is_header(*cells):
+                # a first row naming the columns (`old,new`, `Old URL,New URL`): neither cell
+                # is a URL, a path or a rule
+                old, new = cells
+                if not old.startswith(("/", *_REGEX_PREFIXES)) and "://" not in old + new:
                     continue
             _add_row(result, cells, name, line)
     except csv.Error as exc:
@@ -190,7 +164,7 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
 def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
     """The (old, new) cells of a row, or None for a blank or comment line."""
     cells = [c.strip() for c in row]
-    if not cells or all(not c for c in cells) or cells[0].startswith("#"):
+    if not any(cells) or cells[0].startswith("#"):  # not any(): an empty row too
         return None
     while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets
         cells.pop()
@@ -204,15 +178,10 @@ def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) 
     old, new = cells
     if not old or not new:
         raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
-    prefix = next((p for p in _REGEX_PREFIXES if old.startswith(p)), None)
+    prefix = _RULE_PREFIX.match(old)
     if prefix is not None:
-        result.add_rule(_rule(old[len(prefix) :].strip(), new, name, line))
-    else:
-        _check_exact(old, new, name, line)
-        result.add_exact(old, new, line)
-
-
-def _check_exact(old: str, new: str, name: str, line: int) -> None:
+        result.add_rule(_rule(old[prefix.end() :].strip(), new, name, line))
+        return
     if not (old.startswith("/") or _absolute(old)):
         raise MapError(
             f"{name}:{line}: the old URL {old!r} is neither an absolute http(s) URL "
@@ -220,6 +189,7 @@ def _check_exact(old: str, new: str, name: str, line: int) -> None:
         )
     if not _absolute(new):
         raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
+    result.add_exact(old, new, line)
 
 
 def _rule(source: str, new: str, name: str, line: int) -> Rule:
@@ -230,7 +200,10 @@ def _rule(source: str, new: str, name: str, line: int) -> Rule:
         pattern = re.compile(source)
     except re.error as exc:
         raise MapError(f"{name}:{line}: broken regular expression {source!r}: {exc}") from None
-    _check_template(name, line, pattern, new)
+    for m in _BACKREF.finditer(new):  # every backreference names a group of the pattern
+        problem = _backref_problem(pattern, *m.groups())
+        if problem is not None:
+            raise MapError(f"{name}:{line}: {problem}")
     if not _absolute(_BACKREF.sub("x", new)):
         raise MapError(f"{name}:{line}: the new URL {new!r} is not an absolute http(s) URL")
     return Rule(pattern, new, line, source.startswith(("^/", "/")))
@@ -242,11 +215,15 @@ def load_map(path: str | Path) -> RedirectMap:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             return parse_map(fh, name)
-    except FileNotFoundError:
-        raise MapError(f"{name}: no such map file") from None
-    except IsADirectoryError:
-        raise MapError(f"{name}: is a directory, not a map file") from None
     except UnicodeDecodeError as exc:
         raise MapError(f"{name}: not UTF-8 ({exc.reason})") from None
     except OSError as exc:
-        raise MapError(f"{name}: cannot read the map file: {exc.strerror}") from None
+        why = _UNREADABLE.get(type(exc), f"cannot read the map file: {exc.strerror}")
+        raise MapError(f"{name}: {why}") from None
+
+
+# why a map file cannot be read, by the OSError opening it raised (else its strerror)
+_UNREADABLE: dict[type[OSError], str] = {
+    FileNotFoundError: "no such map file",
+    IsADirectoryError: "is a directory, not a map file",
+}

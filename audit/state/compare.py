@@ -13,7 +13,7 @@ Imports only the standard library and audit.report.aggregate (severities, number
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,18 @@ def _outcome(rec: dict[str, Any]) -> str:
     if error and error.startswith("not requested"):
         return "not-requested"
     return "no-answer" if error else "none"
+
+
+# The sections of what one side has and the other lacks: (that side, the other)
+_SIDES = {
+    "added": (1, 0),
+    "removed": (0, 1),
+    "sitemaps_added": (1, 0),
+    "sitemaps_removed": (0, 1),
+}
+# A side cut by --max-urls says nothing of what it did not check: such a target is neither
+# new nor fixed (the nc table, empty unless a side is cut).
+_COMPARED = "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
 
 
 class Comparison:
@@ -177,16 +189,11 @@ class Comparison:
     """
 
     def findings(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other, cond = {
-            "new": (1, 0, "NOT EXISTS"),
-            "fixed": (0, 1, "NOT EXISTS"),
-            "still": (1, 0, "EXISTS"),
+        side, other, cond, compared = {
+            "new": (1, 0, "NOT EXISTS", _COMPARED),
+            "fixed": (0, 1, "NOT EXISTS", _COMPARED),
+            "still": (1, 0, "EXISTS", ""),
         }[section]
-        compared = (
-            "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
-            if section != "still"
-            else ""
-        )
         sql = self._FINDINGS.format(cond=cond, compared=compared)
         for code, target, sev, url, sitemap, line, message, count, _ in self.conn.execute(
             sql, (side, other)
@@ -205,7 +212,7 @@ class Comparison:
             }
 
     def urls(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "added" else (0, 1)
+        side, other = _SIDES[section]
         if self.cut[other]:  # not checked by a cut run is not "removed" (nor "added")
             return
         sql = """
@@ -239,7 +246,7 @@ class Comparison:
             }
 
     def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = (1, 0) if section == "sitemaps_added" else (0, 1)
+        side, other = _SIDES[section]
         if self.cut[other]:  # a cut run stops reading sitemaps too
             return
         sql = """
@@ -252,13 +259,13 @@ class Comparison:
 
     def rows(self, section: str) -> Iterator[dict[str, Any]]:
         """The rows of one of SECTIONS."""
-        if section in ("new", "fixed", "still"):
-            return self.findings(section)
-        if section in ("added", "removed"):
-            return self.urls(section)
-        if section == "status":
-            return self.status_changes()
-        return self.sitemaps(section)
+        by_section: dict[str, Callable[[str], Iterator[dict[str, Any]]]] = {
+            **dict.fromkeys(("new", "fixed", "still"), self.findings),
+            "added": self.urls,
+            "removed": self.urls,
+            "status": lambda _: self.status_changes(),
+        }
+        return by_section.get(section, self.sitemaps)(section)
 
     def drops(self, pct: float) -> list[str]:
         """Alert lines for the sitemaps (still there) and the whole audit that lost `pct`%
@@ -276,16 +283,6 @@ class Comparison:
         old, left = self.conn.execute(_LEFT.format(group="", by="")).fetchone()
         whole = _drop_line("the audit", old, left, pct)
         return lines + ([whole] if whole else [])
-
-
-# (URLs the old side listed, those of them no sitemap of the new side lists): URLs that
-# left the sitemaps, not the net change (10 gone and 10 others added is 10 lost)
-_LEFT = """
-    SELECT {group} COUNT(DISTINCT url),
-        COUNT(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = 1
-            AND b.url = a.url AND b.sitemap IS NOT NULL) THEN url END)
-    FROM u AS a WHERE side = 0 AND sitemap IS NOT NULL {by}
-"""
 
 
 # --- alerts (--alert-drop, --alert-new-errors) -----------------------------------------
@@ -318,7 +315,7 @@ def find_alerts(db: Comparison, alerts: Alerts) -> list[str]:
 
 
 def _drop_line(what: str, old: int, left: int, pct: float) -> str | None:
-    if old <= 0 or left <= 0:
+    if left <= 0:  # (left counts some of old's URLs: old > 0 whenever left is)
         return None
     lost = left * 100.0 / old
     if lost < pct:

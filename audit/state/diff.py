@@ -44,9 +44,10 @@ the crawl, HTTP or parser layers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -157,12 +158,7 @@ def _refuse_partial(partial: list[tuple[str | Path, str]]) -> DiffPartial:
 def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a jsonl report or of a state file's last run."""
     p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if head == SQLITE_MAGIC:
+    if _is_state(p):
         from audit.state.store import StateError, read_records
 
         try:
@@ -179,28 +175,72 @@ def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
 # --- output -------------------------------------------------------------------
 
 
+# the line of a row of the sections that are not findings'
+_ROW_LINES: dict[str, str] = {
+    "status": "{old} -> {new}  {url}",
+    "added": "{url}  ({outcome})",
+    "removed": "{url}  ({outcome})",
+}
+
+
 def _line(section: str, row: dict[str, Any]) -> str:
-    if section in ("new", "fixed", "still"):
-        times = f" (x{row['count']})" if row["count"] > 1 else ""
-        sitemap, line = row.get("sitemap"), row.get("line")
-        where = f"{sitemap}:{line}" if sitemap and line else str(sitemap or "")
-        parts = [f"{row['severity']:<7} {row['code']}{times}"]
-        if row["url"]:
-            parts.append(row["url"])
-        if where:
-            parts.append(f"[{where}]")
-        if section != "fixed" and row["message"]:
-            parts.append(row["message"])
-        return "  ".join(parts)
-    if section == "status":
-        return f"{row['old']} -> {row['new']}  {row['url']}"
-    if section in ("added", "removed"):
-        return f"{row['url']}  ({row['outcome']})"
-    return str(row["url"])
+    if section not in ("new", "fixed", "still"):
+        return _ROW_LINES.get(section, "{url}").format(**row)
+    times = f" (x{row['count']})" if row["count"] > 1 else ""
+    sitemap, line = row.get("sitemap"), row.get("line")
+    where = f"{sitemap}:{line}" if sitemap and line else str(sitemap or "")
+    parts = [
+        f"{row['severity']:<7} {row['code']}{times}",
+        row["url"],
+        f"[{where}]" if where else "",
+        row["message"] if section != "fixed" else "",
+    ]
+    return "  ".join(filter(None, parts))
 
 
 def _md(text: str) -> str:
     return printable(text).replace("|", "\\|")
+
+
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """How text or markdown writes each part of a diff; `esc` makes record text safe."""
+
+    esc: Callable[[str], str]
+    title: str  # {old} -> {new}
+    emph: str  # a line that stands out: what a cut side leaves out, an alert
+    table: bool  # every section's count in a table (else the non-empty ones on a line)
+    coverage: str
+    section: str  # {title} ({n})
+    row: str
+    more: str  # {n}: the rows not shown
+    verdict: str
+
+
+_STYLES: dict[str, _Style] = {
+    "markdown": _Style(
+        _md,
+        "# sitemap-audit diff\n\n`{old}` → `{new}`\n\n",
+        "**{}**\n\n",
+        True,
+        "\ncoverage: {}\n",
+        "\n## {title} ({n})\n\n",
+        "- {}\n",
+        "- ... and {n} more (`--limit 0` lists all)\n",
+        "\n**{}**\n",
+    ),
+    "text": _Style(
+        printable,
+        "sitemap-audit diff\n{old} -> {new}\n",
+        "{}\n",
+        False,
+        "coverage: {}\n",
+        "\n{title} ({n})\n",
+        "  {}\n",
+        "  ... and {n} more (--limit 0 lists all)\n",
+        "\n{}\n",
+    ),
+}
 
 
 # summary.coverage counts a diff compares: (key, label)
@@ -211,18 +251,14 @@ _COVERAGE: tuple[tuple[str, str], ...] = (
 )
 
 
-def _coverage(summary: dict[str, Any] | None) -> dict[str, Any] | None:
-    cov = (summary or {}).get("coverage")
-    return cov if isinstance(cov, dict) else None
-
-
 def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str | None:
     """`orphans 3 -> 5, unlisted 0 -> 2, broken links 1 -> 1` from the two summaries'
     `coverage` (crawl --links), or None unless both carry it. A side whose link crawl
     was incomplete is named: its orphans were withheld, not fixed."""
-    a, b = _coverage(old), _coverage(new)
-    if a is None or b is None:
+    covs: list[Any] = [(summary or {}).get("coverage") for summary in (old, new)]
+    if not all(isinstance(cov, dict) for cov in covs):
         return None
+    a, b = covs
     sides = [side for side, cov in (("old", a), ("new", b)) if cov.get("complete") is False]
     cut = f" (link crawl incomplete: {' and '.join(sides)})" if sides else ""
     return ", ".join(f"{t} {a.get(k, 0)} -> {b.get(k, 0)}" for k, t in _COVERAGE) + cut
@@ -240,63 +276,41 @@ def cut_lines(names: tuple[str, str], cuts: list[tuple[int, str]], not_compared:
     return lines
 
 
-def _write_head(
-    out: TextIO,
-    counts: dict[str, int],
-    names: tuple[str, str],
-    md: bool,
-    coverage: str | None,
-    cut: list[str] | None = None,
-) -> None:
-    """The title, the two inputs, what a cut side leaves out, and the count of each
-    section (and the coverage line)."""
-    old, new = names
-    if md:
-        out.write(f"# sitemap-audit diff\n\n`{_md(old)}` → `{_md(new)}`\n\n")
-        out.write("".join(f"**{_md(line)}**\n\n" for line in cut or ()))
-        out.write("| change | count |\n| --- | ---: |\n")
-        for key, title in SECTIONS:
-            out.write(f"| {title} | {counts[key]} |\n")
-        out.write(f"\ncoverage: {_md(coverage)}\n" if coverage else "")
-        return
-    out.write(f"sitemap-audit diff\n{printable(old)} -> {printable(new)}\n")
-    out.write("".join(printable(line) + "\n" for line in cut or ()))
-    shown = [f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed")]
-    out.write(", ".join(shown) + "\n")
-    out.write(f"coverage: {printable(coverage)}\n" if coverage else "")
-
-
 def _write_text(
     out: TextIO,
     db: Comparison,
     summary: DiffSummary,
     limit: int,
     names: tuple[str, str],
-    md: bool,
-    coverage: str | None = None,
-    cut: list[str] | None = None,
+    style: _Style,
+    coverage: str | None,
+    cut: list[str],
 ) -> None:
-    """Text or markdown: the head, at most `limit` rows of each section, the verdict."""
+    """Text or markdown: the title, the two inputs, what a cut side leaves out, the count
+    of each section (and the coverage line), at most `limit` rows of each section, the
+    verdict."""
     counts = summary.counts
-    _write_head(out, counts, names, md, coverage, cut)
+    old, new = names
+    out.write(style.title.format(old=style.esc(old), new=style.esc(new)))
+    out.write("".join(style.emph.format(style.esc(line)) for line in cut))
+    if style.table:
+        out.write("| change | count |\n| --- | ---: |\n")
+        out.write("".join(f"| {title} | {counts[key]} |\n" for key, title in SECTIONS))
+    else:
+        shown = [f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed")]
+        out.write(", ".join(shown) + "\n")
+    out.write(style.coverage.format(style.esc(coverage)) if coverage else "")
     for key, title in SECTIONS:
         if not counts[key]:
             continue
-        out.write(f"\n## {title} ({counts[key]})\n\n" if md else f"\n{title} ({counts[key]})\n")
-        shown = 0
-        for row in db.rows(key):
-            if limit and shown >= limit:
-                break
-            shown += 1
-            text = _line(key, row)  # record values: no control character reaches a terminal
-            out.write(f"- {_md(text)}\n" if md else f"  {printable(text)}\n")
-        if shown < counts[key]:
-            more = counts[key] - shown
-            out.write(
-                f"- ... and {more} more (`--limit 0` lists all)\n"
-                if md
-                else f"  ... and {more} more (--limit 0 lists all)\n"
-            )
+        out.write(style.section.format(title=title, n=counts[key]))
+        written = 0
+        for row in itertools.islice(db.rows(key), limit or None):
+            written += 1
+            # record values: no control character reaches a terminal
+            out.write(style.row.format(style.esc(_line(key, row))))
+        if written < counts[key]:
+            out.write(style.more.format(n=counts[key] - written))
     verdict = (
         f"FAIL: {summary.new_at_or_above} new finding(s) at or above --fail-on {summary.fail_on}"
         if summary.failed
@@ -304,7 +318,7 @@ def _write_text(
     )
     if cut:  # a side cut by --max-urls
         verdict += " among the URLs both runs checked"
-    out.write(f"\n**{verdict}**\n" if md else f"\n{verdict}\n")
+    out.write(style.verdict.format(verdict))
 
 
 def _count(db: Comparison, fail_on: str) -> DiffSummary:
@@ -314,8 +328,7 @@ def _count(db: Comparison, fail_on: str) -> DiffSummary:
     for key, _ in SECTIONS:
         for row in db.rows(key):
             counts[key] += 1
-            if key == "new" and at_or_above(row["severity"], fail_on):
-                new_at_or_above += 1
+            new_at_or_above += key == "new" and at_or_above(row["severity"], fail_on)
     return DiffSummary(counts, new_at_or_above, fail_on)
 
 
@@ -358,10 +371,11 @@ def diff_reports(
                 raise _refuse_partial(partial)
             db.index()
             cuts = _cuts(summaries, cut)
-            db.mark_cut((any(s == 0 for s, _ in cuts), any(s == 1 for s, _ in cuts)))
+            cut_sides = [side for side, _ in cuts]
+            db.mark_cut((0 in cut_sides, 1 in cut_sides))
             summary = _count(db, fail_on)
-            summary.cut = [("old", "new")[side] for side, _ in cuts]
-            summary.not_compared = db.not_compared() if cuts else 0
+            summary.cut = [("old", "new")[side] for side in cut_sides]
+            summary.not_compared = db.not_compared()  # 0 unless a side is cut
             if alerts is not None:
                 summary.alerts = find_alerts(db, alerts)
                 write_alerts(out, fmt, summary.alerts)
@@ -371,7 +385,7 @@ def diff_reports(
             else:
                 cut_text = cut_lines(names, cuts, summary.not_compared)
                 coverage = coverage_line(*summaries)
-                _write_text(out, db, summary, limit, names, fmt == "markdown", coverage, cut_text)
+                _write_text(out, db, summary, limit, names, _STYLES[fmt], coverage, cut_text)
         finally:
             db.conn.close()
     return summary
@@ -396,10 +410,9 @@ def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:
 
 def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:
     """The alert lines at the head of the output (jsonl: `diff-alert` records)."""
-    for line in lines:
-        if fmt == "jsonl":
+    if fmt == "jsonl":
+        for line in lines:
             out.write(json.dumps({"type": "diff-alert", "alert": line}, ensure_ascii=False) + "\n")
-        elif fmt == "markdown":
-            out.write(f"**{_md(line)}**\n\n")
-        else:
-            out.write(printable(line) + "\n")
+        return
+    style = _STYLES[fmt]
+    out.write("".join(style.emph.format(style.esc(line)) for line in lines))

@@ -38,8 +38,13 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+_NOT_GIVEN: Final = object()  # an option one side does not set
+
+
 def _show(name: str, value: Any) -> str:
-    if name.endswith("_ms") and isinstance(value, int | float) and not isinstance(value, bool):
+    if value is _NOT_GIVEN:
+        return "not given"
+    if name.endswith("_ms") and type(value) in (int, float):  # (JSON values: a bool is not)
         value = value / 1000  # shown in seconds, as the flag takes it
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -64,21 +69,13 @@ def what_differs(stored: dict[str, Any], current: dict[str, Any]) -> str:
             f"the targets are {_targets(stored.get('targets'))} in the state, "
             f"{_targets(current.get('targets'))} in this run"
         )
-    old = stored.get("options") if isinstance(stored.get("options"), dict) else {}
-    new = current.get("options") if isinstance(current.get("options"), dict) else {}
-    assert isinstance(old, dict) and isinstance(new, dict)
+    old, new = stored.get("options"), current.get("options")
+    old, new = (side if isinstance(side, dict) else {} for side in (old, new))
     for name in sorted(set(old) | set(new)):
-        if old.get(name) == new.get(name) and (name in old) == (name in new):
-            continue
-        flag = _flag(name)
-        if name not in new:
-            diffs.append(f"{flag} is {_show(name, old[name])} in the state, not given in this run")
-        elif name not in old:
-            diffs.append(f"{flag} is not given in the state, {_show(name, new[name])} in this run")
-        else:
+        was, now = old.get(name, _NOT_GIVEN), new.get(name, _NOT_GIVEN)
+        if was != now:
             diffs.append(
-                f"{flag} is {_show(name, old[name])} in the state, "
-                f"{_show(name, new[name])} in this run"
+                f"{_flag(name)} is {_show(name, was)} in the state, {_show(name, now)} in this run"
             )
     if not diffs:
         return "the same targets and options, recorded by another version"

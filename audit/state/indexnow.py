@@ -70,8 +70,8 @@ class IndexNowCollector:
     def __call__(self, record: dict[str, Any]) -> None:
         if record.get("type") != "url" or record.get("sitemap") is None:
             return
-        url = record.get("url")
-        if not isinstance(url, str) or url in self.urls or record.get("redirects"):
+        url: str = record["url"]  # a url record's is always a str (UrlResult.url)
+        if url in self.urls or record.get("redirects"):
             return
         status = record.get("status")
         if status == 200 and record.get("indexable") is True:
@@ -106,7 +106,7 @@ class Ledger:
         if not self._has_ledger:
             return None
         row = self.conn.execute(f"SELECT state, fp FROM {_LEDGER} WHERE url = ?", (url,)).fetchone()
-        return None if row is None else (str(row[0]), None if row[1] is None else int(row[1]))
+        return None if row is None else (str(row[0]), row[1])  # fp: an INTEGER or NULL
 
     def fingerprint(self, url: str) -> int | None:
         """The page's main-text fingerprint as the state holds it (this run's, or the one a
@@ -114,7 +114,7 @@ class Ledger:
         if not self._has_content:
             return None
         row = self.conn.execute("SELECT fp FROM content WHERE key = ?", (url_key(url),)).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+        return None if row is None else row[0]  # fp: an INTEGER or NULL
 
     def accept(self, sent: list[tuple[str, str, int | None]]) -> None:
         """Record an accepted POST's URLs: (url, live | gone, fingerprint)."""
@@ -165,7 +165,7 @@ def _decide(collector: IndexNowCollector, ledger: Ledger) -> tuple[dict[str, _Or
                 continue  # no main text: nothing verified about its content
             if entry is None:
                 send = _Send(url, "new", "live", fp)
-            elif entry[0] == "live" and entry[1] == fp:
+            elif entry == ("live", fp):
                 skipped += 1
             else:
                 send = _Send(url, "changed", "live", fp)
@@ -175,21 +175,8 @@ def _decide(collector: IndexNowCollector, ledger: Ledger) -> tuple[dict[str, _Or
             continue
         parts = urlsplit(normalize_url(url))
         root = f"{parts.scheme}://{parts.netloc}"
-        group = origins.get(root)
-        if group is None:
-            group = origins[root] = _Origin(root, (parts.hostname or "").lower())
-        group.sends.append(send)
+        origins.setdefault(root, _Origin(root, (parts.hostname or "").lower())).sends.append(send)
     return origins, skipped
-
-
-def _answered(status: int | None, error: str | None, body: str | None) -> str:
-    if status is None:
-        return f"no answer ({error})" if error else "no answer"
-    if status != 200:
-        return f"HTTP {status}"
-    shown = (body or "").strip()
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return f"HTTP 200 with {shown!r}" if shown else "HTTP 200 with an empty body"
 
 
 async def _key_valid(group: _Origin, key: str, config: CrawlConfig) -> Finding | None:
@@ -204,8 +191,16 @@ async def _key_valid(group: _Origin, key: str, config: CrawlConfig) -> Finding |
     )
     if status == 200 and body is not None and body.strip() == key:
         return None
+    shown = (body or "").strip()
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    if status is None:
+        answered = f"no answer ({error})" if error else "no answer"
+    elif status != 200:
+        answered = f"HTTP {status}"
+    else:
+        answered = f"HTTP 200 with {shown!r}" if shown else "HTTP 200 with an empty body"
     message = (
-        f"the IndexNow key file {key_url} answered {_answered(status, error, body)}, not "
+        f"the IndexNow key file {key_url} answered {answered}, not "
         f"200 with the key: nothing of {group.root} was submitted; serve the key as the "
         "file's only content at that URL"
     )
@@ -286,22 +281,20 @@ async def _post_chunk(
         max_retry_after=config.retry_after_cap,
     )
     counts["posts"] += result.attempts
-    if result.status in ACCEPTED:
+    outcome = "submitted" if result.status in ACCEPTED else "rejected"
+    if outcome == "submitted":
         ledger.accept([(s.url, s.state, s.fp) for s in chunk])
-        counts["submitted"] += len(chunk)
-        for send in chunk:
-            emit(_record(send, "submitted", result.status))
-        return
-    counts["rejected"] += len(chunk)
-    answer = f"HTTP {result.status}" if result.status is not None else "no answer"
-    why = result.gave_up or (
-        f"after {result.attempts} attempts" if result.attempts > 1 else "not retried"
-    )
-    detail = f" ({result.error})" if result.error and result.status is None else ""
-    message = (
-        f"the IndexNow endpoint answered {answer}{detail} to a POST of {len(chunk):,} URLs "
-        f"of {group.root} ({why}): they stay unsubmitted and are sent again next run"
-    )
-    report(finding("indexnow-rejected", message, url=endpoint))
+    else:
+        answer = f"HTTP {result.status}" if result.status is not None else "no answer"
+        why = result.gave_up or (
+            f"after {result.attempts} attempts" if result.attempts > 1 else "not retried"
+        )
+        detail = f" ({result.error})" if result.error and result.status is None else ""
+        message = (
+            f"the IndexNow endpoint answered {answer}{detail} to a POST of {len(chunk):,} URLs "
+            f"of {group.root} ({why}): they stay unsubmitted and are sent again next run"
+        )
+        report(finding("indexnow-rejected", message, url=endpoint))
+    counts[outcome] += len(chunk)
     for send in chunk:
-        emit(_record(send, "rejected", result.status))
+        emit(_record(send, outcome, result.status))

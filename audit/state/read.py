@@ -13,6 +13,7 @@ back), audit.rules.urls (the ledger's normalised key) and audit.state.schema.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -132,7 +133,7 @@ class StateReader:
                     lm or None,
                     decode(record),
                     decode(findings) if findings else [],
-                    decode_evidence(evidence or ""),
+                    decode_evidence(evidence),  # NULL in a row older than the column
                 )
         return None
 
@@ -157,9 +158,7 @@ class StateReader:
 
     def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
         """(index, child) -> (<lastmod> interval key, child digest) of the last completed
-        run (audit.rules.indexlastmod), or {} on a first run."""
-        if self.mode == "new":
-            return {}
+        run (audit.rules.indexlastmod), or {} on a first run (the table is empty)."""
         rows = self._reader.execute(
             "SELECT idx, child, lastmod, digest FROM index_entries WHERE run = "
             "(SELECT MAX(run) FROM index_entries WHERE run < ?)",
@@ -178,9 +177,7 @@ class StateReader:
 
     def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
-        last_sitemap), the latest last_seen first, then by URL."""
-        if self.mode == "new":
-            return
+        last_sitemap), the latest last_seen first, then by URL (none on a new state)."""
         cursor = self._reader.execute(
             "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
             "ORDER BY last_seen DESC, url"
@@ -213,7 +210,7 @@ class StateReader:
             after,
             limit,
         )
-        entries = decode(rows[0][0]) if rows and rows[0][0] else []
+        entries = decode(rows[0][0])  # an aggregate: one row, `[]` when nothing matched
         entries.sort()  # in url order already (a no-op pass); the caller pages on the last
         return [(url, line, lastmod or None) for url, line, lastmod in entries]
 
@@ -273,9 +270,10 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                 "type": "summary",
                 **(notes if isinstance(notes, dict) else {"max_urls_reached": True}),
             }
-        for (record,) in conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)):
-            yield json.loads(record)
-        for (record,) in conn.execute("SELECT record FROM findings WHERE run = ?", (run,)):
+        for (record,) in itertools.chain(
+            conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)),
+            conn.execute("SELECT record FROM findings WHERE run = ?", (run,)),
+        ):
             yield json.loads(record)
         for record, findings in conn.execute(
             f"SELECT record, findings FROM {table} WHERE run = ? ORDER BY url", (run,)

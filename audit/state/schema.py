@@ -207,9 +207,9 @@ def check_magic(path: Path) -> None:
 def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
     """The meta rows of a state of this schema; StateError (refused) for anything else."""
     try:
-        row = conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise refuse(path, f"the state file is corrupt ({row[0] if row else 'no answer'})")
+        (check,) = conn.execute("PRAGMA quick_check").fetchone() or ("no answer",)
+        if check != "ok":
+            raise refuse(path, f"the state file is corrupt ({check})")
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         msg = str(exc)
@@ -241,9 +241,7 @@ def remove_database(path: Path, *, quiet: bool = False) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         p = Path(str(path) + suffix)
         try:
-            p.unlink()
-        except FileNotFoundError:
-            pass
+            p.unlink(missing_ok=True)
         except OSError as exc:
             if not quiet:
                 raise StateError(f"{p}: cannot remove the old state: {exc.strerror}") from exc
@@ -263,12 +261,13 @@ def half_created(conn: sqlite3.Connection) -> bool:
     another program, or a meta table not made by this module, is not."""
     try:
         rows = conn.execute("SELECT name, sql FROM sqlite_master").fetchall()
-        for name, sql in rows:
-            if sql is None:  # the automatic index of a PRIMARY KEY
-                if not str(name).startswith("sqlite_autoindex_"):
-                    return False
-            elif _normal(str(sql)) not in _OURS:
-                return False
+        ours = (
+            # an index without SQL: the automatic index of a PRIMARY KEY
+            str(name).startswith("sqlite_autoindex_") if sql is None else _normal(str(sql)) in _OURS
+            for name, sql in rows
+        )
+        if not all(ours):
+            return False
         if any(name == "meta" for name, _ in rows):
             return bool(conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0)
     except sqlite3.DatabaseError:
@@ -287,9 +286,10 @@ def begin_run(conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[st
         conn.execute(_RESULTS_INDEX)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("BEGIN")
-    for statement in STATEMENTS if mode == "new" else MIGRATIONS:
+    statements, columns = (STATEMENTS, ()) if mode == "new" else (MIGRATIONS, _COLUMN_MIGRATIONS)
+    for statement in statements:
         conn.execute(statement)
-    for table, column, declaration in () if mode == "new" else _COLUMN_MIGRATIONS:
+    for table, column, declaration in columns:
         names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if column not in names:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {declaration}")

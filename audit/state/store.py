@@ -214,7 +214,6 @@ class StateStore(StateReader):
             remove_database(p)
             conn = connect(p)
             exists = False
-        mode: Mode = "resume" if exists else "new"
         try:
             mode, run = _next_run(conn, p, fingerprint, identity) if exists else ("new", 1)
             meta_rows = {
@@ -231,7 +230,7 @@ class StateStore(StateReader):
             rows = begin_run(conn, mode, run, meta_rows)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if mode == "new":  # ours, just made, holding nothing: not left half-created
+            if not exists:  # ours, just made, holding nothing: not left half-created
                 remove_database(p)
                 raise StateError(f"{p}: cannot create the state file ({exc})") from exc
             raise StateError(f"{p}: cannot write to the state file ({exc})") from exc

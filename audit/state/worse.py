@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audit.report import at_or_above
+from audit.report.aggregate import SEVERITIES, as_int
 from audit.state.diff import Alerts, DiffError, diff_reports
 from audit.state.store import StateError, read_records, read_status
 
@@ -89,14 +90,6 @@ class Snapshot:
             self.directory = self.path = None
 
 
-def _found(summary: dict[str, Any], level: str) -> int:
-    """The run's findings at or above `level`, from its summary's counts."""
-    counts = summary.get("findings") or {}
-    return sum(
-        int(n) for sev, n in counts.items() if isinstance(n, int) and at_or_above(sev, level)
-    )
-
-
 def judge_night(
     snapshot: Snapshot,
     state: str | None,
@@ -112,7 +105,9 @@ def judge_night(
     if fatal:
         return Night(True, [f"ALERT: nothing could be audited: {m}" for m in fatal], False)
     if snapshot.path is None or not state:
-        found = _found(summary, notify_on)
+        # the run's findings at or above --notify-on, from its summary's counts
+        counts = summary.get("findings") or {}
+        found = sum(as_int(counts.get(sev)) for sev in SEVERITIES if at_or_above(sev, notify_on))
         if not found:
             return Night(False, [], True)
         alert = (

@@ -68,14 +68,14 @@ _MANY: Final = {
 # Completion: the run's results (the last row of a URL: a resumed run may have checked
 # an in-flight URL twice) become `urls`, indexed in one sorted build each.
 _DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
-_COMPLETE = f"""
-DROP INDEX IF EXISTS results_url;
-DROP TABLE urls;
-ALTER TABLE results RENAME TO urls;
-CREATE INDEX urls_url ON urls (url);
-CREATE INDEX urls_sitemap ON urls (sitemap, url);
-CREATE TABLE results {URL_TABLE};
-"""
+_COMPLETE: Final = (
+    "DROP INDEX IF EXISTS results_url",
+    "DROP TABLE urls",
+    "ALTER TABLE results RENAME TO urls",
+    "CREATE INDEX urls_url ON urls (url)",
+    "CREATE INDEX urls_sitemap ON urls (sitemap, url)",
+    f"CREATE TABLE results {URL_TABLE}",
+)
 _LEDGER_MERGE = (
     "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
     "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
@@ -135,8 +135,7 @@ class Writer(threading.Thread):
         kind, args = op
         if kind == "sync":
             args[0].set()
-        if kind in CONTROL:
-            self.controls_done += 1
+        self.controls_done += kind in CONTROL
         return kind == "stop"
 
     def _loop(self, conn: sqlite3.Connection) -> None:
@@ -146,12 +145,11 @@ class Writer(threading.Thread):
             self.wake.clear()
             if (
                 batch[0][0] not in CONTROL
-                and self.flush_s
                 and q.qsize() < self.flush_every
                 and self.controls_queued == self.controls_done
             ):
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
-                # rows; flush() and close() cut the wait short
+                # rows; flush() and close() cut the wait short (a flush_s of 0: no wait)
                 self.wake.wait(self.flush_s)
             while len(batch) < self.flush_every and batch[-1][0] not in CONTROL:
                 try:
@@ -165,13 +163,12 @@ class Writer(threading.Thread):
                 if not self._settled(batch[-1]):
                     self._discard()
                 return
-            if batch[-1][0] in CONTROL:
-                self.controls_done += 1
-            if batch[-1][0] == "stop":
+            if self._settled(batch[-1]):  # a sync answered, a stop: the end
                 return
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
-        """Commit one batch of queued operations (a control operation only last)."""
+        """Commit one batch of queued operations (a control operation only last, answered
+        by the loop once the batch is committed)."""
         last = batch[-1][0]
         ops = batch[:-1] if last in CONTROL else batch
         content = [args for kind, args in ops if kind == "content"]
@@ -182,17 +179,16 @@ class Writer(threading.Thread):
             conn.execute("BEGIN")
             conn.executemany(_MANY["content"], content)
             conn.execute("COMMIT")
-        if ops and all(kind == "url" for kind, _ in ops):
+        kinds = {kind for kind, _ in ops}
+        if kinds == {"url"}:
             # the common batch: URL rows only, one statement, its own transaction
             self._insert_urls(conn, [args for _, args in ops])
-        elif ops:
+        elif kinds:
             conn.execute("BEGIN")
             # runs of one kind go in together, in order
             for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
                 self._apply(conn, kind, [args for _, args in run])
             conn.execute("COMMIT")
-        if last == "sync":
-            batch[-1][1][0].set()
 
     def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Rows queued as the INSERT's parameters (JSON already encoded), at most
@@ -242,9 +238,8 @@ class Writer(threading.Thread):
         # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
         # (read_records gives them as a summary)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
-        for statement in _COMPLETE.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        for statement in _COMPLETE:
+            conn.execute(statement)
         for table in ("sitemaps", "findings", "index_entries"):  # earlier runs' rows
             conn.execute(f"DELETE FROM {table} WHERE run < ?", (run,))
         conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
