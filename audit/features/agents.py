@@ -62,11 +62,11 @@ class AgentsHook(Hook):
     """Indexability of every URL and, with --agents, each agent's verdict; see the module."""
 
     name = "agents"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig) -> None:
         # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.ctx: RunContext | None = None
         self.main = ""
         # (agent, origin) -> tally, in the order first seen
         self.tallies: dict[tuple[str, str], _Tally] = {}
@@ -114,7 +114,7 @@ class AgentsHook(Hook):
         self, job: UrlJob, record: UrlResult, result: FetchResult | None
     ) -> dict[str, str]:
         checked = str((record.extra or {}).get("checked_url") or job.url)
-        policy = self.ctx.robots.cached(checked) if self.ctx is not None else None
+        policy = self.ctx.robots.cached(checked)
         tags = result.header_all("x-robots-tag") if result is not None else []
         # the head's metas of a page the page checks read (the auditor keeps a 200 page's
         # facts on its job); none otherwise
@@ -149,7 +149,7 @@ class AgentsHook(Hook):
 
     async def drain(self) -> None:
         """--agents-fetch: the sample of every host fetched as each agent."""
-        if self.sampler is not None and self.ctx is not None:
+        if self.sampler is not None:
             config = self.ctx.config
             await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
@@ -176,7 +176,7 @@ class AgentsHook(Hook):
             )
 
     def end_of_run(self) -> None:
-        if not self.agents or self.ctx is None:
+        if not self.agents:
             return
         rec = self.ctx.recorder
         for (agent, origin), tally in self.tallies.items():
@@ -209,7 +209,7 @@ class AgentsHook(Hook):
     def _read(self) -> list[RobotsPolicy]:
         """Every robots.txt the run read (none when it had no client)."""
         try:
-            return self.ctx.robots.read() if self.ctx is not None else []
+            return self.ctx.robots.read()
         except RuntimeError:
             return []
 

@@ -146,6 +146,7 @@ class StateHook(Hook):
     run's `Keeper` (audit.pipeline.context): other features keep their own beside it."""
 
     name = "state"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, sink: StateSink, *, changed_only: bool = False) -> None:
         self.store = sink.store
@@ -155,7 +156,6 @@ class StateHook(Hook):
         self.target = sink.targets
         self.changed_only = changed_only
         self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
-        self._ctx: RunContext | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
@@ -164,7 +164,7 @@ class StateHook(Hook):
         self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
 
     def attach(self, ctx: RunContext) -> None:
-        self._ctx = ctx
+        self.ctx = ctx
         self._secrets = secret_forms(ctx.config.secrets())
         index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (it keeps digests)
         self._index = index.check if index is not None else None
@@ -195,12 +195,6 @@ class StateHook(Hook):
         if validator and any(form in validator for form in self._secrets):
             return None
         return validator
-
-    @property
-    def ctx(self) -> RunContext:
-        if self._ctx is None:
-            raise RuntimeError("StateHook used before it was attached to a run")
-        return self._ctx
 
     @property
     def rec(self) -> Recorder:

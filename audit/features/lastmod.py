@@ -39,7 +39,7 @@ from audit.rules.dates import parse_w3c_datetime
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.context import RunContext, UrlJob
+    from audit.pipeline.context import UrlJob
     from audit.state.store import StateStore
 
 __all__ = ["PAGE_DATE_SLACK", "LastmodHook", "lastmod_moved", "page_date_gap"]
@@ -89,10 +89,6 @@ class LastmodHook(Hook):
         self.store = store
         self.cap = cap
         self._sinks: dict[int, ContentSink] = {}  # id(job) -> its sink, until judged
-        self._ctx: RunContext | None = None
-
-    def attach(self, ctx: RunContext) -> None:
-        self._ctx = ctx
 
     def page_body(self, job: UrlJob) -> BodySink | None:
         if self.store is None and job.lastmod is None:

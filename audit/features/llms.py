@@ -79,11 +79,11 @@ class LlmsHook(Hook):
     """`--llms`: one per target; see the module."""
 
     name = "llms"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.ctx: RunContext | None = None
         self.main = ""
         self.reads: dict[str, asyncio.Task[None]] = {}  # origin -> its files' read
         self.files: dict[str, list[dict[str, Any]]] = {}  # origin -> its files' entries
@@ -112,7 +112,6 @@ class LlmsHook(Hook):
 
     async def _read(self, origin: str) -> None:
         """Both files of an origin, llms.txt first."""
-        assert self.ctx is not None
         client = self.ctx.client
         entries = self.files[origin]
         found: list[Finding] = []
@@ -196,7 +195,6 @@ class LlmsHook(Hook):
         return out
 
     def _policy(self, url: str) -> RobotsPolicy | None:
-        assert self.ctx is not None
         return self.ctx.robots.cached(url)
 
     def _blocked(self, url: str, policy: RobotsPolicy | None, *, main_blocked: bool) -> list[str]:
@@ -234,7 +232,6 @@ class LlmsHook(Hook):
 
     async def _check(self, link: _Link) -> None:
         """A link only llms.txt lists: robots.txt first, then the request, its record."""
-        assert self.ctx is not None
         url = link.url
         policy = await self.ctx.robots_for(url)
         if not policy.allowed(url):
@@ -267,7 +264,6 @@ class LlmsHook(Hook):
 
     async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
         """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
-        assert self.ctx is not None
         if not self.config.page_checks:
             return await self.ctx.client.fetch(url), None
         sink = PageSink(self.config.page_cap)
@@ -297,7 +293,6 @@ class LlmsHook(Hook):
         result: FetchResult | None,
         facts: PageFacts | None,
     ) -> None:
-        assert self.ctx is not None
         extra: dict[str, Any] = {
             **(record.extra or {}),
             "source": "llms",
@@ -317,8 +312,6 @@ class LlmsHook(Hook):
     # --- the summary -------------------------------------------------------------
 
     def end_of_run(self) -> None:
-        if self.ctx is None:
-            return
         on_site = {n for n in self.links if self._audited(n)}
         external = len(self.links) - len(on_site)
         indexable = sum(self.indexable[o] for o in self.counted)
