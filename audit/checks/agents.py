@@ -29,7 +29,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Final, Literal
 
-from audit.checks.pagefacts import PageFacts
+from audit.checks.pagefacts import PageFacts, is_html
 from audit.checks.response import noindex_directive
 from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
 from audit.core.records import FetchResult, UrlResult, header_value
@@ -74,7 +74,6 @@ USES: Final[tuple[tuple[str, str | None, frozenset[str]], ...]] = (
     ("ai-train", "train-ai", frozenset(t.lower() for t in PRESETS["ai-train"])),
 )
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
-_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _NOINDEX: Final = frozenset({"noindex", "none"})
 
 
@@ -153,13 +152,6 @@ def agent_verdict(
     if metas and meta_noindex(metas, agent) is not None:
         return "noindex"
     return "allowed"
-
-
-def is_html(content_type: str | None) -> bool:
-    """An HTML content type (text/html, application/xhtml+xml)."""
-    return bool(content_type) and (
-        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
-    )
 
 
 _is_html_type = lru_cache(maxsize=256)(is_html)

@@ -39,16 +39,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from audit.checks.agents import empty_shell
 from audit.checks.hrefs import base_of
+from audit.checks.hrefs import norm_url as _norm
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, finding
 from audit.rules.langtags import check_hreflang
-from audit.rules.urls import is_absolute_http, normalize_url
+from audit.rules.urls import is_absolute_http
 
 __all__ = [
     "MIN_TEXT",
@@ -183,15 +184,6 @@ def similarity(a: str, b: str) -> float:
     ):
         return matcher.quick_ratio()
     return matcher.ratio()
-
-
-def _norm(url: str) -> str:
-    url = url.strip()
-    try:
-        url = urldefrag(url)[0]
-    except ValueError:  # urllib cannot parse it (a malformed IPv6 literal): as written
-        url = url.split("#", 1)[0]
-    return normalize_url(url)
 
 
 def _directives(content: str) -> set[str]:

@@ -22,15 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urlsplit
 
 from lxml import etree
 
 from audit.checks.hrefs import base_of, joined
+from audit.checks.hrefs import norm_url as _norm
 from audit.checks.links import links_of
 from audit.checks.pagefacts import HEAD, LINKS, PageFacts, facts_of
 from audit.core.records import Finding, finding
-from audit.rules.urls import normalize_url
 
 __all__ = [
     "CONTENT_CHARS",
@@ -78,14 +78,6 @@ class RenderFacts:
             "js_links": js_links,
             "text": self.text,
         }
-
-
-def _norm(url: str) -> str:
-    try:
-        url = urldefrag(url.strip())[0]
-    except ValueError:
-        url = url.split("#", 1)[0]
-    return normalize_url(url)
 
 
 def same_url(a: str, b: str) -> bool:

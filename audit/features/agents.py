@@ -29,11 +29,11 @@ from audit.checks.agents import (
     USES,
     agent_verdict,
     index_reason,
-    is_html,
     parse_agents,
     says_yes,
     scoped_noindex,
 )
+from audit.checks.pagefacts import is_html
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
