@@ -119,7 +119,7 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
     `name: content`, or None."""
     own = agent.strip().lower()
     for name, content in metas:
-        if (name == "robots" or name == own) and _directives(content) & _NOINDEX:
+        if name in ("robots", own) and _directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
 
@@ -131,7 +131,7 @@ def scoped_noindex(
     name="gptbot">`): what `agent-noindex` reports (RULES.md). A noindex for every agent is
     the main agent's `url-noindex` already."""
     own = agent.strip().lower()
-    if robots_tags and noindex_directive(list(robots_tags), own, scoped_only=True):
+    if noindex_directive(list(robots_tags), own, scoped_only=True):
         return True
     return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
 
@@ -147,9 +147,9 @@ def agent_verdict(
     noindex of the headers or the head that applies to it."""
     if not allowed:
         return "blocked"
-    if robots_tags and noindex_directive(list(robots_tags), agent) is not None:
+    if noindex_directive(list(robots_tags), agent) is not None:
         return "noindex"
-    if metas and meta_noindex(metas, agent) is not None:
+    if meta_noindex(metas, agent) is not None:
         return "noindex"
     return "allowed"
 
