@@ -9,7 +9,7 @@ aiohttp or asyncio; it reads a FetchResult and returns values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -391,75 +391,34 @@ def canonical_links(values: list[str]) -> list[str]:
     """The targets of every `rel=canonical` link in some Link header values (RFC 8288)."""
     found: list[str] = []
     for value in values:
-        for target, rel in _link_rels(value):
+        pos = 0
+        while (start := value.find("<", pos)) >= 0 and (end := value.find(">", start + 1)) >= 0:
+            rel, pos = _link_rel(value, end + 1)
             if rel is not None and "canonical" in rel.lower().split():
-                found.append(target)
+                found.append(value[start + 1 : end].strip())
     return found
 
 
-def _link_rels(value: str) -> Iterator[tuple[str, str | None]]:
-    """The target and the rel parameter (None without one) of each link in a Link value."""
-    pos = 0
-    n = len(value)
-    while True:
-        start = value.find("<", pos)
-        if start < 0:
-            return
-        end = value.find(">", start + 1)
-        if end < 0:
-            return
-        target = value[start + 1 : end].strip()
-        params, pos = _link_params(value, end + 1, n)
-        yield target, params.get("rel")
+# One `; name=value` parameter of a link and what ends it (`;`, the `,` ending the link, or
+# the end). A name runs to `=` (a quote in it is a character like any other); a value is
+# quoted strings (`\` escapes a character; an unterminated one runs to the end) and any
+# other characters but `;` and `,`.
+_PARAM = re.compile(r'([^=;,]*)(?:=((?:"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[^";,])*))?([;,]?)', re.S)
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*\\?)"?', re.S)
+_ESCAPED = re.compile(r"\\(.)", re.S)
 
 
-def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
-    """Parse `; name=value` parameters up to the comma ending this link."""
-    params: dict[str, str] = {}
-    name: list[str] = []
-    val: list[str] = []
-    current = name  # the name until its '=', then the value
-    i = pos
-    while i < n:
-        c = value[i]
-        if c == '"' and current is val:
-            i = _quoted_value(value, i + 1, n, val)
-        elif c in ";,":
-            _keep_param(params, name, val)
-            name, val = [], []
-            current = name
-            if c == ",":
-                return params, i + 1
-        elif c == "=" and current is name:
-            current = val
-        else:
-            current.append(c)
-        i += 1
-    _keep_param(params, name, val)
-    return params, n
-
-
-def _quoted_value(value: str, i: int, n: int, val: list[str]) -> int:
-    """Append a quoted string's characters (from `i`, after the opening quote) to `val`;
-    the index of its closing quote, or `n` when it is unterminated."""
-    while i < n:
-        c = value[i]
-        if c == "\\" and i + 1 < n:
-            val.append(value[i + 1])
-            i += 1
-        elif c == '"':
-            return i
-        else:
-            val.append(c)
-        i += 1
-    return n
-
-
-def _keep_param(params: dict[str, str], name: list[str], val: list[str]) -> None:
-    """The first value of a parameter name wins."""
-    key = "".join(name).strip().lower()
-    if key and key not in params:
-        params[key] = "".join(val).strip()
+def _link_rel(value: str, pos: int) -> tuple[str | None, int]:
+    """The first `rel` parameter's value (unquoted; None without one) of the link whose
+    parameters start at `pos`, and where the next link may start."""
+    rel = None
+    for m in _PARAM.finditer(value, pos):
+        if rel is None and m.group(1).strip().lower() == "rel":
+            quoted = m.group(2) or ""
+            rel = _QUOTED.sub(lambda q: _ESCAPED.sub(r"\1", q.group(1)), quoted).strip()
+        if m.group(3) != ";":
+            return rel, m.end()
+    return rel, len(value)  # not reached: the last match is the empty one at the end
 
 
 def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> Finding | None:
