@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import heapq
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -54,17 +55,16 @@ _KEYS: Final = {
 }
 
 
+# a URL: up to the first "://" if any, the authority, then (kept) the path and query, then
+# the fragment
+_TARGET: Final = re.compile(r"(?:.*?://)?[^/?#]*([^#]*)(?:#.*)?", re.S)
+
+
 def sample_key(url: str) -> str:
     """The SHA-256 hex digest of the URL's path and `?query` as listed (no fragment)."""
-    start = url.find("://")
-    rest = url[start + 3 :] if start >= 0 else url
-    rest = rest.split("#", 1)[0]
-    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    target = rest[cut:]
-    if not target.startswith("/"):
-        target = "/" + target
-    if target.endswith("?"):
-        target = target[:-1]  # an empty query is no query
+    target = _TARGET.sub(r"\1", url, count=1)  # the whole URL matches
+    # a leading "/" made sure of, and an empty query is no query
+    target = ("/" + target.removeprefix("/")).removesuffix("?")
     return hashlib.sha256(target.encode("utf-8", "surrogatepass")).hexdigest()
 
 
