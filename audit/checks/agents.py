@@ -29,7 +29,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Final, Literal
 
-from audit.checks.pagefacts import PageFacts
+from audit.checks.pagefacts import PageFacts, is_html
 from audit.checks.response import noindex_directive
 from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
 from audit.core.records import FetchResult, UrlResult, header_value
@@ -74,7 +74,6 @@ USES: Final[tuple[tuple[str, str | None, frozenset[str]], ...]] = (
     ("ai-train", "train-ai", frozenset(t.lower() for t in PRESETS["ai-train"])),
 )
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
-_HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _NOINDEX: Final = frozenset({"noindex", "none"})
 
 
@@ -120,7 +119,7 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
     `name: content`, or None."""
     own = agent.strip().lower()
     for name, content in metas:
-        if (name == "robots" or name == own) and _directives(content) & _NOINDEX:
+        if name in ("robots", own) and _directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
 
@@ -132,7 +131,7 @@ def scoped_noindex(
     name="gptbot">`): what `agent-noindex` reports (RULES.md). A noindex for every agent is
     the main agent's `url-noindex` already."""
     own = agent.strip().lower()
-    if robots_tags and noindex_directive(list(robots_tags), own, scoped_only=True):
+    if noindex_directive(list(robots_tags), own, scoped_only=True):
         return True
     return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
 
@@ -148,18 +147,11 @@ def agent_verdict(
     noindex of the headers or the head that applies to it."""
     if not allowed:
         return "blocked"
-    if robots_tags and noindex_directive(list(robots_tags), agent) is not None:
+    if noindex_directive(list(robots_tags), agent) is not None:
         return "noindex"
-    if metas and meta_noindex(metas, agent) is not None:
+    if meta_noindex(metas, agent) is not None:
         return "noindex"
     return "allowed"
-
-
-def is_html(content_type: str | None) -> bool:
-    """An HTML content type (text/html, application/xhtml+xml)."""
-    return bool(content_type) and (
-        str(content_type).split(";", 1)[0].strip().lower() in _HTML_TYPES
-    )
 
 
 _is_html_type = lru_cache(maxsize=256)(is_html)

@@ -25,7 +25,9 @@ from collections.abc import Iterable
 from typing import Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-__all__ = ["absolute", "base_of", "joined", "resolve"]
+from audit.rules.urls import normalize_url
+
+__all__ = ["absolute", "base_of", "joined", "norm_url", "resolve"]
 
 # printable ASCII but space ; [ \ ]
 _PLAIN: Final = re.compile(r"[!-:<-Z^-~]+")
@@ -128,3 +130,14 @@ def _from_root(root: str | None, link: str) -> str | None:
     if "//" in path or "/." in path:  # empty or dot segments: urllib's rules apply
         return None
     return root + link
+
+
+def norm_url(url: str) -> str:
+    """The URL as compared (normalize_url) without its fragment, which search engines
+    ignore; cut at `#` when urllib cannot parse it (a malformed IPv6 literal)."""
+    url = url.strip()
+    try:
+        url = urldefrag(url)[0]
+    except ValueError:
+        url = url.split("#", 1)[0]
+    return normalize_url(url)

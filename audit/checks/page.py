@@ -39,16 +39,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from audit.checks.agents import empty_shell
 from audit.checks.hrefs import base_of
+from audit.checks.hrefs import norm_url as _norm
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, finding
 from audit.rules.langtags import check_hreflang
-from audit.rules.urls import is_absolute_http, normalize_url
+from audit.rules.urls import is_absolute_http
 
 __all__ = [
     "MIN_TEXT",
@@ -140,23 +141,18 @@ def _not_found_phrase(text: str) -> str | None:
     return m.group().strip() if m else None
 
 
-def _mask(text: str, url: str) -> str:
-    """Lower-cased, the URL and its path replaced by a placeholder."""
-    parts = urlsplit(url)
-    text = text.lower()
-    for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
-        if value and value != "/":
-            text = text.replace(value.lower(), "{url}")
-    return text
-
-
 def soft404_text(facts: PageFacts, url: str) -> str | None:
     """The text a soft-404 comparison uses (title and body, the URL masked), or None when
     the page is not tiny (not read to its end, or too much text) or has too little text."""
     if not facts.complete:
         return None
-    # both parts have their whitespace collapsed already
-    text = _mask(f"{facts.title} {facts.text}" if facts.title else facts.text, url)
+    # both parts have their whitespace collapsed already; lower-cased, the URL and its
+    # path replaced by a placeholder
+    text = (f"{facts.title} {facts.text}" if facts.title else facts.text).lower()
+    parts = urlsplit(url)
+    for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
+        if value and value != "/":
+            text = text.replace(value.lower(), "{url}")
     if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
         return None
     return text
@@ -188,15 +184,6 @@ def similarity(a: str, b: str) -> float:
     ):
         return matcher.quick_ratio()
     return matcher.ratio()
-
-
-def _norm(url: str) -> str:
-    url = url.strip()
-    try:
-        url = urldefrag(url)[0]
-    except ValueError:  # urllib cannot parse it (a malformed IPv6 literal): as written
-        url = url.split("#", 1)[0]
-    return normalize_url(url)
 
 
 def _directives(content: str) -> set[str]:
@@ -238,9 +225,13 @@ def check_page(
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
     final = result.final_url or url
-    robots_metas = _agent_metas(facts, agent_token)
+    # the head metas that apply to the agent: `robots` and the agent's own token
+    agent = agent_token.strip().lower()
+    robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
     out, noindex = _noindex(list(prior), result, answered.noindex, robots_metas, agent_token, make)
-    head_targets = _head_canonicals(facts, final)
+    # the head's rel=canonical targets, resolved against `<base href>` and the final URL
+    base = base_of(final, facts.base_href)
+    head_targets = _joined(base, (href for href in facts.canonicals if href))
     out, canonical = _canonical(out, result, head_targets, final, make, answered.canonical)
     why = _soft404_reason(facts, final, probe)
     if why is not None:
@@ -266,12 +257,6 @@ _CONFIG = CrawlConfig()  # the header checks of check_page without `answered` ne
 # --- noindex ---------------------------------------------------------------------
 
 
-def _agent_metas(facts: PageFacts, agent_token: str) -> list[tuple[str, str]]:
-    """The head metas that apply to the agent: `robots` and the agent's own token."""
-    agent = agent_token.strip().lower()
-    return [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
-
-
 def _noindex(
     out: list[Finding],
     result: FetchResult,
@@ -282,12 +267,20 @@ def _noindex(
 ) -> tuple[list[Finding], bool]:
     """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
     the URL checks' finding); and whether the head says noindex."""
-    meta = _noindex_meta(robots_metas)
-    if meta is None:
+    # the first meta that says noindex (or none)
+    hit = next(((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}), None)
+    if hit is None:
         return out, False
+    meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
     header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
     if header is not None and said is not None:
-        return _with_meta_detail(out, said, header, meta, agent_token), True
+        # the X-Robots-Tag's url-noindex finding, its message naming the meta too
+        both = (
+            f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
+            f"{agent_token}: a listed URL must be indexable; remove both or remove the "
+            "URL from the sitemap"
+        )
+        return [replace(f, message=both) if f == said else f for f in out], True
     out.append(
         make(
             "url-noindex",
@@ -296,29 +289,6 @@ def _noindex(
         )
     )
     return out, True
-
-
-def _noindex_meta(robots_metas: list[tuple[str, str]]) -> str | None:
-    """The first meta that says noindex (or none), as a tag, or None."""
-    hit = next(
-        ((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}),
-        None,
-    )
-    if hit is None:
-        return None
-    return f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
-
-
-def _with_meta_detail(
-    out: list[Finding], said: Finding, header: str, meta: str, agent_token: str
-) -> list[Finding]:
-    """The X-Robots-Tag's url-noindex finding, its message naming the meta too."""
-    both = (
-        f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
-        f"{agent_token}: a listed URL must be indexable; remove both or remove the "
-        "URL from the sitemap"
-    )
-    return [replace(f, message=both) if f == said else f for f in out]
 
 
 # --- canonical -------------------------------------------------------------------
@@ -338,12 +308,6 @@ def _join(base: str, href: str) -> str:
         return href
 
 
-def _head_canonicals(facts: PageFacts, final: str) -> list[str]:
-    """The head's rel=canonical targets, resolved against `<base href>` and the final URL."""
-    base = base_of(final, facts.base_href)
-    return _joined(base, (href for href in facts.canonicals if href))
-
-
 def _canonical(
     out: list[Finding],
     result: FetchResult,
@@ -360,7 +324,7 @@ def _canonical(
     message = _canonical_message(head_targets, header_targets, final, result.url)
     if message is None:
         return out, False
-    kept = [f for f in out if f != said] if said is not None else out
+    kept = [f for f in out if f != said]  # None never equals a finding
     kept.append(make("url-canonical-mismatch", message))
     return kept, True
 
@@ -375,26 +339,15 @@ def _canonical_message(
             f"URLs: {', '.join(head_targets)}; search engines may ignore them all: keep one, "
             "naming the listed URL"
         )
-    if header_targets:
-        return _header_conflict_message(head_targets, head_norm, header_targets)
-    return _lone_canonical_message(head_targets[0], head_norm, final, url)
-
-
-def _header_conflict_message(
-    head_targets: list[str], head_norm: set[str], header_targets: list[str]
-) -> str | None:
-    """The head's one canonical against the Link header's: None when they agree."""
-    if head_norm == {_norm(t) for t in header_targets}:
-        return None  # same as the Link header: checks.py judged it already
-    return (
-        f"the Link header names {', '.join(header_targets)} as canonical but the page's "
-        f"head names {head_targets[0]}; conflicting canonicals may all be ignored: "
-        "make them agree on the listed URL"
-    )
-
-
-def _lone_canonical_message(target: str, head_norm: set[str], final: str, url: str) -> str | None:
-    """The head's one canonical, without a Link header: None when it names this page."""
+    target = head_targets[0]
+    if header_targets:  # the head's one canonical against the Link header's
+        if head_norm == {_norm(t) for t in header_targets}:
+            return None  # same as the Link header: checks.py judged it already
+        return (
+            f"the Link header names {', '.join(header_targets)} as canonical but the page's "
+            f"head names {target}; conflicting canonicals may all be ignored: "
+            "make them agree on the listed URL"
+        )
     if not is_absolute_http(target):
         return f"the page's rel=canonical {target!r} is not an http(s) URL; name the listed URL"
     if head_norm.isdisjoint({_norm(final), _norm(url)}):
@@ -402,7 +355,7 @@ def _lone_canonical_message(target: str, head_norm: set[str], final: str, url: s
             f"the page's rel=canonical names {target}, not {final}; list the "
             "canonical URL in the sitemap instead, or fix the canonical"
         )
-    return None
+    return None  # it names this page
 
 
 # --- soft 404 --------------------------------------------------------------------
@@ -416,11 +369,7 @@ def _soft404_reason(facts: PageFacts, final: str, probe: str | None) -> str | No
             return f"its {label} {text!r} says {phrase!r}"
     if probe is None:
         return None
-    return _probe_likeness(facts, final, probe)
-
-
-def _probe_likeness(facts: PageFacts, final: str, probe: str) -> str | None:
-    """The page's likeness to the probe's answer, when it is tiny and near-identical."""
+    # the page's likeness to the probe's answer, when it is tiny and near-identical
     own_text = soft404_text(facts, final)
     if own_text is None:
         return None
@@ -439,7 +388,15 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
     """Append the head's hreflang findings to `out`; the valid hrefs, for reciprocity."""
     hrefs: list[str] = []
     for code, href in facts.alternates:
-        out.extend(_hreflang_code_finding(code, make))
+        reason = check_hreflang(code)
+        if reason is not None:
+            out.append(
+                make(
+                    "hreflang-invalid",
+                    f"the page's <link rel=alternate> hreflang {code!r} {reason}: use an ISO "
+                    "639-1 language with an optional ISO 3166-1 region (en, en-GB) or x-default",
+                )
+            )
         if is_absolute_http(href):
             hrefs.append(href)
         else:
@@ -450,36 +407,18 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
                     "absolute http(s) URL: give the full URL of the alternate page",
                 )
             )
-    if facts.alternates and len(hrefs) == len(facts.alternates):
-        out.extend(_missing_self_finding(hrefs, final, url, make))
-    return hrefs
-
-
-def _missing_self_finding(hrefs: list[str], final: str, url: str, make: _Make) -> list[Finding]:
-    """hreflang-missing-self when no href names the page itself (all of them valid)."""
+    if not facts.alternates or len(hrefs) < len(facts.alternates):
+        return hrefs  # no alternates, or some invalid: nothing more to say
     own_urls = {_norm(final), _norm(url)}
-    if any(_norm(href) in own_urls for href in hrefs):
-        return []
-    return [
-        make(
-            "hreflang-missing-self",
-            f"the page's <link rel=alternate hreflang> links do not include {final} itself: "
-            "add one with its own language (each version must list itself and all others)",
+    if not any(_norm(href) in own_urls for href in hrefs):
+        out.append(
+            make(
+                "hreflang-missing-self",
+                f"the page's <link rel=alternate hreflang> links do not include {final} itself: "
+                "add one with its own language (each version must list itself and all others)",
+            )
         )
-    ]
-
-
-def _hreflang_code_finding(code: str, make: _Make) -> list[Finding]:
-    reason = check_hreflang(code)
-    if reason is None:
-        return []
-    return [
-        make(
-            "hreflang-invalid",
-            f"the page's <link rel=alternate> hreflang {code!r} {reason}: use an ISO "
-            "639-1 language with an optional ISO 3166-1 region (en, en-GB) or x-default",
-        )
-    ]
+    return hrefs
 
 
 # --- the url record's `page` object ----------------------------------------------
@@ -491,7 +430,11 @@ def _page_record(
     record: dict[str, Any] = {
         "title": facts.title,
         "canonical": head_targets[0] if len(head_targets) == 1 else None,
-        "robots": _robots_shown(facts, robots_metas),
+        # the other crawlers' metas are shown too (they do not apply to this agent)
+        "robots": ", ".join(
+            f"{n}: {c}" for n, c in facts.metas if n in _CRAWLER_METAS or (n, c) in robots_metas
+        )
+        or None,
         "bytes_read": facts.bytes_read,
         "truncated": facts.truncated,
     }
@@ -504,9 +447,3 @@ def _page_record(
     if facts.error is not None:
         record["parse_error"] = facts.error
     return record
-
-
-def _robots_shown(facts: PageFacts, robots_metas: list[tuple[str, str]]) -> str | None:
-    """The record shows the other crawlers' metas too (they do not apply to this agent)."""
-    shown = [(n, c) for n, c in facts.metas if n in _CRAWLER_METAS or (n, c) in robots_metas]
-    return ", ".join(f"{n}: {c}" for n, c in shown) or None

@@ -39,8 +39,9 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import dropwhile
 from typing import Any, Final
 
 from lxml import etree
@@ -341,13 +342,13 @@ def _walk_text(root: Any, marker: Any) -> _Text:
     """The text and first h1 after the marker (no marker: the whole tree), walked until
     the text is long enough and the first h1 has ended."""
     walk = _Text()
-    started = marker is None
-    for event, el in etree.iterwalk(root, events=("start", "end", "comment")):
+    events: Iterator[tuple[str, Any]] = etree.iterwalk(root, events=("start", "end", "comment"))
+    if marker is not None:  # the walk begins at the marker's own comment event
+        events = dropwhile(lambda pair: pair[1] is not marker, events)
+    for event, el in events:
         if event == "comment":
-            started = started or el is marker
-            if started:
-                walk.add(el.tail)
-        elif started and isinstance(el.tag, str):
+            walk.add(el.tail)
+        elif isinstance(el.tag, str):
             (walk.start if event == "start" else walk.end)(el)
             if walk.size >= _TEXT_CHARS and walk.h1_done:
                 break

@@ -22,15 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urlsplit
 
 from lxml import etree
 
 from audit.checks.hrefs import base_of, joined
+from audit.checks.hrefs import norm_url as _norm
 from audit.checks.links import links_of
 from audit.checks.pagefacts import HEAD, LINKS, PageFacts, facts_of
 from audit.core.records import Finding, finding
-from audit.rules.urls import normalize_url
 
 __all__ = [
     "CONTENT_CHARS",
@@ -80,14 +80,6 @@ class RenderFacts:
         }
 
 
-def _norm(url: str) -> str:
-    try:
-        url = urldefrag(url.strip())[0]
-    except ValueError:
-        url = url.split("#", 1)[0]
-    return normalize_url(url)
-
-
 def same_url(a: str, b: str) -> bool:
     """Two URLs the same after normalisation, fragment dropped."""
     return _norm(a) == _norm(b)
@@ -111,29 +103,21 @@ def page_facts(
     """What a document (its facts) says, read at the raw answer's `final` URL."""
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
-    canonical = _canonicals(facts, base)
+    # the head's canonical targets, resolved, each once
+    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
+    canonical = tuple(dict.fromkeys(t for t in targets if t))
+    # the head's (language, target) pairs: language lower-cased and trimmed
+    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
     links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
     return RenderFacts(
         " ".join((facts.title or "").split()) or None,
         page.noindex,
         canonical,
         frozenset(_norm(c) for c in canonical) or frozenset({_norm(final)}),
-        _hreflang_pairs(facts, base),
+        frozenset((lang.strip().lower(), _norm(t)) for lang, t in pairs if t is not None),
         links,
         len(facts.text) if text is None else text,
     )
-
-
-def _canonicals(facts: PageFacts, base: str) -> tuple[str, ...]:
-    """The head's canonical targets, resolved, each once."""
-    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
-    return tuple(dict.fromkeys(t for t in targets if t))
-
-
-def _hreflang_pairs(facts: PageFacts, base: str) -> frozenset[tuple[str, str]]:
-    """The head's (language, target) pairs: language lower-cased and trimmed."""
-    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
-    return frozenset((lang.strip().lower(), _norm(t)) for lang, t in pairs if t is not None)
 
 
 def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
@@ -208,14 +192,36 @@ def compare(
     line: int | None,
 ) -> list[Finding]:
     """The findings of a rendered page: each render code that applies, once."""
-    found = [
-        _noindex(raw, rendered, agent),
+    found: list[_Judged] = []
+    if raw.noindex != rendered.noindex:
+        code, message = _NOINDEX_CHANGED[raw.noindex]
+        found.append((code, message.format(agent=agent)))
+    found += (
         _changed(raw, rendered, "render-canonical-changed"),
         _changed(raw, rendered, "render-title-changed"),
-        _links_only(raw, rendered),
-        _content_only(raw, rendered, shell),
-        _changed(raw, rendered, "render-hreflang-changed"),
-    ]
+    )
+    only = js_links(raw, rendered)
+    if only:
+        shown = ", ".join(only[:_SHOWN_LINKS])
+        more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
+        found.append(
+            (
+                "render-links-only",
+                f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): "
+                "crawlers that do not run JavaScript never find them; write them as <a href> "
+                "in the HTML",
+            )
+        )
+    if shell and rendered.text >= CONTENT_CHARS:
+        found.append(
+            (
+                "render-content-only",
+                f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered "
+                f"<body> holds {rendered.text}: the content exists only for crawlers that run "
+                "JavaScript; render it on the server",
+            )
+        )
+    found.append(_changed(raw, rendered, "render-hreflang-changed"))
     return [
         finding(code, message, url=url, sitemap=sitemap, line=line)
         for code, message in filter(None, found)
@@ -224,23 +230,21 @@ def compare(
 
 _Judged = tuple[str, str] | None
 
-
-def _noindex(raw: RenderFacts, rendered: RenderFacts, agent: str) -> _Judged:
-    if raw.noindex and not rendered.noindex:
-        return (
-            "render-noindex-raw-only",
-            f"the raw HTML's robots meta says noindex for {agent}, the rendered page's does "
-            "not: a script removes it, but Google does not render a page whose HTML says "
-            "noindex, so the page stays out of the index; remove the noindex from the HTML",
-        )
-    if rendered.noindex and not raw.noindex:
-        return (
-            "render-noindex-added",
-            f"the rendered page's robots meta says noindex for {agent}, the raw HTML's does "
-            "not: Google renders the page and drops it, crawlers that do not render index it; "
-            "decide which is meant and write it in the HTML",
-        )
-    return None
+# the raw HTML's noindex (when the rendered page says otherwise) -> the code and message
+_NOINDEX_CHANGED: Final = {
+    True: (
+        "render-noindex-raw-only",
+        "the raw HTML's robots meta says noindex for {agent}, the rendered page's does "
+        "not: a script removes it, but Google does not render a page whose HTML says "
+        "noindex, so the page stays out of the index; remove the noindex from the HTML",
+    ),
+    False: (
+        "render-noindex-added",
+        "the rendered page's robots meta says noindex for {agent}, the raw HTML's does "
+        "not: Google renders the page and drops it, crawlers that do not render index it; "
+        "decide which is meant and write it in the HTML",
+    ),
+}
 
 
 # code -> (the field compared, the field shown, how it is shown, the message)
@@ -276,30 +280,6 @@ def _changed(raw: RenderFacts, rendered: RenderFacts, code: str) -> _Judged:
         return None
     before, after = show(getattr(raw, shown)), show(getattr(rendered, shown))
     return code, message.format(raw=before, rendered=after)
-
-
-def _links_only(raw: RenderFacts, rendered: RenderFacts) -> _Judged:
-    only = js_links(raw, rendered)
-    if not only:
-        return None
-    shown = ", ".join(only[:_SHOWN_LINKS])
-    more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
-    return (
-        "render-links-only",
-        f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): crawlers "
-        "that do not run JavaScript never find them; write them as <a href> in the HTML",
-    )
-
-
-def _content_only(raw: RenderFacts, rendered: RenderFacts, shell: bool) -> _Judged:
-    if not shell or rendered.text < CONTENT_CHARS:
-        return None
-    return (
-        "render-content-only",
-        f"the raw HTML is an empty shell ({raw.text} characters of text), the rendered <body> "
-        f"holds {rendered.text}: the content exists only for crawlers that run JavaScript; "
-        "render it on the server",
-    )
 
 
 def js_links(raw: RenderFacts, rendered: RenderFacts) -> list[str]:

@@ -9,7 +9,7 @@ aiohttp or asyncio; it reads a FetchResult and returns values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -33,8 +33,6 @@ __all__ = [
 
 _Add = Callable[[str, str], Finding]
 _PERMANENT = frozenset({301, 308})
-_LOOP_KINDS = frozenset({"redirect-loop", "redirect-limit"})
-_BAD_REDIRECT_KINDS = frozenset({"redirect-invalid", "redirect-scheme", "redirect-private"})
 _BODY_EXCERPT_CHARS = 300
 # Headers that explain a failure; copied into the url record of failed requests.
 _DIAGNOSTIC_HEADERS = (
@@ -128,41 +126,81 @@ def judge_answer(
         return made
 
     status = result.status
-    if (
+    # the common case: no redirect, no error class, no bot challenge to look for
+    plain = (
         result.error_kind is None
         and status is not None
         and 200 <= status < 300
         and not result.redirects
-    ):
-        # the common case: no redirect, no error class, no bot challenge to look for
-        if result.elapsed_ms > config.slow_ms:
-            _slow_finding(result, config, add)
-        return _check_ok(result, out, add, lastmod, config, agent_token, now)
-    if _check_not_plain(result, config, add):
-        return _check_ok(result, out, add, lastmod, config, agent_token, now)
-    return Answered(out)
+    )
+    if not plain and not _answer_findings(result, config.retry_after_cap, add):
+        return Answered(out)  # an error class or no answer: that one finding
+    if result.elapsed_ms > config.slow_ms:
+        add(
+            "url-slow",
+            f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
+            "threshold; speed up the page or its server",
+        )
+    if status is None or not 200 <= status < 300:
+        return Answered(out)
+    return _check_ok(result, out, add, lastmod, config, agent_token, now)
 
 
-def _check_not_plain(result: FetchResult, config: CrawlConfig, add: _Add) -> bool:
+# Error classes that end the checks of a URL with one finding: (code, message, the
+# detail when the HTTP layer gave none).
+_TERMINAL_KINDS: dict[str, tuple[str, str, str]] = {
+    "redirect-loop": (
+        "url-redirect-loop",
+        "the redirect chain revisits a URL: {chain}; "
+        "fix the redirects and list the final URL in the sitemap",
+        "",
+    ),
+    "redirect-limit": (
+        "url-redirect-loop",
+        "the redirect chain exceeds the redirect limit: {chain}; "
+        "fix the redirects and list the final URL in the sitemap",
+        "",
+    ),
+    "redirect-invalid": (
+        "url-redirect-error",
+        "a redirect has no usable Location ({detail}): {chain}; "
+        "fix the redirect or list the final URL in the sitemap",
+        "Location is missing or invalid",
+    ),
+    "redirect-scheme": (
+        "url-redirect-error",
+        "a redirect has no usable Location ({detail}): {chain}; "
+        "fix the redirect or list the final URL in the sitemap",
+        "Location uses a scheme other than http/https",
+    ),
+    "redirect-private": (
+        "url-redirect-error",
+        "a redirect was not followed ({detail}): {chain}; "
+        "fix the redirect or list the final URL in the sitemap",
+        "Location uses a scheme other than http/https",
+    ),
+}
+_NOT_FOUND = {404: "Not Found", 410: "Gone"}
+
+
+def _answer_findings(result: FetchResult, cap: float, add: _Add) -> bool:
     """The findings of an answer that is not a plain 2xx: an error class, a redirect or a
-    failing status. True when it still ended in a 2xx whose headers are to be checked."""
+    failing status. False when the checks end there (an error class, no answer)."""
     status = result.status
     chain = _chain_text(result.redirects, result.final_url, status)
     terminal = _TERMINAL_KINDS.get(result.error_kind or "")
     if terminal is not None:
-        terminal(result, chain, add)
+        code, message, detail = terminal
+        add(code, message.format(chain=chain, detail=result.error or detail))
         return False
     if status is None:
-        _unreachable_finding(result, add)
+        why = result.error or result.error_kind or "unknown error"
+        add(
+            "url-unreachable",
+            f"no answer after {result.attempts} attempt(s): {why}"
+            "; check DNS, the server and the network, or remove the URL from the sitemap",
+        )
         return False
-    _answer_findings(result, status, chain, config.retry_after_cap, add)
-    if result.elapsed_ms > config.slow_ms:
-        _slow_finding(result, config, add)
-    return 200 <= status < 300
-
-
-def _answer_findings(result: FetchResult, status: int, chain: str, cap: float, add: _Add) -> None:
-    """The redirect and status findings of an answer that is not a plain 2xx."""
     blocker = detect_bot_challenge(status, result.headers, result.body_head)
     # A chain ending in a hard error is one url-redirect-error; a challenge or a
     # 429 at its end is transient, so the redirect and the block are both reported.
@@ -175,47 +213,7 @@ def _answer_findings(result: FetchResult, status: int, chain: str, cap: float, a
     else:
         _redirect_findings(result, status, chain, add)
         _status_finding(result, status, blocker, add, cap)
-
-
-def _loop_finding(result: FetchResult, chain: str, add: _Add) -> None:
-    loop = result.error_kind == "redirect-loop"
-    what = "revisits a URL" if loop else "exceeds the redirect limit"
-    add(
-        "url-redirect-loop",
-        f"the redirect chain {what}: {chain}; "
-        "fix the redirects and list the final URL in the sitemap",
-    )
-
-
-def _bad_redirect_finding(result: FetchResult, chain: str, add: _Add) -> None:
-    kind = result.error_kind
-    detail = result.error or (
-        "Location is missing or invalid"
-        if kind == "redirect-invalid"
-        else "Location uses a scheme other than http/https"
-    )
-    what = "was not followed" if kind == "redirect-private" else "has no usable Location"
-    add(
-        "url-redirect-error",
-        f"a redirect {what} ({detail}): {chain}; "
-        "fix the redirect or list the final URL in the sitemap",
-    )
-
-
-# Error classes that end the checks of a URL with one finding.
-_TERMINAL_KINDS: dict[str, Callable[[FetchResult, str, _Add], None]] = {
-    **dict.fromkeys(_LOOP_KINDS, _loop_finding),
-    **dict.fromkeys(_BAD_REDIRECT_KINDS, _bad_redirect_finding),
-}
-
-
-def _unreachable_finding(result: FetchResult, add: _Add) -> None:
-    why = result.error or result.error_kind or "unknown error"
-    add(
-        "url-unreachable",
-        f"no answer after {result.attempts} attempt(s): {why}"
-        "; check DNS, the server and the network, or remove the URL from the sitemap",
-    )
+    return True
 
 
 def _status_finding(
@@ -223,40 +221,30 @@ def _status_finding(
 ) -> None:
     """The finding the final status itself calls for (a bot challenge first), if any."""
     if blocker is not None:
-        _bot_blocked_finding(status, blocker, add)
+        add(
+            "url-bot-blocked",
+            f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
+            "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
+        )
     elif status == 429:
         _rate_limited_finding(result, add, cap)
-    elif status >= 400:
-        _error_status_finding(result, status, add)
-
-
-def _bot_blocked_finding(status: int, blocker: str, add: _Add) -> None:
-    add(
-        "url-bot-blocked",
-        f"HTTP {status} from a bot challenge: {blocker}; the auditor was blocked, "
-        "the page may be fine: allow the auditor's user agent or IP, or lower --rate",
-    )
-
-
-def _error_status_finding(result: FetchResult, status: int, add: _Add) -> None:
-    """The finding of a 4xx (other than 429) or 5xx final status."""
-    if status in (404, 410):
-        word = "Not Found" if status == 404 else "Gone"
+    elif status in _NOT_FOUND:
         add(
             "url-not-found",
-            f"HTTP {status} {word}; remove the URL from the sitemap or restore the page",
+            f"HTTP {status} {_NOT_FOUND[status]}; remove the URL from the sitemap or restore "
+            "the page",
         )
-    elif status < 500:
-        add(
-            "url-client-error",
-            f"HTTP {status}; the URL must answer 200 to be indexed: "
-            "fix access or remove it from the sitemap",
-        )
-    else:
+    elif status >= 500:
         add(
             "url-server-error",
             f"HTTP {status} after {result.attempts} attempt(s); fix the server error "
             "or remove the URL from the sitemap",
+        )
+    elif status >= 400:
+        add(
+            "url-client-error",
+            f"HTTP {status}; the URL must answer 200 to be indexed: "
+            "fix access or remove it from the sitemap",
         )
 
 
@@ -272,6 +260,10 @@ def _rate_limited_finding(result: FetchResult, add: _Add, cap: float) -> None:
     )
 
 
+# The headers a 2xx answer's checks read, gathered in one pass.
+_CHECKED_HEADERS = frozenset({"last-modified", "date", "x-robots-tag", "link"})
+
+
 def _check_ok(
     result: FetchResult,
     out: list[Finding],
@@ -283,49 +275,31 @@ def _check_ok(
 ) -> Answered:
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
-    robots_values: list[str] | None = None
-    link_values: list[str] | None = None
-    modified: str | None = None
-    date: str | None = None
+    seen: dict[str, list[str]] = {}
     for name, value in result.headers:
-        if name == "last-modified":
-            if modified is None:
-                modified = value
-        elif name == "date":
-            if date is None:
-                date = value
-        elif name == "x-robots-tag":
-            robots_values = [*(robots_values or ()), value]
-        elif name == "link":
-            link_values = [*(link_values or ()), value]
-    noindex = _noindex_finding(robots_values, agent_token, add) if robots_values else None
-    canonical = _canonical_finding(result, link_values, add) if link_values else None
+        if name in _CHECKED_HEADERS:
+            seen.setdefault(name, []).append(value)
+    noindex = None
+    hit = noindex_directive(seen["x-robots-tag"], agent_token) if "x-robots-tag" in seen else None
+    if hit is not None:
+        noindex = add(
+            "url-noindex",
+            f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
+            "indexable; remove the header or remove the URL from the sitemap",
+        )
+    canonical = _canonical_finding(result, seen["link"], add) if "link" in seen else None
     # after a redirect, Last-Modified describes another URL than the listed one
-    if lastmod is None or modified is None or result.redirects:
+    if lastmod is None or "last-modified" not in seen or result.redirects:
         return Answered(out, noindex, canonical)
     match, said = lastmod_findings(
-        modified, date, lastmod, tolerance_s=config.lastmod_tolerance_s, now=now, add=add
+        seen["last-modified"][0],
+        seen.get("date", [None])[0],
+        lastmod,
+        tolerance_s=config.lastmod_tolerance_s,
+        now=now,
+        add=add,
     )
     return Answered(out, noindex, canonical, match, said)
-
-
-def _noindex_finding(robots_values: list[str], agent_token: str, add: _Add) -> Finding | None:
-    hit = noindex_directive(robots_values, agent_token)
-    if hit is None:
-        return None
-    return add(
-        "url-noindex",
-        f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
-        "indexable; remove the header or remove the URL from the sitemap",
-    )
-
-
-def _slow_finding(result: FetchResult, config: CrawlConfig, add: _Add) -> None:
-    add(
-        "url-slow",
-        f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
-        "threshold; speed up the page or its server",
-    )
 
 
 # --- redirects -------------------------------------------------------------
@@ -343,34 +317,26 @@ def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) 
     hops = result.redirects
     if not hops:
         if 300 <= status < 400:
-            _no_location_finding(status, add)
+            # The HTTP layer follows every usable Location, so a final 3xx had none.
+            add(
+                "url-redirect-error",
+                f"HTTP {status} without a usable Location; fix the redirect "
+                "or list the final URL in the sitemap",
+            )
         return
-    _redirected_finding(hops, result.final_url, add)
+    kind = "permanent" if all(h.status in _PERMANENT for h in hops) else "temporary"
+    final_url = result.final_url
+    add(
+        "url-redirect",
+        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {final_url}; "
+        f"list the final URL {final_url} in the sitemap instead",
+    )
     if len(hops) > 1:
         add(
             "url-redirect-chain",
             f"{len(hops)} redirect hops before the final answer: {chain}; "
             "redirect in one hop and list the final URL in the sitemap",
         )
-
-
-def _redirected_finding(hops: tuple[Hop, ...], final_url: str, add: _Add) -> None:
-    permanent = all(h.status in _PERMANENT for h in hops)
-    kind = "permanent" if permanent else "temporary"
-    add(
-        "url-redirect",
-        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {final_url}; "
-        f"list the final URL {final_url} in the sitemap instead",
-    )
-
-
-def _no_location_finding(status: int, add: _Add) -> None:
-    # The HTTP layer follows every usable Location, so a final 3xx had none.
-    add(
-        "url-redirect-error",
-        f"HTTP {status} without a usable Location; fix the redirect "
-        "or list the final URL in the sitemap",
-    )
 
 
 # --- X-Robots-Tag ----------------------------------------------------------
@@ -396,19 +362,14 @@ def noindex_directive(
     """
     agent = agent_token.strip().lower()
     for value in values:
-        if _says_noindex(value, agent, scoped_only):
-            return value.strip()
+        scope: str | None = None
+        for raw in value.split(","):
+            scope, token = _scoped_directive(raw.strip().lower(), scope)
+            if token in ("noindex", "none") and (
+                scope == agent or (scope is None and not scoped_only)
+            ):
+                return value.strip()
     return None
-
-
-def _says_noindex(value: str, agent: str, scoped_only: bool = False) -> bool:
-    """Whether one X-Robots-Tag value says noindex (or none) to every agent or to `agent`."""
-    scope: str | None = None
-    for raw in value.split(","):
-        scope, token = _scoped_directive(raw.strip().lower(), scope)
-        if token in ("noindex", "none") and (scope == agent or (scope is None and not scoped_only)):
-            return True
-    return False
 
 
 def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | None]:
@@ -430,82 +391,42 @@ def canonical_links(values: list[str]) -> list[str]:
     """The targets of every `rel=canonical` link in some Link header values (RFC 8288)."""
     found: list[str] = []
     for value in values:
-        for target, rel in _link_rels(value):
+        pos = 0
+        while (start := value.find("<", pos)) >= 0 and (end := value.find(">", start + 1)) >= 0:
+            rel, pos = _link_rel(value, end + 1)
             if rel is not None and "canonical" in rel.lower().split():
-                found.append(target)
+                found.append(value[start + 1 : end].strip())
     return found
 
 
-def _link_rels(value: str) -> Iterator[tuple[str, str | None]]:
-    """The target and the rel parameter (None without one) of each link in a Link value."""
-    pos = 0
-    n = len(value)
-    while True:
-        start = value.find("<", pos)
-        if start < 0:
-            return
-        end = value.find(">", start + 1)
-        if end < 0:
-            return
-        target = value[start + 1 : end].strip()
-        params, pos = _link_params(value, end + 1, n)
-        yield target, params.get("rel")
+# One `; name=value` parameter of a link and what ends it (`;`, the `,` ending the link, or
+# the end). A name runs to `=` (a quote in it is a character like any other); a value is
+# quoted strings (`\` escapes a character; an unterminated one runs to the end) and any
+# other characters but `;` and `,`.
+_PARAM = re.compile(r'([^=;,]*)(?:=((?:"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[^";,])*))?([;,]?)', re.S)
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*\\?)"?', re.S)
+_ESCAPED = re.compile(r"\\(.)", re.S)
 
 
-def _link_params(value: str, pos: int, n: int) -> tuple[dict[str, str], int]:
-    """Parse `; name=value` parameters up to the comma ending this link."""
-    params: dict[str, str] = {}
-    name: list[str] = []
-    val: list[str] = []
-    current = name  # the name until its '=', then the value
-    i = pos
-    while i < n:
-        c = value[i]
-        if c == '"' and current is val:
-            i = _quoted_value(value, i + 1, n, val)
-        elif c in ";,":
-            _keep_param(params, name, val)
-            name, val = [], []
-            current = name
-            if c == ",":
-                return params, i + 1
-        elif c == "=" and current is name:
-            current = val
-        else:
-            current.append(c)
-        i += 1
-    _keep_param(params, name, val)
-    return params, n
-
-
-def _quoted_value(value: str, i: int, n: int, val: list[str]) -> int:
-    """Append a quoted string's characters (from `i`, after the opening quote) to `val`;
-    the index of its closing quote, or `n` when it is unterminated."""
-    while i < n:
-        c = value[i]
-        if c == "\\" and i + 1 < n:
-            val.append(value[i + 1])
-            i += 1
-        elif c == '"':
-            return i
-        else:
-            val.append(c)
-        i += 1
-    return n
-
-
-def _keep_param(params: dict[str, str], name: list[str], val: list[str]) -> None:
-    """The first value of a parameter name wins."""
-    key = "".join(name).strip().lower()
-    if key and key not in params:
-        params[key] = "".join(val).strip()
+def _link_rel(value: str, pos: int) -> tuple[str | None, int]:
+    """The first `rel` parameter's value (unquoted; None without one) of the link whose
+    parameters start at `pos`, and where the next link may start."""
+    rel = None
+    for m in _PARAM.finditer(value, pos):
+        if rel is None and m.group(1).strip().lower() == "rel":
+            quoted = m.group(2) or ""
+            rel = _QUOTED.sub(lambda q: _ESCAPED.sub(r"\1", q.group(1)), quoted).strip()
+        if m.group(3) != ";":
+            return rel, m.end()
+    return rel, len(value)  # not reached: the last match is the empty one at the end
 
 
 def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> Finding | None:
     targets = canonical_links(link_values)
     if not targets:
         return None
-    resolved = _resolved(result.final_url or result.url, targets)
+    base = result.final_url or result.url
+    resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
     normal = {_normalize(u) for u in resolved}
     if len(normal) > 1:
         return add(
@@ -521,11 +442,6 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
             "list the canonical URL in the sitemap instead, or fix the header",
         )
     return None
-
-
-def _resolved(base: str, targets: list[str]) -> list[str]:
-    """The targets resolved against `base`, each once, in order."""
-    return list(dict.fromkeys(urljoin(base, t) for t in targets))
 
 
 # --- the url record --------------------------------------------------------
@@ -559,21 +475,15 @@ def _failure_extra(result: FetchResult) -> dict[str, object]:
     extra: dict[str, object] = {"method": result.method, "attempts": result.attempts}
     if result.error_kind:
         extra["error_kind"] = result.error_kind
-    headers = _diagnostic_headers(result.headers)
+    headers: dict[str, str] = {}  # the headers that explain a failure, repeats joined
+    for name, value in result.headers:
+        if name in _DIAGNOSTIC_HEADERS:
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
     if headers:
         extra["headers"] = headers
     if result.body_head:
         extra["body_excerpt"] = body_excerpt(result.body_head, result.header("content-type"))
     return extra
-
-
-def _diagnostic_headers(headers: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    """The headers that explain a failure, repeated ones joined with ', '."""
-    found: dict[str, str] = {}
-    for name, value in headers:
-        if name in _DIAGNOSTIC_HEADERS:
-            found[name] = f"{found[name]}, {value}" if name in found else value
-    return found
 
 
 # round(x, 1) goes through a decimal string (~0.3 µs), and answer times repeat: the
@@ -603,20 +513,15 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     head = body[:2048]
     if head.startswith(b"\x1f\x8b") or b"\x00" in head[:512]:
         return f"<{len(body)} bytes of binary data>"
+    m = _CHARSET.search(content_type) if content_type else None
     try:
-        text = head.decode(_charset_of(content_type), "replace")
+        text = head.decode(m.group(1) if m else "utf-8", "replace")
     except LookupError:
         text = head.decode("utf-8", "replace")
     text = _SPACES.sub(" ", text).strip()
     if len(text) > _BODY_EXCERPT_CHARS:
         text = text[: _BODY_EXCERPT_CHARS - 1] + "…"
     return text
-
-
-def _charset_of(content_type: str | None) -> str:
-    """The charset a Content-Type names, utf-8 by default."""
-    m = _CHARSET.search(content_type) if content_type else None
-    return m.group(1) if m else "utf-8"
 
 
 def _normalize(url: str) -> str:

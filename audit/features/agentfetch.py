@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import heapq
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -54,17 +55,16 @@ _KEYS: Final = {
 }
 
 
+# a URL: up to the first "://" if any, the authority, then (kept) the path and query, then
+# the fragment
+_TARGET: Final = re.compile(r"(?:.*?://)?[^/?#]*([^#]*)(?:#.*)?", re.S)
+
+
 def sample_key(url: str) -> str:
     """The SHA-256 hex digest of the URL's path and `?query` as listed (no fragment)."""
-    start = url.find("://")
-    rest = url[start + 3 :] if start >= 0 else url
-    rest = rest.split("#", 1)[0]
-    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    target = rest[cut:]
-    if not target.startswith("/"):
-        target = "/" + target
-    if target.endswith("?"):
-        target = target[:-1]  # an empty query is no query
+    target = _TARGET.sub(r"\1", url, count=1)  # the whole URL matches
+    # a leading "/" made sure of, and an empty query is no query
+    target = ("/" + target.removeprefix("/")).removesuffix("?")
     return hashlib.sha256(target.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -94,8 +94,8 @@ class AgentSampler:
         self.agents = tuple(a for a in agents if user_agent_of(a) is not None and a.lower() != low)
         self.n = n
         self.read_pages = read_pages
-        # (origin, agent) -> max-heap of (negated key order, offer number, candidate), <= n
-        self._heaps: dict[tuple[str, str], list[tuple[_Neg, int, _Candidate]]] = {}
+        # (origin, agent) -> max-heap of (reversed key, offer number, candidate), <= n
+        self._heaps: dict[tuple[str, str], list[tuple[str, int, _Candidate]]] = {}
         self._offers = 0
         self.tallies: dict[tuple[str, str], _Tally] = {}
 
@@ -109,7 +109,7 @@ class AgentSampler:
         if self.read_pages and main_page is not None and main_page.bytes_read:
             page_ok = empty_shell(main_page) is None
         cand = _Candidate(sample_key(url), url, page_ok)
-        item = (_Neg(cand.key), self._offers, cand)
+        item = (cand.key.translate(_REVERSED), self._offers, cand)
         self._offers += 1
         for agent in self.agents:
             if not allowed.get(agent, True):
@@ -162,7 +162,7 @@ class AgentSampler:
         assert user_agent is not None
         sink = PageSink(cap) if cand.main_page else None
         result = await client.fetch_as(cand.url, user_agent, sink=sink, cap=cap)
-        facts = sink.facts if sink is not None and cand.main_page else None
+        facts = sink.facts if sink is not None else None  # a sink only for a main page
         status = "none" if result.status is None else str(result.status)
         return served_as(result.status, result.headers, facts), status
 
@@ -207,22 +207,9 @@ class AgentSampler:
         return sum(t.sampled for t in self.tallies.values())
 
 
-class _Neg:
-    """A key ordered backwards: the heap's top is the largest key kept."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def __lt__(self, other: _Neg) -> bool:
-        return self.key > other.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Neg) and self.key == other.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
+# A sample key (a hex digest, always 64 digits) ordered backwards: each digit d made
+# 15 - d, so the min-heap's top is the largest key kept.
+_REVERSED: Final = str.maketrans("0123456789abcdef", "fedcba9876543210")
 
 
 _WHAT: Final = {

@@ -29,11 +29,11 @@ from audit.checks.agents import (
     USES,
     agent_verdict,
     index_reason,
-    is_html,
     parse_agents,
     says_yes,
     scoped_noindex,
 )
+from audit.checks.pagefacts import is_html
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding
@@ -62,11 +62,11 @@ class AgentsHook(Hook):
     """Indexability of every URL and, with --agents, each agent's verdict; see the module."""
 
     name = "agents"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig) -> None:
         # presets expanded here too: the library takes `agents=("ai",)` as the CLI does
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.ctx: RunContext | None = None
         self.main = ""
         # (agent, origin) -> tally, in the order first seen
         self.tallies: dict[tuple[str, str], _Tally] = {}
@@ -105,8 +105,12 @@ class AgentsHook(Hook):
         extra["indexability"] = None if reason is None else reason.value
         if self.agents:
             extra["agents"] = self._verdicts(job, record, result)
-            usage = _header_usage(result)
-            if usage is not None:
+            # the `Content-Usage` header values, parsed in order (later pairs win)
+            values = result.header_all("content-usage") if result is not None else []
+            if values:
+                usage: dict[str, str] = {}
+                for value in values:
+                    usage.update(usage_pairs(value))
                 extra["usage"] = usage
         return record.with_extra(extra), found
 
@@ -114,7 +118,7 @@ class AgentsHook(Hook):
         self, job: UrlJob, record: UrlResult, result: FetchResult | None
     ) -> dict[str, str]:
         checked = str((record.extra or {}).get("checked_url") or job.url)
-        policy = self.ctx.robots.cached(checked) if self.ctx is not None else None
+        policy = self.ctx.robots.cached(checked)
         tags = result.header_all("x-robots-tag") if result is not None else []
         # the head's metas of a page the page checks read (the auditor keeps a 200 page's
         # facts on its job); none otherwise
@@ -142,14 +146,23 @@ class AgentsHook(Hook):
     ) -> None:
         """--agents-fetch: an eligible listed URL to the sample of its host."""
         page = self.pages.take(job) if self.pages is not None else job.page
-        if self.sampler is not None and _eligible(record, result):
+        # an eligible URL: one the main agent may read that answered 200 HTML without a
+        # redirect
+        if (
+            self.sampler is not None
+            and result is not None
+            and record.robots == "allowed"
+            and result.status == 200
+            and not result.redirects
+            and is_html(result.header("content-type"))
+        ):
             readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
             checked = str((record.extra or {}).get("checked_url") or job.url)
             self.sampler.offer(origin, checked, readable, page)
 
     async def drain(self) -> None:
         """--agents-fetch: the sample of every host fetched as each agent."""
-        if self.sampler is not None and self.ctx is not None:
+        if self.sampler is not None:
             config = self.ctx.config
             await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
@@ -176,13 +189,17 @@ class AgentsHook(Hook):
             )
 
     def end_of_run(self) -> None:
-        if not self.agents or self.ctx is None:
+        if not self.agents:
             return
         rec = self.ctx.recorder
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
-        for policy in self._read():  # hosts with no listed URL too
+        try:  # every robots.txt the run read: hosts with no listed URL too
+            read = self.ctx.robots.read()
+        except RuntimeError:  # the run had no client
+            read = []
+        for policy in read:
             self.policies.setdefault(_origin(policy.origin), policy)
         for origin, policy in self.policies.items():
             rec.findings(self._contradictions(origin, policy))
@@ -205,13 +222,6 @@ class AgentsHook(Hook):
                 if known is not entry:  # another target of the run read this host too
                     known["blocked"] += entry["blocked"]
                     known["noindex"] += entry["noindex"]
-
-    def _read(self) -> list[RobotsPolicy]:
-        """Every robots.txt the run read (none when it had no client)."""
-        try:
-            return self.ctx.robots.read() if self.ctx is not None else []
-        except RuntimeError:
-            return []
 
     def host_entry(self, agent: str, origin: str, policy: RobotsPolicy) -> dict[str, Any]:
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
@@ -242,10 +252,16 @@ class AgentsHook(Hook):
         for use, _, _ in USES:  # the contract's order of uses
             agents = by_use.get(use)
             if agents:
+                them = "it" if len(agents) == 1 else "them"
+                message = (
+                    f"robots.txt of {origin} says yes to {use} for {', '.join(agents)} in its "
+                    "usage signals (Content-Signal / Content-Usage), yet disallows the whole "
+                    f"site (/) for {them}: allow the agents, or say no to the use"
+                )
                 out.append(
                     finding(
                         "usage-contradiction",
-                        _contradiction(origin, use, agents),
+                        message,
                         url=policy.url,
                         fields={"category": use, "agents": agents},
                     )
@@ -258,54 +274,18 @@ def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
         example = tally.examples.get(verdict)
         if count and example is not None:
-            out.append(replace(example, message=_message(agent, origin, verdict, count, example)))
+            urls = f"{count:,} listed URL{'' if count == 1 else 's'} of {origin}"
+            message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=example.url)
+            out.append(replace(example, message=message))
     return out
 
 
-def _message(agent: str, origin: str, verdict: str, count: int, example: Finding) -> str:
-    urls = f"{count:,} listed URL{'' if count == 1 else 's'} of {origin}"
-    if verdict == "blocked":
-        return (
-            f"robots.txt disallows {agent} from {urls} (e.g. {example.url}); "
-            f"if {agent} should read them, allow it in robots.txt"
-        )
-    return (
-        f"X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {example.url}); "
-        f"if {agent} should index them, remove the directive"
-    )
-
-
-def _contradiction(origin: str, use: str, agents: list[str]) -> str:
-    names = ", ".join(agents)
-    return (
-        f"robots.txt of {origin} says yes to {use} for {names} in its usage signals "
-        f"(Content-Signal / Content-Usage), yet disallows the whole site (/) for "
-        f"{'it' if len(agents) == 1 else 'them'}: allow the agents, or say no to the use"
-    )
-
-
-def _eligible(record: UrlResult, result: FetchResult | None) -> bool:
-    """A listed URL the main agent may read that answered 200 HTML without a redirect."""
-    return (
-        result is not None
-        and record.robots == "allowed"
-        and result.status == 200
-        and not result.redirects
-        and is_html(result.header("content-type"))
-    )
-
-
-def _header_usage(result: FetchResult | None) -> dict[str, str] | None:
-    """The `Content-Usage` header values, parsed in order (later pairs win), or None."""
-    if result is None:
-        return None
-    values = result.header_all("content-usage")
-    if not values:
-        return None
-    out: dict[str, str] = {}
-    for value in values:
-        out.update(usage_pairs(value))
-    return out
+_MESSAGES = {
+    "blocked": "robots.txt disallows {agent} from {urls} (e.g. {url}); "
+    "if {agent} should read them, allow it in robots.txt",
+    "noindex": "X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {url}); "
+    "if {agent} should index them, remove the directive",
+}
 
 
 def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:

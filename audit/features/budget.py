@@ -56,13 +56,13 @@ class BudgetHook(Hook):
     """--budget N: at most N listed URLs checked in this run; see the module."""
 
     name = "budget"
+    _ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, store: StateStore, limit: int) -> None:
         self.store = store
         self.limit = max(1, limit)
         self.jobs: list[UrlJob] = []  # every listed URL, held until the listing is complete
         self._released: dict[int, str] = {}  # id(job) -> checked_at of the URLs checked now
-        self._ctx: RunContext | None = None
         self.checked = 0
         self.carried = 0
         self._ages: list[int] = []
@@ -88,7 +88,7 @@ class BudgetHook(Hook):
 
     async def drain(self) -> None:
         ctx = self._ctx
-        if ctx is None or not self.jobs:
+        if not self.jobs:
             return
         chosen, carried = self._select()
         for job, row in carried:
@@ -163,8 +163,6 @@ class BudgetHook(Hook):
 
     def end_of_run(self) -> None:
         ctx = self._ctx
-        if ctx is None:
-            return
         ages = sorted(self._ages)
         notes = ctx.recorder.notes
         notes["budget"] = {"limit": self.limit, "checked": self.checked, "carried": self.carried}

@@ -22,22 +22,25 @@ def builtin_hooks(config: CrawlConfig, mode: str, render: Any = None) -> list[Ho
     crawl), index <lastmod> truth (crawl and validate), indexability and --agents (every
     run), --render (a crawl given the run's RenderSession), --llms and the --links crawl
     (a crawl). Their order is HOOK_ORDER's."""
-    own: list[Hook] = [DeployStampHook()] if mode == "crawl" else []
+    crawl = mode == "crawl"
+    own: list[Hook] = [DeployStampHook()] if crawl else []
     if mode != "inspect":  # index <lastmod> against each child read (contracts/nights.md 4)
         own.append(IndexLastmodHook(config.lastmod_tolerance_s))
     agents = AgentsHook(config)
     own.append(agents)
     if agents.pages is not None:  # --agents-fetch with --links: the pages' facts
         own.append(agents.pages)
-    if render is not None and mode == "crawl":
+    if not crawl:
+        return own
+    if render is not None:
         from audit.features.render import RenderHook
 
         own.append(RenderHook(config, render))
-    if config.llms and mode == "crawl":
+    if config.llms:
         from audit.features.llms import LlmsHook
 
         own.append(LlmsHook(config))
-    if config.links and mode == "crawl":
+    if config.links:
         from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
         own.append(LinkCrawl(config))

@@ -82,19 +82,16 @@ def _vouches(prior: Prior, lastmod: str | None) -> bool:
     Only an answer that run verified (a full answer or a 304; never an earlier carry,
     which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
     evidence = prior.evidence
-    return (
-        evidence is not None
-        and evidence.seen != "carried"
-        and evidence.revivable
-        and prior.lastmod == lastmod
-        and _clean(prior)
-    )
-
-
-def _clean(prior: Prior) -> bool:
-    """An earlier verdict that may be carried forward: a plain 2xx answer with no error or
-    warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
-    robots.txt or never answered is checked again, so a page fixed since is seen fixed."""
+    if (
+        evidence is None
+        or evidence.seen == "carried"
+        or not evidence.revivable
+        or prior.lastmod != lastmod
+    ):
+        return False
+    # An earlier verdict that may be carried forward: a plain 2xx answer with no error or
+    # warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
+    # robots.txt or never answered is checked again, so a page fixed since is seen fixed.
     rec = prior.record
     status = rec.get("status")
     if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
@@ -102,14 +99,10 @@ def _clean(prior: Prior) -> bool:
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
 
 
-def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
-    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified (empty: none)."""
-    headers: dict[str, str] = {}
-    if etag:
-        headers["If-None-Match"] = etag
-    if last_modified:
-        headers["If-Modified-Since"] = last_modified
-    return headers
+def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str] | None:
+    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified (None: none)."""
+    pairs = (("If-None-Match", etag), ("If-Modified-Since", last_modified))
+    return {name: value for name, value in pairs if value} or None
 
 
 class StateSink:
@@ -146,6 +139,7 @@ class StateHook(Hook):
     run's `Keeper` (audit.pipeline.context): other features keep their own beside it."""
 
     name = "state"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, sink: StateSink, *, changed_only: bool = False) -> None:
         self.store = sink.store
@@ -155,7 +149,6 @@ class StateHook(Hook):
         self.target = sink.targets
         self.changed_only = changed_only
         self._links: LinkCrawl | None = None  # crawl --links: it keeps the URL results
-        self._ctx: RunContext | None = None
         self._index_lastmod: dict[str, str | None] = {}  # child URL -> its index <lastmod>
         self._validators: dict[str, tuple[str | None, str | None]] = {}  # ETag, Last-Modified
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
@@ -164,7 +157,7 @@ class StateHook(Hook):
         self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
 
     def attach(self, ctx: RunContext) -> None:
-        self._ctx = ctx
+        self.ctx = ctx
         self._secrets = secret_forms(ctx.config.secrets())
         index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (it keeps digests)
         self._index = index.check if index is not None else None
@@ -195,12 +188,6 @@ class StateHook(Hook):
         if validator and any(form in validator for form in self._secrets):
             return None
         return validator
-
-    @property
-    def ctx(self) -> RunContext:
-        if self._ctx is None:
-            raise RuntimeError("StateHook used before it was attached to a run")
-        return self._ctx
 
     @property
     def rec(self) -> Recorder:
@@ -239,7 +226,7 @@ class StateHook(Hook):
         prior: Prior | None = job.context
         if prior is None or prior.evidence is None or not prior.evidence.revivable:
             return None  # nothing a 304 could stand for: asked in full
-        return _validator_headers(prior.etag, prior.last_modified) or None
+        return _validator_headers(prior.etag, prior.last_modified)
 
     def answer_stands_for(self, job: UrlJob, result: FetchResult) -> Chain[Evidence]:
         """A 304 stands for the stored answer, its validators replaced by the 304's."""
@@ -321,8 +308,7 @@ class StateHook(Hook):
         self._index_lastmod[loc] = entry.lastmod
 
     def entry(self, source: str, entry: Entry) -> None:
-        item = entry
-        if item.alternates:
+        if entry.alternates:
             self._no_carry.add(source)
 
     def store_sitemap(self, record: dict[str, Any]) -> None:
@@ -340,26 +326,20 @@ class StateHook(Hook):
 
     def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
         """Conditional headers for a child whose index <lastmod> has not moved."""
-        prev = self._unchanged_child(job)
-        if prev is None:
-            return None
-        headers = _validator_headers(prev.etag, prev.last_modified)
-        if headers:
-            self._asked[job.url] = prev
-        return headers or None
-
-    def _unchanged_child(self, job: SitemapJob) -> PriorSitemap | None:
-        """The earlier run's record of a child sitemap whose index <lastmod> is the one
-        that run saw (and that may be carried), or None."""
         if job.parent is None or job.local is not None:
             return None
         index_lastmod = self._index_lastmod.get(job.url)
         if index_lastmod is None:
             return None  # without a <lastmod> the index does not vouch for the child
+        # the earlier run's record, if that run saw the same index <lastmod> and it may
+        # be carried
         prev = self.store.previous_sitemap(job.url)
         if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
             return None
-        return prev
+        headers = _validator_headers(prev.etag, prev.last_modified)
+        if headers is not None:
+            self._asked[job.url] = prev
+        return headers
 
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> Chain[None]:
         prev = self._asked.pop(job.url, None)
@@ -398,31 +378,26 @@ class StateHook(Hook):
                 await self.ctx.enqueue(job.url, Entry("url", url, line or 0, lastmod), url, [])
             after = page[-1][0]
 
-    def _index_over_time(self) -> None:
-        """index-lastmod-frozen and -churn against the last completed run, and tonight's
-        index entries kept for the next."""
-        check = self._index
-        if check is None:
-            return
-        previous = {
-            key: IndexEntryState(lastmod, digest)
-            for key, (lastmod, digest) in self.store.previous_index_entries().items()
-        }
-        if previous:
-            self.rec.findings(check.over_time(previous))
-        states = check.entry_states()
-        self.store.put_index_entries(
-            [(idx, child, st.lastmod, st.digest) for (idx, child), (_, st) in states.items()]
-        )
-
     def end_of_run(self) -> None:
-        self._index_over_time()
+        store, check = self.store, self._index
+        if check is not None:
+            # index-lastmod-frozen and -churn against the last completed run, and
+            # tonight's index entries kept for the next
+            previous = {
+                key: IndexEntryState(lastmod, digest)
+                for key, (lastmod, digest) in store.previous_index_entries().items()
+            }
+            if previous:
+                self.rec.findings(check.over_time(previous))
+            states = check.entry_states()
+            store.put_index_entries(
+                [(idx, child, st.lastmod, st.digest) for (idx, child), (_, st) in states.items()]
+            )
         if self._links is not None:  # pages a resumed link crawl did not request again
-            self.store.replayed += self._links.resumed
-        notes = self.rec.notes
-        if self.store.carried:
-            notes["carried"] = self.store.carried
-        if self.store.skipped:
-            notes["skipped_unchanged"] = self.store.skipped
-        if self.store.sitemaps_carried:
-            notes["sitemaps_carried"] = self.store.sitemaps_carried
+            store.replayed += self._links.resumed
+        counts = (
+            ("carried", store.carried),
+            ("skipped_unchanged", store.skipped),
+            ("sitemaps_carried", store.sitemaps_carried),
+        )
+        self.rec.notes.update((name, count) for name, count in counts if count)

@@ -37,10 +37,10 @@ class IndexLastmodHook(Hook):
     """index-lastmod-behind over one run's sitemaps; see the module."""
 
     name = "index-lastmod"
+    _ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, tolerance_s: float = 0.0, *, digests: bool = False) -> None:
         self.check = IndexLastmodCheck(tolerance_s, digests=digests)
-        self._ctx: RunContext | None = None
 
     def attach(self, ctx: RunContext) -> None:
         self._ctx = ctx
@@ -63,11 +63,8 @@ class IndexLastmodHook(Hook):
         """Does robots.txt disallow the sitemap (sitemap-robots-blocked)? It is still read,
         but a sitemap search engines may not fetch is not one read completely
         (contracts/nights.md 2)."""
-        ctx = self._ctx
-        if ctx is None:
-            return False
         try:
-            policy = ctx.robots.cached(url)
+            policy = self._ctx.robots.cached(url)
         except RuntimeError:  # no HTTP client: a local file
             return False
         return policy is not None and policy.status == "ok" and not policy.allowed(url)
@@ -79,5 +76,4 @@ class IndexLastmodHook(Hook):
         self.check.child_carried(job.public_url or job.url)
 
     def end_of_run(self) -> None:
-        if self._ctx is not None:
-            self._ctx.recorder.findings(self.check.findings())
+        self._ctx.recorder.findings(self.check.findings())

@@ -104,11 +104,11 @@ class IntentHook(Hook):
     """`--intent` on one target of a crawl; see the module."""
 
     name = "intent"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, run: IntentRun, *, last: bool = True) -> None:
         self.run = run
         self.last = last
-        self.ctx: RunContext | None = None
 
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -122,16 +122,13 @@ class IntentHook(Hook):
         if verdict is None:
             return None
         record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
-        if any(f.code == CODE for f in found):  # judged again (a stored verdict re-derived)
-            found = [f for f in found if f.code != CODE]
+        found = [f for f in found if f.code != CODE]  # judged again: a stored verdict re-derived
         if not verdict.ok:
             found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]
         return record, found
 
     async def drain(self) -> None:
         ctx = self.ctx
-        if ctx is None:
-            return
         rows = self.run.plan.exact_urls()
         for row in rows:
             if row.url in ctx.listed:
@@ -144,17 +141,14 @@ class IntentHook(Hook):
             for r in rows
             if r.line not in self.run.listed and not any(c.claims(r.url) for c in claimers)
         ]
-        await self._request_all(ctx, todo)
-
-    async def _request_all(self, ctx: RunContext, rows: list[Row]) -> None:
-        """The unlisted exact rows, requested by a few workers (politeness is per host)."""
-        queue = list(reversed(rows))
+        # the unlisted exact rows, requested by a few workers (politeness is per host)
+        queue = list(reversed(todo))
 
         async def worker() -> None:
             while queue:
                 await self._request(ctx, queue.pop())
 
-        workers = min(len(rows), max(1, ctx.config.concurrency))
+        workers = min(len(todo), max(1, ctx.config.concurrency))
         async with asyncio.TaskGroup() as tg:
             for _ in range(workers):
                 tg.create_task(worker())
@@ -179,5 +173,4 @@ class IntentHook(Hook):
         ctx.recorder.findings(out)
 
     def end_of_run(self) -> None:
-        if self.ctx is not None:
-            self.ctx.recorder.notes["intent"] = self.run.to_json()
+        self.ctx.recorder.notes["intent"] = self.run.to_json()

@@ -39,7 +39,7 @@ from audit.rules.dates import parse_w3c_datetime
 
 if TYPE_CHECKING:
     from audit.http.exchange import BodySink
-    from audit.pipeline.context import RunContext, UrlJob
+    from audit.pipeline.context import UrlJob
     from audit.state.store import StateStore
 
 __all__ = ["PAGE_DATE_SLACK", "LastmodHook", "lastmod_moved", "page_date_gap"]
@@ -89,10 +89,6 @@ class LastmodHook(Hook):
         self.store = store
         self.cap = cap
         self._sinks: dict[int, ContentSink] = {}  # id(job) -> its sink, until judged
-        self._ctx: RunContext | None = None
-
-    def attach(self, ctx: RunContext) -> None:
-        self._ctx = ctx
 
     def page_body(self, job: UrlJob) -> BodySink | None:
         if self.store is None and job.lastmod is None:
@@ -111,13 +107,24 @@ class LastmodHook(Hook):
                 return None
             return self._with_changed(record, None), found
         more = self._page_date(job, content)
-        if self.store is None:
+        store = self.store
+        if store is None:
             return (record, [*found, *more]) if more else None
         changed: str | None = None
-        if content.fingerprint is not None:
-            before = self.store.previous_content(job.url)
-            more += self._compare(job, content.fingerprint, before)
-            changed = self._content_changed(job, content.fingerprint, before)
+        fp = content.fingerprint
+        if fp is not None:
+            before = store.previous_content(job.url)
+            more += self._compare(store, job, fp, before)
+            # when this state first fetched the page with its current fingerprint,
+            # provided an earlier run had another one: now for a change, else what the
+            # last run's record said (kept until the fingerprint changes again); None
+            # when no change was seen
+            if before is not None and before[0] != fp:
+                changed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+            elif before is not None:
+                prior = store.prior(job.url)
+                value = prior.record.get("content_changed") if prior is not None else None
+                changed = value if isinstance(value, str) else None
         return self._with_changed(record, changed), [*found, *more]
 
     # --- content_changed (contracts/fix.md) -------------------------------------------
@@ -126,21 +133,6 @@ class LastmodHook(Hook):
     def _with_changed(record: UrlResult, changed: str | None) -> UrlResult:
         """The record with its `content_changed` (a --state run's url records carry it)."""
         return record.with_extra({**(record.extra or {}), "content_changed": changed})
-
-    def _content_changed(
-        self, job: UrlJob, fp: int, before: tuple[int, str | None] | None
-    ) -> str | None:
-        """When this state first fetched the page with its current fingerprint, provided
-        an earlier run had another one: now for a change, else what the last run's record
-        said (kept until the fingerprint changes again); None when no change was seen."""
-        if before is None:
-            return None
-        if before[0] != fp:
-            return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-        assert self.store is not None
-        prior = self.store.prior(job.url)
-        value = prior.record.get("content_changed") if prior is not None else None
-        return value if isinstance(value, str) else None
 
     # --- the verdicts -----------------------------------------------------------------
 
@@ -159,11 +151,11 @@ class LastmodHook(Hook):
             finding("lastmod-page-date", message, sitemap=job.sitemap, line=job.line, url=job.url)
         ]
 
+    @staticmethod
     def _compare(
-        self, job: UrlJob, fp: int, before: tuple[int, str | None] | None
+        store: StateStore, job: UrlJob, fp: int, before: tuple[int, str | None] | None
     ) -> list[Finding]:
-        assert self.store is not None
-        self.store.put_content(job.url, fp, job.lastmod)
+        store.put_content(job.url, fp, job.lastmod)
         if before is None:
             return []
         old_fp, old_lastmod = before
@@ -177,23 +169,19 @@ class LastmodHook(Hook):
             return [
                 finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
             ]
-        if old_fp == fp and moved and old_lastmod is not None and job.lastmod is not None:
-            return [_churn(job, old_lastmod, job.lastmod, fp)]
-        return []
+        if old_fp != fp or not moved or old_lastmod is None or job.lastmod is None:
+            return []
+        evidence = job.evidence
+        if evidence is not None and evidence.seen == "304":
+            how = "the server answered 304 Not Modified"
+        else:
+            how = f"the page's main text did not change (fingerprint {_hex(fp)})"
+        message = (
+            f"<lastmod> moved from {old_lastmod} (previous run) to {job.lastmod} but {how}: "
+            "a build stamp, not a change; set <lastmod> only when the content changes"
+        )
+        return [finding("lastmod-churn", message, sitemap=job.sitemap, line=job.line, url=job.url)]
 
 
 def _hex(fp: int) -> str:
     return f"{fp & 0xFFFF_FFFF_FFFF_FFFF:016x}"
-
-
-def _churn(job: UrlJob, old: str, new: str, fp: int) -> Finding:
-    evidence = job.evidence
-    if evidence is not None and evidence.seen == "304":
-        how = "the server answered 304 Not Modified"
-    else:
-        how = f"the page's main text did not change (fingerprint {_hex(fp)})"
-    message = (
-        f"<lastmod> moved from {old} (previous run) to {new} but {how}: a build stamp, not "
-        "a change; set <lastmod> only when the content changes"
-    )
-    return finding("lastmod-churn", message, sitemap=job.sitemap, line=job.line, url=job.url)

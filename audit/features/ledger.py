@@ -61,6 +61,8 @@ HELD_CODES = frozenset(
 # fetch-level findings name the sitemap in `url` (placed at the parent that lists it);
 # the parser's name it in `sitemap`
 _FETCH_CODES = frozenset({"sitemap-not-found", "sitemap-http-error", "sitemap-robots-blocked"})
+# a held code -> the record field that names the sitemap
+_HELD_FIELD = {code: "url" if code in _FETCH_CODES else "sitemap" for code in HELD_CODES}
 _PERMANENT = frozenset({301, 308})
 _CODES = {
     "gone": "url-dropped-gone",
@@ -72,15 +74,20 @@ _CODES = {
     "error": "url-dropped-error",
 }
 _ADVICE = {
-    "gone": "it is gone (410): a correct removal",
-    "404": "restore it, redirect it (301) to its successor, or answer 410 if it is gone for good",
-    "to-home": "search engines treat a redirect to the home page as a soft 404: redirect it "
-    "to the page that replaced it, or answer 410",
-    "redirect": "a permanent redirect: a correct removal; list the target instead",
-    "temporary": "make the redirect permanent (301 or 308) so signals move to the target",
-    "live": "it still answers 200 and is indexable: list it again, or redirect or remove it",
-    "error": "it answers neither a page nor a removal: fix the server or answer 410",
+    "url-dropped-gone": "it is gone (410): a correct removal",
+    "url-dropped-404": "restore it, redirect it (301) to its successor, or answer 410 if it is "
+    "gone for good",
+    "url-dropped-to-home": "search engines treat a redirect to the home page as a soft 404: "
+    "redirect it to the page that replaced it, or answer 410",
+    "url-dropped-redirect": "a permanent redirect: a correct removal; list the target instead",
+    "url-dropped-temporary": "make the redirect permanent (301 or 308) so signals move to the "
+    "target",
+    "url-dropped-live": "it still answers 200 and is indexable: list it again, or redirect or "
+    "remove it",
+    "url-dropped-error": "it answers neither a page nor a removal: fix the server or answer 410",
 }
+# a final status that decides the outcome whatever else the answer says
+_BY_STATUS: dict[int | None, str] = {410: "gone", 404: "404"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,20 +104,13 @@ def outcome_of(result: FetchResult | None, indexable: bool) -> str:
     """The contract's outcome of a dropped URL's final answer (None: robots.txt)."""
     if result is None:
         return "robots"
-    status = result.status
-    if status == 410:
-        return "gone"
-    if status == 404:
-        return "404"
-    if status == 200 and result.redirects and result.error is None:
-        if (urlsplit(result.final_url).path or "/") == "/":
-            return "to-home"
-        if all(hop.status in _PERMANENT for hop in result.redirects):
-            return "redirect"
-        return "temporary"
-    if status == 200 and not result.redirects and result.error is None:
+    if result.status != 200 or result.error is not None:
+        return _BY_STATUS.get(result.status, "error")
+    if not result.redirects:
         return "live" if indexable else "not-indexable"
-    return "error"
+    if urlsplit(result.final_url).path in ("", "/"):
+        return "to-home"
+    return "redirect" if all(hop.status in _PERMANENT for hop in result.redirects) else "temporary"
 
 
 class Ledger(Hook):
@@ -146,11 +146,10 @@ class Ledger(Hook):
             if sitemap is not None and record.get("source") not in ("ledger", "intent"):
                 self.listed.add(str(record.get("url")))
         elif kind == "finding":
-            code = record.get("code")
-            if code in HELD_CODES:
-                about = record.get("url") if code in _FETCH_CODES else record.get("sitemap")
-                if about:
-                    self.failed.add(normalize_url(str(about)))
+            field = _HELD_FIELD.get(str(record.get("code")))
+            about = record.get(field) if field is not None else None
+            if about:
+                self.failed.add(normalize_url(str(about)))
         elif kind == "sitemap":
             url = normalize_url(str(record.get("url")))
             self.referenced.add(url)
@@ -261,10 +260,9 @@ async def _judged(
             code = "url-dropped-gone"
     if code is None:  # robots, not-indexable: a correct removal
         return record, None
-    advice = _ADVICE["gone"] if code == "url-dropped-gone" else _ADVICE[outcome]
     message = (
         f"listed in {row.last_sitemap or 'a sitemap'} until {row.last_seen}, no longer "
-        f"listed; {served(result)}: {advice}"
+        f"listed; {served(result)}: {_ADVICE[code]}"
     )
     return record, finding(code, message, url=row.url)
 

@@ -79,11 +79,11 @@ class LlmsHook(Hook):
     """`--llms`: one per target; see the module."""
 
     name = "llms"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.agents = parse_agents(",".join(config.agents)) if config.agents else ()
-        self.ctx: RunContext | None = None
         self.main = ""
         self.reads: dict[str, asyncio.Task[None]] = {}  # origin -> its files' read
         self.files: dict[str, list[dict[str, Any]]] = {}  # origin -> its files' entries
@@ -112,7 +112,6 @@ class LlmsHook(Hook):
 
     async def _read(self, origin: str) -> None:
         """Both files of an origin, llms.txt first."""
-        assert self.ctx is not None
         client = self.ctx.client
         entries = self.files[origin]
         found: list[Finding] = []
@@ -168,22 +167,10 @@ class LlmsHook(Hook):
         self.judged.add(norm)
         if indexable:
             self.covered[origin] += 1
-        out = [*found, *self._listed_findings(link, record, job.verdict, result)]
-        return record.with_extra({**extra, "llms": True}), out
-
-    def _audited(self, norm: str) -> bool:
-        return _origin(norm) in self.reads
-
-    def _listed_findings(
-        self,
-        link: _Link,
-        record: UrlResult,
-        judged: UrlVerdict | None,
-        result: FetchResult | None,
-    ) -> list[Finding]:
-        policy = self._policy(record.url)
+        policy = self.ctx.robots.cached(record.url)
         blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
-        out: list[Finding] = []
+        out = list(found)
+        judged = job.verdict
         if result is not None:
             noindex = judged is not None and judged.noindex
             elsewhere = judged is not None and judged.canonical
@@ -193,11 +180,10 @@ class LlmsHook(Hook):
                 out.append(link_finding(code, link.url, link.llms, link.line, answer))
         if blocked:
             out.append(blocked_finding(link.url, link.llms, link.line, blocked))
-        return out
+        return record.with_extra({**extra, "llms": True}), out
 
-    def _policy(self, url: str) -> RobotsPolicy | None:
-        assert self.ctx is not None
-        return self.ctx.robots.cached(url)
+    def _audited(self, norm: str) -> bool:
+        return _origin(norm) in self.reads
 
     def _blocked(self, url: str, policy: RobotsPolicy | None, *, main_blocked: bool) -> list[str]:
         """The agents robots.txt keeps from `url`: the main agent first, then the named
@@ -234,11 +220,16 @@ class LlmsHook(Hook):
 
     async def _check(self, link: _Link) -> None:
         """A link only llms.txt lists: robots.txt first, then the request, its record."""
-        assert self.ctx is not None
         url = link.url
         policy = await self.ctx.robots_for(url)
-        if not policy.allowed(url):
-            self._not_requested(link, policy)
+        if not policy.allowed(url):  # robots.txt keeps the main agent out (or is unreachable)
+            held = policy.status == "unreachable"
+            record = UrlResult.unrequested(
+                url, None, None, None, "unreachable" if held else "blocked"
+            )
+            blocked = self._blocked(url, policy, main_blocked=not held)
+            kept = [blocked_finding(url, link.llms, link.line, blocked)] if blocked else []
+            self._deliver(record, kept, "robots", policy, None, None)
             return
         result, facts = await self._fetch(url)
         judged = judge_url(result, Listing(url), self.config, agent_token=self.main)
@@ -255,19 +246,8 @@ class LlmsHook(Hook):
             reason = "noindex" if noindex else "canonical"
         self._deliver(record, found, reason, policy, result, facts)
 
-    def _not_requested(self, link: _Link, policy: RobotsPolicy) -> None:
-        """A link robots.txt keeps the main agent from (or an unreachable robots.txt)."""
-        held = policy.status == "unreachable"
-        record = UrlResult.unrequested(
-            link.url, None, None, None, "unreachable" if held else "blocked"
-        )
-        blocked = self._blocked(link.url, policy, main_blocked=not held)
-        kept = [blocked_finding(link.url, link.llms, link.line, blocked)] if blocked else []
-        self._deliver(record, kept, "robots", policy, None, None)
-
     async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
         """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
-        assert self.ctx is not None
         if not self.config.page_checks:
             return await self.ctx.client.fetch(url), None
         sink = PageSink(self.config.page_cap)
@@ -297,7 +277,6 @@ class LlmsHook(Hook):
         result: FetchResult | None,
         facts: PageFacts | None,
     ) -> None:
-        assert self.ctx is not None
         extra: dict[str, Any] = {
             **(record.extra or {}),
             "source": "llms",
@@ -317,8 +296,6 @@ class LlmsHook(Hook):
     # --- the summary -------------------------------------------------------------
 
     def end_of_run(self) -> None:
-        if self.ctx is None:
-            return
         on_site = {n for n in self.links if self._audited(n)}
         external = len(self.links) - len(on_site)
         indexable = sum(self.indexable[o] for o in self.counted)

@@ -164,11 +164,11 @@ class RenderHook(Hook):
     """One target's part of --render (see the module)."""
 
     name = "render"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig, session: RenderSession) -> None:
         self.config = config
         self.session = session
-        self.ctx: RunContext | None = None
         self.agent = ""
         self._sinks: dict[int, FactsSink] = {}
         self._cands: dict[int, _Candidate] = {}
@@ -247,7 +247,6 @@ class RenderHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> None:
         """A record on to the deliver hooks after this one, then the recorder."""
-        assert self.ctx is not None
         self.ctx.pass_on(self, job, record, found, result)
 
     # --- rendering ---------------------------------------------------------------
@@ -285,7 +284,6 @@ class RenderHook(Hook):
 
     async def _rendered(self, cand: _Candidate) -> Rendered:
         """One turn of the page's host's --rate, then its render."""
-        assert self.ctx is not None
         url = cand.job.url
         with contextlib.suppress(ValueError):  # an URL without a host: no turn to take
             await self.ctx.client.hosts.get(url).acquire(hold_slot=False)
@@ -327,7 +325,6 @@ class RenderHook(Hook):
             for cand in sorted(host.heap, key=lambda c: c.rank):
                 self._pass_on(cand, rendered=False)
         self._hosts.clear()
-        assert self.ctx is not None
         self.ctx.recorder.notes["render"] = self.session.summary()
 
 
