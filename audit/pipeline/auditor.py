@@ -348,8 +348,8 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
-        if self.chain.carrying and source in self.chain.carrying and self.on_entry is not None:
-            self.on_entry(source, item)  # carried: as if parsed (contracts/nights.md 1)
+        if self.chain.carrying and source in self.chain.carrying:
+            self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
         if self._exclude_urls and self._url_excluded(loc):

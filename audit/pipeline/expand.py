@@ -342,6 +342,8 @@ class Expander:
             elif crawl:
                 await self.admit(source, item, (item.loc or "").strip(), found)
         rec.entries += entries
+        for batch in self.chain.batches:
+            batch(source, items)
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
