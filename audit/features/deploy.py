@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 from audit.checks.deploystamp import DeployStamp
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_value
-from audit.http import url_prefix
-from audit.http.hosts import canonical_origin
+from audit.http.hosts import canonical_origin, origin_key
 from audit.pipeline.hooks import Hook
 from audit.rules.dates import parse_http_date
 
@@ -55,7 +54,7 @@ class DeployStampHook(Hook):
     ) -> tuple[UrlResult, list[Finding]] | None:
         if result is None or job.lastmod is None or result.redirects:
             return None
-        host = self._host(job.url)
+        host = self._host(job)
         if host is None or host.stamp.verdict is False:
             return None  # a judged content date: nothing more to do per URL
         if host.stamp.verdict is None:
@@ -68,11 +67,12 @@ class DeployStampHook(Hook):
         held = judged.deploy_held if judged is not None else None
         return self._hold(host, record, found, held) if held is not None else None
 
-    def _host(self, url: str) -> _Host | None:
-        """The host's verdict state, keyed by the URL's scheme://netloc as written (no
-        parse per URL); None for a URL without one."""
-        key = url_prefix(url)
-        if key is None:
+    def _host(self, job: UrlJob) -> _Host | None:
+        """The verdict state of the URL's host (scheme://host:port, whatever the letter
+        case or a default port written out: the job's host, looked up once when listed);
+        None for a URL without one."""
+        key = job.host.key if job.host is not None else origin_key(job.url)
+        if not key:
             return None
         host = self._hosts.get(key)
         if host is None:

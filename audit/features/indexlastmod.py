@@ -1,7 +1,7 @@
 """Index `<lastmod>` truth in a run (contracts/nights.md 4): the pipeline's side of
 audit.rules.indexlastmod.
 
-`IndexLastmodHook` sees every index entry (`child`), every parsed entry (`entry`) and
+`IndexLastmodHook` sees every index entry (`child`), every parsed entry (`entries`) and
 every sitemap read (`sitemap_done`), and at the end of the run reports
 `index-lastmod-behind` for each entry whose completely read child has a newer
 `<lastmod>`. `index-lastmod-now` is the validator's (it knows each index's entries and
@@ -14,7 +14,7 @@ For the over-time codes (`--state`): when the run has a keeper (its RunContext's
 store for the next night, and `check.over_time(previous)` the `index-lastmod-frozen`
 and `-churn` findings against the previous completed run's states (a child carried on
 a 304 counts as unchanged). A child carried on a 304 (--state) is not parsed: the entries the state
-admits for it reach `entry` as if parsed, and `sitemap_carried` counts it as read
+admits for it reach `entries` as if parsed, and `sitemap_carried` counts it as read
 completely.
 """
 
@@ -26,7 +26,9 @@ from audit.pipeline.hooks import Hook
 from audit.rules.indexlastmod import IndexLastmodCheck
 
 if TYPE_CHECKING:
-    from audit.core.records import Entry, SitemapRecord
+    from collections.abc import Sequence
+
+    from audit.core.records import Entry, Finding, SitemapRecord
     from audit.pipeline.context import RunContext, SitemapJob
     from audit.sitemap.parser import StreamParser
 
@@ -52,8 +54,8 @@ class IndexLastmodHook(Hook):
             index = job.public_url or job.url
             self.check.index_entry(index, loc, entry.line, entry.lastmod, job.answered)
 
-    def entry(self, source: str, entry: Entry) -> None:
-        self.check.child_entry(source, entry.loc, entry.lastmod)
+    def entries(self, source: str, items: Sequence[Entry | Finding]) -> None:
+        self.check.child_entries(source, items)
 
     def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
         complete = record.error is None and parser.complete and not self._blocked(record.url)
@@ -70,7 +72,7 @@ class IndexLastmodHook(Hook):
         return policy is not None and policy.status == "ok" and not policy.allowed(url)
 
     def sitemap_carried(self, job: SitemapJob) -> None:
-        """A child carried on a 304 (--state): its stored entries came through `entry`;
+        """A child carried on a 304 (--state): its stored entries came through `entries`;
         it counts as read completely. Its kind is not known here: an RSS child's pubDate
         lastmods do not count when it is carried."""
         self.check.child_carried(job.public_url or job.url)

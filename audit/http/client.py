@@ -97,7 +97,6 @@ from audit.http.exchange import (
     REDIRECT_STATUSES,
     SINK_MODULES,
     BodySink,
-    exchange,
     new_session,
     recipe_of,
     request_url,
@@ -262,10 +261,12 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         chain_origin: str | None = None,
         sink: BodySink | None = None,
+        host: Host | None = None,
     ) -> Answer:
         """Request `url` once plus retries. With `stream`, a final non-3xx answer stays open;
         otherwise up to `body_limit` bytes of a final GET answer are read and it is closed.
-        `chain_origin` is the host key the redirect chain started at (default: url's own).
+        `chain_origin` is the host key the redirect chain started at (default: url's own);
+        `host` is url's host when the caller has it (a listed URL's, looked up when listed).
 
         The one retry loop of every request: take the host's turn, one attempt, then what
         the attempt asks (retry.py). A retryable answer is discarded only when a retry will
@@ -275,8 +276,8 @@ class HttpClient:
         session = self._session or self.session  # outside `async with`: a bug, raised
         answer = Answer(url)
         try:
-            host = self.hosts.get(url)
             target = request_url(url)
+            host = host or self.hosts.get(url)
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
@@ -294,18 +295,12 @@ class HttpClient:
         while True:
             answer.attempts += 1
             retryable = status_retries and answer.attempts <= retries
-            if stream:  # a stream takes the host's turn but no in-flight slot
-                held = await host.acquire(hold_slot=False)
-            else:
-                held = host.try_acquire() or await host.acquire()
+            # a stream takes the host's turn but no in-flight slot
+            held = (not stream and host.try_acquire()) or await host.acquire(hold_slot=not stream)
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
             try:
                 if opened is None:
-                    # None from a worker: every worker is gone, so this run goes on here
                     outcome = await self._workers.plain(
-                        session, method, url, target, request_headers, verify, plain_limit,
-                        retryable,
-                    ) or await exchange(
                         session, method, url, target, request_headers, verify, plain_limit,
                         retryable,
                     )  # fmt: skip
@@ -366,9 +361,11 @@ class HttpClient:
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
         sink: BodySink | None = None,
+        host: Host | None = None,
     ) -> Chain:
         """The redirect loop: one `_send` per hop, every 3xx hop recorded, until a final
-        answer, a failure or a redirect that is not followed (chain.py `next_hop`)."""
+        answer, a failure or a redirect that is not followed (chain.py `next_hop`). `host`:
+        url's, when the caller has it (each later hop looks its own up)."""
         chain = Chain(Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
@@ -386,7 +383,9 @@ class HttpClient:
                 headers=headers,
                 chain_origin=start,
                 sink=sink,
+                host=host,
             )
+            host = None  # a redirect's target has a host of its own
             chain.final = answer
             chain.attempts += answer.attempts
             if answer.error is not None or answer.status not in REDIRECT_STATUSES:
@@ -417,6 +416,7 @@ class HttpClient:
         confirm_with_get: bool = True,
         max_redirects: int | None = None,
         headers: Mapping[str, str] | None = None,
+        host: Host | None = None,
     ) -> FetchResult:
         """Check one URL; never raises for a per-URL failure.
 
@@ -424,7 +424,8 @@ class HttpClient:
         is the result (`method` "GET", attempts of both counted). A GET keeps up to
         `body_bytes` of the body in `body_head` (0 = BODY_EXCERPT) and drops the rest.
         `max_redirects` defaults to config.max_redirects. `headers` are added to every
-        request of this check (e.g. If-None-Match for an incremental run).
+        request of this check (e.g. If-None-Match for an incremental run). `host`: the URL's
+        (`hosts.get(url)`), when the caller looked it up already (a listed URL).
         """
         method = method.upper()
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
@@ -439,6 +440,7 @@ class HttpClient:
             max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
             status_retries=not confirm,
             headers=headers,
+            host=host,
         )
         result = fetch_result(url, method, chain)
         if confirm and result.status is not None and result.status >= 400:

@@ -47,11 +47,11 @@ from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import NoProgress, Progress
 from audit.pipeline.recorder import Recorder
 from audit.rules.hreflang import HreflangStore
+from audit.rules.locs import LocUse, loc_use
 from audit.rules.validator import HreflangGraph, SeenUrls
 
 __all__ = ["DISCOVERERS", "EXPANDERS", "EXPANDERS_MAX", "Auditor", "RootFeed"]
 
-_UNREQUESTABLE = frozenset({"loc-relative", "loc-invalid", "loc-too-long"})
 EXPANDERS = 4  # sitemaps streamed at once (one more for each target, up to EXPANDERS_MAX)
 EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others wait for
 DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
@@ -348,8 +348,8 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
-        if self.chain.carrying and source in self.chain.carrying and self.on_entry is not None:
-            self.on_entry(source, item)  # carried: as if parsed (contracts/nights.md 1)
+        if self.chain.carrying and source in self.chain.carrying:
+            self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
         if self._exclude_urls and self._url_excluded(loc):
@@ -386,8 +386,8 @@ class Auditor:
 
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""
-        unusable = [f for f in found if f.code in _UNREQUESTABLE]
-        if not unusable:
+        use, why = loc_use(found)
+        if use is LocUse.URL:
             return False
         self.rec.url(
             UrlResult.unrequested(
@@ -396,7 +396,7 @@ class Auditor:
                 item.line,
                 item.lastmod,
                 "allowed",
-                f"not requested: {unusable[0].code}",
+                f"not requested: {why}",
                 # never judged by the hooks: not indexable, it cannot even be requested
                 extra={"indexable": False, "indexability": "unreachable", **self._unrendered},
             )

@@ -9,7 +9,7 @@ then the recorder.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from audit.core.records import Entry, FetchResult, Finding, UrlResult
@@ -33,6 +33,7 @@ class HookChain:
         self.rec = recorder
         self._targets: list[Callable[[list[str]], None]] = self.at("target_roots")
         self.child: list[Callable[[SitemapJob, Entry, str], None]] = self.at("child")
+        self.batches: list[Callable[[str, Sequence[Entry | Finding]], None]] = self.at("entries")
         self.sitemap_headers_at: list[Callable[[SitemapJob], dict[str, str] | None]] = self.at(
             "sitemap_headers"
         )
@@ -74,6 +75,14 @@ class HookChain:
                 call(source, item)
 
         return every
+
+    def carried_entry(self, first: EntryHook | None, source: str, item: Entry) -> None:
+        """An entry a hook admits for a sitemap it carries (a 304): to the entry hooks
+        (`first`: the run's combined one) as if parsed."""
+        if first is not None:
+            first(source, item)
+        for batch in self.batches:
+            batch(source, (item,))
 
     # --- sitemaps -----------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from audit.core.evidence import Evidence
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
 from audit.http import HttpClient
 from audit.http.exchange import BodySink, TeeSink
-from audit.http.hosts import canonical_origin
+from audit.http.hosts import Host, canonical_origin
 from audit.http.rewrite import Rewriter
 from audit.http.robots import RobotsCache, RobotsPolicy
 from audit.pipeline.chain import HookChain
@@ -161,10 +161,11 @@ class UrlChecker:
             if stored is not None:  # resumed, or --changed-only: no request
                 result, sink = self._revive(job, stored)
             elif answer is None:
+                client = self._client or self.client
                 if self._bare:  # the plain HEAD of a run without hooks there: no frame more
-                    result, sink = await (self._client or self.client).fetch(checked), None
+                    result, sink = await client.fetch(checked, host=host), None
                 else:
-                    result, sink = await self._request(job, checked)
+                    result, sink = await self._request(job, checked, host)
             else:  # a cluster's worker: one more transport, whose answer is evidence
                 got = await answer(job, checked, chain.request_headers(job), extra)
                 stood = chain.stands_for(job, got.result) if chain.stands else None
@@ -178,13 +179,17 @@ class UrlChecker:
         job.verdict = verdict  # computed once: the hooks read it (checks/verdict.py)
         self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
-    async def _request(self, job: UrlJob, checked: str) -> tuple[FetchResult, PageSink | None]:
-        """The request of a listed URL and, with --state, the evidence it gives (or the
-        stored evidence a 304 stands for, checked in its place)."""
+    async def _request(
+        self, job: UrlJob, checked: str, host: Host | None
+    ) -> tuple[FetchResult, PageSink | None]:
+        """The request of a listed URL (`host`: its host, when listed as checked) and, with
+        --state, the evidence it gives (or the stored evidence a 304 stands for, checked in
+        its place)."""
         headers = self.chain.request_headers(job) if self.chain.headers else None
         if self._plain_fetch and not self.chain.bodies:
             client = self._client or self.client
-            result, sink, outcome = await client.fetch(checked, headers=headers), None, None
+            result = await client.fetch(checked, headers=headers, host=host)
+            sink, outcome = None, None
         else:
             result, sink, outcome = await self._fetch(checked, headers, self.chain.body_sinks(job))
         if self.chain.stands:

@@ -30,13 +30,13 @@ from audit.pipeline.context import EntryHook, Mode, RunState, SitemapHook, Sitem
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.spool import Spool
+from audit.rules.locs import LocUse, loc_use
 from audit.rules.urls import normalize_url
 from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
 from audit.sitemap.parser import StreamParser
 
 __all__ = ["LOCAL_CHUNK", "MAX_INDEX_DEPTH", "Expander"]
 
-_UNUSABLE_CHILD = frozenset({"loc-relative", "loc-invalid", "loc-missing"})
 _UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
 LOCAL_CHUNK = 65536
@@ -342,6 +342,8 @@ class Expander:
             elif crawl:
                 await self.admit(source, item, (item.loc or "").strip(), found)
         rec.entries += entries
+        for batch in self.chain.batches:
+            batch(source, items)
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
@@ -349,7 +351,7 @@ class Expander:
         self.rec.index_entry(job.public_url or job.url, item.lastmod)
         for hook in self.chain.child:
             hook(job, item, loc)
-        if not loc or any(f.code in _UNUSABLE_CHILD for f in found):
+        if not loc or loc_use(found)[0] is LocUse.NONE:
             return  # no usable <loc>
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only

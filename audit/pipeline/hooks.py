@@ -8,6 +8,8 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     attach(ctx)                once, before the first sitemap is read: the RunContext
     target_roots(urls)         a target's root sitemaps, in discovery order
     entry(source, entry)       every entry a sitemap lists, as it is parsed
+    entries(source, items)     the same entries a parsed batch at a time (Findings among
+                               them are skipped), after the per-entry path saw each
     child(job, entry, loc)     an index lists a child sitemap
     sitemap_headers(job)       extra request headers for a sitemap
     sitemap_answered(job, r)   a sitemap's answer before it is read; Done: handled here
@@ -41,7 +43,7 @@ Auditor, never patched into it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeAlias, TypeVar
@@ -131,6 +133,12 @@ class Hook:
     def entry(self, source: str, entry: Entry) -> None:
         """Every parsed entry of every sitemap (the per-entry path: keep it cheap)."""
 
+    def entries(self, source: str, items: Sequence[Entry | Finding]) -> None:
+        """The entries of one parsed batch of a sitemap (skip the `Finding`s among them),
+        once each went through the per-entry path: what `entry` sees, for a hook that can
+        take them a batch at a time (one call per batch, not per entry). A carried entry
+        (a 304) comes alone."""
+
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         """An index lists the child sitemap `loc` (before it is scheduled)."""
 
@@ -209,6 +217,7 @@ class Hook:
 HOOK_POINTS = (
     "target_roots",
     "entry",
+    "entries",
     "child",
     "sitemap_headers",
     "sitemap_answered",

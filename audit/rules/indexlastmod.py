@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
-from audit.core.records import Finding, finding
+from audit.core.records import Entry, Finding, finding
 from audit.rules.dates import parse_rss_date, parse_w3c_datetime
 from audit.rules.urls import normalize_url
 
@@ -108,6 +108,7 @@ _FAST = re.compile(
 # "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path
 _HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
 _SECONDS = {f"{x:02d}": x for x in range(60)}
+_DIGITS = frozenset("0123456789")
 _DAY_S = 86_400
 _DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
 _ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: invalid)
@@ -239,11 +240,22 @@ class _Child:
     newest_rss: int | None = None  # ... of one valid only in an RSS feed
     newest_rss_text: str = ""
     complete: bool | None = None  # None: not done (yet)
-    # (length, last 6 characters) -> the newest <lastmod> of the common forms of that
-    # shape (see IndexLastmodCheck.child_entry)
-    shapes: dict[tuple[int, str], str] = field(default_factory=dict)
+    # what follows the seconds (else the length) -> the newest <lastmod> of the common
+    # forms of that shape (see IndexLastmodCheck.child_entries)
+    shapes: dict[str | int, str] = field(default_factory=dict)
     kind: str | None = None
     digest: ChildDigest | None = None
+
+    def take(self, lastmod: str, shape: str | int) -> None:
+        """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept."""
+        m = _FAST.fullmatch(lastmod)
+        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
+        if span is not None:
+            if m is not None:
+                self.shapes[shape] = lastmod
+            self.later(span[0], lastmod)
+        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
+            self.later_rss(interval_seconds(lastmod, rss=True), lastmod)
 
     def later(self, start: int, text: str) -> None:
         """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
@@ -268,7 +280,7 @@ class IndexLastmodCheck:
     """The single-run part of index `<lastmod>` truth over one run's sitemaps.
 
     Feed it every index entry (`index_entry`), every entry of every sitemap
-    (`child_entry`: ignored unless an index listed that sitemap) and every sitemap read
+    (`child_entries`: ignored unless an index listed that sitemap) and every sitemap read
     (`child_done`); `findings()` gives the `index-lastmod-behind` findings at the end.
     `digests=True` also keeps each child's entries digest (`entry_states()`), for the
     over-time codes.
@@ -300,34 +312,38 @@ class IndexLastmodCheck:
         if key not in self._children:
             self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
 
-    def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
-        """An entry of any sitemap, as parsed (the per-entry path: a dict lookup for a
-        sitemap no index lists, and for most entries of one it does, a few compares)."""
+    def child_entries(self, sitemap: str, items: Iterable[Entry | Finding]) -> None:
+        """The entries (`Entry`; anything else in `items` is skipped) of any sitemap, as
+        parsed, a batch at a time: one dict lookup for a sitemap no index lists, and for
+        most entries of one it does, a few compares in this loop.
+
+        Among values of the common forms with one shape, the text sorts as the time does:
+        a value not above the newest of its shape cannot be the child's newest, and is not
+        parsed. The shape is what follows the seconds (a fraction and the zone: every Z is
+        UTC), else the length (a date alone); only those forms set a shape, and no other
+        valid value that starts with a digit shares one (whitespace ends a padded value;
+        an RFC 822 date has a space or a colon there).
+        """
         child = self._children.get(sitemap)
         if child is None:
             return
-        if child.digest is not None:
-            child.digest.add(loc, lastmod)
-        if lastmod is None:
-            return
-        # Among values of the common forms with one length and one zone (a date alone has
-        # none; every Z is UTC), the text sorts as the time does: a value not above the
-        # newest of its shape cannot be the child's newest, and is not parsed. Only those
-        # forms set a shape, and no other valid value that starts with a digit shares
-        # one (whitespace ends a padded value; RFC 822 dates have other lengths).
-        n = len(lastmod)
-        shape = (n, "" if n == 10 else "Z" if lastmod[-1] == "Z" else lastmod[-6:])
-        best = child.shapes.get(shape)
-        if best is not None and lastmod <= best and lastmod[:1].isdigit():
-            return
-        m = _FAST.fullmatch(lastmod)
-        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
-        if span is not None:
-            if m is not None:
-                child.shapes[shape] = lastmod
-            child.later(span[0], lastmod)
-        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
-            child.later_rss(interval_seconds(lastmod, rss=True), lastmod)
+        digest, shapes = child.digest, child.shapes
+        for item in items:
+            if not isinstance(item, Entry):
+                continue  # a Finding of the parser's
+            lastmod = item.lastmod
+            if digest is not None:
+                digest.add(item.loc, lastmod)
+            if lastmod is None:
+                continue
+            shape = lastmod[19:] or len(lastmod)
+            best = shapes.get(shape)
+            if best is None or lastmod > best or lastmod[0] not in _DIGITS:
+                child.take(lastmod, shape)
+
+    def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
+        """One entry of any sitemap (`child_entries` of one)."""
+        self.child_entries(sitemap, (Entry("url", loc, 0, lastmod),))
 
     def child_done(self, sitemap: str, *, complete: bool, kind: str | None) -> None:
         """A sitemap was read (`complete`: to its end, without a document error)."""
@@ -337,7 +353,7 @@ class IndexLastmodCheck:
             child.kind = kind
 
     def child_carried(self, sitemap: str) -> None:
-        """A child carried on a 304 (its stored entries came through `child_entry`): read
+        """A child carried on a 304 (its stored entries came through `child_entries`): read
         completely, and unchanged for the over-time codes."""
         self.carried.add(sitemap)
         self.child_done(sitemap, complete=True, kind=None)

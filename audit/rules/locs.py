@@ -4,17 +4,61 @@ and where it points against the sitemap's own URL (loc-cross-host, loc-outside-p
     locs = LocCheck(source, sitemap_url=url_or_None, cross_submitted=fn_or_None)
     locs.plain(raw) -> truthy                   # the fast path: valid, in scope, normalised
     locs.check(entry, out) -> (loc, norm)       # the full checks, findings appended to out
+
+What a `<loc>` is good for travels with the findings as a value, so the pipeline never
+matches finding codes: an entry whose `<loc>` took the full checks gets its findings in
+a `LocFindings`, whose `use` says whether the URL can be requested as a page and read as
+a child sitemap, and `why` names the finding that says why not (`loc_use(found)`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 
 from audit.core.records import Entry, Finding
 from audit.rules.findings import XML_SPACE, add, show
 from audit.rules.urls import LocScope, check_loc, is_plain_url, normalize_url, origin
 
-__all__ = ["LocCheck"]
+__all__ = ["LocCheck", "LocFindings", "LocUse", "loc_use"]
+
+
+class LocUse(Enum):
+    """What a `<loc>` can be used for."""
+
+    URL = "url"  # an http(s) URL: requested as a page, read as a child sitemap
+    NO_PAGE = "no-page"  # over the length limit: read as a child, never requested as a page
+    NONE = "none"  # missing, relative or not http(s): nothing to request or read
+
+
+# what a <loc> problem leaves of its use (the other problems leave it whole)
+_LEAVES = {
+    "loc-too-long": LocUse.NO_PAGE,
+    "loc-missing": LocUse.NONE,
+    "loc-relative": LocUse.NONE,
+    "loc-invalid": LocUse.NONE,
+}
+
+
+class LocFindings(list[Finding]):
+    """The findings of an entry whose `<loc>` took the full checks, with what the `<loc>`
+    can be used for (`use`) and the code of the first finding that limits it (`why`)."""
+
+    __slots__ = ("use", "why")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.use = LocUse.URL
+        self.why = ""
+
+
+def loc_use(found: list[Finding]) -> tuple[LocUse, str]:
+    """What the `<loc>` of an entry with these findings (the validator's) can be used for,
+    and the code of the finding that says why not ("" for a URL): a `<loc>` that passed
+    the fast path, or whose findings say nothing of it, is a URL."""
+    if isinstance(found, LocFindings):
+        return found.use, found.why
+    return LocUse.URL, ""
 
 
 class LocCheck:
@@ -41,12 +85,19 @@ class LocCheck:
         )
 
     def check(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
-        """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable)."""
+        """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable).
+        An `out` that is a LocFindings is also told what the <loc> can be used for."""
         raw, line = entry.loc, entry.line
         loc = raw.strip(XML_SPACE) if raw is not None else ""
         url = loc or None
         for code, message in check_loc(raw):
             add(out, self.source, code, message, line, url)
+            leaves = _LEAVES.get(code)
+            if leaves is not None and isinstance(out, LocFindings):
+                if not out.why:
+                    out.why = code
+                if out.use is not LocUse.NONE:
+                    out.use = leaves
         if origin(loc) is None:  # also for "": not an http(s) URL with a host
             return url, None  # nothing to compare
         norm = normalize_url(loc)

@@ -53,7 +53,7 @@ from audit.rules.limits import (
     news_count_problems,
     size_problems,
 )
-from audit.rules.locs import LocCheck
+from audit.rules.locs import LocCheck, LocFindings
 from audit.rules.urlkeys import UrlKeys
 
 __all__ = [
@@ -178,8 +178,8 @@ class SitemapValidator:
         if raw is not None and self._plain_loc(raw):
             loc: str | None = raw
             norm: str | None = raw
-        else:
-            out = []
+        else:  # the full checks: the findings also say what the <loc> can be used for
+            out = LocFindings()
             loc, norm = self._locs.check(entry, out)
         if norm is not None:
             seen = self.seen

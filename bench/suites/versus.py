@@ -1,11 +1,14 @@
 """Before/after speed check of a restructure: the package at a base commit against HEAD.
 
-    .venv/bin/python -m bench.suites.versus [--base REF] [--repeats N] [--modes validate,crawl,...]
+    .venv/bin/python -m bench.suites.versus [--base REF] [--head REF] [--repeats N]
+                                            [--modes validate,crawl,...] [--record]
 
 Makes a git worktree of REF (default c914850, the commit before issue 15's restructure)
 under bench/out/base-REF (removed at the end) and measures, in one run and interleaved
 (base, head, bare in every repeat), each tree's own `audit` package (cwd and PYTHONPATH
-set to the tree, checked by importing it) through `python -m audit`:
+set to the tree, checked by importing it) through `python -m audit`. The head is the
+working tree, or with --head a worktree of that REF (bench/out/head-REF, removed at the
+end: edits made while the run waits for the bench lock do not leak into it):
 
 - validate: a generated local set (bench/gen.py, 200,000 entries) against the bare lxml
   loop (bench/bare_iterparse.py), timed as bench/suites/run.py times its validate row;
@@ -18,7 +21,8 @@ set to the tree, checked by importing it) through `python -m audit`:
 --modes picks and orders the rows (default validate,crawl: the output of before). A mode
 whose option a tree's `crawl --help` does not list stops the run before it starts.
 Prints a markdown table (median and best of the repeats, x bare, head/base) and writes
-bench/out/versus.md. Imports nothing of the product.
+bench/out/versus.md; --record also puts it into bench/results/VERSUS.md, newest first
+(after the file's opening paragraph). Imports nothing of the product.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from bench.common import (
     BENCH,
     OUT,
     PY,
+    RESULTS,
     ROOT,
     Measured,
     crawl_cmd,
@@ -237,6 +242,8 @@ def summary(times: dict[str, list[float]], count: int, unit: str) -> list[list[s
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", default="c914850", help="git ref of the base tree")
+    ap.add_argument("--head", default=None, help="git ref of the head tree (default: this tree)")
+    ap.add_argument("--record", action="store_true", help="add the tables to results/VERSUS.md")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--crawl-urls", type=int, default=100_000, help="size of the crawl site (even)")
     ap.add_argument(
@@ -256,24 +263,30 @@ def main() -> int:
         check=True,
     ).stdout.strip()
     head_sha = subprocess.run(
-        ["git", "-C", str(ROOT), "log", "-1", "--format=%h"], capture_output=True, text=True
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%h", *([args.head] if args.head else [])],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     ok, note = server.ensure_tools()
     if not ok:
         raise SystemExit(f"nginx/wrk: {note}")
-    subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), sha], check=True
-    )
+    head = OUT / f"head-{head_sha}" if args.head else ROOT
+    made = [(base, sha), *([(head, head_sha)] if args.head else [])]
+    for tree, ref in made:
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True
+        )
     t0 = time.perf_counter()
     try:
-        trees = {"base": base, "head": ROOT}
+        trees = {"base": base, "head": head}
         for who, tree in trees.items():
             # bytecode as an installed copy has it (this sandbox sets PYTHONDONTWRITEBYTECODE)
             subprocess.run([PY, "-m", "compileall", "-q", str(tree / "audit")], check=True)
             ensure_dependencies(tree)
             log(f"{who}: imports {check_import(tree)}")
             check_modes(tree, who, modes)
-        order = [("base", base), ("head", ROOT), ("bare", None)]
+        order = [("base", base), ("head", head), ("bare", None)]
         vset = gen.validate_set(
             OUT / "v200k", files=VALIDATE_FILES, per_file=VALIDATE_PER_FILE, gzipped={2}
         )
@@ -297,9 +310,10 @@ def main() -> int:
                         times[mode][who].append(t)
                         log(f"repeat {rep}: {mode} {who} {t:.2f} s")
     finally:
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False
-        )
+        for tree, _ in made:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False
+            )
         with contextlib.suppress(OSError):
             subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
     headers = [
@@ -313,8 +327,12 @@ def main() -> int:
     facts = machine_facts()
     cmd = f".venv/bin/python -m bench.suites.versus --base {args.base} --repeats {args.repeats}"
     cmd += f" --crawl-urls {args.crawl_urls}"
+    if args.head:
+        cmd += f" --head {args.head}"
     if args.modes != DEFAULT_MODES:
         cmd += f" --modes {','.join(modes)}"
+    if args.record:
+        cmd += " --record"
     lines = [
         f"# Before/after the restructure: {sha} (base) against {head_sha} (head)",
         "",
@@ -337,8 +355,21 @@ def main() -> int:
         lines += [f"## {title}", "", table(rows, headers), ""]
     text = "\n".join(lines)
     (OUT / "versus.md").write_text(text)
+    if args.record:
+        record(text)
     print(text)
     return 0
+
+
+def record(text: str) -> None:
+    """The run's tables into results/VERSUS.md, newest first: after the opening paragraph,
+    each heading one level down (the file's title stays the only top-level one)."""
+    path = RESULTS / "VERSUS.md"
+    old = path.read_text()
+    cut = old.find("\n## ")
+    cut = len(old) if cut < 0 else cut + 1
+    section = "\n".join("#" + line if line.startswith("#") else line for line in text.splitlines())
+    path.write_text(old[:cut] + section + "\n\n" + old[cut:])
 
 
 if __name__ == "__main__":

@@ -129,3 +129,46 @@ async def test_a_rewritten_host_is_judged_on_the_verdicts_it_was_checked_by(serv
     stale = run.findings("lastmod-stale")
     assert len(stale) == 30 and not run.findings("last-modified-deploy")
     assert all(f["url"].startswith(prod) and "(checked at " in f["message"] for f in stale)
+
+
+async def test_one_host_is_one_judgement_whatever_the_case_and_a_port_is_another_host(
+    serve: Any,
+) -> None:
+    """The deploy judgement is per host as everywhere else in the tool (scheme://host:port,
+    letter case and a default port aside): URLs of one host written in two cases share one
+    judgement (one finding over all their answers), and a host on another port is judged
+    on its own."""
+    site = _site(60, lambda i: BUILD + timedelta(seconds=i))
+    base = await serve(site)
+    upper = base.replace("http://", "HTTP://")
+    body = "".join(
+        f"<url><loc>{upper if i % 2 else base}/p{i}</loc><lastmod>2023-01-02</lastmod></url>\n"
+        for i in range(60)
+    )
+    site.routes["/sitemap.xml"] = (200, XML, _urlset(body))
+    run = await audit(f"{base}/sitemap.xml")
+    (deploy,) = run.findings("last-modified-deploy")
+    assert deploy["url"] == f"{base}/" and "60 lastmod-stale" in deploy["message"]
+    assert not run.findings("lastmod-stale") and len(run.of("url")) == 60
+
+    other = _site(30, lambda i: BUILD + timedelta(seconds=i))
+    other_base = await serve(other)
+    assert other_base.rsplit(":", 1)[0] == base.rsplit(":", 1)[0] != other_base
+    body = "".join(
+        f"<url><loc>{b}/p{i}</loc><lastmod>2023-01-02</lastmod></url>\n"
+        for b in (base, other_base)
+        for i in range(30)
+    )
+    site.routes["/sitemap.xml"] = (200, XML, _urlset(body))
+    run = await audit(f"{base}/sitemap.xml")
+    deploys = run.findings("last-modified-deploy")
+    assert sorted(f["url"] for f in deploys) == sorted([f"{base}/", f"{other_base}/"])
+    assert all("30 lastmod-stale" in f["message"] for f in deploys)
+    assert not run.findings("lastmod-stale") and len(run.of("url")) == 60
+
+
+def _urlset(body: str) -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + body + "</urlset>\n"
+    )

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from audit.core.records import Entry, Finding, finding
 from audit.rules.indexlastmod import (
     ChildDigest,
     IndexEntryState,
@@ -354,6 +355,41 @@ def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
         assert newest is None
     else:
         assert newest is not None and _seconds(newest[0]) == max(starts)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            _FORMS,
+            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
+            st.times(),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(min_value=1, max_value=7),
+)
+def test_a_batch_of_entries_gives_the_newest_and_digest_of_entry_by_entry(
+    values: list[tuple[str, date, time]], size: int
+) -> None:
+    """What the pipeline hands the check (a parsed batch, the parser's findings among
+    the entries) gives the newest <lastmod> and the digest one entry at a time gives."""
+    texts = [form.format(d=d, t=t) for form, d, t in values]
+    one, batched = IndexLastmodCheck(digests=True), IndexLastmodCheck(digests=True)
+    for check in (one, batched):
+        check.index_entry(IDX, CHILD, 3, "2000-01-01", None)
+    items: list[Entry | Finding] = []
+    for n, text in enumerate(texts):
+        one.child_entry(CHILD, f"https://e.com/p{n}", text)
+        items += [Entry("url", f"https://e.com/p{n}", n, text), finding("element-unknown", "x")]
+    for start in range(0, len(items), size):
+        batched.child_entries(CHILD, items[start : start + size])
+    batched.child_entries("https://e.com/not-listed.xml", items)  # no index lists it
+    for check in (one, batched):
+        check.child_done(CHILD, complete=True, kind="urlset")
+    assert batched._children[CHILD].newest_of_kind() == one._children[CHILD].newest_of_kind()
+    assert batched.entry_states() == one.entry_states()
+    assert [f.code for f in batched.findings()] == [f.code for f in one.findings()]
 
 
 def test_a_child_listed_in_two_spellings_is_judged_for_both() -> None:
