@@ -76,7 +76,8 @@ def new_facts(body: bytes, cap: int, http: str | None) -> dict[str, Any]:
 
 def _h1_left_open(body: bytes, read: int) -> bool:
     seen = body[:read].lower()
-    at = seen.find(b"<h1")
+    # the last "<h1" read: an earlier one may sit in a head script's string ('<h1>no</h1>')
+    at = seen.rfind(b"<h1")
     return at >= 0 and seen.find(b"</h1", at) < 0
 
 
