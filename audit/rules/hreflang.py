@@ -187,9 +187,7 @@ class HreflangStore(HreflangGraph):
             if fb == fa:
                 continue
             self._total += 1
-            key = (fa, fb)
-            if key not in links:
-                links[key] = (url, href, sitemap, line, source)
+            links.setdefault((fa, fb), (url, href, sitemap, line, source))  # the first naming
         if len(links) >= self._memory_pairs:
             self._spill()
 

@@ -121,9 +121,6 @@ class Served:
             record.get("error"),
         )
 
-    def first_status(self) -> int | None:
-        return self.redirects[0].status if self.redirects else self.status
-
     def text(self) -> str:
         """`200`, or `301 -> https://www.example.com/ (200)`: the first status, then after
         a redirect every further hop and the final URL with its status."""
@@ -280,8 +277,9 @@ class IntentPlan:
         return plan
 
     def exact_urls(self) -> list[Row]:
-        """The absolute exact rows (a crawl requests those no sitemap lists)."""
-        return [r for r in self.rows if not r.path and not r.prefix]
+        """The absolute exact rows (a crawl requests those no sitemap lists), in file order
+        (parse_intent admits each key once)."""
+        return list(self._absolute.exact.values())
 
     def match(self, url: str) -> Match | None:
         """The row that applies to `url`, or None."""

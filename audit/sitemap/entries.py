@@ -59,7 +59,7 @@ class EntryReader:
             own_ns = ns_of(el.tag)
             actions = self._alt_actions.setdefault(own_ns, {})
         off = self.doc.line_offset
-        parts = _EntryParts()
+        parts = _EntryParts(el.sourceline)
         pos = -1
         seen = 0  # bit per protocol child met
         # elements only: no comment, processing instruction or entity reference
@@ -85,7 +85,7 @@ class EntryReader:
                     handler(parts, child, child.sourceline + off)
             else:
                 self._unknown_child(child, _UNKNOWN_WHY[act])
-        return parts.entry(self._entry_kind, el.sourceline + off, off)
+        return parts.entry(self._entry_kind, off)
 
     def report(self) -> None:
         """One finding for every child out of order (_unknown_child counted them)."""
@@ -146,9 +146,9 @@ class _EntryParts:
         "videos",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, line: int) -> None:
         self.loc: str | None = None
-        self.loc_line = 0
+        self.loc_line = line  # the entry element's, until a <loc> gives its own
         self.lastmod: str | None = None
         self.changefreq: str | None = None
         self.priority: str | None = None
@@ -193,12 +193,12 @@ class _EntryParts:
             self.alternates = []
         self.alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
 
-    def entry(self, kind: Any, el_line: int, off: int) -> Entry:
-        """The Entry; its line is the line of <loc>, else `el_line` (already offset)."""
+    def entry(self, kind: Any, off: int) -> Entry:
+        """The Entry; its line is the line of <loc>, else of the entry element."""
         return Entry(
             kind,
             self.loc,
-            self.loc_line + off if self.loc_line else el_line,
+            self.loc_line + off,
             self.lastmod,
             self.changefreq,
             self.priority,

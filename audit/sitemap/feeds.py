@@ -77,7 +77,7 @@ def _entry(el: Any, off: int, fmt: Rss | Atom) -> Entry:
     """An item or entry: its first link (in Atom, the first to the entry itself:
     rel="alternate", the default) and its first change date."""
     loc = lastmod = None
-    loc_line = 0
+    loc_line = el.sourceline  # until the link gives its own
     link_tag, date_tag = fmt.link_tag, fmt.date_tag
     for child in el:
         tag = child.tag
@@ -91,4 +91,4 @@ def _entry(el: Any, off: int, fmt: Rss | Atom) -> Entry:
             loc_line = child.sourceline
         elif tag == date_tag and lastmod is None:
             lastmod = (child.text or "").strip()
-    return Entry("url", loc, (loc_line or el.sourceline) + off, lastmod)
+    return Entry("url", loc, loc_line + off, lastmod)

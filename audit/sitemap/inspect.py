@@ -160,10 +160,8 @@ def _write_lastmods(out: TextIO, st: SitemapStats, indent: str) -> None:
     if st.kind != "sitemapindex" or st.lastmod_min:
         rng = f"{st.lastmod_min} .. {st.lastmod_max}" if st.lastmod_min else "none"
         out.write(f"{indent}  lastmod {rng}; {st.lastmod_missing:,} without\n")
-    if not st.by_month:
-        return
-    months = sorted(st.by_month.items())
-    peak = max(st.by_month.values())
+    months = sorted(st.by_month.items())  # none: no bars, no line below them
+    peak = max(st.by_month.values(), default=1)
     for month, n in months[-24:]:
         bar = "#" * max(1, round(30 * n / peak))
         out.write(f"{indent}    {month} {n:>8,} {bar}\n")

@@ -27,7 +27,7 @@ class TextReader:
             return
         block = b"".join([*self._parts, data[: end + 1]])  # one part: itself, not a copy
         rest = data[end + 1 :]
-        self._parts = [rest] if rest else []
+        self._parts = [rest]  # b"" when the data ended a line: a blank line, skipped
         for raw in block.split(b"\n")[:-1]:  # each whole line of the block
             self._line += 1
             self._one(raw)

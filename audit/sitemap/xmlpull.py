@@ -165,8 +165,7 @@ class XmlReader:
         failed: the main parser will meet the same error and report it)."""
         failed = False
         try:
-            if data:
-                self._probe.feed(data)
+            self._probe.feed(data)  # b"" (at the end) changes nothing
             if final:
                 self._probe.close()
         except etree.XMLSyntaxError:
