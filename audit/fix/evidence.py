@@ -19,7 +19,7 @@ from typing import Any
 
 from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
-from audit.report.aggregate import as_list, float_or_none, str_or_none
+from audit.report.aggregate import as_list, count_of, float_or_none, str_or_none
 from audit.rules.urls import normalize_url, origin
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
@@ -197,8 +197,8 @@ class _Gathered:
         if not self.saw_url_or_summary:
             raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
         listed = list(self.by_key.values())
-        entries = self.summary.get("entries")  # the summary's count of listed entries
-        if not listed and type(entries) is int and entries > 0 and not self.summary.get("urls"):
+        entries = count_of(self.summary.get("entries"))  # the summary's listed entries
+        if not listed and entries > 0 and not self.summary.get("urls"):
             raise FixRefused(
                 f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
                 "`validate` report?): fix needs the report of a complete crawl"
