@@ -128,16 +128,21 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
     from audit.state.store import StateError, read_records, read_status
 
     state = _is_state(path)
-    # a state holds a summary only of what cut its run; a report always holds one
-    summary: dict[str, Any] | None = {} if state else None
+    summary: dict[str, Any] | None = None  # a report always holds one
     seen_any = state  # a state file is never empty: it has a status
     try:
-        if state and (status := read_status(path)) != "complete":
-            raise FixRefused(
-                f"{path}: its last run did not complete (status {status}): fix needs a "
-                "run that checked every listed URL"
-            )
-        for rec in read_records(path) if state else read_jsonl(path):
+        if state:
+            status = read_status(path)
+            if status != "complete":
+                raise FixRefused(
+                    f"{path}: its last run did not complete (status {status}): fix needs a "
+                    "run that checked every listed URL"
+                )
+            records = read_records(path)
+            summary = {}  # a state holds a summary only of what cut its run
+        else:
+            records = read_jsonl(path)
+        for rec in records:
             seen_any = True
             if rec.get("type") == "summary":
                 summary = rec
