@@ -27,7 +27,7 @@ __all__ = ["ConfigFileError", "apply_config_file", "load_config_file"]
 _NOT_GIVEN = object()
 _TARGET_KEYS = ("target", "targets")
 _TARGET_KEYS_EXPECT = {"target": "a string", "targets": "a non-empty list of strings"}
-_NOT_IN_FILE = ("help", "version", "config", "target")
+_NOT_IN_FILE = ("help", "version", "config", "target", argparse.SUPPRESS)
 # argparse converters of number options (by function name; cli._number's are all "parse")
 # and the words each also takes, as on the command line
 _NUMBERS: dict[str, tuple[str, ...]] = {
@@ -51,11 +51,7 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 
 
 def _options(sub: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    return {
-        a.dest: a
-        for a in sub._actions
-        if a.option_strings and a.dest not in _NOT_IN_FILE and a.dest != argparse.SUPPRESS
-    }
+    return {a.dest: a for a in sub._actions if a.option_strings and a.dest not in _NOT_IN_FILE}
 
 
 # what a TOML value is, in a message (tomllib makes these exact types; others by name)

@@ -19,7 +19,7 @@ from typing import Any
 
 from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
-from audit.report.aggregate import as_list, float_or_none, str_or_none
+from audit.report.aggregate import as_list, count_of, float_or_none, str_or_none
 from audit.rules.urls import normalize_url, origin
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
@@ -128,16 +128,21 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
     from audit.state.store import StateError, read_records, read_status
 
     state = _is_state(path)
-    # a state holds a summary only of what cut its run; a report always holds one
-    summary: dict[str, Any] | None = {} if state else None
+    summary: dict[str, Any] | None = None  # a report always holds one
     seen_any = state  # a state file is never empty: it has a status
     try:
-        if state and (status := read_status(path)) != "complete":
-            raise FixRefused(
-                f"{path}: its last run did not complete (status {status}): fix needs a "
-                "run that checked every listed URL"
-            )
-        for rec in read_records(path) if state else read_jsonl(path):
+        if state:
+            status = read_status(path)
+            if status != "complete":
+                raise FixRefused(
+                    f"{path}: its last run did not complete (status {status}): fix needs a "
+                    "run that checked every listed URL"
+                )
+            records = read_records(path)
+            summary = {}  # a state holds a summary only of what cut its run
+        else:
+            records = read_jsonl(path)
+        for rec in records:
             seen_any = True
             if rec.get("type") == "summary":
                 summary = rec
@@ -197,8 +202,8 @@ class _Gathered:
         if not self.saw_url_or_summary:
             raise FixRefused(f"{source}: holds no url records: not the report of a crawl")
         listed = list(self.by_key.values())
-        entries = self.summary.get("entries")  # the summary's count of listed entries
-        if not listed and type(entries) is int and entries > 0 and not self.summary.get("urls"):
+        entries = count_of(self.summary.get("entries"))  # the summary's listed entries
+        if not listed and entries > 0 and not self.summary.get("urls"):
             raise FixRefused(
                 f"{source}: its sitemaps list {entries:,} entries but no URL was checked (a "
                 "`validate` report?): fix needs the report of a complete crawl"

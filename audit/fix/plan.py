@@ -307,7 +307,7 @@ def _shards(entries: list[Entry], shard_size: int, suffix: str) -> list[Shard]:
 
 
 def _alternates(
-    item: Listed, kept_keys: set[str], code_of: dict[str, str | None]
+    item: Listed, kept_keys: set[str], code_of: dict[str | None, str | None]
 ) -> tuple[tuple[Alt, ...], list[dict[str, str | None]]]:
     """The kept item's alternates that name kept URLs, and the ones not written."""
     written: list[Alt] = []
@@ -319,7 +319,7 @@ def _alternates(
             written.append(alt)
             keys.add(key)
         else:
-            code = code_of.get(key) if key is not None else None
+            code = code_of.get(key)  # (no listed URL's key is None)
             dropped.append({"hreflang": alt.hreflang, "href": alt.href, "code": code})
     if keys <= {item.key}:
         written = []  # a cluster of one is no cluster
@@ -327,7 +327,7 @@ def _alternates(
 
 
 def normalize_base(base_url: str) -> str:
-    return base_url if base_url.endswith("/") else base_url + "/"
+    return base_url.removesuffix("/") + "/"
 
 
 def plan(
@@ -347,7 +347,7 @@ def plan(
     # order the crawl's workers happened to finish in
     listed = sorted(ev.listed, key=lambda item: item.url)
     actions = [(item, *action_of(item, scope)) for item in listed]
-    code_of: dict[str, str | None] = {item.key: code for item, _, code in actions}
+    code_of: dict[str | None, str | None] = {item.key: code for item, _, code in actions}
     kept_keys = {item.key for item, action, _ in actions if action == "kept"}
 
     entries: dict[str, Entry] = {}  # normalised written URL -> its entry

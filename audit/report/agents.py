@@ -51,7 +51,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     if not rows:
         return []
     names = [clean(name) for name, *_ in rows]
-    width = max(len("agent"), *(len(n) for n in names))
+    width = max(map(len, ["agent", *names]))
     out = ["", bold(TITLE), f"  {'agent':<{width}}  {'blocked':>9}  {'noindex':>9}  may read"]
     for name, (_, blocked, noindex, share) in zip(names, rows, strict=True):
         out.append(f"  {name:<{width}}  {blocked:>9,}  {noindex:>9,}  {_share(share):>8}")

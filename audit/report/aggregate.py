@@ -540,7 +540,7 @@ def unread_children_note(summary: Mapping[str, Any]) -> str | None:
     count = as_int(summary.get("children_not_fetched"))
     if not count:
         return None
-    urls = [str(u) for u in as_list(summary.get("children_not_read"))]
+    urls = list(map(str, as_list(summary.get("children_not_read"))))
     more = count - len(urls)
     which = ", ".join(urls) + (f" and {more:,} more" if more > 0 else "")
     return (

@@ -326,25 +326,25 @@ class HtmlWriter:
         status = [(c, agg.status_classes[c], STATUS_COLOUR[c]) for c in STATUS_CLASSES]
         ages = [(b, n, AGE_COLOUR[b]) for b, n in agg.lastmod_histogram()]
         codes = agg.codes_sorted()
-        bars = [(c, n, SEV_COLOUR.get(sev, "#8c959f")) for c, sev, n in codes[:MAX_CODE_BARS]]
-        # every code found: severity, count, Search Console's name ('' for none), meaning
-        rows = "".join(
-            f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}'
-            f'</span></td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
-            f"<td>{h(code_summary(code))}</td></tr>"
-            for code, sev, n in codes
-        )
-        table = (
-            '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count'
-            "</th><th>Search Console</th><th>What it means</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-            if codes
-            else ""
-        )
-        # the findings-by-code chart: its first bars, and how many codes it leaves out
-        chart = hbars(bars, "Findings by code") if bars else '<p class="more">No findings.</p>'
-        if len(codes) > len(bars):
-            chart += f'<p class="more">and {len(codes) - len(bars)} more codes</p>'
+        chart = '<p class="more">No findings.</p>'
+        if codes:
+            # the findings-by-code chart: its first bars, and how many codes it leaves out
+            bars = [(c, n, SEV_COLOUR.get(sev, "#8c959f")) for c, sev, n in codes[:MAX_CODE_BARS]]
+            chart = hbars(bars, "Findings by code")
+            if len(codes) > len(bars):
+                chart += f'<p class="more">and {len(codes) - len(bars)} more codes</p>'
+            # every code found: severity, count, Search Console's name ('' for none), meaning
+            rows = "".join(
+                f'<tr><td class="mono code">{h(code)}</td><td><span class="sev {h(sev)}">{h(sev)}'
+                f'</span></td><td class="num">{grouped(n)}</td><td>{h(search_console(code))}</td>'
+                f"<td>{h(code_summary(code))}</td></tr>"
+                for code, sev, n in codes
+            )
+            chart += (
+                '<table id="codes"><thead><tr><th>Code</th><th>Severity</th><th class="num">Count'
+                "</th><th>Search Console</th><th>What it means</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>"
+            )
         parts = [
             '<div class="grid2">',
             '<section class="panel" id="chart-status"><h2>What the listed URLs answered</h2>',
@@ -358,7 +358,6 @@ class HtmlWriter:
             "</div>",
             '<section class="panel" id="chart-codes"><h2>Findings by code</h2>',
             chart,
-            table,
             "</section>",
         ]
         return "".join(parts)

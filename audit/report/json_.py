@@ -114,10 +114,11 @@ class JsonWriter:
         out.write("[")
         sep = "\n    "
         for text in self._spools["sitemaps"].lines():
-            record: Any = json.loads(text) if counts_of else None
-            counts = counts_of.get(str(record.get("url"))) if isinstance(record, dict) else None
-            if counts is not None:
-                text = json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)
+            if counts_of:  # (each line is a sitemap record: an object)
+                record = json.loads(text)
+                counts = counts_of.get(str(record.get("url")))
+                if counts is not None:
+                    text = json.dumps({**record, "counts": counts}, ensure_ascii=False, default=str)
             out.write(sep + text)
             sep = ",\n    "
         out.write("\n  ]" if sep != "\n    " else "]")

@@ -184,30 +184,31 @@ class JunitWriter:
         own_cases = self._own_cases()
         suites = self._suites.values()
         run_case = self._run_case()
-        tests = sum(s.tests for s in suites) + (run_case is not None)
+        errors = int(bool(run_case))  # 1 with the run's own errored testcase
+        tests = sum(s.tests for s in suites) + errors
         failures = sum(s.failures for s in suites)
         duration = float_or_none(self._agg.summary_dict().get("duration_s"))
         total_time = duration if duration is not None else sum(s.time for s in suites)
         out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
         out.write(
             f'<testsuites name="sitemap-audit" tests="{tests}" failures="{failures}"'
-            f' errors="{int(run_case is not None)}" skipped="0" time="{total_time:.3f}">\n'
+            f' errors="{errors}" skipped="0" time="{total_time:.3f}">\n'
         )
-        if run_case is not None:
-            out.write(run_case)
+        out.write(run_case)
         for suite in suites:
             if suite.tests:  # else named by a record but never fetched, with nothing listed
                 self._write_suite(suite, own_cases.get(suite.name))
         out.write("</testsuites>\n")
         out.flush()
 
-    def _run_case(self) -> str | None:
+    def _run_case(self) -> str:
         """A run that did not finish, or audited nothing, is an error of the run (not a
-        failure of the site): one suite with one errored testcase that says how far it got."""
+        failure of the site): one suite with one errored testcase that says how far it got
+        ('' for a run that ended and audited something)."""
         v = verdict(self._agg.summary_dict(), self._fail_on)
         if not v.run_error:
-            return None
-        kind = "interrupted" if v.word == "INTERRUPTED" else v.word.lower().replace(" ", "-")
+            return ""
+        kind = v.word.lower().replace(" ", "-")  # interrupted, partial, nothing-audited, ...
         return (
             f'  <testsuite name="{RUN_SUITE}" tests="1" failures="0" errors="1" skipped="0"'
             ' time="0.000">\n'
