@@ -75,7 +75,7 @@ def fetch_to(result: FetchResult) -> dict[str, Any]:
 
 def fetch_from(data: dict[str, Any]) -> FetchResult:
     """The FetchResult of `fetch_to`'s data."""
-    headers = tuple(map(tuple, data["headers"]))
+    headers = tuple((k, v) for k, v in data["headers"])  # a pair each, or not evidence
     redirects = tuple(Hop(url, status) for url, status in data["redirects"])
     return FetchResult(**{**data, "headers": headers, "redirects": redirects})
 

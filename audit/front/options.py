@@ -101,10 +101,9 @@ def split_options(options: dict[str, Any], mode: str) -> RunOptions:
         given["state"] = str(given["state"])
     opts = RunOptions(**given)
     check_fields(opts, "a list of strings")
-    if opts.notify_on is not None and opts.notify_on not in NOTIFY_LEVELS:
+    if opts.notify_on not in (None, *NOTIFY_LEVELS):
         raise ValueError(f"notify_on: one of {', '.join(NOTIFY_LEVELS)}, got {opts.notify_on!r}")
-    if opts.ignore:
-        check_codes(opts.ignore)
+    check_codes(opts.ignore)  # (none: nothing unknown)
     return opts
 
 

@@ -206,8 +206,7 @@ def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
 
 
 def _noindex(case: _Case) -> list[tuple[str, str]]:
-    tags = case.result.header_all("x-robots-tag")
-    hit = noindex_directive(tags, case.agent_token) if tags else None
+    hit = noindex_directive(case.result.header_all("x-robots-tag"), case.agent_token)
     if hit is None:
         return []
     message = (

@@ -282,8 +282,6 @@ def begin_run(conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[st
     if mode == "new":
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
     conn.execute("PRAGMA journal_mode = WAL")
-    if mode == "resume":
-        conn.execute(_RESULTS_INDEX)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("BEGIN")
     statements, columns = (STATEMENTS, ()) if mode == "new" else (MIGRATIONS, _COLUMN_MIGRATIONS)
@@ -294,6 +292,7 @@ def begin_run(conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[st
         if column not in names:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {declaration}")
     if mode == "resume":
+        conn.execute(_RESULTS_INDEX)
         del meta_rows["started"]
         # Documents are read again on resume and their findings recorded again.
         conn.execute("DELETE FROM findings WHERE run = ?", (run,))

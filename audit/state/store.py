@@ -120,7 +120,7 @@ def _next_run(
     run = int(meta.get("run", "1"))
     if meta.get("status") == "complete":
         return "incremental", run + 1
-    started = meta.get("started") or ""
+    started = meta.get("started", "")  # (meta values are TEXT NOT NULL)
     try:
         age = time.time() - calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
     except ValueError:  # unknown: not too old
