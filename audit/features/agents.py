@@ -125,15 +125,15 @@ class AgentsHook(Hook):
         metas = job.page.metas if job.page is not None else ()
         out: dict[str, str] = {}
         origin = _origin(checked)
-        if policy is not None and origin not in self.policies:
-            self.policies[origin] = policy
+        if policy is not None:
+            self.policies.setdefault(origin, policy)
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
                 scoped = verdict == "noindex" and scoped_noindex(tags, metas, agent)
                 self._count(agent, origin, verdict, job, scoped)
-        self._offer(job, record, result, origin, out)
+        self._offer(job, record, result, origin, checked, out)
         return out
 
     def _offer(
@@ -142,6 +142,7 @@ class AgentsHook(Hook):
         record: UrlResult,
         result: FetchResult | None,
         origin: str,
+        checked: str,
         verdicts: dict[str, str],
     ) -> None:
         """--agents-fetch: an eligible listed URL to the sample of its host."""
@@ -157,7 +158,6 @@ class AgentsHook(Hook):
             and is_html(result.header("content-type"))
         ):
             readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
-            checked = str((record.extra or {}).get("checked_url") or job.url)
             self.sampler.offer(origin, checked, readable, page)
 
     async def drain(self) -> None:

@@ -159,21 +159,19 @@ class LlmsHook(Hook):
         origin = _origin(norm)
         extra = record.extra or {}
         indexable = extra.get("indexable") is True
-        if indexable:
-            self.indexable[origin] += 1
+        self.indexable[origin] += indexable  # one more, or none
         link = self.links.get(norm)
         if link is None or norm in self.judged or not self._audited(norm):
             return None
         self.judged.add(norm)
-        if indexable:
-            self.covered[origin] += 1
+        self.covered[origin] += indexable
         policy = self.ctx.robots.cached(record.url)
         blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
         out = list(found)
         judged = job.verdict
         if result is not None:
-            noindex = judged is not None and judged.noindex
-            elsewhere = judged is not None and judged.canonical
+            said = (judged.noindex, judged.canonical) if judged is not None else (False, False)
+            noindex, elsewhere = said
             answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
             code = link_code(link.url, answer)
             if code is not None:
@@ -241,7 +239,7 @@ class LlmsHook(Hook):
         if blocked:
             found.append(blocked_finding(url, link.llms, link.line, blocked))
         record = judged.record
-        reason = judged.reason.value if judged.reason is not None else None
+        reason = judged.index_fields()["indexability"]
         if reason is None and (noindex or elsewhere):
             reason = "noindex" if noindex else "canonical"
         self._deliver(record, found, reason, policy, result, facts)
