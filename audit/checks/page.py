@@ -438,12 +438,11 @@ def _page_record(
         "bytes_read": facts.bytes_read,
         "truncated": facts.truncated,
     }
-    if len(head_targets) > 1:
-        record["canonicals"] = head_targets
-    if facts.h1 is not None:
-        record["h1"] = facts.h1
-    if facts.charset_source != "default":
-        record["charset"] = facts.charset
-    if facts.error is not None:
-        record["parse_error"] = facts.error
+    optional = (  # (field, value, whether the record has it)
+        ("canonicals", head_targets, len(head_targets) > 1),
+        ("h1", facts.h1, facts.h1 is not None),
+        ("charset", facts.charset, facts.charset_source != "default"),
+        ("parse_error", facts.error, facts.error is not None),
+    )
+    record.update((name, value) for name, value, present in optional if present)
     return record

@@ -36,7 +36,7 @@ from audit.checks.agents import (
 from audit.checks.pagefacts import is_html
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.core.records import FetchResult, Finding, UrlResult, finding, header_values
 from audit.features.agentfetch import AgentPages, AgentSampler
 from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
@@ -104,9 +104,10 @@ class AgentsHook(Hook):
         extra["indexable"] = reason is None
         extra["indexability"] = None if reason is None else reason.value
         if self.agents:
-            extra["agents"] = self._verdicts(job, record, result)
+            headers = result.headers if result is not None else ()
+            extra["agents"] = self._verdicts(job, record, result, headers)
             # the `Content-Usage` header values, parsed in order (later pairs win)
-            values = result.header_all("content-usage") if result is not None else []
+            values = header_values(headers, "content-usage")
             if values:
                 usage: dict[str, str] = {}
                 for value in values:
@@ -115,11 +116,15 @@ class AgentsHook(Hook):
         return record.with_extra(extra), found
 
     def _verdicts(
-        self, job: UrlJob, record: UrlResult, result: FetchResult | None
+        self,
+        job: UrlJob,
+        record: UrlResult,
+        result: FetchResult | None,
+        headers: tuple[tuple[str, str], ...],
     ) -> dict[str, str]:
         checked = str((record.extra or {}).get("checked_url") or job.url)
         policy = self.ctx.robots.cached(checked)
-        tags = result.header_all("x-robots-tag") if result is not None else []
+        tags = header_values(headers, "x-robots-tag")
         # the head's metas of a page the page checks read (the auditor keeps a 200 page's
         # facts on its job); none otherwise
         metas = job.page.metas if job.page is not None else ()
