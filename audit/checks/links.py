@@ -78,8 +78,8 @@ def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
 
 def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str]) -> bool:
     own = agent.strip().lower()
-    for name, content in metas:
-        named = name == "robots" or (own and name == own)
-        if named and {t.strip().lower() for t in content.split(",")} & words:
-            return True
-    return False
+    return any(
+        (name == "robots" or (own and name == own))
+        and {t.strip().lower() for t in content.split(",")} & words
+        for name, content in metas
+    )

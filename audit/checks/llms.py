@@ -120,13 +120,11 @@ class _Shape:
         if self.broken is not None or not line.strip():
             return
         h1 = _H1.match(line) is not None
-        if not self.seen_content:
-            self.seen_content = True
-            if not h1:
-                self.broken = number
+        if h1 == self.seen_content:  # no title first, or a second title
+            self.broken = number
             return
-        if h1:
-            self.broken = number  # a second title
+        if not self.seen_content:  # the title
+            self.seen_content = True
             return
         if _H2.match(line):
             self.in_sections = True

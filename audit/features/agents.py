@@ -172,9 +172,7 @@ class AgentsHook(Hook):
             await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob, scoped: bool) -> None:
-        tally = self.tallies.get((agent, origin))
-        if tally is None:
-            tally = self.tallies[agent, origin] = _Tally()
+        tally = self.tallies.setdefault((agent, origin), _Tally())
         if verdict == "blocked":
             tally.blocked += 1
         else:
@@ -186,7 +184,7 @@ class AgentsHook(Hook):
         # the example is the first in sitemap order, whichever worker came first
         if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
             tally.examples[verdict] = finding(
-                "agent-blocked" if verdict == "blocked" else "agent-noindex",
+                f"agent-{verdict}",  # agent-blocked, agent-noindex
                 "",
                 sitemap=job.sitemap,
                 line=job.line,
