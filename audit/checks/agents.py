@@ -42,6 +42,7 @@ __all__ = [
     "AgentVerdict",
     "Indexability",
     "agent_verdict",
+    "directives",
     "empty_shell",
     "index_reason",
     "meta_noindex",
@@ -119,7 +120,7 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
     `name: content`, or None."""
     own = agent.strip().lower()
     for name, content in metas:
-        if name in ("robots", own) and _directives(content) & _NOINDEX:
+        if name in ("robots", own) and directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
 
@@ -133,10 +134,12 @@ def scoped_noindex(
     own = agent.strip().lower()
     if noindex_directive(list(robots_tags), own, scoped_only=True):
         return True
-    return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
+    return any(name == own and directives(content) & _NOINDEX for name, content in metas)
 
 
-def _directives(content: str) -> set[str]:
+def directives(content: str) -> set[str]:
+    """The comma-separated directives of a robots meta's content, trimmed, lower-cased
+    (an empty one included: it is never a directive looked for)."""
     return {t.strip().lower() for t in content.split(",")}
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from audit.checks.agents import directives
 from audit.checks.charsets import normalize_charset
 from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
@@ -79,7 +80,6 @@ def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
 def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str]) -> bool:
     own = agent.strip().lower()
     return any(
-        (name == "robots" or (own and name == own))
-        and {t.strip().lower() for t in content.split(",")} & words
+        (name == "robots" or (own and name == own)) and directives(content) & words
         for name, content in metas
     )

@@ -41,7 +41,7 @@ from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-from audit.checks.agents import empty_shell
+from audit.checks.agents import directives, empty_shell
 from audit.checks.hrefs import base_of
 from audit.checks.hrefs import norm_url as _norm
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
@@ -186,10 +186,6 @@ def similarity(a: str, b: str) -> float:
     return matcher.ratio()
 
 
-def _directives(content: str) -> set[str]:
-    return {t.strip().lower() for t in content.split(",") if t.strip()}
-
-
 def check_page(
     result: FetchResult,
     facts: PageFacts,
@@ -268,7 +264,7 @@ def _noindex(
     """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
     the URL checks' finding); and whether the head says noindex."""
     # the first meta that says noindex (or none)
-    hit = next(((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}), None)
+    hit = next(((n, c) for n, c in robots_metas if directives(c) & {"noindex", "none"}), None)
     if hit is None:
         return out, False
     meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
+from audit.checks.hrefs import norm_url
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
-from audit.rules.urls import normalize_url
 
 __all__ = [
     "Answered",
@@ -427,14 +427,14 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
         return None
     base = result.final_url or result.url
     resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
-    normal = {_normalize(u) for u in resolved}
+    normal = {norm_url(u) for u in resolved}
     if len(normal) > 1:
         return add(
             "url-canonical-mismatch",
             f"conflicting rel=canonical Link headers: {', '.join(resolved)}; "
             "search engines ignore them all: send one canonical, the listed URL",
         )
-    own = {_normalize(result.final_url), _normalize(result.url)}
+    own = {norm_url(result.final_url), norm_url(result.url)}
     if normal.isdisjoint(own):
         return add(
             "url-canonical-mismatch",
@@ -522,8 +522,3 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     if len(text) > _BODY_EXCERPT_CHARS:
         text = text[: _BODY_EXCERPT_CHARS - 1] + "…"
     return text
-
-
-def _normalize(url: str) -> str:
-    """normalize_url without the fragment (search engines ignore fragments)."""
-    return normalize_url(urldefrag(url.strip())[0])
