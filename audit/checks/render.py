@@ -139,25 +139,12 @@ def visible_chars(html: str) -> int:
         root = etree.fromstring(html, _HTML)
     except (etree.ParserError, ValueError):
         return 0
-    if root is None:
-        return 0
-    body = root.find("body")
+    body: Any = root.find("body") if root is not None else None
     if body is None:
         return 0
-    parts: list[str] = [body.text or ""]
-    stack: list[Any] = list(reversed(body))
-    while stack:  # depth first, in document order, without recursion
-        el = stack.pop()
-        if isinstance(el, str):
-            parts.append(el)
-            continue
-        if el.tail:
-            stack.append(el.tail)
-        if isinstance(el.tag, str) and el.tag not in _HIDDEN:
-            if el.text:
-                parts.append(el.text)
-            stack.extend(reversed(el))
-    return len(" ".join("".join(parts).split()))
+    # the hidden elements go, their tails stay; itertext() skips comments' text, not tails
+    etree.strip_elements(body, *_HIDDEN, with_tail=False)
+    return len(" ".join("".join(body.itertext()).split()))
 
 
 def rendered_facts(
