@@ -280,14 +280,14 @@ def _check_ok(
         if name in _CHECKED_HEADERS:
             seen.setdefault(name, []).append(value)
     noindex = None
-    hit = noindex_directive(seen["x-robots-tag"], agent_token) if "x-robots-tag" in seen else None
+    hit = noindex_directive(seen.get("x-robots-tag", []), agent_token)
     if hit is not None:
         noindex = add(
             "url-noindex",
             f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
             "indexable; remove the header or remove the URL from the sitemap",
         )
-    canonical = _canonical_finding(result, seen["link"], add) if "link" in seen else None
+    canonical = _canonical_finding(result, seen.get("link", []), add)
     # after a redirect, Last-Modified describes another URL than the listed one
     if lastmod is None or "last-modified" not in seen or result.redirects:
         return Answered(out, noindex, canonical)
