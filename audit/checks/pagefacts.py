@@ -42,6 +42,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import dropwhile
+from operator import attrgetter
 from typing import Any, Final
 
 from lxml import etree
@@ -153,10 +154,11 @@ class PageFacts:
 
     def plain(self) -> tuple[Any, ...]:
         """The facts as one marshal-able tuple (`PageFacts(*plain)` again)."""
-        return tuple([getattr(self, name) for name in _FIELDS])
+        return _ALL_FIELDS(self)
 
 
 _FIELDS: Final = PageFacts.__slots__
+_ALL_FIELDS: Final = attrgetter(*_FIELDS)  # every field's value, as a tuple in field order
 
 
 # --- the parse --------------------------------------------------------------------
@@ -237,7 +239,7 @@ def _with_body(
 
 
 def _replace(facts: PageFacts, **changes: Any) -> PageFacts:
-    fields = {name: getattr(facts, name) for name in _FIELDS}
+    fields = dict(zip(_FIELDS, _ALL_FIELDS(facts), strict=True))
     fields.update(changes)
     return PageFacts(**fields)
 
