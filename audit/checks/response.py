@@ -513,7 +513,7 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     head = body[:2048]
     if head.startswith(b"\x1f\x8b") or b"\x00" in head[:512]:
         return f"<{len(body)} bytes of binary data>"
-    m = _CHARSET.search(content_type) if content_type else None
+    m = _CHARSET.search(content_type or "")
     try:
         text = head.decode(m.group(1) if m else "utf-8", "replace")
     except LookupError:

@@ -21,6 +21,7 @@ Imports no aiohttp.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -302,8 +303,7 @@ class LlmsHook(Hook):
             "llms",
             {"files": [], "links": 0, "external": 0, "covered": 0, "indexable": 0},
         )
-        for entries in self.files.values():
-            notes["files"] += entries
+        notes["files"] += itertools.chain.from_iterable(self.files.values())
         notes["links"] += len(on_site)
         notes["external"] += external
         notes["covered"] += covered
