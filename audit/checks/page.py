@@ -42,8 +42,7 @@ from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
 from audit.checks.agents import directives, empty_shell
-from audit.checks.hrefs import base_of
-from audit.checks.hrefs import norm_url as _norm
+from audit.checks.hrefs import base_of, norm_url
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
 from audit.core.config import CrawlConfig
@@ -328,7 +327,7 @@ def _canonical(
 def _canonical_message(
     head_targets: list[str], header_targets: list[str], final: str, url: str
 ) -> str | None:
-    head_norm = {_norm(t) for t in head_targets}
+    head_norm = {norm_url(t) for t in head_targets}
     if len(head_norm) > 1:
         return (
             f"the page's head has {len(head_targets)} rel=canonical links naming different "
@@ -337,7 +336,7 @@ def _canonical_message(
         )
     target = head_targets[0]
     if header_targets:  # the head's one canonical against the Link header's
-        if head_norm == {_norm(t) for t in header_targets}:
+        if head_norm == {norm_url(t) for t in header_targets}:
             return None  # same as the Link header: checks.py judged it already
         return (
             f"the Link header names {', '.join(header_targets)} as canonical but the page's "
@@ -346,7 +345,7 @@ def _canonical_message(
         )
     if not is_absolute_http(target):
         return f"the page's rel=canonical {target!r} is not an http(s) URL; name the listed URL"
-    if head_norm.isdisjoint({_norm(final), _norm(url)}):
+    if head_norm.isdisjoint({norm_url(final), norm_url(url)}):
         return (
             f"the page's rel=canonical names {target}, not {final}; list the "
             "canonical URL in the sitemap instead, or fix the canonical"
@@ -405,8 +404,8 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
             )
     if not facts.alternates or len(hrefs) < len(facts.alternates):
         return hrefs  # no alternates, or some invalid: nothing more to say
-    own_urls = {_norm(final), _norm(url)}
-    if not any(_norm(href) in own_urls for href in hrefs):
+    own_urls = {norm_url(final), norm_url(url)}
+    if not any(norm_url(href) in own_urls for href in hrefs):
         out.append(
             make(
                 "hreflang-missing-self",
