@@ -81,6 +81,8 @@ _PIECE: Final = 4096  # the head reader's reading unit: the window starts at a p
 _H1_CHARS: Final = 512
 _TEXT_CHARS: Final = 8192
 _MARK: Final = "sitemap-audit:body"
+# the comments under an element whose text starts with $prefix, in document order
+_MARKER_NODES: Final[Any] = etree.XPath(".//comment()[starts-with(., $prefix)]")
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _BREAKS: Final = frozenset({"br", "p", "div", "li"})
 _JS_TYPES: Final = frozenset(
@@ -283,13 +285,8 @@ def _parse(text: str) -> tuple[Any, str | None]:
 
 def _markers(root: Any) -> dict[int, Any]:
     """The markers in the tree by offset (a marker the parser dropped is missing)."""
-    out: dict[int, Any] = {}
     prefix = _MARK + ":"
-    for node in root.iter(etree.Comment):
-        value = node.text or ""
-        if value.startswith(prefix):
-            out[int(value[len(prefix) :])] = node
-    return out
+    return {int(node.text[len(prefix) :]): node for node in _MARKER_NODES(root, prefix=prefix)}
 
 
 # --- the body: page checks -------------------------------------------------------
