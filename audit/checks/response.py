@@ -308,7 +308,7 @@ def _check_ok(
 def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> str:
     parts = [f"{h.url} ({h.status})" for h in hops]
     last = f"{final_url} ({status if status is not None else 'no answer'})"
-    if not parts or parts[-1] != last:  # a loop's final answer is its last hop
+    if parts[-1:] != [last]:  # a loop's final answer is its last hop
         parts.append(last)
     return " -> ".join(parts)
 
@@ -361,22 +361,21 @@ def noindex_directive(
     With `scoped_only`, only a noindex scoped to that agent counts (not one for every agent).
     """
     agent = agent_token.strip().lower()
+    scopes = {agent} if scoped_only else {agent, None}  # None: a directive for every agent
     for value in values:
         scope: str | None = None
         for raw in value.split(","):
             scope, token = _scoped_directive(raw.strip().lower(), scope)
-            if token in ("noindex", "none") and (
-                scope == agent or (scope is None and not scoped_only)
-            ):
+            if token in ("noindex", "none") and scope in scopes:
                 return value.strip()
     return None
 
 
 def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | None]:
-    """The agent scope after one comma-separated token, and its directive (None for an
-    empty token, a valued directive or a piece of its date)."""
+    """The agent scope after one comma-separated token, and its directive (None for a
+    valued directive or a piece of its date; an empty token is an empty directive)."""
     if ":" not in token:
-        return scope, token or None
+        return scope, token
     key, _, rest = token.partition(":")
     key = key.strip()
     if key not in _VALUED_DIRECTIVES and _AGENT_TOKEN.match(key):
