@@ -213,15 +213,14 @@ def served_as(
     429, 503), any other status that is not 2xx (or no answer), then an empty shell
     (`facts`: the agent's page, given only when the main answer's body was read and is
     no shell)."""
-    if status == 402 and header_value(tuple(headers), "crawler-price") is not None:
-        return "agent-payment-required"
-    if status in _CHALLENGES:
-        return "agent-challenged"
-    if status is None or not 200 <= status < 300:
-        return "agent-served-differently"
-    if facts is not None and empty_shell(facts) is not None:
-        return "agent-shell-only"
-    return None
+    priced = header_value(tuple(headers), "crawler-price") is not None
+    rows = (  # (whether it applies, its code), the first that applies
+        (status == 402 and priced, "agent-payment-required"),
+        (status in _CHALLENGES, "agent-challenged"),
+        (status is None or not 200 <= status < 300, "agent-served-differently"),
+        (facts is not None and empty_shell(facts) is not None, "agent-shell-only"),
+    )
+    return next((code for applies, code in rows if applies), None)
 
 
 def empty_shell(facts: PageFacts) -> str | None:
