@@ -116,24 +116,19 @@ class LlmsHook(Hook):
         client = self.ctx.client
         entries = self.files[origin]
         found: list[Finding] = []
-        url = origin + "/llms.txt"
-        result = await client.fetch(
-            url, method="GET", body_bytes=_TEXT_BYTES, confirm_with_get=False
-        )
-        entry: dict[str, Any] = {"url": url, "status": result.status}
-        entries.append(entry)
-        body = result.body_head or b""
-        if result.status == 200:
+        # llms.txt is read as text; of llms-full.txt only enough to tell an HTML shell
+        for name, size in (("llms.txt", _TEXT_BYTES), ("llms-full.txt", _SNIFF)):
+            url = f"{origin}/{name}"
+            result = await client.fetch(url, method="GET", body_bytes=size, confirm_with_get=False)
+            entry: dict[str, Any] = {"url": url, "status": result.status}
+            entries.append(entry)
+            body = result.body_head or b""
+            if result.status != 200:
+                continue
             if is_html_shell(header_value(result.headers, "content-type"), body):
                 found.append(shell_finding(url))
-            else:
+            elif name == "llms.txt":
                 found += self._text(origin, url, decode_llms(body), entry)
-        url = origin + "/llms-full.txt"
-        result = await client.fetch(url, method="GET", body_bytes=_SNIFF, confirm_with_get=False)
-        entries.append({"url": url, "status": result.status})
-        ctype = header_value(result.headers, "content-type")
-        if result.status == 200 and is_html_shell(ctype, result.body_head or b""):
-            found.append(shell_finding(url))
         self.ctx.recorder.findings(found)
 
     def _text(self, origin: str, url: str, text: str, entry: dict[str, Any]) -> list[Finding]:
