@@ -51,6 +51,7 @@ from audit.checks.charsets import PRESCAN, charset_of_content_type, decode, snif
 from audit.checks.hrefs import resolve
 from audit.checks.maintext import content_charset, main_text, page_modified, text_fingerprint
 from audit.checks.scan import HeadScan
+from audit.core.records import header_value
 
 __all__ = [
     "BODY_WINDOW",
@@ -425,7 +426,7 @@ class FactsSink:
     def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
         """A final answer's body begins (again, after a failed attempt): read it?"""
         self.facts, self._raw = None, bytearray()
-        ctype = next((v for k, v in headers if k == "content-type"), None)
+        ctype = header_value(tuple(headers), "content-type")
         self.reading = status == 200 and is_html(ctype)
         self._http, self._stop = None, None
         if self.reading:
