@@ -150,9 +150,9 @@ def soft404_text(facts: PageFacts, url: str) -> str | None:
     text = (f"{facts.title} {facts.text}" if facts.title else facts.text).lower()
     parts = urlsplit(url)
     for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
-        if value and value != "/":
+        if value not in ("", "/"):
             text = text.replace(value.lower(), "{url}")
-    if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
+    if not MIN_TEXT <= len(text) <= TINY_TEXT:
         return None
     return text
 
