@@ -267,9 +267,10 @@ def _noindex(
     if hit is None:
         return out, False
     meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
-    header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
-    if header is not None and said is not None:
-        # the X-Robots-Tag's url-noindex finding, its message naming the meta too
+    if said is not None:
+        # the X-Robots-Tag's url-noindex finding (`said`: the header says noindex for the
+        # agent, as judged from the same headers), its message naming the meta too
+        header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
         both = (
             f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
             f"{agent_token}: a listed URL must be indexable; remove both or remove the "
