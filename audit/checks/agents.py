@@ -42,6 +42,7 @@ __all__ = [
     "AgentVerdict",
     "Indexability",
     "agent_verdict",
+    "directives",
     "empty_shell",
     "index_reason",
     "meta_noindex",
@@ -119,7 +120,7 @@ def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
     `name: content`, or None."""
     own = agent.strip().lower()
     for name, content in metas:
-        if name in ("robots", own) and _directives(content) & _NOINDEX:
+        if name in ("robots", own) and directives(content) & _NOINDEX:
             return f"{name}: {content.strip()}"
     return None
 
@@ -133,10 +134,12 @@ def scoped_noindex(
     own = agent.strip().lower()
     if noindex_directive(list(robots_tags), own, scoped_only=True):
         return True
-    return any(name == own and _directives(content) & _NOINDEX for name, content in metas)
+    return any(name == own and directives(content) & _NOINDEX for name, content in metas)
 
 
-def _directives(content: str) -> set[str]:
+def directives(content: str) -> set[str]:
+    """The comma-separated directives of a robots meta's content, trimmed, lower-cased
+    (an empty one included: it is never a directive looked for)."""
     return {t.strip().lower() for t in content.split(",")}
 
 
@@ -180,19 +183,16 @@ def index_reason(
         return Indexability.ROBOTS
     if result is None or record.status is None:
         return Indexability.UNREACHABLE
-    if record.redirects:
-        return Indexability.REDIRECT
-    if record.status != 200:
-        return Indexability.STATUS
-    if noindex:
-        return Indexability.NOINDEX
-    if canonical:
-        return Indexability.CANONICAL
-    # once per listed URL: a site has few content types
     content_type = header_value(result.headers, "content-type")
-    if content_type is not None and not _is_html_type(content_type):
-        return Indexability.NOT_HTML
-    return None
+    reasons = (  # (whether it applies, the reason), in the order a crawler meets them
+        (bool(record.redirects), Indexability.REDIRECT),
+        (record.status != 200, Indexability.STATUS),
+        (noindex, Indexability.NOINDEX),
+        (canonical, Indexability.CANONICAL),
+        # cached: a site has few content types
+        (content_type is not None and not _is_html_type(content_type), Indexability.NOT_HTML),
+    )
+    return next((reason for applies, reason in reasons if applies), None)
 
 
 # contracts/agents.md, "What each agent is served": the codes in the table's order
@@ -213,15 +213,14 @@ def served_as(
     429, 503), any other status that is not 2xx (or no answer), then an empty shell
     (`facts`: the agent's page, given only when the main answer's body was read and is
     no shell)."""
-    if status == 402 and header_value(tuple(headers), "crawler-price") is not None:
-        return "agent-payment-required"
-    if status in _CHALLENGES:
-        return "agent-challenged"
-    if status is None or not 200 <= status < 300:
-        return "agent-served-differently"
-    if facts is not None and empty_shell(facts) is not None:
-        return "agent-shell-only"
-    return None
+    priced = header_value(tuple(headers), "crawler-price") is not None
+    rows = (  # (whether it applies, its code), the first that applies
+        (status == 402 and priced, "agent-payment-required"),
+        (status in _CHALLENGES, "agent-challenged"),
+        (status is None or not 200 <= status < 300, "agent-served-differently"),
+        (facts is not None and empty_shell(facts) is not None, "agent-shell-only"),
+    )
+    return next((code for applies, code in rows if applies), None)
 
 
 def empty_shell(facts: PageFacts) -> str | None:

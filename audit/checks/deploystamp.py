@@ -17,6 +17,7 @@ datetimes and answers questions; the pipeline decides what to hold back.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -34,12 +35,8 @@ def clustered(stamps: list[datetime]) -> bool:
     if len(stamps) < MINIMUM:
         return False
     ordered = sorted(stamps)
-    most = 0
-    start = 0
-    for end, stamp in enumerate(ordered):
-        while stamp - ordered[start] > WINDOW:
-            start += 1
-        most = max(most, end - start + 1)
+    # the most times within WINDOW after one of them (bisect: the first one past it)
+    most = max(bisect_right(ordered, start + WINDOW) - i for i, start in enumerate(ordered))
     return most >= SHARE * len(ordered)
 
 

@@ -29,9 +29,17 @@ from audit.rules.urls import normalize_url
 
 __all__ = ["absolute", "base_of", "joined", "norm_url", "resolve"]
 
-# printable ASCII but space ; [ \ ]
-_PLAIN: Final = re.compile(r"[!-:<-Z^-~]+")
-_WEB: Final = ("http://", "https://")
+# The two shapes (see the module), in printable ASCII but space ; [ \ ] (the fragment, cut
+# off, may hold any of those; the rest no "#"): a root href whose path has no "//" or "/."
+# (empty or dot segments), and an absolute http(s) href with a host; neither ending in "?"
+# before the fragment (urllib drops an empty query). Group 1 is the href without fragment.
+_ROOTED: Final = re.compile(
+    r'(/(?![/.])(?:/(?![/.])|[!"$-.0-:<->@-Z^-~])*(?:\?[!"$-:<-Z^-~]*[!"$-:<->@-Z^-~])?)'
+    r"(?:#[!-:<-Z^-~]*)?"
+)
+_ABSOLUTE: Final = re.compile(
+    r'(https?://[!"$-.0-:<->@-Z^-~](?:[!"$-:<-Z^-~]*[!"$-:<->@-Z^-~])?)(?:#[!-:<-Z^-~]*)?'
+)
 # a scheme (as urllib reads one) that is not http or https
 _OTHER_SCHEME: Final = re.compile(r"(?!https?:)[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
@@ -108,28 +116,11 @@ def _root(base: str) -> str | None:
 
 def _shortcut(root: str | None, href: str) -> str | None:
     """The resolved href when its shape allows writing it down, else None (ask urllib)."""
-    if _PLAIN.fullmatch(href) is None:
-        return None
-    cut = href.find("#")
-    link = href if cut < 0 else href[:cut]
-    if link.endswith("?"):  # urllib drops an empty query
-        return None
-    if link.startswith("/"):
-        return _from_root(root, link)
-    if link.startswith(_WEB):
-        netloc = link.split("//", 1)[1]
-        # no host: urllib's rules apply
-        return link if netloc and netloc[0] not in "/?" else None
-    return None
-
-
-def _from_root(root: str | None, link: str) -> str | None:
-    if root is None or link.startswith("//"):
-        return None
-    path = link.split("?", 1)[0]
-    if "//" in path or "/." in path:  # empty or dot segments: urllib's rules apply
-        return None
-    return root + link
+    m = _ROOTED.fullmatch(href)
+    if m is not None:
+        return None if root is None else root + m.group(1)
+    m = _ABSOLUTE.fullmatch(href)
+    return m.group(1) if m is not None else None
 
 
 def norm_url(url: str) -> str:

@@ -17,10 +17,12 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from audit.checks.agents import directives
 from audit.checks.charsets import normalize_charset
 from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
@@ -62,15 +64,20 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     return PageLinks(links, nofollow, _meta_says(facts.metas, agent, _NOINDEX), canonical)
 
 
+# `name: directive`: the name trimmed (it may be empty, and holds no space, no colon),
+# then a directive that is not blank
+_SCOPED: Final = re.compile(r"\s*((?:[^:\s](?:[^: ]*[^:\s])?)?)\s*:(.*\S.*)", re.S)
+
+
 def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
     """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`."""
     own = agent.strip().lower()
     for value in values:
         scope = own  # until a directive names an agent: every agent's
         for raw in value.lower().split(","):
-            name, colon, token = raw.strip().partition(":")
-            if colon and token.strip() and " " not in name.strip():
-                scope, raw = name.strip(), token
+            m = _SCOPED.fullmatch(raw)
+            if m is not None:  # `agent: directive` names the agent of this one and the next
+                scope, raw = m.groups()
             if raw.strip() in _NOFOLLOW and scope == own:
                 return True
     return False
@@ -78,8 +85,7 @@ def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
 
 def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str]) -> bool:
     own = agent.strip().lower()
-    for name, content in metas:
-        named = name == "robots" or (own and name == own)
-        if named and {t.strip().lower() for t in content.split(",")} & words:
-            return True
-    return False
+    return any(
+        (name == "robots" or (own and name == own)) and directives(content) & words
+        for name, content in metas
+    )

@@ -120,13 +120,11 @@ class _Shape:
         if self.broken is not None or not line.strip():
             return
         h1 = _H1.match(line) is not None
-        if not self.seen_content:
-            self.seen_content = True
-            if not h1:
-                self.broken = number
+        if h1 == self.seen_content:  # no title first, or a second title
+            self.broken = number
             return
-        if h1:
-            self.broken = number  # a second title
+        if not self.seen_content:  # the title
+            self.seen_content = True
             return
         if _H2.match(line):
             self.in_sections = True
@@ -195,19 +193,15 @@ def link_code(url: str, answer: LinkAnswer) -> str | None:
     status = answer.status
     if answer.failed or status is None or status >= 400:
         return "llms-link-broken"
-    if answer.redirected:
-        return "llms-link-redirect" if 200 <= status < 300 else None
-    if status != 200:
-        return None
-    if answer.noindex:
-        return "llms-link-noindex"
-    if not answer.html:  # the two codes left are about an HTML answer
-        return None
-    if urlsplit(url).path.lower().endswith(".md"):
-        return "llms-md-html"
-    if answer.listed or answer.canonical_elsewhere:
-        return None
-    return "llms-link-not-in-sitemap"
+    rows = (  # (whether it applies, its code; None: no code), the first that applies
+        (answer.redirected, "llms-link-redirect" if 200 <= status < 300 else None),
+        (status != 200, None),
+        (answer.noindex, "llms-link-noindex"),
+        (not answer.html, None),  # the two codes left are about an HTML answer
+        (urlsplit(url).path.lower().endswith(".md"), "llms-md-html"),
+        (answer.listed or answer.canonical_elsewhere, None),
+    )
+    return next((code for applies, code in rows if applies), "llms-link-not-in-sitemap")
 
 
 _MESSAGES: Final = {

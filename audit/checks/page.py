@@ -41,9 +41,8 @@ from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-from audit.checks.agents import empty_shell
-from audit.checks.hrefs import base_of
-from audit.checks.hrefs import norm_url as _norm
+from audit.checks.agents import directives, empty_shell
+from audit.checks.hrefs import base_of, norm_url
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
 from audit.core.config import CrawlConfig
@@ -151,9 +150,9 @@ def soft404_text(facts: PageFacts, url: str) -> str | None:
     text = (f"{facts.title} {facts.text}" if facts.title else facts.text).lower()
     parts = urlsplit(url)
     for value in (url, parts.path + ("?" + parts.query if parts.query else ""), parts.path):
-        if value and value != "/":
+        if value not in ("", "/"):
             text = text.replace(value.lower(), "{url}")
-    if len(text) > TINY_TEXT or len(text) < MIN_TEXT:
+    if not MIN_TEXT <= len(text) <= TINY_TEXT:
         return None
     return text
 
@@ -184,10 +183,6 @@ def similarity(a: str, b: str) -> float:
     ):
         return matcher.quick_ratio()
     return matcher.ratio()
-
-
-def _directives(content: str) -> set[str]:
-    return {t.strip().lower() for t in content.split(",") if t.strip()}
 
 
 def check_page(
@@ -268,13 +263,14 @@ def _noindex(
     """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
     the URL checks' finding); and whether the head says noindex."""
     # the first meta that says noindex (or none)
-    hit = next(((n, c) for n, c in robots_metas if _directives(c) & {"noindex", "none"}), None)
+    hit = next(((n, c) for n, c in robots_metas if directives(c) & {"noindex", "none"}), None)
     if hit is None:
         return out, False
     meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
-    header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
-    if header is not None and said is not None:
-        # the X-Robots-Tag's url-noindex finding, its message naming the meta too
+    if said is not None:
+        # the X-Robots-Tag's url-noindex finding (`said`: the header says noindex for the
+        # agent, as judged from the same headers), its message naming the meta too
+        header = noindex_directive(result.header_all("x-robots-tag"), agent_token)
         both = (
             f"X-Robots-Tag {header!r} and the page's {meta} say noindex for "
             f"{agent_token}: a listed URL must be indexable; remove both or remove the "
@@ -332,7 +328,7 @@ def _canonical(
 def _canonical_message(
     head_targets: list[str], header_targets: list[str], final: str, url: str
 ) -> str | None:
-    head_norm = {_norm(t) for t in head_targets}
+    head_norm = {norm_url(t) for t in head_targets}
     if len(head_norm) > 1:
         return (
             f"the page's head has {len(head_targets)} rel=canonical links naming different "
@@ -341,7 +337,7 @@ def _canonical_message(
         )
     target = head_targets[0]
     if header_targets:  # the head's one canonical against the Link header's
-        if head_norm == {_norm(t) for t in header_targets}:
+        if head_norm == {norm_url(t) for t in header_targets}:
             return None  # same as the Link header: checks.py judged it already
         return (
             f"the Link header names {', '.join(header_targets)} as canonical but the page's "
@@ -350,7 +346,7 @@ def _canonical_message(
         )
     if not is_absolute_http(target):
         return f"the page's rel=canonical {target!r} is not an http(s) URL; name the listed URL"
-    if head_norm.isdisjoint({_norm(final), _norm(url)}):
+    if head_norm.isdisjoint({norm_url(final), norm_url(url)}):
         return (
             f"the page's rel=canonical names {target}, not {final}; list the "
             "canonical URL in the sitemap instead, or fix the canonical"
@@ -409,8 +405,8 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
             )
     if not facts.alternates or len(hrefs) < len(facts.alternates):
         return hrefs  # no alternates, or some invalid: nothing more to say
-    own_urls = {_norm(final), _norm(url)}
-    if not any(_norm(href) in own_urls for href in hrefs):
+    own_urls = {norm_url(final), norm_url(url)}
+    if not any(norm_url(href) in own_urls for href in hrefs):
         out.append(
             make(
                 "hreflang-missing-self",
@@ -438,12 +434,11 @@ def _page_record(
         "bytes_read": facts.bytes_read,
         "truncated": facts.truncated,
     }
-    if len(head_targets) > 1:
-        record["canonicals"] = head_targets
-    if facts.h1 is not None:
-        record["h1"] = facts.h1
-    if facts.charset_source != "default":
-        record["charset"] = facts.charset
-    if facts.error is not None:
-        record["parse_error"] = facts.error
+    optional = (  # (field, value, whether the record has it)
+        ("canonicals", head_targets, len(head_targets) > 1),
+        ("h1", facts.h1, facts.h1 is not None),
+        ("charset", facts.charset, facts.charset_source != "default"),
+        ("parse_error", facts.error, facts.error is not None),
+    )
+    record.update((name, value) for name, value, present in optional if present)
     return record

@@ -42,6 +42,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import dropwhile
+from operator import attrgetter
 from typing import Any, Final
 
 from lxml import etree
@@ -50,6 +51,7 @@ from audit.checks.charsets import PRESCAN, charset_of_content_type, decode, snif
 from audit.checks.hrefs import resolve
 from audit.checks.maintext import content_charset, main_text, page_modified, text_fingerprint
 from audit.checks.scan import HeadScan
+from audit.core.records import header_value
 
 __all__ = [
     "BODY_WINDOW",
@@ -80,6 +82,8 @@ _PIECE: Final = 4096  # the head reader's reading unit: the window starts at a p
 _H1_CHARS: Final = 512
 _TEXT_CHARS: Final = 8192
 _MARK: Final = "sitemap-audit:body"
+# the comments under an element whose text starts with $prefix, in document order
+_MARKER_NODES: Final[Any] = etree.XPath(".//comment()[starts-with(., $prefix)]")
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _BREAKS: Final = frozenset({"br", "p", "div", "li"})
 _JS_TYPES: Final = frozenset(
@@ -153,10 +157,11 @@ class PageFacts:
 
     def plain(self) -> tuple[Any, ...]:
         """The facts as one marshal-able tuple (`PageFacts(*plain)` again)."""
-        return tuple([getattr(self, name) for name in _FIELDS])
+        return _ALL_FIELDS(self)
 
 
 _FIELDS: Final = PageFacts.__slots__
+_ALL_FIELDS: Final = attrgetter(*_FIELDS)  # every field's value, as a tuple in field order
 
 
 # --- the parse --------------------------------------------------------------------
@@ -237,7 +242,7 @@ def _with_body(
 
 
 def _replace(facts: PageFacts, **changes: Any) -> PageFacts:
-    fields = {name: getattr(facts, name) for name in _FIELDS}
+    fields = dict(zip(_FIELDS, _ALL_FIELDS(facts), strict=True))
     fields.update(changes)
     return PageFacts(**fields)
 
@@ -256,8 +261,6 @@ def _link_cut(text: str, head: HeadScan) -> int:
 def _marked(text: str, marks: tuple[int | None, ...]) -> str:
     """The text with a marker comment at each offset (none at 0: that is the start)."""
     at_all = sorted({m for m in marks if m})
-    if not at_all:
-        return text
     out: list[str] = []
     last = 0
     for at in at_all:
@@ -283,13 +286,8 @@ def _parse(text: str) -> tuple[Any, str | None]:
 
 def _markers(root: Any) -> dict[int, Any]:
     """The markers in the tree by offset (a marker the parser dropped is missing)."""
-    out: dict[int, Any] = {}
     prefix = _MARK + ":"
-    for node in root.iter(etree.Comment):
-        value = node.text or ""
-        if value.startswith(prefix):
-            out[int(value[len(prefix) :])] = node
-    return out
+    return {int(node.text[len(prefix) :]): node for node in _MARKER_NODES(root, prefix=prefix)}
 
 
 # --- the body: page checks -------------------------------------------------------
@@ -428,7 +426,7 @@ class FactsSink:
     def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
         """A final answer's body begins (again, after a failed attempt): read it?"""
         self.facts, self._raw = None, bytearray()
-        ctype = next((v for k, v in headers if k == "content-type"), None)
+        ctype = header_value(tuple(headers), "content-type")
         self.reading = status == 200 and is_html(ctype)
         self._http, self._stop = None, None
         if self.reading:

@@ -26,8 +26,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from audit.checks.hrefs import base_of, joined
-from audit.checks.hrefs import norm_url as _norm
+from audit.checks.hrefs import base_of, joined, norm_url
 from audit.checks.links import links_of
 from audit.checks.pagefacts import HEAD, LINKS, PageFacts, facts_of
 from audit.core.records import Finding, finding
@@ -82,7 +81,7 @@ class RenderFacts:
 
 def same_url(a: str, b: str) -> bool:
     """Two URLs the same after normalisation, fragment dropped."""
-    return _norm(a) == _norm(b)
+    return norm_url(a) == norm_url(b)
 
 
 def _origin(url: str) -> tuple[str, str, int | None] | None:
@@ -113,8 +112,8 @@ def page_facts(
         " ".join((facts.title or "").split()) or None,
         page.noindex,
         canonical,
-        frozenset(_norm(c) for c in canonical) or frozenset({_norm(final)}),
-        frozenset((lang.strip().lower(), _norm(t)) for lang, t in pairs if t is not None),
+        frozenset(norm_url(c) for c in canonical) or frozenset({norm_url(final)}),
+        frozenset((lang.strip().lower(), norm_url(t)) for lang, t in pairs if t is not None),
         links,
         len(facts.text) if text is None else text,
     )
@@ -124,9 +123,9 @@ def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
     """The followable links on the page's own origin, the page itself left out:
     normalised target -> as found first."""
     out: dict[str, str] = {}
-    own, itself = _origin(final), _norm(final)
+    own, itself = _origin(final), norm_url(final)
     for link in links:
-        norm = _norm(link)
+        norm = norm_url(link)
         if norm != itself and norm not in out and _origin(link) == own:
             out[norm] = link
     return out
@@ -139,25 +138,12 @@ def visible_chars(html: str) -> int:
         root = etree.fromstring(html, _HTML)
     except (etree.ParserError, ValueError):
         return 0
-    if root is None:
-        return 0
-    body = root.find("body")
+    body: Any = root.find("body") if root is not None else None
     if body is None:
         return 0
-    parts: list[str] = [body.text or ""]
-    stack: list[Any] = list(reversed(body))
-    while stack:  # depth first, in document order, without recursion
-        el = stack.pop()
-        if isinstance(el, str):
-            parts.append(el)
-            continue
-        if el.tail:
-            stack.append(el.tail)
-        if isinstance(el.tag, str) and el.tag not in _HIDDEN:
-            if el.text:
-                parts.append(el.text)
-            stack.extend(reversed(el))
-    return len(" ".join("".join(parts).split()))
+    # the hidden elements go, their tails stay; itertext() skips comments' text, not tails
+    etree.strip_elements(body, *_HIDDEN, with_tail=False)
+    return len(" ".join("".join(body.itertext()).split()))
 
 
 def rendered_facts(

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
+from audit.checks.hrefs import norm_url
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
-from audit.rules.urls import normalize_url
 
 __all__ = [
     "Answered",
@@ -280,14 +280,14 @@ def _check_ok(
         if name in _CHECKED_HEADERS:
             seen.setdefault(name, []).append(value)
     noindex = None
-    hit = noindex_directive(seen["x-robots-tag"], agent_token) if "x-robots-tag" in seen else None
+    hit = noindex_directive(seen.get("x-robots-tag", []), agent_token)
     if hit is not None:
         noindex = add(
             "url-noindex",
             f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
             "indexable; remove the header or remove the URL from the sitemap",
         )
-    canonical = _canonical_finding(result, seen["link"], add) if "link" in seen else None
+    canonical = _canonical_finding(result, seen.get("link", []), add)
     # after a redirect, Last-Modified describes another URL than the listed one
     if lastmod is None or "last-modified" not in seen or result.redirects:
         return Answered(out, noindex, canonical)
@@ -308,7 +308,7 @@ def _check_ok(
 def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> str:
     parts = [f"{h.url} ({h.status})" for h in hops]
     last = f"{final_url} ({status if status is not None else 'no answer'})"
-    if not parts or parts[-1] != last:  # a loop's final answer is its last hop
+    if parts[-1:] != [last]:  # a loop's final answer is its last hop
         parts.append(last)
     return " -> ".join(parts)
 
@@ -361,22 +361,21 @@ def noindex_directive(
     With `scoped_only`, only a noindex scoped to that agent counts (not one for every agent).
     """
     agent = agent_token.strip().lower()
+    scopes = {agent} if scoped_only else {agent, None}  # None: a directive for every agent
     for value in values:
         scope: str | None = None
         for raw in value.split(","):
             scope, token = _scoped_directive(raw.strip().lower(), scope)
-            if token in ("noindex", "none") and (
-                scope == agent or (scope is None and not scoped_only)
-            ):
+            if token in ("noindex", "none") and scope in scopes:
                 return value.strip()
     return None
 
 
 def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | None]:
-    """The agent scope after one comma-separated token, and its directive (None for an
-    empty token, a valued directive or a piece of its date)."""
+    """The agent scope after one comma-separated token, and its directive (None for a
+    valued directive or a piece of its date; an empty token is an empty directive)."""
     if ":" not in token:
-        return scope, token or None
+        return scope, token
     key, _, rest = token.partition(":")
     key = key.strip()
     if key not in _VALUED_DIRECTIVES and _AGENT_TOKEN.match(key):
@@ -427,14 +426,14 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
         return None
     base = result.final_url or result.url
     resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
-    normal = {_normalize(u) for u in resolved}
+    normal = {norm_url(u) for u in resolved}
     if len(normal) > 1:
         return add(
             "url-canonical-mismatch",
             f"conflicting rel=canonical Link headers: {', '.join(resolved)}; "
             "search engines ignore them all: send one canonical, the listed URL",
         )
-    own = {_normalize(result.final_url), _normalize(result.url)}
+    own = {norm_url(result.final_url), norm_url(result.url)}
     if normal.isdisjoint(own):
         return add(
             "url-canonical-mismatch",
@@ -513,7 +512,7 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     head = body[:2048]
     if head.startswith(b"\x1f\x8b") or b"\x00" in head[:512]:
         return f"<{len(body)} bytes of binary data>"
-    m = _CHARSET.search(content_type) if content_type else None
+    m = _CHARSET.search(content_type or "")
     try:
         text = head.decode(m.group(1) if m else "utf-8", "replace")
     except LookupError:
@@ -522,8 +521,3 @@ def body_excerpt(body: bytes, content_type: str | None = None) -> str:
     if len(text) > _BODY_EXCERPT_CHARS:
         text = text[: _BODY_EXCERPT_CHARS - 1] + "…"
     return text
-
-
-def _normalize(url: str) -> str:
-    """normalize_url without the fragment (search engines ignore fragments)."""
-    return normalize_url(urldefrag(url.strip())[0])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from typing import Final
 
 from audit.checks.charsets import charset_param, normalize_charset
@@ -67,6 +68,7 @@ _RAW_END: Final = {
 }
 _BODY_END_TAGS: Final = frozenset({"body", "html", "br", "p"})
 _NONSPACE: Final = re.compile(r"\S")
+_ASCII_LETTERS: Final = frozenset(string.ascii_letters)  # what may follow "<" in a start tag
 _LINK_RELS: Final = re.compile(r"canonical|alternate", re.IGNORECASE)
 
 Attrs = dict[str, str]
@@ -142,7 +144,7 @@ class HeadScan:
     def _markup(self, lt: int) -> bool:
         text = self.text
         nxt = text[lt + 1 : lt + 2]
-        if nxt.isascii() and nxt.isalpha():
+        if nxt in _ASCII_LETTERS:
             return self._start_tag(lt)
         if nxt == "/":
             return self._end_tag(lt)

@@ -36,7 +36,7 @@ from audit.checks.agents import (
 from audit.checks.pagefacts import is_html
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.core.records import FetchResult, Finding, UrlResult, finding, header_values
 from audit.features.agentfetch import AgentPages, AgentSampler
 from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
@@ -104,9 +104,10 @@ class AgentsHook(Hook):
         extra["indexable"] = reason is None
         extra["indexability"] = None if reason is None else reason.value
         if self.agents:
-            extra["agents"] = self._verdicts(job, record, result)
+            headers = result.headers if result is not None else ()
+            extra["agents"] = self._verdicts(job, record, result, headers)
             # the `Content-Usage` header values, parsed in order (later pairs win)
-            values = result.header_all("content-usage") if result is not None else []
+            values = header_values(headers, "content-usage")
             if values:
                 usage: dict[str, str] = {}
                 for value in values:
@@ -115,25 +116,29 @@ class AgentsHook(Hook):
         return record.with_extra(extra), found
 
     def _verdicts(
-        self, job: UrlJob, record: UrlResult, result: FetchResult | None
+        self,
+        job: UrlJob,
+        record: UrlResult,
+        result: FetchResult | None,
+        headers: tuple[tuple[str, str], ...],
     ) -> dict[str, str]:
         checked = str((record.extra or {}).get("checked_url") or job.url)
         policy = self.ctx.robots.cached(checked)
-        tags = result.header_all("x-robots-tag") if result is not None else []
+        tags = header_values(headers, "x-robots-tag")
         # the head's metas of a page the page checks read (the auditor keeps a 200 page's
         # facts on its job); none otherwise
         metas = job.page.metas if job.page is not None else ()
         out: dict[str, str] = {}
         origin = _origin(checked)
-        if policy is not None and origin not in self.policies:
-            self.policies[origin] = policy
+        if policy is not None:
+            self.policies.setdefault(origin, policy)
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":
                 scoped = verdict == "noindex" and scoped_noindex(tags, metas, agent)
                 self._count(agent, origin, verdict, job, scoped)
-        self._offer(job, record, result, origin, out)
+        self._offer(job, record, result, origin, checked, out)
         return out
 
     def _offer(
@@ -142,6 +147,7 @@ class AgentsHook(Hook):
         record: UrlResult,
         result: FetchResult | None,
         origin: str,
+        checked: str,
         verdicts: dict[str, str],
     ) -> None:
         """--agents-fetch: an eligible listed URL to the sample of its host."""
@@ -157,7 +163,6 @@ class AgentsHook(Hook):
             and is_html(result.header("content-type"))
         ):
             readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
-            checked = str((record.extra or {}).get("checked_url") or job.url)
             self.sampler.offer(origin, checked, readable, page)
 
     async def drain(self) -> None:
@@ -167,9 +172,7 @@ class AgentsHook(Hook):
             await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob, scoped: bool) -> None:
-        tally = self.tallies.get((agent, origin))
-        if tally is None:
-            tally = self.tallies[agent, origin] = _Tally()
+        tally = self.tallies.setdefault((agent, origin), _Tally())
         if verdict == "blocked":
             tally.blocked += 1
         else:
@@ -181,7 +184,7 @@ class AgentsHook(Hook):
         # the example is the first in sitemap order, whichever worker came first
         if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
             tally.examples[verdict] = finding(
-                "agent-blocked" if verdict == "blocked" else "agent-noindex",
+                f"agent-{verdict}",  # agent-blocked, agent-noindex
                 "",
                 sitemap=job.sitemap,
                 line=job.line,

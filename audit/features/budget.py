@@ -126,11 +126,10 @@ class BudgetHook(Hook):
             if row is None:
                 keys = (1, 0, 0, index)
             else:
-                due = run - row[0] >= k
                 cls = (
                     1 if lastmod_moved(row[2] or None, job.lastmod) else 2 if _failed(prior) else 3
                 )
-                keys = (0 if due else 1, cls, row[0], index)
+                keys = (int(run - row[0] < k), cls, row[0], index)  # 0: due, first
             keyed.append((keys, job, row))
         keyed.sort(key=lambda item: item[0])
         room = max(0, self.limit - len(forced))

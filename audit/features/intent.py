@@ -84,8 +84,8 @@ class IntentRun:
         said = record.get("intent")
         if record.get("type") != "url" or not isinstance(said, dict):
             return
-        counts = self.block.get(str(said.get("action"))) if said.get("action") in ACTIONS else None
-        if isinstance(counts, dict):
+        counts = self.block.get(str(said.get("action")))
+        if isinstance(counts, dict):  # an action's counts (the block's other values are not)
             counts["judged"] += 1
             counts["violated"] += said.get("ok") is False
 

@@ -146,8 +146,8 @@ class Ledger(Hook):
             if sitemap is not None and record.get("source") not in ("ledger", "intent"):
                 self.listed.add(str(record.get("url")))
         elif kind == "finding":
-            field = _HELD_FIELD.get(str(record.get("code")))
-            about = record.get(field) if field is not None else None
+            # the field naming the sitemap of a held code ("": no record has it, none held)
+            about = record.get(_HELD_FIELD.get(str(record.get("code")), ""))
             if about:
                 self.failed.add(normalize_url(str(about)))
         elif kind == "sitemap":

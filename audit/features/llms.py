@@ -21,6 +21,7 @@ Imports no aiohttp.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -115,24 +116,19 @@ class LlmsHook(Hook):
         client = self.ctx.client
         entries = self.files[origin]
         found: list[Finding] = []
-        url = origin + "/llms.txt"
-        result = await client.fetch(
-            url, method="GET", body_bytes=_TEXT_BYTES, confirm_with_get=False
-        )
-        entry: dict[str, Any] = {"url": url, "status": result.status}
-        entries.append(entry)
-        body = result.body_head or b""
-        if result.status == 200:
+        # llms.txt is read as text; of llms-full.txt only enough to tell an HTML shell
+        for name, size in (("llms.txt", _TEXT_BYTES), ("llms-full.txt", _SNIFF)):
+            url = f"{origin}/{name}"
+            result = await client.fetch(url, method="GET", body_bytes=size, confirm_with_get=False)
+            entry: dict[str, Any] = {"url": url, "status": result.status}
+            entries.append(entry)
+            body = result.body_head or b""
+            if result.status != 200:
+                continue
             if is_html_shell(header_value(result.headers, "content-type"), body):
                 found.append(shell_finding(url))
-            else:
+            elif name == "llms.txt":
                 found += self._text(origin, url, decode_llms(body), entry)
-        url = origin + "/llms-full.txt"
-        result = await client.fetch(url, method="GET", body_bytes=_SNIFF, confirm_with_get=False)
-        entries.append({"url": url, "status": result.status})
-        ctype = header_value(result.headers, "content-type")
-        if result.status == 200 and is_html_shell(ctype, result.body_head or b""):
-            found.append(shell_finding(url))
         self.ctx.recorder.findings(found)
 
     def _text(self, origin: str, url: str, text: str, entry: dict[str, Any]) -> list[Finding]:
@@ -159,21 +155,19 @@ class LlmsHook(Hook):
         origin = _origin(norm)
         extra = record.extra or {}
         indexable = extra.get("indexable") is True
-        if indexable:
-            self.indexable[origin] += 1
+        self.indexable[origin] += indexable  # one more, or none
         link = self.links.get(norm)
         if link is None or norm in self.judged or not self._audited(norm):
             return None
         self.judged.add(norm)
-        if indexable:
-            self.covered[origin] += 1
+        self.covered[origin] += indexable
         policy = self.ctx.robots.cached(record.url)
         blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
         out = list(found)
         judged = job.verdict
         if result is not None:
-            noindex = judged is not None and judged.noindex
-            elsewhere = judged is not None and judged.canonical
+            said = (judged.noindex, judged.canonical) if judged is not None else (False, False)
+            noindex, elsewhere = said
             answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
             code = link_code(link.url, answer)
             if code is not None:
@@ -241,7 +235,7 @@ class LlmsHook(Hook):
         if blocked:
             found.append(blocked_finding(url, link.llms, link.line, blocked))
         record = judged.record
-        reason = judged.reason.value if judged.reason is not None else None
+        reason = judged.index_fields()["indexability"]
         if reason is None and (noindex or elsewhere):
             reason = "noindex" if noindex else "canonical"
         self._deliver(record, found, reason, policy, result, facts)
@@ -304,8 +298,7 @@ class LlmsHook(Hook):
             "llms",
             {"files": [], "links": 0, "external": 0, "covered": 0, "indexable": 0},
         )
-        for entries in self.files.values():
-            notes["files"] += entries
+        notes["files"] += itertools.chain.from_iterable(self.files.values())
         notes["links"] += len(on_site)
         notes["external"] += external
         notes["covered"] += covered

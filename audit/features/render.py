@@ -296,15 +296,14 @@ class RenderHook(Hook):
     def _judged(self, cand: _Candidate, out: Rendered) -> tuple[UrlResult, list[Finding]]:
         job = cand.job
         where: dict[str, Any] = {"url": job.url, "sitemap": job.sitemap, "line": job.line}
-        if out.failure is not None or (out.html is None and out.navigated_to is None):
-            self.session.failed += 1
-            why = out.failure or "the page's DOM could not be read"
-            return _rendered(cand.record, False), [*cand.found, render_failed(why, **where)]
-        if out.navigated_to is not None:
+        if out.failure is None and out.navigated_to is not None:
             extra = render_record(out.navigated_to, out.ms, None)
             found = [*cand.found, js_redirect(out.navigated_to, **where)]
             return _rendered(cand.record, True, extra), found
-        assert out.html is not None
+        if out.failure is not None or out.html is None:
+            self.session.failed += 1
+            why = out.failure or "the page's DOM could not be read"
+            return _rendered(cand.record, False), [*cand.found, render_failed(why, **where)]
         rendered = rendered_facts(
             out.html,
             cand.final,
