@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from audit.checks import sitemaps
 from audit.core.config import CrawlConfig
@@ -342,8 +343,14 @@ class Expander:
             elif crawl:
                 await self.admit(source, item, (item.loc or "").strip(), found)
         rec.entries += entries
-        for batch in self.chain.batches:
-            batch(source, items)
+        if self.chain.batches:  # the entries alone (the parser's findings went above)
+            batch = (
+                cast("list[Entry]", items)
+                if entries == len(items)
+                else [i for i in items if isinstance(i, Entry)]
+            )
+            for hook in self.chain.batches:
+                hook(source, batch)
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
