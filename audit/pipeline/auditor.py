@@ -41,7 +41,7 @@ from audit.pipeline.context import (
     SitemapJob,
     UrlJob,
 )
-from audit.pipeline.expand import Expander
+from audit.pipeline.expand import Expander, excluded
 from audit.pipeline.frontier import GroupFrontier
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import NoProgress, Progress
@@ -352,7 +352,7 @@ class Auditor:
             self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
-        if self._exclude_urls and self._url_excluded(loc):
+        if self._exclude_urls and excluded(loc, self._include, self._exclude):
             self.state.excluded_urls += 1
             return
         if self.seen_crawl.add(loc):
@@ -403,12 +403,6 @@ class Auditor:
         )
         self.progress.advance()
         return True
-
-    def _url_excluded(self, url: str) -> bool:
-        """Does --include / --exclude leave this listed URL out?"""
-        if self._include and not any(p.search(url) for p in self._include):
-            return True
-        return any(p.search(url) for p in self._exclude)
 
     async def _worker(self) -> None:
         """Take listed URLs until the frontier is closed and empty. The frontier hands out

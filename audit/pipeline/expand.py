@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -36,7 +36,7 @@ from audit.rules.urls import normalize_url
 from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
 from audit.sitemap.parser import StreamParser
 
-__all__ = ["LOCAL_CHUNK", "MAX_INDEX_DEPTH", "Expander"]
+__all__ = ["LOCAL_CHUNK", "MAX_INDEX_DEPTH", "Expander", "excluded"]
 
 _UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
@@ -131,9 +131,7 @@ class Expander:
 
     def sitemap_excluded(self, url: str) -> bool:
         """Does --include-sitemap / --exclude-sitemap leave this sitemap out?"""
-        if self._include_sm and not any(p.search(url) for p in self._include_sm):
-            return True
-        return any(p.search(url) for p in self._exclude_sm)
+        return excluded(url, self._include_sm, self._exclude_sm)
 
     async def run(self) -> None:
         """One expander: sitemaps from the queue until it is closed."""
@@ -156,8 +154,17 @@ class Expander:
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
         stream a readable body through the parser."""
-        if job.local is not None:
-            await self._expand_local(job)
+        path = job.local
+        if path is not None:  # a local file: read in chunks, as an answer's body streams
+
+            async def chunks() -> AsyncIterator[bytes]:
+                with path.open("rb") as fh:
+                    while chunk := fh.read(LOCAL_CHUNK):
+                        yield chunk
+
+            parser = StreamParser(job.public_url or str(path))
+            error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
+            self._sitemap_done(job, parser, None, error)
             return
         if job.parent is not None and self.sitemap_excluded(job.url):
             self.state.excluded_sitemaps += 1
@@ -219,19 +226,6 @@ class Expander:
             await asyncio.gather(reader, return_exceptions=True)
         self._sitemap_done(job, parser, resp.status, error)
 
-    async def _expand_local(self, job: SitemapJob) -> None:
-        path = job.local
-        assert path is not None
-        parser = StreamParser(job.public_url or str(path))
-
-        async def chunks() -> AsyncIterator[bytes]:
-            with path.open("rb") as fh:
-                while chunk := fh.read(LOCAL_CHUNK):
-                    yield chunk
-
-        error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
-        self._sitemap_done(job, parser, None, error)
-
     async def _consume(
         self,
         job: SitemapJob,
@@ -287,30 +281,27 @@ class Expander:
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
         sitemap_url = job.public_url if job.local is not None else job.url
-        return SitemapValidator(
-            source,
-            sitemap_url=sitemap_url,
-            now=self.now,
-            seen=self.seen,
-            hreflang=self.hreflang,
-            cross_submitted=self._cross_submitted(sitemap_url),
-            kind=parser.kind,
-            served_at=job.answered,
-            tolerance_s=self.config.lastmod_tolerance_s,
-        )
 
-    def _cross_submitted(self, sitemap_url: str | None) -> Callable[[str], bool]:
-        """A URL on another host is allowed when that host's robots.txt lists this
-        sitemap (sitemaps.org cross-submission); only robots.txt already fetched counts."""
-
-        def check(loc: str) -> bool:
+        def cross_submitted(loc: str) -> bool:
+            """A URL on another host is allowed when that host's robots.txt lists this
+            sitemap (sitemaps.org cross-submission); only robots.txt already read counts."""
             robots = self.robots()
             if sitemap_url is None or robots is None:
                 return False
             policy = robots.cached(loc)
             return policy is not None and sitemap_url in policy.sitemaps
 
-        return check
+        return SitemapValidator(
+            source,
+            sitemap_url=sitemap_url,
+            now=self.now,
+            seen=self.seen,
+            hreflang=self.hreflang,
+            cross_submitted=cross_submitted,
+            kind=parser.kind,
+            served_at=job.answered,
+            tolerance_s=self.config.lastmod_tolerance_s,
+        )
 
     async def _handle(
         self,
@@ -439,6 +430,16 @@ class Expander:
         """A sitemap of the job's target answered (its record is out, or a hook's)."""
         counts = self.state.target_sitemaps
         counts[job.target] = counts.get(job.target, 0) + 1
+
+
+def excluded(
+    url: str, include: Sequence[re.Pattern[str]], exclude: Sequence[re.Pattern[str]]
+) -> bool:
+    """Does an --include / --exclude pair (a sitemap's or a listed URL's) leave `url` out:
+    it matches no include pattern (when there are some), or an exclude pattern?"""
+    if include and not any(p.search(url) for p in include):
+        return True
+    return any(p.search(url) for p in exclude)
 
 
 def _local_child(job: SitemapJob, loc: str) -> Path | None:
