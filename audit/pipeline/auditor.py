@@ -95,6 +95,7 @@ class Auditor:
         self._include = [re.compile(p) for p in config.include]
         self._exclude = [re.compile(p) for p in config.exclude]
         self._exclude_urls = bool(self._include or self._exclude)  # asked per listed URL
+        self._max_urls = math.inf if config.max_urls is None else config.max_urls
         self._client: HttpClient | None = None
         # --render: every url record says whether it was rendered (one never requested: no)
         self._unrendered = {"rendered": False} if config.render is not None else {}
@@ -358,7 +359,7 @@ class Auditor:
         if self.seen_crawl.add(loc):
             return
         state = self.state
-        if self.config.max_urls is not None and state.admitted >= self.config.max_urls:
+        if state.admitted >= self._max_urls:
             state.max_urls_reached = True
             return
         state.admitted += 1

@@ -239,7 +239,7 @@ class Expander:
         source = job.public_url or job.url
         validator: SitemapValidator | None = None
         error: str | None = None
-        ctype_pending = not ctype_ok and job.local is None
+        ctype_pending = not ctype_ok  # (a local file's is always ok)
         try:
             async for chunk in chunks:
                 items = parser.feed(chunk)
@@ -346,28 +346,26 @@ class Expander:
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
         excluded, or (a local index) not to be fetched."""
-        self.rec.index_entry(job.public_url or job.url, item.lastmod)
+        parent = job.public_url or job.url
+        self.rec.index_entry(parent, item.lastmod)
         for hook in self.chain.child:
             hook(job, item, loc)
-        if not loc or loc_use(found)[0] is LocUse.NONE:
-            return  # no usable <loc>
+        if loc_use(found)[0] is LocUse.NONE:
+            return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
         key = normalize_url(loc)
-        own = (
-            normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
-        )
+        own = normalize_url(parent) if job.local is None or job.public_url else ""
         if key in job.ancestors or key == own:
             code, message = sitemaps.index_loop()
-            sitemap = job.public_url or job.url
-            self.rec.finding(finding(code, message, sitemap=sitemap, line=item.line, url=loc))
+            self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
             return
         if len(job.ancestors) >= MAX_INDEX_DEPTH:
             return
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, (*job.ancestors, own or job.public_url or job.url))
+        self._schedule_child(job, item, loc, (*job.ancestors, own or parent))
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, ancestors: tuple[str, ...]
