@@ -97,6 +97,7 @@ from audit.http.exchange import (
     REDIRECT_STATUSES,
     SINK_MODULES,
     BodySink,
+    exchange,
     new_session,
     recipe_of,
     request_url,
@@ -255,7 +256,7 @@ class HttpClient:
         url: str,
         method: str,
         *,
-        body_limit: int | None,
+        body_limit: int,
         stream: bool,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
@@ -291,7 +292,6 @@ class HttpClient:
                 session, method, target, request_headers, verify, stream, body_limit, sink
             )
         retries = max(0, self.config.retries)
-        plain_limit = body_limit or 0
         while True:
             answer.attempts += 1
             retryable = status_retries and answer.attempts <= retries
@@ -300,8 +300,12 @@ class HttpClient:
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
             try:
                 if opened is None:
+                    # None from a worker: every worker is gone, so this run goes on here
                     outcome = await self._workers.plain(
-                        session, method, url, target, request_headers, verify, plain_limit,
+                        session, method, url, target, request_headers, verify, body_limit,
+                        retryable,
+                    ) or await exchange(
+                        session, method, url, target, request_headers, verify, body_limit,
                         retryable,
                     )  # fmt: skip
                     status = outcome[0]  # None for a failure
@@ -334,7 +338,7 @@ class HttpClient:
         headers: Mapping[str, str] | None,
         verify: bool,
         stream: bool,
-        body_limit: int | None,
+        body_limit: int,
         sink: BodySink | None,
     ) -> Opened | None:
         """The fixed parts of a stream or a body-sink request; None for a plain exchange."""
@@ -355,7 +359,7 @@ class HttpClient:
         url: str,
         method: str,
         *,
-        body_limit: int | None,
+        body_limit: int,
         stream: bool,
         max_redirects: int,
         status_retries: bool = True,
@@ -507,7 +511,7 @@ class HttpClient:
         chain = await self._chain(
             url,
             "GET",
-            body_limit=None,
+            body_limit=0,  # a stream's body is its reader's
             stream=True,
             max_redirects=self.config.max_redirects,
             headers=headers,
