@@ -340,10 +340,8 @@ class HttpClient:
         stream: bool,
         body_limit: int,
         sink: BodySink | None,
-    ) -> Opened | None:
-        """The fixed parts of a stream or a body-sink request; None for a plain exchange."""
-        if not stream and sink is None:
-            return None
+    ) -> Opened:
+        """The fixed parts of a stream or a body-sink request (a plain exchange has none)."""
         timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
@@ -368,8 +366,8 @@ class HttpClient:
         host: Host | None = None,
     ) -> Chain:
         """The redirect loop: one `_send` per hop, every 3xx hop recorded, until a final
-        answer, a failure or a redirect that is not followed (chain.py `next_hop`). `host`:
-        url's, when the caller has it (each later hop looks its own up)."""
+        answer, a failure or a redirect that is not followed (chain.py `next_hop`); `host`
+        is url's when the caller has it."""
         chain = Chain(Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
@@ -389,7 +387,7 @@ class HttpClient:
                 sink=sink,
                 host=host,
             )
-            host = None  # a redirect's target has a host of its own
+            host = None  # each later hop looks its own up
             chain.final = answer
             chain.attempts += answer.attempts
             if answer.error is not None or answer.status not in REDIRECT_STATUSES:
@@ -428,9 +426,8 @@ class HttpClient:
         is the result (`method` "GET", attempts of both counted). A GET keeps up to
         `body_bytes` of the body in `body_head` (0 = BODY_EXCERPT) and drops the rest.
         `max_redirects` defaults to config.max_redirects. `headers` are added to every
-        request of this check (e.g. If-None-Match for an incremental run). `host`: the URL's
-        (`hosts.get(url)`), when the caller looked it up already (a listed URL).
-        """
+        request of this check (e.g. If-None-Match for an incremental run); `host` is the
+        URL's when the caller has it (a listed URL's)."""
         method = method.upper()
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
         # the GET's own retries decide (half the requests to a failing page).
