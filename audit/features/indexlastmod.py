@@ -28,7 +28,7 @@ from audit.rules.indexlastmod import IndexLastmodCheck
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from audit.core.records import Entry, Finding, SitemapRecord
+    from audit.core.records import Entry, SitemapRecord
     from audit.pipeline.context import RunContext, SitemapJob
     from audit.sitemap.parser import StreamParser
 
@@ -54,8 +54,8 @@ class IndexLastmodHook(Hook):
             index = job.public_url or job.url
             self.check.index_entry(index, loc, entry.line, entry.lastmod, job.answered)
 
-    def entries(self, source: str, items: Sequence[Entry | Finding]) -> None:
-        self.check.child_entries(source, items)
+    def entries(self, source: str, entries: Sequence[Entry]) -> None:
+        self.check.child_entries(source, entries)
 
     def sitemap_done(self, record: SitemapRecord, parser: StreamParser) -> None:
         complete = record.error is None and parser.complete and not self._blocked(record.url)

@@ -79,7 +79,7 @@ class AgentSender:
         except ValueError:
             chain.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return fetch_result(url, "GET", chain)
-        if self._guard.active and self._guard.refuses(url):
+        if self._guard.refuses(url):
             chain.error = private_error(url)
             return fetch_result(url, "GET", chain)
         headers, verify = self._scope.prepare(host, False, {"User-Agent": user_agent}, None)

@@ -97,6 +97,7 @@ from audit.http.exchange import (
     REDIRECT_STATUSES,
     SINK_MODULES,
     BodySink,
+    exchange,
     new_session,
     recipe_of,
     request_url,
@@ -255,7 +256,7 @@ class HttpClient:
         url: str,
         method: str,
         *,
-        body_limit: int | None,
+        body_limit: int,
         stream: bool,
         status_retries: bool = True,
         headers: Mapping[str, str] | None = None,
@@ -291,7 +292,6 @@ class HttpClient:
                 session, method, target, request_headers, verify, stream, body_limit, sink
             )
         retries = max(0, self.config.retries)
-        plain_limit = body_limit or 0
         while True:
             answer.attempts += 1
             retryable = status_retries and answer.attempts <= retries
@@ -300,8 +300,12 @@ class HttpClient:
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
             try:
                 if opened is None:
+                    # None from a worker: every worker is gone, so this run goes on here
                     outcome = await self._workers.plain(
-                        session, method, url, target, request_headers, verify, plain_limit,
+                        session, method, url, target, request_headers, verify, body_limit,
+                        retryable,
+                    ) or await exchange(
+                        session, method, url, target, request_headers, verify, body_limit,
                         retryable,
                     )  # fmt: skip
                     status = outcome[0]  # None for a failure
@@ -334,12 +338,10 @@ class HttpClient:
         headers: Mapping[str, str] | None,
         verify: bool,
         stream: bool,
-        body_limit: int | None,
+        body_limit: int,
         sink: BodySink | None,
-    ) -> Opened | None:
-        """The fixed parts of a stream or a body-sink request; None for a plain exchange."""
-        if not stream and sink is None:
-            return None
+    ) -> Opened:
+        """The fixed parts of a stream or a body-sink request (a plain exchange has none)."""
         timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
@@ -355,7 +357,7 @@ class HttpClient:
         url: str,
         method: str,
         *,
-        body_limit: int | None,
+        body_limit: int,
         stream: bool,
         max_redirects: int,
         status_retries: bool = True,
@@ -364,8 +366,8 @@ class HttpClient:
         host: Host | None = None,
     ) -> Chain:
         """The redirect loop: one `_send` per hop, every 3xx hop recorded, until a final
-        answer, a failure or a redirect that is not followed (chain.py `next_hop`). `host`:
-        url's, when the caller has it (each later hop looks its own up)."""
+        answer, a failure or a redirect that is not followed (chain.py `next_hop`); `host`
+        is url's when the caller has it."""
         chain = Chain(Answer(url))
         current = url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
@@ -385,7 +387,7 @@ class HttpClient:
                 sink=sink,
                 host=host,
             )
-            host = None  # a redirect's target has a host of its own
+            host = None  # each later hop looks its own up
             chain.final = answer
             chain.attempts += answer.attempts
             if answer.error is not None or answer.status not in REDIRECT_STATUSES:
@@ -424,9 +426,8 @@ class HttpClient:
         is the result (`method` "GET", attempts of both counted). A GET keeps up to
         `body_bytes` of the body in `body_head` (0 = BODY_EXCERPT) and drops the rest.
         `max_redirects` defaults to config.max_redirects. `headers` are added to every
-        request of this check (e.g. If-None-Match for an incremental run). `host`: the URL's
-        (`hosts.get(url)`), when the caller looked it up already (a listed URL).
-        """
+        request of this check (e.g. If-None-Match for an incremental run); `host` is the
+        URL's when the caller has it (a listed URL's)."""
         method = method.upper()
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
         # the GET's own retries decide (half the requests to a failing page).
@@ -507,7 +508,7 @@ class HttpClient:
         chain = await self._chain(
             url,
             "GET",
-            body_limit=None,
+            body_limit=0,  # a stream's body is its reader's
             stream=True,
             max_redirects=self.config.max_redirects,
             headers=headers,

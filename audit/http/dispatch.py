@@ -5,7 +5,7 @@ exchanges run here and starts the workers when `config.fetch_workers_after` of t
 (with `--fetch-workers auto`, only when the last window of exchanges needed them: they
 ran fast, or this process was busy for most of the window), then hands plain exchanges
 and remote-sink page reads to them while they are ready. A worker that is gone answers
-None and the exchange runs here. Politeness, retries and redirects stay with
+None and the client runs the exchange itself. Politeness, retries and redirects stay with
 the client (client.py): this module only says where one exchange runs.
 
 Imports audit.core.config, audit.http.{addresses, exchange, workers} only.
@@ -111,37 +111,14 @@ class WorkerDispatch:
         verify: bool,
         body_limit: int,
         retryable: bool,
-    ) -> Awaitable[Exchange]:
+    ) -> Awaitable[Exchange | None]:
         """Where a plain exchange runs: a fetch worker while they are ready, else here (and
-        counted, to start the workers when due). Returns the coroutine to await: here, the
-        exchange's own (the per-URL path: no frame more)."""
+        counted, to start the workers when due). Returns the coroutine to await."""
         workers = self.workers
         if workers is not None and workers.ready:
-            return self._in_worker(
-                workers, session, method, url, target, headers, verify, body_limit, retryable
-            )
+            return workers.exchange(method, url, headers, verify, body_limit, retryable)
         self._counted()
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
-
-    @staticmethod
-    async def _in_worker(
-        workers: FetchWorkers,
-        session: aiohttp.ClientSession,
-        method: str,
-        url: str,
-        target: URL,
-        headers: Mapping[str, str] | None,
-        verify: bool,
-        body_limit: int,
-        retryable: bool,
-    ) -> Exchange:
-        """The exchange in a fetch worker; here when every worker is gone (None)."""
-        reply = await workers.exchange(method, url, headers, verify, body_limit, retryable)
-        if reply is None:
-            reply = await exchange(
-                session, method, url, target, headers, verify, body_limit, retryable
-            )
-        return reply
 
     def into_sink(
         self,

@@ -245,13 +245,15 @@ class Group:
             self._good = 0
             self._streak += 1
             if self._streak >= SLOW_STREAK and not self.slow:
-                self._mark_slow()
+                self.slow = True
+                self._halve_rate()
+                self._note(
+                    f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
+                    f"rate lowered to {self._rate:g}/s"
+                )
             return
+        # a good answer: the burst is over; a run of them restores the rate step by step
         self._streak = 0
-        self._recover()
-
-    def _recover(self) -> None:
-        """A good answer: the burst is over; a run of them restores the rate step by step."""
         self._halved = False
         ceiling = min(self.max_rate, self._ceiling)
         if self._rate >= ceiling:
@@ -270,14 +272,6 @@ class Group:
         self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
         self._halved = True
         self._good = 0
-
-    def _mark_slow(self) -> None:
-        self.slow = True
-        self._halve_rate()
-        self._note(
-            f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-            f"rate lowered to {self._rate:g}/s"
-        )
 
     def over_cap(self, seconds: float) -> bool:
         """True (with a note) when a Retry-After asks for longer than --max-retry-after: the

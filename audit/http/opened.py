@@ -56,7 +56,7 @@ class Opened:
     verify: bool
     timeout: aiohttp.ClientTimeout
     stream: bool
-    body_limit: int | None
+    body_limit: int  # 0: no body (a stream's is read by its caller)
     sink: BodySink | None
     loop: asyncio.AbstractEventLoop
     recipe: Recipe | None = None  # the sink's, when a fetch worker may read the page
@@ -71,7 +71,7 @@ class Opened:
         """The reader of a final answer's body, or None when no body is wanted (a HEAD,
         a redirect). Returns the coroutine: the caller awaits it, no extra frame."""
         limit = self.body_limit
-        if limit is None or not wants_body(self.method, resp.status, limit):
+        if not wants_body(self.method, resp.status, limit):
             return None
         sink = self.sink
         if sink is None:
@@ -87,7 +87,7 @@ class Opened:
         refused), and for everything else, the response is read here (`read`)."""
         if self.recipe is not None:
             pending = workers.into_sink(
-                answer.url, self.headers, self.verify, self.body_limit or 0, retryable,
+                answer.url, self.headers, self.verify, self.body_limit, retryable,
                 self.recipe,
             )  # fmt: skip
             reply = await pending if pending is not None else None

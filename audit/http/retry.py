@@ -3,7 +3,7 @@
 `should_retry()` is the one predicate: a plain check, a page-check GET and a sitemap stream
 are retried for the same statuses and the same network failures. `after_status()` and
 `after_error()` turn an attempt's outcome into what the client's one retry loop does next
-(`DONE`, `BACKOFF`, `AGAIN`); a 429/503's Retry-After defers the whole host (`defer_host`),
+(`DONE`, `BACKOFF`, `AGAIN`); a 429/503's Retry-After defers the whole host (`after_status`),
 unless it asks for longer than --max-retry-after: then the URL's answer is final at once and
 the host is not deferred (one URL asking for an hour must not stall the run).
 
@@ -29,7 +29,6 @@ __all__ = [
     "after_error",
     "after_status",
     "backoff_delay",
-    "defer_host",
     "parse_retry_after",
     "should_retry",
 ]
@@ -67,9 +66,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
     A date in the past means "now" (0.0). The cap is applied by the host, not here.
     """
-    if value is None:
-        return None
-    value = value.strip()
+    value = (value or "").strip()
     if not value:
         return None
     if value.isdigit():
@@ -84,15 +81,6 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max(0.0, (when - now).total_seconds())
 
 
-def defer_host(host: Host, retry_after: str | None) -> float | None:
-    """A 429/503's Retry-After is a host-wide signal: every request to the host waits,
-    retried or not. The delay in seconds, or None without a usable value."""
-    delay = parse_retry_after(retry_after)
-    if delay is not None:
-        host.defer(delay)
-    return delay
-
-
 def after_status(
     host: Host, status: int, headers: tuple[tuple[str, str], ...], retryable: bool
 ) -> int:
@@ -102,10 +90,12 @@ def after_status(
     deferred = False
     if status in DEFER_STATUSES:
         delay = parse_retry_after(header_value(headers, "retry-after"))
-        if delay is not None and host.over_cap(delay):
-            host.record_status(status)
-            return DONE  # reported at once; the host's other URLs go on
-        deferred = delay is not None and host.defer(delay) >= 0
+        if delay is not None:
+            if host.over_cap(delay):
+                host.record_status(status)
+                return DONE  # reported at once; the host's other URLs go on
+            host.defer(delay)  # a host-wide signal: every request to the host waits
+            deferred = True
     host.record_status(status, deferred=deferred)  # a deferred 429 does not halve the rate
     if retryable and should_retry(status, None):
         return AGAIN if deferred else BACKOFF

@@ -86,11 +86,6 @@ class Rewriter:
         """The origins URLs are rewritten to."""
         return tuple(self._rules.values())
 
-    def origin_for(self, origin: str) -> str:
-        """Where an origin's URLs are requested (itself when no rule names it)."""
-        key = canonical_origin(origin) or origin
-        return self._rules.get(key, key)
-
     def back(self, url: str) -> str:
         """A URL on an origin URLs are rewritten to, on the origin they were listed on (the
         advice of a finding names what the sitemap should list: production, not staging);

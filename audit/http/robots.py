@@ -145,20 +145,14 @@ def _resolve_sitemaps(lines: list[str], base: str) -> tuple[list[str], frozenset
     out: list[str] = []
     relative: set[str] = set()
     for value in lines:
-        url, written_relative = _resolve_sitemap(value, base)
-        out.append(url)
-        if written_relative:
-            relative.add(url)
+        try:
+            if base and not urlsplit(value).scheme:
+                value = urljoin(base, value)
+                relative.add(value)
+        except ValueError:  # unusable (a bad IPv6 literal...): kept as written
+            pass
+        out.append(value)
     return out, frozenset(relative)
-
-
-def _resolve_sitemap(value: str, base: str) -> tuple[str, bool]:
-    """One `Sitemap:` value as an absolute URL, and whether it was written relative."""
-    try:
-        written_relative = bool(base) and not urlsplit(value).scheme
-        return (urljoin(base, value) if written_relative else value), written_relative
-    except ValueError:  # unusable (a bad IPv6 literal...): kept as written
-        return value, False
 
 
 def _decode(body: bytes) -> tuple[str, bool]:
@@ -174,14 +168,6 @@ def _decode(body: bytes) -> tuple[str, bool]:
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
         body = body[: cut + 1] if cut >= 0 else b""
     return body.decode("utf-8", errors="replace"), truncated
-
-
-def _robots_url(origin: str) -> str:
-    parts = urlsplit(origin)
-    netloc = parts.netloc
-    if (parts.scheme, parts.port) in (("http", 80), ("https", 443)):
-        netloc = netloc.rsplit(":", 1)[0]
-    return f"{parts.scheme}://{netloc}/robots.txt"
 
 
 class RobotsCache:
@@ -245,7 +231,13 @@ class RobotsCache:
         await asyncio.gather(*pending, return_exceptions=True)
 
     async def _load(self, origin: str) -> RobotsPolicy:
-        url = _robots_url(origin)
+        """Read and parse the origin's robots.txt; its Crawl-delay and Request-rate slow
+        the origin's host down."""
+        parts = urlsplit(origin)
+        netloc = parts.netloc
+        if (parts.scheme, parts.port) in (("http", 80), ("https", 443)):
+            netloc = netloc.rsplit(":", 1)[0]
+        url = f"{parts.scheme}://{netloc}/robots.txt"
         result = await self._client.fetch(
             url,
             method="GET",
@@ -267,16 +259,12 @@ class RobotsCache:
             redirects=result.redirects,
             truncated=truncated,
         )
-        self._apply_rates(origin, policy)
-        return policy
-
-    def _apply_rates(self, origin: str, policy: RobotsPolicy) -> None:
-        """The policy's Crawl-delay and Request-rate slow the origin's host down."""
         host = self._client.host(origin)
         if policy.crawl_delay:
             host.set_min_interval(policy.crawl_delay)
         if policy.request_rate:
             host.set_max_rate(policy.request_rate)
+        return policy
 
 
 def _finished_read(task: asyncio.Task[RobotsPolicy] | None) -> RobotsPolicy | None:

@@ -41,7 +41,7 @@ from audit.pipeline.context import (
     SitemapJob,
     UrlJob,
 )
-from audit.pipeline.expand import Expander
+from audit.pipeline.expand import Expander, excluded
 from audit.pipeline.frontier import GroupFrontier
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import NoProgress, Progress
@@ -95,6 +95,7 @@ class Auditor:
         self._include = [re.compile(p) for p in config.include]
         self._exclude = [re.compile(p) for p in config.exclude]
         self._exclude_urls = bool(self._include or self._exclude)  # asked per listed URL
+        self._max_urls = math.inf if config.max_urls is None else config.max_urls
         self._client: HttpClient | None = None
         # --render: every url record says whether it was rendered (one never requested: no)
         self._unrendered = {"rendered": False} if config.render is not None else {}
@@ -352,13 +353,13 @@ class Auditor:
             self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
-        if self._exclude_urls and self._url_excluded(loc):
+        if self._exclude_urls and excluded(loc, self._include, self._exclude):
             self.state.excluded_urls += 1
             return
         if self.seen_crawl.add(loc):
             return
         state = self.state
-        if self.config.max_urls is not None and state.admitted >= self.config.max_urls:
+        if state.admitted >= self._max_urls:
             state.max_urls_reached = True
             return
         state.admitted += 1
@@ -403,12 +404,6 @@ class Auditor:
         )
         self.progress.advance()
         return True
-
-    def _url_excluded(self, url: str) -> bool:
-        """Does --include / --exclude leave this listed URL out?"""
-        if self._include and not any(p.search(url) for p in self._include):
-            return True
-        return any(p.search(url) for p in self._exclude)
 
     async def _worker(self) -> None:
         """Take listed URLs until the frontier is closed and empty. The frontier hands out

@@ -33,7 +33,7 @@ class HookChain:
         self.rec = recorder
         self._targets: list[Callable[[list[str]], None]] = self.at("target_roots")
         self.child: list[Callable[[SitemapJob, Entry, str], None]] = self.at("child")
-        self.batches: list[Callable[[str, Sequence[Entry | Finding]], None]] = self.at("entries")
+        self.batches: list[Callable[[str, Sequence[Entry]], None]] = self.at("entries")
         self.sitemap_headers_at: list[Callable[[SitemapJob], dict[str, str] | None]] = self.at(
             "sitemap_headers"
         )

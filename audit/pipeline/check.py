@@ -168,8 +168,7 @@ class UrlChecker:
                     result, sink = await self._request(job, checked, host)
             else:  # a cluster's worker: one more transport, whose answer is evidence
                 got = await answer(job, checked, chain.request_headers(job), extra)
-                stood = chain.stands_for(job, got.result) if chain.stands else None
-                result, sink = self._revive(job, stood or got)
+                result, sink = self._revive(job, chain.stands_for(job, got.result) or got)
             if stored is None and chain.answered and chain.after_answer(job, result):
                 return
             if sink is None:
@@ -185,17 +184,16 @@ class UrlChecker:
         """The request of a listed URL (`host`: its host, when listed as checked) and, with
         --state, the evidence it gives (or the stored evidence a 304 stands for, checked in
         its place)."""
-        headers = self.chain.request_headers(job) if self.chain.headers else None
+        headers = self.chain.request_headers(job)
         if self._plain_fetch and not self.chain.bodies:
             client = self._client or self.client
             result = await client.fetch(checked, headers=headers, host=host)
             sink, outcome = None, None
         else:
             result, sink, outcome = await self._fetch(checked, headers, self.chain.body_sinks(job))
-        if self.chain.stands:
-            stood = self.chain.stands_for(job, result)
-            if stood is not None:
-                return self._revive(job, stood)
+        stood = self.chain.stands_for(job, result)
+        if stood is not None:
+            return self._revive(job, stood)
         if self.chain.keeps_evidence:
             job.evidence = Evidence(result, outcome)
         return result, sink
@@ -218,10 +216,7 @@ class UrlChecker:
         look (--budget's carried URLs): the checks, the hooks and the delivery of a fresh
         answer; `extra` joins its record."""
         result, sink = self._revive(job, evidence)
-        if sink is None:
-            verdict = self._url_verdicts(job, result, None)
-        else:
-            verdict = await self._verdicts(job, result, sink, None)
+        verdict = await self._verdicts(job, result, sink, None)
         if extra:
             record = verdict.record
             verdict = replace(verdict, record=record.with_extra({**(record.extra or {}), **extra}))

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from audit.checks import sitemaps
 from audit.core.config import CrawlConfig
@@ -35,7 +36,7 @@ from audit.rules.urls import normalize_url
 from audit.rules.validator import HreflangGraph, SeenUrls, SitemapValidator
 from audit.sitemap.parser import StreamParser
 
-__all__ = ["LOCAL_CHUNK", "MAX_INDEX_DEPTH", "Expander"]
+__all__ = ["LOCAL_CHUNK", "MAX_INDEX_DEPTH", "Expander", "excluded"]
 
 _UNREAD_NAMED = 10  # children of a local index not read: how many the summary names
 MAX_INDEX_DEPTH = 5  # guards a chain of nested indexes; sitemaps.org allows one level
@@ -130,9 +131,7 @@ class Expander:
 
     def sitemap_excluded(self, url: str) -> bool:
         """Does --include-sitemap / --exclude-sitemap leave this sitemap out?"""
-        if self._include_sm and not any(p.search(url) for p in self._include_sm):
-            return True
-        return any(p.search(url) for p in self._exclude_sm)
+        return excluded(url, self._include_sm, self._exclude_sm)
 
     async def run(self) -> None:
         """One expander: sitemaps from the queue until it is closed."""
@@ -155,8 +154,17 @@ class Expander:
     async def _expand(self, job: SitemapJob) -> None:
         """Fetch one sitemap (robots.txt first, for the finding only), judge its answer and
         stream a readable body through the parser."""
-        if job.local is not None:
-            await self._expand_local(job)
+        path = job.local
+        if path is not None:  # a local file: read in chunks, as an answer's body streams
+
+            async def chunks() -> AsyncIterator[bytes]:
+                with path.open("rb") as fh:
+                    while chunk := fh.read(LOCAL_CHUNK):
+                        yield chunk
+
+            parser = StreamParser(job.public_url or str(path))
+            error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
+            self._sitemap_done(job, parser, None, error)
             return
         if job.parent is not None and self.sitemap_excluded(job.url):
             self.state.excluded_sitemaps += 1
@@ -218,19 +226,6 @@ class Expander:
             await asyncio.gather(reader, return_exceptions=True)
         self._sitemap_done(job, parser, resp.status, error)
 
-    async def _expand_local(self, job: SitemapJob) -> None:
-        path = job.local
-        assert path is not None
-        parser = StreamParser(job.public_url or str(path))
-
-        async def chunks() -> AsyncIterator[bytes]:
-            with path.open("rb") as fh:
-                while chunk := fh.read(LOCAL_CHUNK):
-                    yield chunk
-
-        error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
-        self._sitemap_done(job, parser, None, error)
-
     async def _consume(
         self,
         job: SitemapJob,
@@ -244,7 +239,7 @@ class Expander:
         source = job.public_url or job.url
         validator: SitemapValidator | None = None
         error: str | None = None
-        ctype_pending = not ctype_ok and job.local is None
+        ctype_pending = not ctype_ok  # (a local file's is always ok)
         try:
             async for chunk in chunks:
                 items = parser.feed(chunk)
@@ -286,30 +281,27 @@ class Expander:
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
         sitemap_url = job.public_url if job.local is not None else job.url
-        return SitemapValidator(
-            source,
-            sitemap_url=sitemap_url,
-            now=self.now,
-            seen=self.seen,
-            hreflang=self.hreflang,
-            cross_submitted=self._cross_submitted(sitemap_url),
-            kind=parser.kind,
-            served_at=job.answered,
-            tolerance_s=self.config.lastmod_tolerance_s,
-        )
 
-    def _cross_submitted(self, sitemap_url: str | None) -> Callable[[str], bool]:
-        """A URL on another host is allowed when that host's robots.txt lists this
-        sitemap (sitemaps.org cross-submission); only robots.txt already fetched counts."""
-
-        def check(loc: str) -> bool:
+        def cross_submitted(loc: str) -> bool:
+            """A URL on another host is allowed when that host's robots.txt lists this
+            sitemap (sitemaps.org cross-submission); only robots.txt already read counts."""
             robots = self.robots()
             if sitemap_url is None or robots is None:
                 return False
             policy = robots.cached(loc)
             return policy is not None and sitemap_url in policy.sitemaps
 
-        return check
+        return SitemapValidator(
+            source,
+            sitemap_url=sitemap_url,
+            now=self.now,
+            seen=self.seen,
+            hreflang=self.hreflang,
+            cross_submitted=cross_submitted,
+            kind=parser.kind,
+            served_at=job.answered,
+            tolerance_s=self.config.lastmod_tolerance_s,
+        )
 
     async def _handle(
         self,
@@ -342,34 +334,38 @@ class Expander:
             elif crawl:
                 await self.admit(source, item, (item.loc or "").strip(), found)
         rec.entries += entries
-        for batch in self.chain.batches:
-            batch(source, items)
+        if self.chain.batches:  # the entries alone (the parser's findings went above)
+            batch = (
+                cast("list[Entry]", items)
+                if entries == len(items)
+                else [i for i in items if isinstance(i, Entry)]
+            )
+            for hook in self.chain.batches:
+                hook(source, batch)
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
         excluded, or (a local index) not to be fetched."""
-        self.rec.index_entry(job.public_url or job.url, item.lastmod)
+        parent = job.public_url or job.url
+        self.rec.index_entry(parent, item.lastmod)
         for hook in self.chain.child:
             hook(job, item, loc)
-        if not loc or loc_use(found)[0] is LocUse.NONE:
-            return  # no usable <loc>
+        if loc_use(found)[0] is LocUse.NONE:
+            return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
         key = normalize_url(loc)
-        own = (
-            normalize_url(job.public_url or job.url) if job.local is None or job.public_url else ""
-        )
+        own = normalize_url(parent) if job.local is None or job.public_url else ""
         if key in job.ancestors or key == own:
             code, message = sitemaps.index_loop()
-            sitemap = job.public_url or job.url
-            self.rec.finding(finding(code, message, sitemap=sitemap, line=item.line, url=loc))
+            self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
             return
         if len(job.ancestors) >= MAX_INDEX_DEPTH:
             return
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, (*job.ancestors, own or job.public_url or job.url))
+        self._schedule_child(job, item, loc, (*job.ancestors, own or parent))
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, ancestors: tuple[str, ...]
@@ -432,6 +428,16 @@ class Expander:
         """A sitemap of the job's target answered (its record is out, or a hook's)."""
         counts = self.state.target_sitemaps
         counts[job.target] = counts.get(job.target, 0) + 1
+
+
+def excluded(
+    url: str, include: Sequence[re.Pattern[str]], exclude: Sequence[re.Pattern[str]]
+) -> bool:
+    """Does an --include / --exclude pair (a sitemap's or a listed URL's) leave `url` out:
+    it matches no include pattern (when there are some), or an exclude pattern?"""
+    if include and not any(p.search(url) for p in include):
+        return True
+    return any(p.search(url) for p in exclude)
 
 
 def _local_child(job: SitemapJob, loc: str) -> Path | None:

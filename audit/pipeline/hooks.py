@@ -8,8 +8,8 @@ the points a hook overrides (a run without hooks pays nothing per URL).
     attach(ctx)                once, before the first sitemap is read: the RunContext
     target_roots(urls)         a target's root sitemaps, in discovery order
     entry(source, entry)       every entry a sitemap lists, as it is parsed
-    entries(source, items)     the same entries a parsed batch at a time (Findings among
-                               them are skipped), after the per-entry path saw each
+    entries(source, entries)   the same entries a parsed batch at a time, after the
+                               per-entry path saw each
     child(job, entry, loc)     an index lists a child sitemap
     sitemap_headers(job)       extra request headers for a sitemap
     sitemap_answered(job, r)   a sitemap's answer before it is read; Done: handled here
@@ -133,11 +133,10 @@ class Hook:
     def entry(self, source: str, entry: Entry) -> None:
         """Every parsed entry of every sitemap (the per-entry path: keep it cheap)."""
 
-    def entries(self, source: str, items: Sequence[Entry | Finding]) -> None:
-        """The entries of one parsed batch of a sitemap (skip the `Finding`s among them),
-        once each went through the per-entry path: what `entry` sees, for a hook that can
-        take them a batch at a time (one call per batch, not per entry). A carried entry
-        (a 304) comes alone."""
+    def entries(self, source: str, entries: Sequence[Entry]) -> None:
+        """The entries of one parsed batch of a sitemap, once each went through the
+        per-entry path: what `entry` sees, for a hook that can take them a batch at a
+        time (one call per batch, not per entry). A carried entry (a 304) comes alone."""
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         """An index lists the child sitemap `loc` (before it is scheduled)."""

@@ -80,15 +80,10 @@ class Recorder:
     def add_sink(self, sink: RecordSink) -> None:
         """One more sink from now on (redacted like the others): a capability that counts
         what the report says (--intent's summary block)."""
-        self._raw_sinks.append(sink)
-        self._sinks.append(self._sinks_redacted(sink))
-
-    def _sinks_redacted(self, sink: RecordSink) -> RecordSink:
-        if not self._secrets:
-            return sink
         from audit.http.access import redacting
 
-        return redacting(sink, self._secrets)
+        self._raw_sinks.append(sink)
+        self._sinks.append(redacting(sink, self._secrets) if self._secrets else sink)
 
     def emit(self, record: dict[str, Any]) -> None:
         if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:

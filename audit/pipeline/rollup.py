@@ -81,12 +81,7 @@ class Rollup:
             self.url(record)
         elif kind == "finding":
             self._finding(record)
-        elif kind == "sitemap":
-            self._sitemap(record)
-
-    def _sitemap(self, record: dict[str, Any]) -> None:
-        url = record.get("url")
-        if isinstance(url, str):
+        elif kind == "sitemap" and isinstance(url := record.get("url"), str):
             self._order.append(url)
             self._of(url).kind = record.get("kind") if isinstance(record.get("kind"), str) else None
 

@@ -152,8 +152,24 @@ async def root_jobs(
         ]
     if kind == "sitemap":
         return [SitemapJob(value, None, None, ())]
-    if kind == "robots":
-        found, pre = await _from_robots(auditor, value)
+    if kind == "robots":  # its Sitemap: lines; none is a finding (and nothing to audit)
+        policy = await auditor.checker.robots_for(value)
+        if policy.status == "unreachable" and policy.http_status is None:
+            raise TargetError(f"{value}: cannot be reached: {policy.error}")
+        pre: list[Finding] = []
+        found = robots_discovered(policy, pre)
+        if not found:
+            pre.append(
+                finding(
+                    "robots-no-sitemap",
+                    "robots.txt declares no Sitemap: line; add one so every crawler finds the "
+                    "sitemaps",
+                    url=value,
+                )
+            )
+            pre.append(
+                finding("sitemap-not-found", "robots.txt names no sitemap to audit", url=value)
+            )
     else:
         found, pre = await discover(auditor.client, auditor.checker.robots_for, value)
     recorder.findings(pre)
@@ -162,26 +178,6 @@ async def root_jobs(
         recorder.emit(d.to_json())
         roots.append(SitemapJob(d.url, None, None, ()))
     return roots
-
-
-async def _from_robots(auditor: Auditor, robots_url: str) -> tuple[list[Discovered], list[Finding]]:
-    policy = await auditor.checker.robots_for(robots_url)
-    if policy.status == "unreachable" and policy.http_status is None:
-        raise TargetError(f"{robots_url}: cannot be reached: {policy.error}")
-    pre: list[Finding] = []
-    found = robots_discovered(policy, pre)
-    if not found:
-        pre.append(
-            finding(
-                "robots-no-sitemap",
-                "robots.txt declares no Sitemap: line; add one so every crawler finds the sitemaps",
-                url=robots_url,
-            )
-        )
-        pre.append(
-            finding("sitemap-not-found", "robots.txt names no sitemap to audit", url=robots_url)
-        )
-    return found, pre
 
 
 async def run_discover(site: str, config: CrawlConfig) -> tuple[list[Discovered], list[Finding]]:

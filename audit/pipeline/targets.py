@@ -16,7 +16,19 @@ __all__ = ["classify_target"]
 def classify_target(target: str) -> tuple[str, str]:
     """('file', path) | ('site', url) | ('robots', url) | ('sitemap', url); TargetError otherwise."""
     if "://" in target:
-        return _classify_url(target)
+        parts = urlsplit(target)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise TargetError(f"{target}: not an http(s) URL or a local file")
+        try:
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError as exc:
+            raise TargetError(f"{target}: bad port in URL") from exc
+        path = parts.path
+        if path in ("", "/") and not parts.query:
+            return "site", target if path else target + "/"
+        if path.lower().endswith("/robots.txt"):
+            return "robots", target
+        return "sitemap", target
     p = Path(target)
     if p.is_dir():
         raise TargetError(f"{target}: is a directory, not a sitemap file")
@@ -28,19 +40,3 @@ def classify_target(target: str) -> tuple[str, str]:
     except OSError as exc:
         raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
     return "file", target
-
-
-def _classify_url(target: str) -> tuple[str, str]:
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise TargetError(f"{target}: not an http(s) URL or a local file")
-    try:
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError as exc:
-        raise TargetError(f"{target}: bad port in URL") from exc
-    path = parts.path
-    if path in ("", "/") and not parts.query:
-        return "site", target if path else target + "/"
-    if path.lower().endswith("/robots.txt"):
-        return "robots", target
-    return "sitemap", target

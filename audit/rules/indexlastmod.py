@@ -245,6 +245,9 @@ class _Child:
     shapes: dict[str | int, str] = field(default_factory=dict)
     kind: str | None = None
     digest: ChildDigest | None = None
+    # the day two days before the newest's (YYYY-MM-DD): a W3C value on an earlier day is
+    # older than the newest in any zone (see IndexLastmodCheck.child_entries)
+    floor: str = ""
 
     def take(self, lastmod: str, shape: str | int) -> None:
         """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept."""
@@ -261,6 +264,7 @@ class _Child:
         """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
         if self.newest is None or start > self.newest:
             self.newest, self.newest_text = start, text.strip(_XML_SPACE)
+            self.floor = date.fromordinal(max(1, start // _DAY_S - 2)).isoformat()
 
     def later_rss(self, span: tuple[int, int] | None, text: str) -> None:
         """An RFC 822 `<lastmod>` (None: not one either): the newest of those if later."""
@@ -312,34 +316,36 @@ class IndexLastmodCheck:
         if key not in self._children:
             self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
 
-    def child_entries(self, sitemap: str, items: Iterable[Entry | Finding]) -> None:
-        """The entries (`Entry`; anything else in `items` is skipped) of any sitemap, as
-        parsed, a batch at a time: one dict lookup for a sitemap no index lists, and for
-        most entries of one it does, a few compares in this loop.
+    def child_entries(self, sitemap: str, entries: Iterable[Entry]) -> None:
+        """The entries of any sitemap, as parsed, a batch at a time: one dict lookup for a
+        sitemap no index lists, and for most entries of one it does, two compares.
 
-        Among values of the common forms with one shape, the text sorts as the time does:
-        a value not above the newest of its shape cannot be the child's newest, and is not
-        parsed. The shape is what follows the seconds (a fraction and the zone: every Z is
-        UTC), else the length (a date alone); only those forms set a shape, and no other
-        valid value that starts with a digit shares one (whitespace ends a padded value;
-        an RFC 822 date has a space or a colon there).
+        A value of the W3C forms (`YYYY-` first) on a day at least three days before the
+        child's newest so far cannot be its newest, whatever the zones (14 hours at most):
+        it is not looked at again. Among the rest, values of the common forms with one
+        shape sort as their times do: a value not above the newest of its shape cannot be
+        the child's newest, and is not parsed. The shape is what follows the seconds (a
+        fraction and the zone: every Z is UTC), else the length (a date alone); only those
+        forms set a shape, and no other valid value that starts with a digit shares one
+        (whitespace ends a padded value; an RFC 822 date has a space or a colon there).
         """
         child = self._children.get(sitemap)
         if child is None:
             return
         digest, shapes = child.digest, child.shapes
-        for item in items:
-            if not isinstance(item, Entry):
-                continue  # a Finding of the parser's
+        if digest is not None:
+            for item in entries:
+                digest.add(item.loc, item.lastmod)
+        floor = child.floor
+        for item in entries:
             lastmod = item.lastmod
-            if digest is not None:
-                digest.add(item.loc, lastmod)
-            if lastmod is None:
+            if lastmod is None or (lastmod < floor and lastmod[4:5] == "-"):
                 continue
             shape = lastmod[19:] or len(lastmod)
             best = shapes.get(shape)
             if best is None or lastmod > best or lastmod[0] not in _DIGITS:
                 child.take(lastmod, shape)
+                floor = child.floor
 
     def child_entry(self, sitemap: str, loc: str | None, lastmod: str | None) -> None:
         """One entry of any sitemap (`child_entries` of one)."""

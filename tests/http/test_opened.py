@@ -70,7 +70,7 @@ def _app(hits: list[str]) -> web.Application:
 def _opened(session: aiohttp.ClientSession, url: str, *, stream: bool, sink: Any = None) -> Opened:
     timeout = aiohttp.ClientTimeout(total=5.0)
     headers = {"Accept-Encoding": "identity"} if stream else None
-    limit = None if stream else 1000
+    limit = 0 if stream else 1000  # a stream's body is its reader's
     return Opened(
         session,
         "GET",

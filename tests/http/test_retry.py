@@ -13,7 +13,6 @@ from audit.http.retry import (
     after_error,
     after_status,
     backoff_delay,
-    defer_host,
     parse_retry_after,
     should_retry,
 )
@@ -85,11 +84,13 @@ async def test_an_unusable_retry_after_backs_off_instead() -> None:
     assert host.not_before == 0.0
 
 
-async def test_defer_host_takes_a_usable_value_only() -> None:
+async def test_a_retry_after_defers_the_host_with_a_usable_value_only() -> None:
     host = _host()
-    assert defer_host(host, None) is None and defer_host(host, "later") is None
+    assert after_status(host, 429, (), retryable=True) == BACKOFF
+    assert after_status(host, 429, (("retry-after", "later"),), retryable=True) == BACKOFF
     assert host.not_before == 0.0
-    assert defer_host(host, "3") == 3.0 and host.not_before > 0.0
+    assert after_status(host, 429, (("retry-after", "3"),), retryable=True) == AGAIN
+    assert host.not_before > 0.0
 
 
 def test_a_transient_failure_backs_off_and_a_lasting_one_is_done() -> None:

@@ -5,12 +5,13 @@ built-in ones), and a point that can stop the chain stops it only on `Done`."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from audit.api import Audit
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
-from audit.core.records import FetchResult, Finding, UrlResult
+from audit.core.records import Entry, FetchResult, Finding, UrlResult
 from audit.pipeline.context import RunContext, UrlJob
 from audit.pipeline.hooks import (
     CALLER_ORDER,
@@ -193,3 +194,42 @@ async def test_deliver_done_holds_a_record_and_pass_on_resumes_after_the_holder(
 def test_next_and_done_are_values() -> None:
     assert isinstance(NEXT, Next) and repr(NEXT) == "NEXT"
     assert Done(3) == Done(3) and Done(3).value == 3 and Done(None) != NEXT
+
+
+class Entries(Hook):
+    """Sees every parsed entry twice: one at a time (`entry`) and by the batch (`entries`)."""
+
+    def __init__(self) -> None:
+        self.one: list[tuple[str, str | None]] = []
+        self.batched: list[tuple[str, str | None]] = []
+        self.batches = 0
+
+    def entry(self, source: str, entry: Entry) -> None:
+        self.one.append((source, entry.loc))
+
+    def entries(self, source: str, entries: Sequence[Entry]) -> None:
+        self.batches += 1
+        assert all(isinstance(e, Entry) for e in entries)  # never the parser's findings
+        self.batched += [(source, e.loc) for e in entries]
+
+
+async def test_the_entries_point_sees_each_entry_once_by_the_batch(serve: Serve) -> None:
+    """A hook taking parsed entries a batch at a time sees what `entry` sees, in the same
+    order, and never the parser's findings (an unknown element among the entries)."""
+    site = Site()
+    base = await serve(site)
+    body = "".join(f"<url><loc>{base}/p{i}</loc></url><bogus/>" for i in range(300))
+    site.routes.update(
+        {
+            "/robots.txt": (200, {"Content-Type": "text/plain"}, "User-agent: *\n"),
+            "/sitemap.xml": (
+                200,
+                XML,
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + body + "</urlset>",
+            ),
+        }
+    )
+    hook = Entries()
+    run = Audit(base + "/sitemap.xml", CrawlConfig(**FAST), mode="validate", hooks=lambda: [hook])
+    await asyncio.wait_for(run.run(), timeout=50)
+    assert len(hook.one) == 300 and hook.batched == hook.one and 1 <= hook.batches <= 300

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.core.records import Entry, Finding, finding
+from audit.core.records import Entry
 from audit.rules.indexlastmod import (
     ChildDigest,
     IndexEntryState,
@@ -320,6 +320,8 @@ _FORMS = st.sampled_from(
         "{d:%Y-%m-%d}T{t:%H:%M:%S}Z",
         "{d:%Y-%m-%d}T{t:%H:%M:%S}+02:00",
         "{d:%Y-%m-%d}T{t:%H:%M:%S}.5-01:30",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}-14:00",  # the zones farthest apart: days overlap
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}+14:00",
         "{d:%Y-%m-%d}T{t:%H:%M}+02:00",
         "{d:%Y-%m}",
         "  {d:%Y-%m-%d}T{t:%H:%M:%S}+02:00",
@@ -372,16 +374,16 @@ def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
 def test_a_batch_of_entries_gives_the_newest_and_digest_of_entry_by_entry(
     values: list[tuple[str, date, time]], size: int
 ) -> None:
-    """What the pipeline hands the check (a parsed batch, the parser's findings among
-    the entries) gives the newest <lastmod> and the digest one entry at a time gives."""
+    """What the pipeline hands the check (the entries of a parsed batch) gives the newest
+    <lastmod> and the digest one entry at a time gives."""
     texts = [form.format(d=d, t=t) for form, d, t in values]
     one, batched = IndexLastmodCheck(digests=True), IndexLastmodCheck(digests=True)
     for check in (one, batched):
         check.index_entry(IDX, CHILD, 3, "2000-01-01", None)
-    items: list[Entry | Finding] = []
+    items: list[Entry] = []
     for n, text in enumerate(texts):
         one.child_entry(CHILD, f"https://e.com/p{n}", text)
-        items += [Entry("url", f"https://e.com/p{n}", n, text), finding("element-unknown", "x")]
+        items.append(Entry("url", f"https://e.com/p{n}", n, text))
     for start in range(0, len(items), size):
         batched.child_entries(CHILD, items[start : start + size])
     batched.child_entries("https://e.com/not-listed.xml", items)  # no index lists it
@@ -390,6 +392,24 @@ def test_a_batch_of_entries_gives_the_newest_and_digest_of_entry_by_entry(
     assert batched._children[CHILD].newest_of_kind() == one._children[CHILD].newest_of_kind()
     assert batched.entry_states() == one.entry_states()
     assert [f.code for f in batched.findings()] == [f.code for f in one.findings()]
+
+
+def test_a_value_on_an_earlier_day_is_newer_in_a_zone_far_west() -> None:
+    """The batch skips W3C values three days or more before the newest: a value two days
+    earlier in -14:00 is still looked at (and is the newest here)."""
+    check = IndexLastmodCheck()
+    check.index_entry(IDX, CHILD, 3, "2000-01-01", None)
+    texts = [
+        "2024-06-10T00:00:00+14:00",  # 06-09T10:00Z
+        "2024-06-01",
+        "2024-06-08T23:00:00-14:00",  # 06-09T13:00Z: the newest
+        "2024-06-07T23:59:59-14:00",  # 06-08T13:59:59Z
+        " 2024-06-06T00:00:00Z",
+    ]
+    check.child_entries(CHILD, [Entry("url", "https://e.com/p", n, t) for n, t in enumerate(texts)])
+    check.child_done(CHILD, complete=True, kind="urlset")
+    newest = check._children[CHILD].newest_of_kind()
+    assert newest is not None and newest[1] == "2024-06-08T23:00:00-14:00"
 
 
 def test_a_child_listed_in_two_spellings_is_judged_for_both() -> None:
