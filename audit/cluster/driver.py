@@ -8,10 +8,11 @@ it compute again. A group's lane is pinned to one worker (the one with the fewes
 when it sends its first batch): its batches all go there, the next one while the
 previous one runs (HostLanes' `ahead`), and the worker runs them one at a time on the
 lane's rate limiter, so the next batch starts on the lane's next turn, not a driver round
-trip later. A worker killed mid-batch: Dask hands its batches to another worker, which
-sends nothing for them and answers "moved"; the driver pins the lane to that worker and
-sends the batches again there. One answer per URL (one url record each); the requests
-repeated are the killed batch's.
+trip later. A batch may run on its lane's worker only (Dask's work stealing would run it
+beside the batch still running there, doubling the group's rate). A worker killed
+mid-batch: its batches wait in Dask for a worker that is gone; the driver sees it gone
+(WATCH_EVERY), pins the lane to another worker and sends them again there. One answer per
+URL (one url record each); the requests repeated are the killed batch's.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class Cluster:
         batch = self.config.cluster_batch
         if self.spec.workers is not None:
             # local:N starts while this process reads the robots.txt and the sitemaps; the
-            # first batch waits for it (`_started`)
+            # first batch waits for it
             self._starting = asyncio.ensure_future(self._start(distributed))
             workers = self.spec.workers
         else:  # a scheduler that cannot be reached is one line before anything is read
@@ -118,11 +119,6 @@ class Cluster:
             await self._close()
             raise
         self._warming = asyncio.ensure_future(self._client.run(warm))
-
-    async def _started(self) -> None:
-        """Wait for local:N's start (at once for a scheduler of tcp://)."""
-        if self._starting is not None:
-            await asyncio.shield(self._starting)
 
     async def _connect(self, distributed: Any) -> None:
         if self.spec.workers is not None:
@@ -222,11 +218,12 @@ class Cluster:
             ),
             "jobs": items,
         }
-        await self._started()
+        if self._starting is not None:  # local:N: wait for its start
+            await asyncio.shield(self._starting)
         while True:
-            worker = batch["worker"] = await self._pin(group, lane)
+            worker = await self._pin(group, lane)
             out = await self._submit(batch, worker)
-            if not out.get("moved"):
+            if out is not None:
                 break
             if self._pins.get((group, lane)) == worker:  # its worker is gone: move the lane
                 del self._pins[(group, lane)]
@@ -258,10 +255,9 @@ class Cluster:
             pinned = self._pins.setdefault((group, lane), least)
         return pinned
 
-    async def _submit(self, batch: dict[str, Any], worker: str) -> dict[str, Any]:
-        """The batch as a Dask task on `worker` and no other (Dask's work stealing would
-        run it beside the lane's batch still running there); "moved" when that worker is
-        gone before it answered. The result is released as soon as it is taken."""
+    async def _submit(self, batch: dict[str, Any], worker: str) -> dict[str, Any] | None:
+        """The batch's answer, as a Dask task on `worker` and no other; None when that
+        worker is gone before it answered. The result is released as soon as taken."""
         key = f"sitemap-audit-{self.run}-{next(self._keys)}"
         future = self._client.submit(
             run_batch, batch, key=key, pure=False, workers=[worker] if worker else None
@@ -273,7 +269,7 @@ class Cluster:
                 if done:
                     return answer.result()
                 if worker and worker not in await self._workers():
-                    return {"moved": True, "worker": ""}
+                    return None
         finally:
             answer.cancel()
             future.release()

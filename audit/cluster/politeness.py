@@ -87,9 +87,10 @@ class HostLanes:
         lane_rate = state.rate / lanes
         size = batch_size(lane_rate, self._batch)
         while state.waiting:
-            lane = self._free_lane(state, lanes, size)
-            if lane is None:
-                return
+            # an idle lane first, else (a full batch waiting) the least busy one below ahead
+            out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
+            if out and (out >= self._ahead or len(state.waiting) < size):
+                return  # every lane has what it may have
             batch = [state.waiting.popleft() for _ in range(min(size, len(state.waiting)))]
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
@@ -99,15 +100,6 @@ class HostLanes:
             task = asyncio.get_running_loop().create_task(run)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-
-    def _free_lane(self, state: _Host, lanes: int, size: int) -> int | None:
-        """The lane the next batch goes on: an idle lane first, else (a full batch waiting)
-        the least busy one below `ahead`; None: every lane has what it may have."""
-        counts = [(state.busy.get(lane, 0), lane) for lane in range(lanes)]
-        out, lane = min(counts)
-        if out == 0 or (out < self._ahead and len(state.waiting) >= size):
-            return lane
-        return None
 
     async def _run(
         self,

@@ -6,9 +6,9 @@ The batch runs on the run's HttpClient of this process at the rate the driver ga
 lane (kept open between batches: its connections and the lane's rate limiter). The
 driver pins a lane to one worker and sends its next batch while the previous one runs:
 the batches of a lane run here one after the other (a lock per lane), the next one on the
-limiter's next turn. A batch pinned to another worker (its worker died and Dask moved it
-here) sends nothing and answers "moved": the driver pins the lane here and sends it
-again, so one lane's batches never run on two workers at once. Before each request, at most every FENCE_EVERY seconds, it asks
+limiter's next turn. Dask never moves a pinned batch to another worker (the driver sends
+it again elsewhere when its worker is gone), so one lane's batches never run on two
+workers at once. Before each request, at most every FENCE_EVERY seconds, it asks
 the scheduler whether its run still owns the fence: a resumed run claims it, so the tasks
 of a killed driver stop instead of doubling the host's rate; a scheduler that cannot be
 asked stops the batch too.
@@ -112,8 +112,6 @@ def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
             _loop = new_event_loop()
             threading.Thread(target=_loop.run_forever, name="sitemap-audit", daemon=True).start()
         loop = _loop
-    if batch.get("worker") and batch["worker"] != address:
-        return {"moved": True, "worker": address, "answers": [], "stats": []}
     secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
     out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), loop).result()
     out["worker"] = address
