@@ -23,22 +23,14 @@ def _plain(obj: Any) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
-def _hops_to(hops: tuple[Hop, ...]) -> list[list[Any]]:
-    return [[h.url, h.status] for h in hops]
-
-
-def _hops_from(hops: list[list[Any]]) -> tuple[Hop, ...]:
-    return tuple(Hop(url, status) for url, status in hops)
-
-
 def record_to(record: UrlResult) -> dict[str, Any]:
     out = _plain(record)
-    out["redirects"] = _hops_to(record.redirects)
+    out["redirects"] = [[h.url, h.status] for h in record.redirects]
     return out
 
 
 def record_from(data: dict[str, Any]) -> UrlResult:
-    return UrlResult(**{**data, "redirects": _hops_from(data["redirects"])})
+    return UrlResult(**{**data, "redirects": tuple(Hop(u, s) for u, s in data["redirects"])})
 
 
 def findings_to(found: list[Finding]) -> list[dict[str, Any]]:

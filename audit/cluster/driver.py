@@ -4,8 +4,15 @@ to the cluster through the host lanes and delivers its answer like a local check
 
 Each batch is one Dask task under a key of its own; its result is taken and the future
 released at once, so the scheduler keeps no stored result that a dead worker would make
-it compute again. A worker killed mid-batch: Dask runs the task again elsewhere, the
-driver takes one answer per URL (one url record each); requests repeated are that batch's.
+it compute again. A group's lane is pinned to one worker (the one with the fewest lanes
+when it sends its first batch): its batches all go there, the next one while the
+previous one runs (HostLanes' `ahead`), and the worker runs them one at a time on the
+lane's rate limiter, so the next batch starts on the lane's next turn, not a driver round
+trip later. A batch may run on its lane's worker only (Dask's work stealing would run it
+beside the batch still running there, doubling the group's rate). A worker killed
+mid-batch: its batches wait in Dask for a worker that is gone; the driver sees it gone
+(WATCH_EVERY), pins the lane to another worker and sends them again there. One answer per
+URL (one url record each); the requests repeated are the killed batch's.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ import contextlib
 import dataclasses
 import itertools
 import logging
+import math
 import secrets
+import time
 from typing import TYPE_CHECKING, Any
 
 from audit.cluster.codec import fetch_from
@@ -36,11 +45,25 @@ __all__ = ["DRIVER_WINDOW", "Cluster", "ClusterCheck", "ClusterError"]
 # (task.run_batch secedes) and runs on the process's one loop for batches, so these only
 # start batches; they do not bound how many groups a worker serves at once
 LOCAL_SLOTS = 4
-# URL checks the driver keeps out at once (waiting on the cluster): per group about two
-# batches, one out and the next waiting, so 100 groups at --rate 50 get batches of 2 s
-# (at 4,096: 25 URLs, 2,000 Dask tasks for 50,000 URLs instead of about 700)
-DRIVER_WINDOW = 16384
+# URL checks the driver keeps out at once (waiting on the cluster): per group about three
+# batches, one running, one waiting on its worker and the next filling up, so 100 groups
+# at --rate 50 get batches of 2 s (at 4,096: 25 URLs, 2,000 Dask tasks for 50,000 URLs
+# instead of about 700)
+DRIVER_WINDOW = 32768
+# batches of a lane out at once: one running on its worker, one waiting there to go next
+AHEAD = 2
 CONNECT_TIMEOUT = "10s"
+# local:N's workers are this run's alone: no statistical profiler sampling their threads
+# every 10 ms, and their process monitor every 2 s rather than 0.5 s (CPU on the
+# machine the run shares with its workers)
+LOCAL_WORKER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+}
+# seconds between two looks at the scheduler's workers (new ones for new lanes, a lane's
+# worker gone) and between two looks of a batch at whether its worker is still there
+WORKERS_EVERY = 1.0
+WATCH_EVERY = 1.0
 
 
 class ClusterError(TargetError):
@@ -70,28 +93,43 @@ class Cluster:
         self._local: Any = None
         self._client: Any = None
         self.lanes: HostLanes | None = None
+        self._pins: dict[tuple[str, int], str] = {}  # (group, lane): its worker's address
+        self._known: dict[str, Any] = {}  # the scheduler's workers, as last asked
+        self._known_at = -math.inf
+        self._starting: asyncio.Future[None] | None = None  # local:N's start
         self._warming: asyncio.Future[Any] | None = None
         self.notes: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> Cluster:
         distributed = _dask()
+        batch = self.config.cluster_batch
+        if self.spec.workers is not None:
+            # local:N starts while this process reads the robots.txt and the sitemaps; the
+            # first batch waits for it
+            self._starting = asyncio.ensure_future(self._start(distributed))
+            workers = self.spec.workers
+        else:  # a scheduler that cannot be reached is one line before anything is read
+            await self._start(distributed)
+            workers = len(self._known) or 1
+        self.lanes = HostLanes(self._send, workers=workers, batch=batch, ahead=AHEAD)
+        return self
+
+    async def _start(self, distributed: Any) -> None:
+        """Connect (a LocalCluster first for local:N), own the fence, know the workers;
+        each worker imports the batch code now, while this process reads the sitemaps (a
+        worker started without it imports it at its first batch: about a second)."""
         try:
             await self._connect(distributed)
             await self._take_fence()
+            await self._workers()
         except BaseException:
             await self._close()
             raise
-        info = self._client.scheduler_info().get("workers", {})
-        workers = sum(w.get("nthreads", 1) for w in info.values()) or 1
-        self.lanes = HostLanes(self._send, workers=workers, batch=self.config.cluster_batch)
-        # each worker imports the batch code now, while this process reads the sitemaps
-        # (a worker started without it imports it at its first batch: about a second)
         self._warming = asyncio.ensure_future(self._client.run(warm))
-        return self
 
     async def _connect(self, distributed: Any) -> None:
         if self.spec.workers is not None:
-            with forkserver(distributed):
+            with forkserver(distributed), dask_config(distributed, LOCAL_WORKER_CONFIG):
                 self._local = await distributed.LocalCluster(
                     n_workers=self.spec.workers,
                     processes=True,
@@ -128,6 +166,11 @@ class Cluster:
             await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()  # interrupted before the cluster was up
+        failed = None
+        if self._starting is not None:
+            (failed,) = await asyncio.gather(self._starting, return_exceptions=True)
         if self._warming is not None:
             self._warming.cancel()
             await asyncio.gather(self._warming, return_exceptions=True)
@@ -135,6 +178,8 @@ class Cluster:
             await self.lanes.aclose()
         await self._release_fence()
         await self._close()
+        if isinstance(failed, Exception) and not exc[0]:  # local:N never came up
+            raise ClusterError(f"--cluster {self.config.cluster}: {failed}") from None
 
     async def _release_fence(self) -> None:
         """Stop this run's batches still out (an interrupt), unless a newer run took over."""
@@ -146,9 +191,11 @@ class Cluster:
         if self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.close()
+            self._client = None
         if self._local is not None:
             with contextlib.suppress(Exception):
                 await self._local.close()
+            self._local = None
 
     def driver_config(self, config: CrawlConfig) -> CrawlConfig:
         """The driver's config: its worker tasks only wait on the cluster, so many more."""
@@ -165,30 +212,75 @@ class Cluster:
         }
 
     async def _send(
-        self, host: str, items: list[dict[str, Any]], lane_rate: float, lane: int
+        self, group: str, items: list[dict[str, Any]], lane_rate: float, lane: int
     ) -> list[Any]:
-        """One batch on the cluster; its result is released as soon as it is taken."""
+        """One batch on the lane's worker (again on another one if that one is gone)."""
         batch = {
             "run": self.run,
             "fence": self.fence,
+            "group": group,
             "lane": lane,  # a group's lanes never share a worker's client
             "config": dataclasses.replace(
                 self.config, rate=lane_rate, fetch_workers=0, cluster=None, cluster_fence=None
             ),
             "jobs": items,
         }
-        key = f"sitemap-audit-{self.run}-{next(self._keys)}"
-        future = self._client.submit(run_batch, batch, key=key, pure=False)
-        try:
-            out = await future
-        finally:
-            future.release()
-            del future
+        if self._starting is not None:  # local:N: wait for its start
+            await asyncio.shield(self._starting)
+        while True:
+            worker = await self._pin(group, lane)
+            out = await self._submit(batch, worker)
+            if out is not None:
+                break
+            if self._pins.get((group, lane)) == worker:  # its worker is gone: move the lane
+                del self._pins[(group, lane)]
         self.batches += 1
         self.workers_seen.add(out["worker"])
         self.notes.extend(out["stats"])
         answers: list[Any] = out["answers"]
         return answers
+
+    async def _workers(self) -> dict[str, Any]:
+        """The scheduler's workers (address: info), asked at most every WORKERS_EVERY s."""
+        now = time.monotonic()
+        if now - self._known_at >= WORKERS_EVERY:
+            self._known_at = now
+            info = await self._client.scheduler.identity(n_workers=-1)
+            self._known = dict(info.get("workers", {}))
+        return self._known
+
+    async def _pin(self, group: str, lane: int) -> str:
+        """The worker of a group's lane: the one with the fewest lanes, at its first batch."""
+        pinned = self._pins.get((group, lane))
+        if pinned is None:
+            load = dict.fromkeys(await self._workers(), 0)
+            for address in self._pins.values():
+                if address in load:
+                    load[address] += 1
+            least = min(load, key=load.__getitem__, default="")
+            # the lane's other batch may have pinned it while this one asked
+            pinned = self._pins.setdefault((group, lane), least)
+        return pinned
+
+    async def _submit(self, batch: dict[str, Any], worker: str) -> dict[str, Any] | None:
+        """The batch's answer, as a Dask task on `worker` and no other; None when that
+        worker is gone before it answered. The result is released as soon as taken."""
+        key = f"sitemap-audit-{self.run}-{next(self._keys)}"
+        future = self._client.submit(
+            run_batch, batch, key=key, pure=False, workers=[worker] if worker else None
+        )
+        answer: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(future)
+        try:
+            while True:
+                done, _ = await asyncio.wait({answer}, timeout=WATCH_EVERY)
+                if done:
+                    return answer.result()
+                if worker and worker not in await self._workers():
+                    return None
+        finally:
+            answer.cancel()
+            future.release()
+            del future
 
 
 def forkserver(distributed: Any) -> Any:

@@ -1,6 +1,12 @@
 """Per-host politeness across the cluster, held by the driver: each host's URL checks wait
-here and go out as batches, at most `lanes` of one host in flight (one, unless --rate is
+here and go out as batches, on at most `lanes` lanes of one host (one, unless --rate is
 above what one worker sends: LANE_RATE), each lane at rate/lanes.
+
+A lane may have `ahead` batches out: the next one waits on the lane's worker while the
+previous one runs (the driver pins a lane to one worker, which runs its batches one at a
+time), so a group's next batch starts without waiting for the driver to see the previous
+one's answer. A batch goes out ahead only once a full batch is waiting; the lane's
+first batch goes out with what there is.
 
 A Dask lock or semaphore would be held by a dead worker until the scheduler notices
 (measured: a host blocked 31 s); a count kept by the driver is released as soon as the
@@ -45,17 +51,20 @@ def batch_size(lane_rate: float, given: int | None = None) -> int:
 @dataclass(slots=True)
 class _Host:
     rate: float
-    busy: set[int] = field(default_factory=set)  # its lanes with a batch out (0, 1, ...)
+    busy: dict[int, int] = field(default_factory=dict)  # its lanes' batches out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
 
 
 class HostLanes:
     """The driver's queue of URL checks per host; `send` runs one batch on the cluster."""
 
-    def __init__(self, send: Send, *, workers: int, batch: int | None = None) -> None:
+    def __init__(
+        self, send: Send, *, workers: int, batch: int | None = None, ahead: int = 1
+    ) -> None:
         self._send = send
         self.workers = workers
         self._batch = batch
+        self._ahead = max(1, ahead)  # batches out per lane: one running, the rest waiting
         self._hosts: dict[str, _Host] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -76,14 +85,17 @@ class HostLanes:
             return
         lanes = lanes_for(state.rate, self.workers)
         lane_rate = state.rate / lanes
-        while len(state.busy) < lanes and state.waiting:
-            size = batch_size(lane_rate, self._batch)
+        size = batch_size(lane_rate, self._batch)
+        while state.waiting:
+            # an idle lane first, else (a full batch waiting) the least busy one below ahead
+            out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
+            if out and (out >= self._ahead or len(state.waiting) < size):
+                return  # every lane has what it may have
             batch = [state.waiting.popleft() for _ in range(min(size, len(state.waiting)))]
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
                 continue
-            lane = min(set(range(lanes)) - state.busy)
-            state.busy.add(lane)
+            state.busy[lane] = state.busy.get(lane, 0) + 1
             run = self._run(host, state, batch, lane_rate, lane)
             task = asyncio.get_running_loop().create_task(run)
             self._tasks.add(task)
@@ -109,7 +121,9 @@ class HostLanes:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            state.busy.discard(lane)
+            state.busy[lane] -= 1
+            if not state.busy[lane]:
+                del state.busy[lane]
             self._pump(host, state)
 
     async def aclose(self) -> None:

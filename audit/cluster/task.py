@@ -2,10 +2,13 @@
 local run (HttpClient.fetch, fetch_page with the driver's facts sinks), returning each
 answer and what its page said as plain data: the driver judges them.
 
-The batch opens its own HttpClient at the rate the driver gave its lane. When the last
-check is done it waits for the host's next turn (the rate limiter, a Retry-After), so the
-driver's next batch for the host, which starts only after this one returned, keeps the
-spacing across workers. Before each request, at most every FENCE_EVERY seconds, it asks
+The batch runs on the run's HttpClient of this process at the rate the driver gave its
+lane (kept open between batches: its connections and the lane's rate limiter). The
+driver pins a lane to one worker and sends its next batch while the previous one runs:
+the batches of a lane run here one after the other (a lock per lane), the next one on the
+limiter's next turn. Dask never moves a pinned batch to another worker (the driver sends
+it again elsewhere when its worker is gone), so one lane's batches never run on two
+workers at once. Before each request, at most every FENCE_EVERY seconds, it asks
 the scheduler whether its run still owns the fence: a resumed run claims it, so the tasks
 of a killed driver stop instead of doubling the host's rate; a scheduler that cannot be
 asked stops the batch too.
@@ -30,6 +33,7 @@ __all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch", "warm"]
 
 FENCE_KEY = "sitemap-audit-fence"
 FENCE_EVERY = 0.5  # seconds between two looks at the fence (one per run and process)
+FENCE_TIMEOUT = 30.0  # a look unanswered this long: the scheduler is gone, the batch stops
 IDLE_CLOSE = 30.0  # a run's client closes after this many seconds without a batch
 WORKER_CONNECTIONS = 1024  # connections of one run's client: every group it serves here
 
@@ -73,10 +77,19 @@ class Fence:
 
 
 def _scheduler_fence(name: str) -> Callable[[], Any]:
-    from distributed import get_client  # in a worker task: the worker's own client
+    """The scheduler's answer, asked through the worker's own connection to it (on the
+    worker's loop; a worker client would be one connection more, opened at the first
+    batch)."""
+    from distributed import get_worker  # in a worker task
 
-    client = get_client()
-    return lambda: client.get_metadata([FENCE_KEY, name], None)
+    worker = get_worker()
+    loop = worker.loop.asyncio_loop
+
+    def ask() -> Any:
+        look = worker.scheduler.get_metadata(keys=[FENCE_KEY, name], default=None)
+        return asyncio.run_coroutine_threadsafe(look, loop).result(timeout=FENCE_TIMEOUT)
+
+    return ask
 
 
 # The one event loop of this worker process on which every batch runs (a thread of its
@@ -93,7 +106,7 @@ def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
 
     global _loop
     address = get_worker().address
-    ask = _scheduler_fence(batch["fence"])  # the worker's client: only from the task's thread
+    ask = _scheduler_fence(batch["fence"])
     with _loop_lock:
         if _loop is None:
             _loop = new_event_loop()
@@ -120,9 +133,21 @@ class _Open:
     used: float = 0.0
 
 
-# On the batches loop only: the run's clients, by (run, lane rate, lane); its fence
+# On the batches loop only: the run's clients, by (run, lane rate, lane); its fence; the
+# lock each lane's batches take in turn, by (run, group, lane)
 _clients: dict[tuple[str, float, int], _Open] = {}
 _fences: dict[str, Fence] = {}
+_turns: dict[tuple[str, str, int], _Turn] = {}
+
+
+@dataclass(slots=True)
+class _Turn:
+    """A lane's batches on this worker, one at a time in the order they came."""
+
+    lock: asyncio.Lock
+    users: int = 0
+
+
 _sweep: asyncio.TimerHandle | None = None
 
 
@@ -140,12 +165,21 @@ async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, A
         held = _clients[key] = _Open(HttpClient(replace(config, concurrency=concurrency)))
         await held.client.__aenter__()
         _arm_sweep()
+    lane = (run, batch.get("group", ""), batch.get("lane", 0))
+    turn = _turns.get(lane)
+    if turn is None:
+        turn = _turns[lane] = _Turn(asyncio.Lock())
     held.busy += 1
+    turn.users += 1
     try:
-        return await check_batch(batch, fence, held.client)
+        async with turn.lock:
+            return await check_batch(batch, fence, held.client)
     finally:
         held.busy -= 1
         held.used = time.monotonic()
+        turn.users -= 1
+        if not turn.users:
+            del _turns[lane]
 
 
 def _arm_sweep() -> None:
@@ -190,7 +224,6 @@ async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -
         stats.append(
             now | {n: getattr(host, n) - c for n, c in zip(_COUNTERS, counts, strict=True)}
         )
-    await client.host(jobs[0]["checked"]).acquire(hold_slot=False)  # the next batch's turn
     return {"answers": answers, "stats": stats}
 
 

@@ -164,7 +164,7 @@ class NginxHosts:
     arrival times are nginx's, from its access log."""
 
     def __init__(self, pages: int, count: int, tmp: Path) -> None:
-        from server import free_port
+        from bench.server import free_port
 
         self.pages = pages
         self.count = count

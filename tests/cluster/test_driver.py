@@ -118,6 +118,23 @@ async def test_exactly_once_and_rate_held_across_workers(aiohttp_server: Any) ->
 
 
 @pytest.mark.slow
+async def test_a_group_s_batches_all_run_on_its_one_worker(aiohttp_server: Any) -> None:
+    """A group's lane is pinned to one worker, which gets the next batch while the
+    previous one runs: six batches of one host on local:2 all run on one worker, each
+    page once, the rate held over the batch hand-offs (server-side)."""
+    hosts, sitemap = await start_hosts(aiohttp_server, 1, 60)
+    code, out, err = await crawl(
+        sitemap, "--cluster", "local:2", "--rate", str(RATE), "--cluster-batch", "10"
+    )
+    assert code == 0, err
+    assert sorted(r["url"] for r in url_records(out)) == sorted(hosts[0].urls)
+    assert sorted(Counter(hosts[0].pages()).values()) == [1] * 60
+    assert max_in_window([t for t, _ in hosts[0].times]) <= RATE * 1.1
+    cluster = summary(out)["cluster"]
+    assert cluster["workers"] == 1 and cluster["batches"] >= 6
+
+
+@pytest.mark.slow
 async def test_no_dask_warning_on_stderr_even_with_port_8787_taken(aiohttp_server: Any) -> None:
     _, sitemap = await start_hosts(aiohttp_server, 1, 5)
     taken = None

@@ -110,3 +110,29 @@ async def test_closed_lanes_send_nothing_more() -> None:
     with pytest.raises(ClusterStopped):  # its batch was cut off: the check says so
         await first
     second.cancel()
+
+
+async def test_a_lane_sends_its_next_full_batch_while_the_previous_one_runs() -> None:
+    """ahead=2: a lane's next batch goes out while the previous one runs, once a full
+    batch is waiting (a short one waits for the lane to be idle); never more than two of
+    a lane out; every check answered once, in order."""
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=4, batch=3, ahead=2)
+    answers = await asyncio.gather(*(lanes.check("a", 10.0, {"n": n}) for n in range(8)))
+    assert [a["n"] for a in answers] == list(range(8))
+    sent = [b[1] for b in cluster.batches]
+    # [0] alone (the lane idle), [1, 2, 3] ahead of it; [4, 5, 6] ahead of that when
+    # [0] answers; [7], a short batch, only once the lane is idle again
+    assert sent == [[0], [1, 2, 3], [4, 5, 6], [7]]
+    assert cluster.most == {"a": 2}
+    await lanes.aclose()
+
+
+async def test_a_short_batch_never_goes_out_ahead() -> None:
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=4, batch=3, ahead=2)
+    answers = await asyncio.gather(*(lanes.check("a", 10.0, {"n": n}) for n in range(3)))
+    assert [a["n"] for a in answers] == [0, 1, 2]
+    assert [b[1] for b in cluster.batches] == [[0], [1, 2]]  # two waiting: not a full batch
+    assert cluster.most == {"a": 1}
+    await lanes.aclose()

@@ -1,12 +1,18 @@
 """What a Dask worker runs (audit/cluster/task.py): the fence a run holds on each worker,
-looked at once and then renewed in the background."""
+looked at once and then renewed in the background; a lane's batches one at a time."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
+from typing import Any
 
+from aiohttp import web
+
+from audit.cluster import task
 from audit.cluster.task import FENCE_EVERY, Fence
+from audit.core.config import CrawlConfig
 
 
 async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:
@@ -29,3 +35,47 @@ async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background(
     await asyncio.sleep(0.4)
     assert not await fence.owned()  # the renewal answered: the batches stop
     assert looks == ["run-a", "run-b"]
+
+
+async def test_a_lane_s_batches_run_one_at_a_time_on_one_limiter(aiohttp_server: Any) -> None:
+    """Two batches of one lane handed to a worker at once (the driver sends the next one
+    while the previous runs): the second starts only once the first is done, and the
+    lane's one limiter spaces the requests of both (server-side arrival times)."""
+    arrivals: list[tuple[float, str]] = []
+
+    async def page(request: web.Request) -> web.Response:
+        arrivals.append((time.monotonic(), request.path))
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    server = await aiohttp_server(app)
+    base = str(server.make_url("")).rstrip("/")
+    rate = 20.0
+    config = CrawlConfig(rate=rate, retries=0, max_per_host=2)  # 2 of a batch at once
+
+    def batch(first: int) -> dict[str, Any]:
+        jobs = [
+            {"checked": f"{base}/p{n}", "headers": None, "recipe": None, "cap": 0}
+            for n in range(first, first + 5)
+        ]
+        return {"run": "run-t", "fence": "run-t", "group": base, "lane": 0, "config": config,
+                "jobs": jobs}  # fmt: skip
+
+    try:
+        one, two = await asyncio.gather(
+            task._on_loop(batch(0), lambda: "run-t"), task._on_loop(batch(5), lambda: "run-t")
+        )
+    finally:
+        for held in list(task._clients.values()):
+            await held.client.aclose()
+        task._clients.clear()
+        task._fences.clear()
+    assert [a["result"]["status"] for a in one["answers"] + two["answers"]] == [200] * 10
+    paths = [path for _, path in arrivals]
+    assert sorted(paths[:5]) == [f"/p{n}" for n in range(5)]  # the first batch, then...
+    assert sorted(paths[5:]) == [f"/p{n}" for n in range(5, 10)]  # ... the second
+    times = [t for t, _ in arrivals]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 0.8 / rate  # one limiter for both: never two at once
+    assert not task._turns  # the lane's lock is gone with its last batch
