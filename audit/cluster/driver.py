@@ -245,7 +245,10 @@ class Cluster:
         now = time.monotonic()
         if now - self._known_at >= WORKERS_EVERY:
             self._known_at = now
-            info = await self._client.scheduler.identity(n_workers=-1)
+            try:
+                info = await self._client.scheduler.identity(n_workers=-1)
+            except TypeError:  # a scheduler older than n_workers: it lists every worker
+                info = await self._client.scheduler.identity()
             self._known = dict(info.get("workers", {}))
         return self._known
 
