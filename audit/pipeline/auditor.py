@@ -188,13 +188,9 @@ class Auditor:
     async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
         """Audit the given sitemaps (already discovered). Findings of discovery go first."""
         async with HttpClient(self.config) as client:
-            self.attach_client(client, RobotsCache(client, self.config.user_agent))
             for f in pre or []:
                 self.rec.finding(f)
-            try:
-                await self._run_stages(roots)
-            finally:
-                self._finish_run()
+            await self.run_with_client(client, RobotsCache(client, self.config.user_agent), roots)
 
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Auditor]:
@@ -212,25 +208,19 @@ class Auditor:
             yield auditor.context
 
     async def run_with_client(
-        self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
+        self,
+        client: HttpClient,
+        robots: RobotsCache,
+        roots: list[SitemapJob],
+        feeds: Sequence[RootFeed] = (),
     ) -> None:
-        """Like run(), on a client the caller opened (discovery shares it)."""
+        """Like run(), on a client the caller opened (discovery shares it). `feeds`: the
+        targets whose roots are still to be found: each feed (at most DISCOVERERS at once)
+        finds the root sitemaps of one target while the run goes on, so every target starts
+        at once and each one's URLs join the frontier as its sitemaps are read."""
         self.attach_client(client, robots)
         try:
-            await self._run_stages(roots)
-        finally:
-            self._finish_run()
-
-    async def run_feeds(
-        self, client: HttpClient, robots: RobotsCache, feeds: Sequence[RootFeed]
-    ) -> None:
-        """Like run_with_client(), for targets whose roots are still to be found: each feed
-        (at most DISCOVERERS at once) finds the root sitemaps of one target while the run
-        goes on, so every target starts at once and each one's URLs join the frontier as
-        its sitemaps are read."""
-        self.attach_client(client, robots)
-        try:
-            await self._run_stages([], feeds)
+            await self._run_stages(roots, feeds)
         finally:
             self._finish_run()
 
