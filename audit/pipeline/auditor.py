@@ -219,10 +219,32 @@ class Auditor:
         finds the root sitemaps of one target while the run goes on, so every target starts
         at once and each one's URLs join the frontier as its sitemaps are read."""
         self.attach_client(client, robots)
-        try:
-            await self._run_stages(roots, feeds)
+        try:  # discovery of the targets, expanders, workers and the closer: one TaskGroup
+            expander = self.expander
+            for job in roots:
+                expander.schedule(job)
+            self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
+            expander.add_pending(len(feeds))
+            workers = self.config.concurrency if self.mode == "crawl" else 0
+            async with asyncio.TaskGroup() as tg:
+                gate = asyncio.Semaphore(DISCOVERERS)
+                for feed in feeds:
+                    tg.create_task(self._feed(feed, gate))
+                for _ in range(self._expanders):
+                    tg.create_task(self.expander.run())
+                for _ in range(workers):
+                    tg.create_task(self._worker())
+                tg.create_task(self._closer())
+            if self._drain_error is not None:
+                raise self._drain_error
+        except asyncio.CancelledError:
+            self.state.interrupted = True
+            raise
         finally:
-            self._finish_run()
+            try:
+                await self.checker.cancel_probes()
+            finally:
+                self._finish_run()
 
     def _finish_run(self) -> None:
         """The end of a run, however it ends: the hooks' end, then (unless a first pass)
@@ -260,31 +282,6 @@ class Auditor:
                     "groups": client.hosts.groups(),
                 }
             )
-
-    async def _run_stages(self, roots: list[SitemapJob], feeds: Sequence[RootFeed] = ()) -> None:
-        expander = self.expander
-        for job in roots:
-            expander.schedule(job)
-        self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
-        expander.add_pending(len(feeds))
-        workers = self.config.concurrency if self.mode == "crawl" else 0
-        try:  # discovery of the targets, expanders, workers and the closer: one TaskGroup
-            async with asyncio.TaskGroup() as tg:
-                gate = asyncio.Semaphore(DISCOVERERS)
-                for feed in feeds:
-                    tg.create_task(self._feed(feed, gate))
-                for _ in range(self._expanders):
-                    tg.create_task(self.expander.run())
-                for _ in range(workers):
-                    tg.create_task(self._worker())
-                tg.create_task(self._closer())
-            if self._drain_error is not None:
-                raise self._drain_error
-        except asyncio.CancelledError:
-            self.state.interrupted = True
-            raise
-        finally:
-            await self.checker.cancel_probes()
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders; once every listed
