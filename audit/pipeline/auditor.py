@@ -188,13 +188,9 @@ class Auditor:
     async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
         """Audit the given sitemaps (already discovered). Findings of discovery go first."""
         async with HttpClient(self.config) as client:
-            self.attach_client(client, RobotsCache(client, self.config.user_agent))
             for f in pre or []:
                 self.rec.finding(f)
-            try:
-                await self._run_stages(roots)
-            finally:
-                self._finish_run()
+            await self.run_with_client(client, RobotsCache(client, self.config.user_agent), roots)
 
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Auditor]:
@@ -212,27 +208,43 @@ class Auditor:
             yield auditor.context
 
     async def run_with_client(
-        self, client: HttpClient, robots: RobotsCache, roots: list[SitemapJob]
+        self,
+        client: HttpClient,
+        robots: RobotsCache,
+        roots: list[SitemapJob],
+        feeds: Sequence[RootFeed] = (),
     ) -> None:
-        """Like run(), on a client the caller opened (discovery shares it)."""
+        """Like run(), on a client the caller opened (discovery shares it). `feeds`: the
+        targets whose roots are still to be found: each feed (at most DISCOVERERS at once)
+        finds the root sitemaps of one target while the run goes on, so every target starts
+        at once and each one's URLs join the frontier as its sitemaps are read."""
         self.attach_client(client, robots)
-        try:
-            await self._run_stages(roots)
+        try:  # discovery of the targets, expanders, workers and the closer: one TaskGroup
+            expander = self.expander
+            for job in roots:
+                expander.schedule(job)
+            self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
+            expander.add_pending(len(feeds))
+            workers = self.config.concurrency if self.mode == "crawl" else 0
+            async with asyncio.TaskGroup() as tg:
+                gate = asyncio.Semaphore(DISCOVERERS)
+                for feed in feeds:
+                    tg.create_task(self._feed(feed, gate))
+                for _ in range(self._expanders):
+                    tg.create_task(self.expander.run())
+                for _ in range(workers):
+                    tg.create_task(self._worker())
+                tg.create_task(self._closer())
+            if self._drain_error is not None:
+                raise self._drain_error
+        except asyncio.CancelledError:
+            self.state.interrupted = True
+            raise
         finally:
-            self._finish_run()
-
-    async def run_feeds(
-        self, client: HttpClient, robots: RobotsCache, feeds: Sequence[RootFeed]
-    ) -> None:
-        """Like run_with_client(), for targets whose roots are still to be found: each feed
-        (at most DISCOVERERS at once) finds the root sitemaps of one target while the run
-        goes on, so every target starts at once and each one's URLs join the frontier as
-        its sitemaps are read."""
-        self.attach_client(client, robots)
-        try:
-            await self._run_stages([], feeds)
-        finally:
-            self._finish_run()
+            try:
+                await self.checker.cancel_probes()
+            finally:
+                self._finish_run()
 
     def _finish_run(self) -> None:
         """The end of a run, however it ends: the hooks' end, then (unless a first pass)
@@ -270,31 +282,6 @@ class Auditor:
                     "groups": client.hosts.groups(),
                 }
             )
-
-    async def _run_stages(self, roots: list[SitemapJob], feeds: Sequence[RootFeed] = ()) -> None:
-        expander = self.expander
-        for job in roots:
-            expander.schedule(job)
-        self._expanders = min(EXPANDERS_MAX, EXPANDERS + max(0, len(feeds) - 1))
-        expander.add_pending(len(feeds))
-        workers = self.config.concurrency if self.mode == "crawl" else 0
-        try:  # discovery of the targets, expanders, workers and the closer: one TaskGroup
-            async with asyncio.TaskGroup() as tg:
-                gate = asyncio.Semaphore(DISCOVERERS)
-                for feed in feeds:
-                    tg.create_task(self._feed(feed, gate))
-                for _ in range(self._expanders):
-                    tg.create_task(self.expander.run())
-                for _ in range(workers):
-                    tg.create_task(self._worker())
-                tg.create_task(self._closer())
-            if self._drain_error is not None:
-                raise self._drain_error
-        except asyncio.CancelledError:
-            self.state.interrupted = True
-            raise
-        finally:
-            await self.checker.cancel_probes()
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders; once every listed

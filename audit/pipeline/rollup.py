@@ -29,6 +29,7 @@ COUNT_KEYS: tuple[str, ...] = ("urls", "indexable", "with_lastmod", "errors", "w
 _SEVERITY_KEY = {"error": "errors", "warning": "warnings", "info": "info"}
 _XML_SPACE = " \t\r\n"
 _CACHE_SIZE = 4096  # <lastmod> texts whose validity is remembered: sitemaps repeat them
+_UNSEEN = object()  # a <lastmod> text whose validity is not remembered
 
 
 def lastmod_validity(text: Any) -> str | None:
@@ -94,28 +95,19 @@ class Rollup:
         counts.urls += 1
         if record.get("indexable") is True:
             counts.indexable += 1
-        validity = self._valid(record.get("lastmod"))
+        lastmod = record.get("lastmod")  # a string or null
+        if lastmod is None:
+            return
+        cache = self._validity  # lastmod_validity, remembered for the texts seen last
+        validity = cache.get(lastmod, _UNSEEN)
+        if validity is _UNSEEN:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            validity = cache[lastmod] = lastmod_validity(lastmod)
         if validity == "w3c":
             counts.lastmod_w3c += 1
         elif validity == "rss":
             counts.lastmod_rss += 1
-
-    def _valid(self, lastmod: Any) -> str | None:
-        """lastmod_validity, remembered for the texts seen last."""
-        if lastmod is None:
-            return None
-        cache = self._validity
-        try:
-            return cache[lastmod]
-        except KeyError:
-            pass
-        except TypeError:  # pragma: no cover - a record's lastmod is a string or null
-            return None
-        validity = lastmod_validity(lastmod)
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[lastmod] = validity
-        return validity
 
     def _finding(self, record: dict[str, Any]) -> None:
         sitemap = record.get("sitemap")

@@ -69,7 +69,7 @@ async def run_targets(
             _feed(n, kind, value, auditor, recorder, outcomes[n])
             for n, (kind, value) in enumerate(jobs)
         ]
-        await auditor.run_feeds(client, robots, feeds)
+        await auditor.run_with_client(client, robots, [], feeds)
     state = auditor.state
     for n, (kind, value) in enumerate(jobs):
         outcome = outcomes[n]
