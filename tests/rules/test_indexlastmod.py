@@ -331,17 +331,19 @@ _FORMS = st.sampled_from(
 )
 
 
-@given(
-    st.lists(
-        st.tuples(
-            _FORMS,
-            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
-            st.times(),
-        ),
-        min_size=1,
-        max_size=30,
-    )
+# up to 30 lastmods, each a date and time written in one of the forms
+_LASTMODS = st.lists(
+    st.tuples(
+        _FORMS,
+        st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
+        st.times(),
+    ),
+    min_size=1,
+    max_size=30,
 )
+
+
+@given(_LASTMODS)
 def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
     values: list[tuple[str, date, time]],
 ) -> None:
@@ -360,15 +362,7 @@ def test_the_childs_newest_is_the_latest_start_whatever_the_forms(
 
 
 @given(
-    st.lists(
-        st.tuples(
-            _FORMS,
-            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
-            st.times(),
-        ),
-        min_size=1,
-        max_size=30,
-    ),
+    _LASTMODS,
     st.integers(min_value=1, max_value=7),
 )
 def test_a_batch_of_entries_gives_the_newest_and_digest_of_entry_by_entry(
