@@ -119,7 +119,7 @@ class PageSink(FactsSink):
 class PageVerdict:
     """What the page checks made of one page."""
 
-    findings: list[Finding]  # the URL's findings: check_fetch's, merged with the page's
+    findings: list[Finding]  # the URL's findings: judge_answer's, merged with the page's
     alternates: list[str]  # valid absolute hreflang hrefs of the head, for reciprocity
     record: dict[str, Any]  # the url record's `page` object
     noindex: bool = False  # a head meta says noindex for the agent
@@ -196,7 +196,7 @@ def check_page(
     probe: str | None = None,
     answered: Answered | None = None,
 ) -> PageVerdict:
-    """The page's findings merged into `prior` (check_fetch's findings for the same URL):
+    """The page's findings merged into `prior` (judge_answer's findings for the same URL):
     `answered` is what those checks said (judged again from the headers when not given),
     so the header's noindex and canonical findings are known as values."""
     url = result.url

@@ -24,7 +24,6 @@ from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, he
 __all__ = [
     "Answered",
     "canonical_links",
-    "check_fetch",
     "judge_answer",
     "noindex_directive",
     "robots_blocked_finding",
@@ -82,28 +81,6 @@ class Answered:
     canonical: Finding | None = None  # the Link header names another URL (or several)
     lastmod: Lastmod = Lastmod.NONE
     lastmod_finding: Finding | None = None  # the finding of a stale/ahead/dynamic lastmod
-
-
-def check_fetch(
-    result: FetchResult,
-    *,
-    lastmod: str | None,
-    sitemap: str | None,
-    line: int | None,
-    config: CrawlConfig,
-    agent_token: str,
-    now: datetime | None = None,
-) -> list[Finding]:
-    """Every URL-check finding for one requested URL, in a stable order."""
-    return judge_answer(
-        result,
-        lastmod=lastmod,
-        sitemap=sitemap,
-        line=line,
-        config=config,
-        agent_token=agent_token,
-        now=now,
-    ).findings
 
 
 def judge_answer(

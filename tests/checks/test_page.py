@@ -19,7 +19,7 @@ from audit.checks.page import (
     soft404_text,
 )
 from audit.checks.pagefacts import PageFacts, facts_of
-from audit.checks.response import check_fetch
+from audit.checks.response import judge_answer
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop
 
@@ -57,9 +57,9 @@ def run(
     cap: int = 512 * 1024,
 ) -> list[Finding]:
     res = res or result()
-    prior = check_fetch(
+    prior = judge_answer(
         res, lastmod=None, sitemap="s.xml", line=3, config=CrawlConfig(), agent_token=AGENT
-    )
+    ).findings
     return check_page(
         res, head(html, cap), prior, agent_token=AGENT, sitemap="s.xml", line=3, probe=probe
     ).findings

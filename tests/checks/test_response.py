@@ -20,7 +20,7 @@ from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.response import (
     body_excerpt,
     canonical_links,
-    check_fetch,
+    judge_answer,
     noindex_directive,
     robots_blocked_finding,
     url_record,
@@ -62,7 +62,7 @@ def run(
     agent: str = AGENT,
     now: datetime = NOW,
 ) -> list[Finding]:
-    return check_fetch(
+    return judge_answer(
         result,
         lastmod=lastmod,
         sitemap=SITEMAP,
@@ -70,7 +70,7 @@ def run(
         config=config,
         agent_token=agent,
         now=now,
-    )
+    ).findings
 
 
 def codes(result: FetchResult, lastmod: str | None = None, **kw: Any) -> list[str]:
@@ -755,7 +755,7 @@ async def test_loopback_bot_challenge_and_failure_record(aiohttp_server: ServerF
 DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
 ENTRY = re.compile(r"<loc>\{base\}([^<]*)</loc>\s*(?:<lastmod>([^<]*)</lastmod>)?")
 
-# path -> codes check_fetch must give (README.md of the demo); robots and
+# path -> codes the URL checks must give (README.md of the demo); robots and
 # validator codes belong to other stages.
 DEMO_EXPECTED = {
     "/products/discontinued-hose": ["url-not-found"],

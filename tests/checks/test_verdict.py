@@ -18,7 +18,7 @@ from aiohttp import web
 
 from audit.checks.agents import index_reason
 from audit.checks.page import PageSink
-from audit.checks.response import check_fetch
+from audit.checks.response import judge_answer
 from audit.checks.verdict import (
     Indexability,
     Lastmod,
@@ -247,19 +247,22 @@ async def test_reasons_before_the_page_redirect_status_type_unreachable(serve: S
 
 
 async def test_the_verdict_equals_the_url_checks_findings(serve: Serve) -> None:
-    """judge_url's findings are check_fetch's for the same answer, in order."""
+    """judge_url's findings are the URL checks' (judge_answer's) for the same answer, in order."""
     base = await serve(_app())
     for path in ("plain", "noindex-header", "canonical-header", "moved", "gone", "dated"):
         result, _ = await _answer(f"{base}/{path}")
         listed = Listing(result.url, "s.xml", 3, "2024-01-01")
         verdict = judge_url(result, listed, _config(), agent_token=AGENT)
-        assert verdict.findings == check_fetch(
-            result,
-            lastmod="2024-01-01",
-            sitemap="s.xml",
-            line=3,
-            config=_config(),
-            agent_token=AGENT,
+        assert (
+            verdict.findings
+            == judge_answer(
+                result,
+                lastmod="2024-01-01",
+                sitemap="s.xml",
+                line=3,
+                config=_config(),
+                agent_token=AGENT,
+            ).findings
         ), path
 
 
