@@ -67,7 +67,6 @@ _RAW_END: Final = {
     tag: re.compile(rf"</{tag}(?=[\s/>])", re.IGNORECASE) for tag in ("script", "style", "title")
 }
 _BODY_END_TAGS: Final = frozenset({"body", "html", "br", "p"})
-_NONSPACE: Final = re.compile(r"\S")
 _ASCII_LETTERS: Final = frozenset(string.ascii_letters)  # what may follow "<" in a start tag
 _LINK_RELS: Final = re.compile(r"canonical|alternate", re.IGNORECASE)
 
@@ -293,8 +292,7 @@ class HeadScan:
     def _data(self, at: int, data: str) -> None:
         # text cannot be in a head: the body begins at its first letter
         if self._skip is None and html.unescape(data).strip():
-            m = _NONSPACE.search(self.text, at)
-            first = m.start() if m is not None else at
+            first = at + len(data) - len(data.lstrip())
             self._begin_body(first, first + 1)
 
     def _begin_body(self, at: int, end: int) -> None:
