@@ -120,11 +120,12 @@ class RenderSession:
             await probe.close()
 
     def summary(self) -> dict[str, Any]:
-        seconds = self._renderer.seconds if self._renderer is not None else 0.0
-        out: dict[str, Any] = {"pages": self.pages, "failed": self.failed}
-        out["seconds"] = round(seconds, 1)
-        if self._renderer is not None and self._renderer.peak_memory:
-            out["peak_mb"] = round(self._renderer.peak_memory / 1e6, 1)
+        out: dict[str, Any] = {"pages": self.pages, "failed": self.failed, "seconds": 0.0}
+        renderer = self._renderer
+        if renderer is not None:
+            out["seconds"] = round(renderer.seconds, 1)
+            if renderer.peak_memory:
+                out["peak_mb"] = round(renderer.peak_memory / 1e6, 1)
         return out
 
     async def close(self) -> None:
@@ -296,11 +297,13 @@ class RenderHook(Hook):
     def _judged(self, cand: _Candidate, out: Rendered) -> tuple[UrlResult, list[Finding]]:
         job = cand.job
         where: dict[str, Any] = {"url": job.url, "sitemap": job.sitemap, "line": job.line}
-        if out.failure is None and out.navigated_to is not None:
+        # a Rendered has a failure, a navigation or the DOM (audit.http.browser): only
+        # one of them; a failure comes without html
+        if out.navigated_to is not None:
             extra = render_record(out.navigated_to, out.ms, None)
             found = [*cand.found, js_redirect(out.navigated_to, **where)]
             return _rendered(cand.record, True, extra), found
-        if out.failure is not None or out.html is None:
+        if out.html is None:
             self.session.failed += 1
             why = out.failure or "the page's DOM could not be read"
             return _rendered(cand.record, False), [*cand.found, render_failed(why, **where)]
