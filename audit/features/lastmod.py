@@ -114,17 +114,19 @@ class LastmodHook(Hook):
         fp = content.fingerprint
         if fp is not None:
             before = store.previous_content(job.url)
-            more += self._compare(store, job, fp, before)
+            store.put_content(job.url, fp, job.lastmod)
             # when this state first fetched the page with its current fingerprint,
             # provided an earlier run had another one: now for a change, else what the
             # last run's record said (kept until the fingerprint changes again); None
             # when no change was seen
-            if before is not None and before[0] != fp:
-                changed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-            elif before is not None:
-                prior = store.prior(job.url)
-                value = prior.record.get("content_changed") if prior is not None else None
-                changed = value if isinstance(value, str) else None
+            if before is not None:
+                more += self._compare(job, fp, before)
+                if before[0] != fp:
+                    changed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+                else:
+                    prior = store.prior(job.url)
+                    value = prior.record.get("content_changed") if prior is not None else None
+                    changed = value if isinstance(value, str) else None
         return self._with_changed(record, changed), [*found, *more]
 
     # --- content_changed (contracts/fix.md) -------------------------------------------
@@ -152,15 +154,12 @@ class LastmodHook(Hook):
         ]
 
     @staticmethod
-    def _compare(
-        store: StateStore, job: UrlJob, fp: int, before: tuple[int, str | None] | None
-    ) -> list[Finding]:
-        store.put_content(job.url, fp, job.lastmod)
-        if before is None:
-            return []
+    def _compare(job: UrlJob, fp: int, before: tuple[int, str | None]) -> list[Finding]:
         old_fp, old_lastmod = before
         moved = lastmod_moved(old_lastmod, job.lastmod)
-        if old_fp != fp and not moved and job.lastmod is not None:
+        if old_fp != fp:
+            if moved or job.lastmod is None:
+                return []
             message = (
                 f"the page's main text changed since the previous run (fingerprint "
                 f"{_hex(old_fp)} -> {_hex(fp)}) but <lastmod> stayed {job.lastmod} "
@@ -169,7 +168,7 @@ class LastmodHook(Hook):
             return [
                 finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
             ]
-        if old_fp != fp or not moved or old_lastmod is None or job.lastmod is None:
+        if not moved or old_lastmod is None or job.lastmod is None:
             return []
         evidence = job.evidence
         if evidence is not None and evidence.seen == "304":
