@@ -248,7 +248,7 @@ class AgentsHook(Hook):
         root = origin + "/"
         for agent in self.agents:
             uses = says_yes(agent, *policy.usage(agent))
-            if uses and not policy.allowed(root, agent):
+            if not policy.allowed(root, agent):  # (no uses: the loop adds none)
                 for use in uses:
                     by_use.setdefault(use, []).append(agent)
         out = []
@@ -275,8 +275,8 @@ class AgentsHook(Hook):
 def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     out = []
     for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
-        example = tally.examples.get(verdict)
-        if count and example is not None:
+        example = tally.examples.get(verdict)  # there is one once the count is not 0
+        if example is not None:
             urls = f"{count:,} listed URL{'' if count == 1 else 's'} of {origin}"
             message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=example.url)
             out.append(replace(example, message=message))
