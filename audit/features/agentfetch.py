@@ -121,11 +121,11 @@ class AgentSampler:
                 heapq.heapreplace(heap, item)
 
     def samples(self) -> list[tuple[str, str, list[_Candidate]]]:
-        """(origin, agent, the sample in digest order) of each (host, agent) with one."""
+        """(origin, agent, the sample in digest order) of each (host, agent) with one (a
+        heap is made by its first offer: never empty)."""
         return [
             (origin, agent, sorted((c for _, _, c in heap), key=lambda c: (c.key, c.url)))
             for (origin, agent), heap in self._heaps.items()
-            if heap
         ]
 
     async def fetch(self, client: HttpClient, cap: int, concurrency: int) -> None:
