@@ -198,12 +198,10 @@ class LlmsHook(Hook):
             for norm, link in self.links.items()
             if self._audited(norm) and norm not in self.listed and norm not in self.judged
         ]
-        if not todo:
-            return
         queue: asyncio.Queue[_Link] = asyncio.Queue()
         for link in todo:
             queue.put_nowait(link)
-        workers = min(len(todo), max(1, self.config.concurrency))
+        workers = min(len(todo), max(1, self.config.concurrency))  # none when none to do
         async with asyncio.TaskGroup() as tg:
             for _ in range(workers):
                 tg.create_task(self._worker(queue))
