@@ -220,12 +220,10 @@ def apply_config_file(
     parser: argparse.ArgumentParser,
     args: argparse.Namespace,
     argv: list[str],
-    *,
-    required: bool = True,
 ) -> list[str]:
     """Fill `args` from `args.config` where the command line said nothing; return the
-    targets (the command line's TARGETs win over the file's). `required`: the file must
-    name targets (the command line gave none)."""
+    targets (the command line's TARGETs win over the file's; none: the caller says what
+    is missing)."""
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
@@ -234,9 +232,4 @@ def apply_config_file(
     named = getattr(args, "target", None)  # migrate has OLD and NEW instead
     if named:
         return list(named) if isinstance(named, list) else [named]
-    if not targets and required:
-        raise ConfigFileError(
-            f"{args.config}: no target: give TARGET on the command line or "
-            'target = "..." / targets = [...] in the file'
-        )
     return targets

@@ -82,7 +82,7 @@ def audit_targets(
         from audit.cli.configfile import ConfigFileError, apply_config_file
 
         try:
-            from_config = apply_config_file(parser, args, argv, required=False)
+            from_config = apply_config_file(parser, args, argv)
         except ConfigFileError as exc:
             raise TargetError(str(exc)) from exc
     given = args.target if isinstance(args.target, list) else [args.target]

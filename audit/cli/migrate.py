@@ -80,7 +80,7 @@ def migrate_config(
     from audit.cli.configfile import ConfigFileError, apply_config_file
 
     try:
-        targets = apply_config_file(parser, args, argv, required=False)
+        targets = apply_config_file(parser, args, argv)
     except ConfigFileError as exc:
         raise TargetError(str(exc)) from exc
     if targets:
