@@ -12,6 +12,7 @@ and the report still streams.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -41,10 +42,10 @@ class DeployStampHook(Hook):
     """RULES.md last-modified-deploy, decided per host as the answers arrive."""
 
     name = "deploy-stamp"
+    _rec: Recorder  # set by attach, which the run calls before any other hook point
 
     def __init__(self) -> None:
-        self._hosts: dict[str, _Host] = {}
-        self._rec: Recorder | None = None
+        self._hosts: defaultdict[str, _Host] = defaultdict(_Host)
 
     def attach(self, ctx: RunContext) -> None:
         self._rec = ctx.recorder
@@ -58,10 +59,10 @@ class DeployStampHook(Hook):
         if host is None or host.stamp.verdict is False:
             return None  # a judged content date: nothing more to do per URL
         if host.stamp.verdict is None:
-            modified = _last_modified(result)
+            modified = _header_date(result, "last-modified")
             if modified is None:
                 return None
-            if host.stamp.add(modified, _date(result)):
+            if host.stamp.add(modified, _header_date(result, "date")):
                 self._release(host)
         judged = job.verdict
         held = judged.deploy_held if judged is not None else None
@@ -74,10 +75,7 @@ class DeployStampHook(Hook):
         key = job.host.key if job.host is not None else origin_key(job.url)
         if not key:
             return None
-        host = self._hosts.get(key)
-        if host is None:
-            host = self._hosts[key] = _Host()
-        return host
+        return self._hosts[key]
 
     def _hold(
         self, host: _Host, record: UrlResult, found: list[Finding], held: Finding
@@ -98,7 +96,7 @@ class DeployStampHook(Hook):
         held, host.held = host.held, []
         if host.stamp.verdict:
             host.suppressed += len(held)
-        elif held and self._rec is not None:
+        elif held:
             self._rec.findings(held)
 
     def end_of_run(self) -> None:
@@ -106,7 +104,7 @@ class DeployStampHook(Hook):
             if host.stamp.verdict is None:
                 host.stamp.decide()
                 self._release(host)
-            if host.stamp.verdict and self._rec is not None:
+            if host.stamp.verdict:
                 self._rec.finding(_deploy_finding(canonical_origin(key) or key, host))
 
 
@@ -123,13 +121,8 @@ def _deploy_finding(origin: str, host: _Host) -> Finding:
     )
 
 
-def _date(result: FetchResult) -> datetime | None:
-    """The answer's Date as a date, or None."""
-    header = header_value(result.headers, "date")
-    return parse_http_date(header) if header else None
-
-
-def _last_modified(result: FetchResult) -> datetime | None:
-    """The answer's Last-Modified as a date, or None (absent or not an HTTP date)."""
-    header = header_value(result.headers, "last-modified")
+def _header_date(result: FetchResult, name: str) -> datetime | None:
+    """The answer's `name` header (Date, Last-Modified) as a date, or None (absent or not
+    an HTTP date)."""
+    header = header_value(result.headers, name)
     return parse_http_date(header) if header else None
