@@ -77,17 +77,11 @@ __all__ = ["StateHook", "StateSink"]
 _RECHECK = frozenset({"error", "warning"})
 
 
-def _vouches(prior: Prior, lastmod: str | None) -> bool:
-    """--changed-only: may the last run's evidence stand for tonight without a request?
-    Only an answer that run verified (a full answer or a 304; never an earlier carry,
-    which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
-    evidence = prior.evidence
-    if (
-        evidence is None
-        or evidence.seen == "carried"
-        or not evidence.revivable
-        or prior.lastmod != lastmod
-    ):
+def _vouches(prior: Prior, evidence: Evidence, lastmod: str | None) -> bool:
+    """--changed-only: may the last run's evidence (`prior.evidence`) stand for tonight
+    without a request? Only an answer that run verified (a full answer or a 304; never an
+    earlier carry, which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
+    if evidence.seen == "carried" or not evidence.revivable or prior.lastmod != lastmod:
         return False
     # An earlier verdict that may be carried forward: a plain 2xx answer with no error or
     # warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
@@ -216,7 +210,7 @@ class StateHook(Hook):
         if prior.run == store.run:  # checked before the crash: not requested again
             store.replayed += 1
             return Done(prior.evidence)
-        if self.changed_only and _vouches(prior, job.lastmod):
+        if self.changed_only and _vouches(prior, prior.evidence, job.lastmod):
             store.carried += 1
             store.skipped += 1
             return Done(replace(prior.evidence, seen="carried"))
@@ -387,8 +381,7 @@ class StateHook(Hook):
                 key: IndexEntryState(lastmod, digest)
                 for key, (lastmod, digest) in store.previous_index_entries().items()
             }
-            if previous:
-                self.rec.findings(check.over_time(previous))
+            self.rec.findings(check.over_time(previous))  # none without a previous run
             states = check.entry_states()
             store.put_index_entries(
                 [(idx, child, st.lastmod, st.digest) for (idx, child), (_, st) in states.items()]
