@@ -66,7 +66,7 @@ class DeployStampHook(Hook):
                 self._release(host)
         judged = job.verdict
         held = judged.deploy_held if judged is not None else None
-        return self._hold(host, record, found, held) if held is not None else None
+        return self._hold(host, record, found, held)
 
     def _host(self, job: UrlJob) -> _Host | None:
         """The verdict state of the URL's host (scheme://host:port, whatever the letter
@@ -78,11 +78,12 @@ class DeployStampHook(Hook):
         return self._hosts[key]
 
     def _hold(
-        self, host: _Host, record: UrlResult, found: list[Finding], held: Finding
+        self, host: _Host, record: UrlResult, found: list[Finding], held: Finding | None
     ) -> tuple[UrlResult, list[Finding]] | None:
         """Take this answer's lastmod finding (`held`, the verdict's comparison a deploy
         stamp may explain) out while the host is undecided or a deploy stamp; None
-        (nothing changed) when it is judged a content date."""
+        (nothing changed) when it is judged a content date, or there is none (no finding
+        is None)."""
         if host.stamp.verdict is False or held not in found:
             return None
         if host.stamp.verdict is None:
