@@ -65,7 +65,7 @@ class DeployStamp:
     def decide(self) -> bool:
         """Decide on what was seen (the end of the run for a host with few answers)."""
         stamps = self.stamps
-        dynamic = bool(stamps) and self.at_request >= SHARE * len(stamps)
+        dynamic = self.at_request >= SHARE * len(stamps)  # (no stamps: never clustered)
         self.verdict = clustered(stamps) and not dynamic
         self.seen = len(stamps)
         if stamps:
