@@ -104,8 +104,8 @@ def resolve_format(args: argparse.Namespace, choices: tuple[str, ...] = FORMATS)
     suffix = Path(output).suffix.lower()
     if not suffix:  # `--output report`: no extension claims another format
         return "text"
-    fmt = _EXTENSIONS.get(suffix)
-    if fmt is None or fmt not in choices:
+    fmt = _EXTENSIONS.get(suffix, "")  # "": an extension of no format, in no choices
+    if fmt not in choices:
         what = f"extension {suffix!r}"
         raise TargetError(
             f"--output {output}: cannot tell the report format from {what}; "
