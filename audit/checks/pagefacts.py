@@ -494,7 +494,7 @@ class SharedSink(FactsSink):
         for member in members:
             wants |= member.wants
         url = next((m.url for m in members if m.url is not None), None)
-        super().__init__(wants, max(m.cap for m in members), url)
+        super().__init__(wants, members[0].cap, url)  # join shares sinks of one cap only
         self.members = list(members)
 
     def start(self, status: int, headers: Sequence[tuple[str, str]]) -> bool:
@@ -517,9 +517,10 @@ class SharedSink(FactsSink):
 
 
 def join(sinks: Sequence[Any]) -> list[Any]:
-    """The sinks of one GET with every facts sink of the same cap made one SharedSink
-    (first in the list); the others are kept as they are."""
-    facts = [s for s in sinks if type(s) is not SharedSink and isinstance(s, FactsSink)]
+    """The sinks of one GET (each a hook's own: none is a SharedSink yet) with every facts
+    sink of the same cap made one SharedSink (first in the list); the others are kept as
+    they are."""
+    facts = [s for s in sinks if isinstance(s, FactsSink)]
     if len(facts) < 2 or len({s.cap for s in facts}) > 1:
         return list(sinks)
     return [SharedSink(facts), *(s for s in sinks if s not in facts)]
