@@ -436,9 +436,9 @@ class FactsSink:
     def feed(self, chunk: bytes) -> bool:
         """The next piece of the body; True when no more is wanted."""
         stop = self._stop
-        if stop is None or stop.done:
+        if stop is None:  # not reading
             return True
-        keep = stop.take(self._raw, chunk)
+        keep = stop.take(self._raw, chunk)  # once done, none (its limit is reached)
         self._raw += chunk[:keep]
         return stop.done
 
