@@ -91,7 +91,10 @@ class AgentSampler:
     def __init__(self, agents: tuple[str, ...], main: str, n: int, *, read_pages: bool) -> None:
         low = main.strip().lower()
         # fetched: a User-Agent string of its own, and not the main agent itself
-        self.agents = tuple(a for a in agents if user_agent_of(a) is not None and a.lower() != low)
+        self._user_agents = {
+            a: ua for a in agents if (ua := user_agent_of(a)) is not None and a.lower() != low
+        }
+        self.agents = tuple(self._user_agents)
         self.n = n
         self.read_pages = read_pages
         # (origin, agent) -> max-heap of (reversed key, offer number, candidate), <= n
@@ -158,8 +161,7 @@ class AgentSampler:
     async def _one(
         self, client: HttpClient, agent: str, cand: _Candidate, cap: int
     ) -> tuple[str | None, str]:
-        user_agent = user_agent_of(agent)
-        assert user_agent is not None
+        user_agent = self._user_agents[agent]
         sink = PageSink(cap) if cand.main_page else None
         result = await client.fetch_as(cand.url, user_agent, sink=sink, cap=cap)
         facts = sink.facts if sink is not None else None  # a sink only for a main page
