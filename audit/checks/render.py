@@ -42,7 +42,6 @@ __all__ = [
     "render_failed",
     "render_record",
     "rendered_facts",
-    "same_url",
     "visible_chars",
 ]
 
@@ -77,11 +76,6 @@ class RenderFacts:
             "js_links": js_links,
             "text": self.text,
         }
-
-
-def same_url(a: str, b: str) -> bool:
-    """Two URLs the same after normalisation, fragment dropped."""
-    return norm_url(a) == norm_url(b)
 
 
 def _origin(url: str) -> tuple[str, str, int | None] | None:
