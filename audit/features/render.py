@@ -255,13 +255,10 @@ class RenderHook(Hook):
     async def drain(self) -> None:
         chosen: list[_Candidate] = []
         for origin, host in self._hosts.items():
+            # deliver holds at most the host's room, which changes only here (after its
+            # heap is taken): every held page is rendered
             picked = sorted(host.heap, key=lambda c: c.rank)
             host.heap = []
-            room = self.session.room(origin)
-            if room is not None:
-                for late in picked[room:]:
-                    self._pass_on(late, rendered=False)
-                picked = picked[:room]
             self.session.per_host[origin] = self.session.per_host.get(origin, 0) + len(picked)
             chosen += picked
         self._hosts.clear()
