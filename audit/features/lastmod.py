@@ -101,7 +101,8 @@ class LastmodHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
         sink = self._sinks.pop(id(job), None)
-        content = sink.content() if sink is not None and result is not None else None
+        # a sink holds facts only once fed or handed stored evidence: a URL with an answer
+        content = sink.content() if sink is not None else None
         if content is None:
             if self.store is None:
                 return None
