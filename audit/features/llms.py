@@ -244,7 +244,7 @@ class LlmsHook(Hook):
             return await self.ctx.client.fetch(url), None
         sink = PageSink(self.config.page_cap)
         result = await self.ctx.client.fetch_page(url, sink, cap=self.config.page_cap)
-        return result, sink.facts if result.status == 200 else None
+        return result, sink.facts  # None but for a 200 HTML answer (the sink reads no other)
 
     def _page_says(
         self, result: FetchResult, judged: UrlVerdict, facts: PageFacts | None
