@@ -168,8 +168,9 @@ def needs_probe(facts: PageFacts, url: str) -> bool:
 
 
 def probe_text(result: FetchResult, facts: PageFacts | None) -> str | None:
-    """The probe's comparable text: only a 200 HTML answer that is itself tiny counts."""
-    if result.status != 200 or facts is None or result.redirects:
+    """The probe's comparable text: only a 200 HTML answer that is itself tiny counts
+    (`facts`: its page sink's, None but for a 200 HTML answer)."""
+    if facts is None or result.redirects:
         return None
     return soft404_text(facts, result.final_url)
 
