@@ -88,7 +88,7 @@ class _Candidate:
 class AgentSampler:
     """The sample of each (host, agent) and what each agent was served; see the module."""
 
-    def __init__(self, agents: tuple[str, ...], main: str, n: int, *, read_pages: bool) -> None:
+    def __init__(self, agents: tuple[str, ...], main: str, n: int) -> None:
         low = main.strip().lower()
         # fetched: a User-Agent string of its own, and not the main agent itself
         self._user_agents = {
@@ -96,7 +96,6 @@ class AgentSampler:
         }
         self.agents = tuple(self._user_agents)
         self.n = n
-        self.read_pages = read_pages
         # (origin, agent) -> max-heap of (reversed key, offer number, candidate), <= n
         self._heaps: dict[tuple[str, str], list[tuple[str, int, _Candidate]]] = {}
         self._offers = 0
@@ -109,7 +108,7 @@ class AgentSampler:
         if not self.agents:
             return
         page_ok: bool | None = None
-        if self.read_pages and main_page is not None and main_page.bytes_read:
+        if main_page is not None and main_page.bytes_read:
             page_ok = empty_shell(main_page) is None
         cand = _Candidate(sample_key(url), url, page_ok)
         item = (cand.key.translate(_REVERSED), self._offers, cand)

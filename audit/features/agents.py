@@ -74,8 +74,8 @@ class AgentsHook(Hook):
         self.policies: dict[str, RobotsPolicy] = {}
         self.fetch_n = config.agents_fetch if self.agents else None
         # the main answers' bodies, for agent-shell-only: --page-checks keeps them on the
-        # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink
-        self.read_pages = config.page_checks or config.links
+        # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink.
+        # Without either no page is read: the sample's main pages are None.
         self.pages = (
             AgentPages(config.page_cap)
             if self.fetch_n and config.links and not config.page_checks
@@ -87,9 +87,7 @@ class AgentsHook(Hook):
         self.ctx = ctx
         self.main = ctx.agent_token.strip().lower()
         if self.fetch_n:
-            self.sampler = AgentSampler(
-                self.agents, self.main, self.fetch_n, read_pages=self.read_pages
-            )
+            self.sampler = AgentSampler(self.agents, self.main, self.fetch_n)
 
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
