@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.links import header_nofollow
-from audit.checks.pagefacts import FactsSink, is_html
+from audit.checks.pagefacts import FactsSink
 from audit.checks.render import (
     RAW_WANTS,
     RenderFacts,
@@ -204,15 +204,9 @@ class RenderHook(Hook):
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
         sink = self._sinks.pop(id(job), None)
+        # facts only of a 200 HTML answer (a facts sink reads no other), fed or revived
         facts = sink.facts if sink is not None else None
-        if (
-            result is None
-            or facts is None
-            or not facts.bytes_read
-            or result.status != 200
-            or result.redirects
-            or not is_html(result.header("content-type"))
-        ):
+        if result is None or facts is None or not facts.bytes_read or result.redirects:
             return _rendered(record, False), found
         final = result.final_url or job.url
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
