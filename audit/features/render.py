@@ -306,7 +306,7 @@ class RenderHook(Hook):
             cap=self.config.page_cap,
         )
         only = js_links(cand.raw, rendered)
-        if self._links is not None and only:
+        if self._links is not None:  # (no JS-only links: it adds none)
             self._links.add_rendered(cand.final, only)
         found = compare(cand.raw, rendered, shell=cand.shell, agent=self.agent, **where)
         extra = render_record(out.final_url or job.url, out.ms, rendered, len(only))
