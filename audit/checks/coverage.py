@@ -78,9 +78,12 @@ def link_broken(record: UrlResult, inlinks: int, source: str | None) -> Finding 
     if not inlinks or record.robots != "allowed":
         return None
     status = record.status
-    if status is not None and status < 400:
+    if status is None:
+        answer = f"fails ({record.error})"
+    elif status < 400:
         return None
-    answer = f"answers {status}" if status is not None else f"fails ({record.error})"
+    else:
+        answer = f"answers {status}"
     return finding(
         "link-broken",
         f"{_pages(inlinks)} of the site {'links' if inlinks == 1 else 'link'} to this URL, "
