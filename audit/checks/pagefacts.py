@@ -414,9 +414,10 @@ class FactsSink:
     def __init__(self, wants: int, cap: int = DEFAULT_CAP, url: str | None = None) -> None:
         self.wants = wants
         self.cap = max(1, cap)
-        # the URL asked for: with LINKS, links are resolved where the page is parsed (the
-        # parent then only checks `links_at` against the final URL, as after a redirect)
-        self.url = url if wants & LINKS else None
+        # the URL asked for, given with LINKS only: links are resolved where the page is
+        # parsed (the parent then only checks `links_at` against the final URL, as after a
+        # redirect)
+        self.url = url
         self.facts: PageFacts | None = None
         self.reading = False
         self._raw = bytearray()

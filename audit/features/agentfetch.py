@@ -244,7 +244,7 @@ class AgentPages(Hook):
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> its sink, until taken
 
     def page_body(self, job: UrlJob) -> BodySink | None:
-        sink = self._sinks[id(job)] = FactsSink(HEAD, self.cap, job.url)
+        sink = self._sinks[id(job)] = FactsSink(HEAD, self.cap)
         return sink
 
     def take(self, job: UrlJob) -> PageFacts | None:
