@@ -75,7 +75,6 @@ LINKS: Final = 2
 CONTENT: Final = 4
 DATE: Final = 8
 _WHOLE: Final = LINKS | CONTENT
-_BODY: Final = HEAD | LINKS | CONTENT  # what needs the lxml parse of the body
 DEFAULT_CAP: Final = 512 * 1024  # bytes of a page read at most
 BODY_WINDOW: Final = 16 * 1024  # bytes read past the start of the body (HEAD)
 _PIECE: Final = 4096  # the head reader's reading unit: the window starts at a piece's end
@@ -196,9 +195,8 @@ def parse_facts(
         head.body_at is not None,
         scripts=head.scripts,
     )
-    if wants & (_BODY | DATE):
-        return _with_body(base, raw, text, head, http_charset, wants)
-    return base
+    # every reader (HEAD, LINKS, CONTENT, DATE) wants something of the lxml parse
+    return _with_body(base, raw, text, head, http_charset, wants)
 
 
 def _whole_tags(raw: bytes) -> bytes:
