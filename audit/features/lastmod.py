@@ -157,9 +157,11 @@ class LastmodHook(Hook):
     @staticmethod
     def _compare(job: UrlJob, fp: int, before: tuple[int, str | None]) -> list[Finding]:
         old_fp, old_lastmod = before
+        if old_lastmod is None or job.lastmod is None:
+            return []  # both codes compare two <lastmod>s (with one, it always moved)
         moved = lastmod_moved(old_lastmod, job.lastmod)
         if old_fp != fp:
-            if moved or job.lastmod is None:
+            if moved:
                 return []
             message = (
                 f"the page's main text changed since the previous run (fingerprint "
@@ -169,7 +171,7 @@ class LastmodHook(Hook):
             return [
                 finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
             ]
-        if not moved or old_lastmod is None or job.lastmod is None:
+        if not moved:
             return []
         evidence = job.evidence
         if evidence is not None and evidence.seen == "304":
