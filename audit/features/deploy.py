@@ -97,7 +97,7 @@ class DeployStampHook(Hook):
         held, host.held = host.held, []
         if host.stamp.verdict:
             host.suppressed += len(held)
-        elif held:
+        else:  # (none held: none goes out)
             self._rec.findings(held)
 
     def end_of_run(self) -> None:
