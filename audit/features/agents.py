@@ -133,9 +133,8 @@ class AgentsHook(Hook):
         for agent in self.agents:
             allowed = policy is None or policy.allowed(checked, agent)
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
-            if verdict != "allowed":
-                scoped = verdict == "noindex" and scoped_noindex(tags, metas, agent)
-                self._count(agent, origin, verdict, job, scoped)
+            if verdict != "allowed":  # (_count reads `scoped` of a noindex only)
+                self._count(agent, origin, verdict, job, scoped_noindex(tags, metas, agent))
         self._offer(job, record, result, origin, checked, out)
         return out
 
