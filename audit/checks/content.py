@@ -65,7 +65,7 @@ def content_of(facts: PageFacts) -> PageContent:
     return PageContent(facts.fingerprint, parse_page_date(text), source, text)
 
 
-def page_content(body: bytes, http_charset: str | None, *, fingerprint: bool = True) -> PageContent:
+def page_content(body: bytes, http_charset: str | None) -> PageContent:
     """Parse a page's body (once) into its fingerprint and modification date."""
-    facts = parse_facts(body, http_charset, complete=True, wants=CONTENT if fingerprint else DATE)
+    facts = parse_facts(body, http_charset, complete=True, wants=CONTENT)
     return content_of(facts)
