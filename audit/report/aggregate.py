@@ -60,7 +60,8 @@ def at_or_above(severity: str | None, fail_on: str) -> bool:
     status come down to this function."""
     if fail_on == "never":
         return False
-    return rank(severity) > 0 and rank(severity) >= _RANK[fail_on]
+    # (every caller's severity is a known one: severity_of or SEVERITIES)
+    return rank(severity) >= _RANK[fail_on]
 
 
 def failing_severities(counts: Mapping[str, Any], fail_on: str) -> list[str]:
@@ -378,10 +379,8 @@ class Aggregate:
         return out
 
     def severity_for_code(self, code: str) -> str:
-        if code in self.code_severity:
-            return self.code_severity[code]
-        known = CODES.get(code)
-        return known.severity.value if known else "info"
+        """The severity its findings came with, else the code table's (as severity_of)."""
+        return self.code_severity.get(code) or severity_of({"code": code})
 
     def codes_sorted(self) -> list[tuple[str, str, int]]:
         """(code, severity, count), worst severity first, then most frequent."""
