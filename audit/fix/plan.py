@@ -175,8 +175,6 @@ class Plan:
 
 
 def _first(codes: tuple[str, ...], wanted: tuple[str, ...]) -> str | None:
-    if not codes:
-        return None
     return next((c for c in wanted if c in codes), None)
 
 
