@@ -73,6 +73,10 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: Any) -> Any:
+    """A value as csv writes it: None empty, a text that a spreadsheet would read as a
+    formula quoted."""
+    if value is None:
+        return ""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
@@ -159,7 +163,7 @@ class CsvWriter:
                 int_or_none(rec.get("inlinks")),
             ]
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
-        self._csv.writerow(["" if v is None else _cell(v) for v in row])
+        self._csv.writerow(map(_cell, row))
 
     def close(self) -> None:
         if self._closed:
