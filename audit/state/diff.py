@@ -54,7 +54,7 @@ from typing import Any, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import int_or_none
+from audit.report.aggregate import as_dict, int_or_none
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
 
 __all__ = [
@@ -255,7 +255,7 @@ def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str
     """`orphans 3 -> 5, unlisted 0 -> 2, broken links 1 -> 1` from the two summaries'
     `coverage` (crawl --links), or None unless both carry it. A side whose link crawl
     was incomplete is named: its orphans were withheld, not fixed."""
-    covs: list[Any] = [(summary or {}).get("coverage") for summary in (old, new)]
+    covs: list[Any] = [as_dict(summary).get("coverage") for summary in (old, new)]
     if not all(isinstance(cov, dict) for cov in covs):
         return None
     a, b = covs
