@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audit.report import at_or_above
-from audit.report.aggregate import SEVERITIES, as_int
+from audit.report.aggregate import SEVERITIES, as_dict, as_int
 from audit.state.diff import Alerts, DiffError, diff_reports
 from audit.state.store import StateError, read_records, read_status
 
@@ -106,7 +106,7 @@ def judge_night(
         return Night(True, [f"ALERT: nothing could be audited: {m}" for m in fatal], False)
     if snapshot.path is None or not state:
         # the run's findings at or above --notify-on, from its summary's counts
-        counts = summary.get("findings") or {}
+        counts = as_dict(summary.get("findings"))
         found = sum(as_int(counts.get(sev)) for sev in SEVERITIES if at_or_above(sev, notify_on))
         if not found:
             return Night(False, [], True)
