@@ -38,7 +38,8 @@ queries whose rows are streamed to the writer; nothing holds one dict per URL
 refuses partial ones and writes the comparison as text, markdown or jsonl.
 
 Imports only the standard library, audit.report (for read_jsonl and the severity
-helpers), audit.state.compare and, for a state file, audit.state.store; nothing from
+helpers), audit.state.compare, audit.state.schema (a state file's first bytes) and, for a
+state file, audit.state.store; nothing from
 the crawl, HTTP or parser layers.
 """
 
@@ -56,6 +57,7 @@ from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
 from audit.report.aggregate import as_dict, int_or_none
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
+from audit.state.schema import is_state_file
 
 __all__ = [
     "DIFF_FORMATS",
@@ -70,7 +72,6 @@ __all__ = [
 ]
 
 DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class DiffError(ValueError):
@@ -103,14 +104,6 @@ class DiffSummary:
             "cut": self.cut,
             "not_compared": self.not_compared,
         }
-
-
-def _is_state(path: str | Path) -> bool:
-    try:
-        with Path(path).open("rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError as exc:
-        raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
 def partial_reason(summary: dict[str, Any] | None) -> str | None:
@@ -158,7 +151,7 @@ def _refuse_partial(partial: list[tuple[str | Path, str]]) -> DiffPartial:
 def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a jsonl report or of a state file's last run."""
     p = Path(path)
-    if _is_state(p):
+    if is_state_file(p, DiffError):
         from audit.state.store import StateError, read_records
 
         try:
@@ -353,7 +346,7 @@ def diff_reports(
     """
     if fmt not in DIFF_FORMATS:
         raise DiffError(f"unknown diff format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
-    states = {path: _is_state(path) for path in (old, new)}
+    states = {path: is_state_file(path, DiffError) for path in (old, new)}
     # a state says at once whether its run completed; a jsonl report says so at its end
     partial = [(p, why) for p in (old, new) if states[p] and (why := _state_partial(p))]
     if partial:
