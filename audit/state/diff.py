@@ -51,7 +51,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
@@ -325,6 +325,9 @@ def _count(db: Comparison, fail_on: str) -> DiffSummary:
     return DiffSummary(counts, new_at_or_above, fail_on)
 
 
+NO_ALERTS: Final = Alerts()  # no threshold: no alert
+
+
 def diff_reports(
     old: str | Path,
     new: str | Path,
@@ -333,7 +336,7 @@ def diff_reports(
     fmt: str = "text",
     fail_on: str = "error",
     limit: int = 100,
-    alerts: Alerts | None = None,
+    alerts: Alerts = NO_ALERTS,
     cut: tuple[bool, bool] = (False, False),
 ) -> DiffSummary:
     """Compare two reports (or state files) and write the differences as `fmt`.
@@ -369,9 +372,8 @@ def diff_reports(
             summary = _count(db, fail_on)
             summary.cut = [("old", "new")[side] for side in cut_sides]
             summary.not_compared = db.not_compared()  # 0 unless a side is cut
-            if alerts is not None:
-                summary.alerts = find_alerts(db, alerts)
-                write_alerts(out, fmt, summary.alerts)
+            summary.alerts = find_alerts(db, alerts)
+            write_alerts(out, fmt, summary.alerts)  # (none: nothing written)
             names = (str(old), str(new))
             if fmt == "jsonl":
                 _write_jsonl(out, db, summary)
