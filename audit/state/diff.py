@@ -275,7 +275,7 @@ def _write_text(
     summary: DiffSummary,
     limit: int,
     names: tuple[str, str],
-    style: _Style,
+    fmt: str,
     coverage: str | None,
     cut: list[str],
 ) -> None:
@@ -284,8 +284,9 @@ def _write_text(
     verdict."""
     counts = summary.counts
     old, new = names
+    style = _STYLES[fmt]
     out.write(style.title.format(old=style.esc(old), new=style.esc(new)))
-    out.write("".join(style.emph.format(style.esc(line)) for line in cut))
+    write_alerts(out, fmt, cut)  # (the cut lines stand out as alerts do)
     if style.table:
         out.write("| change | count |\n| --- | ---: |\n")
         out.write("".join(f"| {title} | {counts[key]} |\n" for key, title in SECTIONS))
@@ -316,9 +317,10 @@ def _write_text(
 
 def _count(db: Comparison, fail_on: str) -> DiffSummary:
     """The rows of each section, and the new findings at or above `fail_on`."""
-    counts = {key: 0 for key, _ in SECTIONS}
+    counts: dict[str, int] = {}
     new_at_or_above = 0
     for key, _ in SECTIONS:
+        counts[key] = 0
         for row in db.rows(key):
             counts[key] += 1
             new_at_or_above += key == "new" and at_or_above(row["severity"], fail_on)
@@ -380,7 +382,7 @@ def diff_reports(
             else:
                 cut_text = cut_lines(names, cuts, summary.not_compared)
                 coverage = coverage_line(*summaries)
-                _write_text(out, db, summary, limit, names, _STYLES[fmt], coverage, cut_text)
+                _write_text(out, db, summary, limit, names, fmt, coverage, cut_text)
         finally:
             db.conn.close()
     return summary
@@ -404,7 +406,8 @@ def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:
 
 
 def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:
-    """The alert lines at the head of the output (jsonl: `diff-alert` records)."""
+    """The alert lines at the head of the output (jsonl: `diff-alert` records); text and
+    markdown write what a cut side leaves out the same way."""
     if fmt == "jsonl":
         for line in lines:
             out.write(json.dumps({"type": "diff-alert", "alert": line}, ensure_ascii=False) + "\n")
