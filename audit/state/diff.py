@@ -55,7 +55,7 @@ from typing import Any, Final, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import as_dict, int_or_none
+from audit.report.aggregate import as_dict, int_or_none, str_or_none
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
 from audit.state.schema import is_state_file
 
@@ -114,7 +114,7 @@ def partial_reason(summary: dict[str, Any] | None) -> str | None:
     for flag in ("interrupted", "partial"):
         if summary.get(flag) is True:
             stopped = summary.get("stopped_by")
-            by = f", stopped by {stopped}" if isinstance(stopped, str) and stopped else ""
+            by = f", stopped by {stopped}" if str_or_none(stopped) else ""
             return f'its summary says "{flag}": true{by}'
     return None
 
