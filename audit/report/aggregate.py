@@ -391,7 +391,7 @@ class Aggregate:
 
     def reference_time(self) -> datetime:
         """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
-        summary = self.summary or {}
+        summary = as_dict(self.summary)  # (None before a summary came)
         for key in ("finished", "finished_at", "started", "started_at"):
             value = summary.get(key)
             if not isinstance(value, str):
