@@ -25,7 +25,7 @@ from audit.core.codes import CODES, search_console_name
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
-_RANK = {"error": 3, "warning": 2, "info": 1}
+_RANK: dict[str | None, int] = {"error": 3, "warning": 2, "info": 1}
 
 STATUS_CLASSES: tuple[str, ...] = ("2xx", "3xx", "4xx", "5xx", "none")
 _STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 100 -> its class
@@ -50,7 +50,7 @@ _LASTMOD_RE = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 def rank(severity: str | None) -> int:
     """3 for error, 2 for warning, 1 for info, 0 for anything else."""
-    return _RANK.get(severity or "", 0)
+    return _RANK.get(severity, 0)
 
 
 def at_or_above(severity: str | None, fail_on: str) -> bool:
