@@ -173,7 +173,7 @@ def _message(to: str, notice: Notice) -> EmailMessage:
 
 def _mail(to: str, notice: Notice, smtp: str) -> None:
     host, port = parse_smtp(smtp)
-    user, password = (os.environ.get(name) for name in SMTP_ENV)
+    user, password = map(os.environ.get, SMTP_ENV)
     try:
         with smtplib.SMTP(host, port, timeout=TIMEOUT) as server:
             server.ehlo()
