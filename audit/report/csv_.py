@@ -133,7 +133,7 @@ class CsvWriter:
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()
         # the worst severity of the URL's findings ("" for none) and their codes, each once
-        worst = max((severity_of(f) for f in found), key=rank, default="")
+        worst = max(map(severity_of, found), key=rank, default="")
         codes = " ".join(dict.fromkeys(str(f.get("code") or "") for f in found))
         if rec is None:
             first = found[0]  # findings with no url record: the joiner gives at least one
