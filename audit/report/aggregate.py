@@ -534,6 +534,11 @@ def counted(n: int, word: str) -> str:
     return f"{n:,} info" if word == "info" else f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def percent(share: float | None) -> str:
+    """A share in percent to one decimal (`33.3%`), or `—` where there is none."""
+    return "—" if share is None else f"{share:.1f}%"
+
+
 def unread_children_note(summary: Mapping[str, Any]) -> str | None:
     """Which children of a sitemap index on disk were not read, and why, in one sentence."""
     count = as_int(summary.get("children_not_fetched"))
