@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from audit.core.version import __version__
 from audit.report.aggregate import as_dict
+from audit.report.verdict import stopped_how
 
 __all__ = [
     "SMTP_ENV",
@@ -67,7 +68,7 @@ class Notice:
 
     @property
     def verdict(self) -> str:
-        if self.summary.get("interrupted") or self.summary.get("partial"):
+        if stopped_how(self.summary) is not None:  # interrupted or partial
             return "interrupted"
         if self.baseline:
             return "baseline"
