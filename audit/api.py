@@ -526,8 +526,9 @@ async def migrate_async(
     old: str, new: str, *, on_record: RecordSink | None = None, **options: Any
 ) -> Result:
     """A migration check (every old URL on the new site) in the running loop."""
-    extra = {key: options.pop(key, None) for key in ("map", "new_sitemap")}
-    for key, value in extra.items():
+    extra: dict[str, Any] = {}  # migrate's own options: the map file, the new sitemap
+    for key in ("map", "new_sitemap"):
+        value = extra[key] = options.pop(key, None)
         if not isinstance(value, str | None):
             raise TypeError(f"{key}: expected a string, got {value!r}")
     opts = split_options(options, "migrate")

@@ -132,7 +132,7 @@ _NOT_CRAWLERS = frozenset(
 
 def _items(comment: list[str]) -> list[str]:
     """The `;`-separated items of a comment's characters, stripped."""
-    return [item.strip() for item in "".join(comment).split(";")]
+    return list(map(str.strip, "".join(comment).split(";")))
 
 
 class _Splitter:
@@ -190,7 +190,7 @@ def _split(user_agent: str) -> tuple[list[str], list[list[str]]]:
 def _name(product: str) -> str | None:
     """`Googlebot` of `Googlebot/2.1` or `Googlebot`; None for anything else (`MSIE 9.0`)."""
     name, _, version = product.partition("/")
-    if not _NAME.fullmatch(name) or any(c.isspace() for c in version):
+    if not _NAME.fullmatch(name) or any(map(str.isspace, version)):
         return None
     return name
 

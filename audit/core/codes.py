@@ -630,15 +630,15 @@ def severity_of(code: str) -> Severity:
 
 
 def search_console_name(code: str) -> str | None:
-    """The name Search Console gives the same problem, or None where it has none."""
-    entry = CODES.get(code)
-    return entry.search_console if entry is not None else None
+    """The name Search Console gives the same problem, or None where it has none (and for
+    a code not registered: every key of the table is a registered code)."""
+    return _SEARCH_CONSOLE.get(code)
 
 
 def fix_of(code: str) -> str:
-    """How to fix a code's problem ('' for a code not registered)."""
-    entry = CODES.get(code)
-    return entry.fix if entry is not None else ""
+    """How to fix a code's problem ('' for a code not registered: every key of the table
+    is a registered code)."""
+    return _FIX.get(code, "")
 
 
 def doc_anchor(code: str) -> str:

@@ -68,7 +68,7 @@ def revalidated(stored: Evidence, answer: FetchResult) -> Evidence:
 def fetch_to(result: FetchResult) -> dict[str, Any]:
     """A FetchResult as plain JSON-able data (bytes as latin-1 text)."""
     out = {f.name: getattr(result, f.name) for f in fields(result)}
-    out["headers"] = [list(h) for h in result.headers]
+    out["headers"] = list(map(list, result.headers))
     out["redirects"] = [[h.url, h.status] for h in result.redirects]
     return out
 
@@ -110,5 +110,5 @@ def _tuples(value: Any) -> Any:
     of tuples; a list where a tuple was would compare unequal and be unhashable); None
     (no facts) stays None."""
     if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
+        return tuple(map(_tuples, value))
     return value

@@ -21,10 +21,10 @@ from audit.core.errors import AuditError
 from audit.report import ReportInputError, read_jsonl
 from audit.report.aggregate import as_list, count_of, float_or_none, str_or_none
 from audit.rules.urls import normalize_url, origin
+from audit.state.schema import SQLITE_MAGIC, is_state_file
 
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
 
-SQLITE_MAGIC = b"SQLite format 3\x00"  # a state file's first 16 bytes
 
 # summary flags that mean some listed URLs were never checked
 _CUT_FLAGS = ("interrupted", "partial", "max_urls_reached")
@@ -101,14 +101,6 @@ def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
     )
 
 
-def _is_state(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError as exc:
-        raise FixRefused(f"{path}: cannot read: {exc.strerror or exc}") from exc
-
-
 def _cut_reason(summary: dict[str, Any] | None) -> str | None:
     """Why a report with this summary did not check every listed URL, or None."""
     if summary is None:
@@ -127,7 +119,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
     """The records of SOURCE; raises FixRefused for a cut run or an unreadable file."""
     from audit.state.store import StateError, read_records, read_status
 
-    state = _is_state(path)
+    state = is_state_file(path, FixRefused)
     summary: dict[str, Any] | None = None  # a report always holds one
     seen_any = state  # a state file is never empty: it has a status
     try:

@@ -152,7 +152,7 @@ class Shard:
         return max(parsed, key=itemgetter(0), default=(None, None))[1]
 
     def xml(self) -> str:
-        return _urlset_head(self.entries) + "".join(e.xml() for e in self.entries) + _URLSET_TAIL
+        return _urlset_head(self.entries) + "".join(map(Entry.xml, self.entries)) + _URLSET_TAIL
 
 
 _URLSET_TAIL = "</urlset>\n"
@@ -175,8 +175,6 @@ class Plan:
 
 
 def _first(codes: tuple[str, ...], wanted: tuple[str, ...]) -> str | None:
-    if not codes:
-        return None
     return next((c for c in wanted if c in codes), None)
 
 

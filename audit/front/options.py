@@ -91,11 +91,14 @@ MODE_OPTIONS = {
 def split_options(options: dict[str, Any], mode: str) -> RunOptions:
     """Take the run options out of a caller's keywords (what is left is CrawlConfig's);
     TypeError for a wrong type or an option of another command, ValueError out of range."""
-    given = {key: options.pop(key) for key in list(options) if key in RUN_OPTIONS}
     allowed = MODE_OPTIONS.get(mode, frozenset())
-    for key in given:
+    given: dict[str, Any] = {}
+    for key in list(options):  # (the rest are CrawlConfig's)
+        if key not in RUN_OPTIONS:
+            continue
         if key not in allowed:
             raise TypeError(f"{key!r} is an option of crawl, not of {mode}")
+        given[key] = options.pop(key)
     as_tuples(given, ("notify", "ignore"))
     if isinstance(given.get("state"), Path):
         given["state"] = str(given["state"])

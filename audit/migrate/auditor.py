@@ -484,13 +484,14 @@ async def run_migrate(
     redirect_map: RedirectMap | None = None,
     new_sitemap: str | None = None,
     progress: Progress | None = None,
-    outcome: dict[str, Any] | None = None,
+    outcome: dict[str, Any],
     hooks: Sequence[Hook] = (),
     intent: IntentPlan | None = None,
 ) -> MigrationStats:
     """Run one migration check; records go to `recorder` (whose stats are filled in).
 
-    A fatal problem (OLD cannot be read at all) goes to outcome['fatal'] as one line.
+    A fatal problem (OLD cannot be read at all) goes to `outcome['fatal']` as one line (the
+    caller's dict: MigrateRun.outcome).
     `hooks` plug into the pass over OLD (--state's, which the CLI gives). `intent`
     (--intent): each old URL a row applies to is judged under it (path rows on any origin).
     """
@@ -499,9 +500,7 @@ async def run_migrate(
     if redirect_map is not None:
         stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)
     progress = progress or NoProgress()
-    outcome = outcome if outcome is not None else {}
     old_kind, old_value = classify_target(old)
-    new_kind, new_value = classify_target(new_sitemap) if new_sitemap else ("", "")
     intent_run: IntentRun | None = None
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
         intent_run = IntentRun(intent.scoped(None))
@@ -513,6 +512,7 @@ async def run_migrate(
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
                 listing = NewSitemapListing(stats)
+                new_kind, new_value = classify_target(new_sitemap)  # (MigrateRun checked it)
                 try:
                     await run_pass(
                         new_kind,

@@ -184,14 +184,14 @@ def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
     """Where the 2xx landed against where it should: the home page, or another page."""
     final, expected, chain = case.result.final_url, case.expected, case.chain
     to_home = _is_home(final) and not _is_home(case.old_url)
-    if expected is None and to_home:  # an old URL without an expected target
+    if expected is None:  # an old URL without an expected target
+        if not to_home:
+            return []
         message = (
             f"on the new site {chain}: it redirects to the home page; search engines "
             "treat it as a soft 404: redirect it to its closest new page (or map it)"
         )
         return [("migrate-to-homepage", message)]
-    if expected is None:
-        return []
     if matches:
         return []
     if to_home and not _is_home(expected):

@@ -163,7 +163,7 @@ def parse_map(lines: Iterable[str], name: str) -> RedirectMap:
 
 def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
     """The (old, new) cells of a row, or None for a blank or comment line."""
-    cells = [c.strip() for c in row]
+    cells = list(map(str.strip, row))
     if not any(cells) or cells[0].startswith("#"):  # not any(): an empty row too
         return None
     while len(cells) > 2 and not cells[-1]:  # trailing empty cells of spreadsheets

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from audit.report.aggregate import as_dict, as_int, count_of
+from audit.report.aggregate import as_dict, as_int, count_of, percent
 from audit.report.llms import coverage_line
 
 __all__ = ["REASONS", "IndexTally", "agent_rows", "html_section", "markdown_lines", "text_lines"]
@@ -41,10 +41,6 @@ def agent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | Non
     return rows
 
 
-def _share(share: float | None) -> str:
-    return "—" if share is None else f"{share:.1f}%"
-
-
 def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
     """The section for the text report: a title and one aligned row per agent."""
     rows = agent_rows(summary)
@@ -54,7 +50,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     width = max(map(len, ["agent", *names]))
     out = ["", bold(TITLE), f"  {'agent':<{width}}  {'blocked':>9}  {'noindex':>9}  may read"]
     for name, (_, blocked, noindex, share) in zip(names, rows, strict=True):
-        out.append(f"  {name:<{width}}  {blocked:>9,}  {noindex:>9,}  {_share(share):>8}")
+        out.append(f"  {name:<{width}}  {blocked:>9,}  {noindex:>9,}  {percent(share):>8}")
     line = coverage_line(summary)
     if line is not None:
         out.append(f"  {clean(line)}")
@@ -73,7 +69,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
         "| --- | ---: | ---: | ---: |",
     ]
     for name, blocked, noindex, share in rows:
-        out.append(f"| {code(name)} | {blocked:,} | {noindex:,} | {_share(share)} |")
+        out.append(f"| {code(name)} | {blocked:,} | {noindex:,} | {percent(share)} |")
     out.append("")
     line = coverage_line(summary)
     if line is not None:
@@ -165,7 +161,7 @@ def _agents_panel(summary: dict[str, Any], esc: Escape) -> str:
     llms = coverage_line(summary)  # what --llms found, under the agents table
     body = "".join(
         f'<tr><td class="mono">{esc(name)}</td><td class="num">{blocked:,}</td>'
-        f'<td class="num">{noindex:,}</td><td class="num">{_share(share)}</td>'
+        f'<td class="num">{noindex:,}</td><td class="num">{percent(share)}</td>'
         f"<td>{_bar(share, name, esc)}</td></tr>"
         for name, blocked, noindex, share in rows
     )
@@ -186,6 +182,6 @@ def _bar(share: float | None, name: str, esc: Escape) -> str:
     width = 0.0 if share is None else round(2 * share, 1)
     return (
         f'<svg class="chart" viewBox="0 0 200 14" width="200" role="img"'
-        f' aria-label="{esc(name)}: {_share(share)}"><rect class="bar back" width="200"'
+        f' aria-label="{esc(name)}: {percent(share)}"><rect class="bar back" width="200"'
         f' height="14" rx="3"/><rect class="bar" width="{width}" height="14" rx="3"/></svg>'
     )

@@ -25,7 +25,7 @@ from audit.core.codes import CODES, search_console_name
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 FAIL_ON_LEVELS: tuple[str, ...] = ("error", "warning", "info", "never")
-_RANK = {"error": 3, "warning": 2, "info": 1}
+_RANK: dict[str | None, int] = {"error": 3, "warning": 2, "info": 1}
 
 STATUS_CLASSES: tuple[str, ...] = ("2xx", "3xx", "4xx", "5xx", "none")
 _STATUS_CLASS = {2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 100 -> its class
@@ -50,7 +50,7 @@ _LASTMOD_RE = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
 def rank(severity: str | None) -> int:
     """3 for error, 2 for warning, 1 for info, 0 for anything else."""
-    return _RANK.get(severity or "", 0)
+    return _RANK.get(severity, 0)
 
 
 def at_or_above(severity: str | None, fail_on: str) -> bool:
@@ -60,7 +60,8 @@ def at_or_above(severity: str | None, fail_on: str) -> bool:
     status come down to this function."""
     if fail_on == "never":
         return False
-    return rank(severity) > 0 and rank(severity) >= _RANK[fail_on]
+    # (every caller's severity is a known one: severity_of or SEVERITIES)
+    return rank(severity) >= _RANK[fail_on]
 
 
 def failing_severities(counts: Mapping[str, Any], fail_on: str) -> list[str]:
@@ -378,10 +379,8 @@ class Aggregate:
         return out
 
     def severity_for_code(self, code: str) -> str:
-        if code in self.code_severity:
-            return self.code_severity[code]
-        known = CODES.get(code)
-        return known.severity.value if known else "info"
+        """The severity its findings came with, else the code table's (as severity_of)."""
+        return self.code_severity.get(code) or severity_of({"code": code})
 
     def codes_sorted(self) -> list[tuple[str, str, int]]:
         """(code, severity, count), worst severity first, then most frequent."""
@@ -392,7 +391,7 @@ class Aggregate:
 
     def reference_time(self) -> datetime:
         """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
-        summary = self.summary or {}
+        summary = as_dict(self.summary)  # (None before a summary came)
         for key in ("finished", "finished_at", "started", "started_at"):
             value = summary.get(key)
             if not isinstance(value, str):
@@ -533,6 +532,11 @@ class UrlJoiner:
 def counted(n: int, word: str) -> str:
     """`1 URL`, `3 URLs`, `2 info`: a count and its word, thousands grouped."""
     return f"{n:,} info" if word == "info" else f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def percent(share: float | None) -> str:
+    """A share in percent to one decimal (`33.3%`), or `—` where there is none."""
+    return "—" if share is None else f"{share:.1f}%"
 
 
 def unread_children_note(summary: Mapping[str, Any]) -> str | None:

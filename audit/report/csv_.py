@@ -73,6 +73,10 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: Any) -> Any:
+    """A value as csv writes it: None empty, a text that a spreadsheet would read as a
+    formula quoted."""
+    if value is None:
+        return ""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
@@ -129,7 +133,7 @@ class CsvWriter:
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()
         # the worst severity of the URL's findings ("" for none) and their codes, each once
-        worst = max((severity_of(f) for f in found), key=rank, default="")
+        worst = max(map(severity_of, found), key=rank, default="")
         codes = " ".join(dict.fromkeys(str(f.get("code") or "") for f in found))
         if rec is None:
             first = found[0]  # findings with no url record: the joiner gives at least one
@@ -159,7 +163,7 @@ class CsvWriter:
                 int_or_none(rec.get("inlinks")),
             ]
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
-        self._csv.writerow(["" if v is None else _cell(v) for v in row])
+        self._csv.writerow(map(_cell, row))
 
     def close(self) -> None:
         if self._closed:

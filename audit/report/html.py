@@ -19,6 +19,7 @@ crawl, HTTP or parser layers.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from collections.abc import Callable
 from datetime import UTC
@@ -127,7 +128,7 @@ _NOTE_SHOWN: dict[type, Callable[[Any], str]] = {
 def _note_value(value: Any) -> str:
     """A run note's value in words: numbers grouped, lists joined, mappings as `key: value`."""
     if isinstance(value, list | tuple):
-        return ", ".join(_note_value(v) for v in value)
+        return ", ".join(map(_note_value, value))
     if isinstance(value, dict):
         return "; ".join(f"{k}: {_note_value(v)}" for k, v in value.items())
     return _NOTE_SHOWN.get(type(value), str)(value)
@@ -410,7 +411,7 @@ class HtmlWriter:
             '<th class="num">URLs checked</th><th class="num">Errors</th>'
             '<th class="num">Warnings</th><th class="num">Size</th></tr></thead><tbody>',
         ]
-        parts += [_tree_row(stat, depth) for stat, depth in ordered[:MAX_TREE_ROWS]]
+        parts += itertools.starmap(_tree_row, ordered[:MAX_TREE_ROWS])
         if not ordered:
             parts.append('<tr><td colspan="8" class="zero">No sitemap was recorded.</td></tr>')
         parts.append("</tbody></table></div>")
@@ -434,7 +435,7 @@ class HtmlWriter:
             kept = agg.examples.get(code, [])[:share]
             if count > len(kept):
                 truncated.append((code, len(kept), count))
-            rows += [_finding_row(ex) for ex in kept]
+            rows += map(_finding_row, kept)
         parts = [
             '<section class="panel" id="findings-panel"><h2>Findings</h2>',
             '<div class="tools"><input type="search" id="q" placeholder="Filter by URL, code,'

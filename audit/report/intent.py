@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from audit.report.aggregate import as_dict, count_of, counted
+from audit.report.aggregate import as_dict, count_of, counted, percent
 
 __all__ = ["ACTIONS", "html_section", "intent_rows", "markdown_lines", "text_lines"]
 
@@ -35,10 +35,6 @@ def intent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | No
     return rows
 
 
-def _rate(rate: float | None) -> str:
-    return "—" if rate is None else f"{rate:.1f}%"
-
-
 def _head(summary: dict[str, Any]) -> tuple[str, int]:
     block = as_dict(summary.get("intent"))
     return str(block.get("file") or ""), count_of(block.get("rows"))
@@ -57,7 +53,7 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
         f"  {'action':<8}  {'judged':>9}  {'violated':>9}  {'passed':>7}",
     ]
     for action, judged, violated, rate in rows:
-        out.append(f"  {action:<8}  {judged:>9,}  {violated:>9,}  {_rate(rate):>7}")
+        out.append(f"  {action:<8}  {judged:>9,}  {violated:>9,}  {percent(rate):>7}")
     return out
 
 
@@ -76,7 +72,7 @@ def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
         "| --- | ---: | ---: | ---: |",
     ]
     for action, judged, violated, rate in rows:
-        out.append(f"| `{action}` | {judged:,} | {violated:,} | {_rate(rate)} |")
+        out.append(f"| `{action}` | {judged:,} | {violated:,} | {percent(rate)} |")
     out.append("")
     return out
 
@@ -89,7 +85,7 @@ def html_section(summary: dict[str, Any], esc: Escape) -> str:
     file, n = _head(summary)
     body = "".join(
         f'<tr><td class="mono">{action}</td><td class="num">{judged:,}</td>'
-        f'<td class="num">{violated:,}</td><td class="num">{_rate(rate)}</td></tr>'
+        f'<td class="num">{violated:,}</td><td class="num">{percent(rate)}</td></tr>'
         for action, judged, violated, rate in rows
     )
     return (

@@ -56,8 +56,15 @@ class _Spool:
         self.file.close()
 
 
-# the record types kept in a list of their own: type -> the document's key
-_SPOOLED = {"sitemap": "sitemaps", "finding": "findings", "url": "urls"}
+# the record types kept in a list of their own: type -> the document's key (None: not
+# spooled: summary and hosts come from the Aggregate, a rollup goes into its sitemap's
+# object); any other type is spooled as "other"
+_SPOOLED: dict[str, str | None] = {
+    "sitemap": "sitemaps",
+    "finding": "findings",
+    "url": "urls",
+    **dict.fromkeys(("summary", "hosts", "rollup")),
+}
 _LISTS = ("findings", "urls")  # the document's lists after "sitemaps", spooled as they came
 
 
@@ -75,12 +82,9 @@ class JsonWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
-        kind = record.get("type")
-        spooled = _SPOOLED.get(str(kind))
+        spooled = _SPOOLED.get(str(record.get("type")), "other")
         if spooled is not None:
             self._spools[spooled].add(record)
-        elif kind not in ("summary", "hosts", "rollup"):  # rollups: in their sitemap's object
-            self._spools["other"].add(record)
 
     def close(self) -> None:
         if self._closed:

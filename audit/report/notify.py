@@ -16,8 +16,8 @@ run to compare with: a first night is never called "unchanged"). A mail carries 
 and `Message-ID:` (RFC 5322 3.6.1, 3.6.4), as mail clients and filters expect.
 
 Whether to send at all (by default only when the run got worse) is the caller's
-decision (`Notice.worse`). Standard library only (urllib, smtplib): no aiohttp, no
-event loop; a notification is one request after the run.
+decision (`Notice.worse`). Sent with the standard library only (urllib, smtplib): no
+aiohttp, no event loop; a notification is one request after the run.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from email.utils import formatdate, make_msgid
 from typing import Any, Final
 
 from audit.core.version import __version__
+from audit.report.aggregate import as_dict
+from audit.report.verdict import stopped_how
 
 __all__ = [
     "SMTP_ENV",
@@ -66,14 +68,14 @@ class Notice:
 
     @property
     def verdict(self) -> str:
-        if self.summary.get("interrupted") or self.summary.get("partial"):
+        if stopped_how(self.summary) is not None:  # interrupted or partial
             return "interrupted"
         if self.baseline:
             return "baseline"
         return "worse" if self.worse else "unchanged"
 
     def headline(self) -> str:
-        found = self.summary.get("findings") or {}
+        found = as_dict(self.summary.get("findings"))
         counts = ", ".join(f"{found.get(s, 0)} {s}s" for s in ("error", "warning"))
         where = " ".join(self.targets)
         return f"sitemap-audit {self.verdict.upper()}: {where}: {self.summary.get('urls', 0)} URLs, {counts}"
@@ -172,7 +174,7 @@ def _message(to: str, notice: Notice) -> EmailMessage:
 
 def _mail(to: str, notice: Notice, smtp: str) -> None:
     host, port = parse_smtp(smtp)
-    user, password = (os.environ.get(name) for name in SMTP_ENV)
+    user, password = map(os.environ.get, SMTP_ENV)
     try:
         with smtplib.SMTP(host, port, timeout=TIMEOUT) as server:
             server.ehlo()

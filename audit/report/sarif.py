@@ -101,7 +101,7 @@ class SarifWriter:
         about = "; ".join(filter(None, (f"severity: {severity}", search_console_label(code))))
         return {
             "id": code,
-            "name": "".join(part.capitalize() for part in code.split("-")),
+            "name": "".join(map(str.capitalize, code.split("-"))),
             "shortDescription": {"text": text},
             "fullDescription": {"text": f"{text} ({about})"},
             "help": {"text": f"{code}: {text}. How to fix: {fix_of(code)} See {doc_anchor(code)}."},

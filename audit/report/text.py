@@ -121,7 +121,7 @@ class TextWriter:
         run left out (a cut, exclusions, an interrupt)."""
         found = summary["findings"]
         title = "sitemap-audit report"
-        notes = [_clean(note) for note in cut_notes(summary)]
+        notes = list(map(_clean, cut_notes(summary)))
         how = stopped_how(summary)
         if how is not None:  # a run that did not finish: the title says so, a line how far
             title += f" (incomplete: {how.lower()})"

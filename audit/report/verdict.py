@@ -17,6 +17,7 @@ from audit.report.aggregate import (
     as_int,
     counted,
     failing_severities,
+    str_or_none,
     unread_children_note,
 )
 
@@ -77,8 +78,8 @@ def progress_line(summary: Mapping[str, Any]) -> str | None:
     if how is None:
         return None
     what = "the run was interrupted" if how == "INTERRUPTED" else "the run did not finish"
-    by = summary.get("stopped_by")
-    if isinstance(by, str) and by:
+    by = str_or_none(summary.get("stopped_by"))
+    if by:
         what += f" by {by}"
     return (
         f"{what} after {counted(as_int(summary.get('sitemaps')), 'sitemap')} and "
@@ -93,8 +94,9 @@ def fatal_of(summary: Mapping[str, Any]) -> str | None:
     fatal = summary.get("fatal")
     if isinstance(fatal, list):
         fatal = "; ".join(map(str, filter(None, fatal)))  # the non-empty ones
-    if isinstance(fatal, str) and fatal:
-        return fatal
+    line = str_or_none(fatal)
+    if line:  # (not an empty one)
+        return line
     if not as_int(summary.get("sitemaps")) and not as_int(summary.get("urls")):
         return "no sitemap was audited"
     return None
@@ -166,7 +168,7 @@ def credentials_note(migration: Any) -> str | None:
         return None
     total = as_int(migration.get("old_urls"))
     challenge = asked.get("challenge")
-    how = f" (WWW-Authenticate: {challenge})" if isinstance(challenge, str) and challenge else ""
+    how = f" (WWW-Authenticate: {challenge})" if str_or_none(challenge) else ""
     return (
         f"the new site {migration.get('new_origin')} asks for credentials: HTTP 401{how} for "
         f"{n:,} of {total:,} old URLs, so where they land was not seen; give them with "

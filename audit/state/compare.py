@@ -54,9 +54,9 @@ def _outcome(rec: dict[str, Any]) -> str:
     if rec.get("robots") == "blocked":
         return "robots-blocked"
     error = _str(rec.get("error"))
-    if error and error.startswith("not requested"):
-        return "not-requested"
-    return "no-answer" if error else "none"
+    if error is None:
+        return "none"
+    return "not-requested" if error.startswith("not requested") else "no-answer"
 
 
 # The sections of what one side has and the other lacks: (that side, the other)

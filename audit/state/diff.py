@@ -38,7 +38,8 @@ queries whose rows are streamed to the writer; nothing holds one dict per URL
 refuses partial ones and writes the comparison as text, markdown or jsonl.
 
 Imports only the standard library, audit.report (for read_jsonl and the severity
-helpers), audit.state.compare and, for a state file, audit.state.store; nothing from
+helpers), audit.state.compare, audit.state.schema (a state file's first bytes) and, for a
+state file, audit.state.store; nothing from
 the crawl, HTTP or parser layers.
 """
 
@@ -50,12 +51,13 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import int_or_none
+from audit.report.aggregate import as_dict, int_or_none, str_or_none
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
+from audit.state.schema import is_state_file
 
 __all__ = [
     "DIFF_FORMATS",
@@ -70,7 +72,6 @@ __all__ = [
 ]
 
 DIFF_FORMATS: tuple[str, ...] = ("text", "markdown", "jsonl")
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class DiffError(ValueError):
@@ -105,14 +106,6 @@ class DiffSummary:
         }
 
 
-def _is_state(path: str | Path) -> bool:
-    try:
-        with Path(path).open("rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError as exc:
-        raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-
-
 def partial_reason(summary: dict[str, Any] | None) -> str | None:
     """Why a jsonl report with this summary record (None: it has none) is partial, or
     None when it is the report of a finished run."""
@@ -121,7 +114,7 @@ def partial_reason(summary: dict[str, Any] | None) -> str | None:
     for flag in ("interrupted", "partial"):
         if summary.get(flag) is True:
             stopped = summary.get("stopped_by")
-            by = f", stopped by {stopped}" if isinstance(stopped, str) and stopped else ""
+            by = f", stopped by {stopped}" if str_or_none(stopped) else ""
             return f'its summary says "{flag}": true{by}'
     return None
 
@@ -158,7 +151,7 @@ def _refuse_partial(partial: list[tuple[str | Path, str]]) -> DiffPartial:
 def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a jsonl report or of a state file's last run."""
     p = Path(path)
-    if _is_state(p):
+    if is_state_file(p, DiffError):
         from audit.state.store import StateError, read_records
 
         try:
@@ -255,7 +248,7 @@ def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str
     """`orphans 3 -> 5, unlisted 0 -> 2, broken links 1 -> 1` from the two summaries'
     `coverage` (crawl --links), or None unless both carry it. A side whose link crawl
     was incomplete is named: its orphans were withheld, not fixed."""
-    covs: list[Any] = [(summary or {}).get("coverage") for summary in (old, new)]
+    covs: list[Any] = [as_dict(summary).get("coverage") for summary in (old, new)]
     if not all(isinstance(cov, dict) for cov in covs):
         return None
     a, b = covs
@@ -282,7 +275,7 @@ def _write_text(
     summary: DiffSummary,
     limit: int,
     names: tuple[str, str],
-    style: _Style,
+    fmt: str,
     coverage: str | None,
     cut: list[str],
 ) -> None:
@@ -291,8 +284,9 @@ def _write_text(
     verdict."""
     counts = summary.counts
     old, new = names
+    style = _STYLES[fmt]
     out.write(style.title.format(old=style.esc(old), new=style.esc(new)))
-    out.write("".join(style.emph.format(style.esc(line)) for line in cut))
+    write_alerts(out, fmt, cut)  # (the cut lines stand out as alerts do)
     if style.table:
         out.write("| change | count |\n| --- | ---: |\n")
         out.write("".join(f"| {title} | {counts[key]} |\n" for key, title in SECTIONS))
@@ -323,13 +317,17 @@ def _write_text(
 
 def _count(db: Comparison, fail_on: str) -> DiffSummary:
     """The rows of each section, and the new findings at or above `fail_on`."""
-    counts = {key: 0 for key, _ in SECTIONS}
+    counts: dict[str, int] = {}
     new_at_or_above = 0
     for key, _ in SECTIONS:
+        counts[key] = 0
         for row in db.rows(key):
             counts[key] += 1
             new_at_or_above += key == "new" and at_or_above(row["severity"], fail_on)
     return DiffSummary(counts, new_at_or_above, fail_on)
+
+
+NO_ALERTS: Final = Alerts()  # no threshold: no alert
 
 
 def diff_reports(
@@ -340,7 +338,7 @@ def diff_reports(
     fmt: str = "text",
     fail_on: str = "error",
     limit: int = 100,
-    alerts: Alerts | None = None,
+    alerts: Alerts = NO_ALERTS,
     cut: tuple[bool, bool] = (False, False),
 ) -> DiffSummary:
     """Compare two reports (or state files) and write the differences as `fmt`.
@@ -353,7 +351,7 @@ def diff_reports(
     """
     if fmt not in DIFF_FORMATS:
         raise DiffError(f"unknown diff format {fmt!r}; use one of {', '.join(DIFF_FORMATS)}")
-    states = {path: _is_state(path) for path in (old, new)}
+    states = {path: is_state_file(path, DiffError) for path in (old, new)}
     # a state says at once whether its run completed; a jsonl report says so at its end
     partial = [(p, why) for p in (old, new) if states[p] and (why := _state_partial(p))]
     if partial:
@@ -376,16 +374,15 @@ def diff_reports(
             summary = _count(db, fail_on)
             summary.cut = [("old", "new")[side] for side in cut_sides]
             summary.not_compared = db.not_compared()  # 0 unless a side is cut
-            if alerts is not None:
-                summary.alerts = find_alerts(db, alerts)
-                write_alerts(out, fmt, summary.alerts)
+            summary.alerts = find_alerts(db, alerts)
+            write_alerts(out, fmt, summary.alerts)  # (none: nothing written)
             names = (str(old), str(new))
             if fmt == "jsonl":
                 _write_jsonl(out, db, summary)
             else:
                 cut_text = cut_lines(names, cuts, summary.not_compared)
                 coverage = coverage_line(*summaries)
-                _write_text(out, db, summary, limit, names, _STYLES[fmt], coverage, cut_text)
+                _write_text(out, db, summary, limit, names, fmt, coverage, cut_text)
         finally:
             db.conn.close()
     return summary
@@ -409,7 +406,8 @@ def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:
 
 
 def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:
-    """The alert lines at the head of the output (jsonl: `diff-alert` records)."""
+    """The alert lines at the head of the output (jsonl: `diff-alert` records); text and
+    markdown write what a cut side leaves out the same way."""
     if fmt == "jsonl":
         for line in lines:
             out.write(json.dumps({"type": "diff-alert", "alert": line}, ensure_ascii=False) + "\n")

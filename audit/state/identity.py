@@ -9,13 +9,16 @@ difference (`what_differs`): `--max-urls is 100 in the state, 200 in this run`.
 The options are those the caller fingerprints: never credentials (`--auth`, `--cookie`,
 `--header` are left out of both), so the identity holds nothing secret.
 
-Imports only the standard library.
+Imports only the standard library and audit.report.aggregate (for `as_dict`, as
+audit.state.diff does).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Final
+
+from audit.report.aggregate import as_dict
 
 __all__ = ["identity", "what_differs"]
 
@@ -69,8 +72,7 @@ def what_differs(stored: dict[str, Any], current: dict[str, Any]) -> str:
             f"the targets are {_targets(stored.get('targets'))} in the state, "
             f"{_targets(current.get('targets'))} in this run"
         )
-    old, new = stored.get("options"), current.get("options")
-    old, new = (side if isinstance(side, dict) else {} for side in (old, new))
+    old, new = as_dict(stored.get("options")), as_dict(current.get("options"))
     for name in sorted(set(old) | set(new)):
         was, now = old.get(name, _NOT_GIVEN), new.get(name, _NOT_GIVEN)
         if was != now:

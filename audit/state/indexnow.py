@@ -189,9 +189,9 @@ async def _key_valid(group: _Origin, key: str, config: CrawlConfig) -> Finding |
         timeout=config.timeout,
         limit=_KEY_BODY_BYTES,
     )
-    if status == 200 and body is not None and body.strip() == key:
-        return None
     shown = (body or "").strip()
+    if status == 200 and shown == key:  # (a key is never empty: no body is no key)
+        return None
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if status is None:
         answered = f"no answer ({error})" if error else "no answer"
@@ -281,17 +281,20 @@ async def _post_chunk(
         max_retry_after=config.retry_after_cap,
     )
     counts["posts"] += result.attempts
-    outcome = "submitted" if result.status in ACCEPTED else "rejected"
-    if outcome == "submitted":
+    if result.status in ACCEPTED:
+        outcome = "submitted"
         ledger.accept([(s.url, s.state, s.fp) for s in chunk])
     else:
-        answer = f"HTTP {result.status}" if result.status is not None else "no answer"
+        outcome = "rejected"
+        if result.status is not None:
+            answer = f"HTTP {result.status}"
+        else:  # the network error, when there was one
+            answer = "no answer" + (f" ({result.error})" if result.error else "")
         why = result.gave_up or (
             f"after {result.attempts} attempts" if result.attempts > 1 else "not retried"
         )
-        detail = f" ({result.error})" if result.error and result.status is None else ""
         message = (
-            f"the IndexNow endpoint answered {answer}{detail} to a POST of {len(chunk):,} URLs "
+            f"the IndexNow endpoint answered {answer} to a POST of {len(chunk):,} URLs "
             f"of {group.root} ({why}): they stay unsubmitted and are sent again next run"
         )
         report(finding("indexnow-rejected", message, url=endpoint))

@@ -182,9 +182,9 @@ class StateReader:
             "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
             "ORDER BY last_seen DESC, url"
         )
-        for page in iter(lambda: cursor.fetchmany(1024), []):
-            for url, first, last, sitemap in page:
-                yield url, first, last, sitemap or None
+        pages = iter(lambda: cursor.fetchmany(1024), [])
+        for url, first, last, sitemap in itertools.chain.from_iterable(pages):
+            yield url, first, last, sitemap or None
 
     # --- bulk reads for a sitemap carried forward ---------------------------------------
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -76,6 +77,7 @@ __all__ = [
     "encode",
     "fingerprint",
     "half_created",
+    "is_state_file",
     "read_meta",
     "refuse",
     "remove_database",
@@ -202,6 +204,16 @@ def check_magic(path: Path) -> None:
         raise StateError(f"{path}: cannot read the state file: {exc.strerror or exc}") from exc
     if head != SQLITE_MAGIC:
         raise refuse(path, "not a sitemap-audit state file (not an SQLite database)")
+
+
+def is_state_file(path: str | Path, error: Callable[[str], Exception]) -> bool:
+    """Does the file start as a state file (an SQLite database) does? `error` with one line
+    (`PATH: cannot read: why`) when it cannot be read (diff's DiffError, fix's FixRefused)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
 def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:

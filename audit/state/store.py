@@ -305,10 +305,6 @@ class StateStore(StateReader):
         """A page's fingerprint and the <lastmod> it was listed with in this run."""
         self._put(("content", (url_key(url), self.run, fp, lastmod or "")))
 
-    def touch_url(self, url: str, sitemap: str | None, lastmod: str | None) -> None:
-        """An earlier result carried into this run unchanged."""
-        self._put(("touch", (self.run, sitemap, lastmod, url)))
-
     def put_sitemap(
         self,
         url: str,

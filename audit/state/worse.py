@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from audit.report import at_or_above
-from audit.report.aggregate import SEVERITIES, as_int
+from audit.report.aggregate import as_dict, as_int, failing_severities
+from audit.report.verdict import stopped_how
 from audit.state.diff import Alerts, DiffError, diff_reports
 from audit.state.store import StateError, read_records, read_status
 
@@ -99,15 +99,15 @@ def judge_night(
     fatal: list[str] | None = None,
 ) -> Night:
     """The verdict on a finished run against the previous complete one."""
-    if summary.get("interrupted") or summary.get("partial"):
+    if stopped_how(summary) is not None:  # interrupted or partial
         alert = "ALERT: the run did not finish; the report holds what was done"
         return Night(True, [alert], snapshot.path is None)
     if fatal:
         return Night(True, [f"ALERT: nothing could be audited: {m}" for m in fatal], False)
     if snapshot.path is None or not state:
         # the run's findings at or above --notify-on, from its summary's counts
-        counts = summary.get("findings") or {}
-        found = sum(as_int(counts.get(sev)) for sev in SEVERITIES if at_or_above(sev, notify_on))
+        counts = as_dict(summary.get("findings"))
+        found = sum(as_int(counts.get(sev)) for sev in failing_severities(counts, notify_on))
         if not found:
             return Night(False, [], True)
         alert = (

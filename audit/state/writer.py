@@ -57,8 +57,6 @@ _INSERT_URLS: Final = {
 }
 # The other kinds of row, each many at once
 _MANY: Final = {
-    "touch": "INSERT INTO results SELECT url, ?, ?, line, ?, etag, last_modified, record, "
-    "findings, evidence FROM urls WHERE url = ?",
     "sitemap": "INSERT OR REPLACE INTO sitemaps VALUES (?,?,?,?,?,?,?)",
     "finding": "INSERT INTO findings VALUES (?, ?, ?)",
     "content": "INSERT OR REPLACE INTO content VALUES (?, ?, ?, ?)",
@@ -205,9 +203,7 @@ class Writer(threading.Thread):
             for run, dedupe, ledger, cut in rows:
                 self._complete(conn, run, dedupe, ledger, cut)
         else:  # an unknown kind is a programming error (KeyError)
-            added = conn.executemany(_MANY[kind], rows).rowcount
-            if kind == "touch":  # an earlier URL row carried into this run
-                self.rows += added
+            conn.executemany(_MANY[kind], rows)
 
     def _complete(
         self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str

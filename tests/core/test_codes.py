@@ -63,6 +63,17 @@ def test_an_unregistered_code_has_no_severity_and_no_fix() -> None:
     assert fix_of("no-such-code") == ""
 
 
+def test_the_fix_and_search_console_tables_name_only_registered_codes() -> None:
+    # fix_of and search_console_name read these tables directly: a key that is no
+    # registered code would give an unregistered code a fix or a name
+    from audit.core.codes import _FIX, _SEARCH_CONSOLE
+
+    assert set(_FIX) <= set(CODES)
+    assert set(_SEARCH_CONSOLE) <= set(CODES)
+    assert all(fix_of(code) == entry.fix for code, entry in CODES.items())
+    assert all(search_console_name(code) == entry.search_console for code, entry in CODES.items())
+
+
 def test_each_code_s_doc_anchor_is_its_own_section() -> None:
     anchors = {doc_anchor(code) for code in CODES}
     assert len(anchors) == len(CODES)

@@ -18,6 +18,7 @@ from audit.report.aggregate import (
     at_or_above,
     failing_severities,
     lastmod_day,
+    percent,
     status_class,
     where,
 )
@@ -130,3 +131,11 @@ def test_the_joiner_pairs_records_with_their_findings_in_a_bounded_window() -> N
         ("c", "c", []),
         (None, "never", ["hreflang-not-reciprocal"]),
     ]
+
+
+def test_a_share_is_shown_to_one_decimal_or_as_a_dash() -> None:
+    # the "may read" of the agents table and the "passed" of the intent table
+    assert percent(None) == "—"
+    assert percent(100 / 3) == "33.3%"
+    assert percent(0.0) == "0.0%"
+    assert percent(100) == "100.0%"

@@ -66,7 +66,8 @@ def test_new_resume_incremental_cycle(tmp_path: Path) -> None:
         {"type": "sitemap", "url": "s"},
         False,
     )
-    st.touch_url("u1", "s", "2024-01-01")  # carried; u2 no longer listed
+    # u1 listed again (a carried result is stored as a put_url too); u2 no longer listed
+    st.put_url("u1", "s", "2024-01-01", '"e1"', "Mon, 01 Jan 2024 00:00:00 GMT", rec("u1"), [])
     st.close(complete=True)
     urls = [r["url"] for r in read_records(path) if r["type"] == "url"]
     assert urls == ["u1"]  # rows of URLs no longer listed are dropped at completion
