@@ -255,22 +255,29 @@ def _check_ok(
     seen: dict[str, list[str]] = {}
     for name, value in result.headers:
         if name in _CHECKED_HEADERS:
-            seen.setdefault(name, []).append(value)
+            if name in seen:
+                seen[name].append(value)
+            else:
+                seen[name] = [value]
     noindex = None
-    hit = noindex_directive(seen.get("x-robots-tag", []), agent_token)
+    robots_tags = seen.get("x-robots-tag")  # most answers have none: no call
+    hit = noindex_directive(robots_tags, agent_token) if robots_tags else None
     if hit is not None:
         noindex = add(
             "url-noindex",
             f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
             "indexable; remove the header or remove the URL from the sitemap",
         )
-    canonical = _canonical_finding(result, seen.get("link", []), add)
+    links = seen.get("link")
+    canonical = _canonical_finding(result, links, add) if links else None
     # after a redirect, Last-Modified describes another URL than the listed one
-    if lastmod is None or "last-modified" not in seen or result.redirects:
+    modified = seen.get("last-modified")
+    if lastmod is None or modified is None or result.redirects:
         return Answered(out, noindex, canonical)
+    date = seen.get("date")
     match, said = lastmod_findings(
-        seen["last-modified"][0],
-        seen.get("date", [None])[0],
+        modified[0],
+        date[0] if date else None,
         lastmod,
         tolerance_s=config.lastmod_tolerance_s,
         now=now,

@@ -70,7 +70,10 @@ class Listing:
     lastmod: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# Built once per checked URL: not `frozen`, whose __init__ sets each of the nine fields
+# through object.__setattr__ (a quarter of judge_url's cost). A value all the same, never
+# assigned to after construction (dataclasses.replace makes a changed copy).
+@dataclass(slots=True)
 class UrlVerdict:
     """Everything one URL's answer says, computed once (see the module)."""
 
