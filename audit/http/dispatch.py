@@ -73,7 +73,7 @@ class WorkerDispatch:
         """One more exchange runs here. When the count reaches `_after`, start the workers,
         or with `auto`, only if the last window of exchanges needed them (measured over a
         window of the same count; a slower or idler crawl is looked at again a window
-        later)."""
+        later). (`plain` counts the others itself: no call per URL.)"""
         count, self._plain_count = self._plain_count, self._plain_count + 1
         if count != self._after:
             return
@@ -117,7 +117,10 @@ class WorkerDispatch:
         workers = self.workers
         if workers is not None and workers.ready:
             return workers.exchange(method, url, headers, verify, body_limit, retryable)
-        self._counted()
+        if self._plain_count == self._after:
+            self._counted()  # the workers' start is due (or looked at again)
+        else:
+            self._plain_count += 1
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
 
     def into_sink(

@@ -321,11 +321,13 @@ class Group:
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        return not self._not_before and self._rate == math.inf and self._grab_slot()
-
-    def _grab_slot(self) -> bool:
-        """Take a free slot if nobody is waiting for one (first come, first served)."""
-        if self._free and not self._slot_waiters:
+        # a free slot only if nobody is waiting for one (first come, first served)
+        if (
+            self._free
+            and not self._slot_waiters
+            and not self._not_before
+            and self._rate == math.inf
+        ):
             self._free -= 1
             return True
         return False
@@ -346,7 +348,8 @@ class Group:
         return hold_slot
 
     async def _take_slot(self) -> None:
-        if self._grab_slot():
+        if self._free and not self._slot_waiters:  # first come, first served
+            self._free -= 1
             return
         waiter = asyncio.get_running_loop().create_future()
         self._slot_waiters.append(waiter)
