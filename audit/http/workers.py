@@ -320,13 +320,6 @@ class FetchWorkers:
                 worker.why_gone(),
             )
 
-    def _pick(self) -> _Worker | None:
-        live = self._live
-        if not live:
-            return None
-        self._turn = (self._turn + 1) % len(live)
-        return live[self._turn]
-
     def exchange(
         self,
         method: str,
@@ -394,9 +387,11 @@ class FetchWorkers:
     async def _ask(self, request: tuple[Any, ...]) -> Any:
         """Send `request` (without its id) to the next worker and wait for its reply (after
         the id); None when no worker can run it."""
-        worker = self._pick()
-        if worker is None:
+        live = self._live
+        if not live:
             return None
+        self._turn = (self._turn + 1) % len(live)  # the next worker, in turn
+        worker = live[self._turn]
         self._next_id += 1
         rid = self._next_id
         future: asyncio.Future[Any] = worker.loop.create_future()

@@ -2,6 +2,7 @@
 speed swings do not move.
 
     .venv/bin/python -m bench.suites.instructions      (about 5 minutes; needs valgrind)
+    .venv/bin/python -m bench.suites.instructions --base c914850 --tools crawl
 
 Wall time on this shared machine swings 15-25% between two runs of the same command, so a
 change of a few percent cannot be seen in bench/suites/run.py's tables. Counting the instructions
@@ -19,6 +20,11 @@ What this leaves out, so read the ratios as the share of CPU work, not of time: 
 work (system calls, loopback TCP: the bare loop runs on asyncio's selector loop, the
 crawl on uvloop, which makes fewer system calls), and waits (the state's writer thread
 runs on the other core). Writes bench/results/INSTRUCTIONS.md.
+
+`--base REF` counts the same crawl of another commit too (a git worktree of REF under
+bench/out, run with its own `audit` package, as bench/suites/versus.py does), so two trees
+are compared by one command on the same sites; `--tools` picks the rows to count
+(bare, crawl, state; default all three).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from bench import gen, server
 from bench.common import (
@@ -37,6 +44,7 @@ from bench.common import (
     OUT,
     PY,
     RESULTS,
+    ROOT,
     crawl_cmd,
     fmt_int,
     machine_facts,
@@ -49,9 +57,12 @@ RUN_LIMIT_S = 900.0
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def counted(cmd: list[str], tag: str) -> int:
-    """Instructions executed by `cmd` (every thread), from callgrind's summary line."""
+def counted(cmd: list[str], tag: str, tree: Path | None = None) -> int:
+    """Instructions executed by `cmd` (every thread), from callgrind's summary line; with
+    `tree`, run in that tree with its own `audit` package."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # str hashes, set orders: one count per command
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     proc = subprocess.run(
         [
             "valgrind",
@@ -65,6 +76,7 @@ def counted(cmd: list[str], tag: str) -> int:
         text=True,
         timeout=RUN_LIMIT_S,
         env=env,
+        cwd=tree,
     )
     found = _COLLECTED.findall(proc.stderr)
     if not found:
@@ -73,8 +85,37 @@ def counted(cmd: list[str], tag: str) -> int:
     return int(found[-1])
 
 
+def base_tree(ref: str) -> tuple[Path, str]:
+    """A worktree of `ref` under bench/out, ready to run (bytecode, dependencies), and the
+    short commit it is at."""
+    from bench.suites.versus import check_import, ensure_dependencies
+
+    sha = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", ref],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    tree = OUT / f"cg-base-{sha}"
+    if not tree.is_dir():
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), sha], check=True
+        )
+    subprocess.run([PY, "-m", "compileall", "-q", str(tree / "audit")], check=True)
+    ensure_dependencies(tree)
+    check_import(tree)
+    return tree, sha
+
+
 def main() -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", default=None, help="git ref whose crawl is counted too")
+    ap.add_argument("--tools", default="bare,crawl,state", help="comma list of bare,crawl,state")
+    args = ap.parse_args()
+    tools = [t for t in args.tools.split(",") if t]
+    if not tools or not set(tools) <= {"bare", "crawl", "state"}:
+        print(f"--tools: bare, crawl or state, not {args.tools!r}", file=sys.stderr)
+        return 2
     if shutil.which("valgrind") is None:
         print(
             "bench/suites/instructions.py needs valgrind (apt-get install valgrind)",
@@ -82,7 +123,25 @@ def main() -> int:
         )
         return 2
     t0 = time.perf_counter()
-    counts: dict[str, dict[int, int]] = {"bare": {}, "crawl": {}, "state": {}}
+    base = base_tree(args.base) if args.base else None
+    counts: dict[str, dict[int, int]] = {k: {} for k in tools}
+    if base is not None:
+        counts["base"] = {}
+    try:
+        count_all(counts, base[0] if base is not None else None)
+    finally:
+        if base is not None:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base[0])],
+                check=False,
+            )
+    write(counts, base[1] if base is not None else None, args, time.perf_counter() - t0)
+    return 0
+
+
+def count_all(counts: dict[str, dict[int, int]], base: Path | None) -> None:
+    """Fill `counts` (tool -> size -> instructions) for its tools, each size's site served
+    by one nginx; "base" is the crawl of the `base` tree."""
     for size in SIZES:
         port = server.free_port()
         origin = f"http://127.0.0.1:{port}"
@@ -97,16 +156,31 @@ def main() -> int:
                 "bare": [PY, str(BENCH / "bare_head.py"), *map(str, site.children)],
                 "crawl": crawl,
                 "state": [*crawl, "--state", str(db)],
+                "base": crawl_cmd(
+                    origin,
+                    OUT / f"cg-base-{size}.jsonl",
+                    "--fetch-workers",
+                    "0",
+                    exe=[PY, "-m", "audit"],
+                ),
             }
-            for key, cmd in runs.items():
+            for key in counts:
                 print(f"[instructions] {key}, {fmt_int(size)} URLs", file=sys.stderr, flush=True)
-                counts[key][size] = counted(cmd, f"{key} at {size}")
+                tree = base if key == "base" else None
+                counts[key][size] = counted(runs[key], f"{key} at {size}", tree)
+
+
+def write(
+    counts: dict[str, dict[int, int]], base: str | None, args: argparse.Namespace, took: float
+) -> None:
+    """The table, into bench/results/INSTRUCTIONS.md and on stdout."""
     small, big = SIZES
     per_url = {k: (v[big] - v[small]) / (big - small) for k, v in counts.items()}
     labels = {
         "bare": "bare aiohttp HEAD loop (c=64, asyncio)",
         "crawl": "sitemap-audit crawl (c=64)",
         "state": "sitemap-audit crawl --state (new file)",
+        "base": f"sitemap-audit crawl (c=64) at {base}",
     }
     rows = [
         [
@@ -114,11 +188,16 @@ def main() -> int:
             fmt_int(counts[k][small]),
             fmt_int(counts[k][big]),
             fmt_int(per_url[k]),
-            f"{per_url['bare'] / per_url[k]:.2f}",
-            f"{per_url[k] / per_url['crawl']:.2f}",
+            f"{per_url['bare'] / per_url[k]:.2f}" if "bare" in per_url else "-",
+            f"{per_url[k] / per_url['crawl']:.2f}" if "crawl" in per_url else "-",
         ]
         for k in counts
     ]
+    command = ".venv/bin/python -m bench.suites.instructions"
+    if base is not None:
+        command += f" --base {args.base}"
+    if args.tools != "bare,crawl,state":
+        command += f" --tools {args.tools}"
     headers = [
         "tool",
         f"instructions, {fmt_int(small)} URLs",
@@ -132,8 +211,8 @@ def main() -> int:
         [
             "# Instructions per URL (callgrind)",
             "",
-            f"Written by `.venv/bin/python -m bench.suites.instructions` in "
-            f"{time.perf_counter() - t0:.0f} s on {facts['date']}; see its docstring for "
+            f"Written by `{command}` in "
+            f"{took:.0f} s on {facts['date']}; see its docstring for "
             f"the method. Machine: {facts['cpu']}, {facts['cores']} cores; Python "
             f"{facts['python']}, aiohttp {facts['aiohttp']}; nginx {facts['nginx']}; "
             f"commit {facts['git']}.",
@@ -145,13 +224,13 @@ def main() -> int:
             "time followed user-space instructions (the crawl table's `x bare` column "
             "measures the same ratio in wall time). `tool / crawl`: the --state run's cost "
             "over the plain crawl, both threads counted (its writer thread runs on the other "
-            "core).",
+            "core); a row `at REF`: the same crawl of that commit's tree (`--base`), whose "
+            "`tool / crawl` is its cost over this tree's.",
             "",
         ]
     )
     (RESULTS / "INSTRUCTIONS.md").write_text(text)
     print(text)
-    return 0
 
 
 if __name__ == "__main__":
