@@ -55,13 +55,6 @@ def product_token(user_agent: str) -> str:
     return robots_token(user_agent)
 
 
-def _is_robots_path(url: str) -> bool:
-    try:
-        return urlsplit(url).path == "/robots.txt"
-    except ValueError:
-        return False
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class RobotsPolicy:
     """What one origin's robots.txt says for the configured agent."""
@@ -86,10 +79,12 @@ class RobotsPolicy:
         # RFC 9309 2.2.2: robots.txt itself is always allowed. urlsplit drops tabs and
         # newlines anywhere, so only a URL with none of them is ruled out by the substring
         # test alone (the test every listed URL takes, with no call)
-        if ("/robots.txt" in url or "\t" in url or "\n" in url or "\r" in url) and (
-            _is_robots_path(url)
-        ):
-            return True
+        if "/robots.txt" in url or "\t" in url or "\n" in url or "\r" in url:
+            try:
+                if urlsplit(url).path == "/robots.txt":
+                    return True
+            except ValueError:
+                pass
         if self.status == "missing":
             return True
         if self.status == "unreachable":

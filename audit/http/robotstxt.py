@@ -129,7 +129,11 @@ def path_of(url: str) -> str:
     else:
         start = url.find("://")
         if start < 0 or "\t" in url or "\n" in url or "\r" in url:
-            target = _split_path_and_query(url)
+            try:
+                parts = urlsplit(url)
+                target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            except ValueError:
+                target = "/"
         else:
             found = _PATH_QUERY(url, start + 3)  # it matches always (maybe nothing)
             path, query = found.group(1, 2) if found else ("", None)
@@ -139,14 +143,6 @@ def path_of(url: str) -> str:
             return target.translate(_LITERALS)
         return target  # normalise_path's common case, without its call (once per URL)
     return _normalised(target).translate(_LITERALS)
-
-
-def _split_path_and_query(url: str) -> str:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "/"
-    return (parts.path or "/") + ("?" + parts.query if parts.query else "")
 
 
 def group_name(value: str) -> str:
