@@ -2,7 +2,7 @@
 speed swings do not move.
 
     .venv/bin/python -m bench.suites.instructions      (about 5 minutes; needs valgrind)
-    .venv/bin/python -m bench.suites.instructions --base c914850 --tools crawl
+    .venv/bin/python -m bench.suites.instructions --base c914850,main --tools crawl
 
 Wall time on this shared machine swings 15-25% between two runs of the same command, so a
 change of a few percent cannot be seen in bench/suites/run.py's tables. Counting the instructions
@@ -21,9 +21,9 @@ work (system calls, loopback TCP: the bare loop runs on asyncio's selector loop,
 crawl on uvloop, which makes fewer system calls), and waits (the state's writer thread
 runs on the other core). Writes bench/results/INSTRUCTIONS.md.
 
-`--base REF` counts the same crawl of another commit too (a git worktree of REF under
-bench/out, run with its own `audit` package, as bench/suites/versus.py does), so two trees
-are compared by one command on the same sites; `--tools` picks the rows to count
+`--base REF[,REF...]` counts the same crawl of other commits too (a git worktree of each
+under bench/out, run with its own `audit` package, as bench/suites/versus.py does), so
+trees are compared by one command on the same sites; `--tools` picks the rows to count
 (bare, crawl, state; default all three).
 """
 
@@ -109,11 +109,13 @@ def base_tree(ref: str) -> tuple[Path, str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", default=None, help="git ref whose crawl is counted too")
-    ap.add_argument("--tools", default="bare,crawl,state", help="comma list of bare,crawl,state")
+    ap.add_argument("--base", default="", help="comma list of git refs whose crawl is counted too")
+    ap.add_argument(
+        "--tools", default="bare,crawl,state", help="comma list of bare,crawl,state (or none)"
+    )
     args = ap.parse_args()
-    tools = [t for t in args.tools.split(",") if t]
-    if not tools or not set(tools) <= {"bare", "crawl", "state"}:
+    tools = [t for t in args.tools.split(",") if t]  # none: the --base trees alone
+    if not (tools or args.base) or not set(tools) <= {"bare", "crawl", "state"}:
         print(f"--tools: bare, crawl or state, not {args.tools!r}", file=sys.stderr)
         return 2
     if shutil.which("valgrind") is None:
@@ -123,25 +125,24 @@ def main() -> int:
         )
         return 2
     t0 = time.perf_counter()
-    base = base_tree(args.base) if args.base else None
+    bases = [base_tree(ref) for ref in args.base.split(",") if ref]
     counts: dict[str, dict[int, int]] = {k: {} for k in tools}
-    if base is not None:
-        counts["base"] = {}
+    for _, sha in bases:
+        counts[f"at {sha}"] = {}
     try:
-        count_all(counts, base[0] if base is not None else None)
+        count_all(counts, {f"at {sha}": tree for tree, sha in bases})
     finally:
-        if base is not None:
+        for tree, _ in bases:
             subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base[0])],
-                check=False,
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False
             )
-    write(counts, base[1] if base is not None else None, args, time.perf_counter() - t0)
+    write(counts, args, time.perf_counter() - t0)
     return 0
 
 
-def count_all(counts: dict[str, dict[int, int]], base: Path | None) -> None:
+def count_all(counts: dict[str, dict[int, int]], bases: dict[str, Path]) -> None:
     """Fill `counts` (tool -> size -> instructions) for its tools, each size's site served
-    by one nginx; "base" is the crawl of the `base` tree."""
+    by one nginx; "at SHA" is the crawl of that commit's tree (`bases`)."""
     for size in SIZES:
         port = server.free_port()
         origin = f"http://127.0.0.1:{port}"
@@ -156,23 +157,18 @@ def count_all(counts: dict[str, dict[int, int]], base: Path | None) -> None:
                 "bare": [PY, str(BENCH / "bare_head.py"), *map(str, site.children)],
                 "crawl": crawl,
                 "state": [*crawl, "--state", str(db)],
-                "base": crawl_cmd(
-                    origin,
-                    OUT / f"cg-base-{size}.jsonl",
-                    "--fetch-workers",
-                    "0",
-                    exe=[PY, "-m", "audit"],
-                ),
             }
+            for key in bases:
+                runs[key] = crawl_cmd(
+                    origin, OUT / f"cg-base-{size}.jsonl", "--fetch-workers", "0",
+                    exe=[PY, "-m", "audit"],
+                )  # fmt: skip
             for key in counts:
                 print(f"[instructions] {key}, {fmt_int(size)} URLs", file=sys.stderr, flush=True)
-                tree = base if key == "base" else None
-                counts[key][size] = counted(runs[key], f"{key} at {size}", tree)
+                counts[key][size] = counted(runs[key], f"{key} at {size}", bases.get(key))
 
 
-def write(
-    counts: dict[str, dict[int, int]], base: str | None, args: argparse.Namespace, took: float
-) -> None:
+def write(counts: dict[str, dict[int, int]], args: argparse.Namespace, took: float) -> None:
     """The table, into bench/results/INSTRUCTIONS.md and on stdout."""
     small, big = SIZES
     per_url = {k: (v[big] - v[small]) / (big - small) for k, v in counts.items()}
@@ -180,11 +176,10 @@ def write(
         "bare": "bare aiohttp HEAD loop (c=64, asyncio)",
         "crawl": "sitemap-audit crawl (c=64)",
         "state": "sitemap-audit crawl --state (new file)",
-        "base": f"sitemap-audit crawl (c=64) at {base}",
     }
     rows = [
         [
-            labels[k],
+            labels.get(k, f"sitemap-audit crawl (c=64) {k}"),
             fmt_int(counts[k][small]),
             fmt_int(counts[k][big]),
             fmt_int(per_url[k]),
@@ -194,10 +189,10 @@ def write(
         for k in counts
     ]
     command = ".venv/bin/python -m bench.suites.instructions"
-    if base is not None:
+    if args.base:
         command += f" --base {args.base}"
     if args.tools != "bare,crawl,state":
-        command += f" --tools {args.tools}"
+        command += f" --tools {args.tools or repr('')}"
     headers = [
         "tool",
         f"instructions, {fmt_int(small)} URLs",
