@@ -279,7 +279,7 @@ class HttpClient:
         session = self._session or self.session  # outside `async with`: a bug, raised
         answer = Answer(url)
         try:
-            target = request_url(url)
+            target = self._workers.target(url)  # None: a fetch worker parses it
             host = host or self.hosts.get(url)
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
@@ -291,7 +291,7 @@ class HttpClient:
         opened = None
         if stream or sink is not None:
             opened = self._opened(
-                session, method, target, request_headers, verify, stream, body_limit, sink
+                session, method, url, target, request_headers, verify, stream, body_limit, sink
             )
         retries = self._retries
         while True:
@@ -307,8 +307,8 @@ class HttpClient:
                         session, method, url, target, request_headers, verify, body_limit,
                         retryable,
                     ) or await exchange(
-                        session, method, url, target, request_headers, verify, body_limit,
-                        retryable,
+                        session, method, url, request_url(url), request_headers, verify,
+                        body_limit, retryable,
                     )  # fmt: skip
                     status = outcome[0]  # None for a failure
                     if status in _FINAL_STATUSES:
@@ -338,14 +338,16 @@ class HttpClient:
         self,
         session: aiohttp.ClientSession,
         method: str,
-        target: URL,
+        url: str,
+        target: URL | None,
         headers: Mapping[str, str] | None,
         verify: bool,
         stream: bool,
         body_limit: int,
         sink: BodySink | None,
     ) -> Opened:
-        """The fixed parts of a stream or a body-sink request (a plain exchange has none)."""
+        """The fixed parts of a stream or a body-sink request; `target`: url's, None: unparsed."""
+        target = target or request_url(url)
         timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
@@ -368,8 +370,7 @@ class HttpClient:
         host: Host | None = None,
     ) -> Awaitable[Answer]:
         """A chain's first hop: `_send`'s coroutine for `url` (awaited by the caller: no frame
-        more per URL), or the refusal of a URL on a private address that a public target
-        lists; `host` is url's when the caller has it."""
+        more), or the refusal of a private URL a public target lists; `host`: url's if known."""
         if self._guard.active and self._guard.refuses(url):
             refused: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
             refused.set_result(Answer(url, error=private_error(url)))
@@ -394,9 +395,8 @@ class HttpClient:
         """The redirect loop from a chain's first answer (`_start`'s): one `_send` per hop,
         every 3xx hop recorded, until a final answer, a failure or a redirect that is not
         followed (chain.py `next_hop`)."""
-        chain = Chain(first, attempts=first.attempts)
+        chain, answer = Chain(first, attempts=first.attempts), first
         url = current = first.url
-        answer = first
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
         while answer.error is None and answer.status in REDIRECT_STATUSES:
