@@ -1,8 +1,9 @@
 """One URL's answer and its redirect chain, as values: what the client's send path fills in.
 
 `Answer` is a URL's final answer after retries, `Chain` the end of a redirect chain (its
-hops, attempts and error), `fetch_result()` the `FetchResult` a checked URL's chain makes.
-The redirect rules of the client's loop (client.py `_chain`, STYLE lesson 7) are here
+hops, attempts and error), `fetch_result()` the `FetchResult` a checked URL's chain makes
+(`answer_result()` when its first answer is final).
+The redirect rules of the client's loop (client.py `_follow`, STYLE lesson 7) are here
 too: `next_location()` resolves a `Location`, `next_hop()` says where a redirect goes or
 why it is not followed (no usable Location, a loop, too many hops, a public host pointing
 into a private network), `loop_key()` is the form hops are compared in.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Answer",
     "Chain",
+    "answer_result",
     "fetch_result",
     "loop_key",
     "next_hop",
@@ -94,6 +96,25 @@ def take_exchange(answer: Answer, host: Host, outcome: Exchange, retryable: bool
     if step == DONE:  # a retried answer was discarded: it is nobody's answer
         answer.status, answer.headers, answer.body = status, headers, body
     return step
+
+
+def answer_result(url: str, method: str, answer: Answer) -> FetchResult:
+    """The FetchResult of a checked URL whose first answer is final (no redirect: most)."""
+    error = answer.error
+    # positional, in FetchResult's field order: this runs once per checked URL
+    return FetchResult(
+        url,
+        answer.url,
+        answer.status,
+        answer.headers,
+        (),
+        answer.elapsed_ms,
+        method,
+        None if error is None else str(error),
+        None if error is None else error.kind,
+        answer.body,
+        answer.attempts,
+    )
 
 
 def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:

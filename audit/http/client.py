@@ -42,8 +42,8 @@ Choices, and why:
   slot, ONE retry loop with one predicate (retry.py) for plain, streamed and page-check
   requests, then the exchange: a plain one (`exchange.exchange()`, in this process or in a
   fetch worker: dispatch.py) or an opened one (opened.py `Opened.attempt`: a stream, or a
-  body for a `BodySink`). The redirect loop (`_chain`, with chain.py's rules) calls it
-  once per hop.
+  body for a `BodySink`). The redirect loop (`_follow`, with chain.py's rules, after a
+  first answer that redirects) calls it once per hop.
 - A page GET whose sink is a `RemoteSink` (exchange.py) goes to a fetch worker while they
   run (opened.py): the worker rebuilds the sink from its recipe, reads the body into
   it and answers with the sink's outcome, which the parent's sink accepts; everything else
@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import TracebackType
@@ -84,6 +84,7 @@ from audit.http.asagent import AgentSender
 from audit.http.chain import (
     Answer,
     Chain,
+    answer_result,
     fetch_result,
     loop_key,
     next_hop,
@@ -151,6 +152,7 @@ class HttpClient:
         )
         self._session: aiohttp.ClientSession | None = None
         self._entered = False
+        self._retries = max(0, config.retries)
         self._scope = RequestScope(config)  # credentials and insecure hosts, per request
         self._adds = self._scope.adds  # (the per-URL test in _send: one attribute)
         # the targets (credential_origins: the origins the user gave) are trusted as given;
@@ -277,7 +279,7 @@ class HttpClient:
         session = self._session or self.session  # outside `async with`: a bug, raised
         answer = Answer(url)
         try:
-            target = request_url(url)
+            target = self._workers.target(url)  # None: a fetch worker parses it
             host = host or self.hosts.get(url)
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
@@ -289,15 +291,15 @@ class HttpClient:
         opened = None
         if stream or sink is not None:
             opened = self._opened(
-                session, method, target, request_headers, verify, stream, body_limit, sink
+                session, method, url, target, request_headers, verify, stream, body_limit, sink
             )
-        retries = max(0, self.config.retries)
+        retries = self._retries
         while True:
             answer.attempts += 1
             retryable = status_retries and answer.attempts <= retries
             # a stream takes the host's turn but no in-flight slot
             held = (not stream and host.try_acquire()) or await host.acquire(hold_slot=not stream)
-            answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
+            group = host.group  # the slot's and the rate's (known once acquired)
             try:
                 if opened is None:
                     # None from a worker: every worker is gone, so this run goes on here
@@ -305,13 +307,14 @@ class HttpClient:
                         session, method, url, target, request_headers, verify, body_limit,
                         retryable,
                     ) or await exchange(
-                        session, method, url, target, request_headers, verify, body_limit,
-                        retryable,
+                        session, method, url, request_url(url), request_headers, verify,
+                        body_limit, retryable,
                     )  # fmt: skip
                     status = outcome[0]  # None for a failure
                     if status in _FINAL_STATUSES:
-                        # the common answer: final, no retry, no Retry-After (after_status)
-                        host.record_status(status)
+                        # the common answer: final, no retry, no Retry-After (after_status),
+                        # nothing the host counts (Host.record_status): the group's alone
+                        group.record_status(status)
                         answer.status, answer.headers, answer.body = outcome[:3]
                         answer.elapsed_ms = outcome[5]
                         return answer
@@ -320,7 +323,7 @@ class HttpClient:
                     step = await opened.attempt(answer, host, retryable, self._workers)
             finally:
                 if held:
-                    host.release()  # never hold a slot through a backoff sleep
+                    group.release()  # never hold a slot through a backoff sleep
             if step == DONE or answer.attempts > retries:
                 return answer
             if step == BACKOFF:
@@ -329,19 +332,22 @@ class HttpClient:
                 host.backed_off(delay)
                 await asyncio.sleep(delay)
             host.retries += 1
+            answer.status, answer.headers, answer.body, answer.error = None, (), b"", None
 
     def _opened(
         self,
         session: aiohttp.ClientSession,
         method: str,
-        target: URL,
+        url: str,
+        target: URL | None,
         headers: Mapping[str, str] | None,
         verify: bool,
         stream: bool,
         body_limit: int,
         sink: BodySink | None,
     ) -> Opened:
-        """The fixed parts of a stream or a body-sink request (a plain exchange has none)."""
+        """The fixed parts of a stream or a body-sink request; `target`: url's, None: unparsed."""
+        target = target or request_url(url)
         timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
@@ -352,47 +358,48 @@ class HttpClient:
 
     # --- redirect chains ----------------------------------------------------------
 
-    async def _chain(
+    def _start(
         self,
         url: str,
         method: str,
-        *,
+        body_limit: int,
+        stream: bool,
+        status_retries: bool,
+        headers: Mapping[str, str] | None,
+        sink: BodySink | None,
+        host: Host | None = None,
+    ) -> Awaitable[Answer]:
+        """A chain's first hop: `_send`'s coroutine for `url` (awaited by the caller: no frame
+        more), or the refusal of a private URL a public target lists; `host`: url's if known."""
+        if self._guard.active and self._guard.refuses(url):
+            refused: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+            refused.set_result(Answer(url, error=private_error(url)))
+            return refused
+        start = self._scope.chain_origin(url) if self._scope.credentials else None
+        return self._send(
+            url, method, body_limit=body_limit, stream=stream, status_retries=status_retries,
+            headers=headers, chain_origin=start, sink=sink, host=host,
+        )  # fmt: skip
+
+    async def _follow(
+        self,
+        first: Answer,
+        method: str,
         body_limit: int,
         stream: bool,
         max_redirects: int,
-        status_retries: bool = True,
-        headers: Mapping[str, str] | None = None,
-        sink: BodySink | None = None,
-        host: Host | None = None,
+        status_retries: bool,
+        headers: Mapping[str, str] | None,
+        sink: BodySink | None,
     ) -> Chain:
-        """The redirect loop: one `_send` per hop, every 3xx hop recorded, until a final
-        answer, a failure or a redirect that is not followed (chain.py `next_hop`); `host`
-        is url's when the caller has it."""
-        chain = Chain(Answer(url))
-        current = url
+        """The redirect loop from a chain's first answer (`_start`'s): one `_send` per hop,
+        every 3xx hop recorded, until a final answer, a failure or a redirect that is not
+        followed (chain.py `next_hop`)."""
+        chain, answer = Chain(first, attempts=first.attempts), first
+        url = current = first.url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
-        if self._guard.active and self._guard.refuses(url):
-            chain.error = chain.final.error = private_error(url)
-            return chain
-        while True:
-            answer = await self._send(
-                current,
-                method,
-                body_limit=body_limit,
-                stream=stream,
-                status_retries=status_retries,
-                headers=headers,
-                chain_origin=start,
-                sink=sink,
-                host=host,
-            )
-            host = None  # each later hop looks its own up
-            chain.final = answer
-            chain.attempts += answer.attempts
-            if answer.error is not None or answer.status not in REDIRECT_STATUSES:
-                chain.error = answer.error
-                return chain
+        while answer.error is None and answer.status in REDIRECT_STATUSES:
             assert answer.status is not None
             chain.redirects.append(Hop(current, answer.status))
             if seen is None:
@@ -406,6 +413,13 @@ class HttpClient:
                 return chain
             seen.add(loop_key(target))
             current = target
+            answer = chain.final = await self._send(
+                current, method, body_limit=body_limit, stream=stream,
+                status_retries=status_retries, headers=headers, chain_origin=start, sink=sink,
+            )  # fmt: skip
+            chain.attempts += answer.attempts
+        chain.error = answer.error
+        return chain
 
     # --- public API ---------------------------------------------------------------
 
@@ -432,18 +446,16 @@ class HttpClient:
         # A HEAD error is confirmed with GET anyway, so its status is not retried:
         # the GET's own retries decide (half the requests to a failing page).
         confirm = method == "HEAD" and confirm_with_get
-        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
-        chain = await self._chain(
-            url,
-            method,
-            body_limit=limit if method == "GET" else 0,
-            stream=False,
-            max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
-            status_retries=not confirm,
-            headers=headers,
-            host=host,
-        )
-        result = fetch_result(url, method, chain)
+        limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
+        # the first hop here, the redirect loop only after a redirect (most URLs have none)
+        answer = await self._start(url, method, limit, False, not confirm, headers, None, host)
+        if answer.error is None and answer.status in REDIRECT_STATUSES:
+            most = self.config.max_redirects if max_redirects is None else max_redirects
+            retry = not confirm
+            chain = await self._follow(answer, method, limit, False, most, retry, headers, None)
+            result = fetch_result(url, method, chain)
+        else:
+            result = answer_result(url, method, answer)
         if confirm and result.status is not None and result.status >= 400:
             confirmed = await self._fetch_once(
                 url, "GET", body_bytes, max_redirects, headers=headers
@@ -462,17 +474,10 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         sink: BodySink | None = None,
     ) -> FetchResult:
-        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
-        chain = await self._chain(
-            url,
-            method,
-            body_limit=limit if method == "GET" else 0,
-            stream=False,
-            max_redirects=self.config.max_redirects if max_redirects is None else max_redirects,
-            status_retries=status_retries,
-            headers=headers,
-            sink=sink,
-        )
+        limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
+        most = self.config.max_redirects if max_redirects is None else max_redirects
+        first = await self._start(url, method, limit, False, status_retries, headers, sink)
+        chain = await self._follow(first, method, limit, False, most, status_retries, headers, sink)
         return fetch_result(url, method, chain)
 
     async def fetch_page(
@@ -505,14 +510,10 @@ class HttpClient:
     ) -> AsyncIterator[StreamResponse]:
         """Open a sitemap body (GET, raw bytes, redirects followed and recorded, retried
         before the body starts). The response is closed when the block exits."""
-        chain = await self._chain(
-            url,
-            "GET",
-            body_limit=0,  # a stream's body is its reader's
-            stream=True,
-            max_redirects=self.config.max_redirects,
-            headers=headers,
-        )
+        # no body limit: a stream's body is its reader's
+        first = await self._start(url, "GET", 0, True, True, headers, None)
+        most = self.config.max_redirects
+        chain = await self._follow(first, "GET", 0, True, most, True, headers, None)
         final = chain.final
         response = StreamResponse(
             url=url,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard
-from audit.http.exchange import Exchange, Recipe, exchange
+from audit.http.exchange import Exchange, Recipe, exchange, request_url, sendable
 from audit.http.workers import FetchWorkers, auto_worker_count
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class WorkerDispatch:
         """One more exchange runs here. When the count reaches `_after`, start the workers,
         or with `auto`, only if the last window of exchanges needed them (measured over a
         window of the same count; a slower or idler crawl is looked at again a window
-        later)."""
+        later). (`plain` counts the others itself: no call per URL.)"""
         count, self._plain_count = self._plain_count, self._plain_count + 1
         if count != self._after:
             return
@@ -101,23 +101,37 @@ class WorkerDispatch:
         )
         self._task = loop.create_task(self.workers.start())
 
+    def target(self, url: str) -> URL | None:
+        """The URL a request sends, parsed (ValueError for one that cannot be), or None
+        while fetch workers run and `url` is one they parse without fail (`sendable`): a
+        worker parses it, this process does not parse it too."""
+        workers = self.workers
+        if workers is not None and workers.ready and sendable(url):
+            return None
+        return request_url(url)
+
     def plain(
         self,
         session: aiohttp.ClientSession,
         method: str,
         url: str,
-        target: URL,
+        target: URL | None,
         headers: Mapping[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
     ) -> Awaitable[Exchange | None]:
         """Where a plain exchange runs: a fetch worker while they are ready, else here (and
-        counted, to start the workers when due). Returns the coroutine to await."""
+        counted, to start the workers when due). `target`: `self.target(url)`. Returns the
+        coroutine to await."""
         workers = self.workers
         if workers is not None and workers.ready:
             return workers.exchange(method, url, headers, verify, body_limit, retryable)
-        self._counted()
+        if self._plain_count == self._after:
+            self._counted()  # the workers' start is due (or looked at again)
+        else:
+            self._plain_count += 1
+        target = target or request_url(url)  # None: the workers were ready, and are gone
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
 
     def into_sink(

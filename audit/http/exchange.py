@@ -68,6 +68,7 @@ __all__ = [
     "release_if_read",
     "request_url",
     "response_headers",
+    "sendable",
     "wants_body",
 ]
 
@@ -85,6 +86,9 @@ Exchange = tuple[
 
 # For ASCII text, str.isspace() and the C0 controls are exactly \x00-\x20.
 _RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
+# ... and what yarl refuses in a URL it takes as written: a backslash or a bracket (in the
+# authority: an IPv6 literal or a mistake)
+_NOT_AS_WRITTEN = re.compile(r"[\x00-\x20\[\]\\]").search
 
 
 def request_url(url: str) -> URL:
@@ -93,6 +97,13 @@ def request_url(url: str) -> URL:
     if url.isascii() and _RAW_SPACE_OR_CONTROL(url) is None:
         return URL(url, encoded=True)
     return URL(url)
+
+
+def sendable(url: str) -> bool:
+    """Whether `request_url(url)` takes `url` without fail, known without parsing it: an
+    ASCII URL without spaces, controls, brackets or backslashes (yarl refuses only those).
+    False: parse it to know. A URL sent by a fetch worker is then parsed there only."""
+    return url.isascii() and _NOT_AS_WRITTEN(url) is None
 
 
 def new_session(
@@ -132,7 +143,8 @@ def wants_body(method: str, status: int, body_limit: int | None) -> bool:
 
 
 def response_headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
-    """An answer's headers as lower-cased (name, value) pairs, repeats kept."""
+    """An answer's headers as lower-cased (name, value) pairs, repeats kept (a multidict's
+    keys() drops repeats: items() it is)."""
     return tuple([(k.lower(), v) for k, v in resp.headers.items()])
 
 
@@ -398,7 +410,7 @@ async def exchange(
         if retryable and should_retry(status, None):
             await discard(resp)
         else:
-            if wants_body(method, status, body_limit):
+            if body_limit and wants_body(method, status, body_limit):  # a HEAD: no call
                 body = await read_head(resp, body_limit)
             if not release_if_read(resp):
                 await discard(resp)

@@ -190,14 +190,18 @@ class Group:
         self.key = key  # the group id of the hosts record
         unlimited = rate <= 0 or math.isinf(rate) or math.isnan(rate)
         self.max_rate = math.inf if unlimited else rate  # --rate: never exceeded
-        self._rate = self.max_rate
+        # requests per second now (math.inf when unlimited): read, never set, from outside
+        # (an attribute: a frontier reads it for every URL it hands out)
+        self.rate = self.max_rate
         self._limiter: AsyncLimiter | None = None  # built inside the loop, on first use
         self._retry_after_cap = retry_after_cap
         # The in-flight cap: free slots and the requests waiting for one, first come first
         # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping)
         self._free = max(1, max_in_flight)
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
-        self._not_before = 0.0  # loop time
+        # loop time before which the group sends nothing (Retry-After); 0.0: none (read,
+        # never set, from outside)
+        self.not_before = 0.0
         self._streak = 0  # consecutive 429/503
         self._halved = False  # the rate was halved in the current 429 burst
         self._ceiling = math.inf  # robots.txt's Crawl-delay / Request-rate: never recovered past
@@ -205,29 +209,19 @@ class Group:
         self.slow = False
         self.notes: list[str] = []
 
-    @property
-    def not_before(self) -> float:
-        """Loop time before which the host sends nothing (Retry-After); 0.0: none."""
-        return self._not_before
-
     # --- rate -----------------------------------------------------------------
-
-    @property
-    def rate(self) -> float:
-        """Effective requests per second (math.inf when unlimited)."""
-        return self._rate
 
     def _set_rate(self, rate: float) -> None:
         rate = min(rate, self.max_rate)
-        if rate != self._rate:
-            self._rate = rate
+        if rate != self.rate:
+            self.rate = rate
             self._limiter = None  # rebuilt at the new rate by the next acquire
 
     def set_max_rate(self, rate: float) -> None:
         """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
         if rate > 0 and not math.isinf(rate):
             self._ceiling = min(self._ceiling, max(rate, 1e-6))  # recovery stops here
-            self._set_rate(min(self._rate, self._ceiling))
+            self._set_rate(min(self.rate, self._ceiling))
 
     # --- answers --------------------------------------------------------------
 
@@ -237,7 +231,7 @@ class Group:
         `deferred` the host does not (the server said when to come back, and a scattered
         one must cost its wait, not the rest of the run); a 429/503 streak marks the host
         slow; good answers in a row double the rate back towards --rate."""
-        if status < 429 and not (self._streak or self._halved) and self._rate >= self.max_rate:
+        if status < 429 and not (self._streak or self._halved) and self.rate >= self.max_rate:
             return  # a good answer to a host at its full rate: nothing changes (once per URL)
         if status == 429 and not (self._halved or deferred):  # once per burst
             self._halve_rate()  # a good answer ends the burst
@@ -249,27 +243,27 @@ class Group:
                 self._halve_rate()
                 self._note(
                     f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-                    f"rate lowered to {self._rate:g}/s"
+                    f"rate lowered to {self.rate:g}/s"
                 )
             return
         # a good answer: the burst is over; a run of them restores the rate step by step
         self._streak = 0
         self._halved = False
         ceiling = min(self.max_rate, self._ceiling)
-        if self._rate >= ceiling:
+        if self.rate >= ceiling:
             return
         self._good += 1
-        if self._good >= min(RECOVER_AFTER, math.ceil(self._rate * RECOVER_S)):
+        if self._good >= min(RECOVER_AFTER, math.ceil(self.rate * RECOVER_S)):
             self._good = 0
             self.slow = False
-            doubled = self._rate * 2
+            doubled = self.rate * 2
             self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
 
     def _halve_rate(self) -> None:
         """Half the current rate (an unlimited host starts from UNLIMITED_429_RATE), not
         below MIN_RATE."""
-        base = UNLIMITED_429_RATE if math.isinf(self._rate) else self._rate
-        self._set_rate(max(MIN_RATE, min(self._rate, base / 2)))
+        base = UNLIMITED_429_RATE if math.isinf(self.rate) else self.rate
+        self._set_rate(max(MIN_RATE, min(self.rate, base / 2)))
         self._halved = True
         self._good = 0
 
@@ -291,7 +285,7 @@ class Group:
             self._note(f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
             seconds = self._retry_after_cap
         now = asyncio.get_running_loop().time()
-        self._not_before = max(self._not_before, now + seconds)
+        self.not_before = max(self.not_before, now + seconds)
         return seconds
 
     def _note(self, text: str) -> None:
@@ -303,29 +297,26 @@ class Group:
     async def _wait_turn(self, host: Host) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            wait = self._not_before - loop.time()
+            wait = self.not_before - loop.time()
             if wait > 0:
                 host.backed_off(wait)
                 await asyncio.sleep(wait)
                 continue
-            if math.isinf(self._rate):
+            if math.isinf(self.rate):
                 return
             limiter = self._limiter
             if limiter is None:
-                limiter = self._limiter = limiter_for(self._rate)
+                limiter = self._limiter = limiter_for(self.rate)
             await limiter.acquire()
             # a Retry-After may have arrived while this request waited on the limiter
-            if self._not_before <= loop.time():
+            if self.not_before <= loop.time():
                 return
 
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        return not self._not_before and self._rate == math.inf and self._grab_slot()
-
-    def _grab_slot(self) -> bool:
-        """Take a free slot if nobody is waiting for one (first come, first served)."""
-        if self._free and not self._slot_waiters:
+        # a free slot only if nobody is waiting for one (first come, first served)
+        if self._free and not self._slot_waiters and not self.not_before and self.rate == math.inf:
             self._free -= 1
             return True
         return False
@@ -334,30 +325,27 @@ class Group:
         """Wait for the group's turn: deadline, rate limiter and (optionally) an in-flight
         slot. Returns True when a slot is held; the caller must then `release()` it.
         """
-        if hold_slot:
-            await self._take_slot()
+        if hold_slot and self._free and not self._slot_waiters:  # first come, first served
+            self._free -= 1
+        elif hold_slot:
+            waiter = asyncio.get_running_loop().create_future()
+            self._slot_waiters.append(waiter)
+            try:
+                await waiter  # release() hands its slot over by setting the result
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self.release()  # handed a slot, then cancelled: pass it on
+                elif waiter in self._slot_waiters:  # a release() may have dropped it already
+                    self._slot_waiters.remove(waiter)
+                raise
         try:
-            if self._not_before or self._rate != math.inf:  # else nothing to wait for
+            if self.not_before or self.rate != math.inf:  # else nothing to wait for
                 await self._wait_turn(host)
         except BaseException:
             if hold_slot:
                 self.release()
             raise
         return hold_slot
-
-    async def _take_slot(self) -> None:
-        if self._grab_slot():
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._slot_waiters.append(waiter)
-        try:
-            await waiter  # release() hands its slot over by setting the result
-        except BaseException:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # handed a slot, then cancelled: pass it on
-            elif waiter in self._slot_waiters:  # a release() may have dropped it already
-                self._slot_waiters.remove(waiter)
-            raise
 
     def release(self) -> None:
         waiters = self._slot_waiters

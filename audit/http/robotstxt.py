@@ -71,6 +71,9 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _HEX = frozenset("0123456789abcdefABCDEF")
 # a URL's `*` and `$` as a pattern spells them literally (RFC 9309 2.2.3, Figure 6)
 _LITERALS = str.maketrans({"*": "%2A", "$": "%24"})
+# After an absolute URL's `://`: its authority, then its path and its query (a fragment ends
+# both)
+_PATH_QUERY = re.compile(r"[^/?#]*([^?#]*)(?:\?([^#]*))?").match
 
 
 def _escape_at(text: str, i: int) -> str | None:
@@ -116,39 +119,30 @@ def path_of(url: str) -> str:
 
     A literal `*` or `$` of the URL becomes `%2A` or `%24`: in a pattern those escapes are
     the literal characters, while a bare `*` or `$` is a wildcard (RFC 9309 2.2.3).
+
+    An absolute URL's path (`/` when empty) and `?query` are read by one match after its
+    `://` (once per listed URL: urlsplit costs several times this); one with characters
+    urlsplit would strip (tab, CR, LF), or without `://`, goes through urlsplit.
     """
-    target = url.split("#", 1)[0] if url.startswith("/") else _path_and_query(url)
+    if url.startswith("/"):
+        target = url.split("#", 1)[0]
+    else:
+        start = url.find("://")
+        if start < 0 or "\t" in url or "\n" in url or "\r" in url:
+            try:
+                parts = urlsplit(url)
+                target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            except ValueError:
+                target = "/"
+        else:
+            found = _PATH_QUERY(url, start + 3)  # it matches always (maybe nothing)
+            path, query = found.group(1, 2) if found else ("", None)
+            target = (path or "/") + ("?" + query if query else "")
     if target.isascii() and "%" not in target and " " not in target:
         if "*" in target or "$" in target:
             return target.translate(_LITERALS)
         return target  # normalise_path's common case, without its call (once per URL)
     return _normalised(target).translate(_LITERALS)
-
-
-def _path_and_query(url: str) -> str:
-    """The path (`/` when empty) and `?query` of an absolute URL; `/` for one that is not.
-
-    Read by hand for the common URL (once per listed URL: urlsplit costs several times
-    this); one with characters urlsplit would strip (tab, CR, LF) goes through urlsplit.
-    """
-    start = url.find("://")
-    if start < 0 or "\t" in url or "\n" in url or "\r" in url:
-        return _split_path_and_query(url)
-    end = len(url)
-    for sep in "/?#":
-        at = url.find(sep, start + 3)
-        if 0 <= at < end:
-            end = at
-    path, _, query = url[end:].split("#", 1)[0].partition("?")
-    return (path or "/") + ("?" + query if query else "")
-
-
-def _split_path_and_query(url: str) -> str:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "/"
-    return (parts.path or "/") + ("?" + parts.query if parts.query else "")
 
 
 def group_name(value: str) -> str:

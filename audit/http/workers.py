@@ -40,7 +40,7 @@ import logging
 import marshal
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -155,16 +155,6 @@ class _Worker(asyncio.SubprocessProtocol):
             if future is not None and not future.done():
                 self.exchanges += 1
                 future.set_result(reply[1:])
-
-    def request(self, rid: int, message: tuple[Any, ...]) -> asyncio.Future[Any]:
-        """Send request `rid`; its future gets the reply (after the id), or None if the
-        worker dies."""
-        future: asyncio.Future[Any] = self.loop.create_future()
-        if not self.pending:  # the hang clock runs only while requests wait
-            self.last_heard = self.loop.time()
-        self.pending[rid] = future
-        self.send(message)
-        return future
 
     def cancel(self, rid: int) -> None:
         """The parent no longer waits for `rid`: the worker drops it (the slot is released
@@ -330,14 +320,7 @@ class FetchWorkers:
                 worker.why_gone(),
             )
 
-    def _pick(self) -> _Worker | None:
-        live = self._live
-        if not live:
-            return None
-        self._turn = (self._turn + 1) % len(live)
-        return live[self._turn]
-
-    async def exchange(
+    def exchange(
         self,
         method: str,
         url: str,
@@ -345,14 +328,13 @@ class FetchWorkers:
         verify: bool,
         body_limit: int,
         retryable: bool,
-    ) -> Exchange | None:
+    ) -> Awaitable[Exchange | None]:
         """`exchange.exchange()` in a worker; None when no worker can run it (then the caller
-        runs it itself)."""
-        reply: Exchange | None = await self._ask(
+        runs it itself). Returns the coroutine to await: no frame more per exchange."""
+        return self._ask(
             (method, url, tuple(headers.items()) if headers else None, verify, body_limit,
              retryable),
         )  # fmt: skip
-        return reply
 
     async def exchange_into(
         self,
@@ -405,12 +387,18 @@ class FetchWorkers:
     async def _ask(self, request: tuple[Any, ...]) -> Any:
         """Send `request` (without its id) to the next worker and wait for its reply (after
         the id); None when no worker can run it."""
-        worker = self._pick()
-        if worker is None:
+        live = self._live
+        if not live:
             return None
+        self._turn = (self._turn + 1) % len(live)  # the next worker, in turn
+        worker = live[self._turn]
         self._next_id += 1
         rid = self._next_id
-        future = worker.request(rid, (rid, *request))
+        future: asyncio.Future[Any] = worker.loop.create_future()
+        if not worker.pending:  # the hang clock runs only while requests wait
+            worker.last_heard = worker.loop.time()
+        worker.pending[rid] = future  # the reply (after the id) or None if the worker dies
+        worker.send((rid, *request))
         try:
             return await future
         except asyncio.CancelledError:

@@ -9,6 +9,7 @@ from audit.core.records import Hop
 from audit.http.chain import (
     Answer,
     Chain,
+    answer_result,
     fetch_result,
     loop_key,
     next_hop,
@@ -112,6 +113,20 @@ def test_fetch_result_of_a_chain_with_hops_and_an_error() -> None:
     chain.error = FetchError("loop", kind="redirect-loop", url="http://a.test/0")
     failed = fetch_result("http://a.test/0", "GET", chain)
     assert (failed.error, failed.error_kind) == ("loop", "redirect-loop")
+
+
+@pytest.mark.parametrize(
+    "error", [None, FetchError("timed out", kind="timeout", url="http://a.test/0")]
+)
+def test_a_first_answer_makes_the_result_its_one_hop_chain_makes(error: FetchError | None) -> None:
+    answer = Answer("http://a.test/0", status=None if error else 200, headers=(("x", "1"),))
+    answer.body, answer.error, answer.attempts, answer.elapsed_ms = b"ok", error, 2, 7.5
+    chain = Chain(answer, attempts=2, error=error)
+    for method in ("HEAD", "GET"):
+        result = answer_result("http://a.test/0", method, answer)
+        assert result == fetch_result("http://a.test/0", method, chain)
+        assert result.redirects == () and result.attempts == 2 and result.method == method
+    assert answer_result("http://a.test/0", "GET", answer).error == (str(error) if error else None)
 
 
 def test_take_exchange_keeps_a_final_answer_and_an_error() -> None:

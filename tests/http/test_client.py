@@ -66,6 +66,34 @@ async def test_redirect_chain_is_recorded(aiohttp_server: ServerFactory, fast_co
     assert all(k == k.lower() for k, _ in result.headers)
 
 
+@pytest.mark.parametrize("workers", [0, 1], ids=["here", "in-a-worker"])
+async def test_repeated_answer_headers_are_all_kept_in_order(
+    aiohttp_server: ServerFactory, fast_config: Any, workers: int
+) -> None:
+    async def page(_: web.Request) -> web.Response:
+        response = web.Response(text="ok")
+        response.headers.add("Content-Usage", "train-ai=y, search=y")
+        response.headers.add("X-Robots-Tag", "noarchive")
+        response.headers.add("Content-Usage", "train-ai=n")
+        return response
+
+    server = await aiohttp_server(app_with(("*", "/p", page)))
+    config = fast_config(fetch_workers=workers, fetch_workers_after=0)
+    async with HttpClient(config) as client:
+        assert (await client.fetch(url(server, "/p"))).status == 200  # starts a worker
+        assert await client.wait_fetch_workers() == bool(workers)
+        result = await client.fetch(url(server, "/p"))
+        assert client.worker_exchanges == workers
+    assert result.status == 200 and result.error is None
+    named = [(k, v) for k, v in result.headers if k in ("content-usage", "x-robots-tag")]
+    assert named == [
+        ("content-usage", "train-ai=y, search=y"),
+        ("x-robots-tag", "noarchive"),
+        ("content-usage", "train-ai=n"),
+    ]
+    assert result.header_all("Content-Usage") == ["train-ai=y, search=y", "train-ai=n"]
+
+
 async def test_relative_locations_resolve_against_current_url(
     aiohttp_server: ServerFactory, fast_config: Any
 ) -> None:

@@ -7,13 +7,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
+from hypothesis import given
+from hypothesis import strategies as st
 from yarl import URL
 
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard
 from audit.http.dispatch import WorkerDispatch, needs_workers, worker_count
-from audit.http.exchange import new_session
+from audit.http.exchange import new_session, request_url, sendable
 from audit.http.workers import auto_worker_count
 
 Server = Any
@@ -126,3 +129,44 @@ async def test_auto_starts_no_worker_for_a_slow_idle_window(
     finally:
         await dispatch.aclose()
         await session.close()
+
+
+async def test_a_url_a_worker_sends_is_parsed_there_only(aiohttp_server: ServerFactory) -> None:
+    seen: list[str] = []
+    server = await aiohttp_server(_app(seen))
+    url = str(server.make_url("/p"))
+    config = CrawlConfig(fetch_workers=1, fetch_workers_after=0, timeout=5.0)
+    dispatch = WorkerDispatch(config, PrivateGuard(), "dispatch-test", ())
+    session = await _session()
+    try:
+        assert dispatch.target(url) == URL(url)  # no worker yet: parsed here
+        first = await dispatch.plain(session, "HEAD", url, URL(url), None, True, 0, False)
+        assert first is not None and first[0] == 200
+        assert await dispatch.wait()
+        assert dispatch.target(url) is None  # the worker parses it
+        outcome = await dispatch.plain(session, "GET", url, None, None, True, 100, False)
+        assert outcome is not None and (outcome[0], outcome[2]) == (200, b"ok")
+        assert dispatch.exchanges == 1 and seen == ["HEAD", "GET"]
+        # a URL yarl may refuse is parsed here, and refused here as without workers
+        with pytest.raises(ValueError):
+            dispatch.target("http://[::1/p")
+        assert dispatch.target("http://[::1]:8/p") == URL("http://[::1]:8/p")
+    finally:
+        await dispatch.aclose()
+        await session.close()
+
+
+@given(
+    st.text(alphabet="ab:/?#[]\\@%. \t\x7fé1", max_size=20),
+    st.sampled_from(["http://", "https://h", "http://127.0.0.1:8", "", "//"]),
+)
+def test_a_sendable_url_is_one_request_url_takes(rest: str, start: str) -> None:
+    url = start + rest
+    if sendable(url):
+        assert request_url(url) == URL(url, encoded=True)
+
+
+def test_what_is_not_sendable_without_parsing() -> None:
+    assert sendable("http://example.com/a?b=1#c")
+    for url in ("http://[::1]/", "http://a\\b/", "http://a b/", "http://é.com/", "http://a/\t"):
+        assert not sendable(url), url
