@@ -339,8 +339,13 @@ class IndexLastmodCheck:
         floor = child.floor
         for item in entries:
             lastmod = item.lastmod
-            if lastmod is None or (lastmod < floor and lastmod[4:5] == "-"):
+            if lastmod is None:
                 continue
+            try:  # an index, not a slice: no slice object per entry (try costs nothing)
+                if lastmod < floor and lastmod[4] == "-":
+                    continue
+            except IndexError:  # shorter than "YYYY-": not a W3C day, looked at below
+                pass
             shape = lastmod[19:] or len(lastmod)
             best = shapes.get(shape)
             if best is None or lastmod > best or lastmod[0] not in _DIGITS:
