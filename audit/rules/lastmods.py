@@ -182,7 +182,7 @@ class LastmodCheck:
         """
         n = len(lastmod)
         day = None
-        if n in (20, 25):  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+        if n == 25 or n == 20:  # YYYY-MM-DDThh:mm:ss+hh:mm, YYYY-MM-DDThh:mm:ssZ
             ordinal = _DAY_ORDINALS.get(lastmod[:10], _NOT_A_DAY)
             if ordinal < self._old_day:
                 seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
