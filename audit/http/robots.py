@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
 from audit.core.records import FetchResult, Hop
 from audit.http import HttpClient
-from audit.http.robotstxt import Group, RobotsTxt, parse_robots_txt
+
+if TYPE_CHECKING:
+    from audit.http.robotstxt import Group, RobotsTxt
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
 
@@ -115,6 +117,8 @@ def parse_robots(
     The agent is `robots_agent` when given (`--robots-agent`), else the product token of
     `user_agent`.
     """
+    from audit.http.robotstxt import parse_robots_txt  # read once a robots.txt is: not for a file
+
     robots = parse_robots_txt(text)
     agent = robots_token(user_agent, robots_agent)
     group = robots.group(agent)

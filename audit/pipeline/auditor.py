@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from audit.checks import sitemaps
 from audit.core.agent import robots_token
@@ -31,7 +32,6 @@ from audit.http import HttpClient
 from audit.http.hosts import Host
 from audit.http.robots import RobotsCache
 from audit.pipeline.chain import HookChain
-from audit.pipeline.check import UrlChecker
 from audit.pipeline.context import (
     EntryHook,
     Mode,
@@ -49,6 +49,9 @@ from audit.pipeline.recorder import Recorder
 from audit.rules.hreflang import HreflangStore
 from audit.rules.locs import LocUse, loc_use
 from audit.rules.validator import HreflangGraph, SeenUrls
+
+if TYPE_CHECKING:
+    from audit.pipeline.check import UrlChecker
 
 __all__ = ["DISCOVERERS", "EXPANDERS", "EXPANDERS_MAX", "Auditor", "RootFeed"]
 
@@ -106,15 +109,12 @@ class Auditor:
         )
         self._expanders = EXPANDERS
         self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
-        self.checker = UrlChecker(
-            config,
-            recorder,
-            self.chain,
-            self.state,
-            agent_token=self.agent_token,
-            now=self.now,
-            hreflang=self.hreflang,
-        )
+        self._robots: RobotsCache | None = None
+        # The standard check of a listed URL (audit.pipeline.check, and the URL and page
+        # checks it imports): a validate run checks none, so it gets its checker at the
+        # first use, if any (a remote sitemap's robots.txt); every other run at once.
+        self._checker: UrlChecker | None = None
+        checker: Any = _FirstUse(self) if mode == "validate" else self.checker
         self.expander = Expander(
             config,
             recorder,
@@ -127,11 +127,11 @@ class Auditor:
             hreflang=self.hreflang,
             on_entry=self.on_entry,
             on_sitemap=on_sitemap,
-            rewrite=self.checker.rewrite,
-            robots_for=self.checker.robots_for,
+            rewrite=checker.rewrite,
+            robots_for=checker.robots_for,
             admit=self.admit,
-            client=lambda: self.checker.client,
-            robots=lambda: self.checker.robots_cache,
+            client=lambda: self.client,
+            robots=lambda: self._robots,
         )
         self.context = RunContext(
             config=config,
@@ -141,31 +141,51 @@ class Auditor:
             listed=self.expander.seen,
             state=self.state,
             peers=self.chain.hooks,
-            get_client=lambda: self.checker.client,
-            get_robots=lambda: self.checker.robots,
-            robots_for=self.checker.robots_for,
+            get_client=lambda: self.client,
+            get_robots=lambda: self._robots or self.checker.robots,
+            robots_for=checker.robots_for,
             enqueue=self.admit,
             enqueue_job=self.enqueue_job,
-            judge_answer=self.checker.judge_answer,
+            judge_answer=checker.judge_answer,
             check=self._check_url,
-            check_with=self.checker.check_via,
-            check_unlisted=self.checker.check_unlisted,
-            judge_stored=self.checker.judge_stored,
+            check_with=checker.check_via,
+            check_unlisted=checker.check_unlisted,
+            judge_stored=checker.judge_stored,
             deliver=self.chain.deliver,
             deliver_checked=self.chain.deliver_checked,
             before_request=self.chain.before_request,
             stored_answer=self.chain.stored_answer,
             keeps_evidence=self.chain.keeps_evidence,
-            facts_recipe=self.checker.facts_recipe,
+            facts_recipe=checker.facts_recipe,
             sitemap_excluded=self.expander.sitemap_excluded,
             alone=self._alone,
             pass_on=self.chain.pass_on,
         )
         self.check_url: UrlCheck = (
-            url_check(self.context) if url_check is not None else self.checker.check_via
+            url_check(self.context) if url_check is not None else checker.check_via
         )
         for hook in self.chain.hooks:
             hook.attach(self.context)
+
+    @property
+    def checker(self) -> UrlChecker:
+        """The run's standard check of a listed URL, built at the first call."""
+        checker = self._checker
+        if checker is None:
+            from audit.pipeline.check import UrlChecker  # a validate run may never need it
+
+            checker = self._checker = UrlChecker(
+                self.config,
+                self.rec,
+                self.chain,
+                self.state,
+                agent_token=self.agent_token,
+                now=self.now,
+                hreflang=self.hreflang,
+            )
+            if self._client is not None and self._robots is not None:
+                checker.attach(self._client, self._robots)
+        return checker
 
     async def _check_url(self, job: UrlJob) -> None:
         """The run's check of a listed URL (its own `UrlCheck`, or the standard one)."""
@@ -178,12 +198,13 @@ class Auditor:
 
     @property
     def client(self) -> HttpClient:
-        return self.checker.client
+        return self._client or self.checker.client  # the checker's says there is none
 
     def attach_client(self, client: HttpClient, robots: RobotsCache) -> None:
         """Use the caller's client and robots.txt cache (discovery shares them)."""
-        self._client = client
-        self.checker.attach(client, robots)
+        self._client, self._robots = client, robots
+        if self._checker is not None:
+            self._checker.attach(client, robots)
 
     async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
         """Audit the given sitemaps (already discovered). Findings of discovery go first."""
@@ -242,7 +263,8 @@ class Auditor:
             raise
         finally:
             try:
-                await self.checker.cancel_probes()
+                if self._checker is not None:
+                    await self._checker.cancel_probes()
             finally:
                 self._finish_run()
 
@@ -419,3 +441,18 @@ class Auditor:
                 frontier.done(job.lane)
                 if check is None:  # the bar counts listed URLs
                     self.progress.advance()
+
+
+class _FirstUse:
+    """Stands for a validate run's checker until its first use: `x.name(...)` builds the
+    checker (Auditor.checker) and calls its `name`, so that a run that never calls one
+    (a validate of local files) never imports audit.pipeline.check."""
+
+    def __init__(self, auditor: Auditor) -> None:
+        self._auditor = auditor
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return getattr(self._auditor.checker, name)(*args, **kwargs)
+
+        return call

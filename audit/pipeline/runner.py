@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
@@ -26,10 +26,12 @@ from audit.pipeline.context import (
     SitemapHook,
     SitemapJob,
 )
-from audit.pipeline.discover import Discovered, discover, robots_discovered
 from audit.pipeline.hooks import Hook, UrlCheck
 from audit.pipeline.progress import Progress
 from audit.pipeline.recorder import Recorder
+
+if TYPE_CHECKING:
+    from audit.pipeline.discover import Discovered
 
 
 async def run_targets(
@@ -152,6 +154,9 @@ async def root_jobs(
         ]
     if kind == "sitemap":
         return [SitemapJob(value, None, None, ())]
+    # discovery: imported here, as a file or a sitemap needs none
+    from audit.pipeline.discover import discover, robots_discovered
+
     if kind == "robots":  # its Sitemap: lines; none is a finding (and nothing to audit)
         policy = await auditor.checker.robots_for(value)
         if policy.status == "unreachable" and policy.http_status is None:
@@ -181,6 +186,8 @@ async def root_jobs(
 
 
 async def run_discover(site: str, config: CrawlConfig) -> tuple[list[Discovered], list[Finding]]:
+    from audit.pipeline.discover import discover
+
     async with HttpClient(config) as client:
         robots = RobotsCache(client, config.user_agent)
         return await discover(client, robots.get, site, exhaustive=True)

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
-import tempfile
 from collections.abc import Iterable, Iterator
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from audit.core.records import Finding, finding
 from audit.rules.findings import show
 from audit.rules.fingerprints import SeenUrls, url_fingerprint
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["MEMORY_PAIRS", "HreflangGraph", "HreflangStore"]
 
@@ -193,7 +194,10 @@ class HreflangStore(HreflangGraph):
 
     def _spill(self) -> None:
         db = self._db
-        if db is None:
+        if db is None:  # the first spill of the run: SQLite and a temp file only then
+            import sqlite3
+            import tempfile
+
             fd, self._path = tempfile.mkstemp(prefix="sitemap-audit-hreflang-", suffix=".sqlite")
             os.close(fd)
             db = self._db = sqlite3.connect(self._path)

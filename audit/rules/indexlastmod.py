@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from audit.core.records import Entry, Finding, finding
@@ -105,9 +105,14 @@ def interval_key(interval: Interval | None) -> str | None:
 _FAST = re.compile(
     r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
 )
-# "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path
-_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
-_SECONDS = {f"{x:02d}": x for x in range(60)}
+# "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path.
+# Keys from the 60 two-digit strings: a format spec per key (1,440 of them) cost millions of
+# instructions at every start.
+_TWO = [f"{x:02d}" for x in range(60)]
+_HOUR_MINUTE = {
+    f"{hh}:{mm}": h * 3600 + m * 60 for h, hh in enumerate(_TWO[:24]) for m, mm in enumerate(_TWO)
+}
+_SECONDS = {ss: x for x, ss in enumerate(_TWO)}
 _DIGITS = frozenset("0123456789")
 _DAY_S = 86_400
 _DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
@@ -219,35 +224,56 @@ def served_now(
 # --- one run ----------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+# The run's own records below are plain slotted classes, not dataclasses: a dataclass is
+# built at import (its methods' source generated and compiled), about a millisecond each at
+# every start, and nothing compares or prints these.
+
+
 class _IndexEntry:
-    child: str  # as the index lists it (the findings' url)
-    line: int
-    lastmod: str | None
-    key: str  # the child as first listed in the run: the sitemap read for it
+    __slots__ = ("child", "key", "lastmod", "line")
+
+    def __init__(self, child: str, line: int, lastmod: str | None, key: str) -> None:
+        self.child = child  # as the index lists it (the findings' url)
+        self.line = line
+        self.lastmod = lastmod
+        self.key = key  # the child as first listed in the run: the sitemap read for it
 
 
-@dataclass(slots=True)
 class _Index:
-    answered: datetime | None
-    entries: list[_IndexEntry] = field(default_factory=list)
+    __slots__ = ("answered", "entries")
+
+    def __init__(self, answered: datetime | None) -> None:
+        self.answered = answered
+        self.entries: list[_IndexEntry] = []
 
 
-@dataclass(slots=True)
 class _Child:
-    newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
-    newest_text: str = ""
-    newest_rss: int | None = None  # ... of one valid only in an RSS feed
-    newest_rss_text: str = ""
-    complete: bool | None = None  # None: not done (yet)
-    # what follows the seconds (else the length) -> the newest <lastmod> of the common
-    # forms of that shape (see IndexLastmodCheck.child_entries)
-    shapes: dict[str | int, str] = field(default_factory=dict)
-    kind: str | None = None
-    digest: ChildDigest | None = None
-    # the day two days before the newest's (YYYY-MM-DD): a W3C value on an earlier day is
-    # older than the newest in any zone (see IndexLastmodCheck.child_entries)
-    floor: str = ""
+    __slots__ = (
+        "complete",
+        "digest",
+        "floor",
+        "kind",
+        "newest",
+        "newest_rss",
+        "newest_rss_text",
+        "newest_text",
+        "shapes",
+    )
+
+    def __init__(self, digest: ChildDigest | None = None) -> None:
+        self.newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
+        self.newest_text = ""
+        self.newest_rss: int | None = None  # ... of one valid only in an RSS feed
+        self.newest_rss_text = ""
+        self.complete: bool | None = None  # None: not done (yet)
+        # what follows the seconds (else the length) -> the newest <lastmod> of the common
+        # forms of that shape (see IndexLastmodCheck.child_entries)
+        self.shapes: dict[str | int, str] = {}
+        self.kind: str | None = None
+        self.digest = digest
+        # the day two days before the newest's (YYYY-MM-DD): a W3C value on an earlier day
+        # is older than the newest in any zone (see IndexLastmodCheck.child_entries)
+        self.floor = ""
 
     def take(self, lastmod: str, shape: str | int) -> None:
         """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept."""
@@ -339,8 +365,13 @@ class IndexLastmodCheck:
         floor = child.floor
         for item in entries:
             lastmod = item.lastmod
-            if lastmod is None or (lastmod < floor and lastmod[4:5] == "-"):
+            if lastmod is None:
                 continue
+            try:  # an index, not a slice: no slice object per entry (try costs nothing)
+                if lastmod < floor and lastmod[4] == "-":
+                    continue
+            except IndexError:  # shorter than "YYYY-": not a W3C day, looked at below
+                pass
             shape = lastmod[19:] or len(lastmod)
             best = shapes.get(shape)
             if best is None or lastmod > best or lastmod[0] not in _DIGITS:

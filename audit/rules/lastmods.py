@@ -58,9 +58,12 @@ _LM_FULL = re.compile(
 _DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
 _NOT_A_DAY = 1 << 62  # what check() looks up for a day not in that table: before no day
 _TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
-_HOUR_MINUTE = {f"{h:02d}:{m:02d}": h * 3600 + m * 60 for h in range(24) for m in range(60)}
+_TWO = [f"{x:02d}" for x in range(60)]  # "00" to "59": one format spec each, not one per key
+_HOUR_MINUTE = {
+    f"{hh}:{mm}": h * 3600 + m * 60 for h, hh in enumerate(_TWO[:24]) for m, mm in enumerate(_TWO)
+}
 _T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in _HOUR_MINUTE.items()}  # "Thh:mm"
-_COLON_SECONDS = frozenset(f":{s:02d}" for s in range(60))  # ":ss", 00 to 59
+_COLON_SECONDS = frozenset(":" + ss for ss in _TWO)  # ":ss", 00 to 59
 
 
 def _day_ordinal(text: str) -> int | None:
@@ -179,7 +182,7 @@ class LastmodCheck:
         """
         n = len(lastmod)
         day = None
-        if n in (20, 25):  # YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss+hh:mm
+        if n == 25 or n == 20:  # YYYY-MM-DDThh:mm:ss+hh:mm, YYYY-MM-DDThh:mm:ssZ
             ordinal = _DAY_ORDINALS.get(lastmod[:10], _NOT_A_DAY)
             if ordinal < self._old_day:
                 seconds = _T_HOUR_MINUTE.get(lastmod[10:16])

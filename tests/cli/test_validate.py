@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,60 @@ def test_missing_file_directory_and_non_url(
     rc, _, err = run_cli(capsys, "crawl", "https://example.com/", "--include", "([")
     assert rc == 2
     assert_one_line_error(err, "--include")
+
+
+# Modules a validate of a local file never uses: the URL and page checks and the features
+# that judge listed URLs (a crawl's), robots.txt's parser and discovery (a remote target's).
+# It imports none of them (its start-up is part of its time: issue 27, validate no slower
+# than c914850).
+_CRAWL_ONLY = (
+    "audit.checks.agents",
+    "audit.checks.deploystamp",
+    "audit.checks.page",
+    "audit.checks.pagefacts",
+    "audit.checks.response",
+    "audit.checks.verdict",
+    "audit.features.agentfetch",
+    "audit.features.agents",
+    "audit.features.deploy",
+    "audit.http.robotstxt",
+    "audit.pipeline.check",
+    "audit.pipeline.discover",
+)
+
+# Runs the command line in a fresh interpreter and writes the package's modules it imported
+# to the file named last.
+_RUN_AND_LIST = """
+import json, sys
+from audit.cli.main import main
+code = main(sys.argv[1:-1])
+imported = sorted(name for name in sys.modules if name.startswith("audit"))
+open(sys.argv[-1], "w", encoding="utf-8").write(json.dumps({"code": code, "modules": imported}))
+"""
+
+
+def _executed_modules(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
+    listing = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST, *argv, str(listing)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    got = json.loads(listing.read_text(encoding="utf-8"))
+    return got["code"], set(got["modules"])
+
+
+def test_validate_of_a_local_file_imports_no_crawl_only_module(tmp_path: Path) -> None:
+    path = write(tmp_path, "ok.xml", GOOD)
+    base = ("--base-url", "https://www.example.com/sitemap.xml")
+    code, modules = _executed_modules(tmp_path, "validate", path, *base)
+    assert code == 0
+    assert "audit.rules.validator" in modules  # the run did validate the file
+    assert sorted(modules.intersection(_CRAWL_ONLY)) == []
+    # the listing sees an import when there is one: --agents asks for the agents hook
+    code, modules = _executed_modules(tmp_path, "validate", path, *base, "--agents", "GPTBot")
+    assert code == 0
+    assert {"audit.features.agents", "audit.checks.agents"} <= modules

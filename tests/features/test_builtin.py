@@ -21,7 +21,9 @@ def kinds(config: CrawlConfig, mode: str) -> list[type]:
 def test_each_mode_gets_its_own() -> None:
     plain = CrawlConfig()
     assert kinds(plain, "crawl") == [DeployStampHook, IndexLastmodHook, AgentsHook]
-    assert kinds(plain, "validate") == [IndexLastmodHook, AgentsHook]
+    # a validate run checks no listed URL: without --agents its agents hook would do nothing
+    assert kinds(plain, "validate") == [IndexLastmodHook]
+    assert kinds(CrawlConfig(agents=("ai",)), "validate") == [IndexLastmodHook, AgentsHook]
     assert kinds(plain, "inspect") == [AgentsHook]
 
 
