@@ -24,18 +24,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from audit.cluster.codec import fetch_to
+from audit.cluster.codec import answer_to, pack, unpack
 from audit.core.config import CrawlConfig
 from audit.http import HttpClient
 from audit.http.exchange import SINK_MODULES, build_sink
 
-__all__ = ["FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch", "warm"]
+__all__ = ["FENCED", "FENCE_EVERY", "FENCE_KEY", "Fence", "run_batch", "warm"]
 
 FENCE_KEY = "sitemap-audit-fence"
+FENCED = {"fenced": True}  # the answer of a job its batch left: the run lost its fence
 FENCE_EVERY = 0.5  # seconds between two looks at the fence (one per run and process)
 FENCE_TIMEOUT = 30.0  # a look unanswered this long: the scheduler is gone, the batch stops
 IDLE_CLOSE = 30.0  # a run's client closes after this many seconds without a batch
 WORKER_CONNECTIONS = 1024  # connections of one run's client: every group it serves here
+SWITCH_INTERVAL = 0.0005  # s: a local worker's GIL switch interval (Python's default: 0.005)
 
 
 class Fence:
@@ -98,13 +100,16 @@ _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
 
 
-def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
-    """Dask task: check every job of `batch` (one group), answers in the jobs' order."""
+def run_batch(blob: bytes) -> bytes:
+    """Dask task: check every job of the batch packed in `blob` (one group); its answers
+    in the jobs' order, packed (codec.pack: one frame each way, which Dask neither walks
+    nor sizes)."""
     from distributed import get_worker, secede
 
     from audit.core.eventloop import new_event_loop
 
     global _loop
+    batch = unpack(blob)
     address = get_worker().address
     ask = _scheduler_fence(batch["fence"])
     with _loop_lock:
@@ -115,12 +120,28 @@ def run_batch(batch: dict[str, Any]) -> dict[str, Any]:
     secede()  # a batch waits on its group's rate, not on a thread: its slot goes to the next
     out = asyncio.run_coroutine_threadsafe(_on_loop(batch, ask), loop).result()
     out["worker"] = address
-    return out
+    return pack(out)
 
 
-def warm() -> None:
+def warm(own: bool = False) -> None:
     """Run on every worker when a run starts: unpickling it has imported this module and
-    the HTTP layer, so the run's first batches do not wait for the imports."""
+    the HTTP layer, so the run's first batches do not wait for the imports.
+
+    `own`: the worker is this run's alone (local:N), so its process is tuned as the CLI
+    tunes its own (audit/cli/main.py): the cyclic collector's passes rarer, with what is
+    loaded now frozen out of them (measured: full collections every few hundred requests,
+    each walking Dask's heap, with Dask's GC diagnosis reading /proc at each), and a
+    shorter GIL switch interval, so that the batches' loop, a thread of its own, takes
+    its turn within 0.5 ms of Dask's threads rather than 5 ms (a lane's turn that comes
+    late is lost: the limiter lets no burst)."""
+    if own:
+        import gc
+        import sys
+
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
+        sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 @dataclass(slots=True)
@@ -212,7 +233,7 @@ async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -
     Returns the answers and, per host of the batch, what it counted in this batch."""
     config: CrawlConfig = batch["config"]
     jobs: list[dict[str, Any]] = batch["jobs"]
-    answers: list[dict[str, Any]] = [{"fenced": True}] * len(jobs)
+    answers: list[Any] = [FENCED] * len(jobs)
     hosts = {client.host(job["checked"]) for job in jobs}
     before = {host: [getattr(host, name) for name in _COUNTERS] for host in hosts}
     pending = iter(enumerate(jobs))
@@ -231,7 +252,7 @@ async def _drain(
     client: HttpClient,
     config: CrawlConfig,
     pending: Iterator[tuple[int, dict[str, Any]]],
-    answers: list[dict[str, Any]],
+    answers: list[Any],
     fence: Fence,
 ) -> None:
     for index, job in pending:
@@ -243,15 +264,17 @@ async def _drain(
             answers[index] = {"error": f"internal error: {type(exc).__name__}: {exc}"}
 
 
-async def check_job(client: HttpClient, config: CrawlConfig, job: dict[str, Any]) -> dict[str, Any]:
+async def check_job(
+    client: HttpClient, config: CrawlConfig, job: dict[str, Any]
+) -> tuple[Any, ...]:
     """One URL's request, as a local run makes it: a plain request, or with `recipe` (the
     driver's facts sinks, joined) one GET whose body the sink built from it reads and
-    parses here. The answer and what the page said go back as evidence; the driver judges
-    them with the local checks and hooks (the cluster is one more transport)."""
+    parses here. The answer and what the page said go back as evidence (codec.answer_to);
+    the driver judges them with the local checks and hooks (one more transport)."""
     recipe = job.get("recipe")
     if recipe is None:
         result = await client.fetch(job["checked"], headers=job["headers"])
-        return {"result": fetch_to(result), "facts": None}
+        return answer_to(result)
     sink = build_sink(recipe, SINK_MODULES)
     result = await client.fetch_page(job["checked"], sink, cap=job["cap"], headers=job["headers"])
-    return {"result": fetch_to(result), "facts": sink.outcome()}
+    return answer_to(result, sink.outcome())

@@ -50,7 +50,12 @@ from aiohttp import web
 from bench.common import BENCH, CLK_TCK, RESULTS, ROOT, machine_facts, table
 from bench.measure import _tree
 
-WAYS = {"one": "one process", "local": "--cluster local:4", "tcp": "scheduler + 2 workers"}
+WAYS = {
+    "one": "one process",
+    "local": "--cluster local:4",
+    "local2": "--cluster local:2",
+    "tcp": "scheduler + 2 workers",
+}
 SAMPLE_S = 0.2
 
 
@@ -232,6 +237,29 @@ class NginxHosts:
         self.proc.wait(timeout=10)
 
 
+def phases(times: dict[str, list[float]], launched: float, ended: float) -> dict[str, float]:
+    """Where the wall time goes, from the servers' arrival stamps (epoch seconds, as nginx
+    writes them; the aiohttp hosts stamp monotonic time, so only `spread`, `span` and the
+    rates apply there): `start` the launch to the run's first page request; `spread` the
+    first page request of the first host to that of the last one; `span` first to last
+    page request; `tail` the last page request to the process's exit; `rate` the median
+    over hosts of a host's requests per second between its own first and last request."""
+    firsts = [min(t) for t in times.values() if t]
+    lasts = [max(t) for t in times.values() if t]
+    if not firsts:
+        return {}
+    rates = sorted(
+        (len(t) - 1) / (max(t) - min(t)) for t in times.values() if len(t) > 1 and max(t) > min(t)
+    )
+    return {
+        "start": min(firsts) - launched,
+        "spread": max(firsts) - min(firsts),
+        "span": max(lasts) - min(firsts),
+        "tail": ended - max(lasts),
+        "rate": rates[len(rates) // 2] if rates else 0.0,
+    }
+
+
 def max_in_window(times: list[float], window: float = 1.0) -> int:
     """The most stamps within any `window` seconds (half-open)."""
     ts = sorted(times)
@@ -348,13 +376,16 @@ def run(
     cmd = [sys.executable, str(BENCH / "measure.py"), str(result), sys.executable, "-m", "audit",
            *crawl_args(hosts, rate, tmp / "report.jsonl"), *extra]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    launched = time.time()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     sampler = Sampler([proc.pid, *others])
     _, err = proc.communicate()
+    ended = time.time()
     sampler.stop()
     hosts.collect()
     measured = json.loads(result.read_text())
     return {
+        "phases": phases(hosts.times, launched, ended),
         "wall_s": measured["wall_s"],
         "span_s": hosts.span(),
         "max_per_host_per_s": hosts.max_per_second(),
@@ -374,8 +405,10 @@ def shape_rows(count: int, pages: int, rate: float, ways: list[str], server: str
         try:
             if "one" in ways:
                 rows["one"] = run(hosts, rate, [], [], tmp)
-            if "local" in ways:
-                rows["local"] = run(hosts, rate, ["--cluster", "local:4"], [], tmp)
+            for way in ("local", "local2"):
+                if way in ways:
+                    spec = WAYS[way].split()[-1]
+                    rows[way] = run(hosts, rate, ["--cluster", spec], [], tmp)
             if "tcp" in ways:
                 address, procs = start_scheduler(tmp)
                 try:
@@ -392,6 +425,11 @@ def shape_rows(count: int, pages: int, rate: float, ways: list[str], server: str
 
 HEADERS = ["way", "wall s", "x N/R", "span s", "max/host/s", "requests", "peak MB (PSS)",
            "CPU s", "goal met"]  # fmt: skip
+
+
+PHASES = ("start", "spread", "span", "tail", "rate")
+PHASE_HEADERS = ["way", "start s", "first-request spread s", "span s", "tail s",
+                 "median host req/s", "wall s"]  # fmt: skip
 
 
 def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
@@ -414,7 +452,20 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
     notes = [
         f"- {WAYS[w]}: stderr ended with {r['stderr'][0]!r}" for w, r in rows.items() if r["stderr"]
     ]
-    return head + table(lines, HEADERS) + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
+    steps = [
+        [WAYS[way]]
+        + [f"{row['phases'].get(k, 0.0):.2f}" for k in PHASES]
+        + [f"{row['wall_s']:.2f}"]
+        for way, row in rows.items()
+        if row.get("phases")
+    ]
+    body = table(lines, HEADERS)
+    if steps:
+        body += (
+            "\n\nWhere the wall time goes (server stamps; bench/suites/cluster.py `phases`):\n\n"
+        )
+        body += table(steps, PHASE_HEADERS)
+    return head + body + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -433,7 +484,7 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, help="one shape: K hosts (with --pages)")
     parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
     parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, tcp")
+    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, local2, tcp")
     parser.add_argument(
         "--server",
         choices=("nginx", "aiohttp"),

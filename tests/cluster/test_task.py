@@ -11,6 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from audit.cluster import task
+from audit.cluster.codec import answer_from
 from audit.cluster.task import FENCE_EVERY, Fence
 from audit.core.config import CrawlConfig
 
@@ -71,7 +72,8 @@ async def test_a_lane_s_batches_run_one_at_a_time_on_one_limiter(aiohttp_server:
             await held.client.aclose()
         task._clients.clear()
         task._fences.clear()
-    assert [a["result"]["status"] for a in one["answers"] + two["answers"]] == [200] * 10
+    answers = [answer_from(a)[0] for a in one["answers"] + two["answers"]]
+    assert [a.status for a in answers] == [200] * 10
     paths = [path for _, path in arrivals]
     assert sorted(paths[:5]) == [f"/p{n}" for n in range(5)]  # the first batch, then...
     assert sorted(paths[5:]) == [f"/p{n}" for n in range(5, 10)]  # ... the second
