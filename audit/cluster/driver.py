@@ -183,7 +183,8 @@ class Cluster:
             await asyncio.gather(self._warming, return_exceptions=True)
         if self.lanes is not None:
             await self.lanes.aclose()
-        await self._release_fence()
+        if self._local is None:  # local:N's scheduler closes with this run: nothing to release
+            await self._release_fence()
         await self._close()
         if isinstance(failed, Exception) and not exc[0]:  # local:N never came up
             raise ClusterError(f"--cluster {self.config.cluster}: {failed}") from None
