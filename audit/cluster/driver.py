@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from audit.cluster.codec import answer_from, pack, unpack
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch, warm
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, loop_kind, run_batch, warm
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -136,7 +136,9 @@ class Cluster:
 
     async def _connect(self, distributed: Any) -> None:
         if self.spec.workers is not None:
-            with forkserver(distributed), dask_config(distributed, LOCAL_WORKER_CONFIG):
+            # the workers' loop: the run's kind (uvloop when installed), the batches run on it
+            setting = LOCAL_WORKER_CONFIG | {"distributed.admin.event-loop": loop_kind()}
+            with forkserver(distributed), dask_config(distributed, setting):
                 self._local = await distributed.LocalCluster(
                     n_workers=self.spec.workers,
                     processes=True,
