@@ -1,13 +1,20 @@
 """Many sites at once (issues 21, 27): K loopback hosts x N pages at --rate R, three ways.
 
     python -m bench.suites.cluster [--shapes 8x2500,100x500] [--rate 50] [--ways one,local,tcp]
-                                   [--output bench/results/CLUSTER.md]
+                                   [--base REF] [--output bench/results/CLUSTER.md]
 
 1. `one`: no --cluster (one process);
 2. `local`: --cluster local:4 (a LocalCluster of four worker processes started by the run);
 3. `tcp`: --cluster tcp://... against a `dask scheduler` and two `dask worker` processes
    (`--nthreads 4`, as a small deployment would start them) started here beforehand: their
-   start-up is not in the wall time; their memory and CPU are in the figures.
+   start-up is not in the wall time; their memory and CPU are in the figures;
+4. `local2`: --cluster local:2 (on 2 cores, four workers, the scheduler and the driver
+   may cost more than they give).
+
+With --base REF, each way is run by REF's sources (git archive into a temporary folder,
+cwd and PYTHONPATH set to it, its scheduler and workers too) and then by this tree, so
+the two runs of a way are next to each other in time on a shared machine; the rows say
+which tree ran them.
 
 Each host listens on an address of its own (127.0.0.1, 127.0.0.2, ...) and stamps when
 each page request arrived (server-side, in this process's thread of servers). The first
@@ -23,7 +30,10 @@ host's sitemap lists the N pages of every host. Figures per way:
   of every process involved, sampled together every 0.2 s: the crawl with its children
   (local:N's workers) and, for `tcp`, the scheduler and the workers with their nannies;
 - CPU s: user + system CPU seconds of all of them during the run (the machine is shared:
-  CPU seconds say what a way costs when the wall time is noisy).
+  CPU seconds say what a way costs when the wall time is noisy);
+- where the wall time goes (`phases`, from nginx's stamps): the launch to the first page
+  request, the spread of the hosts' first requests, the span, the last request to the
+  process's exit, and the median over hosts of a host's own rate.
 
 The tables go to --output (markdown) and to stdout.
 """
@@ -340,20 +350,24 @@ class Sampler:
         return total
 
 
-def dask(*args: str) -> subprocess.Popen[bytes]:
+def dask(*args: str, tree: Path = ROOT) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "dask")
-    return subprocess.Popen([exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(tree)}  # the workers import the tree's batch code
+    return subprocess.Popen(
+        [exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tree, env=env
+    )
 
 
-def start_scheduler(tmp: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
+def start_scheduler(tmp: Path, tree: Path = ROOT) -> tuple[str, list[subprocess.Popen[bytes]]]:
     info = tmp / "scheduler.json"
+    info.unlink(missing_ok=True)
     procs = [dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                  "--scheduler-file", str(info))]  # fmt: skip
+                  "--scheduler-file", str(info), tree=tree)]  # fmt: skip
     while not (info.exists() and info.stat().st_size):
         time.sleep(0.05)
     for _ in range(2):
         procs.append(dask("worker", "--scheduler-file", str(info), "--nthreads", "4",
-                          "--no-dashboard", "--host", "127.0.0.1"))  # fmt: skip
+                          "--no-dashboard", "--host", "127.0.0.1", tree=tree))  # fmt: skip
     address = json.loads(info.read_text())["address"]
     from distributed import Client
 
@@ -368,16 +382,21 @@ def crawl_args(hosts: Hosts, rate: float, report: Path) -> list[str]:
 
 
 def run(
-    hosts: Hosts | NginxHosts, rate: float, extra: list[str], others: list[int], tmp: Path
+    hosts: Hosts | NginxHosts,
+    rate: float,
+    extra: list[str],
+    others: list[int],
+    tmp: Path,
+    tree: Path = ROOT,
 ) -> dict[str, Any]:
     """One crawl, measured: its tree and `others` (a scheduler and workers) sampled."""
     hosts.reset()
     result = tmp / "measure.json"
     cmd = [sys.executable, str(BENCH / "measure.py"), str(result), sys.executable, "-m", "audit",
            *crawl_args(hosts, rate, tmp / "report.jsonl"), *extra]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     launched = time.time()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stderr=subprocess.PIPE, text=True)
     sampler = Sampler([proc.pid, *others])
     _, err = proc.communicate()
     ended = time.time()
@@ -397,34 +416,59 @@ def run(
     }
 
 
-def shape_rows(count: int, pages: int, rate: float, ways: list[str], server: str) -> dict[str, Any]:
+def shape_rows(
+    count: int, pages: int, rate: float, ways: list[str], server: str, trees: list[tuple[str, Path]]
+) -> dict[str, Any]:
+    """Every way of one shape, each way run by every tree in turn (before/after side by
+    side: `way@label`, or `way` for this tree alone)."""
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         hosts = NginxHosts(pages, count, tmp) if server == "nginx" else Hosts(pages, count)
         try:
-            if "one" in ways:
-                rows["one"] = run(hosts, rate, [], [], tmp)
-            for way in ("local", "local2"):
-                if way in ways:
-                    spec = WAYS[way].split()[-1]
-                    rows[way] = run(hosts, rate, ["--cluster", spec], [], tmp)
-            if "tcp" in ways:
-                address, procs = start_scheduler(tmp)
-                try:
-                    pids = [p.pid for p in procs]
-                    rows["tcp"] = run(hosts, rate, ["--cluster", address], pids, tmp)
-                finally:
-                    for proc in procs:
-                        proc.kill()
-                        proc.wait()
+            for way in (w for w in WAYS if w in ways):
+                for label, tree in trees:
+                    key = f"{way}@{label}" if label else way
+                    rows[key] = run_way(hosts, rate, way, tmp, tree)
         finally:
             hosts.close()
     return rows
 
 
+def run_way(
+    hosts: Hosts | NginxHosts, rate: float, way: str, tmp: Path, tree: Path
+) -> dict[str, Any]:
+    if way != "tcp":
+        extra = ["--cluster", WAYS[way].split()[-1]] if way != "one" else []
+        return run(hosts, rate, extra, [], tmp, tree)
+    address, procs = start_scheduler(tmp, tree)
+    try:
+        return run(hosts, rate, ["--cluster", address], [p.pid for p in procs], tmp, tree)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def source_tree(ref: str, tmp: Path) -> Path:
+    """The sources of `ref` (git archive: no worktree of this repository), for --base."""
+    tree = tmp / f"base-{ref}"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
 HEADERS = ["way", "wall s", "x N/R", "span s", "max/host/s", "requests", "peak MB (PSS)",
            "CPU s", "goal met"]  # fmt: skip
+
+
+def way_name(key: str) -> str:
+    """A row's name: the way, and the tree that ran it (`way@label`, with --base)."""
+    way, _, label = key.partition("@")
+    return f"{WAYS[way]} ({label})" if label else WAYS[way]
 
 
 PHASES = ("start", "spread", "span", "tail", "rate")
@@ -440,7 +484,7 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
         ratio = row["wall_s"] / ideal
         ok = ratio <= 1.25 and row["max_per_host_per_s"] <= limit
         ok = ok and row["requests"] == count * pages and row["rc"] in (0, 1)
-        lines.append([WAYS[way], f"{row['wall_s']:.2f}", f"{ratio:.2f}", f"{row['span_s']:.2f}",
+        lines.append([way_name(way), f"{row['wall_s']:.2f}", f"{ratio:.2f}", f"{row['span_s']:.2f}",
                       str(row["max_per_host_per_s"]), f"{row['requests']:,}",
                       f"{row['peak_mb']:.0f}", f"{row['cpu_s']:.1f}",
                       "yes" if ok else "NO"])  # fmt: skip
@@ -450,10 +494,12 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
         "in any one-second window; every page requested once.\n\n"
     )
     notes = [
-        f"- {WAYS[w]}: stderr ended with {r['stderr'][0]!r}" for w, r in rows.items() if r["stderr"]
+        f"- {way_name(w)}: stderr ended with {r['stderr'][0]!r}"
+        for w, r in rows.items()
+        if r["stderr"]
     ]
     steps = [
-        [WAYS[way]]
+        [way_name(way)]
         + [f"{row['phases'].get(k, 0.0):.2f}" for k in PHASES]
         + [f"{row['wall_s']:.2f}"]
         for way, row in rows.items()
@@ -492,18 +538,25 @@ def main() -> int:
         help="what serves the K hosts (default: nginx when installed)",
     )
     parser.add_argument("--output", default=str(RESULTS / "CLUSTER.md"), help="markdown file")
+    parser.add_argument(
+        "--base",
+        help="git ref: each way is run by that commit's sources too, just before this tree's",
+    )
     args = parser.parse_args()
     shapes = [(args.hosts, args.pages)] if args.hosts else parse_shapes(args.shapes)
     ways = [w for w in args.ways.split(",") if w in WAYS]
     started = time.time()
     facts = machine_facts()
     sections = []
-    for count, pages in shapes:
-        text = render(
-            count, pages, args.rate, shape_rows(count, pages, args.rate, ways, args.server)
-        )
-        print(text, flush=True)
-        sections.append(text)
+    with tempfile.TemporaryDirectory() as name:
+        trees = [("", ROOT)]
+        if args.base:
+            trees = [(f"base {args.base}", source_tree(args.base, Path(name))), ("head", ROOT)]
+        for count, pages in shapes:
+            rows = shape_rows(count, pages, args.rate, ways, args.server, trees)
+            text = render(count, pages, args.rate, rows)
+            print(text, flush=True)
+            sections.append(text)
     command = " ".join(["python -m bench.suites.cluster", *sys.argv[1:]])
     out = (
         "# Many sites at once: one process, --cluster local:4, a scheduler with two workers\n\n"
