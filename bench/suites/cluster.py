@@ -9,7 +9,9 @@
    (`--nthreads 4`, as a small deployment would start them) started here beforehand: their
    start-up is not in the wall time; their memory and CPU are in the figures;
 4. `local2`: --cluster local:2 (on 2 cores, four workers, the scheduler and the driver
-   may cost more than they give).
+   may cost more than they give);
+5. `tcpuv`: as `tcp`, the workers started with DASK_DISTRIBUTED__ADMIN__EVENT_LOOP=uvloop
+   (then the batches run on each worker's own Dask loop, as on local:N's).
 
 With --base REF, each way is run by REF's sources (git archive into a temporary folder,
 cwd and PYTHONPATH set to it, its scheduler and workers too) and then by this tree, so
@@ -65,6 +67,7 @@ WAYS = {
     "local": "--cluster local:4",
     "local2": "--cluster local:2",
     "tcp": "scheduler + 2 workers",
+    "tcpuv": "scheduler + 2 workers on uvloop",
 }
 SAMPLE_S = 0.2
 
@@ -350,15 +353,19 @@ class Sampler:
         return total
 
 
-def dask(*args: str, tree: Path = ROOT) -> subprocess.Popen[bytes]:
+def dask(*args: str, tree: Path = ROOT, loop: str | None = None) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "dask")
     env = {**os.environ, "PYTHONPATH": str(tree)}  # the workers import the tree's batch code
+    if loop:  # the event loop Dask runs on (its default: tornado's asyncio loop)
+        env["DASK_DISTRIBUTED__ADMIN__EVENT_LOOP"] = loop
     return subprocess.Popen(
         [exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tree, env=env
     )
 
 
-def start_scheduler(tmp: Path, tree: Path = ROOT) -> tuple[str, list[subprocess.Popen[bytes]]]:
+def start_scheduler(
+    tmp: Path, tree: Path = ROOT, loop: str | None = None
+) -> tuple[str, list[subprocess.Popen[bytes]]]:
     info = tmp / "scheduler.json"
     info.unlink(missing_ok=True)
     procs = [dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
@@ -367,7 +374,7 @@ def start_scheduler(tmp: Path, tree: Path = ROOT) -> tuple[str, list[subprocess.
         time.sleep(0.05)
     for _ in range(2):
         procs.append(dask("worker", "--scheduler-file", str(info), "--nthreads", "4",
-                          "--no-dashboard", "--host", "127.0.0.1", tree=tree))  # fmt: skip
+                          "--no-dashboard", "--host", "127.0.0.1", tree=tree, loop=loop))  # fmt: skip
     address = json.loads(info.read_text())["address"]
     from distributed import Client
 
@@ -438,10 +445,10 @@ def shape_rows(
 def run_way(
     hosts: Hosts | NginxHosts, rate: float, way: str, tmp: Path, tree: Path
 ) -> dict[str, Any]:
-    if way != "tcp":
+    if not way.startswith("tcp"):
         extra = ["--cluster", WAYS[way].split()[-1]] if way != "one" else []
         return run(hosts, rate, extra, [], tmp, tree)
-    address, procs = start_scheduler(tmp, tree)
+    address, procs = start_scheduler(tmp, tree, loop="uvloop" if way == "tcpuv" else None)
     try:
         return run(hosts, rate, ["--cluster", address], [p.pid for p in procs], tmp, tree)
     finally:
@@ -530,7 +537,7 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, help="one shape: K hosts (with --pages)")
     parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
     parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, local2, tcp")
+    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, local2, tcp, tcpuv")
     parser.add_argument(
         "--server",
         choices=("nginx", "aiohttp"),
