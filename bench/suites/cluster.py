@@ -569,7 +569,7 @@ def main() -> int:
         "# Many sites at once: one process, --cluster local:4, a scheduler with two workers\n\n"
         f"Written by `{command}` in {time.time() - started:.0f} s on {facts['date']}, git "
         f"`{facts['git']}`. Machine: {facts['cpu']}, {facts['cores']} cores, shared with "
-        f"other work (wall times are noisy; CPU s is not); Python {facts['python']}, aiohttp "
+        f"other work (wall times are noisy; CPU s less so); Python {facts['python']}, aiohttp "
         f"{facts['aiohttp']}. The method is in bench/suites/cluster.py's docstring.\n\n"
         + "\n".join(sections)
     )
