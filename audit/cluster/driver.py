@@ -27,10 +27,10 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from audit.cluster.codec import fetch_from
+from audit.cluster.codec import answer_from, pack, unpack
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_EVERY, FENCE_KEY, run_batch, warm
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, loop_kind, run_batch, warm
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -54,11 +54,17 @@ DRIVER_WINDOW = 32768
 AHEAD = 2
 CONNECT_TIMEOUT = "10s"
 # local:N's workers are this run's alone: no statistical profiler sampling their threads
-# every 10 ms, and their process monitor every 2 s rather than 0.5 s (CPU on the
-# machine the run shares with its workers)
+# every 10 ms, their process monitor every 2 s rather than 0.5 s, the event-loop latency
+# tick of each Dask server (scheduler, nannies, workers) every 0.5 s rather than 20 ms,
+# and the nannies' memory look at their worker every 1 s rather than 0.1 s. The ticks and
+# the nannies run in this process, beside the driver's own loop: measured with py-spy,
+# they were an eighth of its busy time (CPU on the machine the run shares with its
+# workers; a worker's 50 ticks a second also take the GIL from its batches' loop)
 LOCAL_WORKER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.memory.monitor-interval": "1s",
 }
 # seconds between two looks at the scheduler's workers (new ones for new lanes, a lane's
 # worker gone) and between two looks of a batch at whether its worker is still there
@@ -101,6 +107,8 @@ class Cluster:
         self.notes: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> Cluster:
+        if self.spec.workers is not None:
+            start_forkserver()  # it imports Dask in its own process while this one does
         distributed = _dask()
         batch = self.config.cluster_batch
         if self.spec.workers is not None:
@@ -125,11 +133,14 @@ class Cluster:
         except BaseException:
             await self._close()
             raise
-        self._warming = asyncio.ensure_future(self._client.run(warm))
+        own = self.spec.workers is not None  # local:N: the workers are this run's alone
+        self._warming = asyncio.ensure_future(self._client.run(warm, own=own))
 
     async def _connect(self, distributed: Any) -> None:
         if self.spec.workers is not None:
-            with forkserver(distributed), dask_config(distributed, LOCAL_WORKER_CONFIG):
+            # the workers' loop: the run's kind (uvloop when installed), the batches run on it
+            setting = LOCAL_WORKER_CONFIG | {"distributed.admin.event-loop": loop_kind()}
+            with forkserver(distributed), dask_config(distributed, setting):
                 self._local = await distributed.LocalCluster(
                     n_workers=self.spec.workers,
                     processes=True,
@@ -176,7 +187,8 @@ class Cluster:
             await asyncio.gather(self._warming, return_exceptions=True)
         if self.lanes is not None:
             await self.lanes.aclose()
-        await self._release_fence()
+        if self._local is None:  # local:N's scheduler closes with this run: nothing to release
+            await self._release_fence()
         await self._close()
         if isinstance(failed, Exception) and not exc[0]:  # local:N never came up
             raise ClusterError(f"--cluster {self.config.cluster}: {failed}") from None
@@ -225,11 +237,12 @@ class Cluster:
             ),
             "jobs": items,
         }
+        blob = pack(batch)
         if self._starting is not None:  # local:N: wait for its start
             await asyncio.shield(self._starting)
         while True:
             worker = await self._pin(group, lane)
-            out = await self._submit(batch, worker)
+            out = await self._submit(blob, worker)
             if out is not None:
                 break
             if self._pins.get((group, lane)) == worker:  # its worker is gone: move the lane
@@ -265,25 +278,44 @@ class Cluster:
             pinned = self._pins.setdefault((group, lane), least)
         return pinned
 
-    async def _submit(self, batch: dict[str, Any], worker: str) -> dict[str, Any] | None:
+    async def _submit(self, blob: bytes, worker: str) -> dict[str, Any] | None:
         """The batch's answer, as a Dask task on `worker` and no other; None when that
         worker is gone before it answered. The result is released as soon as taken."""
         key = f"sitemap-audit-{self.run}-{next(self._keys)}"
         future = self._client.submit(
-            run_batch, batch, key=key, pure=False, workers=[worker] if worker else None
+            run_batch, blob, key=key, pure=False, workers=[worker] if worker else None
         )
-        answer: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(future)
+        answer: asyncio.Future[bytes] = asyncio.ensure_future(future)
         try:
             while True:
                 done, _ = await asyncio.wait({answer}, timeout=WATCH_EVERY)
                 if done:
-                    return answer.result()
+                    out: dict[str, Any] = unpack(answer.result())
+                    return out
                 if worker and worker not in await self._workers():
                     return None
         finally:
             answer.cancel()
             future.release()
             del future
+
+
+# what local:N's fork server imports before it forks a worker
+PRELOAD = ["distributed", "audit.cluster.task"]
+
+
+def start_forkserver() -> None:
+    """local:N's fork server started at once, before this process imports Dask (about
+    0.2 s) and starts the scheduler: the server's own imports (the workers' start-up)
+    then run beside those, on the machine's other core, not after them."""
+    import importlib.util
+    import multiprocessing
+    import multiprocessing.forkserver
+
+    if importlib.util.find_spec("distributed") is None:
+        return  # _dask() says what is missing
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    multiprocessing.forkserver.ensure_running()
 
 
 def forkserver(distributed: Any) -> Any:
@@ -296,8 +328,7 @@ def forkserver(distributed: Any) -> Any:
 
     setting = dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
     distributed.utils.get_mp_context()  # Dask's own preload, set once per process
-    preload = ["distributed", "audit.cluster.task"]
-    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
     return setting
 
 
@@ -353,10 +384,10 @@ def _merge(host: Host, stats: dict[str, Any]) -> None:
             host.notes.append(note)
 
 
-def _decoded(answer: dict[str, Any]) -> Evidence:
+def _decoded(answer: Any) -> Evidence:
+    if type(answer) is tuple:  # codec.answer_to's: the answer, and what its page said
+        result, facts = answer_from(answer)
+        return Evidence(result, tuple(facts) if facts is not None else None)
     if "error" in answer:
         raise ClusterError(answer["error"])
-    if answer.get("fenced"):
-        raise ClusterError("not checked: this run's cluster fence was taken by another run")
-    facts = answer.get("facts")
-    return Evidence(fetch_from(answer["result"]), tuple(facts) if facts is not None else None)
+    raise ClusterError("not checked: this run's cluster fence was taken by another run")

@@ -1,13 +1,22 @@
 """Many sites at once (issues 21, 27): K loopback hosts x N pages at --rate R, three ways.
 
     python -m bench.suites.cluster [--shapes 8x2500,100x500] [--rate 50] [--ways one,local,tcp]
-                                   [--output bench/results/CLUSTER.md]
+                                   [--base REF] [--output bench/results/CLUSTER.md]
 
 1. `one`: no --cluster (one process);
 2. `local`: --cluster local:4 (a LocalCluster of four worker processes started by the run);
 3. `tcp`: --cluster tcp://... against a `dask scheduler` and two `dask worker` processes
    (`--nthreads 4`, as a small deployment would start them) started here beforehand: their
-   start-up is not in the wall time; their memory and CPU are in the figures.
+   start-up is not in the wall time; their memory and CPU are in the figures;
+4. `local2`: --cluster local:2 (on 2 cores, four workers, the scheduler and the driver
+   may cost more than they give);
+5. `tcpuv`: as `tcp`, the workers started with DASK_DISTRIBUTED__ADMIN__EVENT_LOOP=uvloop
+   (then the batches run on each worker's own Dask loop, as on local:N's).
+
+With --base REF, each way is run by REF's sources (git archive into a temporary folder,
+cwd and PYTHONPATH set to it, its scheduler and workers too) and then by this tree, so
+the two runs of a way are next to each other in time on a shared machine; the rows say
+which tree ran them.
 
 Each host listens on an address of its own (127.0.0.1, 127.0.0.2, ...) and stamps when
 each page request arrived (server-side, in this process's thread of servers). The first
@@ -23,7 +32,10 @@ host's sitemap lists the N pages of every host. Figures per way:
   of every process involved, sampled together every 0.2 s: the crawl with its children
   (local:N's workers) and, for `tcp`, the scheduler and the workers with their nannies;
 - CPU s: user + system CPU seconds of all of them during the run (the machine is shared:
-  CPU seconds say what a way costs when the wall time is noisy).
+  CPU seconds say what a way costs when the wall time is noisy);
+- where the wall time goes (`phases`, from nginx's stamps): the launch to the first page
+  request, the spread of the hosts' first requests, the span, the last request to the
+  process's exit, and the median over hosts of a host's own rate.
 
 The tables go to --output (markdown) and to stdout.
 """
@@ -50,7 +62,13 @@ from aiohttp import web
 from bench.common import BENCH, CLK_TCK, RESULTS, ROOT, machine_facts, table
 from bench.measure import _tree
 
-WAYS = {"one": "one process", "local": "--cluster local:4", "tcp": "scheduler + 2 workers"}
+WAYS = {
+    "one": "one process",
+    "local": "--cluster local:4",
+    "local2": "--cluster local:2",
+    "tcp": "scheduler + 2 workers",
+    "tcpuv": "scheduler + 2 workers on uvloop",
+}
 SAMPLE_S = 0.2
 
 
@@ -232,6 +250,29 @@ class NginxHosts:
         self.proc.wait(timeout=10)
 
 
+def phases(times: dict[str, list[float]], launched: float, ended: float) -> dict[str, float]:
+    """Where the wall time goes, from the servers' arrival stamps (epoch seconds, as nginx
+    writes them; the aiohttp hosts stamp monotonic time, so only `spread`, `span` and the
+    rates apply there): `start` the launch to the run's first page request; `spread` the
+    first page request of the first host to that of the last one; `span` first to last
+    page request; `tail` the last page request to the process's exit; `rate` the median
+    over hosts of a host's requests per second between its own first and last request."""
+    firsts = [min(t) for t in times.values() if t]
+    lasts = [max(t) for t in times.values() if t]
+    if not firsts:
+        return {}
+    rates = sorted(
+        (len(t) - 1) / (max(t) - min(t)) for t in times.values() if len(t) > 1 and max(t) > min(t)
+    )
+    return {
+        "start": min(firsts) - launched,
+        "spread": max(firsts) - min(firsts),
+        "span": max(lasts) - min(firsts),
+        "tail": ended - max(lasts),
+        "rate": rates[len(rates) // 2] if rates else 0.0,
+    }
+
+
 def max_in_window(times: list[float], window: float = 1.0) -> int:
     """The most stamps within any `window` seconds (half-open)."""
     ts = sorted(times)
@@ -312,20 +353,28 @@ class Sampler:
         return total
 
 
-def dask(*args: str) -> subprocess.Popen[bytes]:
+def dask(*args: str, tree: Path = ROOT, loop: str | None = None) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "dask")
-    return subprocess.Popen([exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": str(tree)}  # the workers import the tree's batch code
+    if loop:  # the event loop Dask runs on (its default: tornado's asyncio loop)
+        env["DASK_DISTRIBUTED__ADMIN__EVENT_LOOP"] = loop
+    return subprocess.Popen(
+        [exe, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tree, env=env
+    )
 
 
-def start_scheduler(tmp: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
+def start_scheduler(
+    tmp: Path, tree: Path = ROOT, loop: str | None = None
+) -> tuple[str, list[subprocess.Popen[bytes]]]:
     info = tmp / "scheduler.json"
+    info.unlink(missing_ok=True)
     procs = [dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                  "--scheduler-file", str(info))]  # fmt: skip
+                  "--scheduler-file", str(info), tree=tree)]  # fmt: skip
     while not (info.exists() and info.stat().st_size):
         time.sleep(0.05)
     for _ in range(2):
         procs.append(dask("worker", "--scheduler-file", str(info), "--nthreads", "4",
-                          "--no-dashboard", "--host", "127.0.0.1"))  # fmt: skip
+                          "--no-dashboard", "--host", "127.0.0.1", tree=tree, loop=loop))  # fmt: skip
     address = json.loads(info.read_text())["address"]
     from distributed import Client
 
@@ -340,21 +389,29 @@ def crawl_args(hosts: Hosts, rate: float, report: Path) -> list[str]:
 
 
 def run(
-    hosts: Hosts | NginxHosts, rate: float, extra: list[str], others: list[int], tmp: Path
+    hosts: Hosts | NginxHosts,
+    rate: float,
+    extra: list[str],
+    others: list[int],
+    tmp: Path,
+    tree: Path = ROOT,
 ) -> dict[str, Any]:
     """One crawl, measured: its tree and `others` (a scheduler and workers) sampled."""
     hosts.reset()
     result = tmp / "measure.json"
     cmd = [sys.executable, str(BENCH / "measure.py"), str(result), sys.executable, "-m", "audit",
            *crawl_args(hosts, rate, tmp / "report.jsonl"), *extra]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    launched = time.time()
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stderr=subprocess.PIPE, text=True)
     sampler = Sampler([proc.pid, *others])
     _, err = proc.communicate()
+    ended = time.time()
     sampler.stop()
     hosts.collect()
     measured = json.loads(result.read_text())
     return {
+        "phases": phases(hosts.times, launched, ended),
         "wall_s": measured["wall_s"],
         "span_s": hosts.span(),
         "max_per_host_per_s": hosts.max_per_second(),
@@ -366,32 +423,64 @@ def run(
     }
 
 
-def shape_rows(count: int, pages: int, rate: float, ways: list[str], server: str) -> dict[str, Any]:
+def shape_rows(
+    count: int, pages: int, rate: float, ways: list[str], server: str, trees: list[tuple[str, Path]]
+) -> dict[str, Any]:
+    """Every way of one shape, each way run by every tree in turn (before/after side by
+    side: `way@label`, or `way` for this tree alone)."""
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         hosts = NginxHosts(pages, count, tmp) if server == "nginx" else Hosts(pages, count)
         try:
-            if "one" in ways:
-                rows["one"] = run(hosts, rate, [], [], tmp)
-            if "local" in ways:
-                rows["local"] = run(hosts, rate, ["--cluster", "local:4"], [], tmp)
-            if "tcp" in ways:
-                address, procs = start_scheduler(tmp)
-                try:
-                    pids = [p.pid for p in procs]
-                    rows["tcp"] = run(hosts, rate, ["--cluster", address], pids, tmp)
-                finally:
-                    for proc in procs:
-                        proc.kill()
-                        proc.wait()
+            for way in (w for w in WAYS if w in ways):
+                for label, tree in trees:
+                    key = f"{way}@{label}" if label else way
+                    rows[key] = run_way(hosts, rate, way, tmp, tree)
         finally:
             hosts.close()
     return rows
 
 
+def run_way(
+    hosts: Hosts | NginxHosts, rate: float, way: str, tmp: Path, tree: Path
+) -> dict[str, Any]:
+    if not way.startswith("tcp"):
+        extra = ["--cluster", WAYS[way].split()[-1]] if way != "one" else []
+        return run(hosts, rate, extra, [], tmp, tree)
+    address, procs = start_scheduler(tmp, tree, loop="uvloop" if way == "tcpuv" else None)
+    try:
+        return run(hosts, rate, ["--cluster", address], [p.pid for p in procs], tmp, tree)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def source_tree(ref: str, tmp: Path) -> Path:
+    """The sources of `ref` (git archive: no worktree of this repository), for --base."""
+    tree = tmp / f"base-{ref}"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
 HEADERS = ["way", "wall s", "x N/R", "span s", "max/host/s", "requests", "peak MB (PSS)",
            "CPU s", "goal met"]  # fmt: skip
+
+
+def way_name(key: str) -> str:
+    """A row's name: the way, and the tree that ran it (`way@label`, with --base)."""
+    way, _, label = key.partition("@")
+    return f"{WAYS[way]} ({label})" if label else WAYS[way]
+
+
+PHASES = ("start", "spread", "span", "tail", "rate")
+PHASE_HEADERS = ["way", "start s", "first-request spread s", "span s", "tail s",
+                 "median host req/s", "wall s"]  # fmt: skip
 
 
 def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
@@ -402,7 +491,7 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
         ratio = row["wall_s"] / ideal
         ok = ratio <= 1.25 and row["max_per_host_per_s"] <= limit
         ok = ok and row["requests"] == count * pages and row["rc"] in (0, 1)
-        lines.append([WAYS[way], f"{row['wall_s']:.2f}", f"{ratio:.2f}", f"{row['span_s']:.2f}",
+        lines.append([way_name(way), f"{row['wall_s']:.2f}", f"{ratio:.2f}", f"{row['span_s']:.2f}",
                       str(row["max_per_host_per_s"]), f"{row['requests']:,}",
                       f"{row['peak_mb']:.0f}", f"{row['cpu_s']:.1f}",
                       "yes" if ok else "NO"])  # fmt: skip
@@ -412,9 +501,24 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
         "in any one-second window; every page requested once.\n\n"
     )
     notes = [
-        f"- {WAYS[w]}: stderr ended with {r['stderr'][0]!r}" for w, r in rows.items() if r["stderr"]
+        f"- {way_name(w)}: stderr ended with {r['stderr'][0]!r}"
+        for w, r in rows.items()
+        if r["stderr"]
     ]
-    return head + table(lines, HEADERS) + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
+    steps = [
+        [way_name(way)]
+        + [f"{row['phases'].get(k, 0.0):.2f}" for k in PHASES]
+        + [f"{row['wall_s']:.2f}"]
+        for way, row in rows.items()
+        if row.get("phases")
+    ]
+    body = table(lines, HEADERS)
+    if steps:
+        body += (
+            "\n\nWhere the wall time goes (server stamps; bench/suites/cluster.py `phases`):\n\n"
+        )
+        body += table(steps, PHASE_HEADERS)
+    return head + body + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -433,7 +537,7 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, help="one shape: K hosts (with --pages)")
     parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
     parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, tcp")
+    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, local2, tcp, tcpuv")
     parser.add_argument(
         "--server",
         choices=("nginx", "aiohttp"),
@@ -441,24 +545,31 @@ def main() -> int:
         help="what serves the K hosts (default: nginx when installed)",
     )
     parser.add_argument("--output", default=str(RESULTS / "CLUSTER.md"), help="markdown file")
+    parser.add_argument(
+        "--base",
+        help="git ref: each way is run by that commit's sources too, just before this tree's",
+    )
     args = parser.parse_args()
     shapes = [(args.hosts, args.pages)] if args.hosts else parse_shapes(args.shapes)
     ways = [w for w in args.ways.split(",") if w in WAYS]
     started = time.time()
     facts = machine_facts()
     sections = []
-    for count, pages in shapes:
-        text = render(
-            count, pages, args.rate, shape_rows(count, pages, args.rate, ways, args.server)
-        )
-        print(text, flush=True)
-        sections.append(text)
+    with tempfile.TemporaryDirectory() as name:
+        trees = [("", ROOT)]
+        if args.base:
+            trees = [(f"base {args.base}", source_tree(args.base, Path(name))), ("head", ROOT)]
+        for count, pages in shapes:
+            rows = shape_rows(count, pages, args.rate, ways, args.server, trees)
+            text = render(count, pages, args.rate, rows)
+            print(text, flush=True)
+            sections.append(text)
     command = " ".join(["python -m bench.suites.cluster", *sys.argv[1:]])
     out = (
         "# Many sites at once: one process, --cluster local:4, a scheduler with two workers\n\n"
         f"Written by `{command}` in {time.time() - started:.0f} s on {facts['date']}, git "
         f"`{facts['git']}`. Machine: {facts['cpu']}, {facts['cores']} cores, shared with "
-        f"other work (wall times are noisy; CPU s is not); Python {facts['python']}, aiohttp "
+        f"other work (wall times are noisy; CPU s less so); Python {facts['python']}, aiohttp "
         f"{facts['aiohttp']}. The method is in bench/suites/cluster.py's docstring.\n\n"
         + "\n".join(sections)
     )

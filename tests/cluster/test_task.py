@@ -8,11 +8,14 @@ import itertools
 import time
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from audit.cluster import task
+from audit.cluster.codec import answer_from
 from audit.cluster.task import FENCE_EVERY, Fence
 from audit.core.config import CrawlConfig
+from audit.core.eventloop import loop_name
 
 
 async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:
@@ -71,7 +74,8 @@ async def test_a_lane_s_batches_run_one_at_a_time_on_one_limiter(aiohttp_server:
             await held.client.aclose()
         task._clients.clear()
         task._fences.clear()
-    assert [a["result"]["status"] for a in one["answers"] + two["answers"]] == [200] * 10
+    answers = [answer_from(a)[0] for a in one["answers"] + two["answers"]]
+    assert [a.status for a in answers] == [200] * 10
     paths = [path for _, path in arrivals]
     assert sorted(paths[:5]) == [f"/p{n}" for n in range(5)]  # the first batch, then...
     assert sorted(paths[5:]) == [f"/p{n}" for n in range(5, 10)]  # ... the second
@@ -79,3 +83,29 @@ async def test_a_lane_s_batches_run_one_at_a_time_on_one_limiter(aiohttp_server:
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.8 / rate  # one limiter for both: never two at once
     assert not task._turns  # the lane's lock is gone with its last batch
+
+
+async def test_batches_run_on_the_worker_s_loop_when_it_is_the_run_s_kind() -> None:
+    """local:N's workers run Dask on the loop a run makes, and the batches on that same
+    loop (no second loop taking the GIL in turns with it); a worker on another kind of
+    loop gets one loop of the run's kind in a thread, the same for every batch."""
+    here = asyncio.get_running_loop()
+    if loop_name(here) == task.loop_kind():
+        assert task._batches_loop(here) is here
+    other = uvloop_or_not(other_than=task.loop_kind())
+    try:
+        own = task._batches_loop(other)
+        assert own is not other and loop_name(own) == task.loop_kind()
+        assert task._batches_loop(other) is own and own.is_running()
+        assert asyncio.run_coroutine_threadsafe(asyncio.sleep(0, "ran"), own).result(5) == "ran"
+    finally:
+        other.close()
+
+
+def uvloop_or_not(*, other_than: str) -> asyncio.AbstractEventLoop:
+    """A loop (not running) of the other kind than `other_than`."""
+    if other_than == "uvloop":
+        return asyncio.new_event_loop()
+    uvloop = pytest.importorskip("uvloop")  # the run's kind is asyncio: uvloop is the other
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop
