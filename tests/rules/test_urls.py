@@ -279,3 +279,67 @@ def test_loc_scope() -> None:
     assert scope.classify("https://www.example.com:8443/blog/post") == "loc-cross-host"
     assert scope.classify("not a url") is None
     assert LocScope("/tmp/sitemap.xml").classify("https://anything.example/") is None
+
+
+def _origin_by_urlsplit(url: str) -> tuple[str, str, int] | None:
+    """What `origin` means, read the long way: urlsplit's scheme, hostname and port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip(" \t\r\n"))
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return (
+        scheme,
+        parts.hostname.lower(),
+        port if port is not None else {"http": 80, "https": 443}[scheme],
+    )
+
+
+_HOST_PIECES = [
+    "ex",
+    ".",
+    "-",
+    "com",
+    "EX",
+    "0",
+    "1",
+    "_",
+    "%41",
+    "K",
+    "\u212a",
+    "\u017f",
+    "ü",
+    "\uff11",
+    "[::1]",
+    "user@",
+    "user:pw@",
+    " ",
+    "\t",
+    "\n",
+    "\\",
+    ":",
+]
+_URLS = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(["", " ", "\x01", "http", "https", "HTTP", "Https", "ftp"]),
+        st.sampled_from(["://", ":/", "//", ":///", ""]),
+        st.lists(st.sampled_from(_HOST_PIECES), max_size=5).map("".join),
+        st.sampled_from(["", ":"]),
+        st.sampled_from(["", "0", "80", "443", "00080", "8080", "65535", "65536", "99999",
+                         "123456", "-1", "8a", "\uff18"]),
+        st.sampled_from(["", "/", "/p", "?q", "#f", "\\x", " ", "\n/", "\t", "/a b", "@h/"]),
+    ),
+)  # fmt: skip
+
+
+@given(_URLS | st.text(max_size=30))
+@settings(max_examples=3000)
+def test_origin_reads_what_urlsplit_reads(url: str) -> None:
+    """The plain-host shortcut of `origin` answers as urlsplit does, for every string."""
+    assert origin(url) == _origin_by_urlsplit(url)
