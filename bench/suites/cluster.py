@@ -1,7 +1,8 @@
 """Many sites at once (issues 21, 27): K loopback hosts x N pages at --rate R, three ways.
 
     python -m bench.suites.cluster [--shapes 8x2500,100x500] [--rate 50] [--ways one,local,tcp]
-                                   [--base REF] [--output bench/results/CLUSTER.md]
+                                   [--base REF] [--layout one|sites]
+                                   [--output bench/results/CLUSTER.md]
 
 1. `one`: no --cluster (one process);
 2. `local`: --cluster local:4 (a LocalCluster of four worker processes started by the run);
@@ -19,8 +20,12 @@ the two runs of a way are next to each other in time on a shared machine; the ro
 which tree ran them.
 
 Each host listens on an address of its own (127.0.0.1, 127.0.0.2, ...) and stamps when
-each page request arrived (server-side, in this process's thread of servers). The first
-host's sitemap lists the N pages of every host. Figures per way:
+each page request arrived (server-side, in this process's thread of servers). --layout
+`one` (the default, as in earlier sessions): the first host's sitemap lists the N pages
+of every host, so every other host's URL is also a loc-cross-host error (K x N findings
+to make before the last host's first URL is admitted). --layout `sites`: each host serves
+a sitemap of its own N pages and the crawl is given the K sitemaps as targets, as an
+agency's nightly `crawl T1 ... TK` is. Figures per way:
 
 - wall s: the crawl process's wall time (start-up, discovery and report included), and its
   ratio to the ideal N/R (every host at its --rate at once); the goal is <= 1.25;
@@ -70,14 +75,20 @@ WAYS = {
     "tcpuv": "scheduler + 2 workers on uvloop",
 }
 SAMPLE_S = 0.2
+# --layout -> what a section's title adds
+LAYOUTS = {
+    "one": "",
+    "sites": " (each host its own sitemap: `crawl T1 ... TK`)",
+}
 
 
 class Hosts:
     """K loopback hosts in a thread of their own; the first one's sitemap lists all."""
 
-    def __init__(self, pages: int, count: int) -> None:
+    def __init__(self, pages: int, count: int, layout: str = "one") -> None:
         self.pages = pages
         self.count = count
+        self.layout = layout
         self.times: dict[str, list[float]] = {}
         self.bases: list[str] = []
         self._loop = asyncio.new_event_loop()
@@ -106,11 +117,15 @@ class Hosts:
             self.bases.append(f"http://{ip}:{port}")
             self.times[ip] = []
 
+    def ip_index(self, ip: str) -> int:
+        return next(i for i, base in enumerate(self.bases) if base.startswith(f"http://{ip}:"))
+
     def _handler(self, ip: str) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
             if request.path == "/sitemap.xml":
+                listed = self.bases if self.layout == "one" else [self.bases[self.ip_index(ip)]]
                 locs = "".join(
-                    f"<url><loc>{b}/p{j}</loc></url>" for b in self.bases for j in range(self.pages)
+                    f"<url><loc>{b}/p{j}</loc></url>" for b in listed for j in range(self.pages)
                 )
                 xml = (
                     '<?xml version="1.0"?><urlset '
@@ -168,7 +183,7 @@ http {{
     default_type text/html;
     server {{
 {listen}
-        location = /sitemap.xml {{ root {dir}; default_type application/xml; }}
+        location = /sitemap.xml {{ root {sitemaps}; default_type application/xml; }}
         location = /robots.txt {{ return 404; }}
         location / {{ access_log {dir}/pages.log stamps; return 200 "ok"; }}
     }}
@@ -176,12 +191,21 @@ http {{
 """
 
 
+def write_sitemap(path: Path, bases: list[str], pages: int) -> None:
+    """A urlset of pages p0..p{pages-1} of every base."""
+    locs = "".join(f"<url><loc>{b}/p{j}</loc></url>" for b in bases for j in range(pages))
+    path.write_text(
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + locs + "</urlset>"
+    )  # fmt: skip
+
+
 class NginxHosts:
     """The same K hosts served by one nginx (C: a Python server at 5,000 requests a second
     takes most of a core on the machine it measures, and stamps late when starved); the
     arrival times are nginx's, from its access log."""
 
-    def __init__(self, pages: int, count: int, tmp: Path) -> None:
+    def __init__(self, pages: int, count: int, tmp: Path, layout: str = "one") -> None:
         from bench.server import free_port
 
         self.pages = pages
@@ -193,14 +217,18 @@ class NginxHosts:
         port = free_port()
         ips = [f"127.0.{i // 250}.{i % 250 + 1}" for i in range(count)]
         self.bases = [f"http://{ip}:{port}" for ip in ips]
-        locs = "".join(f"<url><loc>{b}/p{j}</loc></url>" for b in self.bases for j in range(pages))
-        (self.dir / "sitemap.xml").write_text(
-            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            + locs + "</urlset>"
-        )  # fmt: skip
+        self.layout = layout
+        if layout == "one":
+            write_sitemap(self.dir / "sitemap.xml", self.bases, pages)
+            sitemaps = str(self.dir)
+        else:  # each host's own sitemap, served from a folder named by its address
+            for ip, base in zip(ips, self.bases, strict=True):
+                (self.dir / "sites" / ip).mkdir(parents=True)
+                write_sitemap(self.dir / "sites" / ip / "sitemap.xml", [base], pages)
+            sitemaps = f"{self.dir}/sites/$server_addr"
         listen = "\n".join(f"        listen {ip}:{port};" for ip in ips)
         conf = self.dir / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(dir=self.dir, listen=listen))
+        conf.write_text(NGINX_CONF.format(dir=self.dir, listen=listen, sitemaps=sitemaps))
         self.log = self.dir / "pages.log"
         self.proc = subprocess.Popen(["nginx", "-p", str(self.dir), "-c", str(conf), "-e",
                                       str(self.dir / "error.log")], start_new_session=True,
@@ -383,8 +411,12 @@ def start_scheduler(
     return address, procs
 
 
-def crawl_args(hosts: Hosts, rate: float, report: Path) -> list[str]:
-    return ["crawl", hosts.bases[0] + "/sitemap.xml", "--rate", f"{rate:g}", "--format",
+def crawl_args(hosts: Hosts | NginxHosts, rate: float, report: Path) -> list[str]:
+    """The crawl of layout `one` (the first host's sitemap) or `sites` (every host's own
+    sitemap, one target each: `crawl T1 T2 ... TK`)."""
+    listed = hosts.bases if hosts.layout == "sites" else hosts.bases[:1]
+    targets = [base + "/sitemap.xml" for base in listed]
+    return ["crawl", *targets, "--rate", f"{rate:g}", "--format",
             "jsonl", "--no-progress", "-o", str(report)]  # fmt: skip
 
 
@@ -424,14 +456,24 @@ def run(
 
 
 def shape_rows(
-    count: int, pages: int, rate: float, ways: list[str], server: str, trees: list[tuple[str, Path]]
+    count: int,
+    pages: int,
+    rate: float,
+    ways: list[str],
+    server: str,
+    trees: list[tuple[str, Path]],
+    layout: str = "one",
 ) -> dict[str, Any]:
     """Every way of one shape, each way run by every tree in turn (before/after side by
     side: `way@label`, or `way` for this tree alone)."""
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        hosts = NginxHosts(pages, count, tmp) if server == "nginx" else Hosts(pages, count)
+        hosts = (
+            NginxHosts(pages, count, tmp, layout)
+            if server == "nginx"
+            else Hosts(pages, count, layout)
+        )
         try:
             for way in (w for w in WAYS if w in ways):
                 for label, tree in trees:
@@ -483,7 +525,7 @@ PHASE_HEADERS = ["way", "start s", "first-request spread s", "span s", "tail s",
                  "median host req/s", "wall s"]  # fmt: skip
 
 
-def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
+def render(count: int, pages: int, rate: float, rows: dict[str, Any], layout: str = "one") -> str:
     ideal = pages / rate
     limit = int(rate * 1.1)
     lines = []
@@ -496,7 +538,8 @@ def render(count: int, pages: int, rate: float, rows: dict[str, Any]) -> str:
                       f"{row['peak_mb']:.0f}", f"{row['cpu_s']:.1f}",
                       "yes" if ok else "NO"])  # fmt: skip
     head = (
-        f"### {count} hosts x {pages:,} pages at --rate {rate:g}: ideal N/R = {ideal:g} s\n\n"
+        f"### {count} hosts x {pages:,} pages at --rate {rate:g}: ideal N/R = {ideal:g} s"
+        f"{LAYOUTS[layout]}\n\n"
         f"Goal: wall <= 1.25 x N/R = {ideal * 1.25:g} s; at most {limit} requests to a host "
         "in any one-second window; every page requested once.\n\n"
     )
@@ -544,6 +587,13 @@ def main() -> int:
         default="nginx" if shutil.which("nginx") else "aiohttp",
         help="what serves the K hosts (default: nginx when installed)",
     )
+    parser.add_argument(
+        "--layout",
+        choices=tuple(LAYOUTS),
+        default="one",
+        help="one: the first host's sitemap lists every page (every other host's URL is a "
+        "loc-cross-host error); sites: each host its own sitemap, one crawl target each",
+    )
     parser.add_argument("--output", default=str(RESULTS / "CLUSTER.md"), help="markdown file")
     parser.add_argument(
         "--base",
@@ -560,8 +610,8 @@ def main() -> int:
         if args.base:
             trees = [(f"base {args.base}", source_tree(args.base, Path(name))), ("head", ROOT)]
         for count, pages in shapes:
-            rows = shape_rows(count, pages, args.rate, ways, args.server, trees)
-            text = render(count, pages, args.rate, rows)
+            rows = shape_rows(count, pages, args.rate, ways, args.server, trees, args.layout)
+            text = render(count, pages, args.rate, rows, args.layout)
             print(text, flush=True)
             sections.append(text)
     command = " ".join(["python -m bench.suites.cluster", *sys.argv[1:]])
