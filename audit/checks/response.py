@@ -252,15 +252,25 @@ def _check_ok(
 ) -> Answered:
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
-    seen: dict[str, list[str]] = {}
+    # locals, not a dict of lists: most answers have one Last-Modified and one Date and
+    # neither X-Robots-Tag nor Link (no list built for those)
+    modified: str | None = None
+    date: str | None = None
+    robots_tags: list[str] | None = None
+    links: list[str] | None = None
     for name, value in result.headers:
         if name in _CHECKED_HEADERS:
-            if name in seen:
-                seen[name].append(value)
+            if name == "last-modified":
+                if modified is None:
+                    modified = value
+            elif name == "date":
+                if date is None:
+                    date = value
+            elif name == "link":
+                links = [*links, value] if links else [value]
             else:
-                seen[name] = [value]
+                robots_tags = [*robots_tags, value] if robots_tags else [value]
     noindex = None
-    robots_tags = seen.get("x-robots-tag")  # most answers have none: no call
     hit = noindex_directive(robots_tags, agent_token) if robots_tags else None
     if hit is not None:
         noindex = add(
@@ -268,16 +278,13 @@ def _check_ok(
             f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
             "indexable; remove the header or remove the URL from the sitemap",
         )
-    links = seen.get("link")
     canonical = _canonical_finding(result, links, add) if links else None
     # after a redirect, Last-Modified describes another URL than the listed one
-    modified = seen.get("last-modified")
     if lastmod is None or modified is None or result.redirects:
         return Answered(out, noindex, canonical)
-    date = seen.get("date")
     match, said = lastmod_findings(
-        modified[0],
-        date[0] if date else None,
+        modified,
+        date,
         lastmod,
         tolerance_s=config.lastmod_tolerance_s,
         now=now,

@@ -98,9 +98,11 @@ class AgentsHook(Hook):
             reason = judged.reason
         else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
             reason = index_reason(record, result, noindex=False, canonical=False)
-        extra: dict[str, Any] = {**record.extra} if record.extra else {}
-        extra["indexable"] = reason is None
-        extra["indexability"] = None if reason is None else reason.value
+        index: dict[str, Any] = {
+            "indexable": reason is None,
+            "indexability": None if reason is None else reason._value_,  # not the property
+        }
+        extra = {**record.extra, **index} if record.extra else index
         if self.agents:
             headers = result.headers if result is not None else ()
             extra["agents"] = self._verdicts(job, record, result, headers)
