@@ -193,10 +193,10 @@ def index_reason(
         return Indexability.NOINDEX
     if canonical:
         return Indexability.CANONICAL
-    content_type = header_value(result.headers, "content-type")
-    # cached: a site has few content types
-    if content_type is not None and not _is_html_type(content_type):
-        return Indexability.NOT_HTML
+    for name, value in result.headers:  # header_value(), written out: once per URL
+        if name == "content-type":
+            # cached: a site has few content types
+            return None if _is_html_type(value) else Indexability.NOT_HTML
     return None
 
 

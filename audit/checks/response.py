@@ -19,7 +19,7 @@ from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.checks.hrefs import norm_url
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
+from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
 
 __all__ = [
     "Answered",
@@ -451,10 +451,15 @@ def url_record(
     if (status is None or status >= 400 or result.error is not None) and robots == "allowed":
         extra = _failure_extra(result)
     answered = status is not None  # no final URL or time without an answer
+    modified = None  # header_value(), written out: once per URL
+    for name, value in result.headers:
+        if name == "last-modified":
+            modified = value
+            break
     # positional: keyword arguments cost more, once per URL
     return UrlResult(
         result.url, sitemap, line, status, result.final_url if answered else None,
-        result.redirects, lastmod, header_value(result.headers, "last-modified"), robots,
+        result.redirects, lastmod, modified, robots,
         _round_ms(result.elapsed_ms) if answered else None, result.error, extra,
     )  # fmt: skip
 
