@@ -174,7 +174,7 @@ class Indexability(StrEnum):
 
 
 def index_reason(
-    record: UrlResult, result: FetchResult | None, *, noindex: bool, canonical: bool
+    record: UrlResult, result: FetchResult | None, noindex: bool, canonical: bool
 ) -> Indexability | None:
     """The first reason the main agent cannot index the URL, or None (indexable), from
     its record, its answer and what the checks said of it: a noindex (header or head), a

@@ -85,7 +85,6 @@ class Answered:
 
 def judge_answer(
     result: FetchResult,
-    *,
     lastmod: str | None,
     sitemap: str | None,
     line: int | None,
@@ -282,14 +281,8 @@ def _check_ok(
     # after a redirect, Last-Modified describes another URL than the listed one
     if lastmod is None or modified is None or result.redirects:
         return Answered(out, noindex, canonical)
-    match, said = lastmod_findings(
-        modified,
-        date,
-        lastmod,
-        tolerance_s=config.lastmod_tolerance_s,
-        now=now,
-        add=add,
-    )
+    # positional: keyword arguments cost more, once per URL
+    match, said = lastmod_findings(modified, date, lastmod, config.lastmod_tolerance_s, now, add)
     return Answered(out, noindex, canonical, match, said)
 
 
