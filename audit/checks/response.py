@@ -432,7 +432,6 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
 
 def url_record(
     result: FetchResult,
-    *,
     sitemap: str | None,
     line: int | None,
     lastmod: str | None,

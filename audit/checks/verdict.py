@@ -123,7 +123,7 @@ def judge_url(
     `extra` joins the record; `checked_at`: where a rewritten URL was checked, said in
     each finding."""
     sitemap, line, lastmod = listed.sitemap, listed.line, listed.lastmod
-    record = url_record(result, sitemap=sitemap, line=line, lastmod=lastmod)
+    record = url_record(result, sitemap, line, lastmod)  # positional: once per URL
     if extra is not None:
         record = record.with_extra({**(record.extra or {}), **extra})
     # positional: keyword arguments cost more, once per URL

@@ -74,9 +74,11 @@ class DeployStampHook(Hook):
                     return None
         # this answer's lastmod finding (the verdict's comparison a deploy stamp may
         # explain) is taken out while the host is undecided or a deploy stamp; nothing
-        # changes without one (most answers: no comparison finding)
+        # changes without one (most answers: no comparison finding, no property call)
         judged = job.verdict
-        held = judged.deploy_held if judged is not None else None
+        if judged is None or judged.lastmod_finding is None:
+            return None
+        held = judged.deploy_held
         if held is None or held not in found:
             return None
         if stamp.verdict is None:
