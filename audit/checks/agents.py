@@ -174,7 +174,7 @@ class Indexability(StrEnum):
 
 
 def index_reason(
-    record: UrlResult, result: FetchResult | None, *, noindex: bool, canonical: bool
+    record: UrlResult, result: FetchResult | None, noindex: bool, canonical: bool
 ) -> Indexability | None:
     """The first reason the main agent cannot index the URL, or None (indexable), from
     its record, its answer and what the checks said of it: a noindex (header or head), a
@@ -193,10 +193,10 @@ def index_reason(
         return Indexability.NOINDEX
     if canonical:
         return Indexability.CANONICAL
-    content_type = header_value(result.headers, "content-type")
-    # cached: a site has few content types
-    if content_type is not None and not _is_html_type(content_type):
-        return Indexability.NOT_HTML
+    for name, value in result.headers:  # header_value(), written out: once per URL
+        if name == "content-type":
+            # cached: a site has few content types
+            return None if _is_html_type(value) else Indexability.NOT_HTML
     return None
 
 

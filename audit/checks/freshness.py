@@ -71,7 +71,6 @@ def lastmod_findings(
     header: str,
     date_header: str | None,
     lastmod: str,
-    *,
     tolerance_s: float,
     now: datetime | None,
     add: Add,

@@ -19,7 +19,7 @@ from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.checks.hrefs import norm_url
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding, header_value
+from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
 
 __all__ = [
     "Answered",
@@ -85,7 +85,6 @@ class Answered:
 
 def judge_answer(
     result: FetchResult,
-    *,
     lastmod: str | None,
     sitemap: str | None,
     line: int | None,
@@ -252,15 +251,25 @@ def _check_ok(
 ) -> Answered:
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
-    seen: dict[str, list[str]] = {}
+    # locals, not a dict of lists: most answers have one Last-Modified and one Date and
+    # neither X-Robots-Tag nor Link (no list built for those)
+    modified: str | None = None
+    date: str | None = None
+    robots_tags: list[str] | None = None
+    links: list[str] | None = None
     for name, value in result.headers:
         if name in _CHECKED_HEADERS:
-            if name in seen:
-                seen[name].append(value)
+            if name == "last-modified":
+                if modified is None:
+                    modified = value
+            elif name == "date":
+                if date is None:
+                    date = value
+            elif name == "link":
+                links = [*links, value] if links else [value]
             else:
-                seen[name] = [value]
+                robots_tags = [*robots_tags, value] if robots_tags else [value]
     noindex = None
-    robots_tags = seen.get("x-robots-tag")  # most answers have none: no call
     hit = noindex_directive(robots_tags, agent_token) if robots_tags else None
     if hit is not None:
         noindex = add(
@@ -268,21 +277,12 @@ def _check_ok(
             f"X-Robots-Tag {hit!r} says noindex for {agent_token}: a listed URL must be "
             "indexable; remove the header or remove the URL from the sitemap",
         )
-    links = seen.get("link")
     canonical = _canonical_finding(result, links, add) if links else None
     # after a redirect, Last-Modified describes another URL than the listed one
-    modified = seen.get("last-modified")
     if lastmod is None or modified is None or result.redirects:
         return Answered(out, noindex, canonical)
-    date = seen.get("date")
-    match, said = lastmod_findings(
-        modified[0],
-        date[0] if date else None,
-        lastmod,
-        tolerance_s=config.lastmod_tolerance_s,
-        now=now,
-        add=add,
-    )
+    # positional: keyword arguments cost more, once per URL
+    match, said = lastmod_findings(modified, date, lastmod, config.lastmod_tolerance_s, now, add)
     return Answered(out, noindex, canonical, match, said)
 
 
@@ -432,7 +432,6 @@ def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -
 
 def url_record(
     result: FetchResult,
-    *,
     sitemap: str | None,
     line: int | None,
     lastmod: str | None,
@@ -444,10 +443,15 @@ def url_record(
     if (status is None or status >= 400 or result.error is not None) and robots == "allowed":
         extra = _failure_extra(result)
     answered = status is not None  # no final URL or time without an answer
+    modified = None  # header_value(), written out: once per URL
+    for name, value in result.headers:
+        if name == "last-modified":
+            modified = value
+            break
     # positional: keyword arguments cost more, once per URL
     return UrlResult(
         result.url, sitemap, line, status, result.final_url if answered else None,
-        result.redirects, lastmod, header_value(result.headers, "last-modified"), robots,
+        result.redirects, lastmod, modified, robots,
         _round_ms(result.elapsed_ms) if answered else None, result.error, extra,
     )  # fmt: skip
 

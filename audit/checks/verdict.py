@@ -111,7 +111,6 @@ def judge_url(
     result: FetchResult,
     listed: Listed,
     config: CrawlConfig,
-    *,
     agent_token: str,
     now: datetime | None = None,
     facts: PageFacts | None = None,
@@ -124,18 +123,11 @@ def judge_url(
     `extra` joins the record; `checked_at`: where a rewritten URL was checked, said in
     each finding."""
     sitemap, line, lastmod = listed.sitemap, listed.line, listed.lastmod
-    record = url_record(result, sitemap=sitemap, line=line, lastmod=lastmod)
+    record = url_record(result, sitemap, line, lastmod)  # positional: once per URL
     if extra is not None:
         record = record.with_extra({**(record.extra or {}), **extra})
-    answered = judge_answer(
-        result,
-        lastmod=lastmod,
-        sitemap=sitemap,
-        line=line,
-        config=config,
-        agent_token=agent_token,
-        now=now,
-    )
+    # positional: keyword arguments cost more, once per URL
+    answered = judge_answer(result, lastmod, sitemap, line, config, agent_token, now)
     found = answered.findings
     noindex = answered.noindex is not None
     canonical = answered.canonical is not None
@@ -155,7 +147,7 @@ def judge_url(
         found, shell, alternates = page.findings, page.shell, tuple(page.alternates)
         noindex, canonical = noindex or page.noindex, canonical or page.canonical
         record = record.with_extra({**(record.extra or {}), "page": page.record})
-    reason = index_reason(record, result, noindex=noindex, canonical=canonical)
+    reason = index_reason(record, result, noindex, canonical)
     said = answered.lastmod_finding
     if checked_at is not None:
         found, said = _checked_at(found, said, checked_at)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
     USES,
+    Indexability,
     agent_verdict,
     index_reason,
     parse_agents,
@@ -46,6 +47,14 @@ if TYPE_CHECKING:
     from audit.pipeline.context import RunContext, UrlJob
 
 __all__ = ["AgentsHook"]
+
+
+# the url record's `indexable` and `indexability` for each reason (None: indexable), one
+# dict each for the run: a url record's extra is read, never changed in place
+_INDEX_FIELDS: dict[Indexability | None, dict[str, Any]] = {
+    reason: {"indexable": reason is None, "indexability": None if reason is None else reason.value}
+    for reason in (None, *Indexability)
+}
 
 
 @dataclass(slots=True)
@@ -98,9 +107,9 @@ class AgentsHook(Hook):
             reason = judged.reason
         else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
             reason = index_reason(record, result, noindex=False, canonical=False)
-        extra: dict[str, Any] = {**record.extra} if record.extra else {}
-        extra["indexable"] = reason is None
-        extra["indexability"] = None if reason is None else reason.value
+        index = _INDEX_FIELDS[reason]
+        # shared when nothing joins it (a record's extra is never changed in place)
+        extra = {**(record.extra or {}), **index} if record.extra or self.agents else index
         if self.agents:
             headers = result.headers if result is not None else ()
             extra["agents"] = self._verdicts(job, record, result, headers)

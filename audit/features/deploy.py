@@ -55,38 +55,33 @@ class DeployStampHook(Hook):
     ) -> tuple[UrlResult, list[Finding]] | None:
         if result is None or job.lastmod is None or result.redirects:
             return None
-        host = self._host(job)
-        if host is None or host.stamp.verdict is False:
+        # the verdict state of the URL's host (scheme://host:port, whatever the letter
+        # case or a default port written out: the job's host, looked up once when listed)
+        key = job.host.key if job.host is not None else origin_key(job.url)
+        if not key:
+            return None  # a URL without a host
+        host = self._hosts[key]
+        stamp = host.stamp
+        if stamp.verdict is False:
             return None  # a judged content date: nothing more to do per URL
-        if host.stamp.verdict is None:
+        if stamp.verdict is None:
             modified = _header_date(result, "last-modified")
             if modified is None:
                 return None
-            if host.stamp.add(modified, _header_date(result, "date")):
+            if stamp.add(modified, _header_date(result, "date")):
                 self._release(host)
+                if stamp.verdict is False:
+                    return None
+        # this answer's lastmod finding (the verdict's comparison a deploy stamp may
+        # explain) is taken out while the host is undecided or a deploy stamp; nothing
+        # changes without one (most answers: no comparison finding, no property call)
         judged = job.verdict
-        held = judged.deploy_held if judged is not None else None
-        return self._hold(host, record, found, held)
-
-    def _host(self, job: UrlJob) -> _Host | None:
-        """The verdict state of the URL's host (scheme://host:port, whatever the letter
-        case or a default port written out: the job's host, looked up once when listed);
-        None for a URL without one."""
-        key = job.host.key if job.host is not None else origin_key(job.url)
-        if not key:
+        if judged is None or judged.lastmod_finding is None:
             return None
-        return self._hosts[key]
-
-    def _hold(
-        self, host: _Host, record: UrlResult, found: list[Finding], held: Finding | None
-    ) -> tuple[UrlResult, list[Finding]] | None:
-        """Take this answer's lastmod finding (`held`, the verdict's comparison a deploy
-        stamp may explain) out while the host is undecided or a deploy stamp; None
-        (nothing changed) when it is judged a content date, or there is none (no finding
-        is None)."""
-        if host.stamp.verdict is False or held not in found:
+        held = judged.deploy_held
+        if held is None or held not in found:
             return None
-        if host.stamp.verdict is None:
+        if stamp.verdict is None:
             host.held.append(held)
         else:
             host.suppressed += 1

@@ -310,6 +310,8 @@ class UrlChecker:
         """The verdict on an answer without a page to judge (checks/verdict.py)."""
         if extra is not None and result.url != job.url:
             result = self._as_listed(job, result)  # findings and the record name the listing
+        if extra is None:  # positional: keyword arguments cost more, once per URL
+            return judge_url(result, job, self.config, self.agent_token, self.now)
         return judge_url(
             result,
             job,
@@ -317,7 +319,7 @@ class UrlChecker:
             agent_token=self.agent_token,
             now=self.now,
             extra=extra,
-            checked_at=None if extra is None else _checked_at(extra),  # no call per plain URL
+            checked_at=_checked_at(extra),
         )
 
     def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:

@@ -108,7 +108,8 @@ class Recorder:
         record = rec.to_json()
         rollup = self.rollup
         if rollup is not None:
-            rollup.url(record)
+            extra = rec.extra
+            rollup.listed(rec.sitemap, extra.get("indexable") if extra else None, rec.lastmod)
         for sink in self._sinks:
             sink(record)
 

@@ -87,16 +87,19 @@ class Rollup:
             self._of(url).kind = record.get("kind") if isinstance(record.get("kind"), str) else None
 
     def url(self, record: dict[str, Any]) -> None:
-        """A url record (add()'s, called directly by the recorder: once per URL)."""
-        sitemap = record.get("sitemap")
+        """A url record (add()'s)."""
+        self.listed(record.get("sitemap"), record.get("indexable"), record.get("lastmod"))
+
+    def listed(self, sitemap: Any, indexable: Any, lastmod: Any) -> None:
+        """A url record's `sitemap`, `indexable` and `lastmod` (the recorder's, read off
+        the record it writes: once per URL, no dict look-up)."""
         if not isinstance(sitemap, str):
             return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
         counts = self._counts.get(sitemap) or self._of(sitemap)
         counts.urls += 1
-        if record.get("indexable") is True:
+        if indexable is True:
             counts.indexable += 1
-        lastmod = record.get("lastmod")  # a string or null
-        if lastmod is None:
+        if lastmod is None:  # a string or null
             return
         cache = self._validity  # lastmod_validity, remembered for the texts seen last
         validity = cache.get(lastmod, _UNSEEN)
