@@ -154,11 +154,18 @@ def warm(own: bool = False) -> None:
     each walking Dask's heap, with Dask's GC diagnosis reading /proc at each), and a
     shorter GIL switch interval, so that the batches' loop takes its turn within 0.5 ms
     of the worker's other threads (a batch's task thread, a fence look) rather than 5 ms
-    (a lane's turn that comes late is lost: the limiter lets no burst)."""
+    (a lane's turn that comes late is lost: the limiter lets no burst).
+
+    An own worker's Dask logs are silenced as LocalCluster's `silence_logs` silences the
+    run's process (its nanny's logger is all Dask silences in the worker process): at the
+    end of a run a worker's heartbeat to the closing scheduler can fail, and its logged
+    traceback would be the run's stderr (contracts/manysites.md: no Dask warnings)."""
     if own:
         import gc
+        import logging
         import sys
 
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         gc.collect()
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)

@@ -109,3 +109,23 @@ def uvloop_or_not(*, other_than: str) -> asyncio.AbstractEventLoop:
     uvloop = pytest.importorskip("uvloop")  # the run's kind is asyncio: uvloop is the other
     loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
     return loop
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_an_own_worker_logs_no_dask_error_to_the_run_s_stderr(own: bool) -> None:
+    """local:N's workers (own) are warmed with Dask's logging silenced: a worker whose
+    heartbeat meets the closing scheduler at the end of a run logs its traceback at ERROR,
+    which would be the run's stderr. A worker started by hand keeps its own logging."""
+    import subprocess
+    import sys
+
+    script = (
+        "import logging, distributed\n"
+        "from audit.cluster.task import warm\n"
+        f"warm(own={own})\n"
+        "logging.getLogger('distributed.worker').error('heartbeat failed')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert ("heartbeat failed" in done.stderr) is not own
