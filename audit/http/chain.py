@@ -2,7 +2,7 @@
 
 `Answer` is a URL's final answer after retries, `Chain` the end of a redirect chain (its
 hops, attempts and error), `fetch_result()` the `FetchResult` a checked URL's chain makes
-(`answer_result()` when its first answer is final).
+(`answer_result()` builds it, called directly when the first answer is final).
 The redirect rules of the client's loop (client.py `_follow`, STYLE lesson 7) are here
 too: `next_location()` resolves a `Location`, `next_hop()` says where a redirect goes or
 why it is not followed (no usable Location, a loop, too many hops, a public host pointing
@@ -98,42 +98,36 @@ def take_exchange(answer: Answer, host: Host, outcome: Exchange, retryable: bool
     return step
 
 
-def answer_result(url: str, method: str, answer: Answer) -> FetchResult:
-    """The FetchResult of a checked URL whose first answer is final (no redirect: most)."""
-    error = answer.error
-    # positional, in FetchResult's field order: this runs once per checked URL
-    return FetchResult(
-        url,
-        answer.url,
-        answer.status,
-        answer.headers,
-        (),
-        answer.elapsed_ms,
-        method,
-        None if error is None else str(error),
-        None if error is None else error.kind,
-        answer.body,
-        answer.attempts,
-    )
-
-
-def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:
-    """The FetchResult of a checked URL's redirect chain."""
-    final, error = chain.final, chain.error
+def answer_result(
+    url: str,
+    method: str,
+    final: Answer,
+    redirects: tuple[Hop, ...],
+    error: FetchError | None,
+    attempts: int,
+) -> FetchResult:
+    """The FetchResult of a checked URL: its final answer, the hops before it, the error
+    and the attempts (the answer's own when its first answer is final: most URLs)."""
     # positional, in FetchResult's field order: this runs once per checked URL
     return FetchResult(
         url,
         final.url,
         final.status,
         final.headers,
-        tuple(chain.redirects) if chain.redirects else (),
+        redirects,
         final.elapsed_ms,
         method,
         None if error is None else str(error),
         None if error is None else error.kind,
         final.body,
-        chain.attempts,
+        attempts,
     )
+
+
+def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:
+    """The FetchResult of a checked URL's redirect chain."""
+    hops = tuple(chain.redirects) if chain.redirects else ()
+    return answer_result(url, method, chain.final, hops, chain.error, chain.attempts)
 
 
 @dataclass(slots=True)

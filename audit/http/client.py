@@ -455,7 +455,7 @@ class HttpClient:
             chain = await self._follow(answer, method, limit, False, most, retry, headers, None)
             result = fetch_result(url, method, chain)
         else:
-            result = answer_result(url, method, answer)
+            result = answer_result(url, method, answer, (), answer.error, answer.attempts)
         if confirm and result.status is not None and result.status >= 400:
             confirmed = await self._fetch_once(
                 url, "GET", body_bytes, max_redirects, headers=headers

@@ -123,10 +123,11 @@ def test_a_first_answer_makes_the_result_its_one_hop_chain_makes(error: FetchErr
     answer.body, answer.error, answer.attempts, answer.elapsed_ms = b"ok", error, 2, 7.5
     chain = Chain(answer, attempts=2, error=error)
     for method in ("HEAD", "GET"):
-        result = answer_result("http://a.test/0", method, answer)
+        result = answer_result("http://a.test/0", method, answer, (), error, answer.attempts)
         assert result == fetch_result("http://a.test/0", method, chain)
         assert result.redirects == () and result.attempts == 2 and result.method == method
-    assert answer_result("http://a.test/0", "GET", answer).error == (str(error) if error else None)
+    first = answer_result("http://a.test/0", "GET", answer, (), answer.error, answer.attempts)
+    assert first.error == (str(error) if error else None)
 
 
 def test_take_exchange_keeps_a_final_answer_and_an_error() -> None:
