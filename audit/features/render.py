@@ -52,6 +52,7 @@ from audit.http.browser import (
     find_browser,
     run_access,
 )
+from audit.http.credentials import user_agent_of
 from audit.http.hosts import origin_key
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 
@@ -89,7 +90,7 @@ class RenderSession:
             self._renderer = Renderer(
                 RendererOptions(
                     self.executable,
-                    _user_agent(self.config),
+                    user_agent_of(self.config),  # as for the raw request
                     run_access(self.config),
                     tabs=self.config.render_tabs,
                     timeout=self.config.render_timeout,
@@ -131,13 +132,6 @@ class RenderSession:
     async def close(self) -> None:
         if self._renderer is not None:
             await self._renderer.close()
-
-
-def _user_agent(config: CrawlConfig) -> str:
-    # --header User-Agent replaces ours everywhere, as for the raw request
-    return next(
-        (v for k, v in config.extra_headers if k.lower() == "user-agent"), config.user_agent
-    )
 
 
 @dataclass(slots=True)
