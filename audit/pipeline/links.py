@@ -105,10 +105,10 @@ class LinkCrawl(Hook):
     """`--links`: one per target; see the module."""
 
     name = "links"
+    ctx: RunContext  # set by attach, which the run calls before any other hook point
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
-        self.ctx: RunContext | None = None
         self.agent = ""
         self.origins: set[str] = set()
         self._inside: tuple[str, ...] = ()  # "origin/" of each: a normalised URL inside one
@@ -319,7 +319,7 @@ class LinkCrawl(Hook):
         self._hold_page(final, target, self._read(final, target, facts), depth)
 
     def _listed(self, url: str) -> bool:
-        return self.ctx is not None and url in self.ctx.listed
+        return url in self.ctx.listed
 
     # --- the crawl beyond the listed URLs ------------------------------------
 
@@ -362,7 +362,6 @@ class LinkCrawl(Hook):
         self.drained = True
 
     async def _send(self, url: str, depth: int, origin: str) -> None:
-        assert self.ctx is not None
         self.out += 1
         self._out[origin] += 1
         job = UrlJob(url, None, None, None, context=(depth, origin), check=self._check)
@@ -388,7 +387,6 @@ class LinkCrawl(Hook):
     async def _check(self, job: UrlJob) -> None:
         """A page of the crawl, taken from the frontier by one of the run's workers:
         robots.txt first (a blocked page is not fetched), then one GET whose links are read."""
-        assert self.ctx is not None
         url, (depth, origin) = job.url, job.context
         try:
             policy = await self.ctx.robots_for(url)
@@ -421,7 +419,6 @@ class LinkCrawl(Hook):
         """A links-only page's record, judged by the step a listed URL's answer goes
         through (RunContext.judge_answer: checks/verdict.py), its indexability as for a
         listed URL; `counted`: a page the crawl fetched (not a redirect's target)."""
-        assert self.ctx is not None
         judged = self.ctx.judge_answer(UrlJob(url, None, None, None), result)
         said = judged.index_fields()["indexability"]
         reason = page_reason(said, page, result.final_url or url)
@@ -445,7 +442,6 @@ class LinkCrawl(Hook):
 
     def _stopped(self) -> str | None:
         """What kept the crawl from being complete, or None."""
-        assert self.ctx is not None
         if not self.drained:
             return "interrupted"
         if self.ctx.state.max_urls_reached:
@@ -455,7 +451,6 @@ class LinkCrawl(Hook):
         return "max-depth" if self.cut_depth else None
 
     def end_of_run(self) -> None:
-        assert self.ctx is not None
         stopped = self._stopped()
         counts = Counter[str]()
         emit = self._emit or self.ctx.deliver
