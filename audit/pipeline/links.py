@@ -127,7 +127,7 @@ class LinkCrawl(Hook):
         self._out: Counter[str] = Counter()  # ... by origin
         self._aside: dict[str, deque[tuple[str, int]]] = {}  # origin -> pages waiting
         self._n_aside = 0
-        self._more: asyncio.Event | None = None  # set when the frontier may take more
+        self._more = asyncio.Event()  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
@@ -337,7 +337,7 @@ class LinkCrawl(Hook):
                 self.queue.first(root, 0)
         host_out = max(HOST_OUT, 2 * self.config.per_host_cap)
         aside = self._aside
-        more = self._more = asyncio.Event()
+        more = self._more
         while True:
             more.clear()
             for origin, waiting in list(aside.items()):
@@ -404,8 +404,7 @@ class LinkCrawl(Hook):
             self.store.tick()
             self.out -= 1
             self._out[origin] -= 1
-            if self._more is not None:  # topped up: the next one goes while this one's did
-                self._more.set()
+            self._more.set()  # topped up: the next one goes while this one's did
 
     def _hold_page(
         self,
