@@ -118,6 +118,9 @@ class Ledger(Hook):
     for the children indexes name and the sitemap filters), judged after the run."""
 
     name = "ledger"
+    # set by attach, which every target's run calls first: the ledger judges dropped URLs
+    # of runs it served
+    _alone: Callable[[Recorder], AbstractAsyncContextManager[RunContext]]
 
     def __init__(
         self,
@@ -134,7 +137,6 @@ class Ledger(Hook):
         self.referenced: set[str] = {normalize_url(t) for t in targets}
         self.failed: set[str] = set()
         self._excluded: Callable[[str], bool] = lambda url: False
-        self._alone: Callable[[Recorder], AbstractAsyncContextManager[RunContext]] | None = None
         self.intent: IntentRun | None = None
 
     # --- the sink -------------------------------------------------------------------
@@ -223,7 +225,6 @@ class Ledger(Hook):
             async with gate:
                 return await _judged(alone, row, self.intent)
 
-        assert self._alone is not None, "the ledger judges dropped URLs of a run it served"
         async with self._alone(quiet) as alone:
             results = await asyncio.gather(*(one(row) for row in dropped))
         for record, found in results:  # in ledger order, whatever answered first
