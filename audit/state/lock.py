@@ -11,6 +11,7 @@ Imports only the standard library and audit.state.schema (StateError).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -59,11 +60,9 @@ class StateLock:
         # file while the second still holds the old one.
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         holder = f"pid {os.getpid()} on {socket.gethostname()}, started {started}"
-        try:
+        with contextlib.suppress(OSError):  # a full disk: the lock holds, its holder unnamed
             os.ftruncate(fd, 0)
             os.pwrite(fd, (holder + "\n").encode(), 0)
-        except OSError:  # a full disk: the lock holds all the same, its holder is unnamed
-            pass
         return cls(fd)
 
     def release(self) -> None:
