@@ -294,16 +294,17 @@ class Auditor:
             if value:
                 rec.notes[key] = value
         client = self._client  # a crawl's per-host politeness figures: one `hosts` record
-        stats = client.host_stats() if client is not None and self.mode == "crawl" else None
-        if client is not None and stats:
-            rec.emit(
-                {
-                    "type": "hosts",
-                    "politeness_key": self.config.politeness_key,
-                    "hosts": [s.to_json() for s in stats],
-                    "groups": client.hosts.groups(),
-                }
-            )
+        if client is not None and self.mode == "crawl":
+            stats = client.host_stats()
+            if stats:
+                rec.emit(
+                    {
+                        "type": "hosts",
+                        "politeness_key": self.config.politeness_key,
+                        "hosts": [s.to_json() for s in stats],
+                        "groups": client.hosts.groups(),
+                    }
+                )
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders; once every listed
