@@ -256,7 +256,7 @@ class LinkCrawl(Hook):
         if result.redirects and result.final_url:
             final = result.final_url
             # held first: once seen, _link does not queue it to be fetched a second time
-            self._redirect_target(final, result, depth, facts)
+            self._redirect_target(final, result, facts)
             if result.status is not None and result.status < 400:
                 self._link(url, [final], depth)
             # else the chain ends in an error: that is the linked URL's one link-broken, its
@@ -307,16 +307,14 @@ class LinkCrawl(Hook):
                 targets[norm] = link
         return targets
 
-    def _redirect_target(
-        self, final: str, result: FetchResult, depth: int, facts: PageFacts | None
-    ) -> None:
+    def _redirect_target(self, final: str, result: FetchResult, facts: PageFacts | None) -> None:
         """A redirect's target read here, not again: its own record, unless it is listed
         (the listed URL has its record) or was met before."""
         norm = normalize_url(final)
         if not self._internal(norm) or self._listed(final) or self.seen.add(final):
             return
         target = replace(result, url=final, redirects=())
-        self._hold_page(final, target, self._read(final, target, facts), depth)
+        self._hold_page(final, target, self._read(final, target, facts), None)
 
     def _listed(self, url: str) -> bool:
         return url in self.ctx.listed
@@ -399,7 +397,7 @@ class LinkCrawl(Hook):
             result = await self.ctx.client.fetch_page(url, sink, cap=cap)
             self.depths[depth] += 1
             page = self._answered(url, result, depth, sink.facts)
-            self._hold_page(url, result, page, depth, counted=True)
+            self._hold_page(url, result, page, depth)
         finally:
             self.store.tick()
             self.out -= 1
@@ -411,17 +409,16 @@ class LinkCrawl(Hook):
         url: str,
         result: FetchResult,
         page: PageLinks | None,
-        depth: int,
-        *,
-        counted: bool = False,
+        depth: int | None,
     ) -> None:
         """A links-only page's record, judged by the step a listed URL's answer goes
         through (RunContext.judge_answer: checks/verdict.py), its indexability as for a
-        listed URL; `counted`: a page the crawl fetched (not a redirect's target)."""
+        listed URL; `depth`: of a page the crawl fetched (counted), None for a redirect's
+        target."""
         judged = self.ctx.judge_answer(UrlJob(url, None, None, None), result)
         said = judged.index_fields()["indexability"]
         reason = page_reason(said, page, result.final_url or url)
-        self._hold(url, judged.record, reason, depth if counted else None, counted=counted)
+        self._hold(url, judged.record, reason, depth, counted=depth is not None)
 
     def _hold(
         self,
