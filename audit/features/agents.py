@@ -219,18 +219,16 @@ class AgentsHook(Hook):
     def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
         """summary.agents, merged: each target of a run has its own hook."""
         for agent in self.agents:
-            notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})
-        for (agent, _), tally in self.tallies.items():
-            notes[agent]["blocked"] += tally.blocked
-            notes[agent]["noindex"] += tally.noindex
-        for agent in self.agents:
-            hosts = notes[agent]["hosts"]
+            hosts = notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})["hosts"]
             for origin, policy in self.policies.items():
                 entry = self.host_entry(agent, origin, policy)
                 known = hosts.setdefault(origin, entry)
                 if known is not entry:  # another target of the run read this host too
                     known["blocked"] += entry["blocked"]
                     known["noindex"] += entry["noindex"]
+        for (agent, _), tally in self.tallies.items():  # (every tallied agent is named)
+            notes[agent]["blocked"] += tally.blocked
+            notes[agent]["noindex"] += tally.noindex
 
     def host_entry(self, agent: str, origin: str, policy: RobotsPolicy) -> dict[str, Any]:
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
