@@ -13,7 +13,8 @@ with a valid `<lastmod>`); the last three count the findings that name the sitem
 severity. Memory grows with the number of sitemaps, never with the number of URLs.
 
 Pure bookkeeping over dicts: no I/O, no HTTP; the validity of a `<lastmod>` is the
-validator's (audit.rules.dates).
+validator's (audit.rules.dates), a record's fields are read as the reports read them
+(audit.report.aggregate).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from audit.report.aggregate import str_or_none
 from audit.rules.dates import parse_rss_date, parse_w3c_start
 
 __all__ = ["COUNT_KEYS", "Rollup", "lastmod_validity"]
@@ -84,7 +86,7 @@ class Rollup:
             self._finding(record)
         elif kind == "sitemap" and isinstance(url := record.get("url"), str):
             self._order.append(url)
-            self._of(url).kind = record.get("kind") if isinstance(record.get("kind"), str) else None
+            self._of(url).kind = str_or_none(record.get("kind"))
 
     def url(self, record: dict[str, Any]) -> None:
         """A url record (add()'s)."""
