@@ -62,16 +62,14 @@ class DeployStampHook(Hook):
             return None  # a URL without a host
         host = self._hosts[key]
         stamp = host.stamp
-        if stamp.verdict is False:
-            return None  # a judged content date: nothing more to do per URL
-        if stamp.verdict is None:
+        if stamp.verdict is None:  # undecided: this answer counts towards the verdict
             modified = _header_date(result, "last-modified")
             if modified is None:
                 return None
             if stamp.add(modified, _header_date(result, "date")):
                 self._release(host)
-                if stamp.verdict is False:
-                    return None
+        if stamp.verdict is False:
+            return None  # a judged content date: nothing more to do per URL
         # this answer's lastmod finding (the verdict's comparison a deploy stamp may
         # explain) is taken out while the host is undecided or a deploy stamp; nothing
         # changes without one (most answers: no comparison finding, no property call)
