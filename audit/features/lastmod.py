@@ -159,10 +159,10 @@ class LastmodHook(Hook):
         old_fp, old_lastmod = before
         if old_lastmod is None or job.lastmod is None:
             return []  # both codes compare two <lastmod>s (with one, it always moved)
-        moved = lastmod_moved(old_lastmod, job.lastmod)
-        if old_fp != fp:
-            if moved:
-                return []
+        changed = old_fp != fp
+        if changed == lastmod_moved(old_lastmod, job.lastmod):
+            return []  # <lastmod> moved exactly when the main text changed: as it should
+        if changed:  # ... and <lastmod> stayed
             message = (
                 f"the page's main text changed since the previous run (fingerprint "
                 f"{_hex(old_fp)} -> {_hex(fp)}) but <lastmod> stayed {job.lastmod} "
@@ -171,9 +171,7 @@ class LastmodHook(Hook):
             return [
                 finding("lastmod-frozen", message, sitemap=job.sitemap, line=job.line, url=job.url)
             ]
-        if not moved:
-            return []
-        evidence = job.evidence
+        evidence = job.evidence  # <lastmod> moved, the main text did not
         if evidence is not None and evidence.seen == "304":
             how = "the server answered 304 Not Modified"
         else:
