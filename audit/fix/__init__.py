@@ -80,4 +80,4 @@ def fix_sitemaps(
     ev = read_evidence(source)
     base = base_url if base_url is not None else default_base_url(ev)
     decided = plan(ev, base, shard_size=shard_size, gzip=gzip, now=now)
-    return write_plan(decided, out, source=source, gzipped=gzip)
+    return write_plan(decided, out, source=source)

@@ -168,6 +168,7 @@ class Plan:
     base_url: str
     records: list[FixRecord]
     shards: list[Shard]  # in file-name order
+    suffix: str = ""  # of the shards' files: ".gz" when they are written gzipped
 
     @property
     def written(self) -> int:
@@ -372,5 +373,5 @@ def plan(
             entry = entries[target] = Entry(item.final_url, lastmod, source)
         rec.target = entry.loc
         rec.entry = entry
-    shards = _shards(list(entries.values()), shard_size, ".gz" if gzip else "")
-    return Plan(base_url, records, shards)
+    suffix = ".gz" if gzip else ""
+    return Plan(base_url, records, _shards(list(entries.values()), shard_size, suffix), suffix)

@@ -26,10 +26,10 @@ REPORT_MD = "fix-report.md"
 _OWN_PATTERNS = (INDEX, "sitemap-*.xml", "sitemap-*.xml.gz", "fix-report.*")
 
 
-def _index_xml(plan: Plan, suffix: str) -> str:
+def _index_xml(plan: Plan) -> str:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<sitemapindex xmlns="{NS}">\n']
     for shard in plan.shards:
-        loc = escape(plan.base_url + shard.name + suffix)
+        loc = escape(plan.base_url + shard.name + plan.suffix)
         lastmod = shard.lastmod()
         when = f"<lastmod>{escape(lastmod)}</lastmod>" if lastmod is not None else ""
         lines.append(f"<sitemap><loc>{loc}</loc>{when}</sitemap>\n")
@@ -88,18 +88,18 @@ def _put(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_plan(plan: Plan, out_dir: Path, *, source: str, gzipped: bool) -> dict[str, Any]:
-    """Write the set and its reports into `out_dir`; the fix-summary record."""
+def write_plan(plan: Plan, out_dir: Path, *, source: str) -> dict[str, Any]:
+    """Write the set (gzipped when the plan's shards are) and its reports into `out_dir`;
+    the fix-summary record."""
     out_dir.mkdir(parents=True, exist_ok=True)
     earlier = {p for pattern in _OWN_PATTERNS for p in out_dir.glob(pattern) if p.is_file()}
-    suffix = ".gz" if gzipped else ""
     written: set[Path] = set()
     for shard in plan.shards:
         data = shard.xml().encode("utf-8")
-        path = out_dir / (shard.name + suffix)
-        _put(path, gzip.compress(data, mtime=0) if gzipped else data)
+        path = out_dir / (shard.name + plan.suffix)
+        _put(path, gzip.compress(data, mtime=0) if plan.suffix else data)
         written.add(path)
-    _put(out_dir / INDEX, _index_xml(plan, suffix).encode("utf-8"))
+    _put(out_dir / INDEX, _index_xml(plan).encode("utf-8"))
     summary = summary_of(plan, source)
     report = out_dir / REPORT_JSONL
     tmp = report.with_name(f".{report.name}.tmp")
