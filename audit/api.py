@@ -61,7 +61,7 @@ from audit.front.options import (
 from audit.front.state import open_state, wire
 from audit.pipeline.context import EntryHook, SitemapHook
 from audit.pipeline.hooks import Hook
-from audit.pipeline.progress import NoProgress, Progress, make_progress
+from audit.pipeline.progress import NO_PROGRESS, Progress, make_progress
 from audit.pipeline.recorder import Recorder, RecordSink
 from audit.pipeline.targets import classify_target
 from audit.report.aggregate import fails
@@ -149,7 +149,7 @@ class Audit:
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
-        self.progress = progress or NoProgress()
+        self.progress = progress or NO_PROGRESS
         self.outcomes: list[dict[str, Any]] = []
         self._hooks = hooks
         self._on_entry = on_entry

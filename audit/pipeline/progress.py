@@ -42,6 +42,9 @@ class NoProgress:
         pass
 
 
+NO_PROGRESS: Progress = NoProgress()  # stateless: one for every run without a bar
+
+
 class BarProgress:
     def __init__(self, label: str, file: TextIO | None = None) -> None:
         from tqdm import tqdm
@@ -93,4 +96,4 @@ class BarProgress:
 def make_progress(enabled: bool, label: str) -> Progress:
     if enabled and sys.stderr.isatty():
         return BarProgress(label)
-    return NoProgress()
+    return NO_PROGRESS
