@@ -44,7 +44,7 @@ from audit.pipeline.context import (
 from audit.pipeline.expand import Expander, excluded
 from audit.pipeline.frontier import GroupFrontier
 from audit.pipeline.hooks import Hook, UrlCheck
-from audit.pipeline.progress import NoProgress, Progress
+from audit.pipeline.progress import NO_PROGRESS, Progress
 from audit.pipeline.recorder import Recorder
 from audit.rules.hreflang import HreflangStore
 from audit.rules.locs import LocUse, loc_use
@@ -73,7 +73,7 @@ class Auditor:
         recorder: Recorder,
         *,
         mode: Mode = "crawl",
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         now: datetime | None = None,
@@ -85,7 +85,7 @@ class Auditor:
         self.summarise = summarise  # False: a first pass whose hosts and notes come later
         self.rec = recorder
         self.mode = mode
-        self.progress = progress or NoProgress()
+        self.progress = progress
         self.chain = HookChain(hooks, recorder)
         self.on_entry = self.chain.entries(on_entry)
         self.now = now or datetime.now(UTC)
