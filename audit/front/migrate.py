@@ -17,7 +17,7 @@ from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.front.options import RunOptions, check_config_options, check_state, scoped
 from audit.front.state import close_state, open_state
-from audit.pipeline.progress import Progress
+from audit.pipeline.progress import NO_PROGRESS, Progress
 
 __all__ = ["MigrateRun", "load_plan"]
 
@@ -47,7 +47,7 @@ class MigrateRun:
         *,
         map: str | None = None,  # the command line's --map
         new_sitemap: str | None = None,
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
     ) -> None:
         from audit.http.rewrite import parse_origin
         from audit.migrate.redirect_map import load_map

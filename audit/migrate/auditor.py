@@ -51,7 +51,7 @@ from audit.migrate.outcomes import (
 from audit.migrate.redirect_map import RedirectMap
 from audit.pipeline.context import RunContext, UrlJob
 from audit.pipeline.hooks import Hook
-from audit.pipeline.progress import NoProgress, Progress
+from audit.pipeline.progress import NO_PROGRESS, Progress
 from audit.pipeline.recorder import Recorder
 from audit.pipeline.runner import run_pass
 from audit.pipeline.targets import classify_target
@@ -483,7 +483,7 @@ async def run_migrate(
     *,
     redirect_map: RedirectMap | None = None,
     new_sitemap: str | None = None,
-    progress: Progress | None = None,
+    progress: Progress = NO_PROGRESS,
     outcome: dict[str, Any],
     hooks: Sequence[Hook] = (),
     intent: IntentPlan | None = None,
@@ -499,7 +499,6 @@ async def run_migrate(
     stats = recorder.stats
     if redirect_map is not None:
         stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)
-    progress = progress or NoProgress()
     old_kind, old_value = classify_target(old)
     intent_run: IntentRun | None = None
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
