@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from audit.core.codes import CODES
 from audit.core.config import (
@@ -32,6 +32,7 @@ from audit.core.errors import AuditError
 
 __all__ = [
     "NOTIFY_LEVELS",
+    "NO_RUN_OPTIONS",
     "OptionError",
     "RunOptions",
     "check_codes",
@@ -77,6 +78,9 @@ class RunOptions:
     def fingerprints(self) -> bool:
         """Content fingerprints are taken: --content, or --indexnow (what "changed" means)."""
         return self.content or self.indexnow is not None
+
+
+NO_RUN_OPTIONS: Final = RunOptions()  # a run given none (frozen: one will do for every run)
 
 
 RUN_OPTIONS = frozenset(f.name for f in fields(RunOptions))
