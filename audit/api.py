@@ -45,6 +45,7 @@ from audit.core.errors import TargetError
 from audit.front.after import IndexNow, send_notices, take_snapshot
 from audit.front.migrate import MigrateRun
 from audit.front.options import (
+    NO_RUN_OPTIONS,
     OptionError,
     RunOptions,
     check_codes,
@@ -267,32 +268,36 @@ class CrawlRun:
         self,
         targets: str | Sequence[str],
         config: CrawlConfig,
-        options: RunOptions | None = None,
+        options: RunOptions = NO_RUN_OPTIONS,
         *,
         mode: str = "crawl",
         progress: Progress | None = None,
     ) -> None:
-        opts = options or RunOptions()
-        check_indexnow(opts)
+        check_indexnow(options)
         names = [targets] if isinstance(targets, str) else list(targets)
         config = scoped(config, names)
         check_config_options(config)
         jobs = check_targets(names, mode)  # every target before anything is opened
         # --intent read once, before the state (a malformed file: one line, FILE:LINE)
         self._intent = _intent_run(config.intent, config, jobs) if config.intent else None
-        check_notify(opts)
-        check_state(config, opts)
-        self.targets, self.mode, self.options = names, mode, opts
-        self.config = with_cluster_fence(config, opts)
+        check_notify(options)
+        check_state(config, options)
+        self.targets, self.mode, self.options = names, mode, options
+        self.config = with_cluster_fence(config, options)
         self.progress = progress
-        self.indexnow = IndexNow.of(opts)
+        self.indexnow = IndexNow.of(options)
         self.audit: Audit | None = None
-        self.snapshot = take_snapshot(opts)  # before the run replaces the previous one
+        self.snapshot = take_snapshot(options)  # before the run replaces the previous one
         self.store: Any = None
-        if opts.state:
+        if options.state:
             try:
                 self.store = open_state(
-                    opts.state, mode, names, self.config, fresh=opts.fresh, ignore=opts.ignore
+                    options.state,
+                    mode,
+                    names,
+                    self.config,
+                    fresh=options.fresh,
+                    ignore=options.ignore,
                 )
             except BaseException:
                 if self.snapshot is not None:
