@@ -15,7 +15,13 @@ from typing import Any
 
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
-from audit.front.options import RunOptions, check_config_options, check_state, scoped
+from audit.front.options import (
+    NO_RUN_OPTIONS,
+    RunOptions,
+    check_config_options,
+    check_state,
+    scoped,
+)
 from audit.front.state import close_state, open_state
 from audit.pipeline.progress import NO_PROGRESS, Progress
 
@@ -43,7 +49,7 @@ class MigrateRun:
         old: str,
         new: str,
         config: CrawlConfig,
-        options: RunOptions | None = None,
+        options: RunOptions = NO_RUN_OPTIONS,
         *,
         map: str | None = None,  # the command line's --map
         new_sitemap: str | None = None,
@@ -53,7 +59,6 @@ class MigrateRun:
         from audit.migrate.redirect_map import load_map
         from audit.pipeline.targets import classify_target
 
-        opts = options or RunOptions()
         try:
             self.new_origin = parse_origin(new, "NEW")
         except ValueError as exc:
@@ -66,21 +71,21 @@ class MigrateRun:
         self.config = config = scoped(config, [self.new_origin, new_sitemap])
         check_config_options(config)
         self.intent = load_plan(config)  # path rows apply to old URLs of any origin
-        check_state(config, opts)
-        self.old, self.new_sitemap, self.options = old, new_sitemap, opts
+        check_state(config, options)
+        self.old, self.new_sitemap, self.options = old, new_sitemap, options
         self.progress = progress
         self.outcome: dict[str, Any] = {}
         self.recorder: Any = None
         self.store: Any = None
-        if opts.state:
+        if options.state:
             more = {"map": map, "new_sitemap": new_sitemap}
             self.store = open_state(
-                opts.state,
+                options.state,
                 "migrate",
                 [old, self.new_origin],
                 config,
-                fresh=opts.fresh,
-                ignore=opts.ignore,
+                fresh=options.fresh,
+                ignore=options.ignore,
                 more=more,
             )
 
