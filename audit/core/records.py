@@ -197,6 +197,10 @@ class UrlResult:
         new.extra = extra
         return new
 
+    def with_fields(self, fields: dict[str, Any]) -> UrlResult:
+        """A copy with `fields` added to its extras (a field it has is replaced)."""
+        return self.with_extra({**self.extra, **fields} if self.extra else fields)
+
     @classmethod
     def unrequested(
         cls,

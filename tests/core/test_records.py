@@ -83,6 +83,18 @@ def test_url_and_sitemap_records() -> None:
                             "gzip": True, "error": None}  # fmt: skip
 
 
+def test_with_fields_adds_to_the_extras_it_had_and_replaces_a_field_given_again() -> None:
+    bare = UrlResult.unrequested("https://e/x", None, None, None, "allowed")
+    first = bare.with_fields({"source": "intent", "indexable": False})
+    assert first.extra == {"source": "intent", "indexable": False}
+    again = first.with_fields({"indexable": True, "intent": {"ok": True}})
+    # the fields it had stay where they were; a field given again takes its new value
+    assert list(again.extra or {}) == ["source", "indexable", "intent"]
+    assert again.extra == {"source": "intent", "indexable": True, "intent": {"ok": True}}
+    assert first.extra == {"source": "intent", "indexable": False}  # a copy: unchanged
+    assert (again.url, again.robots) == (bare.url, bare.robots)
+
+
 def test_headers_by_lower_cased_name_first_and_every_value() -> None:
     headers = (("x-robots-tag", "noindex"), ("link", "<a>"), ("x-robots-tag", "nofollow"))
     result = FetchResult("https://e/a", "https://e/a", 200, headers)
