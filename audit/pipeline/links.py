@@ -429,10 +429,8 @@ class LinkCrawl(Hook):
         *,
         counted: bool = False,
     ) -> None:
-        extra = {**(record.extra or {}), "indexable": reason is None, "indexability": reason}
-        key = url_key(url)
-        record = record.with_extra(extra)
-        self.store.hold(key, False, record, [], url=url, depth=depth, counted=counted)
+        record = record.with_fields({"indexable": reason is None, "indexability": reason})
+        self.store.hold(url_key(url), False, record, [], url=url, depth=depth, counted=counted)
 
     # --- the end: verdicts, records, summary ---------------------------------
 
@@ -526,4 +524,4 @@ def verdicts(
 def marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
     """The record with its `source` (sitemap, links or both) and `inlinks`."""
     source = ("both" if n else "sitemap") if listed else "links"
-    return record.with_extra({**(record.extra or {}), "source": source, "inlinks": n})
+    return record.with_fields({"source": source, "inlinks": n})
