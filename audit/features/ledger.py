@@ -241,20 +241,20 @@ async def _judged(
     assert job.verdict is not None  # check_unlisted judged it
     marks = job.verdict.index_fields()
     outcome = outcome_of(result, marks["indexable"])
-    extra = {
-        **(record.extra or {}),
-        **marks,
-        "source": "ledger",
-        "first_seen": row.first_seen,
-        "last_seen": row.last_seen,
-        "last_sitemap": row.last_sitemap,
-        "dropped": outcome,
-    }
-    record = record.with_extra(extra)
+    record = record.with_fields(
+        {
+            **marks,
+            "source": "ledger",
+            "first_seen": row.first_seen,
+            "last_seen": row.last_seen,
+            "last_sitemap": row.last_sitemap,
+            "dropped": outcome,
+        }
+    )
     code = _CODES.get(outcome)
     verdict = intent.judge(row.url, record) if intent is not None and result is not None else None
     if verdict is not None:  # nights.md 3: the row's verdict on the dropped URL's answer
-        record = record.with_extra({**extra, "intent": verdict.to_json()})
+        record = record.with_fields({"intent": verdict.to_json()})
         if not verdict.ok:  # a broken row replaces the url-dropped-* finding
             return record, violation(row.url, verdict)
         if outcome == "404" and verdict.action == "gone":
