@@ -160,13 +160,12 @@ class IntentHook(Hook):
         job = UrlJob(url, None, None, None)  # listed nowhere
         result, _, record = await ctx.check_unlisted(job)
         assert job.verdict is not None  # check_unlisted judged it
-        extra = {**(record.extra or {}), "source": "intent", **job.verdict.index_fields()}
-        record = record.with_extra(extra)
+        record = record.with_fields({"source": "intent", **job.verdict.index_fields()})
         out: list[Finding] = []
         if result is not None:  # a URL robots.txt keeps us from is not judged
             verdict = self.run.judge(url, record)
             if verdict is not None:
-                record = record.with_extra({**extra, "intent": verdict.to_json()})
+                record = record.with_fields({"intent": verdict.to_json()})
                 if not verdict.ok:
                     out.append(violation(url, verdict))
         ctx.recorder.unlisted(record)
