@@ -269,8 +269,7 @@ class LlmsHook(Hook):
         result: FetchResult | None,
         facts: PageFacts | None,
     ) -> None:
-        extra: dict[str, Any] = {
-            **(record.extra or {}),
+        fields: dict[str, Any] = {
             "source": "llms",
             "llms": True,
             "indexable": reason is None,
@@ -279,11 +278,11 @@ class LlmsHook(Hook):
         if self.agents:
             tags = result.header_all("x-robots-tag") if result is not None else []
             metas = facts.metas if facts is not None else ()
-            extra["agents"] = {
+            fields["agents"] = {
                 agent: agent_verdict(policy.allowed(record.url, agent), tags, metas, agent)
                 for agent in self.agents
             }
-        self.ctx.deliver(record.with_extra(extra), found)
+        self.ctx.deliver(record.with_fields(fields), found)
 
     # --- the summary -------------------------------------------------------------
 
