@@ -41,6 +41,7 @@ from audit.core.records import FetchResult, Finding, UrlResult, finding, header_
 from audit.features.agentfetch import AgentPages, AgentSampler
 from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
+from audit.report.aggregate import counted
 
 if TYPE_CHECKING:
     from audit.http.robots import RobotsPolicy
@@ -281,7 +282,7 @@ def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
         example = tally.examples.get(verdict)  # there is one once the count is not 0
         if example is not None:
-            urls = f"{count:,} listed URL{'' if count == 1 else 's'} of {origin}"
+            urls = f"{counted(count, 'listed URL')} of {origin}"
             message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=example.url)
             out.append(replace(example, message=message))
     return out
