@@ -365,14 +365,14 @@ class Expander:
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, (*job.ancestors, own or parent))
+        self._schedule_child(job, item, loc, parent, (*job.ancestors, own or parent))
 
     def _schedule_child(
-        self, job: SitemapJob, item: Entry, loc: str, ancestors: tuple[str, ...]
+        self, job: SitemapJob, item: Entry, loc: str, parent: str, ancestors: tuple[str, ...]
     ) -> None:
-        """Read the child: a sibling file of a local index, or over HTTP (a local index
-        stays local unless --online or a crawl); a missing sibling is a finding."""
-        parent = job.public_url or job.url
+        """Read the child of `parent` (the index as its URL): a sibling file of a local index,
+        or over HTTP (a local index stays local unless --online or a crawl); a missing
+        sibling is a finding."""
         local = _local_child(job, loc)
         if local is not None and local.is_file():
             self.schedule(
