@@ -67,6 +67,12 @@ class SitemapJob:
     answered: datetime | None = None  # when its answer arrived (index-lastmod-now)
     target: int = 0  # the place of its target in the run (counts per target)
 
+    @property
+    def record_url(self) -> str:
+        """The sitemap as its records name it: its public URL (a local file's, given
+        --base-url), else its URL or path."""
+        return self.public_url or self.url
+
 
 @dataclass(slots=True)
 class UrlJob:

@@ -15,7 +15,7 @@ from audit.api import Audit
 from audit.core.config import CrawlConfig
 from audit.core.records import Finding, UrlResult
 from audit.pipeline.auditor import Auditor
-from audit.pipeline.context import RunContext, UrlJob
+from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.pipeline.recorder import Recorder
 from tests.crawlkit import FAST, HTML, XML, Serve, Site, urlset
@@ -66,6 +66,17 @@ class Looker(Hook):
         answer = await ctx.client.fetch(f"{self.base}/unlisted")
         self.seen["status"] = answer.status
         ctx.notes["looked"] = len(self.seen["delivered"])
+
+
+def test_a_sitemap_job_is_named_in_records_by_its_public_url_else_its_url(
+    tmp_path: Any,
+) -> None:
+    local = tmp_path / "sitemap.xml"
+    public = "https://example.com/sitemap.xml"
+    on_disk = SitemapJob(str(local), None, None, (), local=local, public_url=public)
+    assert on_disk.record_url == public  # --base-url: the file stands for that URL
+    assert SitemapJob(str(local), None, None, (), local=local).record_url == str(local)
+    assert SitemapJob(public, None, None, ()).record_url == public
 
 
 async def test_a_hook_sees_the_run_through_its_context(serve: Serve) -> None:
