@@ -236,7 +236,7 @@ class Expander:
         ctype: str,
     ) -> str | None:
         """Feed chunks to the parser and entries to the validator and the frontier."""
-        source = job.public_url or job.url
+        source = job.record_url
         validator: SitemapValidator | None = None
         error: str | None = None
         ctype_pending = not ctype_ok  # (a local file's is always ok)
@@ -346,7 +346,7 @@ class Expander:
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,
         excluded, or (a local index) not to be fetched."""
-        parent = job.public_url or job.url
+        parent = job.record_url
         self.rec.index_entry(parent, item.lastmod)
         for hook in self.chain.child:
             hook(job, item, loc)
@@ -407,7 +407,7 @@ class Expander:
         self, job: SitemapJob, parser: StreamParser, status: int | None, error: str | None
     ) -> None:
         rec = SitemapRecord(
-            job.public_url or job.url,
+            job.record_url,
             job.parent,
             parser.kind,
             status,

@@ -102,9 +102,7 @@ def _feed(
         for job in found:
             job.target = n
         outcome["roots"] = len(found)
-        auditor.chain.target_roots(
-            [r.public_url or r.url for r in found]
-        )  # --render's listing order
+        auditor.chain.target_roots([r.record_url for r in found])  # --render's listing order
         return found
 
     return roots
