@@ -185,7 +185,7 @@ class RenderHook(Hook):
             self._keys.setdefault(url, (i,))
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
-        parent = self._keys.get(job.public_url or job.url, _LAST)
+        parent = self._keys.get(job.record_url, _LAST)
         self._keys.setdefault(loc, (*parent, entry.line))
 
     # --- the listed URLs ---------------------------------------------------------
