@@ -51,7 +51,7 @@ class IndexLastmodHook(Hook):
 
     def child(self, job: SitemapJob, entry: Entry, loc: str) -> None:
         if loc:
-            index = job.public_url or job.url
+            index = job.record_url
             self.check.index_entry(index, loc, entry.line, entry.lastmod, job.answered)
 
     def entries(self, source: str, entries: Sequence[Entry]) -> None:
@@ -75,7 +75,7 @@ class IndexLastmodHook(Hook):
         """A child carried on a 304 (--state): its stored entries came through `entries`;
         it counts as read completely. Its kind is not known here: an RSS child's pubDate
         lastmods do not count when it is carried."""
-        self.check.child_carried(job.public_url or job.url)
+        self.check.child_carried(job.record_url)
 
     def end_of_run(self) -> None:
         self._ctx.recorder.findings(self.check.findings())
