@@ -225,12 +225,12 @@ class RenderHook(Hook):
         chosen = self._hosts.setdefault(origin, _Chosen())
         heapq.heappush(chosen.heap, cand)
         if room is not None and len(chosen.heap) > room:
-            self._pass_on(heapq.heappop(chosen.heap), rendered=False)
+            self._unrendered(heapq.heappop(chosen.heap))
         return Done(None)  # held: passed on (ctx.pass_on) once rendered or not
 
-    def _pass_on(self, cand: _Candidate, *, rendered: bool) -> None:
-        record = cand.record if rendered else _rendered(cand.record, False)
-        self.pass_on(cand.job, record, cand.found, cand.result)
+    def _unrendered(self, cand: _Candidate) -> None:
+        """A held record on, marked not rendered (no room on its host, an interrupt)."""
+        self.pass_on(cand.job, _rendered(cand.record, False), cand.found, cand.result)
 
     def pass_on(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -259,7 +259,7 @@ class RenderHook(Hook):
         try:
             out = await self._rendered(cand)
         except asyncio.CancelledError:  # interrupted: the record goes on unrendered
-            self._pass_on(cand, rendered=False)
+            self._unrendered(cand)
             raise
         try:
             record, found = self._judged(cand, out)
@@ -310,7 +310,7 @@ class RenderHook(Hook):
         """Held records go on unrendered (an interrupted run), then summary.render."""
         for host in self._hosts.values():
             for cand in sorted(host.heap, key=lambda c: c.rank):
-                self._pass_on(cand, rendered=False)
+                self._unrendered(cand)
         self._hosts.clear()
         self.ctx.recorder.notes["render"] = self.session.summary()
 
