@@ -206,13 +206,6 @@ class Auditor:
         if self._checker is not None:
             self._checker.attach(client, robots)
 
-    async def run(self, roots: list[SitemapJob], *, pre: list[Finding] | None = None) -> None:
-        """Audit the given sitemaps (already discovered). Findings of discovery go first."""
-        async with HttpClient(self.config) as client:
-            for f in pre or []:
-                self.rec.finding(f)
-            await self.run_with_client(client, RobotsCache(client, self.config.user_agent), roots)
-
     @contextlib.asynccontextmanager
     async def opened(self) -> AsyncIterator[Auditor]:
         """This auditor on a client of its own, for a stage that checks URLs after the
@@ -235,7 +228,7 @@ class Auditor:
         roots: list[SitemapJob],
         feeds: Sequence[RootFeed] = (),
     ) -> None:
-        """Like run(), on a client the caller opened (discovery shares it). `feeds`: the
+        """Audit `roots` on a client the caller opened (discovery shares it). `feeds`: the
         targets whose roots are still to be found: each feed (at most DISCOVERERS at once)
         finds the root sitemaps of one target while the run goes on, so every target starts
         at once and each one's URLs join the frontier as its sitemaps are read."""
