@@ -203,10 +203,6 @@ class AgentSampler:
             out[key] = tally.counts.get(code, 0)
         return out
 
-    def requests(self) -> int:
-        """The agents' requests of the run: the sum of the samples."""
-        return sum(t.sampled for t in self.tallies.values())
-
 
 # A sample key (a hex digest, always 64 digits) ordered backwards: each digit d made
 # 15 - d, so the min-heap's top is the largest key kept.
