@@ -33,6 +33,9 @@ from audit.pipeline.recorder import Recorder
 if TYPE_CHECKING:
     from audit.pipeline.discover import Discovered
 
+# the pipeline's mode of a run's mode: crawl and inspect as they are, any other a validate
+_RUN_MODES: dict[str, Mode] = {"crawl": "crawl", "inspect": "inspect"}
+
 
 async def run_targets(
     jobs: Sequence[tuple[str, str]],
@@ -53,7 +56,7 @@ async def run_targets(
     plug capabilities into the pipeline (the features of audit.features: the run's own
     built-in hooks and the caller's, ordered by hooks.HOOK_ORDER)."""
     recorder.redact(config.secrets())
-    run_mode: Mode = "crawl" if mode == "crawl" else "inspect" if mode == "inspect" else "validate"
+    run_mode = _RUN_MODES.get(mode, "validate")
     auditor = Auditor(
         config,
         recorder,
