@@ -521,7 +521,15 @@ def verdicts(
     return [f for f in out if f is not None]
 
 
+# a held record's `source`, by (listed in a sitemap, linked from a page of the crawl)
+_SOURCE = {
+    (True, True): "both",
+    (True, False): "sitemap",
+    (False, True): "links",
+    (False, False): "links",  # a page only the crawl found, even with no link to it
+}
+
+
 def marked(listed: bool, record: UrlResult, n: int) -> UrlResult:
     """The record with its `source` (sitemap, links or both) and `inlinks`."""
-    source = ("both" if n else "sitemap") if listed else "links"
-    return record.with_fields({"source": source, "inlinks": n})
+    return record.with_fields({"source": _SOURCE[listed, n > 0], "inlinks": n})
