@@ -192,11 +192,6 @@ class Auditor:
         await self.check_url(job)
 
     @property
-    def hooks(self) -> tuple[Hook, ...]:
-        """The run's hooks, in HOOK_ORDER's order."""
-        return self.chain.hooks
-
-    @property
     def client(self) -> HttpClient:
         return self._client or self.checker.client  # the checker's says there is none
 
