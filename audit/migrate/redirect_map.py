@@ -77,10 +77,6 @@ class RedirectMap:
     def __len__(self) -> int:
         return len(self._exact) + len(self._rules)
 
-    @property
-    def rules(self) -> list[Rule]:
-        return list(self._rules)
-
     def add_exact(self, old: str, new: str, line: int) -> None:
         key = old if old.startswith("/") else normalize_url(old)
         known = self._exact.get(key)
