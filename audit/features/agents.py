@@ -205,11 +205,10 @@ class AgentsHook(Hook):
         for (agent, origin), tally in self.tallies.items():
             if agent.lower() != self.main:
                 rec.findings(_findings(agent, origin, tally))
-        try:  # every robots.txt the run read: hosts with no listed URL too
-            read = self.ctx.robots.read()
-        except RuntimeError:  # the run had no client
-            read = []
-        for policy in read:
+        # every robots.txt the run read: hosts with no listed URL too (the run's robots.txt
+        # cache is open: end_of_run comes at the end of Auditor.run_with_client, which
+        # attached the run's client and cache first)
+        for policy in self.ctx.robots.read():
             self.policies.setdefault(_origin(policy.origin), policy)
         for origin, policy in self.policies.items():
             rec.findings(self._contradictions(origin, policy))
