@@ -65,10 +65,7 @@ class IndexLastmodHook(Hook):
         """Does robots.txt disallow the sitemap (sitemap-robots-blocked)? It is still read,
         but a sitemap search engines may not fetch is not one read completely
         (contracts/nights.md 2)."""
-        try:
-            policy = self._ctx.robots.cached(url)
-        except RuntimeError:  # no HTTP client: a local file
-            return False
+        policy = self._ctx.robots.cached(url)  # (a run of local files has a client too)
         return policy is not None and policy.status == "ok" and not policy.allowed(url)
 
     def sitemap_carried(self, job: SitemapJob) -> None:
