@@ -103,12 +103,15 @@ class StateSink:
     """A recorder sink: every record that does not come from a URL check goes to the
     store (those are stored by the check itself, with their ETag and Last-Modified)."""
 
+    # the run's StateHook, set when it is made: a run makes its hooks before any record
+    # comes (Audit._run_targets; MigrateRun.start), so every sitemap record finds it
+    hook: StateHook
+
     def __init__(self, store: StateStore) -> None:
         self.store = store
         # set by StateHook._delivered: the records of one URL check, as the recorder
         # delivers them (redacted of credentials), are collected for put_url instead
         self.capture: list[dict[str, Any]] | None = None
-        self.hook: StateHook | None = None  # the running run's (targets run in turn)
         self.targets = 0  # StateHooks made so far: the n-th serves the run's n-th target
 
     def __call__(self, record: dict[str, Any]) -> None:
@@ -118,10 +121,7 @@ class StateSink:
             return
         kind = record.get("type")
         if kind == "sitemap":
-            if self.hook is not None:
-                self.hook.store_sitemap(record)
-            else:
-                self.store.put_sitemap(str(record.get("url")), record)
+            self.hook.store_sitemap(record)
         elif kind in ("finding", "url"):
             # URLs not requested (unusable <loc>, internal errors) are kept with the
             # findings: regenerated on resume, never taken as "already checked".
