@@ -316,14 +316,14 @@ class Expander:
         check = validator.check
         on_entry = self.on_entry
         crawl = self.mode == "crawl"
-        entries = 0
+        entries = len(items)  # less the parser's findings among them
         for item in items:
             if isinstance(item, Finding):
                 if item.severity is Severity.ERROR:
                     self._doc_errors[id(parser)] = self._doc_errors.get(id(parser), 0) + 1
                 rec.finding(item)
+                entries -= 1
                 continue
-            entries += 1
             found = check(item)
             if found:
                 rec.findings(found)

@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from operator import attrgetter
 
 from audit.core.records import Entry, Finding, finding
 from audit.rules.dates import parse_rss_date, parse_w3c_datetime
@@ -114,6 +115,7 @@ _HOUR_MINUTE = {
 }
 _SECONDS = {ss: x for x, ss in enumerate(_TWO)}
 _DIGITS = frozenset("0123456789")
+_LASTMOD = attrgetter("lastmod")
 _DAY_S = 86_400
 _DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
 _ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: invalid)
@@ -363,10 +365,9 @@ class IndexLastmodCheck:
             for item in entries:
                 digest.add(item.loc, item.lastmod)
         floor = child.floor
-        for item in entries:
-            lastmod = item.lastmod
-            if lastmod is None:
-                continue
+        # the entries' <lastmod>s, read and None (absent) or "" (empty: never a newest)
+        # left out in C
+        for lastmod in filter(None, map(_LASTMOD, entries)):
             try:  # an index, not a slice: no slice object per entry (try costs nothing)
                 if lastmod < floor and lastmod[4] == "-":
                     continue

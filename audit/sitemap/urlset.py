@@ -139,7 +139,10 @@ class UrlsetReader:
             images: list[Image] | None = None
             loc_line = 0
             # the protocol children not passed yet ("": passed, so out of order from here)
-            w_loc, w_lastmod, w_changefreq, w_priority = t_loc, t_lastmod, t_changefreq, t_priority
+            w_loc = t_loc
+            w_lastmod = t_lastmod
+            w_changefreq = t_changefreq
+            w_priority = t_priority
             for child in el.getchildren():
                 tag = child.tag
                 if tag == w_loc and not len(child):  # len: a comment inside
