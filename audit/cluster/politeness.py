@@ -11,6 +11,16 @@ first batch goes out with what there is.
 A Dask lock or semaphore would be held by a dead worker until the scheduler notices
 (measured: a host blocked 31 s); a count kept by the driver is released as soon as the
 batch's future answers or fails, whatever happened to its worker.
+
+Until the cluster is up (`serve_here`, then `go_remote`), a group's checks are made here,
+by the driver, one by one in their order, at most `cap` at once, through the driver's own
+politeness (its group's rate limiter): a cluster that takes a second or more to start (or
+a first batch that waits on Dask to reach a worker) no longer holds back every group's
+first request. Never a batch beside checks made here: a group's first batch goes out once
+its last check made here has answered, and it carries `after`, the seconds its worker
+waits before its first request, so that request comes at least one interval (1/rate)
+after the last one made here: the worker counts `after` from the batch's arrival, which
+comes after it was sent.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +39,9 @@ BATCH_SECONDS = 2.0  # a batch holds about this many seconds of a lane's request
 BATCH_MAX = 500  # and never more URLs than this (an unlimited rate)
 
 Item = dict[str, Any]
-Send = Callable[[str, list[Item], float, int], Awaitable[list[Item]]]
+# send(group, items, lane rate, lane, after): one batch on the cluster, its answers
+Send = Callable[[str, list[Item], float, int, float], Awaitable[list[Item]]]
+Here = Callable[[Item], Awaitable[Item]]  # one check made by the driver itself
 
 
 def lanes_for(rate: float, workers: int) -> int:
@@ -48,11 +60,20 @@ def batch_size(lane_rate: float, given: int | None = None) -> int:
     return max(1, min(BATCH_MAX, math.ceil(lane_rate * BATCH_SECONDS)))
 
 
+def _interval(rate: float) -> float:
+    """Seconds between two requests at `rate` (none when unlimited)."""
+    return 0.0 if math.isinf(rate) or rate <= 0 else 1.0 / rate
+
+
 @dataclass(slots=True)
 class _Host:
     rate: float
     busy: dict[int, int] = field(default_factory=dict)  # its lanes' batches out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
+    here: int = 0  # its checks being made here (before the cluster is up)
+    next_here: float = 0.0  # loop time its next check made here may start
+    timer: asyncio.TimerHandle | None = None  # waking it then
+    not_before: float = 0.0  # loop time: no batch request before this (one interval after)
 
 
 class HostLanes:
@@ -68,6 +89,21 @@ class HostLanes:
         self._hosts: dict[str, _Host] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._here: Here | None = None  # checks made here until go_remote()
+        self._here_cap = 1
+        self._remote = False
+
+    def serve_here(self, here: Here, cap: int) -> None:
+        """Make the checks here (`here(item)`, at most `cap` of a group at once) until
+        go_remote(); nothing once the cluster is up already."""
+        if not self._remote:
+            self._here, self._here_cap = here, max(1, cap)
+
+    def go_remote(self) -> None:
+        """The cluster is up: every check from now on goes out in batches."""
+        self._remote, self._here = True, None
+        for host, state in list(self._hosts.items()):
+            self._pump(host, state)
 
     async def check(self, host: str, rate: float, item: Item) -> Item:
         """The answer to one URL check of `host` (whose rate is `rate` now)."""
@@ -83,6 +119,11 @@ class HostLanes:
     def _pump(self, host: str, state: _Host) -> None:
         if self._closed:
             return
+        if self._here is not None:
+            self._pump_here(host, state, self._here)
+            return
+        if state.here:
+            return  # its last checks made here answer first: never a batch beside them
         lanes = lanes_for(state.rate, self.workers)
         lane_rate = state.rate / lanes
         size = batch_size(lane_rate, self._batch)
@@ -96,10 +137,54 @@ class HostLanes:
             if not batch:
                 continue
             state.busy[lane] = state.busy.get(lane, 0) + 1
-            run = self._run(host, state, batch, lane_rate, lane)
-            task = asyncio.get_running_loop().create_task(run)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            loop = asyncio.get_running_loop()
+            after = max(0.0, state.not_before - loop.time())
+            self._start(self._run(host, state, batch, lane_rate, lane, after))
+
+    def _start(self, run: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(run)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _pump_here(self, host: str, state: _Host, here: Here) -> None:
+        """Start the group's next checks here, one per interval of its rate (the
+        request still takes its turn at the driver's limiter): never more than a turn or
+        two queued there, so that the handover to the cluster waits for little."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        interval = _interval(state.rate)
+        while state.waiting and state.here < self._here_cap:
+            if state.next_here > now:
+                if state.timer is None:
+                    state.timer = loop.call_at(state.next_here, self._ring, host, state)
+                return
+            item, future = state.waiting.popleft()
+            if not future.done():
+                state.here += 1
+                state.next_here = max(state.next_here, now - interval) + interval
+                self._start(self._run_here(host, state, here, item, future))
+
+    def _ring(self, host: str, state: _Host) -> None:
+        state.timer = None
+        self._pump(host, state)
+
+    async def _run_here(
+        self, host: str, state: _Host, here: Here, item: Item, future: asyncio.Future[Item]
+    ) -> None:
+        try:
+            answer = await here(item)
+            if not future.done():
+                future.set_result(answer)
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc if isinstance(exc, Exception) else ClusterStopped())
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            state.here -= 1
+            # the next batch's first request: one interval after this one's answer at least
+            state.not_before = asyncio.get_running_loop().time() + _interval(state.rate)
+            self._pump(host, state)
 
     async def _run(
         self,
@@ -108,9 +193,11 @@ class HostLanes:
         batch: list[tuple[Item, asyncio.Future[Item]]],
         lane_rate: float,
         lane: int,
+        after: float = 0.0,
     ) -> None:
         try:
-            answers = await self._send(host, [item for item, _ in batch], lane_rate, lane)
+            items = [item for item, _ in batch]
+            answers = await self._send(host, items, lane_rate, lane, after)
             for (_, future), answer in zip(batch, answers, strict=True):
                 if not future.done():
                     future.set_result(answer)
@@ -129,6 +216,9 @@ class HostLanes:
     async def aclose(self) -> None:
         """Cancel the batches still out (an interrupted run); send nothing more."""
         self._closed = True
+        for state in self._hosts.values():
+            if state.timer is not None:
+                state.timer.cancel()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -43,11 +43,13 @@ class Cluster:
         self.most: dict[str, int] = {}
         self.fail_host = fail_host
         self.started = asyncio.Event()
+        self.afters: list[float] = []
 
     async def send(
-        self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0
+        self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0, after: float = 0
     ) -> list[Any]:
         self.batches.append((host, [i["n"] for i in items], rate))
+        self.afters.append(after)
         self.out[host] = self.out.get(host, 0) + 1
         self.most[host] = max(self.most.get(host, 0), self.out[host])
         self.started.set()
@@ -135,4 +137,53 @@ async def test_a_short_batch_never_goes_out_ahead() -> None:
     assert [a["n"] for a in answers] == [0, 1, 2]
     assert [b[1] for b in cluster.batches] == [[0], [1, 2]]  # two waiting: not a full batch
     assert cluster.most == {"a": 1}
+    await lanes.aclose()
+
+
+async def test_checks_are_made_here_until_the_cluster_is_up() -> None:
+    """serve_here: a group's checks are made by the driver one by one, in order, at most
+    `cap` at once, and no batch goes out; after go_remote, the group's first batch waits
+    for its last check made here to answer, and tells its worker to wait one interval
+    (1/rate) after that answer before its first request."""
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=2, batch=3)
+    made: list[int] = []
+    out, most = 0, 0
+    release = asyncio.Event()
+    starts: list[float] = []
+
+    async def here(item: dict[str, Any]) -> dict[str, Any]:
+        nonlocal out, most
+        made.append(item["n"])
+        starts.append(asyncio.get_running_loop().time())
+        out += 1
+        most = max(most, out)
+        if item["n"] >= 4:
+            await release.wait()
+        await asyncio.sleep(0.05)
+        out -= 1
+        return {"n": item["n"], "here": True}
+
+    lanes.serve_here(here, cap=10)
+    first = await asyncio.gather(*(lanes.check("a", 50.0, {"n": n}) for n in range(4)))
+    # started about one per interval (0.02 s at 50/s), not all four at once
+    assert starts[3] - starts[0] >= 0.035
+    assert first == [{"n": n, "here": True} for n in range(4)]
+    assert made == [0, 1, 2, 3] and cluster.batches == []
+    lanes.serve_here(here, cap=2)
+    most = 0
+    later = [asyncio.ensure_future(lanes.check("a", 50.0, {"n": n})) for n in range(4, 8)]
+    await asyncio.sleep(0.1)
+    assert made == [0, 1, 2, 3, 4, 5]  # two made here at once, two waiting
+    assert most == 2  # at most `cap` at once
+    lanes.go_remote()
+    lanes.serve_here(here, cap=2)  # the cluster is up: nothing is made here again
+    await asyncio.sleep(0.02)
+    assert cluster.batches == []  # never a batch beside checks made here
+    release.set()
+    answers = await asyncio.gather(*later)
+    assert [a["n"] for a in answers] == [4, 5, 6, 7]
+    assert [a.get("here", False) for a in answers] == [True, True, False, False]
+    assert [b[1] for b in cluster.batches] == [[6, 7]]
+    assert 0.01 < cluster.afters[0] <= 0.02  # one interval at 50/s, less the time since
     await lanes.aclose()
