@@ -58,6 +58,12 @@ __all__ = ["DISCOVERERS", "EXPANDERS", "EXPANDERS_MAX", "Auditor", "RootFeed"]
 EXPANDERS = 4  # sitemaps streamed at once (one more for each target, up to EXPANDERS_MAX)
 EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others wait for
 DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
+# workers started at once; a larger --concurrency (a cluster's driver, whose checks wait
+# on batches: 32,768) grows by as many whenever jobs wait with every worker busy, looked
+# at every GROW_EVERY s (measured: 32,768 workers started at once held the driver's loop
+# for 0.1-0.2 s before its first check, and as long again at the end)
+WORKERS_FIRST = 1024
+GROW_EVERY = 0.005
 
 # the root sitemaps of one target, found (discovery) while the run goes on
 RootFeed = Callable[[], Awaitable[list[SitemapJob]]]
@@ -253,8 +259,10 @@ class Auditor:
                     tg.create_task(self._feed(feed, gate))
                 for _ in range(self._expanders):
                     tg.create_task(self.expander.run())
-                for _ in range(workers):
+                for _ in range(min(workers, WORKERS_FIRST)):
                     tg.create_task(self._worker())
+                if workers > WORKERS_FIRST:
+                    tg.create_task(self._grow(tg, workers - WORKERS_FIRST))
                 tg.create_task(self._closer())
             if self._drain_error is not None:
                 raise self._drain_error
@@ -304,6 +312,18 @@ class Auditor:
                     "groups": client.hosts.groups(),
                 }
             )
+
+    async def _grow(self, tg: asyncio.TaskGroup, more: int) -> None:
+        """Up to `more` workers beyond the first ones, WORKERS_FIRST at a time, while jobs
+        wait with every worker busy; done once the frontier is closed and empty."""
+        frontier = self._frontier
+        while more > 0 and not (frontier.closed and not frontier.total):
+            await asyncio.sleep(GROW_EVERY)
+            if frontier.starved():
+                step = min(more, WORKERS_FIRST)
+                more -= step
+                for _ in range(step):
+                    tg.create_task(self._worker())
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders; once every listed
