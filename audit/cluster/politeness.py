@@ -5,8 +5,11 @@ above what one worker sends: LANE_RATE), each lane at rate/lanes.
 A lane may have `ahead` batches out: the next one waits on the lane's worker while the
 previous one runs (the driver pins a lane to one worker, which runs its batches one at a
 time), so a group's next batch starts without waiting for the driver to see the previous
-one's answer. A batch goes out ahead only once a full batch is waiting; the lane's
-first batch goes out with what there is.
+one's answer. A batch goes out ahead once a full batch is waiting, or a short one once
+SHORT_AHEAD s have passed since the lane's last batch went out (a group's last URLs:
+they would otherwise wait for the lane to be idle, a driver round trip with no request
+to the group, measured as the last gap of each host); the lane's first batch goes out
+with what there is.
 
 A Dask lock or semaphore would be held by a dead worker until the scheduler notices
 (measured: a host blocked 31 s); a count kept by the driver is released as soon as the
@@ -32,11 +35,20 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BATCH_MAX", "BATCH_SECONDS", "LANE_RATE", "HostLanes", "batch_size", "lanes_for"]
+__all__ = [
+    "BATCH_MAX",
+    "BATCH_SECONDS",
+    "LANE_RATE",
+    "SHORT_AHEAD",
+    "HostLanes",
+    "batch_size",
+    "lanes_for",
+]
 
 LANE_RATE = 500.0  # requests/second one worker lane sends to a host without trouble
 BATCH_SECONDS = 2.0  # a batch holds about this many seconds of a lane's requests
 BATCH_MAX = 500  # and never more URLs than this (an unlimited rate)
+SHORT_AHEAD = BATCH_SECONDS / 2  # s after a lane's last batch: a short one may go ahead
 
 Item = dict[str, Any]
 # send(group, items, lane rate, lane, after): one batch on the cluster, its answers
@@ -74,6 +86,9 @@ class _Host:
     next_here: float = 0.0  # loop time its next check made here may start
     timer: asyncio.TimerHandle | None = None  # waking it then
     not_before: float = 0.0  # loop time: no batch request before this (one interval after)
+    sent_at: float = 0.0  # loop time its last batch went out
+    short: bool = False  # a short batch may go ahead now (SHORT_AHEAD passed)
+    short_timer: asyncio.TimerHandle | None = None
 
 
 class HostLanes:
@@ -128,18 +143,39 @@ class HostLanes:
         lane_rate = state.rate / lanes
         size = batch_size(lane_rate, self._batch)
         while state.waiting:
-            # an idle lane first, else (a full batch waiting) the least busy one below ahead
+            # an idle lane first, else (a full batch waiting, or a short one after
+            # SHORT_AHEAD) the least busy one below ahead
             out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
-            if out and (out >= self._ahead or len(state.waiting) < size):
+            if out and out >= self._ahead:
                 return  # every lane has what it may have
+            if out and len(state.waiting) < size and not state.short:
+                self._arm_short(host, state)
+                return
             batch = [state.waiting.popleft() for _ in range(min(size, len(state.waiting)))]
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
                 continue
             state.busy[lane] = state.busy.get(lane, 0) + 1
             loop = asyncio.get_running_loop()
+            state.sent_at, state.short = loop.time(), False
             after = max(0.0, state.not_before - loop.time())
             self._start(self._run(host, state, batch, lane_rate, lane, after))
+
+    def _arm_short(self, host: str, state: _Host) -> None:
+        """Let a short batch of the group go ahead SHORT_AHEAD s after its last batch."""
+        if state.short_timer is None:
+            loop = asyncio.get_running_loop()
+            state.short_timer = loop.call_at(
+                state.sent_at + SHORT_AHEAD, self._short_due, host, state
+            )
+
+    def _short_due(self, host: str, state: _Host) -> None:
+        state.short_timer = None
+        if asyncio.get_running_loop().time() < state.sent_at + SHORT_AHEAD:
+            self._arm_short(host, state)  # a batch went out since: count from it
+            return
+        state.short = True
+        self._pump(host, state)
 
     def _start(self, run: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(run)
@@ -217,8 +253,9 @@ class HostLanes:
         """Cancel the batches still out (an interrupted run); send nothing more."""
         self._closed = True
         for state in self._hosts.values():
-            if state.timer is not None:
-                state.timer.cancel()
+            for timer in (state.timer, state.short_timer):
+                if timer is not None:
+                    timer.cancel()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

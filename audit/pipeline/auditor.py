@@ -63,7 +63,7 @@ DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at onc
 # at every GROW_EVERY s (measured: 32,768 workers started at once held the driver's loop
 # for 0.1-0.2 s before its first check, and as long again at the end)
 WORKERS_FIRST = 1024
-GROW_EVERY = 0.005
+GROW_EVERY = 0.05
 
 # the root sitemaps of one target, found (discovery) while the run goes on
 RootFeed = Callable[[], Awaitable[list[SitemapJob]]]

@@ -37,23 +37,26 @@ def test_batches_follow_the_lane_s_rate_within_their_bounds() -> None:
 class Cluster:
     """A stand-in for the Dask side: records each batch and how many of a host's were out."""
 
-    def __init__(self, fail_host: str | None = None) -> None:
+    def __init__(self, fail_host: str | None = None, takes: float = 0.01) -> None:
         self.batches: list[tuple[str, list[int], float]] = []
         self.out: dict[str, int] = {}
         self.most: dict[str, int] = {}
         self.fail_host = fail_host
         self.started = asyncio.Event()
         self.afters: list[float] = []
+        self.takes = takes  # seconds a batch runs
+        self.sent_while: list[int] = []  # batches of the host out when each one went
 
     async def send(
         self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0, after: float = 0
     ) -> list[Any]:
         self.batches.append((host, [i["n"] for i in items], rate))
         self.afters.append(after)
+        self.sent_while.append(self.out.get(host, 0))
         self.out[host] = self.out.get(host, 0) + 1
         self.most[host] = max(self.most.get(host, 0), self.out[host])
         self.started.set()
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(self.takes)
         self.out[host] -= 1
         if host == self.fail_host:
             raise OSError(f"{host}: the worker died")
@@ -186,4 +189,24 @@ async def test_checks_are_made_here_until_the_cluster_is_up() -> None:
     assert [a.get("here", False) for a in answers] == [True, True, False, False]
     assert [b[1] for b in cluster.batches] == [[6, 7]]
     assert 0.01 < cluster.afters[0] <= 0.02  # one interval at 50/s, less the time since
+    await lanes.aclose()
+
+
+async def test_a_short_batch_goes_out_ahead_once_the_lane_s_last_batch_is_out_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group's last URLs (fewer than a batch) go out ahead SHORT_AHEAD after the lane's
+    last batch, rather than once the lane is idle: no round trip without a request at
+    the end of a group; still never more than `ahead` out."""
+    import audit.cluster.politeness as politeness
+
+    monkeypatch.setattr(politeness, "SHORT_AHEAD", 0.05)
+    cluster = Cluster(takes=0.3)
+    lanes = HostLanes(cluster.send, workers=4, batch=3, ahead=2)
+    answers = await asyncio.gather(*(lanes.check("a", 10.0, {"n": n}) for n in range(8)))
+    assert [a["n"] for a in answers] == list(range(8))
+    # [0] alone and [1, 2, 3] ahead (full); both answered, [4, 5, 6] on the idle lane;
+    # then [7], short, goes ahead of it 0.05 s later, not once it has answered
+    assert [b[1] for b in cluster.batches] == [[0], [1, 2, 3], [4, 5, 6], [7]]
+    assert cluster.sent_while == [0, 1, 0, 1] and cluster.most == {"a": 2}
     await lanes.aclose()
