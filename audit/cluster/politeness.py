@@ -97,6 +97,7 @@ class _Host:
     short: bool = False  # a short batch may go ahead now (SHORT_AHEAD passed)
     short_timer: asyncio.TimerHandle | None = None
     spread: float = 1.0  # its default batch size's factor (SPREAD)
+    remote: bool = False  # its checks go out in batches now (never made here again)
 
 
 class HostLanes:
@@ -115,18 +116,34 @@ class HostLanes:
         self._here: Here | None = None  # checks made here until go_remote()
         self._here_cap = 1
         self._remote = False
+        self._up_at = 0.0  # loop time the cluster was up
 
     def serve_here(self, here: Here, cap: int) -> None:
         """Make the checks here (`here(item)`, at most `cap` of a group at once) until
-        go_remote(); nothing once the cluster is up already."""
-        if not self._remote:
-            self._here, self._here_cap = here, max(1, cap)
+        the cluster is up (go_remote) and, from then on, until the group has a full
+        batch waiting or SHORT_AHEAD has passed."""
+        self._here, self._here_cap = here, max(1, cap)
 
     def go_remote(self) -> None:
-        """The cluster is up: every check from now on goes out in batches."""
-        self._remote, self._here = True, None
+        """The cluster is up: a group's checks go out in batches from its first full
+        batch waiting, and every group's from SHORT_AHEAD s on (a first batch sent with
+        the few checks parked on a busy start waits as long on Dask as it runs)."""
+        self._remote, self._up_at = True, asyncio.get_running_loop().time()
         for host, state in list(self._hosts.items()):
             self._pump(host, state)
+
+    def _stays_here(self, state: _Host, size: int) -> bool:
+        """Is the group's next check made here? Until the cluster is up, and then until
+        it has a full batch waiting or SHORT_AHEAD has passed; never again after."""
+        if self._here is None or state.remote:
+            return False
+        if self._remote and (
+            len(state.waiting) >= size
+            or asyncio.get_running_loop().time() >= self._up_at + SHORT_AHEAD
+        ):
+            state.remote = True
+            return False
+        return True
 
     async def check(self, host: str, rate: float, item: Item) -> Item:
         """The answer to one URL check of `host` (whose rate is `rate` now)."""
@@ -143,14 +160,14 @@ class HostLanes:
     def _pump(self, host: str, state: _Host) -> None:
         if self._closed:
             return
-        if self._here is not None:
+        lanes = lanes_for(state.rate, self.workers)
+        lane_rate = state.rate / lanes
+        size = self._batch or max(1, round(batch_size(lane_rate) * state.spread))
+        if self._here is not None and self._stays_here(state, size):
             self._pump_here(host, state, self._here)
             return
         if state.here:
             return  # its last checks made here answer first: never a batch beside them
-        lanes = lanes_for(state.rate, self.workers)
-        lane_rate = state.rate / lanes
-        size = self._batch or max(1, round(batch_size(lane_rate) * state.spread))
         while state.waiting:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead

@@ -103,8 +103,9 @@ async def test_without_dask_one_line_with_the_install_hint() -> None:
 
 @pytest.mark.slow
 async def test_exactly_once_and_rate_held_across_workers(aiohttp_server: Any) -> None:
-    hosts, sitemap = await start_hosts(aiohttp_server, 3, 40)
-    # batches of 10: each host's pages go out in four batches over both workers
+    hosts, sitemap = await start_hosts(aiohttp_server, 3, 80)
+    # batches of 10: each host's pages (after those the driver checks while the cluster
+    # starts) go out in batches over both workers
     code, out, err = await crawl(
         sitemap, "--cluster", "local:2", "--rate", str(RATE), "--cluster-batch", "10"
     )
@@ -113,7 +114,7 @@ async def test_exactly_once_and_rate_held_across_workers(aiohttp_server: Any) ->
     assert sorted(r["url"] for r in records) == sorted(hosts[0].urls)  # one record each
     assert all(r["status"] == 200 for r in records)
     for host in hosts:
-        assert sorted(Counter(host.pages()).values()) == [1] * 40  # each page requested once
+        assert sorted(Counter(host.pages()).values()) == [1] * 80  # each page requested once
         assert max_in_window([t for t, _ in host.times]) <= RATE * 1.1
     assert summary(out)["cluster"]["workers"] == 2
 
@@ -375,7 +376,9 @@ async def test_a_cluster_run_equals_a_local_one(
     sinks, built there) and send back the answer and what the page said; the driver judges
     them with the local checks and hooks. So --links (orphans, inlinks), --content and
     --page-checks give the records and findings of a run without --cluster, and so do
-    two nights with --state."""
+    two nights with --state. (The first cluster run's checks are made, some or all, by
+    the driver while local:2 starts; the nights', with a fence to take, by the workers
+    alone: both paths are held to the local run.)"""
     from tests.state.nightsite import NightSite
     from tests.state.test_nights_equal_fresh import assert_same, truth
 
@@ -390,11 +393,14 @@ async def test_a_cluster_run_equals_a_local_one(
     code, out, err = await crawl(target, *common, "--cluster", "local:2")
     assert code == 0, err
     clustered.write_text(out, encoding="utf-8")
+    assert summary(out)["cluster"]["here"] > 0  # made by the driver, as a worker makes them
     assert_same(truth(clustered), truth(local), f"--cluster {options}")
     state = tmp_path / "s.sqlite"
     for night in (1, 2):
         code, out, err = await crawl(target, *common, "--cluster", "local:2", "--state", str(state))
         assert code == 0, err
+        cluster = summary(out)["cluster"]
+        assert cluster["here"] == 0 and cluster["batches"] > 0  # a fence: workers only
         night_out = tmp_path / f"n{night}.jsonl"
         night_out.write_text(out, encoding="utf-8")
         assert_same(truth(night_out), truth(local), f"--cluster --state night {night}")

@@ -143,11 +143,17 @@ async def test_a_short_batch_never_goes_out_ahead() -> None:
     await lanes.aclose()
 
 
-async def test_checks_are_made_here_until_the_cluster_is_up() -> None:
+async def test_checks_are_made_here_until_the_cluster_is_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """serve_here: a group's checks are made by the driver one by one, in order, at most
-    `cap` at once, and no batch goes out; after go_remote, the group's first batch waits
-    for its last check made here to answer, and tells its worker to wait one interval
-    (1/rate) after that answer before its first request."""
+    `cap` at once, and no batch goes out; after go_remote (and SHORT_AHEAD, the group
+    having no full batch waiting), the group's first batch waits for its last check made
+    here to answer, and tells its worker to wait one interval (1/rate) after that answer
+    before its first request; a group that comes later goes out in batches at once."""
+    import audit.cluster.politeness as politeness
+
+    monkeypatch.setattr(politeness, "SHORT_AHEAD", 0.05)
     cluster = Cluster()
     lanes = HostLanes(cluster.send, workers=2, batch=3)
     made: list[int] = []
@@ -180,15 +186,16 @@ async def test_checks_are_made_here_until_the_cluster_is_up() -> None:
     assert made == [0, 1, 2, 3, 4, 5]  # two made here at once, two waiting
     assert most == 2  # at most `cap` at once
     lanes.go_remote()
-    lanes.serve_here(here, cap=2)  # the cluster is up: nothing is made here again
-    await asyncio.sleep(0.02)
-    assert cluster.batches == []  # never a batch beside checks made here
+    await asyncio.sleep(0.06)  # SHORT_AHEAD since the cluster is up
+    b = await asyncio.gather(*(lanes.check("b", 50.0, {"n": n}) for n in range(3)))
+    assert [a.get("here", False) for a in b] == [False] * 3  # "b": batches at once
+    assert {b[0] for b in cluster.batches} == {"b"}  # "a": never a batch beside its checks
     release.set()
     answers = await asyncio.gather(*later)
     assert [a["n"] for a in answers] == [4, 5, 6, 7]
     assert [a.get("here", False) for a in answers] == [True, True, False, False]
-    assert [b[1] for b in cluster.batches] == [[6, 7]]
-    assert 0.01 < cluster.afters[0] <= 0.02  # one interval at 50/s, less the time since
+    assert [b[1] for b in cluster.batches if b[0] == "a"] == [[6, 7]]
+    assert 0.01 < cluster.afters[-1] <= 0.02  # one interval at 50/s, less the time since
     await lanes.aclose()
 
 
