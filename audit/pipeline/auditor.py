@@ -115,6 +115,8 @@ class Auditor:
         )
         self._expanders = EXPANDERS
         self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
+        self._extra = 0  # workers grown beyond WORKERS_FIRST, alive (see _grow)
+        self._ended = 0  # grown workers that ended since _grow last looked
         self._robots: RobotsCache | None = None
         # The standard check of a listed URL (audit.pipeline.check, and the URL and page
         # checks it imports): a validate run checks none, so it gets its checker at the
@@ -315,13 +317,19 @@ class Auditor:
 
     async def _grow(self, tg: asyncio.TaskGroup, more: int) -> None:
         """Up to `more` workers beyond the first ones, WORKERS_FIRST at a time, while jobs
-        wait with every worker busy; done once the frontier is closed and empty."""
+        wait with every worker busy; done once the frontier is closed and empty. A grown
+        worker that finds nothing queued ends (`_extra`; measured: 32,768 idle workers
+        woken at once by the frontier's close, and a collection of the garbage they left,
+        were 0.2 s at the end of a cluster run); it is grown again if jobs wait again."""
         frontier = self._frontier
-        while more > 0 and not (frontier.closed and not frontier.total):
+        while not (frontier.closed and not frontier.total):
             await asyncio.sleep(GROW_EVERY)
-            if frontier.starved():
+            more += self._ended
+            self._ended = 0
+            if more > 0 and frontier.starved():
                 step = min(more, WORKERS_FIRST)
                 more -= step
+                self._extra += step
                 for _ in range(step):
                     tg.create_task(self._worker())
 
@@ -442,6 +450,10 @@ class Auditor:
         while True:
             job = frontier.take()
             if job is None:
+                if self._extra and not frontier.total:  # a grown worker, nothing queued
+                    self._extra -= 1
+                    self._ended += 1
+                    return
                 job = await frontier.get()
                 if job is None:
                     return
