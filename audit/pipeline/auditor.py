@@ -60,8 +60,9 @@ EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others
 DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
 # workers started at once; a larger --concurrency (a cluster's driver, whose checks wait
 # on batches: 32,768) grows by as many whenever jobs wait with every worker busy, looked
-# at every GROW_EVERY s (measured: 32,768 workers started at once held the driver's loop
-# for 0.1-0.2 s before its first check, and as long again at the end)
+# at every GROW_EVERY s, and a grown worker ends when nothing is queued (measured: 32,768
+# workers started at once held the driver's loop for 0.1-0.2 s before its first check;
+# woken at once by the frontier's close at the end, with the collection after, 0.2 s)
 WORKERS_FIRST = 1024
 GROW_EVERY = 0.05
 
@@ -115,8 +116,8 @@ class Auditor:
         )
         self._expanders = EXPANDERS
         self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
-        self._extra = 0  # workers grown beyond WORKERS_FIRST, alive (see _grow)
-        self._ended = 0  # grown workers that ended since _grow last looked
+        # workers grown beyond WORKERS_FIRST alive, and ended since _grow looked (_grow)
+        self._extra = self._ended = 0
         self._robots: RobotsCache | None = None
         # The standard check of a listed URL (audit.pipeline.check, and the URL and page
         # checks it imports): a validate run checks none, so it gets its checker at the
@@ -316,11 +317,8 @@ class Auditor:
             )
 
     async def _grow(self, tg: asyncio.TaskGroup, more: int) -> None:
-        """Up to `more` workers beyond the first ones, WORKERS_FIRST at a time, while jobs
-        wait with every worker busy; done once the frontier is closed and empty. A grown
-        worker that finds nothing queued ends (`_extra`; measured: 32,768 idle workers
-        woken at once by the frontier's close, and a collection of the garbage they left,
-        were 0.2 s at the end of a cluster run); it is grown again if jobs wait again."""
+        """Up to `more` workers past the first, WORKERS_FIRST at a time, while jobs wait
+        with every worker busy, till the frontier is closed and empty (see _worker)."""
         frontier = self._frontier
         while not (frontier.closed and not frontier.total):
             await asyncio.sleep(GROW_EVERY)
@@ -451,8 +449,7 @@ class Auditor:
             job = frontier.take()
             if job is None:
                 if self._extra and not frontier.total:  # a grown worker, nothing queued
-                    self._extra -= 1
-                    self._ended += 1
+                    self._extra, self._ended = self._extra - 1, self._ended + 1
                     return
                 job = await frontier.get()
                 if job is None:
