@@ -222,6 +222,8 @@ async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, A
     turn.users += 1
     try:
         async with turn.lock:
+            if batch.get("after"):  # the group's last request made by the driver: an interval
+                await asyncio.sleep(batch["after"])
             return await check_batch(batch, fence, held.client)
     finally:
         held.busy -= 1

@@ -58,6 +58,13 @@ __all__ = ["DISCOVERERS", "EXPANDERS", "EXPANDERS_MAX", "Auditor", "RootFeed"]
 EXPANDERS = 4  # sitemaps streamed at once (one more for each target, up to EXPANDERS_MAX)
 EXPANDERS_MAX = 256  # each target's sitemaps start at once, whatever the others wait for
 DISCOVERERS = 16  # targets whose robots.txt and sitemaps are being found at once
+# workers started at once; a larger --concurrency (a cluster's driver, whose checks wait
+# on batches: 32,768) grows by as many whenever jobs wait with every worker busy, looked
+# at every GROW_EVERY s, and a grown worker ends when nothing is queued (measured: 32,768
+# workers started at once held the driver's loop for 0.1-0.2 s before its first check;
+# woken at once by the frontier's close at the end, with the collection after, 0.2 s)
+WORKERS_FIRST = 1024
+GROW_EVERY = 0.05
 
 # the root sitemaps of one target, found (discovery) while the run goes on
 RootFeed = Callable[[], Awaitable[list[SitemapJob]]]
@@ -109,6 +116,8 @@ class Auditor:
         )
         self._expanders = EXPANDERS
         self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
+        # workers grown beyond WORKERS_FIRST alive, and ended since _grow looked (_grow)
+        self._extra = self._ended = 0
         self._robots: RobotsCache | None = None
         # The standard check of a listed URL (audit.pipeline.check, and the URL and page
         # checks it imports): a validate run checks none, so it gets its checker at the
@@ -241,8 +250,10 @@ class Auditor:
                     tg.create_task(self._feed(feed, gate))
                 for _ in range(self._expanders):
                     tg.create_task(self.expander.run())
-                for _ in range(workers):
+                for _ in range(min(workers, WORKERS_FIRST)):
                     tg.create_task(self._worker())
+                if workers > WORKERS_FIRST:
+                    tg.create_task(self._grow(tg, workers - WORKERS_FIRST))
                 tg.create_task(self._closer())
             if self._drain_error is not None:
                 raise self._drain_error
@@ -293,6 +304,21 @@ class Auditor:
                         "groups": client.hosts.groups(),
                     }
                 )
+
+    async def _grow(self, tg: asyncio.TaskGroup, more: int) -> None:
+        """Up to `more` workers past the first, WORKERS_FIRST at a time, while jobs wait
+        with every worker busy, till the frontier is closed and empty (see _worker)."""
+        frontier = self._frontier
+        while not (frontier.closed and not frontier.total):
+            await asyncio.sleep(GROW_EVERY)
+            more += self._ended
+            self._ended = 0
+            if more > 0 and frontier.starved():
+                step = min(more, WORKERS_FIRST)
+                more -= step
+                self._extra += step
+                for _ in range(step):
+                    tg.create_task(self._worker())
 
     async def _closer(self) -> None:
         """When no sitemap (nor target) is pending, stop the expanders; once every listed
@@ -411,6 +437,9 @@ class Auditor:
         while True:
             job = frontier.take()
             if job is None:
+                if self._extra and not frontier.total:  # a grown worker, nothing queued
+                    self._extra, self._ended = self._extra - 1, self._ended + 1
+                    return
                 job = await frontier.get()
                 if job is None:
                     return

@@ -233,6 +233,10 @@ class GroupFrontier(Generic[T]):
             _wake_one(self._getters)  # more work is ready: another idle worker takes it
         return job
 
+    def starved(self) -> bool:
+        """Jobs are queued and no worker waits for one: another worker would take one."""
+        return bool(self.total) and not self._getters
+
     async def get(self) -> T | None:
         """The next job a group allows, waiting for one; None once closed and empty."""
         while True:

@@ -12,7 +12,10 @@
 4. `local2`: --cluster local:2 (on 2 cores, four workers, the scheduler and the driver
    may cost more than they give);
 5. `tcpuv`: as `tcp`, the workers started with DASK_DISTRIBUTED__ADMIN__EVENT_LOOP=uvloop
-   (then the batches run on each worker's own Dask loop, as on local:N's).
+   (then the batches run on each worker's own Dask loop, as on local:N's);
+6. `tcptuned`: as `tcp`, the workers started with the monitors local:N's workers run with
+   (TUNED: no statistical profiler, Dask's ticks every 0.5 s, the system and memory
+   monitors every 2 s and 1 s), as docs/cluster.md advises a deployment.
 
 With --base REF, each way is run by REF's sources (git archive into a temporary folder,
 cwd and PYTHONPATH set to it, its scheduler and workers too) and then by this tree, so
@@ -73,6 +76,14 @@ WAYS = {
     "local2": "--cluster local:2",
     "tcp": "scheduler + 2 workers",
     "tcpuv": "scheduler + 2 workers on uvloop",
+    "tcptuned": "scheduler + 2 tuned workers",
+}
+# the `tcptuned` workers' environment: audit/cluster/driver.py LOCAL_WORKER_CONFIG's values
+TUNED = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "500ms",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
 }
 SAMPLE_S = 0.2
 # --layout -> what a section's title adds
@@ -381,9 +392,13 @@ class Sampler:
         return total
 
 
-def dask(*args: str, tree: Path = ROOT, loop: str | None = None) -> subprocess.Popen[bytes]:
+def dask(
+    *args: str, tree: Path = ROOT, loop: str | None = None, tuned: bool = False
+) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "dask")
     env = {**os.environ, "PYTHONPATH": str(tree)}  # the workers import the tree's batch code
+    if tuned:
+        env.update(TUNED)
     if loop:  # the event loop Dask runs on (its default: tornado's asyncio loop)
         env["DASK_DISTRIBUTED__ADMIN__EVENT_LOOP"] = loop
     return subprocess.Popen(
@@ -392,7 +407,7 @@ def dask(*args: str, tree: Path = ROOT, loop: str | None = None) -> subprocess.P
 
 
 def start_scheduler(
-    tmp: Path, tree: Path = ROOT, loop: str | None = None
+    tmp: Path, tree: Path = ROOT, loop: str | None = None, tuned: bool = False
 ) -> tuple[str, list[subprocess.Popen[bytes]]]:
     info = tmp / "scheduler.json"
     info.unlink(missing_ok=True)
@@ -402,7 +417,8 @@ def start_scheduler(
         time.sleep(0.05)
     for _ in range(2):
         procs.append(dask("worker", "--scheduler-file", str(info), "--nthreads", "4",
-                          "--no-dashboard", "--host", "127.0.0.1", tree=tree, loop=loop))  # fmt: skip
+                          "--no-dashboard", "--host", "127.0.0.1", tree=tree, loop=loop,
+                          tuned=tuned))  # fmt: skip
     address = json.loads(info.read_text())["address"]
     from distributed import Client
 
@@ -490,7 +506,8 @@ def run_way(
     if not way.startswith("tcp"):
         extra = ["--cluster", WAYS[way].split()[-1]] if way != "one" else []
         return run(hosts, rate, extra, [], tmp, tree)
-    address, procs = start_scheduler(tmp, tree, loop="uvloop" if way == "tcpuv" else None)
+    loop = "uvloop" if way == "tcpuv" else None
+    address, procs = start_scheduler(tmp, tree, loop=loop, tuned=way == "tcptuned")
     try:
         return run(hosts, rate, ["--cluster", address], [p.pid for p in procs], tmp, tree)
     finally:
@@ -580,7 +597,9 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, help="one shape: K hosts (with --pages)")
     parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
     parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--ways", default="one,local,tcp", help="of one, local, local2, tcp, tcpuv")
+    parser.add_argument(
+        "--ways", default="one,local,tcp", help="of one, local, local2, tcp, tcpuv, tcptuned"
+    )
     parser.add_argument(
         "--server",
         choices=("nginx", "aiohttp"),

@@ -37,21 +37,26 @@ def test_batches_follow_the_lane_s_rate_within_their_bounds() -> None:
 class Cluster:
     """A stand-in for the Dask side: records each batch and how many of a host's were out."""
 
-    def __init__(self, fail_host: str | None = None) -> None:
+    def __init__(self, fail_host: str | None = None, takes: float = 0.01) -> None:
         self.batches: list[tuple[str, list[int], float]] = []
         self.out: dict[str, int] = {}
         self.most: dict[str, int] = {}
         self.fail_host = fail_host
         self.started = asyncio.Event()
+        self.afters: list[float] = []
+        self.takes = takes  # seconds a batch runs
+        self.sent_while: list[int] = []  # batches of the host out when each one went
 
     async def send(
-        self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0
+        self, host: str, items: list[dict[str, Any]], rate: float, lane: int = 0, after: float = 0
     ) -> list[Any]:
         self.batches.append((host, [i["n"] for i in items], rate))
+        self.afters.append(after)
+        self.sent_while.append(self.out.get(host, 0))
         self.out[host] = self.out.get(host, 0) + 1
         self.most[host] = max(self.most.get(host, 0), self.out[host])
         self.started.set()
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(self.takes)
         self.out[host] -= 1
         if host == self.fail_host:
             raise OSError(f"{host}: the worker died")
@@ -135,4 +140,80 @@ async def test_a_short_batch_never_goes_out_ahead() -> None:
     assert [a["n"] for a in answers] == [0, 1, 2]
     assert [b[1] for b in cluster.batches] == [[0], [1, 2]]  # two waiting: not a full batch
     assert cluster.most == {"a": 1}
+    await lanes.aclose()
+
+
+async def test_checks_are_made_here_until_the_cluster_is_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """serve_here: a group's checks are made by the driver one by one, in order, at most
+    `cap` at once, and no batch goes out; after go_remote (and SHORT_AHEAD, the group
+    having no full batch waiting), the group's first batch waits for its last check made
+    here to answer, and tells its worker to wait one interval (1/rate) after that answer
+    before its first request; a group that comes later goes out in batches at once."""
+    import audit.cluster.politeness as politeness
+
+    monkeypatch.setattr(politeness, "SHORT_AHEAD", 0.05)
+    cluster = Cluster()
+    lanes = HostLanes(cluster.send, workers=2, batch=3)
+    made: list[int] = []
+    out, most = 0, 0
+    release = asyncio.Event()
+    starts: list[float] = []
+
+    async def here(item: dict[str, Any]) -> dict[str, Any]:
+        nonlocal out, most
+        made.append(item["n"])
+        starts.append(asyncio.get_running_loop().time())
+        out += 1
+        most = max(most, out)
+        if item["n"] >= 4:
+            await release.wait()
+        await asyncio.sleep(0.05)
+        out -= 1
+        return {"n": item["n"], "here": True}
+
+    lanes.serve_here(here, cap=10)
+    first = await asyncio.gather(*(lanes.check("a", 50.0, {"n": n}) for n in range(4)))
+    # started about one per interval (0.02 s at 50/s), not all four at once
+    assert starts[3] - starts[0] >= 0.035
+    assert first == [{"n": n, "here": True} for n in range(4)]
+    assert made == [0, 1, 2, 3] and cluster.batches == []
+    lanes.serve_here(here, cap=2)
+    most = 0
+    later = [asyncio.ensure_future(lanes.check("a", 50.0, {"n": n})) for n in range(4, 8)]
+    await asyncio.sleep(0.1)
+    assert made == [0, 1, 2, 3, 4, 5]  # two made here at once, two waiting
+    assert most == 2  # at most `cap` at once
+    lanes.go_remote()
+    await asyncio.sleep(0.06)  # SHORT_AHEAD since the cluster is up
+    b = await asyncio.gather(*(lanes.check("b", 50.0, {"n": n}) for n in range(3)))
+    assert [a.get("here", False) for a in b] == [False] * 3  # "b": batches at once
+    assert {b[0] for b in cluster.batches} == {"b"}  # "a": never a batch beside its checks
+    release.set()
+    answers = await asyncio.gather(*later)
+    assert [a["n"] for a in answers] == [4, 5, 6, 7]
+    assert [a.get("here", False) for a in answers] == [True, True, False, False]
+    assert [b[1] for b in cluster.batches if b[0] == "a"] == [[6, 7]]
+    assert 0.01 < cluster.afters[-1] <= 0.02  # one interval at 50/s, less the time since
+    await lanes.aclose()
+
+
+async def test_a_short_batch_goes_out_ahead_once_the_lane_s_last_batch_is_out_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group's last URLs (fewer than a batch) go out ahead SHORT_AHEAD after the lane's
+    last batch, rather than once the lane is idle: no round trip without a request at
+    the end of a group; still never more than `ahead` out."""
+    import audit.cluster.politeness as politeness
+
+    monkeypatch.setattr(politeness, "SHORT_AHEAD", 0.05)
+    cluster = Cluster(takes=0.3)
+    lanes = HostLanes(cluster.send, workers=4, batch=3, ahead=2)
+    answers = await asyncio.gather(*(lanes.check("a", 10.0, {"n": n}) for n in range(8)))
+    assert [a["n"] for a in answers] == list(range(8))
+    # [0] alone and [1, 2, 3] ahead (full); both answered, [4, 5, 6] on the idle lane;
+    # then [7], short, goes ahead of it 0.05 s later, not once it has answered
+    assert [b[1] for b in cluster.batches] == [[0], [1, 2, 3], [4, 5, 6], [7]]
+    assert cluster.sent_while == [0, 1, 0, 1] and cluster.most == {"a": 2}
     await lanes.aclose()

@@ -198,3 +198,50 @@ async def test_idle_workers_all_end_once_closed_and_empty() -> None:
     frontier.close()
     results = await asyncio.wait_for(asyncio.gather(*getters), 1)
     assert results.count("a0") == 1 and results.count(None) == 2
+
+
+async def test_starved_when_jobs_wait_and_no_worker_waits_for_one() -> None:
+    frontier: GroupFrontier[str] = GroupFrontier()
+    assert not frontier.starved()  # nothing queued
+    frontier.try_put(frontier.lane("a", "a", None), "a0")
+    assert frontier.starved()  # a job, and no worker waiting: one more would take it
+    assert frontier.take() == "a0" and not frontier.starved()
+    getter = asyncio.create_task(frontier.get())
+    await asyncio.sleep(0)
+    assert not frontier.starved()  # a worker waits, nothing queued
+    frontier.try_put(frontier.lane("a", "a", None), "a1")
+    assert await asyncio.wait_for(getter, 1) == "a1" and not frontier.starved()
+
+
+@pytest.mark.slow
+async def test_workers_grow_past_the_first_ones_while_jobs_wait(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --concurrency above WORKERS_FIRST (a cluster's driver window) starts that many
+    workers and grows while jobs wait with every worker busy: 20 pages that answer after
+    0.3 s are all in flight at once with 2 workers to start with, each requested once."""
+    import audit.pipeline.auditor as auditor
+
+    monkeypatch.setattr(auditor, "WORKERS_FIRST", 2)
+    site = Site()
+    base = await serve(site)
+    in_flight, most = 0, 0
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.3)
+        in_flight -= 1
+        return web.Response(text="ok", content_type="text/html")
+
+    pages = [f"/p{i}" for i in range(20)]
+    site.routes = {
+        "/robots.txt": (404, TEXT, ""),
+        "/sitemap.xml": (200, XML, urlset(*[base + p for p in pages])),
+        **dict.fromkeys(pages, page),
+    }
+    run = await audit(base + "/sitemap.xml", concurrency=20, max_per_host=20, rate=0)
+    assert sorted(r["url"] for r in run.of("url")) == sorted(base + p for p in pages)
+    assert sorted(p for p in site.paths() if p.startswith("/p")) == sorted(pages)
+    assert most > 2 * 2  # more than the first two workers (and their next round) at once
