@@ -21,7 +21,7 @@ from audit.http import (
     HttpClient,
     url_prefix,
 )
-from audit.http.hosts import Host, limiter_for
+from audit.http.hosts import Host, Pacer, limiter_for
 
 Server = Any  # pytest-aiohttp's TestServer
 ServerFactory = Callable[[web.Application], Awaitable[Server]]
@@ -684,7 +684,8 @@ async def test_crawl_delay_and_429_lower_the_host_rate(fast_config: Any) -> None
 async def test_limiter_burst_is_one_at_polite_rates_and_small_at_huge_ones() -> None:
     for rate in (0.2, 5, 10, 199):
         limiter = limiter_for(rate)
-        assert limiter.max_rate == 1 and limiter.time_period == pytest.approx(1 / rate)
+        assert isinstance(limiter, Pacer)  # one turn at a time, one every 1/rate s
+        assert limiter.turn(100.0) == 0.0 and limiter.turn(100.0) == pytest.approx(1 / rate)
     fast = limiter_for(100_000)  # same average rate, 10 ms worth of requests at once
     assert fast.max_rate == 1000 and fast.time_period == pytest.approx(0.01)
 
