@@ -148,3 +148,20 @@ async def test_a_pacer_spaces_the_turns_of_a_real_loop() -> None:
     for _ in range(6):
         await pacer.acquire()
     assert loop.time() - start >= 5 / 20.0 - 0.005
+
+
+async def test_a_pacer_serves_its_waiters_in_line() -> None:
+    """Many checks waiting on one pace take their turns in the order they came, one every
+    interval, with only the first in line on a timer."""
+    pacer = Pacer(50.0)
+    loop = asyncio.get_running_loop()
+    order: list[tuple[int, float]] = []
+
+    async def wait(n: int) -> None:
+        await pacer.acquire()
+        order.append((n, loop.time()))
+
+    await asyncio.gather(*(wait(n) for n in range(10)))
+    assert [n for n, _ in order] == list(range(10))
+    times = [t for _, t in order]
+    assert times[-1] - times[0] >= 9 / 50.0 - 0.005
