@@ -22,7 +22,7 @@ A `Host` holds (STYLE lessons 4 and 5):
   climb back from MIN_RATE is bounded in time, not in answers;
 - counters, reported as `HostStats`.
 
-Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter.
+Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter and its pace (audit.http.pace).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from urllib.parse import urlsplit
 
 from aiolimiter import AsyncLimiter
 
+from audit.http.pace import Pacer, limiter_for
+
 MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate
 SLOW_STREAK = 3  # consecutive 429/503 answers that mark a host slow
@@ -47,30 +49,18 @@ RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --
 RECOVER_S = 2.0  # ... or fewer: as many as this many seconds of the lowered rate bring
 RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
-BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
-BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
-# How late (a share of the interval) a turn may be taken and the pace still keep its
-# schedule. Under one interval, any 1-s window still holds at most R + 1 turns (the gap
-# between turns k and k+m is at least m/R - TURN_CREDIT/R); the rest of the interval is
-# left for the time between taking a turn and writing the request (contracts/manysites.md).
-TURN_CREDIT = 0.25
 _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 POLITENESS_KEYS = ("host", "ip", "domain")  # --politeness-key: what shares one Group
 
 __all__ = [
-    "BURST_FROM",
-    "BURST_WINDOW",
     "MIN_RATE",
     "POLITENESS_KEYS",
-    "TURN_CREDIT",
     "Group",
     "Host",
     "HostPool",
     "HostStats",
-    "Pacer",
     "address_id",
     "canonical_origin",
-    "limiter_for",
     "origin_key",
     "origin_of",
     "registrable_domain",
@@ -123,51 +113,6 @@ def origin_key(url: str) -> str:
         return origin_of(url)
     except ValueError:
         return ""
-
-
-class Pacer:
-    """An even pace of `rate` turns a second, one at a time, that keeps its schedule.
-
-    The next turn is due one interval after the previous turn was due, or, if that one
-    was taken more than TURN_CREDIT of an interval late, one interval after it was taken. A leaky bucket of one
-    (aiolimiter's) counts from when each turn was taken, so every timer that wakes late
-    pushes all later turns back: measured, 47.5 turns a second at --rate 50.
-    """
-
-    __slots__ = ("_credit", "_due", "_interval", "_line")
-
-    def __init__(self, rate: float) -> None:
-        self._interval = 1.0 / rate
-        self._credit = TURN_CREDIT * self._interval
-        self._due = -math.inf  # loop time of the next turn (the first: at once)
-        self._line = asyncio.Lock()
-
-    def turn(self, now: float) -> float:
-        """Take the turn at time `now` if it is due (0.0), else the seconds until it is."""
-        due = self._due
-        if due > now:
-            return due - now
-        # a little late: the schedule holds; later (or idle): it starts again from now
-        self._due = (due if now - due <= self._credit else now) + self._interval
-        return 0.0
-
-    async def acquire(self) -> None:
-        """Wait for the next turn and take it, first come first served."""
-        loop = asyncio.get_running_loop()
-        # only the lock's holder sleeps on a timer: the others wait in line, woken one at
-        # a time (a batch's 100 checks all sleeping to the same turn woke 99 for nothing)
-        async with self._line:
-            while wait := self.turn(loop.time()):
-                await asyncio.sleep(wait)
-
-
-def limiter_for(rate: float) -> Pacer | AsyncLimiter:
-    """The limiter of a finite rate: an even pace below BURST_FROM/s, BURST_WINDOW's worth
-    of requests at once above."""
-    if rate < BURST_FROM:
-        return Pacer(rate)
-    burst = max(1, int(rate * BURST_WINDOW))
-    return AsyncLimiter(burst, burst / rate)
 
 
 # The authority of an absolute URL: everything up to the first "/", "?" or "#" (matched

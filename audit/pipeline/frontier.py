@@ -31,7 +31,7 @@ depends on this module. Without pacing (a cluster: the batches are paced on the 
 validate), only the caps and the order apply.
 
 Of the HTTP layer it reads only the group's `rate` and `not_before`, and the burst the
-group's limiter allows above BURST_FROM requests a second (audit.http.hosts).
+group's limiter allows above BURST_FROM requests a second (audit.http.pace).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import math
 from collections import deque
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from audit.http.hosts import BURST_FROM, BURST_WINDOW, TURN_CREDIT
+from audit.http.pace import BURST_FROM, BURST_WINDOW, TURN_CREDIT
 
 __all__ = ["LANE_LOW", "LANE_MAX", "TOTAL_MAX", "GroupFrontier", "Pace"]
 

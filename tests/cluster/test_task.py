@@ -16,7 +16,7 @@ from audit.cluster.codec import answer_from
 from audit.cluster.task import FENCE_EVERY, Fence
 from audit.core.config import CrawlConfig
 from audit.core.eventloop import loop_name
-from audit.http.hosts import TURN_CREDIT
+from audit.http.pace import TURN_CREDIT
 
 
 async def test_the_fence_waits_for_its_first_look_then_renews_in_the_background() -> None:

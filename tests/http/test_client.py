@@ -21,7 +21,8 @@ from audit.http import (
     HttpClient,
     url_prefix,
 )
-from audit.http.hosts import Host, Pacer, limiter_for
+from audit.http.hosts import Host
+from audit.http.pace import Pacer, limiter_for
 
 Server = Any  # pytest-aiohttp's TestServer
 ServerFactory = Callable[[web.Application], Awaitable[Server]]
