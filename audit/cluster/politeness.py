@@ -35,6 +35,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from audit.http.pace import next_due
+
 __all__ = [
     "BATCH_MAX",
     "BATCH_SECONDS",
@@ -223,7 +225,7 @@ class HostLanes:
             item, future = state.waiting.popleft()
             if not future.done():
                 state.here += 1
-                state.next_here = max(state.next_here, now - interval) + interval
+                state.next_here = next_due(state.next_here, now, interval)
                 self._start(self._run_here(host, state, here, item, future))
 
     def _ring(self, host: str, state: _Host) -> None:

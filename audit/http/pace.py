@@ -14,7 +14,7 @@ import math
 
 from aiolimiter import AsyncLimiter
 
-__all__ = ["BURST_FROM", "BURST_WINDOW", "TURN_CREDIT", "Pacer", "limiter_for"]
+__all__ = ["BURST_FROM", "BURST_WINDOW", "TURN_CREDIT", "Pacer", "limiter_for", "next_due"]
 
 BURST_WINDOW = 0.01  # seconds of requests a fast limiter lets through at once
 BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
@@ -23,6 +23,13 @@ BURST_FROM = 2 / BURST_WINDOW  # below this rate the burst is one request
 # between turns k and k+m is at least m/R - TURN_CREDIT/R); the rest of the interval is
 # left for the time between taking a turn and writing the request (contracts/manysites.md).
 TURN_CREDIT = 0.25
+
+
+def next_due(due: float, now: float, interval: float) -> float:
+    """When the turn after one due at `due` and taken at `now` is due: one interval after
+    `due` if the turn was taken at most TURN_CREDIT of an interval late (or early), else
+    (later, or the first turn after idling) one interval after `now`."""
+    return (due if now - due <= TURN_CREDIT * interval else now) + interval
 
 
 class Pacer:
@@ -35,11 +42,10 @@ class Pacer:
     --rate 50.
     """
 
-    __slots__ = ("_credit", "_due", "_interval", "_line")
+    __slots__ = ("_due", "_interval", "_line")
 
     def __init__(self, rate: float) -> None:
         self._interval = 1.0 / rate
-        self._credit = TURN_CREDIT * self._interval
         self._due = -math.inf  # loop time of the next turn (the first: at once)
         self._line = asyncio.Lock()
 
@@ -48,8 +54,7 @@ class Pacer:
         due = self._due
         if due > now:
             return due - now
-        # a little late: the schedule holds; later (or idle): it starts again from now
-        self._due = (due if now - due <= self._credit else now) + self._interval
+        self._due = next_due(due, now, self._interval)
         return 0.0
 
     async def acquire(self) -> None:

@@ -42,7 +42,7 @@ import math
 from collections import deque
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from audit.http.pace import BURST_FROM, BURST_WINDOW, TURN_CREDIT
+from audit.http.pace import BURST_FROM, BURST_WINDOW, next_due
 
 __all__ = ["LANE_LOW", "LANE_MAX", "TOTAL_MAX", "GroupFrontier", "Pace"]
 
@@ -203,13 +203,9 @@ class GroupFrontier(Generic[T]):
                     if rate == math.inf:
                         group.next_at = 0.0
                     else:
-                        # the rule of the group's Pacer: a turn at most TURN_CREDIT of an
-                        # interval late keeps the schedule; a later one starts it again
-                        interval = 1.0 / rate
-                        due = group.next_at
-                        if now - due > TURN_CREDIT * interval:
-                            due = now
-                        group.next_at = due + interval
+                        # the rule of the group's Pacer: a turn a little late keeps the
+                        # schedule, a later one starts it again
+                        group.next_at = next_due(group.next_at, now, 1.0 / rate)
             return self._pop(group)
 
     def _pop(self, group: _Group) -> T:

@@ -9,7 +9,7 @@ import bisect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.http.pace import TURN_CREDIT, Pacer
+from audit.http.pace import TURN_CREDIT, Pacer, next_due
 
 
 def _turns(rate: float, lateness: list[float]) -> list[float]:
@@ -78,3 +78,13 @@ async def test_a_pacer_serves_its_waiters_in_line() -> None:
     assert [n for n, _ in order] == list(range(10))
     times = [t for _, t in order]
     assert times[-1] - times[0] >= 9 / 50.0 - 0.005
+
+
+def test_next_due_keeps_the_schedule_for_a_turn_a_little_late_and_restarts_after() -> None:
+    """The one pacing rule (the Pacer's, the frontier's dispatches', the cluster driver's
+    own checks): late by at most TURN_CREDIT of an interval, or early (a fast group's
+    burst), the next turn is one interval after the due one; later, after the turn taken."""
+    assert next_due(10.0, 10.0 + 0.9 * TURN_CREDIT, 1.0) == 11.0
+    assert next_due(10.0, 9.99, 1.0) == 11.0
+    assert next_due(10.0, 10.0 + 2 * TURN_CREDIT, 1.0) == 10.0 + 2 * TURN_CREDIT + 1.0
+    assert next_due(0.0, 500.0, 0.1) == 500.1  # the first turn after idling
