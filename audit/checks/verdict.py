@@ -146,7 +146,7 @@ def judge_url(
         )
         found, shell, alternates = page.findings, page.shell, tuple(page.alternates)
         noindex, canonical = noindex or page.noindex, canonical or page.canonical
-        record = record.with_extra({**(record.extra or {}), "page": page.record})
+        record = record.with_fields({"page": page.record})
     reason = index_reason(record, result, noindex, canonical)
     said = answered.lastmod_finding
     if checked_at is not None:

@@ -84,7 +84,7 @@ class BudgetHook(Hook):
         if at is None:
             return None
         self.store.put_budget(job.url, at, job.lastmod)
-        return record.with_extra({**(record.extra or {}), "checked_at": at}), found
+        return record.with_fields({"checked_at": at}), found
 
     async def drain(self) -> None:
         ctx = self._ctx

@@ -239,7 +239,7 @@ class StateHook(Hook):
         evidence = job.evidence
         if evidence is None or evidence.seen == "answer":
             return None
-        return record.with_extra({**(record.extra or {}), "carried": True}), found
+        return record.with_fields({"carried": True}), found
 
     def deliver(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None

@@ -121,7 +121,7 @@ class IntentHook(Hook):
         verdict = self.run.judge(job.url, record)
         if verdict is None:
             return None
-        record = record.with_extra({**(record.extra or {}), "intent": verdict.to_json()})
+        record = record.with_fields({"intent": verdict.to_json()})
         found = [f for f in found if f.code != CODE]  # judged again: a stored verdict re-derived
         if not verdict.ok:
             found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]

@@ -135,7 +135,7 @@ class LastmodHook(Hook):
     @staticmethod
     def _with_changed(record: UrlResult, changed: str | None) -> UrlResult:
         """The record with its `content_changed` (a --state run's url records carry it)."""
-        return record.with_extra({**(record.extra or {}), "content_changed": changed})
+        return record.with_fields({"content_changed": changed})
 
     # --- the verdicts -----------------------------------------------------------------
 

@@ -168,7 +168,7 @@ class HookChain:
         """A listed URL's verdict: the entry's alternates, the judge hooks, the deliver
         hooks (the first Done has it), then the recorder. Once per listed URL."""
         if job.alternates is not None:  # the listed entry's, as listed (contracts/fix.md)
-            record = record.with_extra({**(record.extra or {}), "alternates": job.alternates})
+            record = record.with_fields({"alternates": job.alternates})
         for judge in self._judges:
             changed = judge(job, record, found, result)
             if changed is not None:
