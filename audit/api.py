@@ -15,7 +15,7 @@ loop. `crawl` also takes every run option of the command line (`RunOptions`): `s
 `dry_run`) and `ignore=[CODES]` (`validate` takes `ignore`); `intent=FILE` is CrawlConfig's.
 `migrate(old, new, map=..., new_sitemap=..., state=...)` here is the migration check (not
 exported as `audit.migrate`: that name is the subpackage), `diff` and `fix` the commands of the
-same names. Records stream to `on_record` as the audit produces
+same names, and `worker(args)` starts a Dask worker for `--cluster tcp://...` runs. Records stream to `on_record` as the audit produces
 them (the jsonl format of DESIGN.md), so memory stays flat whatever the size of the site;
 `Result` keeps only the summary. When no target can be audited at all (a missing file, a
 site that cannot be reached or declares no sitemap), the call raises `TargetError` with one
@@ -35,10 +35,11 @@ below this module (`audit.front` holds what they wire).
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
@@ -95,6 +96,7 @@ __all__ = [
     "parse_value",
     "validate",
     "validate_async",
+    "worker",
 ]
 
 HookFactory = Callable[[], Sequence[Hook]]
@@ -591,3 +593,18 @@ def fix(source: str, output: str, **options: Any) -> dict[str, Any]:
 
     summary: dict[str, Any] = fix_sitemaps(source, output, **options)
     return summary
+
+
+def worker(args: Sequence[str]) -> NoReturn:
+    """Become a Dask worker tuned for audits (audit.cluster.worker): `dask worker` with
+    `args` (the scheduler's address and Dask's own options), the settings `--cluster
+    local:N` gives its workers, where the environment sets none. Replaces this process;
+    TargetError when the cluster extra is not installed."""
+    if importlib.util.find_spec("distributed") is None:
+        raise TargetError(
+            "worker needs Dask distributed: "
+            "install sitemap-audit with its cluster extra (README.md, Install)"
+        )
+    from audit.cluster.worker import exec_worker
+
+    exec_worker(list(args))

@@ -39,6 +39,7 @@ _COMMANDS = {
     "diff": ("audit.cli.diff", False),
     "codes": ("audit.cli.codes", False),
     "fix": ("audit.cli.fix", False),
+    "worker": ("audit.cli.worker", False),
 }
 
 

@@ -32,7 +32,16 @@ from audit.core.eventloop import NO_UVLOOP_ENV, loop_name, new_event_loop
 from audit.http import HttpClient
 from audit.http.exchange import SINK_MODULES, build_sink
 
-__all__ = ["FENCED", "FENCE_EVERY", "FENCE_KEY", "Fence", "loop_kind", "run_batch", "warm"]
+__all__ = [
+    "FENCED",
+    "FENCE_EVERY",
+    "FENCE_KEY",
+    "Fence",
+    "loop_kind",
+    "run_batch",
+    "tune_process",
+    "warm",
+]
 
 FENCE_KEY = "sitemap-audit-fence"
 FENCED = {"fenced": True}  # the answer of a job its batch left: the run lost its fence
@@ -161,15 +170,24 @@ def warm(own: bool = False) -> None:
     end of a run a worker's heartbeat to the closing scheduler can fail, and its logged
     traceback would be the run's stderr (contracts/manysites.md: no Dask warnings)."""
     if own:
-        import gc
         import logging
-        import sys
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
-        sys.setswitchinterval(SWITCH_INTERVAL)
+        tune_process()
+
+
+def tune_process() -> None:
+    """A worker process that serves audits tuned as the CLI tunes its own: the cyclic
+    collector's passes rarer, what is loaded now frozen out of them, and the GIL's switch
+    interval SWITCH_INTERVAL (see `warm`). For local:N's workers and for those started by
+    `sitemap-audit worker` (audit.cluster.worker's preload); never a caller's process."""
+    import gc
+    import sys
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 @dataclass(slots=True)

@@ -15,7 +15,13 @@
    (then the batches run on each worker's own Dask loop, as on local:N's);
 6. `tcptuned`: as `tcp`, the workers started with the monitors local:N's workers run with
    (TUNED: no statistical profiler, Dask's ticks every 0.5 s, the system and memory
-   monitors every 2 s and 1 s), as docs/cluster.md advises a deployment.
+   monitors every 2 s and 1 s);
+7. `tcpaudit`: as `tcp`, the two workers started by the tree's own launcher
+   (`sitemap-audit worker`, docs/cluster.md: uvloop, the tuned monitors and its preload;
+   run as `python -m audit.cluster.worker`, the same launcher without the CLI's parsing).
+   A --base tree without the launcher cannot run this way.
+
+Each run's CPU seconds of the scheduler and of each worker are printed on stderr.
 
 With --base REF, each way is run by REF's sources (git archive into a temporary folder,
 cwd and PYTHONPATH set to it, its scheduler and workers too) and then by this tree, so
@@ -77,6 +83,7 @@ WAYS = {
     "tcp": "scheduler + 2 workers",
     "tcpuv": "scheduler + 2 workers on uvloop",
     "tcptuned": "scheduler + 2 tuned workers",
+    "tcpaudit": "scheduler + 2 `sitemap-audit worker`s",
 }
 # the `tcptuned` workers' environment: audit/cluster/driver.py LOCAL_WORKER_CONFIG's values
 TUNED = {
@@ -358,6 +365,7 @@ class Sampler:
         self.cpu: dict[int, tuple[float, float]] = {}
         self.first: dict[int, float] = {}  # CPU already spent when first seen
         self.main = 0  # the first root's child (the crawl under bench/measure.py)
+        self.trees: dict[int, set[int]] = {}  # root -> every pid seen in its tree
         self._done = threading.Event()
         self._sample()
         self.first = {pid: own for pid, (own, _) in self.cpu.items()}
@@ -365,7 +373,9 @@ class Sampler:
         self._thread.start()
 
     def _sample(self) -> None:
-        pids = [p for root in self.roots for p in _tree(root)]
+        for root in self.roots:
+            self.trees.setdefault(root, set()).update(_tree(root))
+        pids = [p for root in self.roots for p in self.trees[root]]
         if not self.main and len(tree := _tree(self.roots[0])) > 1:
             self.main = tree[1]
         self.peak_kb = max(self.peak_kb, sum(pss_kb(p) for p in pids))
@@ -382,6 +392,14 @@ class Sampler:
         self._done.set()
         self._thread.join()
 
+    def cpu_of(self, root: int) -> float:
+        """CPU seconds of the process tree at `root` since the start (live processes)."""
+        return sum(
+            own - self.first.get(pid, 0.0)
+            for pid, (own, _) in self.cpu.items()
+            if pid in self.trees.get(root, ())
+        )
+
     def cpu_total(self, main: int, main_total: float) -> float:
         """CPU seconds of every process seen since the start; `main`, whose own and waited
         children's total is `main_total` (its parent's rusage), to its end."""
@@ -393,10 +411,16 @@ class Sampler:
 
 
 def dask(
-    *args: str, tree: Path = ROOT, loop: str | None = None, tuned: bool = False
+    *args: str,
+    tree: Path = ROOT,
+    loop: str | None = None,
+    tuned: bool = False,
+    audit: bool = False,
 ) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).parent / "dask")
     env = {**os.environ, "PYTHONPATH": str(tree)}  # the workers import the tree's batch code
+    if audit:  # the tree's own launcher (audit.cluster.worker: `sitemap-audit worker`)
+        exe, args = sys.executable, ("-m", "audit.cluster.worker", *args[1:])
     if tuned:
         env.update(TUNED)
     if loop:  # the event loop Dask runs on (its default: tornado's asyncio loop)
@@ -407,7 +431,11 @@ def dask(
 
 
 def start_scheduler(
-    tmp: Path, tree: Path = ROOT, loop: str | None = None, tuned: bool = False
+    tmp: Path,
+    tree: Path = ROOT,
+    loop: str | None = None,
+    tuned: bool = False,
+    audit: bool = False,
 ) -> tuple[str, list[subprocess.Popen[bytes]]]:
     info = tmp / "scheduler.json"
     info.unlink(missing_ok=True)
@@ -418,7 +446,7 @@ def start_scheduler(
     for _ in range(2):
         procs.append(dask("worker", "--scheduler-file", str(info), "--nthreads", "4",
                           "--no-dashboard", "--host", "127.0.0.1", tree=tree, loop=loop,
-                          tuned=tuned))  # fmt: skip
+                          tuned=tuned, audit=audit))  # fmt: skip
     address = json.loads(info.read_text())["address"]
     from distributed import Client
 
@@ -466,6 +494,7 @@ def run(
         "requests": sum(len(t) for t in hosts.times.values()),
         "peak_mb": sampler.peak_kb / 1024,
         "cpu_s": sampler.cpu_total(sampler.main, measured["cpu_s"]),
+        "cpu_others_s": [round(sampler.cpu_of(pid), 2) for pid in others],
         "rc": measured["rc"],
         "stderr": err.strip().splitlines()[-1:] if err.strip() else [],
     }
@@ -495,6 +524,8 @@ def shape_rows(
                 for label, tree in trees:
                     key = f"{way}@{label}" if label else way
                     rows[key] = run_way(hosts, rate, way, tmp, tree)
+                    print(f"{key}: wall {rows[key]['wall_s']:.2f} s, CPU {rows[key]['cpu_s']:.1f} s, "
+                          f"scheduler and workers {rows[key]['cpu_others_s']}", file=sys.stderr)  # fmt: skip
         finally:
             hosts.close()
     return rows
@@ -507,7 +538,9 @@ def run_way(
         extra = ["--cluster", WAYS[way].split()[-1]] if way != "one" else []
         return run(hosts, rate, extra, [], tmp, tree)
     loop = "uvloop" if way == "tcpuv" else None
-    address, procs = start_scheduler(tmp, tree, loop=loop, tuned=way == "tcptuned")
+    address, procs = start_scheduler(
+        tmp, tree, loop=loop, tuned=way == "tcptuned", audit=way == "tcpaudit"
+    )
     try:
         return run(hosts, rate, ["--cluster", address], [p.pid for p in procs], tmp, tree)
     finally:
