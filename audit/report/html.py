@@ -385,7 +385,7 @@ class HtmlWriter:
         children: dict[str, list[SitemapStat]] = {}
         roots: list[SitemapStat] = []
         for stat in stats.values():  # in record order (their `order`)
-            if stat.parent and stat.parent in stats and stat.parent != stat.url:
+            if stat.parent in stats and stat.parent != stat.url:  # (no key is None)
                 children.setdefault(stat.parent, []).append(stat)
             else:
                 roots.append(stat)
