@@ -55,7 +55,7 @@ from typing import Any, Final, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import as_dict, int_or_none, str_or_none
+from audit.report.aggregate import as_dict, int_or_none, str_or_none, where
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
 from audit.state.schema import is_state_file
 
@@ -180,12 +180,11 @@ def _line(section: str, row: dict[str, Any]) -> str:
     if section not in ("new", "fixed", "still"):
         return _ROW_LINES.get(section, "{url}").format(**row)
     times = f" (x{row['count']})" if row["count"] > 1 else ""
-    sitemap, line = row.get("sitemap"), row.get("line")
-    where = f"{sitemap}:{line}" if sitemap and line else str(sitemap or "")
+    place = where(row.get("sitemap"), row.get("line"))  # (lines count from 1)
     parts = [
         f"{row['severity']:<7} {row['code']}{times}",
         row["url"],
-        f"[{where}]" if where else "",
+        f"[{place}]" if place else "",
         row["message"] if section != "fixed" else "",
     ]
     return "  ".join(filter(None, parts))
