@@ -177,10 +177,9 @@ class Audit:
         self.intent = intent
         if intent is not None:
             self.recorder.add_sink(intent.observe)
-        if self.config.cluster:
-            from audit.cluster.spec import check_config  # imports no Dask
+        from audit.cluster.spec import check_config  # imports no Dask; no --cluster: nothing
 
-            check_config(self.config, mode)
+        check_config(self.config, mode)
 
     async def run(self) -> None:
         """Audit every target at once; records go to the sinks as they are produced.
