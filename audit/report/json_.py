@@ -37,11 +37,11 @@ class _Spool:
         self.count += 1
 
     def lines(self) -> Iterator[str]:
-        """The elements written, one JSON text each (a spool written with `line=True`)."""
+        """The elements written, one JSON text each (a spool whose separator is a newline:
+        JSON escapes every line break inside a text, so no line is blank)."""
         self.file.seek(0)
         for text in self.file:
-            if text.strip():
-                yield text.rstrip("\n")
+            yield text.rstrip("\n")
 
     def copy_to(self, out: TextIO) -> None:
         out.write("[")
