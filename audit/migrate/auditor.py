@@ -334,7 +334,7 @@ class MigrationCheck:
         if match is not None:
             verdict = self._intent(match, result, verdict, extra)
         extra["outcome"] = verdict.outcome
-        record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
+        record = replace(record, url=job.url).with_fields(extra)  # (extra: this call's own)
         found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
         # through the run's hooks: --state stores the record and findings with the URL
