@@ -139,7 +139,7 @@ class Audit:
         mode: str = "crawl",
         sinks: Sequence[RecordSink] = (),
         hooks: HookFactory | None = None,
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         after: Callable[[Audit], Awaitable[None]] | None = None,
@@ -150,7 +150,7 @@ class Audit:
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
-        self.progress = progress or NO_PROGRESS
+        self.progress = progress
         self.outcomes: list[dict[str, Any]] = []
         self._hooks = hooks
         self._on_entry = on_entry
@@ -270,7 +270,7 @@ class CrawlRun:
         options: RunOptions = NO_RUN_OPTIONS,
         *,
         mode: str = "crawl",
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
     ) -> None:
         check_indexnow(options)
         names = [targets] if isinstance(targets, str) else list(targets)
