@@ -73,10 +73,8 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: Any) -> Any:
-    """A value as csv writes it: None empty, a text that a spreadsheet would read as a
-    formula quoted."""
-    if value is None:
-        return ""
+    """A value as csv writes it (None empty: csv's own rule), a text that a spreadsheet
+    would read as a formula quoted."""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
