@@ -141,7 +141,7 @@ class Audit:
         mode: str = "crawl",
         sinks: Sequence[RecordSink] = (),
         hooks: HookFactory | None = None,
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
         after: Callable[[Audit], Awaitable[None]] | None = None,
@@ -152,7 +152,7 @@ class Audit:
         self.config = config
         self.mode = mode
         self.recorder = Recorder(list(sinks))
-        self.progress = progress or NO_PROGRESS
+        self.progress = progress
         self.outcomes: list[dict[str, Any]] = []
         self._hooks = hooks
         self._on_entry = on_entry
@@ -179,10 +179,9 @@ class Audit:
         self.intent = intent
         if intent is not None:
             self.recorder.add_sink(intent.observe)
-        if self.config.cluster:
-            from audit.cluster.spec import check_config  # imports no Dask
+        from audit.cluster.spec import check_config  # imports no Dask; no --cluster: nothing
 
-            check_config(self.config, mode)
+        check_config(self.config, mode)
 
     async def run(self) -> None:
         """Audit every target at once; records go to the sinks as they are produced.
@@ -273,7 +272,7 @@ class CrawlRun:
         options: RunOptions = NO_RUN_OPTIONS,
         *,
         mode: str = "crawl",
-        progress: Progress | None = None,
+        progress: Progress = NO_PROGRESS,
     ) -> None:
         check_indexnow(options)
         names = [targets] if isinstance(targets, str) else list(targets)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from difflib import get_close_matches
+from operator import itemgetter
 from typing import Any
 
 from audit.core.version import __version__
@@ -153,7 +154,7 @@ class CrawlConfig:
             user, password = self.auth
             out.append(password)
             out.append(base64.b64encode(f"{user}:{password}".encode()).decode("ascii"))
-        out += [v for _, v in self.cookies]
+        out += map(itemgetter(1), self.cookies)  # every value (two cookies may share a name)
         out += [v for k, v in self.extra_headers if k.lower() != "user-agent"]
         found = {v for v in out if len(v) >= SECRET_MIN_CHARS}
         return tuple(sorted(found, key=len, reverse=True))

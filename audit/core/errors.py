@@ -77,7 +77,7 @@ class FetchError(AuditError):
 
     @property
     def message(self) -> str:
-        return str(self.args[0]) if self.args else ""
+        return str(self.args[0])  # (every FetchError is made with its message)
 
 
 _RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})

@@ -11,8 +11,9 @@ through to the end.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from audit.core.config import CrawlConfig
@@ -52,6 +53,9 @@ NOT_FINGERPRINTED = frozenset(
 )
 
 
+_NO_MORE: Mapping[str, Any] = MappingProxyType({})  # a command without options of its own
+
+
 def open_state(
     path: str,
     mode: str,
@@ -60,7 +64,7 @@ def open_state(
     *,
     fresh: bool = False,
     ignore: Sequence[str] = (),
-    more: dict[str, Any] | None = None,
+    more: Mapping[str, Any] = _NO_MORE,
 ) -> Any:
     """The --state store of a run (audit.state.store.StateStore); an unusable file, or the
     state of another audit, is a StateError (one line, exit 2)."""
@@ -76,7 +80,7 @@ def open_state(
     }
     if ignore:  # the state holds the report as filtered: another audit
         options["ignore"] = sorted(set(ignore))
-    options.update(more or {})  # a command's own options (migrate's --map, --new-sitemap)
+    options.update(more)  # a command's own options (migrate's --map, --new-sitemap)
     targets = list(targets)
     return StateStore.open(
         path,

@@ -30,6 +30,7 @@ from typing import Any
 
 from audit.checks.response import url_record
 from audit.checks.verdict import Listing, judge_url
+from audit.core.codes import CODES
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
@@ -81,10 +82,12 @@ HOMEPAGE_MASS_SHARE = 0.10
 _EXAMPLES = 3
 _MAX_LISTED_ORIGINS = 8
 
-# Findings of the OLD run that matter to a migration; the validation of the old sitemap
-# itself (lastmod, duplicates, extensions ...) is `validate`'s job and is not repeated.
+# Findings of the OLD run that matter to a migration (every migrate-* code of the registry,
+# and these); the validation of the old sitemap itself (lastmod, duplicates, extensions
+# ...) is `validate`'s job and is not repeated.
 _KEPT_CODES = frozenset(
     {
+        *(code for code in CODES if code.startswith("migrate-")),
         "sitemap-not-found",
         "sitemap-http-error",
         "sitemap-is-html",
@@ -209,7 +212,7 @@ class MigrationRecorder(Recorder):
         self.stats = stats
 
     def finding(self, f: Finding) -> None:
-        if f.code.startswith("migrate-") or f.code in _KEPT_CODES:
+        if f.code in _KEPT_CODES:
             super().finding(f)
         else:
             self.stats.skipped_findings += 1
@@ -331,7 +334,7 @@ class MigrationCheck:
         if match is not None:
             verdict = self._intent(match, result, verdict, extra)
         extra["outcome"] = verdict.outcome
-        record = replace(record, url=job.url, extra={**(record.extra or {}), **extra})
+        record = replace(record, url=job.url).with_fields(extra)  # (extra: this call's own)
         found = [*self._verdict(job, verdict, direct=not result.redirects, intent=bool(match))]
         found += self._check_listed(job, verdict)
         # through the run's hooks: --state stores the record and findings with the URL

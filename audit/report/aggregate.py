@@ -264,25 +264,24 @@ class Aggregate:
 
     def add(self, record: dict[str, Any]) -> None:
         self.records += 1
-        kind = record.get("type")
-        if kind == "url":
-            self._add_url(record)
-        elif kind == "finding":
-            self._add_finding(record)
-        elif kind == "sitemap":
-            self._add_sitemap(record)
-        elif kind == "summary":
-            self.summary = record
-        elif kind == "hosts":
-            hosts = record.get("hosts")
-            if isinstance(hosts, list):
-                self.hosts = [h for h in hosts if isinstance(h, dict)]
-        elif kind == "rollup":
-            url, counts = str_or_none(record.get("url")), record.get("counts")
-            if url is not None and isinstance(counts, dict):
-                self.rollups.append(
-                    SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS), counts)
-                )
+        add = _ADD.get(str(record.get("type")))  # (str: any JSON value of a foreign record)
+        if add is not None:
+            add(self, record)
+
+    def _add_summary(self, record: dict[str, Any]) -> None:
+        self.summary = record
+
+    def _add_hosts(self, record: dict[str, Any]) -> None:
+        hosts = record.get("hosts")
+        if isinstance(hosts, list):
+            self.hosts = [h for h in hosts if isinstance(h, dict)]
+
+    def _add_rollup(self, record: dict[str, Any]) -> None:
+        url, counts = str_or_none(record.get("url")), record.get("counts")
+        if url is not None and isinstance(counts, dict):
+            self.rollups.append(
+                SitemapRollup(url, tuple(as_int(counts.get(k)) for k in ROLLUP_KEYS), counts)
+            )
 
     def sitemap(self, url: str) -> SitemapStat:
         stat = self.sitemaps.get(url)
@@ -411,6 +410,16 @@ class Aggregate:
         counts["none"] += self.lastmod_none
         return [(b, counts[b]) for b in AGE_BUCKETS if b != "future" or counts[b]]
 
+
+# what a record of each type adds to an Aggregate (one of another type is only counted)
+_ADD: dict[str, Callable[[Aggregate, dict[str, Any]], None]] = {
+    "url": Aggregate._add_url,
+    "finding": Aggregate._add_finding,
+    "sitemap": Aggregate._add_sitemap,
+    "summary": Aggregate._add_summary,
+    "hosts": Aggregate._add_hosts,
+    "rollup": Aggregate._add_rollup,
+}
 
 # --- the per-host table ---------------------------------------------------
 

@@ -73,10 +73,8 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: Any) -> Any:
-    """A value as csv writes it: None empty, a text that a spreadsheet would read as a
-    formula quoted."""
-    if value is None:
-        return ""
+    """A value as csv writes it (None empty: csv's own rule), a text that a spreadsheet
+    would read as a formula quoted."""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
@@ -106,7 +104,6 @@ class CsvWriter:
         self._joiner = UrlJoiner(self._row)
         self._header_done = False
         self._bom = bom
-        self._closed = False
 
     def _header(self) -> None:
         if not self._header_done:
@@ -166,9 +163,6 @@ class CsvWriter:
         self._csv.writerow(map(_cell, row))
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._joiner.close()
         self._header()
         self._stream.flush()

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from html import escape
+from types import MappingProxyType
 from typing import Any
 
 from audit.core.printable import printable, url_printable
@@ -112,14 +114,16 @@ def _peak(items: list[tuple[str, int, str]]) -> int:
     return max((n for _, n, _ in items), default=0) or 1
 
 
+_NO_SHORT: Mapping[str, str] = MappingProxyType({})  # vbars' labels as given
+
+
 def vbars(
     items: list[tuple[str, int, str]],
     label: str,
     width: int = 420,
-    short: dict[str, str] | None = None,
+    short: Mapping[str, str] = _NO_SHORT,
 ) -> str:
     """A vertical bar chart: (label, count, colour) per bar; `short` labels the axis."""
-    short = short or {}
     height, top, bottom, left = 210, 24, 34, 8
     plot_h = height - top - bottom
     count = max(1, len(items))

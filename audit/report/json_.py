@@ -37,11 +37,11 @@ class _Spool:
         self.count += 1
 
     def lines(self) -> Iterator[str]:
-        """The elements written, one JSON text each (a spool written with `line=True`)."""
+        """The elements written, one JSON text each (a spool whose separator is a newline:
+        JSON escapes every line break inside a text, so no line is blank)."""
         self.file.seek(0)
         for text in self.file:
-            if text.strip():
-                yield text.rstrip("\n")
+            yield text.rstrip("\n")
 
     def copy_to(self, out: TextIO) -> None:
         out.write("[")
@@ -78,7 +78,6 @@ class JsonWriter:
             "urls": _Spool(),
             "other": _Spool(),
         }
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -87,9 +86,6 @@ class JsonWriter:
             self._spools[spooled].add(record)
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         out = self._stream
         try:
             summary = self._agg.summary_dict()

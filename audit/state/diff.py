@@ -55,7 +55,7 @@ from typing import Any, Final, TextIO
 
 from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
-from audit.report.aggregate import as_dict, int_or_none, str_or_none
+from audit.report.aggregate import as_dict, int_or_none, str_or_none, where
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
 from audit.state.schema import is_state_file
 
@@ -180,12 +180,11 @@ def _line(section: str, row: dict[str, Any]) -> str:
     if section not in ("new", "fixed", "still"):
         return _ROW_LINES.get(section, "{url}").format(**row)
     times = f" (x{row['count']})" if row["count"] > 1 else ""
-    sitemap, line = row.get("sitemap"), row.get("line")
-    where = f"{sitemap}:{line}" if sitemap and line else str(sitemap or "")
+    place = where(row.get("sitemap"), row.get("line"))  # (lines count from 1)
     parts = [
         f"{row['severity']:<7} {row['code']}{times}",
         row["url"],
-        f"[{where}]" if where else "",
+        f"[{place}]" if place else "",
         row["message"] if section != "fixed" else "",
     ]
     return "  ".join(filter(None, parts))
@@ -202,7 +201,10 @@ class _Style:
     esc: Callable[[str], str]
     title: str  # {old} -> {new}
     emph: str  # a line that stands out: what a cut side leaves out, an alert
-    table: bool  # every section's count in a table (else the non-empty ones on a line)
+    # the count of each section: {n} {title} each, joined, between a head and a tail; the
+    # sections in `always` are counted even at 0, the others only when they have rows
+    counts: tuple[str, str, str, str]  # head, each count, what joins them, tail
+    always: frozenset[str]
     coverage: str
     section: str  # {title} ({n})
     row: str
@@ -212,26 +214,28 @@ class _Style:
 
 _STYLES: dict[str, _Style] = {
     "markdown": _Style(
-        _md,
-        "# sitemap-audit diff\n\n`{old}` → `{new}`\n\n",
-        "**{}**\n\n",
-        True,
-        "\ncoverage: {}\n",
-        "\n## {title} ({n})\n\n",
-        "- {}\n",
-        "- ... and {n} more (`--limit 0` lists all)\n",
-        "\n**{}**\n",
+        esc=_md,
+        title="# sitemap-audit diff\n\n`{old}` → `{new}`\n\n",
+        emph="**{}**\n\n",
+        counts=("| change | count |\n| --- | ---: |\n", "| {title} | {n} |\n", "", ""),
+        always=frozenset(key for key, _ in SECTIONS),  # a table of every section
+        coverage="\ncoverage: {}\n",
+        section="\n## {title} ({n})\n\n",
+        row="- {}\n",
+        more="- ... and {n} more (`--limit 0` lists all)\n",
+        verdict="\n**{}**\n",
     ),
     "text": _Style(
-        printable,
-        "sitemap-audit diff\n{old} -> {new}\n",
-        "{}\n",
-        False,
-        "coverage: {}\n",
-        "\n{title} ({n})\n",
-        "  {}\n",
-        "  ... and {n} more (--limit 0 lists all)\n",
-        "\n{}\n",
+        esc=printable,
+        title="sitemap-audit diff\n{old} -> {new}\n",
+        emph="{}\n",
+        counts=("", "{n} {title}", ", ", "\n"),
+        always=frozenset({"new", "fixed"}),
+        coverage="coverage: {}\n",
+        section="\n{title} ({n})\n",
+        row="  {}\n",
+        more="  ... and {n} more (--limit 0 lists all)\n",
+        verdict="\n{}\n",
     ),
 }
 
@@ -287,12 +291,11 @@ def _write_text(
     style = _STYLES[fmt]
     out.write(style.title.format(old=style.esc(old), new=style.esc(new)))
     write_alerts(out, fmt, cut)  # (the cut lines stand out as alerts do)
-    if style.table:
-        out.write("| change | count |\n| --- | ---: |\n")
-        out.write("".join(f"| {title} | {counts[key]} |\n" for key, title in SECTIONS))
-    else:
-        shown = [f"{counts[k]} {t}" for k, t in SECTIONS if counts[k] or k in ("new", "fixed")]
-        out.write(", ".join(shown) + "\n")
+    head, count, joined, tail = style.counts
+    shown = [
+        count.format(n=counts[k], title=t) for k, t in SECTIONS if counts[k] or k in style.always
+    ]
+    out.write(head + joined.join(shown) + tail)
     out.write(style.coverage.format(style.esc(coverage)) if coverage else "")
     for key, title in SECTIONS:
         if not counts[key]:

@@ -158,21 +158,18 @@ def _decide(collector: IndexNowCollector, ledger: Ledger) -> tuple[dict[str, _Or
     skipped = 0
     for url, kind in collector.urls.items():
         entry = ledger.entry(url)
-        send: _Send | None = None
         if kind == "live":
             fp = ledger.fingerprint(url)
             if fp is None:
                 continue  # no main text: nothing verified about its content
-            if entry is None:
-                send = _Send(url, "new", "live", fp)
-            elif entry == ("live", fp):
+            if entry == ("live", fp):
                 skipped += 1
-            else:
-                send = _Send(url, "changed", "live", fp)
+                continue
+            send = _Send(url, "new" if entry is None else "changed", "live", fp)
         elif entry is not None and entry[0] == "live":
             send = _Send(url, "gone", "gone", None)
-        if send is None:
-            continue
+        else:
+            continue  # gone, and not live when last submitted: nothing to say
         parts = urlsplit(normalize_url(url))
         root = f"{parts.scheme}://{parts.netloc}"
         origins.setdefault(root, _Origin(root, (parts.hostname or "").lower())).sends.append(send)

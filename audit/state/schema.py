@@ -219,7 +219,7 @@ def is_state_file(path: str | Path, error: Callable[[str], Exception]) -> bool:
 def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
     """The meta rows of a state of this schema; StateError (refused) for anything else."""
     try:
-        (check,) = conn.execute("PRAGMA quick_check").fetchone() or ("no answer",)
+        (check,) = conn.execute("PRAGMA quick_check").fetchone()  # "ok", or the first problem
         if check != "ok":
             raise refuse(path, f"the state file is corrupt ({check})")
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())

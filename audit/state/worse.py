@@ -69,13 +69,13 @@ class Snapshot:
 
     @classmethod
     def take(cls, state: str | None) -> Snapshot:
-        if not state or not Path(state).is_file():
+        if not state:
             return cls(None, None)
         try:
             if read_status(state) != "complete":
                 return cls(None, None)
-        except StateError:
-            return cls(None, None)  # opening the state for the run says what is wrong
+        except StateError:  # no such file (a first run), or not a state: none to compare with
+            return cls(None, None)  # (opening the state for the run says what is wrong)
         directory = tempfile.mkdtemp(prefix="sitemap-audit-notify-")
         path = Path(directory) / "previous.jsonl"
         with path.open("w", encoding="utf-8") as out:
