@@ -136,8 +136,8 @@ class ExtensionCheck:
         line = news.line
         values = {k: v.strip(XML_SPACE) for k, v in news.fields.items()}
         missing = _missing(values, "news", ("name", "language", "publication_date", "title"))
-        why = "(<news:publication> needs <news:name> and <news:language>)"
-        self._required(out, "news", missing, why, line, loc)
+        needs = "(<news:publication> needs <news:name> and <news:language>)"
+        self._required(out, "news", missing, needs, line, loc)
         language = values.get("language")
         if language and (why := check_news_language(language)) is not None:
             add(
