@@ -122,8 +122,7 @@ _ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: in
 
 
 def _day(text: str) -> int | None:
-    if text in _DAYS:
-        return _DAYS[text]
+    """The ordinal of a day not in _DAYS yet (_fast_seconds looks there first), kept."""
     try:
         ordinal: int | None = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
     except ValueError:
@@ -135,8 +134,7 @@ def _day(text: str) -> int | None:
 
 
 def _zone(tzd: str) -> int | None:
-    if tzd in _ZONES:
-        return _ZONES[tzd]
+    """Seconds east of UTC of a TZD not in _ZONES yet (_fast_seconds looks there first)."""
     oh, om = int(tzd[1:3]), int(tzd[4:6])
     east: int | None = None
     if om <= 59 and (oh < 14 or (oh == 14 and om == 0)):  # xsd: -14:00 to +14:00
