@@ -132,7 +132,7 @@ def scoped_noindex(
     name="gptbot">`): what `agent-noindex` reports (RULES.md). A noindex for every agent is
     the main agent's `url-noindex` already."""
     own = agent.strip().lower()
-    if noindex_directive(list(robots_tags), own, scoped_only=True):
+    if noindex_directive(robots_tags, own, scoped_only=True):
         return True
     return any(name == own and directives(content) & _NOINDEX for name, content in metas)
 
@@ -150,7 +150,7 @@ def agent_verdict(
     noindex of the headers or the head that applies to it."""
     if not allowed:
         return "blocked"
-    if noindex_directive(list(robots_tags), agent) is not None:
+    if noindex_directive(robots_tags, agent) is not None:
         return "noindex"
     if meta_noindex(metas, agent) is not None:
         return "noindex"

@@ -9,7 +9,7 @@ aiohttp or asyncio; it reads a FetchResult and returns values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -252,11 +252,11 @@ def _check_ok(
     """The checks of a 2xx answer, after the redirect and slowness findings: one pass over
     the headers."""
     # locals, not a dict of lists: most answers have one Last-Modified and one Date and
-    # neither X-Robots-Tag nor Link (no list built for those)
+    # neither X-Robots-Tag nor Link (their tuples stay the empty one)
     modified: str | None = None
     date: str | None = None
-    robots_tags: list[str] | None = None
-    links: list[str] | None = None
+    robots_tags: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
     for name, value in result.headers:
         if name in _CHECKED_HEADERS:
             if name == "last-modified":
@@ -266,9 +266,9 @@ def _check_ok(
                 if date is None:
                     date = value
             elif name == "link":
-                links = [*links, value] if links else [value]
+                links = (*links, value)
             else:
-                robots_tags = [*robots_tags, value] if robots_tags else [value]
+                robots_tags = (*robots_tags, value)
     noindex = None
     hit = noindex_directive(robots_tags, agent_token) if robots_tags else None
     if hit is not None:
@@ -334,7 +334,7 @@ _AGENT_TOKEN = re.compile(r"[a-z_-]+\Z")
 
 
 def noindex_directive(
-    values: list[str], agent_token: str, *, scoped_only: bool = False
+    values: Sequence[str], agent_token: str, *, scoped_only: bool = False
 ) -> str | None:
     """The X-Robots-Tag header value that says noindex for `agent_token`, or None.
 
@@ -370,7 +370,7 @@ def _scoped_directive(token: str, scope: str | None) -> tuple[str | None, str | 
 # --- Link rel=canonical ----------------------------------------------------
 
 
-def canonical_links(values: list[str]) -> list[str]:
+def canonical_links(values: Sequence[str]) -> list[str]:
     """The targets of every `rel=canonical` link in some Link header values (RFC 8288)."""
     found: list[str] = []
     for value in values:
@@ -404,7 +404,9 @@ def _link_rel(value: str, pos: int) -> tuple[str | None, int]:
     return rel, len(value)  # not reached: the last match is the empty one at the end
 
 
-def _canonical_finding(result: FetchResult, link_values: list[str], add: _Add) -> Finding | None:
+def _canonical_finding(
+    result: FetchResult, link_values: Sequence[str], add: _Add
+) -> Finding | None:
     targets = canonical_links(link_values)
     if not targets:
         return None

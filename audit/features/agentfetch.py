@@ -23,7 +23,6 @@ Imports no aiohttp.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import heapq
 import re
@@ -36,6 +35,7 @@ from audit.checks.page import PageSink
 from audit.checks.pagefacts import HEAD, FactsSink
 from audit.core.agent import user_agent_of
 from audit.core.records import Finding, finding
+from audit.pipeline.context import work_through
 from audit.pipeline.hooks import Hook
 
 if TYPE_CHECKING:
@@ -132,21 +132,17 @@ class AgentSampler:
 
     async def fetch(self, client: HttpClient, cap: int, concurrency: int) -> None:
         """Every sampled URL once per agent, with the agent's User-Agent string."""
-        work: asyncio.Queue[tuple[str, str, _Candidate]] = asyncio.Queue()
+        work: list[tuple[str, str, _Candidate]] = []
         for origin, agent, sample in self.samples():
             self.tallies[origin, agent] = _Tally(sampled=len(sample))
-            for cand in sample:
-                work.put_nowait((origin, agent, cand))
+            work += [(origin, agent, cand) for cand in sample]
         results: dict[tuple[str, str, str], tuple[str | None, str]] = {}
 
-        async def worker() -> None:
-            while not work.empty():
-                origin, agent, cand = work.get_nowait()
-                results[origin, agent, cand.url] = await self._one(client, agent, cand, cap)
+        async def one(item: tuple[str, str, _Candidate]) -> None:
+            origin, agent, cand = item
+            results[origin, agent, cand.url] = await self._one(client, agent, cand, cap)
 
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(max(1, min(concurrency, work.qsize()))):
-                tg.create_task(worker())
+        await work_through(work, one, concurrency)
         # tallied in sample order, whatever order the answers came in
         for origin, agent, sample in self.samples():
             tally = self.tallies[origin, agent]

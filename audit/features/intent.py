@@ -27,12 +27,11 @@ it reads and before the state (which stores what it added). Imports no aiohttp.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from audit.core.records import FetchResult, Finding, UrlResult, finding
-from audit.pipeline.context import UrlJob
+from audit.pipeline.context import UrlJob, work_through
 from audit.pipeline.hooks import Hook
 from audit.rules.intent import ACTIONS, IntentPlan, Row, Served, Verdict, judge
 
@@ -142,16 +141,7 @@ class IntentHook(Hook):
             if r.line not in self.run.listed and not any(c.claims(r.url) for c in claimers)
         ]
         # the unlisted exact rows, requested by a few workers (politeness is per host)
-        queue = list(reversed(todo))
-
-        async def worker() -> None:
-            while queue:
-                await self._request(ctx, queue.pop())
-
-        workers = min(len(todo), max(1, ctx.config.concurrency))
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(workers):
-                tg.create_task(worker())
+        await work_through(todo, lambda row: self._request(ctx, row), ctx.config.concurrency)
 
     async def _request(self, ctx: RunContext, row: Row) -> None:
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at

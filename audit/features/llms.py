@@ -49,6 +49,7 @@ from audit.core.agent import canonical_token
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, header_value
 from audit.http.hosts import canonical_origin
+from audit.pipeline.context import work_through
 from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.rules.fingerprints import SeenUrls
 from audit.rules.urls import normalize_url
@@ -198,17 +199,7 @@ class LlmsHook(Hook):
             for norm, link in self.links.items()
             if self._audited(norm) and norm not in self.listed and norm not in self.judged
         ]
-        queue: asyncio.Queue[_Link] = asyncio.Queue()
-        for link in todo:
-            queue.put_nowait(link)
-        workers = min(len(todo), max(1, self.config.concurrency))  # none when none to do
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(workers):
-                tg.create_task(self._worker(queue))
-
-    async def _worker(self, queue: asyncio.Queue[_Link]) -> None:
-        while not queue.empty():
-            await self._check(queue.get_nowait())
+        await work_through(todo, self._check, self.config.concurrency)
 
     async def _check(self, link: _Link) -> None:
         """A link only llms.txt lists: robots.txt first, then the request, its record."""

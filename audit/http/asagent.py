@@ -87,7 +87,8 @@ class AgentSender:
         headers["User-Agent"] = user_agent
         session = self.session()
         answer = chain.final
-        held = host.try_acquire() or await host.acquire()
+        if not host.try_acquire():
+            await host.acquire()  # holds a slot too (hold_slot): released below
         started = time.monotonic()
         resp: aiohttp.ClientResponse | None = None
         try:
@@ -116,8 +117,7 @@ class AgentSender:
                 resp.close()
         finally:
             answer.elapsed_ms = (time.monotonic() - started) * 1000.0
-            if held:
-                host.release()
+            host.release()
         chain.error = answer.error
         return fetch_result(url, "GET", chain)
 

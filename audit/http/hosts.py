@@ -233,9 +233,10 @@ class Group:
             if self._streak >= SLOW_STREAK and not self.slow:
                 self.slow = True
                 self._halve_rate()
-                self._note(
+                _note(
+                    self.notes,
                     f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-                    f"rate lowered to {self.rate:g}/s"
+                    f"rate lowered to {self.rate:g}/s",
                 )
             return
         # a good answer: the burst is over; a run of them restores the rate step by step
@@ -264,9 +265,10 @@ class Group:
         answer is final and the host is not deferred."""
         if seconds <= self._retry_after_cap:
             return False
-        self._note(
+        _note(
+            self.notes,
             f"Retry-After over the {self._retry_after_cap:g} s cap (--max-retry-after): "
-            "URLs reported at once, not waited for"
+            "URLs reported at once, not waited for",
         )
         return True
 
@@ -274,15 +276,11 @@ class Group:
         """Push the host's "not before" deadline `seconds` from now (capped); returns the wait."""
         seconds = max(0.0, seconds)
         if seconds > self._retry_after_cap:
-            self._note(f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
+            _note(self.notes, f"{reason} {seconds:g} s capped to {self._retry_after_cap:g} s")
             seconds = self._retry_after_cap
         now = asyncio.get_running_loop().time()
         self.not_before = max(self.not_before, now + seconds)
         return seconds
-
-    def _note(self, text: str) -> None:
-        if text not in self.notes:  # a host repeating itself is noted once
-            self.notes.append(text)
 
     # --- taking a turn --------------------------------------------------------
 
@@ -440,7 +438,7 @@ class Host:
         if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
             return
         if seconds > self._retry_after_cap:
-            self._note(f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
+            _note(self.notes, f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
             seconds = self._retry_after_cap
         self.crawl_delay = seconds
         self.group.set_max_rate(1.0 / seconds)
@@ -460,10 +458,6 @@ class Host:
     def defer(self, seconds: float, *, reason: str = "Retry-After") -> float:
         """Push the group's "not before" deadline `seconds` from now (capped)."""
         return self.group.defer(seconds, reason=reason)
-
-    def _note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
 
     # --- taking a turn --------------------------------------------------------
 
@@ -653,3 +647,9 @@ def registrable_domain(hostname: str) -> str:
         _PSL = PublicSuffixList()
     found = _PSL.privatesuffix(name)
     return found if isinstance(found, str) else name
+
+
+def _note(notes: list[str], text: str) -> None:
+    """A note for a group's or a host's record, once: one repeating itself is noted once."""
+    if text not in notes:
+        notes.append(text)

@@ -68,10 +68,11 @@ async def post_json(
                     retry_after = resp.headers.get("Retry-After")
                     await resp.read()
             except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-                status, error = None, str(translate_exception(exc, url))
+                # no answer: no Retry-After either (even one read before the body broke off)
+                status, error, retry_after = None, str(translate_exception(exc, url)), None
             if not retryable_post(status) or retry == retries:
                 break
-            wait = parse_retry_after(retry_after) if status is not None else None
+            wait = parse_retry_after(retry_after)  # None without the header
             if wait is not None and wait > max_retry_after:
                 return PostResult(
                     status,

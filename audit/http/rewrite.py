@@ -9,11 +9,15 @@ here), so the pipeline, the HTTP client and the CLI share one definition of "ori
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from audit.http.hosts import DEFAULT_PORTS, canonical_origin
 
 __all__ = ["DEFAULT_PORTS", "Rewriter", "canonical_origin", "parse_origin", "parse_rewrite"]
+
+# Where the origin of a URL ends, searched from after its `://`: its path, query or fragment.
+_ORIGIN_END = re.compile(r"[/?#]").search
 
 
 def parse_origin(text: str, what: str) -> str:
@@ -93,11 +97,8 @@ class Rewriter:
         if not self._back or "://" not in url:
             return url
         start = url.find("://")
-        end = len(url)
-        for sep in "/?#":
-            i = url.find(sep, start + 3, end)
-            if i >= 0:
-                end = i
+        found = _ORIGIN_END(url, start + 3)
+        end = found.start() if found is not None else len(url)
         key = canonical_origin(url[:end])
         source = self._back.get(key) if key is not None else None
         return url if source is None else source + url[end:]
@@ -108,11 +109,8 @@ class Rewriter:
         start = url.find("://")
         if start <= 0:
             return url
-        end = len(url)
-        for sep in "/?#":
-            i = url.find(sep, start + 3, end)
-            if i >= 0:
-                end = i
+        found = _ORIGIN_END(url, start + 3)
+        end = found.start() if found is not None else len(url)
         prefix = url[:end]
         target = self._memo.get(prefix)
         if target is None:

@@ -174,16 +174,12 @@ class RobotsCache:
     """robots.txt policies of the run, fetched once per origin and kept on the client's
     hosts (`Host.robots`), so every RobotsCache of one client shares them."""
 
-    def __init__(
-        self, client: HttpClient, user_agent: str, *, robots_agent: str | None = None
-    ) -> None:
-        """`robots_agent` (else the client's `--robots-agent`) is the token outright."""
+    def __init__(self, client: HttpClient, user_agent: str) -> None:
+        """The client's `--robots-agent`, when given, is the token outright."""
         self._client = client
         self._user_agent = user_agent
-        if robots_agent is None:
-            robots_agent = client.config.robots_agent
-        self._robots_agent = robots_agent
-        self.agent = robots_token(user_agent, robots_agent)  # the product token judged for
+        self._robots_agent = client.config.robots_agent
+        self.agent = robots_token(user_agent, self._robots_agent)  # the product token judged for
         self._started: list[asyncio.Task[RobotsPolicy]] = []  # reads this cache began
 
     async def get(self, url_or_origin: str) -> RobotsPolicy:

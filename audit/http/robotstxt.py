@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import urlsplit
 
 from audit.core.agent import usage_pairs
@@ -72,8 +73,11 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 # a URL's `*` and `$` as a pattern spells them literally (RFC 9309 2.2.3, Figure 6)
 _LITERALS = str.maketrans({"*": "%2A", "$": "%24"})
 # After an absolute URL's `://`: its authority, then its path and its query (a fragment ends
-# both)
-_PATH_QUERY = re.compile(r"[^/?#]*([^?#]*)(?:\?([^#]*))?").match
+# both). Every part may be empty, so it matches at any position: never None.
+_PATH_QUERY = cast(
+    "Callable[[str, int], re.Match[str]]",
+    re.compile(r"[^/?#]*([^?#]*)(?:\?([^#]*))?").match,
+)
 
 
 def _escape_at(text: str, i: int) -> str | None:
@@ -131,13 +135,12 @@ def path_of(url: str) -> str:
         if start < 0 or "\t" in url or "\n" in url or "\r" in url:
             try:
                 parts = urlsplit(url)
-                target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+                path, query = parts.path, parts.query
             except ValueError:
-                target = "/"
+                path = query = ""
         else:
-            found = _PATH_QUERY(url, start + 3)  # it matches always (maybe nothing)
-            path, query = found.group(1, 2) if found else ("", None)
-            target = (path or "/") + ("?" + query if query else "")
+            path, query = _PATH_QUERY(url, start + 3).group(1, 2)
+        target = (path or "/") + ("?" + query if query else "")
     if target.isascii() and "%" not in target and " " not in target:
         if "*" in target or "$" in target:
             return target.translate(_LITERALS)

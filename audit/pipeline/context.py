@@ -15,7 +15,8 @@ Imports nothing of the pipeline's engine (auditor, hooks): they import this.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,9 +48,30 @@ __all__ = [
     "SitemapHook",
     "SitemapJob",
     "UrlJob",
+    "work_through",
 ]
 
 T = TypeVar("T")
+
+
+async def work_through(
+    items: Iterable[T], work: Callable[[T], Awaitable[None]], workers: int
+) -> None:
+    """`work(item)` for every item, started in their order by at most `workers` tasks
+    (at least one, none for no items): the few requests a feature makes of its own after
+    the listed URLs (--intent's unlisted rows, llms.txt links no sitemap lists, the
+    --agents-fetch samples), each under its host's politeness."""
+    todo = list(items)
+    pending = iter(todo)
+
+    async def worker() -> None:
+        for item in pending:  # one iterator for all: each item is taken once
+            await work(item)
+
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(min(len(todo), max(1, workers))):
+            tg.create_task(worker())
+
 
 # how far a run goes: validate stops at the documents, inspect hands entries to a hook,
 # crawl checks every URL

@@ -436,13 +436,13 @@ class LinkCrawl(Hook):
 
     def _stopped(self) -> str | None:
         """What kept the crawl from being complete, or None."""
-        if not self.drained:
-            return "interrupted"
-        if self.ctx.state.max_urls_reached:
-            return "max-urls"
-        if self.stopped_by is not None:
-            return self.stopped_by
-        return "max-depth" if self.cut_depth else None
+        rows = (  # (whether it stopped the crawl, what), the first that applies
+            (not self.drained, "interrupted"),
+            (self.ctx.state.max_urls_reached, "max-urls"),
+            (self.stopped_by is not None, self.stopped_by),
+            (self.cut_depth, "max-depth"),
+        )
+        return next((what for stopped, what in rows if stopped), None)
 
     def end_of_run(self) -> None:
         stopped = self._stopped()

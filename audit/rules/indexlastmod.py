@@ -41,7 +41,9 @@ from audit.rules.dates import parse_rss_date, parse_w3c_datetime
 from audit.rules.urls import normalize_url
 
 __all__ = [
+    "HOUR_MINUTE",
     "SERVED_NOW_WINDOW_S",
+    "TWO_DIGITS",
     "ChildDigest",
     "IndexEntryState",
     "IndexLastmodCheck",
@@ -54,6 +56,7 @@ __all__ = [
     "lastmod_now",
     "over_time_finding",
     "over_time_findings",
+    "seconds_since_epoch",
     "served_now",
 ]
 
@@ -109,11 +112,13 @@ _FAST = re.compile(
 # "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path.
 # Keys from the 60 two-digit strings: a format spec per key (1,440 of them) cost millions of
 # instructions at every start.
-_TWO = [f"{x:02d}" for x in range(60)]
-_HOUR_MINUTE = {
-    f"{hh}:{mm}": h * 3600 + m * 60 for h, hh in enumerate(_TWO[:24]) for m, mm in enumerate(_TWO)
+TWO_DIGITS = [f"{x:02d}" for x in range(60)]  # "00" to "59" (rules/lastmods.py reads them too)
+HOUR_MINUTE = {
+    f"{hh}:{mm}": h * 3600 + m * 60
+    for h, hh in enumerate(TWO_DIGITS[:24])
+    for m, mm in enumerate(TWO_DIGITS)
 }
-_SECONDS = {ss: x for x, ss in enumerate(_TWO)}
+_SECONDS = {ss: x for x, ss in enumerate(TWO_DIGITS)}
 _DIGITS = frozenset("0123456789")
 _LASTMOD = attrgetter("lastmod")
 _DAY_S = 86_400
@@ -122,8 +127,7 @@ _ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: in
 
 
 def _day(text: str) -> int | None:
-    if text in _DAYS:
-        return _DAYS[text]
+    """The ordinal of a day not in _DAYS yet (_fast_seconds looks there first), kept."""
     try:
         ordinal: int | None = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
     except ValueError:
@@ -135,8 +139,7 @@ def _day(text: str) -> int | None:
 
 
 def _zone(tzd: str) -> int | None:
-    if tzd in _ZONES:
-        return _ZONES[tzd]
+    """Seconds east of UTC of a TZD not in _ZONES yet (_fast_seconds looks there first)."""
     oh, om = int(tzd[1:3]), int(tzd[4:6])
     east: int | None = None
     if om <= 59 and (oh < 14 or (oh == 14 and om == 0)):  # xsd: -14:00 to +14:00
@@ -155,7 +158,7 @@ def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
         return None
     if hour_minute is None:
         return day * _DAY_S, (day + 1) * _DAY_S
-    clock = _HOUR_MINUTE.get(hour_minute)
+    clock = HOUR_MINUTE.get(hour_minute)
     seconds = _SECONDS.get(second)
     east = _ZONES[tzd] if tzd in _ZONES else _zone(tzd)
     if clock is None or seconds is None or east is None:
@@ -164,8 +167,9 @@ def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
     return start, start + 1
 
 
-def _seconds(stamp: datetime) -> int:
-    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic)."""
+def seconds_since_epoch(stamp: datetime) -> int:
+    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic
+    Gregorian: // 86400 is the UTC day's ordinal); rules/lastmods.py counts in them too."""
     return stamp.toordinal() * _DAY_S + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
 
 
@@ -185,7 +189,7 @@ def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] 
     interval = lastmod_interval(text, rss=rss)
     if interval is None:
         return None
-    return _seconds(interval.start), _seconds(interval.end)
+    return seconds_since_epoch(interval.start), seconds_since_epoch(interval.end)
 
 
 def _plus(stamp: datetime, delta: timedelta) -> datetime:

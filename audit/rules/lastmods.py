@@ -22,7 +22,13 @@ from datetime import date, datetime, timedelta
 from audit.core.records import Finding
 from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start, tz_offset
 from audit.rules.findings import XML_SPACE, add, show, writable
-from audit.rules.indexlastmod import SERVED_NOW_WINDOW_S, lastmod_now
+from audit.rules.indexlastmod import (
+    HOUR_MINUTE,
+    SERVED_NOW_WINDOW_S,
+    TWO_DIGITS,
+    lastmod_now,
+    seconds_since_epoch,
+)
 
 __all__ = [
     "FUTURE_TOLERANCE",
@@ -58,12 +64,9 @@ _LM_FULL = re.compile(
 _DAY_ORDINALS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> ordinal (sites reuse few days)
 _NOT_A_DAY = 1 << 62  # what check() looks up for a day not in that table: before no day
 _TZ_SECONDS: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
-_TWO = [f"{x:02d}" for x in range(60)]  # "00" to "59": one format spec each, not one per key
-_HOUR_MINUTE = {
-    f"{hh}:{mm}": h * 3600 + m * 60 for h, hh in enumerate(_TWO[:24]) for m, mm in enumerate(_TWO)
-}
-_T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in _HOUR_MINUTE.items()}  # "Thh:mm"
-_COLON_SECONDS = frozenset(":" + ss for ss in _TWO)  # ":ss", 00 to 59
+# "hh:mm" -> seconds (HOUR_MINUTE) and "00" to "59" (TWO_DIGITS): indexlastmod.py's tables
+_T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in HOUR_MINUTE.items()}  # "Thh:mm"
+_COLON_SECONDS = frozenset(":" + ss for ss in TWO_DIGITS)  # ":ss", 00 to 59
 
 
 def _day_ordinal(text: str) -> int | None:
@@ -101,16 +104,11 @@ def _lastmod_fast(value: str) -> _Lastmod | None:
         return None
     day, hour_minute, second, tzd = m.groups()
     ordinal = _day_ordinal(day)
-    seconds = _HOUR_MINUTE.get(hour_minute)
+    seconds = HOUR_MINUTE.get(hour_minute)
     tz = _tz_seconds(tzd)
     if ordinal is None or seconds is None or tz is None or second > "59":
         return None
     return ordinal * _DAY_S + seconds + int(second) - tz, "second", True
-
-
-def seconds_since_epoch(dt: datetime) -> int:
-    """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z."""
-    return dt.toordinal() * _DAY_S + dt.hour * 3600 + dt.minute * 60 + dt.second
 
 
 class LastmodCheck:

@@ -15,7 +15,7 @@ from audit.api import Audit
 from audit.core.config import CrawlConfig
 from audit.core.records import Finding, UrlResult
 from audit.pipeline.auditor import Auditor
-from audit.pipeline.context import RunContext, SitemapJob, UrlJob
+from audit.pipeline.context import RunContext, SitemapJob, UrlJob, work_through
 from audit.pipeline.hooks import NEXT, Chain, Hook
 from audit.pipeline.recorder import Recorder
 from tests.crawlkit import FAST, HTML, XML, Serve, Site, urlset
@@ -161,3 +161,28 @@ async def test_alone_checks_a_url_without_the_runs_hooks(serve: Serve) -> None:
     assert "/no" not in site.paths()
     # nothing it checked reached the run's report
     assert f"{base}/unlisted" not in [r.get("url") for r in records if r["type"] == "url"]
+
+
+async def test_work_through_takes_each_item_once_in_order_with_at_most_n_tasks() -> None:
+    """Every item is worked once, started in the given order, by no more tasks than asked
+    (at least one); no items start no task."""
+    started: list[int] = []
+    running = peak = 0
+
+    async def work(item: int) -> None:
+        nonlocal running, peak
+        started.append(item)
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0)
+        running -= 1
+
+    await work_through(range(10), work, 3)
+    assert started == list(range(10))
+    assert peak == 3
+    started.clear()
+    peak = 0
+    await work_through([1, 2], work, 0)  # 0 workers asked: one all the same
+    assert started == [1, 2] and peak == 1
+    await work_through([], work, 5)
+    assert started == [1, 2]

@@ -150,6 +150,19 @@ def test_news_required_missing(missing: str) -> None:
     assert f.code == "news-required-missing" and f"<news:{missing}>" in f.message
 
 
+def test_required_missing_messages_say_it_or_them() -> None:
+    """One missing child is 'it', several 'them'; each extension gives its own reason."""
+    (one,) = make().check(url(videos=[Video(9, {**GOOD_VIDEO, "title": ""})]))
+    assert one.message == (
+        "<video:video> lacks <video:title>: add it (Google needs them to index the video)"
+    )
+    (two,) = make().check(url(news=[News(9, {"name": "n", "language": "en"})]))
+    assert two.message == (
+        "<news:news> lacks <news:publication_date>, <news:title>: add them "
+        "(<news:publication> needs <news:name> and <news:language>)"
+    )
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
