@@ -111,8 +111,9 @@ def test_missing_file_directory_and_non_url(
 
 # Modules a validate of a local file never uses: the URL and page checks and the features
 # that judge listed URLs (a crawl's), robots.txt's parser and discovery (a remote target's),
-# what sends a request (aiohttp, yarl, aiolimiter: 20 ms of start-up together) and the other
-# commands' options. It imports none of them (its start-up is part of its time: issue 27,
+# what sends a request (aiohttp, yarl, aiolimiter: 20 ms of start-up together), a crawl's
+# roll-up, and the other commands' options and runs (inspect, migrate, codes, fix, --indexnow).
+# It imports none of them (its start-up is part of its time: issue 27,
 # validate no slower than c914850).
 _CRAWL_ONLY = (
     "aiohttp",
@@ -130,9 +131,12 @@ _CRAWL_ONLY = (
     "audit.features.agentfetch",
     "audit.features.agents",
     "audit.features.deploy",
+    "audit.front.migrate",
     "audit.http.robotstxt",
     "audit.pipeline.check",
     "audit.pipeline.discover",
+    "audit.pipeline.rollup",
+    "audit.sitemap.inspect",
 )
 
 # Runs the command line in a fresh interpreter and writes the modules it imported to the file
