@@ -39,12 +39,11 @@ import importlib.util
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from audit.core.config import CrawlConfig, check_config, config_from_options
 from audit.core.errors import TargetError
 from audit.front.after import IndexNow, send_notices, take_snapshot
-from audit.front.migrate import MigrateRun
 from audit.front.options import (
     NO_RUN_OPTIONS,
     OptionError,
@@ -67,7 +66,14 @@ from audit.pipeline.progress import NO_PROGRESS, Progress, make_progress
 from audit.pipeline.recorder import Recorder, RecordSink
 from audit.pipeline.targets import classify_target
 from audit.report.aggregate import fails
-from audit.sitemap.inspect import Inspector
+
+if TYPE_CHECKING:
+    from audit.front.migrate import MigrateRun
+    from audit.sitemap.inspect import Inspector
+
+# Exported, but loaded at first use (module __getattr__; this module's own functions import
+# them where they use them): a crawl or validate needs neither at start-up.
+_LAZY = {"Inspector": "audit.sitemap.inspect", "MigrateRun": "audit.front.migrate"}
 
 __all__ = [
     "Audit",
@@ -100,6 +106,16 @@ __all__ = [
 ]
 
 HookFactory = Callable[[], Sequence[Hook]]
+
+
+def __getattr__(name: str) -> Any:
+    """`Inspector` and `MigrateRun` (see _LAZY)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+    return value
 
 
 @dataclass(slots=True)
@@ -488,6 +504,8 @@ def validate(
 
 async def inspect_async(target: str, **options: Any) -> list[dict[str, Any]]:
     """Statistics of a sitemap (and an index's children) in the running loop."""
+    from audit.sitemap.inspect import Inspector
+
     inspector = Inspector()
     run = Audit(
         target,
@@ -537,6 +555,8 @@ async def migrate_async(
         value = extra[key] = options.pop(key, None)
         if not isinstance(value, str | None):
             raise TypeError(f"{key}: expected a string, got {value!r}")
+    from audit.front.migrate import MigrateRun
+
     opts = split_options(options, "migrate")
     run = MigrateRun(old, new, _config(options), opts, **extra)
     run.start([on_record] if on_record is not None else [])

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-__all__ = ["add_fix_parser", "cmd_fix"]
+__all__ = ["add_fix_options", "cmd_fix"]
 
 
 def _shard_size(text: str) -> int:
@@ -26,14 +25,10 @@ def _shard_size(text: str) -> int:
     return n
 
 
-def add_fix_parser(sub: Any) -> argparse.ArgumentParser:
+def add_fix_options(fix: argparse.ArgumentParser) -> None:
+    """`fix`'s arguments, on its parser (audit.cli.options.build_parser makes it)."""
     from audit.core.config import DEFAULT_SHARD_SIZE
 
-    fix: argparse.ArgumentParser = sub.add_parser(
-        "fix",
-        help="write the sitemap set a complete audit says the site should have, "
-        "from a jsonl report or state file",
-    )
     fix.add_argument("source", help="a `crawl --format jsonl` report or a --state file")
     fix.add_argument(
         "--output", "-o", required=True, metavar="DIR", help="where the set is written"
@@ -53,7 +48,6 @@ def add_fix_parser(sub: Any) -> argparse.ArgumentParser:
     fix.add_argument(
         "--gzip", action="store_true", help="write the shards gzip-compressed as .xml.gz"
     )
-    return fix
 
 
 def cmd_fix(args: argparse.Namespace) -> int:

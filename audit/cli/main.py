@@ -13,6 +13,7 @@ import contextlib
 import gc
 import os
 import sys
+from collections.abc import Sequence
 
 from audit.cli.options import (
     FORMAT_CHOICES,
@@ -25,7 +26,7 @@ from audit.cli.options import (
 )
 from audit.core.errors import AuditError
 
-__all__ = ["Exit", "build_parser", "config_from", "main"]
+__all__ = ["Exit", "build_parser", "command_named", "config_from", "main"]
 
 # each command's module and whether its function takes (parser, args, argv): crawl and validate
 # read their targets and --config, migrate its --config, and resolve --format after them
@@ -56,6 +57,16 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: l
     return int(command(args))
 
 
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs: its first argument that is no option (the main parser's own
+    options, --help and --version, take no value), when that is a command; else None (no
+    command, or an unknown one: argparse then needs every command's parser for its answer)."""
+    for arg in argv:
+        if arg == "-" or not arg.startswith("-"):
+            return arg if arg in _COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the console script or `python -m audit`: this process is ours
         # so is its collector (never tuned inside a caller's process): an audit allocates
@@ -64,13 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         # run for nothing. Start-up objects are frozen out of its scans; passes are rarer.
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_named(given))  # the options of the command run, alone
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(given)
     except SystemExit as exc:  # --help, --version, usage errors: already printed
         return int(exc.code) if isinstance(exc.code, int) else Exit.USAGE
     try:
-        return _dispatch(parser, args, sys.argv[1:] if argv is None else argv)
+        return _dispatch(parser, args, given)
     except AuditError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return Exit.USAGE

@@ -448,353 +448,387 @@ def _add_intent(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `command`: only that command's parser gets its options;
+    the others are listed (name and help, as --help shows them) but left empty. A run
+    parses with one command's parser alone, and adding every command's options cost about
+    5 ms at every start. None: every command's (what `--help` and a command named wrongly
+    or not at all need; audit.cli.main.command_named says which applies)."""
     parser = _Parser(prog=PROG, description="Asynchronous deep-crawl auditor for XML sitemaps.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     crawl = sub.add_parser("crawl", help="full audit: discover, expand, validate, check every URL")
-    crawl.add_argument(
-        "target",
-        nargs="*",
-        metavar="TARGET",
-        help="site roots, sitemap URLs, robots.txt URLs or local sitemap files, audited "
-        "into one report (or --targets-file, or in --config)",
-    )
-    crawl.add_argument(
-        "--targets-file",
-        metavar="FILE",
-        help="more targets, one a line (# comments), audited into the same report",
-    )
-    _add_config(crawl)
-    crawl.add_argument(
-        "--state",
-        metavar="PATH",
-        help="SQLite state file: resume after a crash; after a completed run, check incrementally",
-    )
-    crawl.add_argument(
-        "--fresh", action="store_true", help="with --state: discard the state and start over"
-    )
-    crawl.add_argument(
-        "--changed-only",
-        action="store_true",
-        help=CHANGED_ONLY_HELP,
-    )
-    crawl.add_argument(
-        "--dropped-max",
-        type=_nonneg_int,
-        default=DEFAULT_DROPPED_MAX,
-        metavar="N",
-        help="with --state: URLs that left the sitemaps since an earlier run asked again per "
-        f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
-    )
-    crawl.add_argument(
-        "--budget",
-        type=_positive_int,
-        metavar="N",
-        help="with --state: a rolling audit: check at most N listed URLs this run (due, "
-        "never checked, moved, failing first) and carry the others from the state",
-    )
-    _add_output(crawl)
-    _add_http(crawl)
-    crawl.add_argument(
-        "--page-checks",
-        action="store_true",
-        help="GET pages and check meta robots, canonical, soft 404",
-    )
-    crawl.add_argument(
-        "--page-cap",
-        type=_positive_int,
-        default=DEFAULT_PAGE_CAP,
-        metavar="BYTES",
-        help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
-    )
-    # lastmod over time and notifications (audit.features.lastmod, audit.report.notify).
-    crawl.add_argument(
-        "--content",
-        action="store_true",
-        help="GET pages for content fingerprints (lastmod-frozen, lastmod-churn with --state; "
-        "lastmod-page-date) without the other page checks",
-    )
-    crawl.add_argument(
-        "--notify",
-        action="append",
-        default=[],
-        metavar="DEST",
-        help="after the run, send the summary and alerts to a webhook URL or mailto:ADDRESS "
-        "(repeatable); only when the run got worse unless --notify-always",
-    )
-    crawl.add_argument(
-        "--notify-always", action="store_true", help="with --notify: send after every run"
-    )
-    crawl.add_argument(
-        "--notify-on",
-        choices=("error", "warning", "info"),
-        metavar="LEVEL",
-        help="with --notify: new findings at or above LEVEL (error, warning, info) make a "
-        "night worse, whatever --fail-on says (default: error)",
-    )
-    crawl.add_argument(
-        "--smtp",
-        metavar="HOST:PORT",
-        help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
-        "SITEMAP_AUDIT_SMTP_PASSWORD)",
-    )
-    # --links and its bounds (RULES.md, Site coverage).
-    crawl.add_argument(
-        "--links",
-        action="store_true",
-        help="also follow internal links from the site root and every listed page: "
-        "orphans, unlisted pages, broken links",
-    )
-    crawl.add_argument(
-        "--max-pages",
-        type=_positive_int,
-        default=DEFAULT_MAX_PAGES,
-        metavar="N",
-        help="with --links, pages fetched at most beyond the listed ones",
-    )
-    crawl.add_argument(
-        "--max-depth",
-        type=_nonneg_int,
-        metavar="D",
-        help="with --links, link hops followed from the root or a listed page",
-    )
-    # --llms and --agents-fetch (contracts/agents.md): what each AI agent is served.
-    crawl.add_argument(
-        "--llms",
-        action="store_true",
-        help="also audit /llms.txt and /llms-full.txt of each audited origin and check "
-        "every link of llms.txt like a listed URL",
-    )
-    crawl.add_argument(
-        "--agents-fetch",
-        type=_positive_int,
-        nargs="?",
-        const=AGENTS_FETCH_DEFAULT,
-        default=None,
-        metavar="N",
-        help="with --agents, GET N sampled listed URLs per host again as each named agent "
-        f"with its real User-Agent and compare the answers (default N: {AGENTS_FETCH_DEFAULT})",
-    )
-    # --render (contracts/render.md): the rendered page against the raw HTML
-    crawl.add_argument(
-        "--render",
-        nargs="?",
-        action=_RenderAction,
-        metavar="N|all",
-        help="also render at most N listed HTML pages per host (default 50; all: every one) "
-        "in headless Chromium and compare them with their raw HTML (turns on --page-checks)",
-    )
-    crawl.add_argument(
-        "--render-tabs",
-        type=_number(int, 1, "an integer"),
-        default=DEFAULT_RENDER_TABS,
-        metavar="K",
-        help=f"with --render, pages rendered at once, 1 to {MAX_RENDER_TABS} "
-        f"(default {DEFAULT_RENDER_TABS})",
-    )
-    crawl.add_argument(
-        "--render-timeout",
-        type=_positive_float,
-        default=DEFAULT_RENDER_TIMEOUT,
-        metavar="S",
-        help="with --render, seconds from a page's navigation until its load event "
-        f"(default {DEFAULT_RENDER_TIMEOUT:g}); later: render-failed",
-    )
-    crawl.add_argument(
-        "--browser",
-        metavar="PATH",
-        help="with --render, the Chromium or Chrome executable (default: $SITEMAP_AUDIT_BROWSER, "
-        "else chromium, chromium-browser, google-chrome or google-chrome-stable on PATH)",
-    )
-    crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
-    crawl.add_argument(
-        "--include", action="append", default=[], metavar="REGEX", help="only page URLs matching"
-    )
-    crawl.add_argument(
-        "--exclude", action="append", default=[], metavar="REGEX", help="skip page URLs matching"
-    )
-    crawl.add_argument(
-        "--slow",
-        type=_positive_float,
-        default=DEFAULT_SLOW_MS / 1000,
-        metavar="S",
-        help="url-slow threshold in seconds (default 5)",
-    )
-    crawl.add_argument(
-        "--lastmod-tolerance",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="seconds of slack when comparing lastmod and Last-Modified",
-    )
-    crawl.add_argument(
-        "--cluster",
-        type=partial(_front_value, "cluster"),
-        metavar="SPEC",
-        help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
-        "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
-        "workers (needs the cluster extra)",
-    )
-    crawl.add_argument(
-        "--cluster-batch",
-        type=_positive_int,
-        metavar="N",
-        help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
-    )
-    _add_intent(crawl)
-    from audit.cli.indexnow import add_indexnow_options  # --indexnow (contracts/fix.md)
+    if command in (None, "crawl"):
+        crawl.add_argument(
+            "target",
+            nargs="*",
+            metavar="TARGET",
+            help="site roots, sitemap URLs, robots.txt URLs or local sitemap files, audited "
+            "into one report (or --targets-file, or in --config)",
+        )
+        crawl.add_argument(
+            "--targets-file",
+            metavar="FILE",
+            help="more targets, one a line (# comments), audited into the same report",
+        )
+        _add_config(crawl)
+        crawl.add_argument(
+            "--state",
+            metavar="PATH",
+            help="SQLite state file: resume after a crash; after a completed run, check incrementally",
+        )
+        crawl.add_argument(
+            "--fresh", action="store_true", help="with --state: discard the state and start over"
+        )
+        crawl.add_argument(
+            "--changed-only",
+            action="store_true",
+            help=CHANGED_ONLY_HELP,
+        )
+        crawl.add_argument(
+            "--dropped-max",
+            type=_nonneg_int,
+            default=DEFAULT_DROPPED_MAX,
+            metavar="N",
+            help="with --state: URLs that left the sitemaps since an earlier run asked again per "
+            f"run at most (url-dropped-*; the latest dropped first; 0: none) (default {DEFAULT_DROPPED_MAX:,})",
+        )
+        crawl.add_argument(
+            "--budget",
+            type=_positive_int,
+            metavar="N",
+            help="with --state: a rolling audit: check at most N listed URLs this run (due, "
+            "never checked, moved, failing first) and carry the others from the state",
+        )
+        _add_output(crawl)
+        _add_http(crawl)
+        crawl.add_argument(
+            "--page-checks",
+            action="store_true",
+            help="GET pages and check meta robots, canonical, soft 404",
+        )
+        crawl.add_argument(
+            "--page-cap",
+            type=_positive_int,
+            default=DEFAULT_PAGE_CAP,
+            metavar="BYTES",
+            help=f"with --page-checks, bytes of a page read at most (default {DEFAULT_PAGE_CAP})",
+        )
+        # lastmod over time and notifications (audit.features.lastmod, audit.report.notify).
+        crawl.add_argument(
+            "--content",
+            action="store_true",
+            help="GET pages for content fingerprints (lastmod-frozen, lastmod-churn with --state; "
+            "lastmod-page-date) without the other page checks",
+        )
+        crawl.add_argument(
+            "--notify",
+            action="append",
+            default=[],
+            metavar="DEST",
+            help="after the run, send the summary and alerts to a webhook URL or mailto:ADDRESS "
+            "(repeatable); only when the run got worse unless --notify-always",
+        )
+        crawl.add_argument(
+            "--notify-always", action="store_true", help="with --notify: send after every run"
+        )
+        crawl.add_argument(
+            "--notify-on",
+            choices=("error", "warning", "info"),
+            metavar="LEVEL",
+            help="with --notify: new findings at or above LEVEL (error, warning, info) make a "
+            "night worse, whatever --fail-on says (default: error)",
+        )
+        crawl.add_argument(
+            "--smtp",
+            metavar="HOST:PORT",
+            help="mail server for mailto: notifications (login from SITEMAP_AUDIT_SMTP_USER and "
+            "SITEMAP_AUDIT_SMTP_PASSWORD)",
+        )
+        # --links and its bounds (RULES.md, Site coverage).
+        crawl.add_argument(
+            "--links",
+            action="store_true",
+            help="also follow internal links from the site root and every listed page: "
+            "orphans, unlisted pages, broken links",
+        )
+        crawl.add_argument(
+            "--max-pages",
+            type=_positive_int,
+            default=DEFAULT_MAX_PAGES,
+            metavar="N",
+            help="with --links, pages fetched at most beyond the listed ones",
+        )
+        crawl.add_argument(
+            "--max-depth",
+            type=_nonneg_int,
+            metavar="D",
+            help="with --links, link hops followed from the root or a listed page",
+        )
+        # --llms and --agents-fetch (contracts/agents.md): what each AI agent is served.
+        crawl.add_argument(
+            "--llms",
+            action="store_true",
+            help="also audit /llms.txt and /llms-full.txt of each audited origin and check "
+            "every link of llms.txt like a listed URL",
+        )
+        crawl.add_argument(
+            "--agents-fetch",
+            type=_positive_int,
+            nargs="?",
+            const=AGENTS_FETCH_DEFAULT,
+            default=None,
+            metavar="N",
+            help="with --agents, GET N sampled listed URLs per host again as each named agent "
+            f"with its real User-Agent and compare the answers (default N: {AGENTS_FETCH_DEFAULT})",
+        )
+        # --render (contracts/render.md): the rendered page against the raw HTML
+        crawl.add_argument(
+            "--render",
+            nargs="?",
+            action=_RenderAction,
+            metavar="N|all",
+            help="also render at most N listed HTML pages per host (default 50; all: every one) "
+            "in headless Chromium and compare them with their raw HTML (turns on --page-checks)",
+        )
+        crawl.add_argument(
+            "--render-tabs",
+            type=_number(int, 1, "an integer"),
+            default=DEFAULT_RENDER_TABS,
+            metavar="K",
+            help=f"with --render, pages rendered at once, 1 to {MAX_RENDER_TABS} "
+            f"(default {DEFAULT_RENDER_TABS})",
+        )
+        crawl.add_argument(
+            "--render-timeout",
+            type=_positive_float,
+            default=DEFAULT_RENDER_TIMEOUT,
+            metavar="S",
+            help="with --render, seconds from a page's navigation until its load event "
+            f"(default {DEFAULT_RENDER_TIMEOUT:g}); later: render-failed",
+        )
+        crawl.add_argument(
+            "--browser",
+            metavar="PATH",
+            help="with --render, the Chromium or Chrome executable (default: $SITEMAP_AUDIT_BROWSER, "
+            "else chromium, chromium-browser, google-chrome or google-chrome-stable on PATH)",
+        )
+        crawl.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
+        crawl.add_argument(
+            "--include",
+            action="append",
+            default=[],
+            metavar="REGEX",
+            help="only page URLs matching",
+        )
+        crawl.add_argument(
+            "--exclude",
+            action="append",
+            default=[],
+            metavar="REGEX",
+            help="skip page URLs matching",
+        )
+        crawl.add_argument(
+            "--slow",
+            type=_positive_float,
+            default=DEFAULT_SLOW_MS / 1000,
+            metavar="S",
+            help="url-slow threshold in seconds (default 5)",
+        )
+        crawl.add_argument(
+            "--lastmod-tolerance",
+            type=float,
+            default=0.0,
+            metavar="S",
+            help="seconds of slack when comparing lastmod and Last-Modified",
+        )
+        crawl.add_argument(
+            "--cluster",
+            type=partial(_front_value, "cluster"),
+            metavar="SPEC",
+            help="run the URL checks on a Dask cluster: local:N (N worker processes here) or "
+            "tcp://HOST:PORT (a running scheduler); politeness stays per host across all "
+            "workers (needs the cluster extra)",
+        )
+        crawl.add_argument(
+            "--cluster-batch",
+            type=_positive_int,
+            metavar="N",
+            help="with --cluster: URLs of one host per batch (default: 2 s of --rate, at most 500)",
+        )
+        _add_intent(crawl)
+        from audit.cli.indexnow import add_indexnow_options  # --indexnow (contracts/fix.md)
 
-    add_indexnow_options(crawl)
+        add_indexnow_options(crawl)
 
     validate = sub.add_parser("validate", help="protocol validation only; no page URL is requested")
-    validate.add_argument(
-        "target", nargs="?", help="sitemap URL or local sitemap file (plain or .gz; or in --config)"
-    )
-    _add_config(validate)
-    _add_output(validate)
-    _add_http(validate)
+    if command in (None, "validate"):
+        validate.add_argument(
+            "target",
+            nargs="?",
+            help="sitemap URL or local sitemap file (plain or .gz; or in --config)",
+        )
+        _add_config(validate)
+        _add_output(validate)
+        _add_http(validate)
 
     inspect = sub.add_parser(
         "inspect", help="counts, sizes, lastmod distribution, extensions, children"
     )
-    inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
-    inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
-    inspect.add_argument("--format", choices=_INSPECT_FORMATS, default=None, help=_FORMAT_HELP)
-    inspect.add_argument(
-        "--output", "-o", metavar="PATH", help="write the statistics here (default stdout)"
-    )
-    _add_http(inspect, skip=_NOT_FOR_INSPECT)
+    if command in (None, "inspect"):
+        inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
+        inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
+        inspect.add_argument("--format", choices=_INSPECT_FORMATS, default=None, help=_FORMAT_HELP)
+        inspect.add_argument(
+            "--output", "-o", metavar="PATH", help="write the statistics here (default stdout)"
+        )
+        _add_http(inspect, skip=_NOT_FOR_INSPECT)
 
     disc = sub.add_parser("discover", help="list the sitemaps a site declares or exposes")
-    disc.add_argument("site", help="site root URL, e.g. https://www.example.com/")
-    disc.add_argument(
-        "--format",
-        choices=("text", "jsonl"),
-        default="text",
-        help="text: one sitemap a line with where it was found; jsonl: one record a line",
-    )
-    _add_http(disc, skip=_NOT_FOR_DISCOVER)
+    if command in (None, "discover"):
+        disc.add_argument("site", help="site root URL, e.g. https://www.example.com/")
+        disc.add_argument(
+            "--format",
+            choices=("text", "jsonl"),
+            default="text",
+            help="text: one sitemap a line with where it was found; jsonl: one record a line",
+        )
+        _add_http(disc, skip=_NOT_FOR_DISCOVER)
 
     report = sub.add_parser("report", help="turn a saved jsonl report into another format")
-    report.add_argument("report", help="a jsonl report written by --format jsonl")
-    report.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
-    report.add_argument(
-        "--output", "-o", metavar="PATH", help="write the report here (default stdout)"
-    )
-    report.add_argument(
-        "--fail-on",
-        choices=LEVELS,
-        default="error",
-        help="exit 1 at or above this severity; the verdict the report states",
-    )
+    if command in (None, "report"):
+        report.add_argument("report", help="a jsonl report written by --format jsonl")
+        report.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
+        report.add_argument(
+            "--output", "-o", metavar="PATH", help="write the report here (default stdout)"
+        )
+        report.add_argument(
+            "--fail-on",
+            choices=LEVELS,
+            default="error",
+            help="exit 1 at or above this severity; the verdict the report states",
+        )
 
     diff = sub.add_parser(
         "diff", help="compare two jsonl reports (or state files): new, fixed, still failing"
     )
-    diff.add_argument("old", help="the earlier report (jsonl) or state file")
-    diff.add_argument("new", help="the later report (jsonl) or state file")
-    diff.add_argument("--format", choices=_DIFF_FORMATS, default=None, help=_FORMAT_HELP)
-    diff.add_argument(
-        "--output", "-o", metavar="PATH", help="write the comparison here (default stdout)"
-    )
-    diff.add_argument(
-        "--fail-on",
-        choices=LEVELS,
-        default="error",
-        help="exit 1 when a NEW finding is at or above this severity",
-    )
-    diff.add_argument(
-        "--limit",
-        type=_nonneg_int,
-        default=100,
-        metavar="N",
-        help="rows per section in text and markdown (0: all; jsonl lists all)",
-    )
-    diff.add_argument(
-        "--alert-drop",
-        type=_positive_float,
-        metavar="PCT",
-        help="alert (exit 1) when a sitemap vanished, or a sitemap or the whole audit lost at "
-        "least PCT%% of its URLs",
-    )
-    diff.add_argument(
-        "--alert-new-errors",
-        type=_nonneg_int,
-        metavar="N",
-        help="alert (exit 1) when there are more than N new errors",
-    )
+    if command in (None, "diff"):
+        diff.add_argument("old", help="the earlier report (jsonl) or state file")
+        diff.add_argument("new", help="the later report (jsonl) or state file")
+        diff.add_argument("--format", choices=_DIFF_FORMATS, default=None, help=_FORMAT_HELP)
+        diff.add_argument(
+            "--output", "-o", metavar="PATH", help="write the comparison here (default stdout)"
+        )
+        diff.add_argument(
+            "--fail-on",
+            choices=LEVELS,
+            default="error",
+            help="exit 1 when a NEW finding is at or above this severity",
+        )
+        diff.add_argument(
+            "--limit",
+            type=_nonneg_int,
+            default=100,
+            metavar="N",
+            help="rows per section in text and markdown (0: all; jsonl lists all)",
+        )
+        diff.add_argument(
+            "--alert-drop",
+            type=_positive_float,
+            metavar="PCT",
+            help="alert (exit 1) when a sitemap vanished, or a sitemap or the whole audit lost at "
+            "least PCT%% of its URLs",
+        )
+        diff.add_argument(
+            "--alert-new-errors",
+            type=_nonneg_int,
+            metavar="N",
+            help="alert (exit 1) when there are more than N new errors",
+        )
 
     migrate = sub.add_parser(
         "migrate", help="pre-launch migration check: every old URL on the new site"
     )
-    migrate.add_argument(
-        "old", help="the site as it is: sitemap URL, site root, local sitemap or file of URLs"
-    )
-    migrate.add_argument("new", help="the origin of the new site, e.g. https://staging.example.com")
-    migrate.add_argument(
-        "--map",
-        metavar="FILE.csv",
-        help="old,new rows (exact URLs or paths; regex:/~ rules with \\1 backreferences)",
-    )
-    migrate.add_argument(
-        "--new-sitemap",
-        metavar="URL",
-        help="the new site's sitemap (or site root): old URLs whose new page it does not "
-        "list, and listed URLs that redirect",
-    )
-    migrate.add_argument("--max-urls", type=_positive_int, metavar="N", help="stop after N URLs")
-    migrate.add_argument(
-        "--include", action="append", default=[], metavar="REGEX", help="only old URLs matching"
-    )
-    migrate.add_argument(
-        "--exclude", action="append", default=[], metavar="REGEX", help="skip old URLs matching"
-    )
-    _add_output(migrate)
-    _add_http(migrate)
-    # migrate's --config (options only: OLD and NEW stay on the command line) and --state
-    # (resume a killed run; no --changed-only: the old sitemap's <lastmod> says nothing of the
-    # new site).
-    migrate.add_argument(
-        "--config",
-        metavar="FILE",
-        help="TOML file of options (flag names, no OLD/NEW); flags override it",
-    )
-    migrate.add_argument(
-        "--state",
-        metavar="PATH",
-        help="SQLite state file: a killed run resumes; old URLs already judged are not "
-        "requested again",
-    )
-    migrate.add_argument(
-        "--fresh", action="store_true", help="with --state: discard the state and start over"
-    )
-    _add_intent(migrate)
+    if command in (None, "migrate"):
+        migrate.add_argument(
+            "old", help="the site as it is: sitemap URL, site root, local sitemap or file of URLs"
+        )
+        migrate.add_argument(
+            "new", help="the origin of the new site, e.g. https://staging.example.com"
+        )
+        migrate.add_argument(
+            "--map",
+            metavar="FILE.csv",
+            help="old,new rows (exact URLs or paths; regex:/~ rules with \\1 backreferences)",
+        )
+        migrate.add_argument(
+            "--new-sitemap",
+            metavar="URL",
+            help="the new site's sitemap (or site root): old URLs whose new page it does not "
+            "list, and listed URLs that redirect",
+        )
+        migrate.add_argument(
+            "--max-urls", type=_positive_int, metavar="N", help="stop after N URLs"
+        )
+        migrate.add_argument(
+            "--include", action="append", default=[], metavar="REGEX", help="only old URLs matching"
+        )
+        migrate.add_argument(
+            "--exclude", action="append", default=[], metavar="REGEX", help="skip old URLs matching"
+        )
+        _add_output(migrate)
+        _add_http(migrate)
+        # migrate's --config (options only: OLD and NEW stay on the command line) and --state
+        # (resume a killed run; no --changed-only: the old sitemap's <lastmod> says nothing of the
+        # new site).
+        migrate.add_argument(
+            "--config",
+            metavar="FILE",
+            help="TOML file of options (flag names, no OLD/NEW); flags override it",
+        )
+        migrate.add_argument(
+            "--state",
+            metavar="PATH",
+            help="SQLite state file: a killed run resumes; old URLs already judged are not "
+            "requested again",
+        )
+        migrate.add_argument(
+            "--fresh", action="store_true", help="with --state: discard the state and start over"
+        )
+        _add_intent(migrate)
     # The `codes` subcommand, and --ignore on the commands that report findings.
-    from audit.cli.codes import FORMATS as CODE_FORMATS
-
     codes = sub.add_parser(
         "codes", help="every finding code: severity, meaning, how to fix, Search Console's name"
     )
-    codes.add_argument(
-        "--format",
-        choices=CODE_FORMATS,
-        default="text",
-        help="text: a table; json: one object per code; markdown: docs/codes.md",
-    )
-    for p in (crawl, validate, migrate):
-        p.add_argument(
-            "--ignore",
-            action="append",
-            type=partial(_front_value, "ignore"),
-            default=[],
-            metavar="CODES",
-            help="comma-separated finding codes neither reported nor counted (default none)",
-        )
-    from audit.cli.fix import add_fix_parser  # `fix` (contracts/fix.md)
+    if command in (None, "codes"):
+        from audit.cli.codes import FORMATS as CODE_FORMATS
 
-    add_fix_parser(sub)
+        codes.add_argument(
+            "--format",
+            choices=CODE_FORMATS,
+            default="text",
+            help="text: a table; json: one object per code; markdown: docs/codes.md",
+        )
+    for name, p in (("crawl", crawl), ("validate", validate), ("migrate", migrate)):
+        if command in (None, name):
+            p.add_argument(
+                "--ignore",
+                action="append",
+                type=partial(_front_value, "ignore"),
+                default=[],
+                metavar="CODES",
+                help="comma-separated finding codes neither reported nor counted (default none)",
+            )
+    fix = sub.add_parser(  # contracts/fix.md
+        "fix",
+        help="write the sitemap set a complete audit says the site should have, "
+        "from a jsonl report or state file",
+    )
+    if command in (None, "fix"):
+        from audit.cli.fix import add_fix_options
+
+        add_fix_options(fix)
     worker = sub.add_parser(
         "worker",
         help="a Dask worker for --cluster tcp://... runs, tuned as local:N's (cluster extra)",
@@ -803,10 +837,11 @@ def build_parser() -> argparse.ArgumentParser:
         "each only where the environment sets none. Every argument goes to `dask worker`: "
         "the scheduler's address and its options (`dask worker --help`).",
     )
-    worker.add_argument(
-        "scheduler", help="the scheduler's address (tcp://HOST:PORT) or its scheduler file"
-    )
-    worker.add_argument("dask_args", nargs=argparse.REMAINDER, metavar="DASK-OPTION")
+    if command in (None, "worker"):
+        worker.add_argument(
+            "scheduler", help="the scheduler's address (tcp://HOST:PORT) or its scheduler file"
+        )
+        worker.add_argument("dask_args", nargs=argparse.REMAINDER, metavar="DASK-OPTION")
     return parser
 
 

@@ -59,7 +59,7 @@ exchange runs: here or in a fetch worker), opened.py (a request whose response i
 here: streams and body sinks), asagent.py (`fetch_as`); this module holds the client, its
 session, its send path and its redirect loop.
 
-Knows nothing of sitemaps or robots.txt rules. Imports aiohttp (lazily), yarl and
+Knows nothing of sitemaps or robots.txt rules. Imports aiohttp and yarl (lazily) and
 audit.core, audit.http.{addresses, asagent, chain, credentials, dispatch, exchange, hosts,
 opened, retry} only.
 """
@@ -73,8 +73,6 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
-
-from yarl import URL
 
 from audit.core.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.core.errors import FetchError
@@ -115,6 +113,7 @@ from audit.http.retry import (
 
 if TYPE_CHECKING:  # loaded by HttpClient._open: a run that requests nothing never imports it
     import aiohttp
+    from yarl import URL
 
 STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap streams
 # The statuses of a plain answer that is final at once: not retried, no Retry-After, not

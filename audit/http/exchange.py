@@ -30,14 +30,13 @@ import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from yarl import URL
-
 from audit.core.errors import FetchErrorKind, translate_exception
 from audit.core.records import header_value
 from audit.http.retry import DEFER_STATUSES, parse_retry_after, should_retry
 
 if TYPE_CHECKING:
     import aiohttp
+    from yarl import URL
 
     from audit.http.addresses import PrivateGuard
 
@@ -91,12 +90,22 @@ _RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
 _NOT_AS_WRITTEN = re.compile(r"[\x00-\x20\[\]\\]").search
 
 
+# yarl.URL, loaded by the first request_url: importing yarl costs about 7 ms of start-up,
+# which a run that requests nothing (a local validate) never pays; aiohttp loads it anyway
+_URL: type[URL] | None = None
+
+
 def request_url(url: str) -> URL:
     # Send a well-formed URL exactly as listed (no re-quoting of its escapes); let yarl
     # percent-encode one with raw non-ASCII or spaces, as browsers do.
+    global _URL
+    if _URL is None:  # the first request (see _URL)
+        from yarl import URL as loaded
+
+        _URL = loaded
     if url.isascii() and _RAW_SPACE_OR_CONTROL(url) is None:
-        return URL(url, encoded=True)
-    return URL(url)
+        return _URL(url, encoded=True)
+    return _URL(url)
 
 
 def sendable(url: str) -> bool:

@@ -35,12 +35,13 @@ import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from aiolimiter import AsyncLimiter
-
 from audit.http.pace import Pacer, limiter_for
+
+if TYPE_CHECKING:  # audit.http.pace loads it when a limiter needs it (13 ms of start-up)
+    from aiolimiter import AsyncLimiter
 
 MIN_RATE = 0.2  # requests/second: a 429 or a slow host never pushes a host below this
 UNLIMITED_429_RATE = 5.0  # an unlimited host that answers 429 falls back to this rate

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import math
+from typing import TYPE_CHECKING
 
-from aiolimiter import AsyncLimiter
+if TYPE_CHECKING:  # loaded by limiter_for when a rate needs it: importing aiolimiter costs
+    # about 13 ms of start-up (its importlib.metadata), which a run that requests nothing,
+    # or only at a low rate, never pays
+    from aiolimiter import AsyncLimiter
 
 __all__ = ["BURST_FROM", "BURST_WINDOW", "TURN_CREDIT", "Pacer", "limiter_for", "next_due"]
 
@@ -72,5 +76,7 @@ def limiter_for(rate: float) -> Pacer | AsyncLimiter:
     of requests at once above."""
     if rate < BURST_FROM:
         return Pacer(rate)
+    from aiolimiter import AsyncLimiter  # once per host (see the import above)
+
     burst = max(1, int(rate * BURST_WINDOW))
     return AsyncLimiter(burst, burst / rate)

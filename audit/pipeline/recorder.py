@@ -10,11 +10,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit.core.records import Finding, Severity, SitemapRecord, UrlResult
-from audit.pipeline.rollup import Rollup
 from audit.report.aggregate import failing_severities
+
+if TYPE_CHECKING:  # loaded by roll_up: a crawl's (a validate never needs it)
+    from audit.pipeline.rollup import Rollup
 
 RecordSink = Callable[[dict[str, Any]], None]
 
@@ -40,6 +42,8 @@ class Recorder:
         `hosts` records wait for `end_records()`, which writes the `rollup` records first
         (contracts/nights.md 5: after the last url and finding, before hosts)."""
         if self.rollup is None:
+            from audit.pipeline.rollup import Rollup
+
             self.rollup = Rollup()
 
     def index_entry(self, sitemap: str, lastmod: str | None) -> None:

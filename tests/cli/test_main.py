@@ -55,6 +55,100 @@ def test_local_validate_never_loads_the_http_stack(tmp_path: Path) -> None:
     assert out.stdout.split() == ["2", "True"]
 
 
+# Argument lists whose answer (help, version, usage error) main must give byte for byte as a
+# parser with every command's options would: main builds only the named command's options.
+_ANSWERED = [
+    [],
+    ["--help"],
+    ["-h"],
+    ["--version"],
+    ["nope"],
+    ["--bogus"],
+    ["-"],
+    ["--"],
+    [""],
+    ["--", "validate", "--help"],
+    ["-x", "validate", "f.xml"],
+    ["validat", "f.xml"],
+    ["inspect"],
+    ["discover"],
+    ["report"],
+    ["diff", "a"],
+    ["migrate"],
+    ["fix", "r.jsonl"],
+    ["validate", "a", "b"],
+    ["codes", "x"],
+    ["crawl", "--render", "zero"],
+]
+for _command in ("crawl", "validate", "inspect", "discover", "report", "diff", "migrate",
+                 "codes", "fix"):  # fmt: skip
+    _ANSWERED += [
+        [_command, "--help"],
+        [_command, "--bogus"],
+        [_command, "--rate", "fast"],
+        [_command, "x", "--format", "pdf"],
+        ["--help", _command],
+        [_command, "x", "--version"],
+    ]
+# Argument lists that parse: the same namespace either way.
+_PARSED = [
+    ["validate", "f.xml", "--rate", "5", "--ignore", "loc-missing", "--format", "jsonl"],
+    ["crawl", "https://a.example/", "--page-checks", "--agents", "ai", "--render", "3"],
+    ["crawl", "--targets-file", "t.txt", "--indexnow", "k" * 8, "--dry-run", "--", "x.xml"],
+    ["inspect", "f.xml", "--urls"], ["discover", "https://a.example/", "--format", "jsonl"],
+    ["report", "r.jsonl", "-o", "r.html"], ["diff", "a", "b", "--limit", "0"],
+    ["migrate", "a.xml", "https://b.example", "--map", "m.csv"], ["codes", "--format", "json"],
+    ["fix", "r.jsonl", "-o", "out", "--shard-size", "10", "--gzip"],
+]  # fmt: skip
+
+
+def _answer(argv: list[str], command: str | None) -> tuple[object, str, str, object]:
+    """Exit code (None: parsed), stdout, stderr and namespace of a parse of `argv` by
+    build_parser(command)."""
+    import argparse
+    import contextlib
+    import io
+
+    from audit.cli.options import build_parser
+
+    out, err = io.StringIO(), io.StringIO()
+    parsed: argparse.Namespace | None = None
+    code: object = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            parsed = build_parser(command).parse_args(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue(), None if parsed is None else vars(parsed)
+
+
+@pytest.mark.parametrize("argv", _ANSWERED, ids=" ".join)
+def test_main_answers_help_and_errors_as_the_whole_parser(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """main builds only the options of the command it runs; --help of the program and of
+    every command, --version and every usage error stay byte for byte what a parser of
+    every command's options gives."""
+    code, out, err, _ = _answer(argv, None)
+    assert code is not None and (out or err)  # each of these is answered, not run
+    assert main(argv) == code
+    got = capsys.readouterr()
+    assert (got.out, got.err) == (out, err)
+
+
+@pytest.mark.parametrize("argv", _PARSED, ids=" ".join)
+def test_one_commands_parser_parses_as_the_whole_parser(argv: list[str]) -> None:
+    from audit.cli.main import command_named
+
+    assert command_named(argv) == argv[0]
+    whole = _answer(argv, None)
+    assert whole[0] is None and whole[3]  # parsed
+    assert _answer(argv, argv[0]) == whole
+    # and a parser of another command's options alone cannot parse it
+    other = "codes" if argv[0] != "codes" else "fix"
+    assert _answer(argv, other)[0] == 2
+
+
 def test_every_command_of_the_parser_has_its_module_and_function() -> None:
     """One thin module per command: `audit/cli/<command>.py` with `cmd_<command>`."""
     import argparse

@@ -419,3 +419,68 @@ def test_a_child_listed_in_two_spellings_is_judged_for_both() -> None:
         ("https://e.com/a.xml", IDX, 3),
         ("HTTPS://E.COM:443/a.xml", "https://e.com/other.xml", 4),
     ]
+
+
+# Every kind of <lastmod> a child may hold: the W3C forms (padded too), a year, RFC 822
+# dates with and without a weekday (an RSS feed's), garbage that starts with a digit, none
+# and empty.
+_ANY_FORMS = st.sampled_from(
+    [
+        "{d:%Y-%m-%d}",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}Z",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}-14:00",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}+14:00",
+        "{d:%Y-%m-%d}T{t:%H:%M:%S}.25+05:30",
+        "{d:%Y}",
+        "{d:%Y-%m}",
+        "\t{d:%Y-%m-%d}T{t:%H:%M:%S}Z ",
+        "{d:%a, %d %b %Y} {t:%H:%M:%S} GMT",
+        "{d:%d %b %Y} {t:%H:%M:%S} +0200",
+        "{d:%Y%m%d}",
+        "{d:%Y-%m-%d}T99:00:00Z",
+        "NONE",
+        "",
+    ]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            _ANY_FORMS,
+            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
+            st.times(),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(min_value=1, max_value=9),
+    st.sampled_from(["urlset", "rss"]),
+)
+def test_the_batched_newest_is_the_brute_force_newest_of_every_form(
+    values: list[tuple[str, date, time]], size: int, kind: str
+) -> None:
+    """child_entries (which skips values that cannot be the newest) against a brute force
+    over every value: the newest W3C start, else (an RSS feed) an RFC 822 date's if later,
+    and the text it was written with."""
+    texts = [None if f == "NONE" else f.format(d=d, t=t) for f, d, t in values]
+    check = IndexLastmodCheck()
+    check.index_entry(IDX, CHILD, 3, "2000-01-01", None)
+    items = [Entry("url", f"https://e.com/p{n}", n, text) for n, text in enumerate(texts)]
+    for start in range(0, len(items), size):
+        check.child_entries(CHILD, items[start : start + size])
+    check.child_done(CHILD, complete=True, kind=kind)
+    spans: dict[int, list[str]] = {}
+    for text in filter(None, texts):
+        span = interval_seconds(text)
+        if span is None and kind == "rss":  # an RFC 822 date counts in an RSS feed only
+            span = interval_seconds(text, rss=True)
+        if span is not None:
+            spans.setdefault(span[0], []).append(text.strip(" \t\r\n"))
+    newest = check._children[CHILD].newest_of_kind()
+    if not spans:
+        assert newest is None
+    else:
+        assert newest is not None
+        assert _seconds(newest[0]) == max(spans)
+        assert newest[1] in spans[max(spans)]
