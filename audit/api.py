@@ -180,7 +180,7 @@ class Audit:
             # --intent: the run's plan, read (and checked) before anything is requested (or
             # as the caller read it: CrawlRun reads it before the --state store is opened)
             if intent is None and config.intent:
-                intent = _intent_run(config.intent, config, self.jobs)
+                intent = _intent_run(config, self.jobs)
             if config.render is not None:
                 from audit.features.render import RenderSession  # no browser is started here
 
@@ -296,7 +296,7 @@ class CrawlRun:
         check_config_options(config)
         jobs = check_targets(names, mode)  # every target before anything is opened
         # --intent read once, before the state (a malformed file: one line, FILE:LINE)
-        self._intent = _intent_run(config.intent, config, jobs) if config.intent else None
+        self._intent = _intent_run(config, jobs) if config.intent else None
         check_notify(options)
         check_state(config, options)
         self.targets, self.mode, self.options = names, mode, options
@@ -374,21 +374,17 @@ class CrawlRun:
         return None if self.store is None else str(self.store.path)
 
 
-def _intent_run(path: str, config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
-    """The run's --intent plan (the file `path`), its path rows scoped to the TARGETs'
-    origins (a local file's is --base-url's); IntentError (one line, FILE:LINE) for a
-    malformed file."""
+def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
+    """The run's --intent plan (read by load_plan: TargetError, one line FILE:LINE, for a
+    malformed file), its path rows scoped to the TARGETs' origins (a local file's is
+    --base-url's)."""
     from audit.features.intent import IntentRun
-    from audit.rules.intent import IntentError, load_intent
+    from audit.front.migrate import load_plan  # only with --intent (see _LAZY)
 
     origins = [value for kind, value in jobs if kind != "file"]
     if config.base_url and len(origins) < len(jobs):  # a local file among the targets
         origins.append(config.base_url)
-    try:
-        plan = load_intent(path)
-    except IntentError as exc:
-        raise TargetError(str(exc)) from None
-    return IntentRun(plan.scoped(origins))
+    return IntentRun(load_plan(config).scoped(origins))
 
 
 def check_targets(targets: str | Sequence[str], mode: str) -> list[tuple[str, str]]:

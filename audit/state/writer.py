@@ -23,7 +23,6 @@ import operator
 import queue
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -222,9 +221,9 @@ class Writer(threading.Thread):
         if ledger:
             # The URLs this run listed (its results with a sitemap) into the ledger, as
             # last seen at the run's start (a resumed run keeps the start of the run it
-            # finishes).
-            row = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
-            started = row[0] if row else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            # finishes: begin_run writes it for a new or incremental run, a resumed one
+            # keeps it).
+            (started,) = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
             cursor = conn.execute("SELECT url, sitemap FROM results WHERE sitemap != ''")
             for page in iter(lambda: cursor.fetchmany(4096), []):
                 conn.executemany(
