@@ -122,10 +122,7 @@ class UrlChecker:
         if not policy.allowed(checked):
             job.verdict = verdict = self._not_allowed(job, policy, extra)
             return None, verdict.findings, verdict.record
-        if self._plain_fetch:
-            result, sink = await self.client.fetch(checked), None
-        else:
-            result, sink, _ = await self._fetch(checked)
+        result, sink, _ = await self._fetch(checked)  # without page checks: one plain fetch
         job.verdict = verdict = await self._verdicts(job, result, sink, extra)
         return result, verdict.findings, verdict.record
 
