@@ -8,7 +8,7 @@ urlset.py reads plain entries itself (its fast path) and hands any other to
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from lxml import etree
 
@@ -172,19 +172,26 @@ class _EntryParts:
         self.priority = (child.text or "").strip()
 
     def add_image(self, child: Any, line: int) -> None:
-        self.images = _added(self.images, read_image(child, line))
+        if self.images is None:
+            self.images = []
+        self.images.append(read_image(child, line))
 
     def add_video(self, child: Any, line: int) -> None:
-        self.videos = _added(self.videos, Video(line, _fields(child)))
+        if self.videos is None:
+            self.videos = []
+        self.videos.append(Video(line, _fields(child)))
 
     def add_news(self, child: Any, line: int) -> None:
-        self.news = _added(self.news, News(line, _fields(child)))
+        if self.news is None:
+            self.news = []
+        self.news.append(News(line, _fields(child)))
 
     def add_link(self, child: Any, line: int) -> None:
         if child.get("rel", "").strip().lower() != "alternate":
             return  # xhtml:link is hreflang only with rel="alternate"
-        alternate = Alternate(child.get("hreflang"), child.get("href"), line)
-        self.alternates = _added(self.alternates, alternate)
+        if self.alternates is None:
+            self.alternates = []
+        self.alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
 
     def entry(self, kind: Any, off: int) -> Entry:
         """The Entry; its line is the line of <loc>, else of the entry element."""
@@ -200,18 +207,6 @@ class _EntryParts:
             self.news,
             self.alternates,
         )
-
-
-_T = TypeVar("_T")
-
-
-def _added(items: list[_T] | None, item: _T) -> list[_T]:
-    """`items` with `item` appended: an entry's extension lists are None until their first
-    item (an Entry without images has None, not [])."""
-    if items is None:
-        return [item]
-    items.append(item)
-    return items
 
 
 # The careful path's handlers, by the action of a child's tag (EntryReader._action).
