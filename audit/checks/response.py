@@ -266,9 +266,9 @@ def _check_ok(
                 if date is None:
                     date = value
             elif name == "link":
-                links = (*links, value)
+                links += (value,)  # () + (value,) is (value,) itself: no copy
             else:
-                robots_tags = (*robots_tags, value)
+                robots_tags += (value,)
     noindex = None
     hit = noindex_directive(robots_tags, agent_token) if robots_tags else None
     if hit is not None:

@@ -316,7 +316,7 @@ class RenderHook(Hook):
 
 
 def _rendered(record: UrlResult, rendered: bool, render: dict[str, Any] | None = None) -> UrlResult:
-    extra = {**(record.extra or {}), "rendered": rendered}
+    fields: dict[str, Any] = {"rendered": rendered}  # a new dict: with_fields may keep it
     if render is not None:
-        extra["render"] = render
-    return record.with_extra(extra)
+        fields["render"] = render
+    return record.with_fields(fields)

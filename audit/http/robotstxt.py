@@ -303,19 +303,9 @@ def _merged(chosen: list[Group], key: str) -> Group | None:
     for g in chosen:
         merged.agents += [a for a in g.agents if a not in merged.agents]
         merged.rules += g.rules
-    merged.crawl_delay = _longest_delay(chosen, key)
-    merged.request_rate = _lowest_rate(chosen, key)
+    merged.crawl_delay = max((g.delays[key] for g in chosen if key in g.delays), default=None)
+    merged.request_rate = min((g.rates[key] for g in chosen if key in g.rates), default=None)
     return merged
-
-
-def _longest_delay(groups: list[Group], agent: str) -> float | None:
-    delays = [g.delays[agent] for g in groups if agent in g.delays]
-    return max(delays) if delays else None
-
-
-def _lowest_rate(groups: list[Group], agent: str) -> float | None:
-    rates = [g.rates[agent] for g in groups if agent in g.rates]
-    return min(rates) if rates else None
 
 
 def _key_value(line: str) -> tuple[str, str] | None:

@@ -292,8 +292,10 @@ class Auditor:
         ):
             if value:
                 rec.notes[key] = value
-        client = self._client  # a crawl's per-host politeness figures: one `hosts` record
-        if client is not None and self.mode == "crawl":
+        # a crawl's per-host politeness figures: one `hosts` record (on the run's client:
+        # run_with_client attached it before anything that ends here)
+        if self.mode == "crawl":
+            client = self.client
             stats = client.host_stats()
             if stats:
                 rec.emit(

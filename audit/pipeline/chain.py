@@ -10,7 +10,8 @@ then the recorder.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from audit.core.records import Entry, FetchResult, Finding, UrlResult
 from audit.pipeline.context import EntryHook, SitemapHook, SitemapJob, UrlJob
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
     from audit.http.exchange import BodySink
 
 __all__ = ["HookChain"]
+
+_Job = TypeVar("_Job", SitemapJob, UrlJob)
+
+
+def _merged_headers(
+    hooks: Sequence[Callable[[_Job], dict[str, str] | None]], job: _Job
+) -> dict[str, str] | None:
+    """The extra request headers the hooks give for a sitemap or a listed URL, merged in
+    their order (a later hook's header wins); None when none gives any."""
+    headers: dict[str, str] | None = None
+    for hook in hooks:
+        more = hook(job)
+        if more:
+            headers = {**(headers or {}), **more}
+    return headers
 
 
 class HookChain:
@@ -46,6 +62,15 @@ class HookChain:
         self.carrying: set[str] = set()
         self.before: list[Callable[[UrlJob], Chain[None]]] = self.at("before_request")
         self.headers: list[Callable[[UrlJob], dict[str, str] | None]] = self.at("request_headers")
+        # extra request headers (conditional requests) for a sitemap and for a listed URL:
+        # the one merge of _merged_headers over each point's hooks (a partial: no frame more
+        # than a method's on the per-URL path)
+        self.sitemap_headers: Callable[[SitemapJob], dict[str, str] | None] = partial(
+            _merged_headers, self.sitemap_headers_at
+        )
+        self.request_headers: Callable[[UrlJob], dict[str, str] | None] = partial(
+            _merged_headers, self.headers
+        )
         self.stored: list[Callable[[UrlJob], Chain[Evidence]]] = self.at("stored_answer")
         self.stands: list[Callable[[UrlJob, FetchResult], Chain[Evidence]]] = self.at(
             "answer_stands_for"
@@ -91,15 +116,6 @@ class HookChain:
         for hook in self._targets:
             hook(urls)
 
-    def sitemap_headers(self, job: SitemapJob) -> dict[str, str] | None:
-        """Extra request headers for a sitemap, from the hooks (conditional requests)."""
-        headers: dict[str, str] | None = None
-        for hook in self.sitemap_headers_at:
-            more = hook(job)
-            if more:
-                headers = {**(headers or {}), **more}
-        return headers
-
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
         """True when a hook was Done with the answer (a 304 whose entries it carried): the
         entries it admitted meanwhile went to the entry hooks, as if parsed."""
@@ -142,15 +158,6 @@ class HookChain:
             if isinstance(stood, Done):
                 return stood.value
         return None
-
-    def request_headers(self, job: UrlJob) -> dict[str, str] | None:
-        """Extra request headers for a listed URL (conditional requests)."""
-        headers: dict[str, str] | None = None
-        for hook in self.headers:
-            more = hook(job)
-            if more:
-                headers = {**(headers or {}), **more}
-        return headers
 
     def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
         """True when a hook was Done with the final answer (no checks run)."""

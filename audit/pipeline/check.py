@@ -122,10 +122,7 @@ class UrlChecker:
         if not policy.allowed(checked):
             job.verdict = verdict = self._not_allowed(job, policy, extra)
             return None, verdict.findings, verdict.record
-        if self._plain_fetch:
-            result, sink = await self.client.fetch(checked), None
-        else:
-            result, sink, _ = await self._fetch(checked)
+        result, sink, _ = await self._fetch(checked)  # without page checks: one plain fetch
         job.verdict = verdict = await self._verdicts(job, result, sink, extra)
         return result, verdict.findings, verdict.record
 
@@ -308,10 +305,10 @@ class UrlChecker:
         self, job: UrlJob, result: FetchResult, extra: dict[str, Any] | None
     ) -> UrlVerdict:
         """The verdict on an answer without a page to judge (checks/verdict.py)."""
-        if extra is not None and result.url != job.url:
-            result = self._as_listed(job, result)  # findings and the record name the listing
         if extra is None:  # positional: keyword arguments cost more, once per URL
             return judge_url(result, job, self.config, self.agent_token, self.now)
+        if result.url != job.url:
+            result = self._as_listed(job, result)  # findings and the record name the listing
         return judge_url(
             result,
             job,
@@ -319,7 +316,7 @@ class UrlChecker:
             agent_token=self.agent_token,
             now=self.now,
             extra=extra,
-            checked_at=_checked_at(extra),
+            checked_at=extra.get("checked_url"),
         )
 
     def _as_listed(self, job: UrlJob, result: FetchResult) -> FetchResult:
@@ -331,7 +328,7 @@ class UrlChecker:
         return replace(
             result,
             url=job.url,
-            final_url=back(result.final_url) if result.final_url else result.final_url,
+            final_url=back(result.final_url),  # ("" as it is: no origin to rewrite)
             redirects=tuple(Hop(back(h.url), h.status) for h in result.redirects),
         )
 

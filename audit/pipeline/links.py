@@ -207,14 +207,14 @@ class LinkCrawl(Hook):
         if result is None:
             return None
         facts = sink.facts if sink is not None else None
+        final = result.final_url or job.url
         if id(job) in self._again:  # counted, and its links followed, before the crash
-            page = self._read(result.final_url or job.url, result, facts)
+            page = self._read(final, result, facts)
         else:
             self.listed_read += 1
             self.depths[0] += 1
             page = self._answered(job.url, result, 0, facts)
         extra = record.extra or {}
-        final = result.final_url or job.url
         reason = page_reason(extra.get("indexability"), page, final)
         if reason == extra.get("indexability"):
             return None

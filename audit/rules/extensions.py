@@ -121,7 +121,16 @@ class ExtensionCheck:
         missing = _missing(values, "video", ("thumbnail_loc", "title", "description"))
         if not values.get("content_loc") and not values.get("player_loc"):
             missing.append("<video:content_loc> or <video:player_loc>")
-        self._required(out, "video", missing, "(Google needs them to index the video)", line, loc)
+        if missing:
+            add(
+                out,
+                self.source,
+                "video-required-missing",
+                f"<video:video> lacks {', '.join(missing)}: add "
+                f"{'it' if len(missing) == 1 else 'them'} (Google needs them to index the video)",
+                line,
+                loc,
+            )
         for name, shown, why, fix in _video_problems(f, values):
             add(
                 out,
@@ -136,8 +145,17 @@ class ExtensionCheck:
         line = news.line
         values = {k: v.strip(XML_SPACE) for k, v in news.fields.items()}
         missing = _missing(values, "news", ("name", "language", "publication_date", "title"))
-        needs = "(<news:publication> needs <news:name> and <news:language>)"
-        self._required(out, "news", missing, needs, line, loc)
+        if missing:
+            add(
+                out,
+                self.source,
+                "news-required-missing",
+                f"<news:news> lacks {', '.join(missing)}: add {'it' if len(missing) == 1 else 'them'}"
+                " (<news:publication> needs "
+                "<news:name> and <news:language>)",
+                line,
+                loc,
+            )
         language = values.get("language")
         if language and (why := check_news_language(language)) is not None:
             add(
@@ -173,16 +191,6 @@ class ExtensionCheck:
                 line,
                 loc,
             )
-
-    def _required(
-        self, out: list[Finding], ext: str, missing: list[str], why: str, line: int, loc: str | None
-    ) -> None:
-        """`<ext>-required-missing` for a <video:video> or <news:news> that lacks required
-        children (`missing`, as `_missing` names them), if any."""
-        if missing:
-            them = "it" if len(missing) == 1 else "them"
-            message = f"<{ext}:{ext}> lacks {', '.join(missing)}: add {them} {why}"
-            add(out, self.source, f"{ext}-required-missing", message, line, loc)
 
     def _check_alternates(
         self,

@@ -177,9 +177,8 @@ class StreamParser:
         doc = self._doc
         if self._reader is not None:
             self._reader.report()
-        if doc.pending:
-            doc.items += doc.pending
-            doc.pending = []
+        doc.items += doc.pending  # (none held: nothing added)
+        doc.pending = []
         doc.stopped = True
         self._reader = None
 

@@ -84,6 +84,17 @@ def test_two_consecutive_user_agent_lines_share_one_group_and_groups_merge() -> 
     assert not ok(policy(text, "BazBot"), "/other")  # `*`
 
 
+def test_merged_groups_keep_the_longest_delay_and_the_lowest_rate() -> None:
+    text = (
+        "User-agent: FooBot\nCrawl-delay: 3\nRequest-rate: 1/5\nDisallow: /a\n\n"
+        "User-agent: FooBot\nCrawl-delay: 7\nRequest-rate: 1/2\nDisallow: /b\n\n"
+        "User-agent: BarBot\nDisallow: /c\n"
+    )
+    foo, bar = policy(text, "FooBot"), policy(text, "BarBot")
+    assert foo.crawl_delay == 7.0 and foo.request_rate == 0.2
+    assert bar.crawl_delay is None and bar.request_rate is None  # none said: none kept
+
+
 def test_a_forgotten_colon_is_forgiven_for_user_agent_allow_and_disallow() -> None:
     text = "User-agent FooBot\nDisallow /\nAllow /open\n\nUser-agent: *\nDisallow: /closed\n"
     foo = policy(text, "FooBot")
