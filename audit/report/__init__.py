@@ -61,9 +61,6 @@ _WRITERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 
 
 class ReportWriter(Protocol):
-    """`write` each record, then `close` once (convert and the crawl and migrate commands
-    do): closing writes the document, so a second close would write it again."""
-
     def write(self, record: dict[str, Any]) -> None: ...
 
     def close(self) -> None: ...

@@ -104,6 +104,7 @@ class CsvWriter:
         self._joiner = UrlJoiner(self._row)
         self._header_done = False
         self._bom = bom
+        self._closed = False
 
     def _header(self) -> None:
         if not self._header_done:
@@ -163,6 +164,9 @@ class CsvWriter:
         self._csv.writerow(map(_cell, row))
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._joiner.close()
         self._header()
         self._stream.flush()

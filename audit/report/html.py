@@ -214,12 +214,16 @@ class HtmlWriter:
         self._fail_on = fail_on
         self._agg = Aggregate(examples=max_rows_per_code)
         self._index = IndexTally()  # indexability of the url records (report/agents.py)
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
         self._index.add(record)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

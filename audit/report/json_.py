@@ -78,6 +78,7 @@ class JsonWriter:
             "urls": _Spool(),
             "other": _Spool(),
         }
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -86,6 +87,9 @@ class JsonWriter:
             self._spools[spooled].add(record)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         out = self._stream
         try:
             summary = self._agg.summary_dict()

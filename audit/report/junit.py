@@ -84,6 +84,7 @@ class JunitWriter:
         self._suites: dict[str, _Suite] = {}
         self._open: OrderedDict[str, IO[str]] = OrderedDict()
         self._joiner = UrlJoiner(self._url_case)
+        self._closed = False
 
     # --- feeding --------------------------------------------------------
 
@@ -165,6 +166,9 @@ class JunitWriter:
     # --- closing --------------------------------------------------------
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             try:  # the last testcases, then every spool closed (whatever happened)
                 self._joiner.close()

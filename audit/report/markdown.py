@@ -70,6 +70,7 @@ class MarkdownWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=examples)
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -180,6 +181,9 @@ class MarkdownWriter:
         return out
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

@@ -59,6 +59,7 @@ class SarifWriter:
         self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
         self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self._results = 0
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         """Count every record; a finding becomes a result, spooled to a file."""
@@ -109,6 +110,9 @@ class SarifWriter:
         }
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._assemble()
         finally:

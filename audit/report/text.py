@@ -23,7 +23,6 @@ from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
     as_dict,
-    count_of,
     counted,
     host_columns,
     host_value,
@@ -65,6 +64,7 @@ class TextWriter:
         self._agg = Aggregate(examples=examples)
         isatty = getattr(stream, "isatty", None)
         self._colour = bool(isatty and isatty())
+        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -185,6 +185,9 @@ class TextWriter:
         return self._c(_VERDICT_STYLE[v.style], _clean(v.line))
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 
@@ -197,8 +200,8 @@ def _search_console(code: str, sep: str = " ") -> str:
 
 def _entries(summary: dict[str, Any]) -> str:
     """ "N entries, " for a run that read entries but checked no URL (validate)."""
-    entries = count_of(summary.get("entries"))
-    if entries and not summary["urls"]:
+    entries = summary.get("entries")
+    if isinstance(entries, int) and entries and not summary["urls"]:
         return f"{entries:,} {'entry' if entries == 1 else 'entries'}, "
     return ""
 
