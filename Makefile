@@ -55,7 +55,8 @@ bench: $(STAMP)
 	# for 200 pages at 1, 2 and 4 tabs, beside the same crawl without rendering
 	$(BIN)/python -m bench.suites.render --pages 200 --tabs 1,2,4
 	# many sites at once (issue 27): K loopback hosts x N pages at --rate R in one process,
-	# --cluster local:4 and a scheduler with two workers, against the ideal N/R
+	# --cluster local:4 and a scheduler with two workers (plain `dask worker`s and
+	# `sitemap-audit worker`s), against the ideal N/R
 	$(BIN)/python -m bench.suites.cluster --shapes 100x500,8x2500 --rate 50
 
 clean:

@@ -631,7 +631,9 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=500, help="with --hosts: N pages per host")
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument(
-        "--ways", default="one,local,tcp", help="of one, local, local2, tcp, tcpuv, tcptuned"
+        "--ways",
+        default="one,local,tcp,tcpaudit",
+        help="of one, local, local2, tcp, tcpuv, tcptuned, tcpaudit",
     )
     parser.add_argument(
         "--server",
