@@ -244,7 +244,7 @@ class LlmsHook(Hook):
         noindex, elsewhere = judged.noindex, judged.canonical
         if facts is not None:
             noindex = noindex or meta_noindex(facts.metas, self.main) is not None
-            page = result.final_url or result.url
+            page = result.final_url
             canonical = urljoin(page, facts.canonicals[0]) if facts.canonicals else None
             elsewhere = elsewhere or (
                 canonical is not None and normalize_url(canonical) != normalize_url(page)
