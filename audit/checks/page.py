@@ -220,7 +220,7 @@ def check_page(
     def make(code: str, message: str) -> Finding:
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
-    final = result.final_url or url
+    final = result.final_url
     # the head metas that apply to the agent: `robots` and the agent's own token
     agent = agent_token.strip().lower()
     robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]

@@ -410,7 +410,7 @@ def _canonical_finding(
     targets = canonical_links(link_values)
     if not targets:
         return None
-    base = result.final_url or result.url
+    base = result.final_url
     resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
     normal = {norm_url(u) for u in resolved}
     if len(normal) > 1:

@@ -121,10 +121,11 @@ class HeadScan:
 
     def close(self) -> HeadScan:
         """No more text: a title still open ends here (with what was read of it)."""
-        if self._title is not None:
+        title = self._title
+        if title is not None:
             if self._raw == "title":
-                self._title_text(self.text[self.pos :])
-            self._end_title()
+                self._title_text(self.text[self.pos :])  # (into `title`: the same list)
+            self._end_title(title)
         return self
 
     def _step(self) -> bool:
@@ -281,7 +282,7 @@ class HeadScan:
                     self._skip = None
         elif tag == "title":
             if self._title is not None:
-                self._end_title()
+                self._end_title(self._title)
         elif tag == "head":
             self.head_ended = True
             if self.cut_at is None:
@@ -301,6 +302,7 @@ class HeadScan:
         if self.head_end is None:
             self.head_end = at
 
-    def _end_title(self) -> None:
-        parts, self._title = self._title or [], None
+    def _end_title(self, parts: list[str]) -> None:
+        """The first title's text is done (`parts`: what was read of it, `_title`)."""
+        self._title = None
         self.title = " ".join("".join(parts).split())[:_TITLE_CHARS]

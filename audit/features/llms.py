@@ -123,7 +123,7 @@ class LlmsHook(Hook):
             result = await client.fetch(url, method="GET", body_bytes=size, confirm_with_get=False)
             entry: dict[str, Any] = {"url": url, "status": result.status}
             entries.append(entry)
-            body = result.body_head or b""
+            body = result.body_head
             if result.status != 200:
                 continue
             if is_html_shell(header_value(result.headers, "content-type"), body):
@@ -244,7 +244,7 @@ class LlmsHook(Hook):
         noindex, elsewhere = judged.noindex, judged.canonical
         if facts is not None:
             noindex = noindex or meta_noindex(facts.metas, self.main) is not None
-            page = result.final_url or result.url
+            page = result.final_url
             canonical = urljoin(page, facts.canonicals[0]) if facts.canonicals else None
             elsewhere = elsewhere or (
                 canonical is not None and normalize_url(canonical) != normalize_url(page)
@@ -298,7 +298,7 @@ class LlmsHook(Hook):
 def _answer(result: FetchResult, *, noindex: bool, elsewhere: bool, listed: bool) -> LinkAnswer:
     """A link's answer as the link codes read it."""
     ctype = header_value(result.headers, "content-type")
-    html = is_html_type(ctype) or starts_like_html(result.body_head or b"")
+    html = is_html_type(ctype) or starts_like_html(result.body_head)
     return LinkAnswer(
         status=result.status,
         redirected=bool(result.redirects),

@@ -202,7 +202,7 @@ class RenderHook(Hook):
         facts = sink.facts if sink is not None else None
         if result is None or facts is None or not facts.bytes_read or result.redirects:
             return _rendered(record, False), found
-        final = result.final_url or job.url
+        final = result.final_url
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
         shell = job.verdict is not None and job.verdict.shell

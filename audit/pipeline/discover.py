@@ -182,7 +182,7 @@ async def _common_paths(
         res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
         if _answered_2xx(res.status) and looks_like_sitemap(res.body_head):
             # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
-            found.add(url, "common path", key_url=res.final_url or url)
+            found.add(url, "common path", key_url=res.final_url)
 
 
 async def _home_page_links(client: HttpClient, root: str, found: _Found) -> None:
@@ -191,7 +191,7 @@ async def _home_page_links(client: HttpClient, root: str, found: _Found) -> None
         root + "/", method="GET", body_bytes=HOME_BYTES, confirm_with_get=False
     )
     if _answered_2xx(home.status):
-        for url in sitemap_links(home.body_head, home.final_url or root + "/"):
+        for url in sitemap_links(home.body_head, home.final_url):
             found.add(url, "home page")
 
 

@@ -207,7 +207,7 @@ class LinkCrawl(Hook):
         if result is None:
             return None
         facts = sink.facts if sink is not None else None
-        final = result.final_url or job.url
+        final = result.final_url
         if id(job) in self._again:  # counted, and its links followed, before the crash
             page = self._read(final, result, facts)
         else:
@@ -417,7 +417,7 @@ class LinkCrawl(Hook):
         target."""
         judged = self.ctx.judge_answer(UrlJob(url, None, None, None), result)
         said = judged.index_fields()["indexability"]
-        reason = page_reason(said, page, result.final_url or url)
+        reason = page_reason(said, page, result.final_url)
         self._hold(url, judged.record, reason, depth, counted=depth is not None)
 
     def _hold(
