@@ -151,10 +151,27 @@ def wants_body(method: str, status: int, body_limit: int | None) -> bool:
     return bool(body_limit) and method == "GET" and status not in REDIRECT_STATUSES
 
 
+class _LowerNames(dict[str, str]):
+    """Header names lower-cased, each once per run: aiohttp's parser gives a known header
+    the same name object every time, so an answer's names are dict look-ups (and str
+    objects whose hash is known already, for the checks that look them up in turn)."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) >= _LOWER_NAMES_MAX:  # a server inventing names: stays bounded
+            self.clear()
+        lower = self[name] = name.lower()
+        return lower
+
+
+_LOWER_NAMES_MAX: Final = 1024
+_lower_name = _LowerNames().__getitem__
+
+
 def response_headers(resp: aiohttp.ClientResponse) -> tuple[tuple[str, str], ...]:
     """An answer's headers as lower-cased (name, value) pairs, repeats kept (a multidict's
     keys() drops repeats: items() it is)."""
-    return tuple([(k.lower(), v) for k, v in resp.headers.items()])
+    lower = _lower_name
+    return tuple([(lower(k), v) for k, v in resp.headers.items()])
 
 
 # --- reading a body ---------------------------------------------------------------

@@ -24,13 +24,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult
-from audit.http import HttpClient
-from audit.http.exchange import SINK_MODULES, Recipe, TeeSink, build_sink, recipe_of
+from audit.http import HttpClient, exchange
+from audit.http.exchange import (
+    SINK_MODULES,
+    Recipe,
+    TeeSink,
+    build_sink,
+    recipe_of,
+    response_headers,
+)
 from audit.http.workers import frame, split_frames
 from audit.pipeline import hooks
 from tests.crawlkit import HTML, Serve
@@ -476,3 +484,68 @@ def test_a_tee_built_elsewhere_leaves_its_parts_as_a_tee_here_does(
     assert states(parent) == states(here)
     assert [part["at_eof"] for part in states(parent)] == [early_at_eof, at_eof, at_eof]
     assert states(parent)[0]["stopped"] is True and states(parent)[0]["fed"] == 5
+
+
+# --- an answer's headers -----------------------------------------------------------------
+
+
+async def test_an_answers_headers_are_lower_cased_pairs_with_repeats_in_order(
+    serve: Serve,
+) -> None:
+    """response_headers over a real answer: every name lower-cased (a known header and
+    one aiohttp does not know, in any letter case), a repeated header kept as often as
+    sent, in the order sent, the values as sent; a second answer reads the same."""
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        resp = web.Response(text="ok")
+        resp.headers.add("X-Robots-Tag", "noarchive")
+        resp.headers.add("link", '</a>; rel="canonical"')
+        resp.headers.add("X-ROBOTS-TAG", "googlebot: noindex")
+        resp.headers.add("X-Odd-Name", "One, Two")
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    base = await serve(app)
+    async with aiohttp.ClientSession() as session:
+        answers = []
+        for _ in range(2):
+            async with session.get(base + "/") as resp:
+                answers.append(response_headers(resp))
+    first, second = answers
+    assert first == second
+    names = [name for name, _ in first]
+    assert names == [name.lower() for name in names]
+    assert [v for k, v in first if k == "x-robots-tag"] == ["noarchive", "googlebot: noindex"]
+    assert [v for k, v in first if k == "link"] == ['</a>; rel="canonical"']
+    assert [v for k, v in first if k == "x-odd-name"] == ["One, Two"]
+    assert ("content-type", "text/plain; charset=utf-8") in first
+
+
+async def test_a_server_inventing_header_names_leaves_the_name_table_bounded(
+    serve: Serve,
+) -> None:
+    """Names are lower-cased once per run and remembered; a server that sends new names
+    on every answer never grows that table past its bound, and each answer still reads
+    right."""
+    bound = exchange._LOWER_NAMES_MAX
+    per_answer = 100
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        n = int(request.query["n"])
+        return web.Response(
+            text="ok", headers={f"X-Made-Up-{n}-{i}": str(i) for i in range(per_answer)}
+        )
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    base = await serve(app)
+    table = exchange._lower_name.__self__
+    async with aiohttp.ClientSession() as session:
+        for n in range(bound // per_answer + 2):
+            async with session.get(f"{base}/?n={n}") as resp:
+                got = dict(response_headers(resp))
+            assert len(table) <= bound
+            assert [got[f"x-made-up-{n}-{i}"] for i in range(per_answer)] == [
+                str(i) for i in range(per_answer)
+            ]
