@@ -36,13 +36,12 @@ from typing import TYPE_CHECKING, Any
 from audit.cluster.codec import answer_from, pack, unpack
 from audit.cluster.politeness import HostLanes
 from audit.cluster.spec import INSTALL_HINT, parse_spec
-from audit.cluster.task import FENCE_EVERY, FENCE_KEY, check_job, loop_kind, run_batch, warm
+from audit.cluster.task import FENCE_EVERY, FENCE_KEY, answer_job, loop_kind, run_batch, warm
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
 
 if TYPE_CHECKING:
-    from audit.http import HttpClient
     from audit.http.hosts import Host
     from audit.pipeline.context import Extra, RunContext, UrlJob
 
@@ -248,7 +247,9 @@ class Cluster:
 
             async def here(item: dict[str, Any]) -> Any:
                 self.here += 1
-                return await _check_here(ctx.client, self.config, item)
+                # as a worker makes it: the same answer, judged the same way; its
+                # requests are counted by the driver's own hosts
+                return await answer_job(ctx.client, self.config, item)
 
             self.lanes.serve_here(here, self.config.per_host_cap)
         return ClusterCheck(ctx, self)
@@ -410,15 +411,6 @@ class ClusterCheck:
             _merge(self.ctx.client.host(stats["host"]) if stats.get("host") else host, stats)
         self.cluster.notes.clear()
         self.ctx.recorder.notes["cluster"] = self.cluster.summary()
-
-
-async def _check_here(client: HttpClient, config: CrawlConfig, item: dict[str, Any]) -> Any:
-    """One check made by the driver, as a worker makes it (task.check_job): the same
-    answer, judged the same way; its requests are counted by the driver's own hosts."""
-    try:
-        return await check_job(client, config, item)
-    except Exception as exc:  # as a batch answers it (task._drain)
-        return {"error": f"internal error: {type(exc).__name__}: {exc}"}
 
 
 def _merge(host: Host, stats: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,8 +240,7 @@ class HostLanes:
             if not future.done():
                 future.set_result(answer)
         except BaseException as exc:
-            if not future.done():
-                future.set_exception(exc if isinstance(exc, Exception) else ClusterStopped())
+            _fail((future,), exc)
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -266,9 +265,7 @@ class HostLanes:
                 if not future.done():
                     future.set_result(answer)
         except BaseException as exc:
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else ClusterStopped())
+            _fail((future for _, future in batch), exc)
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -291,3 +288,12 @@ class HostLanes:
 
 class ClusterStopped(Exception):
     """The cluster run stopped before this URL's batch answered."""
+
+
+def _fail(futures: Iterable[asyncio.Future[Item]], exc: BaseException) -> None:
+    """The checks still waiting on a batch (or a check made here) that raised `exc`: they
+    raise it too, or ClusterStopped when the run was cancelled."""
+    error = exc if isinstance(exc, Exception) else ClusterStopped()
+    for future in futures:
+        if not future.done():
+            future.set_exception(error)

@@ -37,6 +37,8 @@ __all__ = [
     "FENCE_EVERY",
     "FENCE_KEY",
     "Fence",
+    "answer_job",
+    "check_job",
     "loop_kind",
     "run_batch",
     "tune_process",
@@ -306,10 +308,16 @@ async def _drain(
     for index, job in pending:
         if not await fence.owned():
             return  # the rest stay fenced: their run is over or resumed elsewhere
-        try:
-            answers[index] = await check_job(client, config, job)
-        except Exception as exc:  # one URL's failure never stops the batch
-            answers[index] = {"error": f"internal error: {type(exc).__name__}: {exc}"}
+        answers[index] = await answer_job(client, config, job)
+
+
+async def answer_job(client: HttpClient, config: CrawlConfig, job: dict[str, Any]) -> Any:
+    """check_job's answer, or the error that stopped it: one URL's failure never stops
+    a batch (or the driver's checks made before the cluster is up)."""
+    try:
+        return await check_job(client, config, job)
+    except Exception as exc:
+        return {"error": f"internal error: {type(exc).__name__}: {exc}"}
 
 
 async def check_job(
