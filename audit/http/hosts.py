@@ -22,7 +22,8 @@ A `Host` holds (STYLE lessons 4 and 5):
   climb back from MIN_RATE is bounded in time, not in answers;
 - counters, reported as `HostStats`.
 
-Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only aiolimiter and its pace (audit.http.pace).
+Knows nothing of sitemaps, HTTP sessions or robots.txt parsing; imports only its pace
+(audit.http.pace, which loads aiolimiter when a rate needs it).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, date, datetime, time
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -331,16 +332,20 @@ _FORMS = st.sampled_from(
 )
 
 
-# up to 30 lastmods, each a date and time written in one of the forms
-_LASTMODS = st.lists(
-    st.tuples(
-        _FORMS,
-        st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
-        st.times(),
-    ),
-    min_size=1,
-    max_size=30,
-)
+def _lastmods(forms: st.SearchStrategy[str], most: int) -> st.SearchStrategy[Any]:
+    """Up to `most` lastmods, each a date and time to be written in one of `forms`."""
+    return st.lists(
+        st.tuples(
+            forms,
+            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
+            st.times(),
+        ),
+        min_size=1,
+        max_size=most,
+    )
+
+
+_LASTMODS = _lastmods(_FORMS, 30)
 
 
 @given(_LASTMODS)
@@ -445,15 +450,7 @@ _ANY_FORMS = st.sampled_from(
 
 
 @given(
-    st.lists(
-        st.tuples(
-            _ANY_FORMS,
-            st.dates(min_value=date(2000, 1, 1), max_value=date(2030, 12, 31)),
-            st.times(),
-        ),
-        min_size=1,
-        max_size=40,
-    ),
+    _lastmods(_ANY_FORMS, 40),
     st.integers(min_value=1, max_value=9),
     st.sampled_from(["urlset", "rss"]),
 )
