@@ -15,8 +15,8 @@ loop. `crawl` also takes every run option of the command line (`RunOptions`): `s
 `dry_run`) and `ignore=[CODES]` (`validate` takes `ignore`); `intent=FILE` is CrawlConfig's.
 `migrate(old, new, map=..., new_sitemap=..., state=...)` here is the migration check (not
 exported as `audit.migrate`: that name is the subpackage), `diff` and `fix` the commands of the
-same names, and `worker(args)` starts a Dask worker for `--cluster tcp://...` runs. Records stream to `on_record` as the audit produces
-them (the jsonl format of DESIGN.md), so memory stays flat whatever the size of the site;
+same names, and `worker(args)` starts a Dask worker for `--cluster tcp://...` runs. Records
+stream to `on_record` as the audit produces them (the jsonl format of DESIGN.md), so memory stays flat whatever the size of the site;
 `Result` keeps only the summary. When no target can be audited at all (a missing file, a
 site that cannot be reached or declares no sitemap), the call raises `TargetError` with one
 line that says why; when only some of several cannot, `Result.fatal` names them and
@@ -615,11 +615,10 @@ def worker(args: Sequence[str]) -> NoReturn:
     `args` (the scheduler's address and Dask's own options), the settings `--cluster
     local:N` gives its workers, where the environment sets none. Replaces this process;
     TargetError when the cluster extra is not installed."""
+    from audit.cluster.spec import INSTALL_HINT  # imports no Dask
+
     if importlib.util.find_spec("distributed") is None:
-        raise TargetError(
-            "worker needs Dask distributed: "
-            "install sitemap-audit with its cluster extra (README.md, Install)"
-        )
+        raise TargetError(f"worker needs Dask distributed: {INSTALL_HINT}")
     from audit.cluster.worker import exec_worker
 
     exec_worker(list(args))
