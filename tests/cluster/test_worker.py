@@ -16,6 +16,8 @@ from audit.cluster.driver import LOCAL_WORKER_CONFIG
 from audit.cluster.task import SWITCH_INTERVAL, loop_kind
 from audit.cluster.worker import worker_env
 from tests.cluster.sites import ROOT, Host, run_cli
+from tests.state.nightsite import NightSite
+from tests.state.test_nights_equal_fresh import assert_same, truth
 
 pytest.importorskip("distributed")
 
@@ -57,7 +59,7 @@ async def _until(check: Any, what: str) -> None:
 
 
 @pytest.mark.slow
-async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl(
+async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl_as_a_local_run_does(
     aiohttp_server: Any, tmp_path: Path
 ) -> None:
     from distributed import Client
@@ -102,6 +104,26 @@ async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl(
         summary = json.loads(out.decode().strip().splitlines()[-1])
         assert summary["cluster"]["batches"] > 0 and summary["cluster"]["here"] == 0
         assert sorted(path for _, path in host.times) == sorted(f"/p{j}" for j in range(30))
+
+        # and its records are a local run's (a site with findings: the worker's tuning
+        # changes how fast, never what a page is judged to be)
+        site = NightSite(3, n=30, deploy=False)
+        site_server = await aiohttp_server(site.app())
+        site.base = str(site_server.make_url("")).rstrip("/")
+        common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0",
+                  "--format", "jsonl", "--no-progress"]  # fmt: skip
+        reports = {}
+        for name, extra in (
+            ("local", []),
+            ("worker", ["--cluster", address, "--state", str(tmp_path / "n.sqlite")]),
+        ):
+            run = await run_cli("crawl", site.base + "/sitemap.xml", *common, *extra)
+            out, err = await run.communicate()
+            assert run.returncode == 0, err.decode()
+            reports[name] = tmp_path / f"{name}.jsonl"
+            reports[name].write_bytes(out)
+        assert json.loads(out.decode().strip().splitlines()[-1])["cluster"]["batches"] > 0
+        assert_same(truth(reports["worker"]), truth(reports["local"]), "sitemap-audit worker")
     finally:
         for proc in reversed(procs):  # the worker is `dask worker` itself (exec): SIGTERM
             if proc.returncode is None:
