@@ -153,9 +153,12 @@ async def test_a_killed_budgeted_run_resumes_its_selection(serve: Serve, tmp_pat
     state, out = tmp_path / "s.sqlite", tmp_path / "r.jsonl"
     argv = [
         "crawl", site.base + "/sitemap.xml", "--state", str(state), "--format", "jsonl",
-        "--output", str(out), "--no-progress", "--rate", "20", "--concurrency", "1",
+        "--output", str(out), "--no-progress", "--rate", "4", "--concurrency", "1",
         "--fail-on", "never", "--budget", "6",
     ]  # fmt: skip
+    # A result reaches the state within the writer's FLUSH_MS (100 ms) of its answer: at 4
+    # a second (250 ms apart) every answer but the one in flight is stored before the kill
+    # (at 20 a second, 50 ms apart, a loaded machine lost two and the run asked them again)
     reference = RollingSite(12)  # what an uninterrupted first run checks
     reference.base = await serve(reference.app())
     await _run(reference, tmp_path / "ref.sqlite", tmp_path / "ref.jsonl", "--budget", "6")
