@@ -81,8 +81,9 @@ class EntryReader:
                     self._unknown_child(child, "out of order")
                 else:
                     pos = act
-                if act == A_LOC:  # whole (an unexpanded entity reference splits the text)
-                    texts[A_LOC], loc_line = "".join(child.itertext()), child.sourceline
+                if act == A_LOC:  # an unexpanded entity reference splits its text: whole
+                    texts[A_LOC] = "".join(child.itertext()) if len(child) else (child.text or "")
+                    loc_line = child.sourceline
                 else:
                     texts[act] = (child.text or "").strip()
             elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
