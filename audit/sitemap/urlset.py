@@ -198,26 +198,20 @@ class UrlsetReader:
         self._handled = 1
 
     def _check_top(self, el: Any) -> None:
-        """An element directly in urlset/sitemapindex that is not an entry."""
+        """An element directly in urlset/sitemapindex that is not an entry: element-unknown
+        when in the sitemap's namespaces or in none (any other namespace is an allowed
+        extension)."""
         tag = el.tag
-        if not isinstance(tag, str):
-            return
+        if not isinstance(tag, str) or tag in self._alt_entry_tags:
+            return  # a comment or processing instruction; or read as an entry (_own_entries)
         ns = ns_of(tag)
         line = (el.sourceline or 0) + self.doc.line_offset
-        if tag in self._alt_entry_tags:
-            return  # read as an entry (_own_entries)
         if local(tag) == self._entry_kind and ns != self._own_ns:
             # counted (not read), one sitemap-namespace finding at the end (_report_foreign)
             self._foreign += 1
             if self._foreign == 1:
                 self._foreign_first = (ns, line)
-            return
-        self._unknown_top(tag, ns, line)
-
-    def _unknown_top(self, tag: str, ns: str, line: int) -> None:
-        """element-unknown for a top-level element of the sitemap's namespaces or of none
-        (any other namespace is an allowed extension)."""
-        if ns == self._own_ns or ns == SITEMAP_NS:
+        elif ns in (self._own_ns, SITEMAP_NS):
             self.doc.find(
                 "element-unknown",
                 f"<{local(tag)}> is not defined inside <{self.kind}>",
