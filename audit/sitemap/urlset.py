@@ -81,13 +81,12 @@ class UrlsetReader:
         self._purge()
 
     def close(self, whole: Any) -> None:
-        """Whatever follows the last entry; `whole`: the parser's tree, the root when no
-        entry event came at all (every child unknown)."""
-        root = self._root if self._root is not None else whole
-        if root is not None:
-            for child in root:
-                if child is not self._kept:
-                    self._check_top(child)
+        """Whatever follows the last entry; `whole`: the root the main parser's close()
+        returns (the element _root is once an event came; the parse succeeded, so there is
+        one)."""
+        for child in whole:
+            if child is not self._kept:
+                self._check_top(child)
 
     def report(self) -> None:
         """The findings counted over the whole document, once."""
@@ -184,7 +183,8 @@ class UrlsetReader:
         any other element before the newest entry is one of those.
         """
         root, newest = self._root, self._newest
-        if root is None or newest is None or newest is self._kept:
+        # (no entry yet: both None; an entry came: so did the root, in the same _events)
+        if newest is self._kept:
             return
         idx = root.index(newest)
         if idx != self._handled - 1:
