@@ -198,9 +198,8 @@ class StreamParser:
             self._stop()
 
     def _take(self, data: bytes) -> None:
-        """Count inflated bytes against the limit and pass them on."""
-        if self._doc.stopped:
-            return
+        """Count inflated bytes against the limit and pass them on; only while the document
+        is read (_inflated takes one piece, and feed and close look before each)."""
         room = self.max_bytes - self.uncompressed_bytes  # >= 0 until stopped
         over = len(data) > room
         data = data[:room]  # all of it (the same object) when within the limit
