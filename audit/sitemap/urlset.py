@@ -20,6 +20,17 @@ from audit.sitemap.entries import (
     read_image,
 )
 
+# a root's kind, and the name of its entries
+_ROOTS: dict[str, tuple[DocKind, Literal["url", "sitemap"]]] = {
+    "urlset": ("urlset", "url"),
+    "sitemapindex": ("sitemapindex", "sitemap"),
+}
+
+
+def _namespace(ns: str) -> str:
+    """A namespace in the words of the findings."""
+    return f"namespace {ns!r}" if ns else "no namespace"
+
 
 class UrlsetReader:
     """A <urlset> or <sitemapindex> in namespace `ns` (reported unless the sitemaps.org
@@ -28,12 +39,11 @@ class UrlsetReader:
 
     def __init__(self, doc: Doc, ns: str, root_name: str, line: int, *, careful: bool) -> None:
         self.doc = doc
-        index = root_name == "sitemapindex"
-        self.kind: DocKind = "sitemapindex" if index else "urlset"
+        self.kind, entry = _ROOTS[root_name]
         doc.kind = self.kind
         self._own_ns = ns
-        entry: Literal["url", "sitemap"] = "sitemap" if index else "url"
-        self._entry_tag = f"{{{ns}}}{entry}" if ns else entry
+        prefix = f"{{{ns}}}" if ns else ""  # of a tag in the root's namespace
+        self._entry_tag = prefix + entry
         self._entry_kind = entry
         self._root: Any = None
         self._kept: Any = None  # newest handled element, still attached
@@ -45,9 +55,9 @@ class UrlsetReader:
         # entries read as the root's own although in no namespace or the sitemaps.org one:
         # only under a root in a wrong namespace (reported once, at the root)
         self._alt_entry_tags: frozenset[str] = frozenset()
-        own = [f"{{{ns}}}{name}" if ns else name for name in PROTOCOL_NAMES]
+        own = [prefix + name for name in PROTOCOL_NAMES]
         image_tag = ""  # <image:image> where it is an extension of this document
-        if index:
+        if entry == "sitemap":
             own[A_CHANGEFREQ] = own[A_PRIORITY] = ""  # not defined in <sitemap>
         elif ns != IMAGE_NS:
             image_tag = f"{{{IMAGE_NS}}}image"
@@ -56,10 +66,9 @@ class UrlsetReader:
         tags = (*own, image_tag)
         self._fast_tags = ("",) * len(tags) if careful else tags
         if ns != SITEMAP_NS:
-            got = f"namespace {ns!r}" if ns else "no namespace"
             doc.find(
                 "sitemap-namespace",
-                f'<{root_name}> has {got}; expected xmlns="{SITEMAP_NS}"',
+                f'<{root_name}> has {_namespace(ns)}; expected xmlns="{SITEMAP_NS}"',
                 line=line,
             )
             self._alt_entry_tags = frozenset(
@@ -231,11 +240,10 @@ class UrlsetReader:
         self._foreign = 0
         name = self._entry_kind
         what = f"a <{name}>" if n == 1 else f"{n:,} <{name}> elements"
-        got = f"namespace {ns!r}" if ns else "no namespace"
-        root = f"namespace {self._own_ns!r}" if self._own_ns else "no namespace"
         self.doc.find(
             "sitemap-namespace",
-            f"{what} in {got} inside <{self.kind}> in {root}, the first at line {line}: "
+            f"{what} in {_namespace(ns)} inside <{self.kind}> in {_namespace(self._own_ns)}, "
+            f"the first at line {line}: "
             f'not read as entries; put every element in xmlns="{SITEMAP_NS}"',
             line=line,
         )
