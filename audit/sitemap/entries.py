@@ -28,6 +28,12 @@ _EXTENSION_ACTIONS = {
     f"{{{NEWS_NS}}}news": _A_NEWS,
     f"{{{XHTML_NS}}}link": _A_XHTML,
 }
+# What each kind of entry may hold: its protocol children, in the XSD's order, and the
+# extensions the careful path reads (a <sitemap>: loc and lastmod, no extension).
+_KINDS: dict[str, tuple[tuple[str, ...], dict[str, int]]] = {
+    "url": (PROTOCOL_NAMES, _EXTENSION_ACTIONS),
+    "sitemap": (PROTOCOL_NAMES[: A_LASTMOD + 1], {}),
+}
 _IMAGE_DEPRECATED = frozenset(
     f"{{{IMAGE_NS}}}{name}" for name in ("caption", "title", "geo_location", "license")
 )
@@ -45,7 +51,7 @@ class EntryReader:
         self._entry_tag = entry_tag
         self._entry_kind = entry_kind
         self._own_ns = own_ns
-        self._max_order = A_LASTMOD if entry_kind == "sitemap" else A_PRIORITY
+        self._names, self._extensions = _KINDS[entry_kind]
         self._actions: dict[str, int] = {}
         # entries read as the root's own although in no namespace or the sitemaps.org one:
         # only under a root in a wrong namespace, their children in their own namespace
@@ -125,16 +131,13 @@ class EntryReader:
     def _action(self, tag: str, own_ns: str) -> int:
         ns = ns_of(tag)
         if ns == own_ns:  # also a no-namespace document's own elements
-            names = PROTOCOL_NAMES[: self._max_order + 1]
-            name = local(tag)
+            names, name = self._names, local(tag)
             return names.index(name) if name in names else _A_UNDEFINED
         if not ns:
             return _A_NO_NS
         if ns == SITEMAP_NS:
             return _A_UNDEFINED
-        if self._entry_kind == "url":
-            return _EXTENSION_ACTIONS.get(tag, _A_FOREIGN)
-        return _A_FOREIGN
+        return self._extensions.get(tag, _A_FOREIGN)
 
     def _unknown_child(self, child: Any, why: str) -> None:
         name = local(child.tag)
@@ -148,7 +151,7 @@ class EntryReader:
         # its own way does so in every entry (`report` says it once)
         self._disorder += 1
         if self._disorder == 1:
-            order = ", ".join(PROTOCOL_NAMES[: self._max_order + 1])
+            order = ", ".join(self._names)
             first = f"<{name}> inside <{entry}> (expected {order}, then extensions)"
             self._disorder_first = (first, line)
 
