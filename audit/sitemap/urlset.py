@@ -52,9 +52,12 @@ class UrlsetReader:
         self._foreign = 0  # entry elements in another namespace than the root's
         self._foreign_first: tuple[str, int] = ("", 0)
         self._careful = EntryReader(doc, self._entry_tag, entry, ns)
-        # entries read as the root's own although in no namespace or the sitemaps.org one:
-        # only under a root in a wrong namespace (reported once, at the root)
-        self._alt_entry_tags: frozenset[str] = frozenset()
+        # The tags read as entries, and those the main parser reports (tags()): the root's
+        # own entry tag; under a root in a wrong namespace (reported once, at the root),
+        # entries in no namespace or the sitemaps.org one are read as its own too, and the
+        # parser reports entries in any namespace (_own_entries sorts them).
+        self._entry_tags = frozenset({self._entry_tag})
+        self._tags: tuple[str, ...] = (self._entry_tag,)
         own = [prefix + name for name in PROTOCOL_NAMES]
         image_tag = ""  # <image:image> where it is an extension of this document
         if entry == "sitemap":
@@ -71,16 +74,13 @@ class UrlsetReader:
                 f'<{root_name}> has {_namespace(ns)}; expected xmlns="{SITEMAP_NS}"',
                 line=line,
             )
-            self._alt_entry_tags = frozenset(
-                {entry, f"{{{SITEMAP_NS}}}{entry}"} - {self._entry_tag}
-            )
+            self._entry_tags = frozenset({self._entry_tag, entry, f"{{{SITEMAP_NS}}}{entry}"})
+            self._tags = (self._entry_tag, f"{{*}}{entry}")
 
     def tags(self) -> tuple[str, ...]:
         """The tags the main parser reports. Only entry elements make events; anything else
         at the top level is checked when it is freed (_purge, close)."""
-        if self._own_ns != SITEMAP_NS:
-            return (self._entry_tag, f"{{*}}{self._entry_kind}")
-        return (self._entry_tag,)
+        return self._tags
 
     def feed(self, events: Any) -> None:
         """The entries of one feed() of the document, then the purge."""
@@ -106,11 +106,11 @@ class UrlsetReader:
         """The events of the root's own entries; another namespace's (asked for in `tags`,
         so that even a document of nothing else is read) are emptied and left to
         _check_top."""
-        entry_tag, alt = self._entry_tag, self._alt_entry_tags
+        entry_tags = self._entry_tags
         for event, el in events:
             if self._root is None:
                 self._root = el.getroottree().getroot()
-            if el.tag == entry_tag or el.tag in alt:
+            if el.tag in entry_tags:
                 yield event, el
             else:
                 el.clear()
@@ -211,7 +211,7 @@ class UrlsetReader:
         when in the sitemap's namespaces or in none (any other namespace is an allowed
         extension)."""
         tag = el.tag
-        if not isinstance(tag, str) or tag in self._alt_entry_tags:
+        if not isinstance(tag, str) or tag in self._entry_tags:
             return  # a comment or processing instruction; or read as an entry (_own_entries)
         ns = ns_of(tag)
         line = (el.sourceline or 0) + self.doc.line_offset
