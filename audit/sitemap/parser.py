@@ -147,10 +147,9 @@ class StreamParser:
             self._inflated(None, cut=cut)
         if not doc.stopped and self._sniffing():
             self._route(b"", final=True)
-        if not doc.stopped and self._reader is not None:
+        if self._reader is not None:  # (a reader is only held while the document is read)
             self._reader.close()
-        if not doc.stopped:
-            self._stop()
+        self._stop()  # (once more, when the reader stopped it: nothing is left to do)
         return doc.flush()
 
     # --- bytes in ----------------------------------------------------------------
@@ -173,7 +172,8 @@ class StreamParser:
 
     def _stop(self) -> None:
         """Doc.stop: the findings counted over the document, those held back, and nothing
-        more is read."""
+        more is read. The only place a document stops, and it drops the reader (a second
+        call finds nothing to report or add)."""
         doc = self._doc
         if self._reader is not None:
             self._reader.report()
