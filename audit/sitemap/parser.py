@@ -221,10 +221,11 @@ class StreamParser:
 
     def _route(self, data: bytes, final: bool = False) -> None:
         """Bytes to the reader; before there is one, to the sniffer, which picks it (once
-        it can tell, with the bytes it held back) or refuses the document."""
+        it can tell, with the bytes it held back) or refuses the document. Called only while
+        the document is read (the callers look first), when a sniffer without a reader is
+        still undecided: every way it finishes without one stops the document, a refusal
+        at once, an empty document with the last bytes (close and _gzip_failed stop it)."""
         if self._reader is None:
-            if self._sniffer.done:
-                return
             decided = self._sniffer.feed(data, final)
             if decided is None:
                 return
