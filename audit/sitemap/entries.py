@@ -94,10 +94,10 @@ class EntryReader:
                     texts[act] = (child.text or "").strip()
             elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
                 pos = _A_FOREIGN
-                reader = _EXTENSION_READERS.get(act)
-                # None: a foreign element nobody reads, or an item it does not make
-                item = None if reader is None else reader(child, child.sourceline + off)
-                if item is not None:
+                item = _EXTENSION_READERS[act](child, child.sourceline + off)
+                if (
+                    item is not None
+                ):  # (an extension nobody reads; an xhtml:link, not rel=alternate)
                     found.setdefault(act, []).append(item)
             else:
                 self._unknown_child(child, _UNKNOWN_WHY[act])
@@ -205,8 +205,10 @@ def _alternate(el: Any, line: int) -> Alternate | None:
 
 
 # The careful path's readers of extensions, by the action of a child's tag
-# (EntryReader._action): the child and its line in, the item of its Entry list out.
+# (EntryReader._action): the child and its line in, the item of its Entry list out (None:
+# nothing to keep).
 _EXTENSION_READERS: dict[int, Callable[[Any, int], Image | Video | News | Alternate | None]] = {
+    _A_FOREIGN: lambda el, line: None,  # any other extension: allowed, not read
     _A_IMAGE: read_image,
     _A_VIDEO: lambda el, line: Video(line, _fields(el)),
     _A_NEWS: lambda el, line: News(line, _fields(el)),
