@@ -54,7 +54,7 @@ class Rss:
 
     def in_feed(self, parent: Any, root: Any) -> bool:
         # (an <item> always has a parent: the root is <rss>, XmlReader._pick)
-        return parent.tag == "channel"
+        return bool(parent.tag == "channel")
 
 
 class Atom:
