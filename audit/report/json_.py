@@ -22,8 +22,10 @@ from audit.report.aggregate import Aggregate
 _CHUNK = 1 << 16
 
 
-class _Spool:
-    """A JSON array written element by element to a temporary file."""
+class Spool:
+    """A JSON array written element by element to a temporary file (the json report's lists,
+    the sarif report's results): `separator` goes between elements, and a comma and a line
+    break then the elements' indent make an array `copy_to` writes one element a line."""
 
     def __init__(self, separator: str = ",\n    ") -> None:
         self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed in discard)
@@ -44,12 +46,15 @@ class _Spool:
             yield text.rstrip("\n")
 
     def copy_to(self, out: TextIO) -> None:
+        """The array, each element on a line at the separator's indent, the closing bracket
+        two spaces less."""
         out.write("[")
         if self.count:
-            out.write("\n    ")
+            indent = self._separator.removeprefix(",")  # the line break and the indent
+            out.write(indent)
             self.file.seek(0)
             shutil.copyfileobj(self.file, out, _CHUNK)
-            out.write("\n  ")
+            out.write(indent[:-2])
         out.write("]")
 
     def discard(self) -> None:
@@ -73,10 +78,10 @@ class JsonWriter:
         self._stream = stream
         self._agg = Aggregate(examples=0)
         self._spools = {
-            "sitemaps": _Spool("\n"),  # one a line: each gains its counts at close
-            "findings": _Spool(),
-            "urls": _Spool(),
-            "other": _Spool(),
+            "sitemaps": Spool("\n"),  # one a line: each gains its counts at close
+            "findings": Spool(),
+            "urls": Spool(),
+            "other": Spool(),
         }
         self._closed = False
 

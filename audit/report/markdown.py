@@ -58,10 +58,9 @@ def md_code(value: object) -> str:
     longest = max(map(len, re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     # CommonMark strips one space from each end when both are present: pad so
-    # the content survives exactly, and so a leading/trailing backtick is not
-    # read as part of the fence.
-    edge = text[0] + text[-1]
-    pad = " " if "`" in edge or edge == "  " or longest else ""
+    # the content survives exactly, and so a backtick (a leading or trailing one
+    # among them) is not read as part of the fence.
+    pad = " " if longest or text[0] + text[-1] == "  " else ""
     return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
 
 

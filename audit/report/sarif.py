@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 from audit.core.codes import doc_anchor, fix_of
 from audit.core.version import __version__
@@ -31,6 +29,7 @@ from audit.report.aggregate import (
     severity_of,
     str_or_none,
 )
+from audit.report.json_ import Spool
 from audit.report.verdict import (
     verdict,
 )
@@ -57,8 +56,7 @@ class SarifWriter:
         self._fail_on = fail_on
         self._agg = Aggregate(examples=0)
         self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
-        self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
-        self._results = 0
+        self._results = Spool(",\n        ")  # one result a line, in "results"
         self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
@@ -91,10 +89,7 @@ class SarifWriter:
         }
         if url:
             result["properties"] = {"url": url}
-        if self._results:
-            self._spool.write(",\n        ")
-        self._spool.write(_dumps(result))
-        self._results += 1
+        self._results.add(result)
 
     def _rule(self, code: str, severity: str) -> dict[str, Any]:
         text = code_summary(code) or code
@@ -116,7 +111,7 @@ class SarifWriter:
         try:
             self._assemble()
         finally:
-            self._spool.close()
+            self._results.discard()
 
     def _assemble(self) -> None:
         out = self._stream
@@ -145,11 +140,7 @@ class SarifWriter:
         out.write(f'      "tool": {{"driver": {_dumps(driver)}}},\n')
         out.write(f'      "invocations": [{_dumps(invocation)}],\n')
         out.write(f'      "properties": {{"summary": {_dumps(summary)}}},\n')
-        out.write('      "results": [')
-        if self._results:
-            out.write("\n        ")
-            self._spool.seek(0)
-            shutil.copyfileobj(self._spool, out, 1 << 16)
-            out.write("\n      ")
-        out.write("]\n    }\n  ]\n}\n")
+        out.write('      "results": ')
+        self._results.copy_to(out)
+        out.write("\n    }\n  ]\n}\n")
         out.flush()

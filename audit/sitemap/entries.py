@@ -8,7 +8,7 @@ urlset.py reads plain entries itself (its fast path) and hands any other to
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from lxml import etree
 
@@ -28,6 +28,12 @@ _EXTENSION_ACTIONS = {
     f"{{{NEWS_NS}}}news": _A_NEWS,
     f"{{{XHTML_NS}}}link": _A_XHTML,
 }
+# What each kind of entry may hold: its protocol children, in the XSD's order, and the
+# extensions the careful path reads (a <sitemap>: loc and lastmod, no extension).
+_KINDS: dict[str, tuple[tuple[str, ...], dict[str, int]]] = {
+    "url": (PROTOCOL_NAMES, _EXTENSION_ACTIONS),
+    "sitemap": (PROTOCOL_NAMES[: A_LASTMOD + 1], {}),
+}
 _IMAGE_DEPRECATED = frozenset(
     f"{{{IMAGE_NS}}}{name}" for name in ("caption", "title", "geo_location", "license")
 )
@@ -38,12 +44,14 @@ class EntryReader:
     """The careful path for the entries of one urlset or sitemapindex, and the finding
     about children out of order that it counts (`report`, at the end of the document)."""
 
-    def __init__(self, doc: Doc, entry_tag: str, entry_kind: str, own_ns: str) -> None:
+    def __init__(
+        self, doc: Doc, entry_tag: str, entry_kind: Literal["url", "sitemap"], own_ns: str
+    ) -> None:
         self.doc = doc
         self._entry_tag = entry_tag
         self._entry_kind = entry_kind
         self._own_ns = own_ns
-        self._max_order = A_LASTMOD if entry_kind == "sitemap" else A_PRIORITY
+        self._names, self._extensions = _KINDS[entry_kind]
         self._actions: dict[str, int] = {}
         # entries read as the root's own although in no namespace or the sitemaps.org one:
         # only under a root in a wrong namespace, their children in their own namespace
@@ -52,14 +60,16 @@ class EntryReader:
         self._disorder_first: tuple[str, int] = ("", 0)  # the first one's message and line
 
     def read(self, el: Any) -> Entry:
-        """Every child checked against the XSD's sequence, each kind of child taken by its
-        handler in _PROTOCOL_HANDLERS or _EXTENSION_HANDLERS."""
+        """Every child checked against the XSD's sequence: a protocol child's text kept,
+        an extension read by its reader in _EXTENSION_READERS."""
         actions, own_ns = self._actions, self._own_ns
         if el.tag != self._entry_tag:  # an alternative entry tag: children in its namespace
             own_ns = ns_of(el.tag)
             actions = self._alt_actions.setdefault(own_ns, {})
         off = self.doc.line_offset
-        parts = _EntryParts(el.sourceline)
+        texts: list[str | None] = [None] * len(PROTOCOL_NAMES)  # by action: A_LOC...
+        loc_line = el.sourceline  # the entry element's, until a <loc> gives its own
+        found: dict[int, list[Any]] = {}  # extension action -> what its children made
         pos = -1
         seen = 0  # bit per protocol child met
         # elements only: no comment, processing instruction or entity reference
@@ -77,15 +87,33 @@ class EntryReader:
                     self._unknown_child(child, "out of order")
                 else:
                     pos = act
-                _PROTOCOL_HANDLERS[act](parts, child)
+                if act == A_LOC:  # an unexpanded entity reference splits its text: whole
+                    texts[A_LOC] = "".join(child.itertext()) if len(child) else (child.text or "")
+                    loc_line = child.sourceline
+                else:
+                    texts[act] = (child.text or "").strip()
             elif act < _A_UNDEFINED:  # any other namespace: allowed by the XSD's ##other
                 pos = _A_FOREIGN
-                handler = _EXTENSION_HANDLERS.get(act)
-                if handler is not None:  # None: a foreign element nobody reads
-                    handler(parts, child, child.sourceline + off)
+                item = _EXTENSION_READERS[act](child, child.sourceline + off)
+                if (
+                    item is not None
+                ):  # (an extension nobody reads; an xhtml:link, not rel=alternate)
+                    found.setdefault(act, []).append(item)
             else:
                 self._unknown_child(child, _UNKNOWN_WHY[act])
-        return parts.entry(self._entry_kind, off)
+        loc, lastmod, changefreq, priority = texts
+        return Entry(
+            self._entry_kind,
+            loc,
+            loc_line + off,
+            lastmod,
+            changefreq,
+            priority,
+            found.get(_A_IMAGE),
+            found.get(_A_VIDEO),
+            found.get(_A_NEWS),
+            found.get(_A_XHTML),
+        )
 
     def report(self) -> None:
         """One finding for every child out of order (_unknown_child counted them)."""
@@ -103,16 +131,13 @@ class EntryReader:
     def _action(self, tag: str, own_ns: str) -> int:
         ns = ns_of(tag)
         if ns == own_ns:  # also a no-namespace document's own elements
-            names = PROTOCOL_NAMES[: self._max_order + 1]
-            name = local(tag)
+            names, name = self._names, local(tag)
             return names.index(name) if name in names else _A_UNDEFINED
         if not ns:
             return _A_NO_NS
         if ns == SITEMAP_NS:
             return _A_UNDEFINED
-        if self._entry_kind == "url":
-            return _EXTENSION_ACTIONS.get(tag, _A_FOREIGN)
-        return _A_FOREIGN
+        return self._extensions.get(tag, _A_FOREIGN)
 
     def _unknown_child(self, child: Any, why: str) -> None:
         name = local(child.tag)
@@ -126,102 +151,11 @@ class EntryReader:
         # its own way does so in every entry (`report` says it once)
         self._disorder += 1
         if self._disorder == 1:
-            order = ", ".join(PROTOCOL_NAMES[: self._max_order + 1])
+            order = ", ".join(self._names)
             first = f"<{name}> inside <{entry}> (expected {order}, then extensions)"
             self._disorder_first = (first, line)
 
 
-class _EntryParts:
-    """What the careful path collects for one entry, one handler per kind of child."""
-
-    __slots__ = (
-        "alternates",
-        "changefreq",
-        "images",
-        "lastmod",
-        "loc",
-        "loc_line",
-        "news",
-        "priority",
-        "videos",
-    )
-
-    def __init__(self, line: int) -> None:
-        self.loc: str | None = None
-        self.loc_line = line  # the entry element's, until a <loc> gives its own
-        self.lastmod: str | None = None
-        self.changefreq: str | None = None
-        self.priority: str | None = None
-        self.images: list[Image] | None = None
-        self.videos: list[Video] | None = None
-        self.news: list[News] | None = None
-        self.alternates: list[Alternate] | None = None
-
-    def add_loc(self, child: Any) -> None:
-        # An unexpanded entity reference splits the text: show it whole.
-        self.loc = (child.text or "") if len(child) == 0 else "".join(child.itertext())
-        self.loc_line = child.sourceline
-
-    def add_lastmod(self, child: Any) -> None:
-        self.lastmod = (child.text or "").strip()
-
-    def add_changefreq(self, child: Any) -> None:
-        self.changefreq = (child.text or "").strip()
-
-    def add_priority(self, child: Any) -> None:
-        self.priority = (child.text or "").strip()
-
-    def add_image(self, child: Any, line: int) -> None:
-        if self.images is None:
-            self.images = []
-        self.images.append(read_image(child, line))
-
-    def add_video(self, child: Any, line: int) -> None:
-        if self.videos is None:
-            self.videos = []
-        self.videos.append(Video(line, _fields(child)))
-
-    def add_news(self, child: Any, line: int) -> None:
-        if self.news is None:
-            self.news = []
-        self.news.append(News(line, _fields(child)))
-
-    def add_link(self, child: Any, line: int) -> None:
-        if child.get("rel", "").strip().lower() != "alternate":
-            return  # xhtml:link is hreflang only with rel="alternate"
-        if self.alternates is None:
-            self.alternates = []
-        self.alternates.append(Alternate(child.get("hreflang"), child.get("href"), line))
-
-    def entry(self, kind: Any, off: int) -> Entry:
-        """The Entry; its line is the line of <loc>, else of the entry element."""
-        return Entry(
-            kind,
-            self.loc,
-            self.loc_line + off,
-            self.lastmod,
-            self.changefreq,
-            self.priority,
-            self.images,
-            self.videos,
-            self.news,
-            self.alternates,
-        )
-
-
-# The careful path's handlers, by the action of a child's tag (EntryReader._action).
-_PROTOCOL_HANDLERS: tuple[Callable[[_EntryParts, Any], None], ...] = (
-    _EntryParts.add_loc,  # A_LOC
-    _EntryParts.add_lastmod,  # A_LASTMOD
-    _EntryParts.add_changefreq,  # A_CHANGEFREQ
-    _EntryParts.add_priority,  # A_PRIORITY
-)
-_EXTENSION_HANDLERS: dict[int, Callable[[_EntryParts, Any, int], None]] = {
-    _A_IMAGE: _EntryParts.add_image,
-    _A_VIDEO: _EntryParts.add_video,
-    _A_NEWS: _EntryParts.add_news,
-    _A_XHTML: _EntryParts.add_link,
-}
 _UNKNOWN_MESSAGES = {
     "not defined": "<{name}> is not defined inside <{entry}>",
     "no namespace": "<{name}> inside <{entry}> has no namespace",
@@ -261,3 +195,22 @@ def _fields(el: Any) -> dict[str, str]:
         for attr, value in child.attrib.items():
             fields.setdefault(f"{name}@{local(attr)}", value)
     return fields
+
+
+def _alternate(el: Any, line: int) -> Alternate | None:
+    """An <xhtml:link>: an alternate only with rel="alternate" (hreflang), else None."""
+    if el.get("rel", "").strip().lower() != "alternate":
+        return None
+    return Alternate(el.get("hreflang"), el.get("href"), line)
+
+
+# The careful path's readers of extensions, by the action of a child's tag
+# (EntryReader._action): the child and its line in, the item of its Entry list out (None:
+# nothing to keep).
+_EXTENSION_READERS: dict[int, Callable[[Any, int], Image | Video | News | Alternate | None]] = {
+    _A_FOREIGN: lambda el, line: None,  # any other extension: allowed, not read
+    _A_IMAGE: read_image,
+    _A_VIDEO: lambda el, line: Video(line, _fields(el)),
+    _A_NEWS: lambda el, line: News(line, _fields(el)),
+    _A_XHTML: _alternate,
+}

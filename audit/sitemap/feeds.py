@@ -53,7 +53,8 @@ class Rss:
     href = False
 
     def in_feed(self, parent: Any, root: Any) -> bool:
-        return parent is not None and parent.tag == "channel"
+        # (an <item> always has a parent: the root is <rss>, XmlReader._pick)
+        return bool(parent.tag == "channel")
 
 
 class Atom:

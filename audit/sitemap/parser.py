@@ -147,10 +147,9 @@ class StreamParser:
             self._inflated(None, cut=cut)
         if not doc.stopped and self._sniffing():
             self._route(b"", final=True)
-        if not doc.stopped and self._reader is not None:
+        if self._reader is not None:  # (a reader is only held while the document is read)
             self._reader.close()
-        if not doc.stopped:
-            self._stop()
+        self._stop()  # (once more, when the reader stopped it: nothing is left to do)
         return doc.flush()
 
     # --- bytes in ----------------------------------------------------------------
@@ -173,7 +172,8 @@ class StreamParser:
 
     def _stop(self) -> None:
         """Doc.stop: the findings counted over the document, those held back, and nothing
-        more is read."""
+        more is read. The only place a document stops, and it drops the reader (a second
+        call finds nothing to report or add)."""
         doc = self._doc
         if self._reader is not None:
             self._reader.report()
@@ -198,9 +198,8 @@ class StreamParser:
             self._stop()
 
     def _take(self, data: bytes) -> None:
-        """Count inflated bytes against the limit and pass them on."""
-        if self._doc.stopped:
-            return
+        """Count inflated bytes against the limit and pass them on; only while the document
+        is read (_inflated takes one piece, and feed and close look before each)."""
         room = self.max_bytes - self.uncompressed_bytes  # >= 0 until stopped
         over = len(data) > room
         data = data[:room]  # all of it (the same object) when within the limit
@@ -222,10 +221,11 @@ class StreamParser:
 
     def _route(self, data: bytes, final: bool = False) -> None:
         """Bytes to the reader; before there is one, to the sniffer, which picks it (once
-        it can tell, with the bytes it held back) or refuses the document."""
+        it can tell, with the bytes it held back) or refuses the document. Called only while
+        the document is read (the callers look first), when a sniffer without a reader is
+        still undecided: every way it finishes without one stops the document, a refusal
+        at once, an empty document with the last bytes (close and _gzip_failed stop it)."""
         if self._reader is None:
-            if self._sniffer.done:
-                return
             decided = self._sniffer.feed(data, final)
             if decided is None:
                 return

@@ -72,9 +72,11 @@ class Sniffer:
         buf, self._pre = self._pre + data, b""
         # any byte order mark and leading whitespace still to be skipped (None: more bytes
         # are needed, or nothing more is to be read)
-        rest = self._skip_bom(buf, final) if self._state == _BOM else buf
-        if rest is not None and self._state == _LEADING_SPACE:
-            rest = self._skip_space(rest, final)
+        rest: bytes | None = buf
+        if self._state == _BOM:
+            rest = self._skip_bom(buf, final)
+        elif self._state == _LEADING_SPACE:
+            rest = self._skip_space(buf, final)
         if rest is None:
             return None
         buf = rest
@@ -85,8 +87,9 @@ class Sniffer:
         return self._classify(buf)
 
     def _skip_bom(self, buf: bytes, final: bool) -> bytes | None:
-        """`buf` after a UTF-8 byte order mark; None when more bytes are needed to tell, or
-        when the document is in an encoding that is refused."""
+        """`buf` after a UTF-8 byte order mark and the whitespace after it (_skip_space); None
+        when more bytes are needed to tell, or when the document is in an encoding that is
+        refused."""
         if len(buf) < 4 and not final:
             self._pre = buf
             return None
@@ -95,7 +98,7 @@ class Sniffer:
                 self._bad_encoding(message)
                 return None
         self._state = _LEADING_SPACE
-        return buf.removeprefix(b"\xef\xbb\xbf")  # allowed before <?xml
+        return self._skip_space(buf.removeprefix(b"\xef\xbb\xbf"), final)  # a BOM: allowed
 
     def _skip_space(self, buf: bytes, final: bool) -> bytes | None:
         """`buf` without leading whitespace (its lines counted); None while only whitespace

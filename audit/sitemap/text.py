@@ -35,7 +35,9 @@ class TextReader:
                 return
 
     def close(self) -> None:
-        if self._parts and not self.doc.cut:  # a line cut off by the network is not a URL
+        # the last line, if it did not end with a newline (else b"": a blank line, skipped);
+        # a line cut off by the network is not a URL
+        if not self.doc.cut:
             self._line += 1
             self._one(b"".join(self._parts))
         self._parts = []

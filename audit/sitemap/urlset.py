@@ -20,6 +20,17 @@ from audit.sitemap.entries import (
     read_image,
 )
 
+# a root's kind, and the name of its entries
+_ROOTS: dict[str, tuple[DocKind, Literal["url", "sitemap"]]] = {
+    "urlset": ("urlset", "url"),
+    "sitemapindex": ("sitemapindex", "sitemap"),
+}
+
+
+def _namespace(ns: str) -> str:
+    """A namespace in the words of the findings."""
+    return f"namespace {ns!r}" if ns else "no namespace"
+
 
 class UrlsetReader:
     """A <urlset> or <sitemapindex> in namespace `ns` (reported unless the sitemaps.org
@@ -28,12 +39,11 @@ class UrlsetReader:
 
     def __init__(self, doc: Doc, ns: str, root_name: str, line: int, *, careful: bool) -> None:
         self.doc = doc
-        index = root_name == "sitemapindex"
-        self.kind: DocKind = "sitemapindex" if index else "urlset"
+        self.kind, entry = _ROOTS[root_name]
         doc.kind = self.kind
         self._own_ns = ns
-        entry: Literal["url", "sitemap"] = "sitemap" if index else "url"
-        self._entry_tag = f"{{{ns}}}{entry}" if ns else entry
+        prefix = f"{{{ns}}}" if ns else ""  # of a tag in the root's namespace
+        self._entry_tag = prefix + entry
         self._entry_kind = entry
         self._root: Any = None
         self._kept: Any = None  # newest handled element, still attached
@@ -42,12 +52,15 @@ class UrlsetReader:
         self._foreign = 0  # entry elements in another namespace than the root's
         self._foreign_first: tuple[str, int] = ("", 0)
         self._careful = EntryReader(doc, self._entry_tag, entry, ns)
-        # entries read as the root's own although in no namespace or the sitemaps.org one:
-        # only under a root in a wrong namespace (reported once, at the root)
-        self._alt_entry_tags: frozenset[str] = frozenset()
-        own = [f"{{{ns}}}{name}" if ns else name for name in PROTOCOL_NAMES]
+        # The tags read as entries, and those the main parser reports (tags()): the root's
+        # own entry tag; under a root in a wrong namespace (reported once, at the root),
+        # entries in no namespace or the sitemaps.org one are read as its own too, and the
+        # parser reports entries in any namespace (_own_entries sorts them).
+        self._entry_tags = frozenset({self._entry_tag})
+        self._tags: tuple[str, ...] = (self._entry_tag,)
+        own = [prefix + name for name in PROTOCOL_NAMES]
         image_tag = ""  # <image:image> where it is an extension of this document
-        if index:
+        if entry == "sitemap":
             own[A_CHANGEFREQ] = own[A_PRIORITY] = ""  # not defined in <sitemap>
         elif ns != IMAGE_NS:
             image_tag = f"{{{IMAGE_NS}}}image"
@@ -56,22 +69,18 @@ class UrlsetReader:
         tags = (*own, image_tag)
         self._fast_tags = ("",) * len(tags) if careful else tags
         if ns != SITEMAP_NS:
-            got = f"namespace {ns!r}" if ns else "no namespace"
             doc.find(
                 "sitemap-namespace",
-                f'<{root_name}> has {got}; expected xmlns="{SITEMAP_NS}"',
+                f'<{root_name}> has {_namespace(ns)}; expected xmlns="{SITEMAP_NS}"',
                 line=line,
             )
-            self._alt_entry_tags = frozenset(
-                {entry, f"{{{SITEMAP_NS}}}{entry}"} - {self._entry_tag}
-            )
+            self._entry_tags = frozenset({self._entry_tag, entry, f"{{{SITEMAP_NS}}}{entry}"})
+            self._tags = (self._entry_tag, f"{{*}}{entry}")
 
     def tags(self) -> tuple[str, ...]:
         """The tags the main parser reports. Only entry elements make events; anything else
         at the top level is checked when it is freed (_purge, close)."""
-        if self._own_ns != SITEMAP_NS:
-            return (self._entry_tag, f"{{*}}{self._entry_kind}")
-        return (self._entry_tag,)
+        return self._tags
 
     def feed(self, events: Any) -> None:
         """The entries of one feed() of the document, then the purge."""
@@ -81,13 +90,12 @@ class UrlsetReader:
         self._purge()
 
     def close(self, whole: Any) -> None:
-        """Whatever follows the last entry; `whole`: the parser's tree, the root when no
-        entry event came at all (every child unknown)."""
-        root = self._root if self._root is not None else whole
-        if root is not None:
-            for child in root:
-                if child is not self._kept:
-                    self._check_top(child)
+        """Whatever follows the last entry; `whole`: the root the main parser's close()
+        returns (the element _root is once an event came; the parse succeeded, so there is
+        one)."""
+        for child in whole:
+            if child is not self._kept:
+                self._check_top(child)
 
     def report(self) -> None:
         """The findings counted over the whole document, once."""
@@ -98,11 +106,11 @@ class UrlsetReader:
         """The events of the root's own entries; another namespace's (asked for in `tags`,
         so that even a document of nothing else is read) are emptied and left to
         _check_top."""
-        entry_tag, alt = self._entry_tag, self._alt_entry_tags
+        entry_tags = self._entry_tags
         for event, el in events:
             if self._root is None:
                 self._root = el.getroottree().getroot()
-            if el.tag == entry_tag or el.tag in alt:
+            if el.tag in entry_tags:
                 yield event, el
             else:
                 el.clear()
@@ -184,7 +192,8 @@ class UrlsetReader:
         any other element before the newest entry is one of those.
         """
         root, newest = self._root, self._newest
-        if root is None or newest is None or newest is self._kept:
+        # (no entry yet: both None; an entry came: so did the root, in the same _events)
+        if newest is self._kept:
             return
         idx = root.index(newest)
         if idx != self._handled - 1:
@@ -198,26 +207,20 @@ class UrlsetReader:
         self._handled = 1
 
     def _check_top(self, el: Any) -> None:
-        """An element directly in urlset/sitemapindex that is not an entry."""
+        """An element directly in urlset/sitemapindex that is not an entry: element-unknown
+        when in the sitemap's namespaces or in none (any other namespace is an allowed
+        extension)."""
         tag = el.tag
-        if not isinstance(tag, str):
-            return
+        if not isinstance(tag, str) or tag in self._entry_tags:
+            return  # a comment or processing instruction; or read as an entry (_own_entries)
         ns = ns_of(tag)
         line = (el.sourceline or 0) + self.doc.line_offset
-        if tag in self._alt_entry_tags:
-            return  # read as an entry (_own_entries)
         if local(tag) == self._entry_kind and ns != self._own_ns:
             # counted (not read), one sitemap-namespace finding at the end (_report_foreign)
             self._foreign += 1
             if self._foreign == 1:
                 self._foreign_first = (ns, line)
-            return
-        self._unknown_top(tag, ns, line)
-
-    def _unknown_top(self, tag: str, ns: str, line: int) -> None:
-        """element-unknown for a top-level element of the sitemap's namespaces or of none
-        (any other namespace is an allowed extension)."""
-        if ns == self._own_ns or ns == SITEMAP_NS:
+        elif ns in (self._own_ns, SITEMAP_NS):
             self.doc.find(
                 "element-unknown",
                 f"<{local(tag)}> is not defined inside <{self.kind}>",
@@ -237,11 +240,10 @@ class UrlsetReader:
         self._foreign = 0
         name = self._entry_kind
         what = f"a <{name}>" if n == 1 else f"{n:,} <{name}> elements"
-        got = f"namespace {ns!r}" if ns else "no namespace"
-        root = f"namespace {self._own_ns!r}" if self._own_ns else "no namespace"
         self.doc.find(
             "sitemap-namespace",
-            f"{what} in {got} inside <{self.kind}> in {root}, the first at line {line}: "
+            f"{what} in {_namespace(ns)} inside <{self.kind}> in {_namespace(self._own_ns)}, "
+            f"the first at line {line}: "
             f'not read as entries; put every element in xmlns="{SITEMAP_NS}"',
             line=line,
         )

@@ -85,13 +85,12 @@ class XmlReader:
         self._main: Any = None
         self._format: FormatReader | None = None
         self._has_doctype = False
-        self._dead = False  # the XML broke in gzip data: nothing more is parsed (_failed)
 
     def feed(self, data: bytes) -> None:
-        if self._dead:
-            return
-        if self._main is None:
+        if self._probe is not None:
             self._probe_feed(data, final=False)
+            return
+        if self._main is None:  # nothing is parsed any more (_drop)
             return
         try:
             self._main.feed(data)
@@ -101,12 +100,10 @@ class XmlReader:
         self._events()
 
     def close(self) -> None:
-        if self._dead:
-            return
-        if self._main is None:  # end of input before the main parser started
+        if self._probe is not None:  # end of input before the main parser started
             self._probe_feed(b"", final=True)
-            if self.doc.stopped or self._main is None:
-                return
+        if self._main is None:  # nothing is parsed any more (_drop)
+            return
         try:
             whole = self._main.close()
         except etree.XMLSyntaxError as exc:
@@ -126,6 +123,8 @@ class XmlReader:
         self._drop()
 
     def _drop(self) -> None:
+        """Nothing more is parsed: at the end of the document (doc.stop reports, so every
+        stop comes here), or when the XML broke in gzip data (_failed)."""
         self._main = self._probe = self._format = None
 
     def _probe_feed(self, data: bytes, final: bool) -> None:
@@ -277,5 +276,4 @@ class XmlReader:
         if not self._inflater.gzip_layers or doc.cut:
             return doc.stop()
         doc.pending, doc.items[mark:] = doc.items[mark:], []
-        self._dead = True  # nothing is parsed now
         self._drop()
