@@ -198,17 +198,10 @@ class Cluster:
             await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._going is not None:
-            self._going.cancel()
-            await asyncio.gather(self._going, return_exceptions=True)
-        if self._starting is not None and not self._starting.done():
-            self._starting.cancel()  # interrupted before the cluster was up
-        failed = None
-        if self._starting is not None:
-            (failed,) = await asyncio.gather(self._starting, return_exceptions=True)
-        if self._warming is not None:
-            self._warming.cancel()
-            await asyncio.gather(self._warming, return_exceptions=True)
+        await _ended(self._going)
+        # local:N's start: cancelled when interrupted before the cluster was up
+        failed = await _ended(self._starting)
+        await _ended(self._warming)
         if self.lanes is not None:
             await self.lanes.aclose()
         if self._local is None:  # local:N's scheduler closes with this run: nothing to release
@@ -339,6 +332,16 @@ class Cluster:
             answer.cancel()
             future.release()
             del future
+
+
+async def _ended(future: asyncio.Future[Any] | None) -> object:
+    """`future` cancelled unless done, and awaited: what it ended with (its result, or the
+    exception it raised; None for no future)."""
+    if future is None:
+        return None
+    future.cancel()  # (a done future stays as it ended)
+    ended: list[object] = await asyncio.gather(future, return_exceptions=True)
+    return ended[0]
 
 
 # what local:N's fork server imports before it forks a worker
