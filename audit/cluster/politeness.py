@@ -135,9 +135,10 @@ class HostLanes:
             self._pump(host, state)
 
     def _stays_here(self, state: _Host, size: int) -> bool:
-        """Is the group's next check made here? Until the cluster is up, and then until
-        it has a full batch waiting or SHORT_AHEAD has passed; never again after."""
-        if self._here is None or state.remote:
+        """Is the group's next check made here (asked once serve_here was called)? Until
+        the cluster is up, and then until it has a full batch waiting or SHORT_AHEAD has
+        passed; never again after."""
+        if state.remote:
             return False
         if self._remote and (
             len(state.waiting) >= size
@@ -174,7 +175,7 @@ class HostLanes:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead
             out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
-            if out and out >= self._ahead:
+            if out >= self._ahead:  # (at least 1)
                 return  # every lane has what it may have
             if out and len(state.waiting) < size and not state.short:
                 self._arm_short(host, state)
