@@ -134,9 +134,7 @@ class GroupFrontier(Generic[T]):
         (None: no pacing, only the cap)."""
         lane = self._lanes.get(host)
         if lane is None:
-            g = self._groups.get(group)
-            if g is None:
-                g = self._groups[group] = _Group(pace, self._cap)
+            g = self._groups.setdefault(group, _Group(pace, self._cap))
             lane = self._lanes[host] = _Lane(g)
         return lane
 
