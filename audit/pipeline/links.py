@@ -226,8 +226,7 @@ class LinkCrawl(Hook):
     ) -> Chain[None]:
         depth = 0 if result is not None else None  # judge() counted it as read
         again = id(job) in self._again
-        if again:
-            self._again.discard(id(job))
+        self._again.discard(id(job))
         key = url_key(job.url)
         self.store.hold(
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
