@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +89,7 @@ def _interval(rate: float) -> float:
 @dataclass(slots=True)
 class _Host:
     rate: float
-    busy: dict[int, int] = field(default_factory=dict)  # its lanes' batches out (0, 1, ...)
+    busy: Counter[int] = field(default_factory=Counter)  # its lanes' batches out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
     here: int = 0  # its checks being made here (before the cluster is up)
     next_here: float = 0.0  # loop time its next check made here may start
@@ -174,7 +174,7 @@ class HostLanes:
         while state.waiting:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead
-            out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
+            out, lane = min((state.busy[lane], lane) for lane in range(lanes))
             if out >= self._ahead:  # (at least 1)
                 return  # every lane has what it may have
             if out and len(state.waiting) < size and not state.short:
@@ -184,7 +184,7 @@ class HostLanes:
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
                 continue
-            state.busy[lane] = state.busy.get(lane, 0) + 1
+            state.busy[lane] += 1
             loop = asyncio.get_running_loop()
             state.sent_at, state.short = loop.time(), False
             after = max(0.0, state.not_before - loop.time())
@@ -270,9 +270,7 @@ class HostLanes:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            state.busy[lane] -= 1
-            if not state.busy[lane]:
-                del state.busy[lane]
+            state.busy[lane] -= 1  # (a lane at 0 stays: at most `lanes` of them)
             self._pump(host, state)
 
     async def aclose(self) -> None:
