@@ -339,25 +339,24 @@ class Auditor:
             self._frontier.close()
 
     async def enqueue_job(self, job: UrlJob) -> None:
-        """A job into the frontier, in its host's queue: a listed URL (`admit`), or a job of
-        a feature's own (a page the link crawl found, `job.check` set) as a listed URL
-        would be, so the same workers check it, under its group's rate and in-flight cap.
-        Waits while the frontier is full."""
-        frontier = self._frontier
+        """A job of a feature's own (a page the link crawl found, `job.check` set) into the
+        frontier, in its host's queue as a listed URL would be: the same workers check it,
+        under its group's rate and in-flight cap. Waits while the frontier is full."""
         try:
-            host: Host | None = (self._client or self.client).hosts.get(job.url)
-        except ValueError:  # an unusable URL: checked at once, it sends nothing
+            host: Host | None = self.client.hosts.get(job.url)
+        except ValueError:
             host = None
+        frontier = self._frontier
         if host is None:
-            lane = frontier.lane("", "", None)
+            job.lane = frontier.lane("", "", None)
         else:
-            lane = host.queue
-            if lane is None:
-                await host.settle()  # --politeness-key ip: its group is its address's
-                lane = host.queue = frontier.lane(host, host.group, host.group)
-        job.host, job.lane = host, lane
-        if not frontier.try_put(lane, job):
-            await frontier.put(lane, job)
+            if host.queue is None:
+                await host.settle()
+                host.queue = frontier.lane(host, host.group, host.group)
+            job.lane = host.queue
+        job.host = host
+        if not frontier.try_put(job.lane, job):
+            await frontier.put(job.lane, job)
 
     async def _feed(
         self, feed: Callable[[], Awaitable[list[SitemapJob]]], gate: asyncio.Semaphore
@@ -393,10 +392,24 @@ class Auditor:
         self.progress.add_total(1)
         if found and self._unusable(source, item, loc, found):
             return
-        job = UrlJob(loc, source, item.line, item.lastmod)
+        frontier = self._frontier
+        try:
+            host: Host | None = (self._client or self.client).hosts.get(loc)
+        except ValueError:  # an unusable URL: checked at once, it sends nothing
+            host = None
+        if host is None:
+            lane = frontier.lane("", "", None)
+        else:
+            lane = host.queue
+            if lane is None:
+                await host.settle()  # --politeness-key ip: its group is its address's
+                group = host.group
+                lane = host.queue = frontier.lane(host, group, group)
+        job = UrlJob(loc, source, item.line, item.lastmod, host=host, lane=lane)
         if item.alternates:
             job.alternates = [{"hreflang": a.hreflang, "href": a.href} for a in item.alternates]
-        await self.enqueue_job(job)
+        if not frontier.try_put(lane, job):
+            await frontier.put(lane, job)
 
     def _unusable(self, source: str, item: Entry, loc: str, found: list[Finding]) -> bool:
         """A <loc> that cannot be requested gets its record here; True when it did."""
