@@ -455,7 +455,7 @@ class LinkCrawl(Hook):
         finally:
             self.store.close()
         if stopped is not None:
-            root = min(self.roots) if self.roots else ""
+            root = min(self.roots, default="")
             pages = self.fetched + self.listed_read
             self.ctx.recorder.finding(coverage_incomplete(root, pages, stopped))
         add_coverage(
