@@ -373,9 +373,9 @@ class UrlChecker:
         return probe_text(result, sink.facts)
 
     async def cancel_probes(self) -> None:
-        probes = [t for t in self._probes.values() if not t.done()]
-        for task in probes:  # only left when the run was cancelled
-            task.cancel()
+        probes = list(self._probes.values())
+        for task in probes:  # one not done is only left when the run was cancelled
+            task.cancel()  # (a done one stays as it ended)
         await asyncio.gather(*probes, return_exceptions=True)
 
 
