@@ -106,8 +106,7 @@ class Expander:
             self._sitemaps.put_nowait(None)
 
     def schedule(self, job: SitemapJob) -> None:
-        public = job.public_url if job.local is not None else job.url
-        key = normalize_url(public) if public else str(job.local)
+        key = normalize_url(job.record_url)  # (a local path without a URL: stripped, as it is)
         if key in self._visited:
             if job.parent is None:  # a target's root that another target reads: audited
                 self.sitemap_read(job)
