@@ -353,8 +353,8 @@ class Expander:
             return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
-        key = normalize_url(loc)
-        own = normalize_url(parent) if job.local is None or job.public_url else ""
+        key = normalize_url(loc)  # an http(s) URL: a local path (own, ancestors) is never it
+        own = normalize_url(parent)
         if key in job.ancestors or key == own:
             code, message = sitemaps.index_loop()
             self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
@@ -364,7 +364,7 @@ class Expander:
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, parent, (*job.ancestors, own or parent))
+        self._schedule_child(job, item, loc, parent, (*job.ancestors, own))
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, parent: str, ancestors: tuple[str, ...]
