@@ -165,9 +165,6 @@ class Expander:
             error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
             self._sitemap_done(job, parser, None, error)
             return
-        if job.parent is not None and self.sitemap_excluded(job.url):
-            self.state.excluded_sitemaps += 1
-            return
         fetch_url = self._rewrite(job.url)  # --rewrite: read the sitemap where it is checked
         policy = await self.robots_for(fetch_url)
         if policy.status == "ok" and not policy.allowed(fetch_url):
