@@ -105,7 +105,8 @@ class Cluster:
         self._keys = itertools.count()
         self._local: Any = None
         self._client: Any = None
-        self.lanes: HostLanes | None = None
+        # the hosts' lanes; their `workers` are known once the cluster is asked (__aenter__)
+        self.lanes = HostLanes(self._send, workers=1, batch=config.cluster_batch, ahead=AHEAD)
         self._pins: dict[tuple[str, int], str] = {}  # (group, lane): its worker's address
         self._known: dict[str, Any] = {}  # the scheduler's workers, as last asked
         self._known_at = -math.inf
@@ -118,7 +119,6 @@ class Cluster:
         if self.spec.workers is not None:
             start_forkserver()  # it imports Dask in its own process while this one does
         distributed = _dask()
-        batch = self.config.cluster_batch
         if self.spec.workers is not None:
             # local:N starts while this process reads the robots.txt and the sitemaps; the
             # first batch waits for it
@@ -127,7 +127,7 @@ class Cluster:
         else:  # a scheduler that cannot be reached is one line before anything is read
             await self._start(distributed)
             workers = len(self._known) or 1
-        self.lanes = HostLanes(self._send, workers=workers, batch=batch, ahead=AHEAD)
+        self.lanes.workers = workers
         self._going = asyncio.ensure_future(self._go_remote())
         return self
 
@@ -140,7 +140,6 @@ class Cluster:
         if self._warming is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._warming)
-        assert self.lanes is not None
         self.lanes.go_remote()
 
     async def _start(self, distributed: Any) -> None:
@@ -202,8 +201,7 @@ class Cluster:
         # local:N's start: cancelled when interrupted before the cluster was up
         failed = await _ended(self._starting)
         await _ended(self._warming)
-        if self.lanes is not None:
-            await self.lanes.aclose()
+        await self.lanes.aclose()
         if self._local is None:  # local:N's scheduler closes with this run: nothing to release
             await self._release_fence()
         await self._close()
@@ -236,7 +234,7 @@ class Cluster:
     def url_check(self, ctx: RunContext) -> ClusterCheck:
         """The run's URL check; until the cluster is up, made by the driver (ctx.client),
         unless a fence is to be taken over (a resumed --state run)."""
-        if self.lanes is not None and self.config.cluster_fence is None:
+        if self.config.cluster_fence is None:
 
             async def here(item: dict[str, Any]) -> Any:
                 self.here += 1
@@ -403,7 +401,6 @@ class ClusterCheck:
             "recipe": self.ctx.facts_recipe(job),  # what a page read must find
             "cap": self.ctx.config.page_cap,
         }
-        assert self.cluster.lanes is not None
         answer = await self.cluster.lanes.check(host.group.key, host.rate, item)  # per group
         self._account(host)
         return _decoded(answer)
