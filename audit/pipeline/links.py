@@ -106,6 +106,7 @@ class LinkCrawl(Hook):
 
     name = "links"
     ctx: RunContext  # set by attach, which the run calls before any other hook point
+    _emit: Deliver  # the final delivery (attach: the run's, or its keeper's)
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
@@ -132,9 +133,9 @@ class LinkCrawl(Hook):
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
         self.resumed = 0  # resumed: the pages held before (not requested again)
-        self._emit: Deliver | None = None  # the final delivery (None: the run's)
         # --render: normalised target -> pages whose link to it is JS-only (js_inlinks)
-        self._js: Counter[str] | None = Counter() if config.render is not None else None
+        self._js: Counter[str] = Counter()
+        self._rendering = config.render is not None  # records say their js_inlinks
 
     # --- the listed URLs ------------------------------------------------------
 
@@ -144,6 +145,7 @@ class LinkCrawl(Hook):
         run's: a new crawl), and its records go out at the end through the keeper."""
         self.ctx = ctx
         self.agent = ctx.agent_token
+        self._emit = ctx.deliver
         keeper = ctx.keeper()
         if keeper is not None:
             self._emit = keeper.deliver_final
@@ -240,8 +242,7 @@ class LinkCrawl(Hook):
         one hop deeper, and counted as JS-only links of their targets."""
         targets = self._targets(links)
         targets.pop(normalize_url(page), None)
-        if self._js is not None:
-            self._js.update(targets.keys())
+        self._js.update(targets.keys())
         self._link(page, targets.values(), 1)
 
     # --- what a fetched page adds to the crawl -------------------------------
@@ -446,7 +447,7 @@ class LinkCrawl(Hook):
     def end_of_run(self) -> None:
         stopped = self._stopped()
         counts = Counter[str]()
-        emit = self._emit or self.ctx.deliver
+        emit = self._emit
         try:
             for listed, record, found, n, source in self.store.held():
                 out = verdicts(listed, record, n, source, stopped is None, self.roots)
@@ -469,7 +470,7 @@ class LinkCrawl(Hook):
 
     def _js_marked(self, record: UrlResult) -> UrlResult:
         """--render: the record's js_inlinks."""
-        if self._js is None:
+        if not self._rendering:
             return record
         n = self._js.get(normalize_url(record.url), 0)
         extra = record.extra or {}
