@@ -217,8 +217,7 @@ class Expander:
         try:
             error = await self._consume(job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype)
         finally:
-            if not reader.done():
-                reader.cancel()
+            reader.cancel()  # (a done reader stays as it ended)
             await asyncio.gather(reader, return_exceptions=True)
         self._sitemap_done(job, parser, resp.status, error)
 
