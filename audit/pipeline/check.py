@@ -65,13 +65,10 @@ class UrlChecker:
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
         self.rewrite = Rewriter(config.rewrites)
         self._rewriting = bool(self.rewrite)  # asked once per listed URL
-        self._plain_fetch = not config.page_checks  # a listed URL is one HEAD (GET on error)
-        self._bare = (  # a listed URL is one plain request and nothing else asks about it
-            self._plain_fetch
-            and not chain.bodies
-            and not chain.headers
-            and not chain.keeps_evidence
-        )
+        # a listed URL is one HEAD (GET on error): no page checks, no hook reads its body
+        self._plain_fetch = not config.page_checks and not chain.bodies
+        # ... and nothing else asks about it: one plain request
+        self._bare = self._plain_fetch and not chain.headers and not chain.keeps_evidence
 
     def attach(self, client: HttpClient, robots: RobotsCache) -> None:
         """Check on this client and robots.txt cache (the run's)."""
@@ -182,7 +179,7 @@ class UrlChecker:
         --state, the evidence it gives (or the stored evidence a 304 stands for, checked in
         its place)."""
         headers = self.chain.request_headers(job)
-        if self._plain_fetch and not self.chain.bodies:
+        if self._plain_fetch:
             client = self._client or self.client
             result = await client.fetch(checked, headers=headers, host=host)
             sink, outcome = None, None
@@ -224,7 +221,7 @@ class UrlChecker:
         """What another transport must read of the URL's body for the page checks and the
         hooks (a cluster's worker): the recipe of the facts sink they join into, or None
         for a plain request."""
-        if self._plain_fetch and not self.chain.bodies:
+        if self._plain_fetch:
             return None
         more = self.chain.body_sinks(job)
         sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
