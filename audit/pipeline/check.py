@@ -90,7 +90,7 @@ class UrlChecker:
     def _where(self, job: UrlJob) -> tuple[str, dict[str, Any] | None]:
         """Where the listed URL is checked, and the record's extra saying so (None: as
         listed)."""
-        checked = self.rewrite(job.url) if self._rewriting else job.url
+        checked = self.rewrite(job.url)  # (the URL as it is without rules)
         return checked, None if checked == job.url else {"checked_url": checked, "rewritten": True}
 
     async def robots_for(self, url: str) -> RobotsPolicy:
