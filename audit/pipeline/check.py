@@ -212,8 +212,7 @@ class UrlChecker:
         result, sink = self._revive(job, evidence)
         verdict = await self._verdicts(job, result, sink, None)
         if extra:
-            record = verdict.record
-            verdict = replace(verdict, record=record.with_extra({**(record.extra or {}), **extra}))
+            verdict = replace(verdict, record=verdict.record.with_fields(extra))
         job.verdict = verdict
         self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
