@@ -118,14 +118,12 @@ class Cluster:
     async def __aenter__(self) -> Cluster:
         if self.spec.workers is not None:
             start_forkserver()  # it imports Dask in its own process while this one does
-        distributed = _dask()
-        if self.spec.workers is not None:
             # local:N starts while this process reads the robots.txt and the sitemaps; the
-            # first batch waits for it
-            self._starting = asyncio.ensure_future(self._start(distributed))
+            # first batch waits for it (Dask missing: one line at once)
+            self._starting = asyncio.ensure_future(self._start(_dask()))
             workers = self.spec.workers
         else:  # a scheduler that cannot be reached is one line before anything is read
-            await self._start(distributed)
+            await self._start(_dask())
             workers = len(self._known) or 1
         self.lanes.workers = workers
         self._going = asyncio.ensure_future(self._go_remote())
