@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,14 +236,11 @@ class HostLanes:
     async def _run_here(
         self, host: str, state: _Host, here: Here, item: Item, future: asyncio.Future[Item]
     ) -> None:
+        async def one() -> list[Item]:
+            return [await here(item)]
+
         try:
-            answer = await here(item)
-            if not future.done():
-                future.set_result(answer)
-        except BaseException as exc:
-            _fail((future,), exc)
-            if not isinstance(exc, Exception):
-                raise
+            await _settle([(item, future)], one())
         finally:
             state.here -= 1
             # the next batch's first request: one interval after this one's answer at least
@@ -259,16 +256,9 @@ class HostLanes:
         lane: int,
         after: float = 0.0,
     ) -> None:
+        items = [item for item, _ in batch]
         try:
-            items = [item for item, _ in batch]
-            answers = await self._send(host, items, lane_rate, lane, after)
-            for (_, future), answer in zip(batch, answers, strict=True):
-                if not future.done():
-                    future.set_result(answer)
-        except BaseException as exc:
-            _fail((future for _, future in batch), exc)
-            if not isinstance(exc, Exception):
-                raise
+            await _settle(batch, self._send(host, items, lane_rate, lane, after))
         finally:
             state.busy[lane] -= 1  # (a lane at 0 stays: at most `lanes` of them)
             self._pump(host, state)
@@ -289,10 +279,20 @@ class ClusterStopped(Exception):
     """The cluster run stopped before this URL's batch answered."""
 
 
-def _fail(futures: Iterable[asyncio.Future[Item]], exc: BaseException) -> None:
-    """The checks still waiting on a batch (or a check made here) that raised `exc`: they
-    raise it too, or ClusterStopped when the run was cancelled."""
-    error = exc if isinstance(exc, Exception) else ClusterStopped()
-    for future in futures:
-        if not future.done():
-            future.set_exception(error)
+async def _settle(
+    batch: list[tuple[Item, asyncio.Future[Item]]], answers: Awaitable[list[Item]]
+) -> None:
+    """The checks waiting on a batch (or on a check made here) answered, in order, with
+    what `answers` gives; when it raises, the checks still waiting raise it too, or
+    ClusterStopped when the run was cancelled (the cancel goes on)."""
+    try:
+        for (_, future), answer in zip(batch, await answers, strict=True):
+            if not future.done():
+                future.set_result(answer)
+    except BaseException as exc:
+        error = exc if isinstance(exc, Exception) else ClusterStopped()
+        for _, future in batch:
+            if not future.done():
+                future.set_exception(error)
+        if not isinstance(exc, Exception):
+            raise
