@@ -119,7 +119,7 @@ class HookChain:
         (None: nobody asks, no call per entry)."""
         calls = [c for c in (first, *self.at("entry")) if c is not None]
         if len(calls) <= 1:
-            return calls[0] if calls else None
+            return next(iter(calls), None)
 
         def every(source: str, item: Entry) -> None:
             for call in calls:
@@ -145,9 +145,7 @@ class HookChain:
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
         """True when a hook was Done with the answer (a 304 whose entries it carried): the
         entries it admitted meanwhile went to the entry hooks, as if parsed."""
-        if not self.sitemap_answered_at:
-            return False
-        self.carrying.add(job.url)
+        self.carrying.add(job.url)  # (once per sitemap: no hook there, nothing carried)
         try:
             handled = False
             for hook in self.sitemap_answered_at:
