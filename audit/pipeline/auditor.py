@@ -280,8 +280,7 @@ class Auditor:
         # interrupt, where missing return links would be the cut's, not the site's.
         if isinstance(self.hreflang, HreflangStore):
             if not state.interrupted:
-                for f in self.hreflang.iter_findings():  # streamed: may come from disk
-                    rec.finding(f)
+                rec.findings(self.hreflang.iter_findings())  # streamed: may come from disk
             self.hreflang.close()
         elif not state.interrupted:
             rec.findings(self.hreflang.finish())
