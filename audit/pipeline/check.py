@@ -224,7 +224,7 @@ class UrlChecker:
             return None
         more = self.chain.body_sinks(job)
         sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
-        first = sinks[0] if sinks else None
+        first = next(iter(sinks), None)
         return first.recipe() if isinstance(first, FactsSink) else None
 
     def _not_allowed(
