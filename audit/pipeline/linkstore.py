@@ -262,10 +262,11 @@ class LinkStore:
             self._commit = asyncio.get_running_loop().call_later(_FLUSH_S, self.commit)
 
     def commit(self) -> None:
+        """A kept store's rows committed (its file is open: keep() opened it, and close()
+        cancels the timer of tick() before it lets the file go)."""
         self._commit = None
-        if self._db is not None:
-            self._flush()  # a page's links are committed with its record
-            self._db.commit()
+        self._flush()  # a page's links are committed with its record
+        self.db.commit()
 
     def held_urls(self) -> Iterator[tuple[str, bool]]:
         self._flush()
