@@ -61,8 +61,10 @@ def command_named(argv: Sequence[str]) -> str | None:
     """The command `argv` runs: its first argument that is no option (the main parser's own
     options, --help and --version, take no value), when that is a command; else None (no
     command, or an unknown one: argparse then needs every command's parser for its answer)."""
-    first = next((arg for arg in argv if arg == "-" or not arg.startswith("-")), None)
-    return first if first in _COMMANDS else None
+    for arg in argv:
+        if arg == "-" or not arg.startswith("-"):
+            return arg if arg in _COMMANDS else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
