@@ -83,7 +83,6 @@ class Auditor:
         progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
-        now: datetime | None = None,
         hooks: Sequence[Hook] = (),
         url_check: Callable[[RunContext], UrlCheck] | None = None,
         summarise: bool = True,
@@ -95,7 +94,7 @@ class Auditor:
         self.progress = progress
         self.chain = HookChain(hooks, recorder)
         self.on_entry = self.chain.entries(on_entry)
-        self.now = now or datetime.now(UTC)
+        self.now = datetime.now(UTC)  # the time of the audit
         self.state = RunState()
         self.seen_crawl = SeenUrls()  # URLs admitted to the frontier (one url record each)
         # with page checks, pages add hreflang links too: a store that merges both sources
