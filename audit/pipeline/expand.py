@@ -268,10 +268,11 @@ class Expander:
     def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
         """A wrong Content-Type is reported once the body shows what it is; False when
         judged. An HTML body is reported as sitemap-is-html: its type says nothing new."""
-        if parser.kind is None and not parser.is_html and not parser.stopped:
+        if parser.is_html:
+            return False
+        if parser.kind is None and not parser.stopped:
             return True
-        if not parser.is_html:
-            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
+        self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
         return False
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
