@@ -117,7 +117,7 @@ class HookChain:
     def entries(self, first: EntryHook | None) -> EntryHook | None:
         """One entry callback for the per-entry path: the caller's and the hooks' in turn
         (None: nobody asks, no call per entry)."""
-        calls = [c for c in (first, *self.at("entry")) if c is not None]
+        calls = list(filter(None, (first, *self.at("entry"))))  # (the caller's may be None)
         if len(calls) <= 1:
             return next(iter(calls), None)
 
