@@ -518,7 +518,7 @@ def verdicts(
         out.append(url_orphan(record, n, complete=complete))
     elif not listed:
         out.append(page_not_in_sitemap(record, n, source))
-    return [f for f in out if f is not None]
+    return list(filter(None, out))  # (a Finding is never falsy)
 
 
 # a held record's `source`, by (listed in a sitemap, linked from a page of the crawl)
