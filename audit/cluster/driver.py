@@ -105,7 +105,8 @@ class Cluster:
         self._keys = itertools.count()
         self._local: Any = None
         self._client: Any = None
-        self.lanes: HostLanes | None = None
+        # the hosts' lanes; their `workers` are known once the cluster is asked (__aenter__)
+        self.lanes = HostLanes(self._send, workers=1, batch=config.cluster_batch, ahead=AHEAD)
         self._pins: dict[tuple[str, int], str] = {}  # (group, lane): its worker's address
         self._known: dict[str, Any] = {}  # the scheduler's workers, as last asked
         self._known_at = -math.inf
@@ -117,17 +118,14 @@ class Cluster:
     async def __aenter__(self) -> Cluster:
         if self.spec.workers is not None:
             start_forkserver()  # it imports Dask in its own process while this one does
-        distributed = _dask()
-        batch = self.config.cluster_batch
-        if self.spec.workers is not None:
             # local:N starts while this process reads the robots.txt and the sitemaps; the
-            # first batch waits for it
-            self._starting = asyncio.ensure_future(self._start(distributed))
+            # first batch waits for it (Dask missing: one line at once)
+            self._starting = asyncio.ensure_future(self._start(_dask()))
             workers = self.spec.workers
         else:  # a scheduler that cannot be reached is one line before anything is read
-            await self._start(distributed)
+            await self._start(_dask())
             workers = len(self._known) or 1
-        self.lanes = HostLanes(self._send, workers=workers, batch=batch, ahead=AHEAD)
+        self.lanes.workers = workers
         self._going = asyncio.ensure_future(self._go_remote())
         return self
 
@@ -140,7 +138,6 @@ class Cluster:
         if self._warming is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._warming)
-        assert self.lanes is not None
         self.lanes.go_remote()
 
     async def _start(self, distributed: Any) -> None:
@@ -198,19 +195,11 @@ class Cluster:
             await asyncio.sleep(FENCE_EVERY * 6)
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._going is not None:
-            self._going.cancel()
-            await asyncio.gather(self._going, return_exceptions=True)
-        if self._starting is not None and not self._starting.done():
-            self._starting.cancel()  # interrupted before the cluster was up
-        failed = None
-        if self._starting is not None:
-            (failed,) = await asyncio.gather(self._starting, return_exceptions=True)
-        if self._warming is not None:
-            self._warming.cancel()
-            await asyncio.gather(self._warming, return_exceptions=True)
-        if self.lanes is not None:
-            await self.lanes.aclose()
+        await _ended(self._going)
+        # local:N's start: cancelled when interrupted before the cluster was up
+        failed = await _ended(self._starting)
+        await _ended(self._warming)
+        await self.lanes.aclose()
         if self._local is None:  # local:N's scheduler closes with this run: nothing to release
             await self._release_fence()
         await self._close()
@@ -243,7 +232,7 @@ class Cluster:
     def url_check(self, ctx: RunContext) -> ClusterCheck:
         """The run's URL check; until the cluster is up, made by the driver (ctx.client),
         unless a fence is to be taken over (a resumed --state run)."""
-        if self.lanes is not None and self.config.cluster_fence is None:
+        if self.config.cluster_fence is None:
 
             async def here(item: dict[str, Any]) -> Any:
                 self.here += 1
@@ -341,6 +330,16 @@ class Cluster:
             del future
 
 
+async def _ended(future: asyncio.Future[Any] | None) -> object:
+    """`future` cancelled unless done, and awaited: what it ended with (its result, or the
+    exception it raised; None for no future)."""
+    if future is None:
+        return None
+    future.cancel()  # (a done future stays as it ended)
+    ended: list[object] = await asyncio.gather(future, return_exceptions=True)
+    return ended[0]
+
+
 # what local:N's fork server imports before it forks a worker
 PRELOAD = ["distributed", "audit.cluster.task"]
 
@@ -400,7 +399,6 @@ class ClusterCheck:
             "recipe": self.ctx.facts_recipe(job),  # what a page read must find
             "cap": self.ctx.config.page_cap,
         }
-        assert self.cluster.lanes is not None
         answer = await self.cluster.lanes.check(host.group.key, host.rate, item)  # per group
         self._account(host)
         return _decoded(answer)

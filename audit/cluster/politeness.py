@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +89,7 @@ def _interval(rate: float) -> float:
 @dataclass(slots=True)
 class _Host:
     rate: float
-    busy: dict[int, int] = field(default_factory=dict)  # its lanes' batches out (0, 1, ...)
+    busy: Counter[int] = field(default_factory=Counter)  # its lanes' batches out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
     here: int = 0  # its checks being made here (before the cluster is up)
     next_here: float = 0.0  # loop time its next check made here may start
@@ -135,9 +135,10 @@ class HostLanes:
             self._pump(host, state)
 
     def _stays_here(self, state: _Host, size: int) -> bool:
-        """Is the group's next check made here? Until the cluster is up, and then until
-        it has a full batch waiting or SHORT_AHEAD has passed; never again after."""
-        if self._here is None or state.remote:
+        """Is the group's next check made here (asked once serve_here was called)? Until
+        the cluster is up, and then until it has a full batch waiting or SHORT_AHEAD has
+        passed; never again after."""
+        if state.remote:
             return False
         if self._remote and (
             len(state.waiting) >= size
@@ -173,8 +174,8 @@ class HostLanes:
         while state.waiting:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead
-            out, lane = min((state.busy.get(lane, 0), lane) for lane in range(lanes))
-            if out and out >= self._ahead:
+            out, lane = min((state.busy[lane], lane) for lane in range(lanes))
+            if out >= self._ahead:  # (at least 1)
                 return  # every lane has what it may have
             if out and len(state.waiting) < size and not state.short:
                 self._arm_short(host, state)
@@ -183,7 +184,7 @@ class HostLanes:
             batch = [(item, fut) for item, fut in batch if not fut.done()]
             if not batch:
                 continue
-            state.busy[lane] = state.busy.get(lane, 0) + 1
+            state.busy[lane] += 1
             loop = asyncio.get_running_loop()
             state.sent_at, state.short = loop.time(), False
             after = max(0.0, state.not_before - loop.time())
@@ -235,14 +236,11 @@ class HostLanes:
     async def _run_here(
         self, host: str, state: _Host, here: Here, item: Item, future: asyncio.Future[Item]
     ) -> None:
+        async def one() -> list[Item]:
+            return [await here(item)]
+
         try:
-            answer = await here(item)
-            if not future.done():
-                future.set_result(answer)
-        except BaseException as exc:
-            _fail((future,), exc)
-            if not isinstance(exc, Exception):
-                raise
+            await _settle([(item, future)], one())
         finally:
             state.here -= 1
             # the next batch's first request: one interval after this one's answer at least
@@ -258,20 +256,11 @@ class HostLanes:
         lane: int,
         after: float = 0.0,
     ) -> None:
+        items = [item for item, _ in batch]
         try:
-            items = [item for item, _ in batch]
-            answers = await self._send(host, items, lane_rate, lane, after)
-            for (_, future), answer in zip(batch, answers, strict=True):
-                if not future.done():
-                    future.set_result(answer)
-        except BaseException as exc:
-            _fail((future for _, future in batch), exc)
-            if not isinstance(exc, Exception):
-                raise
+            await _settle(batch, self._send(host, items, lane_rate, lane, after))
         finally:
-            state.busy[lane] -= 1
-            if not state.busy[lane]:
-                del state.busy[lane]
+            state.busy[lane] -= 1  # (a lane at 0 stays: at most `lanes` of them)
             self._pump(host, state)
 
     async def aclose(self) -> None:
@@ -290,10 +279,20 @@ class ClusterStopped(Exception):
     """The cluster run stopped before this URL's batch answered."""
 
 
-def _fail(futures: Iterable[asyncio.Future[Item]], exc: BaseException) -> None:
-    """The checks still waiting on a batch (or a check made here) that raised `exc`: they
-    raise it too, or ClusterStopped when the run was cancelled."""
-    error = exc if isinstance(exc, Exception) else ClusterStopped()
-    for future in futures:
-        if not future.done():
-            future.set_exception(error)
+async def _settle(
+    batch: list[tuple[Item, asyncio.Future[Item]]], answers: Awaitable[list[Item]]
+) -> None:
+    """The checks waiting on a batch (or on a check made here) answered, in order, with
+    what `answers` gives; when it raises, the checks still waiting raise it too, or
+    ClusterStopped when the run was cancelled (the cancel goes on)."""
+    try:
+        for (_, future), answer in zip(batch, await answers, strict=True):
+            if not future.done():
+                future.set_result(answer)
+    except BaseException as exc:
+        error = exc if isinstance(exc, Exception) else ClusterStopped()
+        for _, future in batch:
+            if not future.done():
+                future.set_exception(error)
+        if not isinstance(exc, Exception):
+            raise

@@ -224,9 +224,7 @@ async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, A
     """The batch on this process's client of its run (opened by the run's first batch)."""
     config: CrawlConfig = batch["config"]
     run = batch["run"]
-    fence = _fences.get(run)
-    if fence is None:
-        fence = _fences[run] = Fence(run, ask)
+    fence = _fences.setdefault(run, Fence(run, ask))
     key = (run, config.rate, batch.get("lane", 0))
     held = _clients.get(key)
     if held is None:  # every group of the run on this worker: many more connections
@@ -235,9 +233,7 @@ async def _on_loop(batch: dict[str, Any], ask: Callable[[], Any]) -> dict[str, A
         await held.client.__aenter__()
         _arm_sweep()
     lane = (run, batch.get("group", ""), batch.get("lane", 0))
-    turn = _turns.get(lane)
-    if turn is None:
-        turn = _turns[lane] = _Turn(asyncio.Lock())
+    turn = _turns.setdefault(lane, _Turn(asyncio.Lock()))
     held.busy += 1
     turn.users += 1
     try:
@@ -268,8 +264,7 @@ def _swept() -> None:
         if not held.busy and now - held.used >= IDLE_CLOSE:
             del _clients[key]
             asyncio.get_running_loop().create_task(held.client.aclose())
-    runs = {run for run, _, _ in _clients}
-    for run in [run for run in _fences if run not in runs]:
+    for run in _fences.keys() - {run for run, _, _ in _clients}:
         del _fences[run]
     if _clients:
         _arm_sweep()

@@ -83,7 +83,6 @@ class Auditor:
         progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
-        now: datetime | None = None,
         hooks: Sequence[Hook] = (),
         url_check: Callable[[RunContext], UrlCheck] | None = None,
         summarise: bool = True,
@@ -95,7 +94,7 @@ class Auditor:
         self.progress = progress
         self.chain = HookChain(hooks, recorder)
         self.on_entry = self.chain.entries(on_entry)
-        self.now = now or datetime.now(UTC)
+        self.now = datetime.now(UTC)  # the time of the audit
         self.state = RunState()
         self.seen_crawl = SeenUrls()  # URLs admitted to the frontier (one url record each)
         # with page checks, pages add hreflang links too: a store that merges both sources
@@ -280,8 +279,7 @@ class Auditor:
         # interrupt, where missing return links would be the cut's, not the site's.
         if isinstance(self.hreflang, HreflangStore):
             if not state.interrupted:
-                for f in self.hreflang.iter_findings():  # streamed: may come from disk
-                    rec.finding(f)
+                rec.findings(self.hreflang.iter_findings())  # streamed: may come from disk
             self.hreflang.close()
         elif not state.interrupted:
             rec.findings(self.hreflang.finish())
@@ -448,9 +446,7 @@ class Auditor:
             check = job.check
             try:
                 await (self.check_url if check is None else check)(job)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # one URL's failure never stops the run
+            except Exception as exc:  # one URL's failure never stops the run (a cancel does)
                 why = f"internal error: {type(exc).__name__}: {exc}"
                 self.rec.url(
                     UrlResult.unrequested(

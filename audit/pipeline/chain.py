@@ -41,6 +41,20 @@ def _merged_headers(
     return headers
 
 
+def _first_done(hooks: Sequence[Callable[..., Chain[Any]]], *args: Any) -> Any:
+    """The value of the first hook's `Done` at a point (the chain ends there), or None."""
+    for hook in hooks:
+        said = hook(*args)
+        if isinstance(said, Done):
+            return said.value
+    return None
+
+
+def _done(hooks: Sequence[Callable[..., Chain[None]]], *args: Any) -> bool:
+    """Was a hook `Done` at a point (the first one ends the chain)?"""
+    return any(isinstance(hook(*args), Done) for hook in hooks)
+
+
 class HookChain:
     """The hooks of one run, point by point (see the module)."""
 
@@ -75,9 +89,21 @@ class HookChain:
         self.stands: list[Callable[[UrlJob, FetchResult], Chain[Evidence]]] = self.at(
             "answer_stands_for"
         )
+        # True when a hook was Done with the URL before its request (it delivered the
+        # outcome, or holds the URL to check it later)
+        self.before_request: Callable[[UrlJob], bool] = partial(_done, self.before)
+        # stored evidence that stands for the URL's answer without a request: the first
+        # hook's Done (a resumed run's, --changed-only's), or None
+        self.stored_answer: Callable[[UrlJob], Evidence | None] = partial(_first_done, self.stored)
+        # the stored evidence the final answer stands for (a 304): the first Done, or None
+        self.stands_for: Callable[[UrlJob, FetchResult], Evidence | None] = partial(
+            _first_done, self.stands
+        )
         # a hook that revives evidence also keeps it: each answer's goes on the job
         self.keeps_evidence = bool(self.stored or self.stands)
         self.answered: list[Callable[[UrlJob, FetchResult], Chain[None]]] = self.at("after_answer")
+        # True when a hook was Done with the final answer (no checks run)
+        self.after_answer: Callable[[UrlJob, FetchResult], bool] = partial(_done, self.answered)
         self.bodies: list[Callable[[UrlJob], BodySink | None]] = self.at("page_body")
         self._judges: list[Callable[..., tuple[UrlResult, list[Finding]] | None]] = self.at("judge")
         self._deliverers: list[Callable[..., Chain[None]]] = self.at("deliver")
@@ -91,9 +117,9 @@ class HookChain:
     def entries(self, first: EntryHook | None) -> EntryHook | None:
         """One entry callback for the per-entry path: the caller's and the hooks' in turn
         (None: nobody asks, no call per entry)."""
-        calls = [c for c in (first, *self.at("entry")) if c is not None]
+        calls = list(filter(None, (first, *self.at("entry"))))  # (the caller's may be None)
         if len(calls) <= 1:
-            return calls[0] if calls else None
+            return next(iter(calls), None)
 
         def every(source: str, item: Entry) -> None:
             for call in calls:
@@ -119,9 +145,7 @@ class HookChain:
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> bool:
         """True when a hook was Done with the answer (a 304 whose entries it carried): the
         entries it admitted meanwhile went to the entry hooks, as if parsed."""
-        if not self.sitemap_answered_at:
-            return False
-        self.carrying.add(job.url)
+        self.carrying.add(job.url)  # (once per sitemap: no hook there, nothing carried)
         try:
             handled = False
             for hook in self.sitemap_answered_at:
@@ -136,32 +160,6 @@ class HookChain:
         return handled
 
     # --- a listed URL -------------------------------------------------------------
-
-    def before_request(self, job: UrlJob) -> bool:
-        """True when a hook was Done with the URL before its request (it delivered the
-        outcome, or holds the URL to check it later)."""
-        return any(isinstance(before(job), Done) for before in self.before)
-
-    def stored_answer(self, job: UrlJob) -> Evidence | None:
-        """Stored evidence that stands for the URL's answer without a request: the first
-        hook's Done (a resumed run's, --changed-only's), or None."""
-        for hook in self.stored:
-            stored = hook(job)
-            if isinstance(stored, Done):
-                return stored.value
-        return None
-
-    def stands_for(self, job: UrlJob, result: FetchResult) -> Evidence | None:
-        """The stored evidence the final answer stands for (a 304): the first Done."""
-        for hook in self.stands:
-            stood = hook(job, result)
-            if isinstance(stood, Done):
-                return stood.value
-        return None
-
-    def after_answer(self, job: UrlJob, result: FetchResult) -> bool:
-        """True when a hook was Done with the final answer (no checks run)."""
-        return any(isinstance(hook(job, result), Done) for hook in self.answered)
 
     def body_sinks(self, job: UrlJob) -> list[BodySink]:
         """The hooks' sinks for the URL's body (none: no hook wants it)."""
@@ -205,10 +203,8 @@ class HookChain:
         one, then the recorder (--render passes on what it rendered)."""
         hooks = self._deliverers
         at = next((n for n, h in enumerate(hooks) if getattr(h, "__self__", None) is after), -1)
-        for hook in hooks[at + 1 :]:
-            if isinstance(hook(job, record, found, result), Done):
-                return
-        self.deliver(record, found)
+        if not _done(hooks[at + 1 :], job, record, found, result):
+            self.deliver(record, found)
 
     def end_of_run(self) -> None:
         for end in self._ends:

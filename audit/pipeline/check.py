@@ -65,13 +65,10 @@ class UrlChecker:
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
         self.rewrite = Rewriter(config.rewrites)
         self._rewriting = bool(self.rewrite)  # asked once per listed URL
-        self._plain_fetch = not config.page_checks  # a listed URL is one HEAD (GET on error)
-        self._bare = (  # a listed URL is one plain request and nothing else asks about it
-            self._plain_fetch
-            and not chain.bodies
-            and not chain.headers
-            and not chain.keeps_evidence
-        )
+        # a listed URL is one HEAD (GET on error): no page checks, no hook reads its body
+        self._plain_fetch = not config.page_checks and not chain.bodies
+        # ... and nothing else asks about it: one plain request
+        self._bare = self._plain_fetch and not chain.headers and not chain.keeps_evidence
 
     def attach(self, client: HttpClient, robots: RobotsCache) -> None:
         """Check on this client and robots.txt cache (the run's)."""
@@ -93,7 +90,7 @@ class UrlChecker:
     def _where(self, job: UrlJob) -> tuple[str, dict[str, Any] | None]:
         """Where the listed URL is checked, and the record's extra saying so (None: as
         listed)."""
-        checked = self.rewrite(job.url) if self._rewriting else job.url
+        checked = self.rewrite(job.url)  # (the URL as it is without rules)
         return checked, None if checked == job.url else {"checked_url": checked, "rewritten": True}
 
     async def robots_for(self, url: str) -> RobotsPolicy:
@@ -182,7 +179,7 @@ class UrlChecker:
         --state, the evidence it gives (or the stored evidence a 304 stands for, checked in
         its place)."""
         headers = self.chain.request_headers(job)
-        if self._plain_fetch and not self.chain.bodies:
+        if self._plain_fetch:
             client = self._client or self.client
             result = await client.fetch(checked, headers=headers, host=host)
             sink, outcome = None, None
@@ -215,8 +212,7 @@ class UrlChecker:
         result, sink = self._revive(job, evidence)
         verdict = await self._verdicts(job, result, sink, None)
         if extra:
-            record = verdict.record
-            verdict = replace(verdict, record=record.with_extra({**(record.extra or {}), **extra}))
+            verdict = replace(verdict, record=verdict.record.with_fields(extra))
         job.verdict = verdict
         self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
@@ -224,11 +220,11 @@ class UrlChecker:
         """What another transport must read of the URL's body for the page checks and the
         hooks (a cluster's worker): the recipe of the facts sink they join into, or None
         for a plain request."""
-        if self._plain_fetch and not self.chain.bodies:
+        if self._plain_fetch:
             return None
         more = self.chain.body_sinks(job)
         sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
-        first = sinks[0] if sinks else None
+        first = next(iter(sinks), None)
         return first.recipe() if isinstance(first, FactsSink) else None
 
     def _not_allowed(
@@ -373,9 +369,9 @@ class UrlChecker:
         return probe_text(result, sink.facts)
 
     async def cancel_probes(self) -> None:
-        probes = [t for t in self._probes.values() if not t.done()]
-        for task in probes:  # only left when the run was cancelled
-            task.cancel()
+        probes = list(self._probes.values())
+        for task in probes:  # one not done is only left when the run was cancelled
+            task.cancel()  # (a done one stays as it ended)
         await asyncio.gather(*probes, return_exceptions=True)
 
 

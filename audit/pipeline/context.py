@@ -83,7 +83,7 @@ class SitemapJob:
     url: str  # URL, or the path of a local file
     parent: str | None
     parent_line: int | None
-    ancestors: tuple[str, ...]  # normalised URLs from the root down, for loop detection
+    ancestors: tuple[str, ...]  # normalised URLs (paths) from the root down, for loop detection
     local: Path | None = None
     public_url: str | None = None  # the URL rules are judged against (--base-url for a file)
     answered: datetime | None = None  # when its answer arrived (index-lastmod-now)

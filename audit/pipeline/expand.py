@@ -106,8 +106,7 @@ class Expander:
             self._sitemaps.put_nowait(None)
 
     def schedule(self, job: SitemapJob) -> None:
-        public = job.public_url if job.local is not None else job.url
-        key = normalize_url(public) if public else str(job.local)
+        key = normalize_url(job.record_url)  # (a local path without a URL: stripped, as it is)
         if key in self._visited:
             if job.parent is None:  # a target's root that another target reads: audited
                 self.sitemap_read(job)
@@ -166,9 +165,6 @@ class Expander:
             error = await self._consume(job, parser, chunks(), ctype_ok=True, ctype="")
             self._sitemap_done(job, parser, None, error)
             return
-        if job.parent is not None and self.sitemap_excluded(job.url):
-            self.state.excluded_sitemaps += 1
-            return
         fetch_url = self._rewrite(job.url)  # --rewrite: read the sitemap where it is checked
         policy = await self.robots_for(fetch_url)
         if policy.status == "ok" and not policy.allowed(fetch_url):
@@ -221,8 +217,7 @@ class Expander:
         try:
             error = await self._consume(job, parser, spool.chunks(), ctype_ok=ctype_ok, ctype=ctype)
         finally:
-            if not reader.done():
-                reader.cancel()
+            reader.cancel()  # (a done reader stays as it ended)
             await asyncio.gather(reader, return_exceptions=True)
         self._sitemap_done(job, parser, resp.status, error)
 
@@ -273,10 +268,11 @@ class Expander:
     def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
         """A wrong Content-Type is reported once the body shows what it is; False when
         judged. An HTML body is reported as sitemap-is-html: its type says nothing new."""
-        if parser.kind is None and not parser.is_html and not parser.stopped:
+        if parser.is_html:
+            return False
+        if parser.kind is None and not parser.stopped:
             return True
-        if not parser.is_html:
-            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
+        self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
         return False
 
     def _validator(self, job: SitemapJob, source: str, parser: StreamParser) -> SitemapValidator:
@@ -354,8 +350,8 @@ class Expander:
             return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
-        key = normalize_url(loc)
-        own = normalize_url(parent) if job.local is None or job.public_url else ""
+        key = normalize_url(loc)  # an http(s) URL: a local path (own, ancestors) is never it
+        own = normalize_url(parent)
         if key in job.ancestors or key == own:
             code, message = sitemaps.index_loop()
             self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
@@ -365,7 +361,7 @@ class Expander:
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, parent, (*job.ancestors, own or parent))
+        self._schedule_child(job, item, loc, parent, (*job.ancestors, own))
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, parent: str, ancestors: tuple[str, ...]

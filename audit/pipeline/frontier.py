@@ -134,9 +134,7 @@ class GroupFrontier(Generic[T]):
         (None: no pacing, only the cap)."""
         lane = self._lanes.get(host)
         if lane is None:
-            g = self._groups.get(group)
-            if g is None:
-                g = self._groups[group] = _Group(pace, self._cap)
+            g = self._groups.setdefault(group, _Group(pace, self._cap))
             lane = self._lanes[host] = _Lane(g)
         return lane
 
@@ -171,8 +169,7 @@ class GroupFrontier(Generic[T]):
     def close(self) -> None:
         """No more jobs: idle workers are told so once every queue is empty."""
         self.closed = True
-        while self._getters:
-            _wake_one(self._getters)
+        _wake_all(self._getters)
 
     # --- out ------------------------------------------------------------------------
 
@@ -226,11 +223,9 @@ class GroupFrontier(Generic[T]):
             group.state = _IDLE
         n = len(lane.jobs)
         if lane.putters and n <= self._low:
-            while lane.putters:
-                _wake_one(lane.putters)
+            _wake_all(lane.putters)
         if self._putters and self.total <= self._total_max - (self._per_lane - self._low):
-            while self._putters:
-                _wake_one(self._putters)
+            _wake_all(self._putters)
         if self._getters and (self._ready or (self.closed and not self.total)):
             _wake_one(self._getters)  # more work is ready: another idle worker takes it
         return job
@@ -246,8 +241,7 @@ class GroupFrontier(Generic[T]):
             if job is not None:
                 return job
             if self.closed and not self.total:
-                if self._getters:
-                    _wake_one(self._getters)  # every idle worker is told, one by the other
+                _wake_one(self._getters)  # every idle worker is told, one by the other
                 return None
             self._arm()  # an idle worker never waits on a sleeping group without a timer
             await self._wait(self._getters)
@@ -263,8 +257,7 @@ class GroupFrontier(Generic[T]):
             if self._getters:
                 _wake_one(self._getters)
         if self._idlers and not self.busy and not self.total:
-            while self._idlers:
-                _wake_one(self._idlers)
+            _wake_all(self._idlers)
 
     async def idle(self) -> None:
         """Wait until no job is queued or being checked."""
@@ -335,6 +328,13 @@ class GroupFrontier(Generic[T]):
             elif waiters:  # woken, then cancelled: pass the wake-up on
                 _wake_one(waiters)
             raise
+
+
+def _wake_all(waiters: deque[asyncio.Future[None]]) -> None:
+    for fut in waiters:
+        if not fut.done():
+            fut.set_result(None)
+    waiters.clear()
 
 
 def _wake_one(waiters: deque[asyncio.Future[None]]) -> None:

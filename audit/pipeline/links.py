@@ -106,6 +106,7 @@ class LinkCrawl(Hook):
 
     name = "links"
     ctx: RunContext  # set by attach, which the run calls before any other hook point
+    _emit: Deliver  # the final delivery (attach: the run's, or its keeper's)
 
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
@@ -132,9 +133,9 @@ class LinkCrawl(Hook):
         self.done_listed: SeenUrls | None = None  # resumed: the listed URLs held before
         self._again: set[int] = set()  # id(job) of listed pages held before, judged again
         self.resumed = 0  # resumed: the pages held before (not requested again)
-        self._emit: Deliver | None = None  # the final delivery (None: the run's)
         # --render: normalised target -> pages whose link to it is JS-only (js_inlinks)
-        self._js: Counter[str] | None = Counter() if config.render is not None else None
+        self._js: Counter[str] = Counter()
+        self._rendering = config.render is not None  # records say their js_inlinks
 
     # --- the listed URLs ------------------------------------------------------
 
@@ -144,6 +145,7 @@ class LinkCrawl(Hook):
         run's: a new crawl), and its records go out at the end through the keeper."""
         self.ctx = ctx
         self.agent = ctx.agent_token
+        self._emit = ctx.deliver
         keeper = ctx.keeper()
         if keeper is not None:
             self._emit = keeper.deliver_final
@@ -226,8 +228,7 @@ class LinkCrawl(Hook):
     ) -> Chain[None]:
         depth = 0 if result is not None else None  # judge() counted it as read
         again = id(job) in self._again
-        if again:
-            self._again.discard(id(job))
+        self._again.discard(id(job))
         key = url_key(job.url)
         self.store.hold(
             key, True, record, found, url=job.url, depth=depth, evidence=job.evidence, again=again
@@ -241,8 +242,7 @@ class LinkCrawl(Hook):
         one hop deeper, and counted as JS-only links of their targets."""
         targets = self._targets(links)
         targets.pop(normalize_url(page), None)
-        if self._js is not None:
-            self._js.update(targets.keys())
+        self._js.update(targets.keys())
         self._link(page, targets.values(), 1)
 
     # --- what a fetched page adds to the crawl -------------------------------
@@ -447,7 +447,7 @@ class LinkCrawl(Hook):
     def end_of_run(self) -> None:
         stopped = self._stopped()
         counts = Counter[str]()
-        emit = self._emit or self.ctx.deliver
+        emit = self._emit
         try:
             for listed, record, found, n, source in self.store.held():
                 out = verdicts(listed, record, n, source, stopped is None, self.roots)
@@ -456,7 +456,7 @@ class LinkCrawl(Hook):
         finally:
             self.store.close()
         if stopped is not None:
-            root = min(self.roots) if self.roots else ""
+            root = min(self.roots, default="")
             pages = self.fetched + self.listed_read
             self.ctx.recorder.finding(coverage_incomplete(root, pages, stopped))
         add_coverage(
@@ -470,7 +470,7 @@ class LinkCrawl(Hook):
 
     def _js_marked(self, record: UrlResult) -> UrlResult:
         """--render: the record's js_inlinks."""
-        if self._js is None:
+        if not self._rendering:
             return record
         n = self._js.get(normalize_url(record.url), 0)
         extra = record.extra or {}
@@ -518,7 +518,7 @@ def verdicts(
         out.append(url_orphan(record, n, complete=complete))
     elif not listed:
         out.append(page_not_in_sitemap(record, n, source))
-    return [f for f in out if f is not None]
+    return list(filter(None, out))  # (a Finding is never falsy)
 
 
 # a held record's `source`, by (listed in a sitemap, linked from a page of the crawl)

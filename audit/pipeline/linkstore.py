@@ -96,7 +96,8 @@ class LinkStore:
         self.queued = 0  # queue rows not in memory
         self.path = ""
         self.durable = False  # kept (--state): see keep()
-        self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory
+        self.cursor = _FIRST_SEQ  # durable: the last queue row taken into memory (a temp
+        # store's stays: it deletes the rows it takes)
         self._db: sqlite3.Connection | None = None
         self._commit: asyncio.TimerHandle | None = None
         self._links: Counter[str] = Counter()  # normalised target -> links to it
@@ -191,26 +192,19 @@ class LinkStore:
         self.cursor = max(self.cursor, low - 1)
 
     def unspill(self) -> list[tuple[str, int]]:
-        if self.durable:
-            return self._next_rows()
-        rows = self.db.execute(
-            "SELECT seq, url, depth FROM queue ORDER BY seq LIMIT ?", (_SPILL_BATCH,)
-        ).fetchall()
-        if rows:
-            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
-            self.queued -= len(rows)
-        return [(url, depth) for _, url, depth in rows]
-
-    def _next_rows(self) -> list[tuple[str, int]]:
-        """Durable: the next queue rows into memory (they stay until their page is held:
-        a resumed run finds them there)."""
+        """The next queue rows into memory: a temp store forgets them; a kept one keeps
+        them until their page is held (a resumed run finds them there) and reads on past
+        them (`cursor`)."""
         rows = self.db.execute(
             "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
             (self.cursor, _SPILL_BATCH),
         ).fetchall()
         if rows:
-            self.cursor = rows[-1][0]
             self.queued -= len(rows)
+            if self.durable:
+                self.cursor = rows[-1][0]
+            else:
+                self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
         return [(url, depth) for _, url, depth in rows]
 
     def hold(
@@ -268,10 +262,11 @@ class LinkStore:
             self._commit = asyncio.get_running_loop().call_later(_FLUSH_S, self.commit)
 
     def commit(self) -> None:
+        """A kept store's rows committed (its file is open: keep() opened it, and close()
+        cancels the timer of tick() before it lets the file go)."""
         self._commit = None
-        if self._db is not None:
-            self._flush()  # a page's links are committed with its record
-            self._db.commit()
+        self._flush()  # a page's links are committed with its record
+        self.db.commit()
 
     def held_urls(self) -> Iterator[tuple[str, bool]]:
         self._flush()

@@ -14,38 +14,32 @@ so stdout and logs stay clean. Imports nothing from the rest of the pipeline.
 from __future__ import annotations
 
 import sys
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 
-class Progress(Protocol):
-    def add_total(self, n: int) -> None: ...
-    def advance(self, n: int = 1) -> None: ...
-    def sitemap_done(self) -> None: ...
-    def listing_done(self) -> None: ...
-    def close(self) -> None: ...
+class Progress:
+    """The run's progress, hidden: every step does nothing (BarProgress draws them)."""
 
-
-class NoProgress:
     def add_total(self, n: int) -> None:
-        pass
+        """`n` more URLs listed."""
 
     def advance(self, n: int = 1) -> None:
-        pass
+        """`n` more checked (the per-URL path)."""
 
     def sitemap_done(self) -> None:
-        pass
+        """One more sitemap read."""
 
     def listing_done(self) -> None:
-        pass
+        """Every sitemap is read: the total is known from now on."""
 
     def close(self) -> None:
-        pass
+        """The run is over."""
 
 
-NO_PROGRESS: Progress = NoProgress()  # stateless: one for every run without a bar
+NO_PROGRESS = Progress()  # stateless: one for every run without a bar
 
 
-class BarProgress:
+class BarProgress(Progress):
     def __init__(self, label: str, file: TextIO | None = None) -> None:
         from tqdm import tqdm
 

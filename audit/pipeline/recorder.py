@@ -129,7 +129,7 @@ class Recorder:
         self.by_code[f.code] += 1
         self.emit(f.to_json())
 
-    def findings(self, fs: list[Finding]) -> None:
+    def findings(self, fs: Iterable[Finding]) -> None:
         for f in fs:
             self.finding(f)
 

@@ -19,6 +19,7 @@ validator's (audit.rules.dates), a record's fields are read as the reports read 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,15 +68,9 @@ class Rollup:
     """Counts per sitemap URL over the record stream; see the module."""
 
     def __init__(self) -> None:
-        self._counts: dict[str, _Counts] = {}
+        self._counts: defaultdict[str, _Counts] = defaultdict(_Counts)  # made at first use
         self._order: list[str] = []  # the url of every sitemap record, in order
         self._validity: dict[Any, str | None] = {}
-
-    def _of(self, sitemap: str) -> _Counts:
-        counts = self._counts.get(sitemap)
-        if counts is None:
-            counts = self._counts[sitemap] = _Counts()
-        return counts
 
     def add(self, record: dict[str, Any]) -> None:
         """A record as the report gets it (findings of --ignore'd codes never come)."""
@@ -86,7 +81,7 @@ class Rollup:
             self._finding(record)
         elif kind == "sitemap" and isinstance(url := record.get("url"), str):
             self._order.append(url)
-            self._of(url).kind = str_or_none(record.get("kind"))
+            self._counts[url].kind = str_or_none(record.get("kind"))
 
     def url(self, record: dict[str, Any]) -> None:
         """A url record (add()'s)."""
@@ -97,7 +92,7 @@ class Rollup:
         the record it writes: once per URL, no dict look-up)."""
         if not isinstance(sitemap, str):
             return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
-        counts = self._counts.get(sitemap) or self._of(sitemap)
+        counts = self._counts[sitemap]
         counts.urls += 1
         if indexable is True:
             counts.indexable += 1
@@ -118,13 +113,13 @@ class Rollup:
         sitemap = record.get("sitemap")
         key = _SEVERITY_KEY.get(str(record.get("severity")))
         if isinstance(sitemap, str) and key is not None:
-            counts = self._of(sitemap)
+            counts = self._counts[sitemap]
             setattr(counts, key, getattr(counts, key) + 1)
 
     def index_entry(self, sitemap: str, lastmod: str | None) -> None:
         """An index's `<sitemap>` entry as parsed, with its `<lastmod>` (or None)."""
         if lastmod_validity(lastmod) == "w3c":
-            self._of(sitemap).index_lastmod += 1
+            self._counts[sitemap].index_lastmod += 1
 
     def counts(self, sitemap: str) -> dict[str, int]:
         """The roll-up counts of one sitemap (zeros for one never seen)."""

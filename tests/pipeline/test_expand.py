@@ -17,7 +17,7 @@ from audit.http.robots import RobotsCache
 from audit.pipeline.chain import HookChain
 from audit.pipeline.context import RunState, SitemapJob
 from audit.pipeline.expand import Expander
-from audit.pipeline.progress import NoProgress
+from audit.pipeline.progress import NO_PROGRESS
 from audit.pipeline.recorder import Recorder
 from audit.rules.validator import HreflangGraph
 from tests.crawlkit import FAST, XML, Serve, Site, index, urlset
@@ -50,7 +50,7 @@ async def test_an_index_and_its_children_are_read_once(serve: Serve) -> None:
     async with HttpClient(config) as client:
         robots = RobotsCache(client, config.user_agent)
         expander = Expander(config, rec, HookChain([], rec), state, mode="crawl",
-                            progress=NoProgress(), now=datetime.now(UTC),
+                            progress=NO_PROGRESS, now=datetime.now(UTC),
                             agent_token="sitemap-audit", hreflang=HreflangGraph(),
                             on_entry=None, on_sitemap=None, rewrite=Rewriter(()),
                             robots_for=robots.get, admit=admit, client=lambda: client,
