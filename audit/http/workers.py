@@ -97,6 +97,11 @@ def split_frames(buf: bytearray) -> list[Any]:
 class _Worker(asyncio.SubprocessProtocol):
     """The parent's end of one worker process."""
 
+    # Set by connection_made, which asyncio calls before loop.subprocess_exec returns: a
+    # worker whose exec failed is dropped (FetchWorkers._spawn), so every worker kept has them
+    _transport: asyncio.SubprocessTransport
+    _stdin: asyncio.WriteTransport
+
     def __init__(self, loop: asyncio.AbstractEventLoop, on_gone: Callable[[_Worker], None]) -> None:
         self.loop = loop
         self._on_gone = on_gone
@@ -109,8 +114,6 @@ class _Worker(asyncio.SubprocessProtocol):
         self._buf = bytearray()
         self._stderr = bytearray()
         self._outbox: list[Any] = []
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._stdin: asyncio.WriteTransport | None = None
         self.exited = loop.create_future()
 
     # --- asyncio.SubprocessProtocol -------------------------------------------------
@@ -182,20 +185,20 @@ class _Worker(asyncio.SubprocessProtocol):
 
     def _flush(self) -> None:
         outbox, self._outbox = self._outbox, []
-        stdin = self._stdin
-        if self.alive and stdin is not None and not stdin.is_closing():
-            stdin.write(frame(outbox))
+        if self.alive and not self._stdin.is_closing():
+            self._stdin.write(frame(outbox))
 
     def why_gone(self) -> str:
         if self.hung:
             return "it answered nothing for too long and was stopped"
-        code = self._transport.get_returncode() if self._transport else None
         lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
-        detail = lines[-1] if lines else (f"exit code {code}" if code is not None else "")
-        return detail or "it stopped answering"
+        if lines:  # its last words (not blank: the text was stripped)
+            return lines[-1]
+        code = self._transport.get_returncode()
+        return "it stopped answering" if code is None else f"exit code {code}"
 
     def close_input(self) -> None:
-        if self._stdin is not None and not self._stdin.is_closing():
+        if not self._stdin.is_closing():
             self._stdin.close()
 
     async def stop(self) -> None:
@@ -208,16 +211,15 @@ class _Worker(asyncio.SubprocessProtocol):
         self.close()
 
     def kill(self) -> None:
-        if self._transport is not None and self._transport.get_returncode() is None:
+        if self._transport.get_returncode() is None:
             self._transport.kill()
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
+        self._transport.close()
 
     @property
-    def pid(self) -> int | None:
-        return self._transport.get_pid() if self._transport else None
+    def pid(self) -> int:
+        return self._transport.get_pid()
 
 
 class FetchWorkers:
@@ -307,7 +309,7 @@ class FetchWorkers:
 
     @property
     def pids(self) -> list[int]:
-        return [pid for w in self._workers if (pid := w.pid) is not None]
+        return [w.pid for w in self._workers]
 
     def _lost(self, worker: _Worker) -> None:
         if worker not in self._live:
