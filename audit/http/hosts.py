@@ -182,8 +182,8 @@ class Group:
         retry_after_cap: float,
     ) -> None:
         self.key = key  # the group id of the hosts record
-        unlimited = rate <= 0 or math.isinf(rate) or math.isnan(rate)
-        self.max_rate = math.inf if unlimited else rate  # --rate: never exceeded
+        # --rate: never exceeded; 0, a negative, an infinite or a NaN rate is unlimited
+        self.max_rate = rate if 0 < rate < math.inf else math.inf
         # requests per second now (math.inf when unlimited): read, never set, from outside
         # (an attribute: a frontier reads it for every URL it hands out)
         self.rate = self.max_rate
@@ -213,7 +213,7 @@ class Group:
 
     def set_max_rate(self, rate: float) -> None:
         """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
-        if rate > 0 and not math.isinf(rate):
+        if 0 < rate < math.inf:
             self._ceiling = min(self._ceiling, max(rate, 1e-6))  # recovery stops here
             self._set_rate(min(self.rate, self._ceiling))
 
@@ -437,7 +437,7 @@ class Host:
         capped with a note, since an absurd Crawl-delay would stall the audit. Of several
         hosts of a group, the strictest one counts.
         """
-        if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
+        if not 0 < seconds < math.inf:  # a NaN too
             return
         if seconds > self._retry_after_cap:
             _note(self.notes, f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
@@ -447,11 +447,10 @@ class Host:
 
     def record_status(self, status: int, *, deferred: bool = False) -> None:
         """Count an answer; the group adapts its rate (Group.record_status)."""
-        if status >= 429:
-            if status == 429:
-                self.rate_limited += 1
-            elif status >= 500:
-                self.server_errors += 1
+        if status == 429:
+            self.rate_limited += 1
+        elif status >= 500:
+            self.server_errors += 1
         self.group.record_status(status, deferred=deferred)
 
     def over_cap(self, seconds: float) -> bool:
