@@ -31,6 +31,7 @@ Knows nothing of sitemaps; imports the HTTP layer, never aiohttp directly.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
@@ -39,12 +40,15 @@ from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
 from audit.core.records import FetchResult, Hop
 from audit.http import HttpClient
+from audit.http.hosts import DEFAULT_PORTS, Host
 
 if TYPE_CHECKING:
     from audit.http.robotstxt import Group, RobotsTxt
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
 
+# a UTF-8 BOM, or its first one or two bytes
+_BOM = re.compile(rb"\A\xef(?:\xbb\xbf?)?")
 _REDIRECT_FAILURES = frozenset(
     {"redirect-loop", "redirect-limit", "redirect-invalid", "redirect-scheme"}
 )
@@ -159,10 +163,7 @@ def _decode(body: bytes) -> tuple[str, bool]:
     """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
     truncated = len(body) > ROBOTS_MAX_BYTES
     # without its BOM, or the start of one left by a broken encoder (no part of the first line)
-    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
-        if body.startswith(bom):
-            body = body[len(bom) :]
-            break
+    body = _BOM.sub(b"", body, count=1)
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
@@ -194,7 +195,7 @@ class RobotsCache:
             return policy
         task = host.robots_task
         if task is None:
-            task = host.robots_task = asyncio.create_task(self._load(host.key))
+            task = host.robots_task = asyncio.create_task(self._load(host))
             self._started.append(task)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
         policy = await asyncio.shield(task)
@@ -226,14 +227,11 @@ class RobotsCache:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _load(self, origin: str) -> RobotsPolicy:
-        """Read and parse the origin's robots.txt; its Crawl-delay and Request-rate slow
-        the origin's host down."""
-        parts = urlsplit(origin)
-        netloc = parts.netloc
-        if (parts.scheme, parts.port) in (("http", 80), ("https", 443)):
-            netloc = netloc.rsplit(":", 1)[0]
-        url = f"{parts.scheme}://{netloc}/robots.txt"
+    async def _load(self, host: Host) -> RobotsPolicy:
+        """Read and parse the host's robots.txt; its Crawl-delay and Request-rate slow
+        the host down."""
+        origin = host.key  # scheme://host:port, requested without a default port
+        url = origin.removesuffix(f":{DEFAULT_PORTS[host.scheme]}") + "/robots.txt"
         result = await self._client.fetch(
             url,
             method="GET",
@@ -255,7 +253,6 @@ class RobotsCache:
             redirects=result.redirects,
             truncated=truncated,
         )
-        host = self._client.host(origin)
         if policy.crawl_delay:
             host.set_min_interval(policy.crawl_delay)
         if policy.request_rate:
