@@ -259,14 +259,11 @@ class RobotsTxt:
     def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
         """The agent's effective `Content-Signal` and `Content-Usage` values: per name,
         the site-wide lines, then the `*` groups', then its own groups', later winning."""
-        wanted = token.strip().lower()
-        lines = list(self.usage_lines)
-        lines += [line for g in self._naming("*") for line in g.usage_lines]
-        if wanted != "*":
-            lines += [line for g in self._naming(wanted) for line in g.usage_lines]
+        # (for `*` itself its groups' lines come twice: the same updates again, no change)
+        groups = [*self._naming("*"), *self._naming(token.strip().lower())]
         signals: dict[str, str] = {}
         usage: dict[str, str] = {}
-        for key, pairs in lines:
+        for key, pairs in [*self.usage_lines, *(line for g in groups for line in g.usage_lines)]:
             (signals if key == _SIGNAL else usage).update(pairs)
         return signals, usage
 
@@ -397,20 +394,22 @@ class _Parser:
         self.usage_line(_USAGE, value)
 
     def crawl_delay(self, value: str, number: int) -> None:
-        """A Crawl-delay line: for the agents the current group names so far."""
-        delay = _seconds(value)
-        if self.current is not None and delay is not None:
-            delays = self.current.delays
-            for agent in self.current.agents:
-                delays[agent] = max(delays.get(agent, 0.0), delay)
+        """A Crawl-delay line: an agent keeps its longest delay."""
+        self._per_agent("delays", _seconds(value), max)
 
     def request_rate(self, value: str, number: int) -> None:
-        """A Request-rate line: for the agents the current group names so far."""
-        rate = _rate(value)
-        if self.current is not None and rate is not None:
-            rates = self.current.rates
+        """A Request-rate line: an agent keeps its lowest rate."""
+        self._per_agent("rates", _rate(value), min)
+
+    def _per_agent(
+        self, table: str, value: float | None, keep: Callable[[float, float], float]
+    ) -> None:
+        """A Crawl-delay or Request-rate `value` for the agents the current group names so
+        far, in its `table` (`delays` or `rates`), kept against their earlier one."""
+        if self.current is not None and value is not None:
+            given: dict[str, float] = getattr(self.current, table)
             for agent in self.current.agents:
-                rates[agent] = min(rates.get(agent, rate), rate)
+                given[agent] = keep(given.get(agent, value), value)
 
 
 # what each key of a line means; any other key is ignored (`_Parser.ignore`)
