@@ -132,7 +132,8 @@ def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:
 
 @dataclass(slots=True)
 class Answer:
-    """One URL's final answer after retries (internal)."""
+    """One URL's final answer after retries (internal). A failed one (`error`) has no
+    `status`: every attempt starts without one, and a failure sets none."""
 
     url: str
     status: int | None = None

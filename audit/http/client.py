@@ -398,7 +398,7 @@ class HttpClient:
         url = current = first.url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
-        while answer.error is None and answer.status in REDIRECT_STATUSES:
+        while answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
             assert answer.status is not None
             chain.redirects.append(Hop(current, answer.status))
             if seen is None:
@@ -448,7 +448,7 @@ class HttpClient:
         limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
         # the first hop here, the redirect loop only after a redirect (most URLs have none)
         answer = await self._start(url, method, limit, False, not confirm, headers, None, host)
-        if answer.error is None and answer.status in REDIRECT_STATUSES:
+        if answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
             most = self.config.max_redirects if max_redirects is None else max_redirects
             retry = not confirm
             chain = await self._follow(answer, method, limit, False, most, retry, headers, None)
@@ -456,28 +456,24 @@ class HttpClient:
         else:
             result = answer_result(url, method, answer, (), answer.error, answer.attempts)
         if confirm and result.status is not None and result.status >= 400:
-            confirmed = await self._fetch_once(
-                url, "GET", body_bytes, max_redirects, headers=headers
-            )
+            confirmed = await self._fetch_get(url, body_bytes, max_redirects, headers, None)
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result
 
-    async def _fetch_once(
+    async def _fetch_get(
         self,
         url: str,
-        method: str,
         body_bytes: int,
         max_redirects: int | None,
-        *,
-        status_retries: bool = True,
-        headers: Mapping[str, str] | None = None,
-        sink: BodySink | None = None,
+        headers: Mapping[str, str] | None,
+        sink: BodySink | None,
     ) -> FetchResult:
-        limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
+        """A GET with its redirects and retries: a HEAD's confirmation, a page's read."""
+        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
         most = self.config.max_redirects if max_redirects is None else max_redirects
-        first = await self._start(url, method, limit, False, status_retries, headers, sink)
-        chain = await self._follow(first, method, limit, False, most, status_retries, headers, sink)
-        return fetch_result(url, method, chain)
+        first = await self._start(url, "GET", limit, False, True, headers, sink)
+        chain = await self._follow(first, "GET", limit, False, most, True, headers, sink)
+        return fetch_result(url, "GET", chain)
 
     async def fetch_page(
         self, url: str, sink: BodySink, *, cap: int, headers: Mapping[str, str] | None = None
@@ -491,7 +487,7 @@ class HttpClient:
         A `RemoteSink` is read in a fetch worker while they run (with the same result and
         the same sink state as here): its `accept()` gets the worker's outcome of each hop
         whose answer started the sink, in order."""
-        return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
+        return await self._fetch_get(url, max(1, cap), None, headers, sink)
 
     async def fetch_as(
         self, url: str, user_agent: str, *, sink: BodySink | None = None, cap: int
