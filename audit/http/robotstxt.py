@@ -69,7 +69,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_-]+")
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?)\s*([smhd]?)", re.IGNORECASE)
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX = frozenset("0123456789abcdefABCDEF")
+# A path's units: a `%XX` escape, else one character (a `%` without two hex digits too)
+_UNITS_OF_PATH = re.compile(r"%[0-9A-Fa-f]{2}|.", re.DOTALL)
 # a URL's `*` and `$` as a pattern spells them literally (RFC 9309 2.2.3, Figure 6)
 _LITERALS = str.maketrans({"*": "%2A", "$": "%24"})
 # After an absolute URL's `://`: its authority, then its path and its query (a fragment ends
@@ -80,20 +81,16 @@ _PATH_QUERY = cast(
 )
 
 
-def _escape_at(text: str, i: int) -> str | None:
-    """The normalised form of a `%XX` escape starting at `text[i]`, else None."""
-    digits = text[i + 1 : i + 3]
-    if text[i] != "%" or len(digits) < 2 or not _HEX.issuperset(digits):
-        return None
-    decoded = chr(int(digits, 16))
-    return decoded if decoded in _UNRESERVED else "%" + digits.upper()
-
-
-def _encoded(ch: str) -> str:
-    """A character as it is compared: non-ASCII, controls and space as UTF-8 escapes."""
-    if ord(ch) > 0x7E or ord(ch) <= 0x20:
-        return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-    return ch
+def _normal_unit(unit: re.Match[str]) -> str:
+    """One unit of a path as it is compared: a `%XX` escape of an unreserved character
+    decoded, any other upper-cased; non-ASCII, controls and space as UTF-8 escapes."""
+    text = unit.group()
+    if len(text) == 3:  # an escape
+        decoded = chr(int(text[1:], 16))
+        return decoded if decoded in _UNRESERVED else text.upper()
+    if ord(text) > 0x7E or ord(text) <= 0x20:
+        return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+    return text
 
 
 def normalise_path(text: str) -> str:
@@ -104,18 +101,8 @@ def normalise_path(text: str) -> str:
 
 
 def _normalised(text: str) -> str:
-    """`normalise_path` character by character: escapes normalised, the rest encoded."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        escape = _escape_at(text, i)
-        if escape is None:
-            out.append(_encoded(text[i]))
-            i += 1
-        else:
-            out.append(escape)
-            i += 3
-    return "".join(out)
+    """`normalise_path` unit by unit (`_normal_unit`): escapes normalised, the rest encoded."""
+    return _UNITS_OF_PATH.sub(_normal_unit, text)
 
 
 def path_of(url: str) -> str:
