@@ -29,7 +29,7 @@ def parse_origin(text: str, what: str) -> str:
         parts = urlsplit(text)
     except ValueError as exc:
         raise ValueError(f"{what} {text!r}: not a URL ({exc})") from None
-    if parts.username is not None or parts.password is not None:
+    if parts.username is not None:  # any user info: a password never comes without it
         raise ValueError(
             f"{what} {parts.scheme}://…@{parts.hostname}: no credentials in URLs; "
             "use --auth or the SITEMAP_AUDIT_AUTH environment variable"
