@@ -313,7 +313,7 @@ class HttpClient:
                     if status in _FINAL_STATUSES:
                         # the common answer: final, no retry, no Retry-After (after_status),
                         # nothing the host counts (Host.record_status): the group's alone
-                        group.record_status(status)
+                        group.good_answer()
                         answer.status, answer.headers, answer.body = outcome[:3]
                         answer.elapsed_ms = outcome[5]
                         return answer

@@ -51,6 +51,7 @@ RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --
 RECOVER_S = 2.0  # ... or fewer: as many as this many seconds of the lowered rate bring
 RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_SLOWING = frozenset({429, 503})  # the answers that slow a host down (any other is good)
 _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 POLITENESS_KEYS = ("host", "ip", "domain")  # --politeness-key: what shares one Group
 
@@ -198,7 +199,8 @@ class Group:
         self.not_before = 0.0
         self._streak = 0  # consecutive 429/503
         self._halved = False  # the rate was halved in the current 429 burst
-        self._ceiling = math.inf  # robots.txt's Crawl-delay / Request-rate: never recovered past
+        # --rate, lowered by robots.txt's Crawl-delay / Request-rate: never recovered past
+        self._ceiling = self.max_rate
         self._good = 0  # good answers in a row since the rate was lowered
         self.slow = False
         self.notes: list[str] = []
@@ -224,35 +226,37 @@ class Group:
         requests already in flight do not halve it again); a 429 whose Retry-After
         `deferred` the host does not (the server said when to come back, and a scattered
         one must cost its wait, not the rest of the run); a 429/503 streak marks the host
-        slow; good answers in a row double the rate back towards --rate."""
-        if status < 429 and not (self._streak or self._halved) and self.rate >= self.max_rate:
-            return  # a good answer to a host at its full rate: nothing changes (once per URL)
+        slow; any other answer is a good one (`good_answer`)."""
+        if status not in _SLOWING:
+            self.good_answer()
+            return
         if status == 429 and not (self._halved or deferred):  # once per burst
             self._halve_rate()  # a good answer ends the burst
-        if status in (429, 503):
-            self._good = 0
-            self._streak += 1
-            if self._streak >= SLOW_STREAK and not self.slow:
-                self.slow = True
-                self._halve_rate()
-                _note(
-                    self.notes,
-                    f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-                    f"rate lowered to {self.rate:g}/s",
-                )
-            return
-        # a good answer: the burst is over; a run of them restores the rate step by step
+        self._good = 0
+        self._streak += 1
+        if self._streak >= SLOW_STREAK and not self.slow:
+            self.slow = True
+            self._halve_rate()
+            _note(
+                self.notes,
+                f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
+                f"rate lowered to {self.rate:g}/s",
+            )
+
+    def good_answer(self) -> None:
+        """An answer that is not a 429 or a 503 (the client's final answers, once per URL):
+        the burst and the streak are over; good answers in a row double a lowered rate
+        back towards its ceiling (--rate, or robots.txt's)."""
         self._streak = 0
         self._halved = False
-        ceiling = min(self.max_rate, self._ceiling)
-        if self.rate >= ceiling:
-            return
-        self._good += 1
-        if self._good >= min(RECOVER_AFTER, math.ceil(self.rate * RECOVER_S)):
-            self._good = 0
-            self.slow = False
-            doubled = self.rate * 2
-            self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
+        ceiling = self._ceiling
+        if self.rate < ceiling:
+            self._good += 1
+            if self._good >= min(RECOVER_AFTER, math.ceil(self.rate * RECOVER_S)):
+                self._good = 0
+                self.slow = False
+                doubled = self.rate * 2
+                self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
 
     def _halve_rate(self) -> None:
         """Half the current rate (an unlimited host starts from UNLIMITED_429_RATE), not
