@@ -321,19 +321,20 @@ class Group:
         """Wait for the group's turn: deadline, rate limiter and (optionally) an in-flight
         slot. Returns True when a slot is held; the caller must then `release()` it.
         """
-        if hold_slot and self._free and not self._slot_waiters:  # first come, first served
-            self._free -= 1
-        elif hold_slot:
-            waiter = asyncio.get_running_loop().create_future()
-            self._slot_waiters.append(waiter)
-            try:
-                await waiter  # release() hands its slot over by setting the result
-            except BaseException:
-                if waiter.done() and not waiter.cancelled():
-                    self.release()  # handed a slot, then cancelled: pass it on
-                elif waiter in self._slot_waiters:  # a release() may have dropped it already
-                    self._slot_waiters.remove(waiter)
-                raise
+        if hold_slot:
+            if self._free and not self._slot_waiters:  # first come, first served
+                self._free -= 1
+            else:
+                waiter = asyncio.get_running_loop().create_future()
+                self._slot_waiters.append(waiter)
+                try:
+                    await waiter  # release() hands its slot over by setting the result
+                except BaseException:
+                    if waiter.done() and not waiter.cancelled():
+                        self.release()  # handed a slot, then cancelled: pass it on
+                    elif waiter in self._slot_waiters:  # a release() may have dropped it
+                        self._slot_waiters.remove(waiter)
+                    raise
         try:
             if self.not_before or self.rate != math.inf:  # else nothing to wait for
                 await self._wait_turn(host)
