@@ -198,27 +198,24 @@ class RobotsCache:
             task = host.robots_task = asyncio.create_task(self._load(host))
             self._started.append(task)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
-        policy = await asyncio.shield(task)
-        host.robots = policy
-        return policy
+        return await asyncio.shield(task)
 
     def cached(self, url_or_origin: str) -> RobotsPolicy | None:
         """The policy if it is already known (no fetch), else None."""
         try:
-            host = self._client.hosts.get(url_or_origin)
+            known: RobotsPolicy | None = self._client.hosts.get(url_or_origin).robots
         except ValueError:
             return None
-        if host.robots is not None:
-            known: RobotsPolicy = host.robots
-            return known
-        policy = _finished_read(host.robots_task)
-        if policy is not None:
-            host.robots = policy
-        return policy
+        return known
 
     def read(self) -> list[RobotsPolicy]:
-        """The policies this cache has read so far (any status), in the order first asked."""
-        return [p for p in map(_finished_read, self._started) if p is not None]
+        """The policies this cache has read so far (any status), in the order first asked:
+        its reads that finished without an error."""
+        return [
+            t.result()
+            for t in self._started
+            if t.done() and not t.cancelled() and t.exception() is None
+        ]
 
     async def aclose(self) -> None:
         """Cancel fetches still in flight (at shutdown)."""
@@ -239,32 +236,25 @@ class RobotsCache:
             confirm_with_get=False,
             max_redirects=ROBOTS_MAX_REDIRECTS,
         )
-        failed = _failed_read(origin, url, result)
-        if failed is not None:
-            return failed
-        text, truncated = _decode(result.body_head)
-        policy = parse_robots(
-            text,
-            self._user_agent,
-            robots_agent=self._robots_agent,
-            origin=origin,
-            url=url,
-            http_status=result.status,
-            redirects=result.redirects,
-            truncated=truncated,
-        )
-        if policy.crawl_delay:
-            host.set_min_interval(policy.crawl_delay)
-        if policy.request_rate:
-            host.set_max_rate(policy.request_rate)
+        policy = _failed_read(origin, url, result)
+        if policy is None:  # a 2xx answer: parsed and obeyed
+            text, truncated = _decode(result.body_head)
+            policy = parse_robots(
+                text,
+                self._user_agent,
+                robots_agent=self._robots_agent,
+                origin=origin,
+                url=url,
+                http_status=result.status,
+                redirects=result.redirects,
+                truncated=truncated,
+            )
+            if policy.crawl_delay:
+                host.set_min_interval(policy.crawl_delay)
+            if policy.request_rate:
+                host.set_max_rate(policy.request_rate)
+        host.robots = policy  # known to every RobotsCache of the client from now on
         return policy
-
-
-def _finished_read(task: asyncio.Task[RobotsPolicy] | None) -> RobotsPolicy | None:
-    """The policy a robots.txt read found, if it finished without an error."""
-    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
-        return None
-    return task.result()
 
 
 def _failed_read(origin: str, url: str, result: FetchResult) -> RobotsPolicy | None:
