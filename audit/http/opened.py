@@ -86,11 +86,10 @@ class Opened:
         worker started its sink); with no worker (none ready, one that died, a recipe
         refused), and for everything else, the response is read here (`read`)."""
         if self.recipe is not None:
-            pending = workers.into_sink(
+            reply = await workers.into_sink(
                 answer.url, self.headers, self.verify, self.body_limit, retryable,
                 self.recipe,
             )  # fmt: skip
-            reply = await pending if pending is not None else None
             if reply is not None:
                 outcome, accepted = reply
                 step = take_exchange(answer, host, outcome, retryable)
