@@ -173,11 +173,13 @@ class Connection:
 class BrowserProcess:
     """One browser under its keeper, with its DevTools connection."""
 
-    def __init__(self, keeper: asyncio.subprocess.Process, profile: str, conn: Connection):
+    def __init__(
+        self, keeper: asyncio.subprocess.Process, profile: str, conn: Connection, pid: int
+    ):
         self.keeper = keeper
         self.profile = profile
         self.conn = conn
-        self.pid: int | None = None  # the browser's (its process group's) id
+        self.pid = pid  # the browser's (its process group's) id
 
     @classmethod
     async def start(cls, executable: str, flags: tuple[str, ...]) -> BrowserProcess:
@@ -203,9 +205,7 @@ class BrowserProcess:
                     f"{executable} did not open its DevTools port within {START_S:.0f} s"
                 ) from None
             raise
-        browser = cls(keeper, profile, conn)
-        browser.pid = pid
-        return browser
+        return cls(keeper, profile, conn, pid)
 
     async def close(self) -> None:
         """The connection closed, the keeper told to end the browser, and waited for."""
@@ -213,9 +213,7 @@ class BrowserProcess:
         await _stop(self.keeper, self.profile)
 
     def memory(self) -> int:
-        """Resident bytes of the browser's processes now (0 when unknown)."""
-        if self.pid is None:
-            return 0
+        """Resident bytes of the browser's processes now (0 when none can be read)."""
         return _group_rss(self.pid)
 
 
