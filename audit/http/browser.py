@@ -127,9 +127,7 @@ class Renderer:
             began = time.monotonic()
             try:
                 out = await self._attempt(url, began)
-            except _Crash:
-                out = None
-            if out is None:  # crashed: once more in a new browser
+            except _Crash:  # once more in a new browser
                 try:
                     out = await self._attempt(url, time.monotonic())
                 except _Crash as exc:
