@@ -285,10 +285,12 @@ class MigrationCheck:
         stats: MigrationStats,
         *,
         new_origin: str,
+        new_sitemap: NewSitemapListing,
         redirect_map: RedirectMap | None = None,
-        new_sitemap: NewSitemapListing | None = None,
         intent: IntentRun | None = None,
     ) -> None:
+        """`new_sitemap`: the --new-sitemap pass's listing (empty without one: it lists no
+        URL, so no old URL is judged against it)."""
         self.ctx = ctx
         self.intent = intent
         self.rec = ctx.recorder
@@ -429,8 +431,7 @@ class MigrationCheck:
         """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap
         does not list."""
         if (
-            self.new_sitemap is not None
-            and self.stats.new_sitemap_urls
+            self.stats.new_sitemap_urls
             and verdict.landed is not None
             and verdict.outcome not in ("lost", "not-found", "robots-blocked", "gone")
             and not self.new_sitemap.has(verdict.landed)
@@ -510,10 +511,9 @@ async def run_migrate(
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
-            listing: NewSitemapListing | None = None
+            listing = NewSitemapListing(stats)
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
-                listing = NewSitemapListing(stats)
                 new_kind, new_value = classify_target(new_sitemap)  # (MigrateRun checked it)
                 try:
                     await run_pass(
