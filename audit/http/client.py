@@ -290,7 +290,7 @@ class HttpClient:
         opened = None
         if stream or sink is not None:
             opened = self._opened(
-                session, method, url, target, request_headers, verify, stream, body_limit, sink
+                session, method, url, target, request_headers, verify, body_limit, sink
             )
         retries = self._retries
         while True:
@@ -341,18 +341,16 @@ class HttpClient:
         target: URL | None,
         headers: Mapping[str, str] | None,
         verify: bool,
-        stream: bool,
         body_limit: int,
         sink: BodySink | None,
     ) -> Opened:
         """The fixed parts of a stream or a body-sink request; `target`: url's, None: unparsed."""
         target = target or request_url(url)
-        timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
         return Opened(
-            session, method, target, headers, verify, timeout, stream, body_limit, sink,
-            self._loop, recipe,
+            session, method, target, headers, verify, self._stream_timeout, body_limit, sink,
+            self._loop, self.config.retry_after_cap, recipe,
         )  # fmt: skip
 
     # --- redirect chains ----------------------------------------------------------
