@@ -45,8 +45,9 @@ __all__ = [
     "redirect_to_private",
 ]
 
-# IPv6 ranges that embed or stand for IPv4 (mapped, NAT64, 6to4) or are deprecated
-# site-local: an answer in them may reach an internal IPv4 host, so none is public.
+# IPv6 ranges that embed or stand for IPv4 (mapped, whatever it embeds; NAT64, 6to4) or
+# are deprecated site-local: an answer in them may reach an internal IPv4 host, so none is
+# public.
 _SPECIAL_V6 = tuple(
     ipaddress.IPv6Network(n)
     for n in ("::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "fec0::/10")
@@ -106,14 +107,9 @@ def is_private_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Not a public unicast address: loopback, private, link-local, shared, unspecified,
     reserved, multicast, or an IPv6 form that embeds IPv4 (mapped, NAT64, 6to4) or is
     site-local."""
-    if isinstance(ip, ipaddress.IPv6Address) and _is_special_v6(ip):
+    if isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in _SPECIAL_V6):
         return True
     return not ip.is_global or ip.is_multicast
-
-
-def _is_special_v6(ip: ipaddress.IPv6Address) -> bool:
-    """IPv4-mapped (::ffff:0:0/96, whatever it embeds) or in one of `_SPECIAL_V6`."""
-    return ip.ipv4_mapped is not None or any(ip in net for net in _SPECIAL_V6)
 
 
 def is_private_host(host: str) -> bool:
