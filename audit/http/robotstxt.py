@@ -161,10 +161,8 @@ class Rule:
     _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        body = self.pattern
-        anchored = body.endswith("$")
-        if anchored:
-            body = body[:-1]
+        anchored = self.pattern.endswith("$")
+        body = self.pattern.removesuffix("$")
         # a `$` before the end is literal (Google); the URL's `$` is compared as `%24`
         parts = body.replace("$", "%24").split("*")
         object.__setattr__(self, "_anchored", anchored)
@@ -179,28 +177,18 @@ class Rule:
             return False
         if self._plain:  # no wildcard: a prefix, or the whole path when anchored
             return not self._anchored or len(path) == len(self._head)
-        return self._matches_after_head(path)
-
-    def _matches_after_head(self, path: str) -> bool:
-        """Do the parts after the first `*` match the rest of the path, in order?"""
-        pos = self._end_of_middle(path)
-        if pos < 0:
-            return False
-        last = self._parts[-1]
+        # the parts between the first and the last `*`, in order, each where it is first
+        # found (leftmost is always safe for `*`-only patterns: it leaves the most room after)
+        pos = len(self._head)
+        for part in self._parts[:-1]:
+            found = path.find(part, pos)
+            if found < 0:
+                return False
+            pos = found + len(part)
+        last = self._parts[-1]  # then the last part: at the end when anchored, else anywhere
         if self._anchored:
             return len(path) - len(last) >= pos and path.endswith(last)
         return not last or path.find(last, pos) >= 0
-
-    def _end_of_middle(self, path: str) -> int:
-        """Where the parts between the first and the last `*` end in `path`, else -1."""
-        pos = len(self._head)
-        for part in self._parts[:-1]:
-            # leftmost is always safe for `*`-only patterns: it leaves the most room after
-            found = path.find(part, pos)
-            if found < 0:
-                return -1
-            pos = found + len(part)
-        return pos
 
 
 @dataclass(slots=True)
@@ -221,17 +209,13 @@ class Group:
     def allowed(self, url: str) -> bool:
         """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
         path = path_of(url)
-        rules = self._ordered if self._ordered is not None else self._ordered_rules()
-        for rule in rules:  # once per listed URL: the sorted rules are kept
+        rules = self._ordered  # once per listed URL: the sorted rules are kept
+        if rules is None:  # longest first, Allow before Disallow on a tie: the first match decides
+            rules = self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
+        for rule in rules:
             if rule.matches(path):
                 return rule.allow
         return True
-
-    def _ordered_rules(self) -> list[Rule]:
-        """The rules longest first, Allow before Disallow on a tie: the first match decides."""
-        if self._ordered is None:
-            self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
-        return self._ordered
 
 
 @dataclass(slots=True)
@@ -260,14 +244,10 @@ class RobotsTxt:
         Its crawl_delay is the longest and its request_rate the lowest given for that agent.
         """
         wanted = token.strip().lower()
-        if wanted not in self._chosen:
-            self._chosen[wanted] = _merged(*self._groups_for(wanted))
+        if wanted not in self._chosen:  # its own groups and delays and rates, else `*`'s
+            own = self._naming(wanted)
+            self._chosen[wanted] = _merged(own, wanted) if own else _merged(self._naming("*"), "*")
         return self._chosen[wanted]
-
-    def _groups_for(self, wanted: str) -> tuple[list[Group], str]:
-        """The groups `wanted` obeys (its own, else `*`'s) and whose delays and rates apply."""
-        own = self._naming(wanted) if wanted != "*" else []
-        return (own, wanted) if own else (self._naming("*"), "*")
 
     def _naming(self, agent: str) -> list[Group]:
         """The groups that name `agent`, in file order."""
