@@ -350,10 +350,14 @@ class FetchWorkers:
         """`exchange.exchange_into()` in a worker, into the sink `recipe` builds there:
         (the Exchange, None or [the sink's outcome]); None when no worker can run it or
         the recipe is refused (then the caller reads the page itself)."""
-        denied = self._denied(recipe)
-        if denied is not None:
-            self._refused(denied)
-            return None
+        # checked here too, so that a refused recipe never costs a round trip
+        for module in recipe_modules(recipe):
+            if not module_allowed(module, self._sink_modules):
+                self._refused(
+                    f"body sink module {module!r} is not among the allowed sink modules "
+                    f"{self._sink_modules}"
+                )
+                return None
         reply = await self._ask(
             ("GET", url, tuple(headers.items()) if headers else None, verify, body_limit,
              retryable, recipe),
@@ -365,17 +369,6 @@ class FetchWorkers:
             self._refused(accepted)
             return None
         return cast(Exchange, tuple(outcome)), accepted
-
-    def _denied(self, recipe: Recipe) -> str | None:
-        """Why the workers would refuse the recipe (its module is not allowed), or None:
-        checked here too, so a refused recipe never costs a round trip."""
-        for module in recipe_modules(recipe):
-            if not module_allowed(module, self._sink_modules):
-                return (
-                    f"body sink module {module!r} is not among the allowed sink modules "
-                    f"{self._sink_modules}"
-                )
-        return None
 
     def _refused(self, reason: str) -> None:
         if reason not in self._refusals:
