@@ -309,19 +309,15 @@ class _Parser:
         self.has_rules = False
 
     def user_agent(self, value: str, number: int) -> None:
-        """A user-agent line: its product token joins the group being read."""
-        group = self._agents_group()
-        name = group_name(value)
-        if name and name not in group.agents:
-            group.agents.append(name)
-
-    def _agents_group(self) -> Group:
-        """The group a user-agent line joins: the current one until it has rules."""
+        """A user-agent line: its product token joins the group being read, the current
+        one until it has rules."""
         if self.current is None or self.has_rules:
             self.current = Group()
             self.out.groups.append(self.current)
             self.has_rules = False
-        return self.current
+        name = group_name(value)
+        if name and name not in self.current.agents:
+            self.current.agents.append(name)
 
     def rule(self, allow: bool, value: str, number: int) -> None:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
