@@ -278,15 +278,9 @@ def _group_rss(pgid: int) -> int:
                 fields = f.read().rsplit(")", 1)[1].split()
             if int(fields[2]) != pgid:  # fields after the name: state, ppid, pgrp, ...
                 continue
-            total += _pss(entry)
+            with open(f"/proc/{entry}/smaps_rollup", encoding="ascii", errors="replace") as f:
+                pss = (line.split()[1] for line in f if line.startswith("Pss:"))
+                total += int(next(pss, "0")) * 1024
         except (OSError, IndexError, ValueError):
             continue
     return total
-
-
-def _pss(pid: str) -> int:
-    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    return 0
