@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard, ip_of, normal_host
 from audit.http.cdp import BROWSER_FLAGS, BrowserGone, BrowserProcess, CdpError, StartError
-from audit.http.credentials import credential_headers
+from audit.http.credentials import RequestScope
 from audit.http.hosts import origin_key
 
 __all__ = [
@@ -531,8 +531,7 @@ def run_access(config: CrawlConfig) -> Access:
     client (a DNS name is judged by its answers, looked up once per host), and the staging
     credentials on the origins they are for (without a scope: the page's own origin)."""
     guard = PrivateGuard.of(config.credential_origins, config.allow_private)
-    credentials = credential_headers(config)
-    scope = frozenset(origin_key(o) for o in config.credential_origins if origin_key(o))
+    scope = RequestScope(config)  # the HTTP client's own rule for its credentials
     judged: dict[str, bool] = {}
 
     async def allows(url: str) -> bool:
@@ -548,11 +547,8 @@ def run_access(config: CrawlConfig) -> Access:
         return judged[host]
 
     def headers_for(url: str, page: str) -> dict[str, str]:
-        if not credentials:
-            return {}
-        key = origin_key(url)
-        if (key in scope) if scope else key == origin_key(page):
-            return credentials
+        if scope.credentials and scope.may_send(origin_key(url), origin_key(page)):
+            return scope.credentials
         return {}
 
     return Access(allows, headers_for)
