@@ -498,7 +498,7 @@ class Host:
 
     def stats(self) -> HostStats:
         group = self.group
-        notes = [*self.notes, *(n for n in group.notes if n not in self.notes)]
+        notes = dict.fromkeys([*self.notes, *group.notes])  # each once, the host's first
         rate = group.rate
         return HostStats(
             host=self.key,
