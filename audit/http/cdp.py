@@ -227,11 +227,12 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
     while True:
         if keeper.returncode is not None or not _alive(pid):
             raise StartError("the browser ended while starting")
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # not written yet, or half
             with open(path, encoding="ascii") as f:
-                lines = f.read().split("\n")
-            if len(lines) >= 2 and lines[1]:
-                port, target = int(lines[0]), lines[1]
+                port_line, _, rest = f.read().partition("\n")
+            target = rest.split("\n", 1)[0]  # the second line
+            if target:
+                port = int(port_line)
                 break
         await asyncio.sleep(0.05)
     http = aiohttp.ClientSession()
