@@ -232,7 +232,8 @@ class NewSitemapListing(Hook):
     def __init__(self, stats: MigrationStats) -> None:
         self.stats = stats
         self.listed = SeenUrls()
-        self.origins: list[str] = []  # origins the new sitemap lists URLs on (a few)
+        # origins the new sitemap lists URLs on (a few; a dict: each once, in order)
+        self.origins: dict[str, None] = {}
 
     def entry(self, source: str, entry: Entry) -> None:
         loc = (entry.loc or "").strip()
@@ -240,8 +241,8 @@ class NewSitemapListing(Hook):
             return
         self.stats.new_sitemap_urls += not self.listed.add(loc)  # add: True when listed before
         origin = canonical_origin(loc)  # a new origin the sitemap lists URLs on (a few)
-        if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
-            self.origins.append(origin)
+        if origin and len(self.origins) < _MAX_LISTED_ORIGINS:
+            self.origins[origin] = None
 
     def has(self, url: str) -> bool:
         """Is `url` listed, on its own origin or (staging) at the same path on a listed one?"""
@@ -508,6 +509,7 @@ async def run_migrate(
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
         intent_run = IntentRun(intent.scoped(None))
         recorder.add_sink(intent_run.observe)
+    about = "--new-sitemap: "  # what a TargetError is about: the new sitemap, then OLD
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
@@ -515,22 +517,19 @@ async def run_migrate(
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
                 new_kind, new_value = classify_target(new_sitemap)  # (MigrateRun checked it)
-                try:
-                    await run_pass(
-                        new_kind,
-                        new_value,
-                        config,
-                        recorder,
-                        client=client,
-                        robots=robots,
-                        progress=progress,
-                        hooks=[listing],
-                        url_check=lambda ctx: NewSitemapCheck(ctx, stats),
-                        summarise=False,  # the hosts record and notes come from the pass over OLD
-                    )
-                except TargetError as exc:
-                    outcome["fatal"] = f"--new-sitemap: {exc}"
-                    return stats
+                await run_pass(
+                    new_kind,
+                    new_value,
+                    config,
+                    recorder,
+                    client=client,
+                    robots=robots,
+                    progress=progress,
+                    hooks=[listing],
+                    url_check=lambda ctx: NewSitemapCheck(ctx, stats),
+                    summarise=False,  # the hosts record and notes come from the pass over OLD
+                )
+            about = ""
 
             def check(ctx: RunContext) -> MigrationCheck:
                 return MigrationCheck(
@@ -542,27 +541,25 @@ async def run_migrate(
                     intent=intent_run,
                 )
 
-            try:
-                roots, state = await run_pass(
-                    old_kind,
-                    old_value,
-                    config,
-                    recorder,
-                    client=client,
-                    robots=robots,
-                    progress=progress,
-                    hooks=hooks,
-                    url_check=check,
-                )
-            except TargetError as exc:
-                outcome["fatal"] = str(exc)
-                return stats
+            roots, state = await run_pass(
+                old_kind,
+                old_value,
+                config,
+                recorder,
+                client=client,
+                robots=robots,
+                progress=progress,
+                hooks=hooks,
+                url_check=check,
+            )
             if not roots:  # the pass over OLD checked nothing
                 outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
             elif old_kind != "file" and state.roots_unreachable == roots:
                 outcome["fatal"] = (
                     f"{old}: nothing could be checked: the sitemap could not be reached"
                 )
+    except TargetError as exc:
+        outcome["fatal"] = f"{about}{exc}"
     finally:
         finish(stats, recorder, intent_run)
     return stats
