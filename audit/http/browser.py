@@ -324,8 +324,8 @@ class _Page:
             )
         if net.doc_error is not None:
             return self._failed(net.doc_error)
-        status = net.statuses.get(net.loader or "")
-        if status is not None and not 200 <= status < 300:
+        status = net.statuses.get(net.loader or "", 200)  # (none yet: no failure)
+        if not 200 <= status < 300:
             return self._failed(f"the browser's request for the page got HTTP {status}")
         return None
 
@@ -337,12 +337,10 @@ class _Page:
         net = self.net
         end = time.monotonic() + SETTLE_S
         while not self._stopped():
-            now = time.monotonic()
-            if now >= end:
+            quiet = end if net.inflight else net.last_quiet + QUIET_S  # when it is quiet
+            wait = min(end, quiet) - time.monotonic()
+            if wait <= 0:
                 return
-            if not net.inflight and now - net.last_quiet >= QUIET_S:
-                return
-            wait = end - now if net.inflight else min(end - now, QUIET_S - (now - net.last_quiet))
             await self._wait_for(lambda: False, wait)
 
     async def _wait_for(self, done: Callable[[], bool], seconds: float) -> bool:
