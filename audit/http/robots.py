@@ -95,7 +95,7 @@ class RobotsPolicy:
             return True
         if self.status == "unreachable":
             return False
-        if agent is not None and agent.lower() != self.agent.lower() and self._robots:
+        if agent is not None and self._robots is not None:  # (its own: the same group)
             return self._robots.allowed(url, agent)
         return self._group is None or self._group.allowed(url)
 
