@@ -36,7 +36,7 @@ import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import urlsplit
 
 from audit.http.pace import Pacer, limiter_for
@@ -120,7 +120,8 @@ def origin_key(url: str) -> str:
 
 # The authority of an absolute URL: everything up to the first "/", "?" or "#" (matched
 # from just after "://"; one C call where a loop of str.find took three).
-_AUTHORITY: Final = re.compile(r"[^/?#]*").match
+# It matches at any position (maybe nothing): never None.
+_AUTHORITY: Final = cast("Callable[[str, int], re.Match[str]]", re.compile(r"[^/?#]*").match)
 
 
 def url_prefix(url: str) -> str | None:
@@ -133,8 +134,7 @@ def url_prefix(url: str) -> str | None:
     start = url.find("://")
     if start <= 0:
         return None
-    authority = _AUTHORITY(url, start + 3)  # it matches always (maybe nothing)
-    return url if authority is None else url[: authority.end()]
+    return url[: _AUTHORITY(url, start + 3).end()]
 
 
 @dataclass(frozen=True, slots=True)
