@@ -126,7 +126,7 @@ def answer_result(
 
 def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:
     """The FetchResult of a checked URL's redirect chain."""
-    hops = tuple(chain.redirects) if chain.redirects else ()
+    hops = tuple(chain.redirects)
     return answer_result(url, method, chain.final, hops, chain.error, chain.attempts)
 
 
