@@ -89,8 +89,7 @@ def split_frames(buf: bytearray) -> list[Any]:
             break
         messages.extend(marshal.loads(buf[pos + _LEN : pos + _LEN + size]))
         pos += _LEN + size
-    if pos:
-        del buf[:pos]
+    del buf[:pos]
     return messages
 
 
