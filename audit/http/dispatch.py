@@ -172,7 +172,7 @@ class WorkerDispatch:
     async def aclose(self) -> None:
         """Stop the start-up if it still runs, then the workers."""
         task, self._task = self._task, None
-        if task is not None and not task.done():
+        if task is not None:  # (cancelling a finished start changes nothing)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         if self.workers is not None:
