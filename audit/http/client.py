@@ -384,14 +384,15 @@ class HttpClient:
         method: str,
         body_limit: int,
         stream: bool,
-        max_redirects: int,
+        max_redirects: int | None,
         status_retries: bool,
         headers: Mapping[str, str] | None,
         sink: BodySink | None,
     ) -> Chain:
         """The redirect loop from a chain's first answer (`_start`'s): one `_send` per hop,
         every 3xx hop recorded, until a final answer, a failure or a redirect that is not
-        followed (chain.py `next_hop`)."""
+        followed (chain.py `next_hop`). `max_redirects` None: config.max_redirects."""
+        most = self.config.max_redirects if max_redirects is None else max_redirects
         chain, answer = Chain(first, attempts=first.attempts), first
         url = current = first.url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
@@ -402,7 +403,7 @@ class HttpClient:
             if seen is None:
                 seen = {loop_key(url)}
             target = next_hop(
-                url, current, answer.headers, seen, chain, max_redirects,
+                url, current, answer.headers, seen, chain, most,
                 allow_private=self.config.allow_private,
             )  # fmt: skip
             if isinstance(target, FetchError):
@@ -447,9 +448,10 @@ class HttpClient:
         # the first hop here, the redirect loop only after a redirect (most URLs have none)
         answer = await self._start(url, method, limit, False, not confirm, headers, None, host)
         if answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
-            most = self.config.max_redirects if max_redirects is None else max_redirects
             retry = not confirm
-            chain = await self._follow(answer, method, limit, False, most, retry, headers, None)
+            chain = await self._follow(
+                answer, method, limit, False, max_redirects, retry, headers, None
+            )
             result = fetch_result(url, method, chain)
         else:
             result = answer_result(url, method, answer, (), answer.error, answer.attempts)
@@ -468,9 +470,8 @@ class HttpClient:
     ) -> FetchResult:
         """A GET with its redirects and retries: a HEAD's confirmation, a page's read."""
         limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
-        most = self.config.max_redirects if max_redirects is None else max_redirects
         first = await self._start(url, "GET", limit, False, True, headers, sink)
-        chain = await self._follow(first, "GET", limit, False, most, True, headers, sink)
+        chain = await self._follow(first, "GET", limit, False, max_redirects, True, headers, sink)
         return fetch_result(url, "GET", chain)
 
     async def fetch_page(
@@ -505,8 +506,7 @@ class HttpClient:
         before the body starts). The response is closed when the block exits."""
         # no body limit: a stream's body is its reader's
         first = await self._start(url, "GET", 0, True, True, headers, None)
-        most = self.config.max_redirects
-        chain = await self._follow(first, "GET", 0, True, most, True, headers, None)
+        chain = await self._follow(first, "GET", 0, True, None, True, headers, None)
         final = chain.final
         response = StreamResponse(
             url=url,
