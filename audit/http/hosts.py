@@ -403,10 +403,6 @@ class Host:
         return self.group.rate
 
     @property
-    def max_rate(self) -> float:
-        return self.group.max_rate
-
-    @property
     def slow(self) -> bool:
         return self.group.slow
 
