@@ -375,9 +375,7 @@ class _Page:
         """The tab closed at once (its requests end with it), its context disposed."""
         conn = self.conn
         conn.listen(self.session, None)
-        if conn.closed:
-            return
-        with contextlib.suppress(CdpError):
+        with contextlib.suppress(CdpError):  # a closed connection's BrowserGone too
             if self.context:
                 await conn.send("Target.disposeBrowserContext", {"browserContextId": self.context})
 
