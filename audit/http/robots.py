@@ -217,13 +217,6 @@ class RobotsCache:
             if t.done() and not t.cancelled() and t.exception() is None
         ]
 
-    async def aclose(self) -> None:
-        """Cancel fetches still in flight (at shutdown)."""
-        pending = [t for t in self._started if not t.done()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-
     async def _load(self, host: Host) -> RobotsPolicy:
         """Read and parse the host's robots.txt; its Crawl-delay and Request-rate slow
         the host down."""
