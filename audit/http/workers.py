@@ -258,7 +258,7 @@ class FetchWorkers:
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         # the worker imports this very package, wherever it was imported from
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
         args = json.dumps(self.settings)
         for _ in range(self.count):
             worker = _Worker(loop, self._lost)
