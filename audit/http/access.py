@@ -144,12 +144,8 @@ def credential_scope(
     """The origins credentials are sent to: each target's origin (where its URLs are
     requested: through a rewrite when one names it) and every rewrite target."""
     rules = {canonical_origin(a): canonical_origin(b) for a, b in rewrites}
-    out: list[str] = []
-    for target in targets:
-        _add_new(out, _requested_origin(target, rules))
-    for target_origin in rules.values():
-        _add_new(out, target_origin)
-    return tuple(out)
+    found = [*(_requested_origin(target, rules) for target in targets), *rules.values()]
+    return tuple(o for o in dict.fromkeys(found) if o is not None)  # each once, in order
 
 
 def _requested_origin(target: str | None, rules: Mapping[str | None, str | None]) -> str | None:
@@ -160,31 +156,18 @@ def _requested_origin(target: str | None, rules: Mapping[str | None, str | None]
     return rules.get(origin) or origin
 
 
-def _add_new(out: list[str], origin: str | None) -> None:
-    if origin is not None and origin not in out:
-        out.append(origin)
-
-
 def _redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """A string with every secret replaced, each value of a dict or item of a list
+    redacted; anything else as it is."""
     if isinstance(value, str):
-        return _redact_text(value, secrets)
-    return _redact_items(value, secrets)
-
-
-def _redact_items(value: Any, secrets: tuple[str, ...]) -> Any:
-    """Each value of a dict or item of a list redacted; anything else as it is."""
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)  # (the same string when it is absent)
+        return value
     if isinstance(value, dict):
         return {k: _redact(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, secrets) for v in value]
     return value
-
-
-def _redact_text(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 def _encodings(secret: str) -> list[str]:
@@ -200,22 +183,16 @@ def _encodings(secret: str) -> list[str]:
 
 def secret_forms(secrets: Iterable[str]) -> tuple[str, ...]:
     """Every form of every secret, longest first: each secret, and for a header value
-    such as `Bearer T` its token part, in each of its encodings (`_encodings`)."""
+    such as `Bearer T` its token part when long enough, in each of its encodings
+    (`_encodings`) that is long enough."""
     parts: set[str] = set()
     for secret in secrets:
-        parts.update(_parts_of(secret))
-    return tuple(sorted(_forms_of(parts), key=len, reverse=True))
-
-
-def _parts_of(secret: str) -> list[str]:
-    """The secret, and the token part of a header value such as `Bearer T` when long enough."""
-    words = secret.split()
-    token = words[-1] if words else ""
-    return [secret, token] if len(token) >= _MIN_FORM else [secret]
-
-
-def _forms_of(parts: set[str]) -> set[str]:
-    return {form for part in parts for form in _encodings(part) if len(form) >= _MIN_FORM}
+        parts.add(secret)
+        words = secret.split()
+        if words and len(words[-1]) >= _MIN_FORM:
+            parts.add(words[-1])
+    forms = {form for part in parts for form in _encodings(part) if len(form) >= _MIN_FORM}
+    return tuple(sorted(forms, key=len, reverse=True))
 
 
 def redacting(

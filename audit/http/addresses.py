@@ -45,8 +45,9 @@ __all__ = [
     "redirect_to_private",
 ]
 
-# IPv6 ranges that embed or stand for IPv4 (mapped, NAT64, 6to4) or are deprecated
-# site-local: an answer in them may reach an internal IPv4 host, so none is public.
+# IPv6 ranges that embed or stand for IPv4 (mapped, whatever it embeds; NAT64, 6to4) or
+# are deprecated site-local: an answer in them may reach an internal IPv4 host, so none is
+# public.
 _SPECIAL_V6 = tuple(
     ipaddress.IPv6Network(n)
     for n in ("::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "fec0::/10")
@@ -61,35 +62,15 @@ _IPV4_ISH = re.compile(r"[0-9a-fA-FxX.]+")
 def ip_of(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The address an IP-literal host names (any form a resolver accepts), else None."""
     host = host.strip().strip("[]").rstrip(".")
-    if not host:
-        return None
-    return _ipv6_of(host) if ":" in host else _ipv4_of(host)
-
-
-def _ipv6_of(host: str) -> ipaddress.IPv6Address | None:
     try:
-        return ipaddress.IPv6Address(host.split("%", 1)[0])  # drop a zone id
-    except ValueError:
-        return None
-
-
-def _ipv4_of(host: str) -> ipaddress.IPv4Address | None:
-    if _IPV4_ISH.fullmatch(host) is None:
-        return None
-    try:
+        if ":" in host:
+            return ipaddress.IPv6Address(host.split("%", 1)[0])  # drop a zone id
+        if _IPV4_ISH.fullmatch(host) is None:  # (an empty host too)
+            return None
         # inet_aton, like getaddrinfo, reads 127.1, 0x7f.1, 017700000001, 2130706433
         return ipaddress.IPv4Address(socket.inet_aton(host))
-    except OSError:
+    except (ValueError, OSError):  # IPv6Address's, inet_aton's
         return None
-
-
-def _uts46(name: str) -> str:
-    try:
-        import idna
-
-        return str(idna.uts46_remap(name, std3_rules=False, transitional=False))
-    except (ImportError, ValueError):  # idna refuses some code points: NFKC maps the rest
-        return unicodedata.normalize("NFKC", name).translate(_DOTS)
 
 
 def normal_host(host: str) -> str:
@@ -98,7 +79,12 @@ def normal_host(host: str) -> str:
     trailing dot."""
     name = host.strip().strip("[]")
     if not name.isascii():
-        name = _uts46(name)
+        try:
+            import idna
+
+            name = str(idna.uts46_remap(name, std3_rules=False, transitional=False))
+        except (ImportError, ValueError):  # idna refuses some code points: NFKC maps the rest
+            name = unicodedata.normalize("NFKC", name).translate(_DOTS)
     return name.rstrip(".").lower()
 
 
@@ -106,29 +92,19 @@ def is_private_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Not a public unicast address: loopback, private, link-local, shared, unspecified,
     reserved, multicast, or an IPv6 form that embeds IPv4 (mapped, NAT64, 6to4) or is
     site-local."""
-    if isinstance(ip, ipaddress.IPv6Address) and _is_special_v6(ip):
+    if isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in _SPECIAL_V6):
         return True
     return not ip.is_global or ip.is_multicast
-
-
-def _is_special_v6(ip: ipaddress.IPv6Address) -> bool:
-    """IPv4-mapped (::ffff:0:0/96, whatever it embeds) or in one of `_SPECIAL_V6`."""
-    return ip.ipv4_mapped is not None or any(ip in net for net in _SPECIAL_V6)
 
 
 def is_private_host(host: str) -> bool:
     """`localhost` (and `*.localhost`), or an IP literal that is not a public unicast
     address (`is_private_ip`), judged after `normal_host`."""
     name = normal_host(host)
-    if _is_localhost(name):
+    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761
         return True
     ip = ip_of(name)
     return ip is not None and is_private_ip(ip)
-
-
-def _is_localhost(name: str) -> bool:
-    """`localhost` or a name under it (RFC 6761)."""
-    return name == "localhost" or name.endswith(".localhost")
 
 
 def _host(url: str) -> str | None:
@@ -149,16 +125,6 @@ def redirect_to_private(start_url: str, next_url: str) -> bool:
     return start is None or not is_private_host(start)
 
 
-def _hosts_of(urls: Iterable[str]) -> frozenset[str]:
-    """The normalised hosts of URLs or origins (those that name one)."""
-    return frozenset(h for h in (_host(u) for u in urls) if h)
-
-
-def _all_public(hosts: frozenset[str]) -> bool:
-    """At least one host, and none private."""
-    return bool(hosts) and not any(is_private_host(h) for h in hosts)
-
-
 @dataclass(slots=True)
 class PrivateGuard:
     """A run's private-address rule. `trusted`: the normalised hosts of the targets the
@@ -171,8 +137,10 @@ class PrivateGuard:
     @classmethod
     def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
         """The rule of a run over `targets` (URLs or origins)."""
-        hosts = _hosts_of(targets)
-        return cls(hosts, _all_public(hosts) and not allow_private)
+        hosts = frozenset(h for h in map(_host, targets) if h)
+        # a public target: at least one host, and none private
+        public = bool(hosts) and not any(is_private_host(h) for h in hosts)
+        return cls(hosts, public and not allow_private)
 
     def refuses(self, url: str) -> bool:
         """True when `url` names a private address by spelling and is not a target's."""

@@ -15,27 +15,23 @@ credentials, exchange, hosts} only.
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from audit.core.config import CrawlConfig
-from audit.core.errors import FetchError, translate_exception
+from audit.core.errors import FetchError
 from audit.core.records import FetchResult
 from audit.http.addresses import PrivateGuard
 from audit.http.chain import Answer, Chain, fetch_result, private_error
 from audit.http.credentials import RequestScope
 from audit.http.exchange import (
     BODY_EXCERPT,
-    REDIRECT_STATUSES,
     BodySink,
-    discard,
+    exchange,
+    exchange_into,
     new_session,
-    read_for_sink,
-    read_head,
-    release_if_read,
     request_url,
-    response_headers,
 )
 from audit.http.hosts import HostPool
 
@@ -65,7 +61,6 @@ class AgentSender:
         self._user_agent = user_agent
         self._run_session = run_session
         self._session: aiohttp.ClientSession | None = None
-        self._timeout: aiohttp.ClientTimeout | None = None
 
     async def fetch_as(
         self, url: str, user_agent: str, *, sink: BodySink | None = None, cap: int
@@ -82,43 +77,27 @@ class AgentSender:
         if self._guard.refuses(url):
             chain.error = private_error(url)
             return fetch_result(url, "GET", chain)
+        # the agent's User-Agent, and the origin's credentials (never a User-Agent of theirs)
         headers, verify = self._scope.prepare(host, False, {"User-Agent": user_agent}, None)
-        headers = {k: v for k, v in (headers or {}).items() if k.lower() != "user-agent"}
-        headers["User-Agent"] = user_agent
         session = self.session()
-        answer = chain.final
+        limit = max(1, cap)
         if not host.try_acquire():
             await host.acquire()  # holds a slot too (hold_slot): released below
-        started = time.monotonic()
-        resp: aiohttp.ClientResponse | None = None
-        try:
-            resp = await session.request(
-                "GET",
-                target,
-                allow_redirects=False,
-                timeout=self._timeout,
-                headers=headers,
-                ssl=verify,
-            )
-            answer.status, answer.headers = resp.status, response_headers(resp)
-            if resp.status not in REDIRECT_STATUSES:
-                limit = max(1, cap)
-                answer.body = await (
-                    read_for_sink(resp, answer.headers, sink, limit)
-                    if sink is not None
-                    else read_head(resp, min(limit, BODY_EXCERPT))
+        try:  # one exchange, as a fetch worker runs it: not retryable, no redirect followed
+            if sink is None:
+                outcome = await exchange(
+                    session, "GET", url, target, headers, verify, min(limit, BODY_EXCERPT), False
                 )
-            if not release_if_read(resp):
-                await discard(resp)
-        except Exception as exc:
-            answer.error = translate_exception(exc, answer.url)
-            answer.status, answer.headers, answer.body = None, (), b""
-            if resp is not None and not resp.closed:
-                resp.close()
+            else:
+                outcome, _ = await exchange_into(
+                    session, url, target, headers, verify, limit, False, math.inf, sink
+                )
         finally:
-            answer.elapsed_ms = (time.monotonic() - started) * 1000.0
             host.release()
-        chain.error = answer.error
+        answer = chain.final
+        answer.status, answer.headers, answer.body, message, kind, answer.elapsed_ms = outcome
+        if kind is not None:  # the answer is never the host's (no after_status)
+            chain.error = FetchError(message or "", kind=kind, url=url)
         return fetch_result(url, "GET", chain)
 
     def session(self) -> aiohttp.ClientSession:
@@ -130,10 +109,9 @@ class AgentSender:
 
             self._run_session()
             config = self.config
-            self._timeout = aiohttp.ClientTimeout(total=config.timeout)
             session = self._session = new_session(
                 self._user_agent,
-                self._timeout,
+                aiohttp.ClientTimeout(total=config.timeout),
                 limit=max(1, config.concurrency),
                 per_host=config.per_host_cap,
                 guard=self._guard,

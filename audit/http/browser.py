@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard, ip_of, normal_host
 from audit.http.cdp import BROWSER_FLAGS, BrowserGone, BrowserProcess, CdpError, StartError
-from audit.http.credentials import credential_headers
+from audit.http.credentials import RequestScope
 from audit.http.hosts import origin_key
 
 __all__ = [
@@ -127,9 +127,7 @@ class Renderer:
             began = time.monotonic()
             try:
                 out = await self._attempt(url, began)
-            except _Crash:
-                out = None
-            if out is None:  # crashed: once more in a new browser
+            except _Crash:  # once more in a new browser
                 try:
                     out = await self._attempt(url, time.monotonic())
                 except _Crash as exc:
@@ -326,8 +324,8 @@ class _Page:
             )
         if net.doc_error is not None:
             return self._failed(net.doc_error)
-        status = net.statuses.get(net.loader or "")
-        if status is not None and not 200 <= status < 300:
+        status = net.statuses.get(net.loader or "", 200)  # (none yet: no failure)
+        if not 200 <= status < 300:
             return self._failed(f"the browser's request for the page got HTTP {status}")
         return None
 
@@ -339,12 +337,10 @@ class _Page:
         net = self.net
         end = time.monotonic() + SETTLE_S
         while not self._stopped():
-            now = time.monotonic()
-            if now >= end:
+            quiet = end if net.inflight else net.last_quiet + QUIET_S  # when it is quiet
+            wait = min(end, quiet) - time.monotonic()
+            if wait <= 0:
                 return
-            if not net.inflight and now - net.last_quiet >= QUIET_S:
-                return
-            wait = end - now if net.inflight else min(end - now, QUIET_S - (now - net.last_quiet))
             await self._wait_for(lambda: False, wait)
 
     async def _wait_for(self, done: Callable[[], bool], seconds: float) -> bool:
@@ -379,9 +375,7 @@ class _Page:
         """The tab closed at once (its requests end with it), its context disposed."""
         conn = self.conn
         conn.listen(self.session, None)
-        if conn.closed:
-            return
-        with contextlib.suppress(CdpError):
+        with contextlib.suppress(CdpError):  # a closed connection's BrowserGone too
             if self.context:
                 await conn.send("Target.disposeBrowserContext", {"browserContextId": self.context})
 
@@ -533,8 +527,7 @@ def run_access(config: CrawlConfig) -> Access:
     client (a DNS name is judged by its answers, looked up once per host), and the staging
     credentials on the origins they are for (without a scope: the page's own origin)."""
     guard = PrivateGuard.of(config.credential_origins, config.allow_private)
-    credentials = credential_headers(config)
-    scope = frozenset(origin_key(o) for o in config.credential_origins if origin_key(o))
+    scope = RequestScope(config)  # the HTTP client's own rule for its credentials
     judged: dict[str, bool] = {}
 
     async def allows(url: str) -> bool:
@@ -550,11 +543,8 @@ def run_access(config: CrawlConfig) -> Access:
         return judged[host]
 
     def headers_for(url: str, page: str) -> dict[str, str]:
-        if not credentials:
-            return {}
-        key = origin_key(url)
-        if (key in scope) if scope else key == origin_key(page):
-            return credentials
+        if scope.credentials and scope.may_send(origin_key(url), origin_key(page)):
+            return scope.credentials
         return {}
 
     return Access(allows, headers_for)

@@ -173,11 +173,13 @@ class Connection:
 class BrowserProcess:
     """One browser under its keeper, with its DevTools connection."""
 
-    def __init__(self, keeper: asyncio.subprocess.Process, profile: str, conn: Connection):
+    def __init__(
+        self, keeper: asyncio.subprocess.Process, profile: str, conn: Connection, pid: int
+    ):
         self.keeper = keeper
         self.profile = profile
         self.conn = conn
-        self.pid: int | None = None  # the browser's (its process group's) id
+        self.pid = pid  # the browser's (its process group's) id
 
     @classmethod
     async def start(cls, executable: str, flags: tuple[str, ...]) -> BrowserProcess:
@@ -203,9 +205,7 @@ class BrowserProcess:
                     f"{executable} did not open its DevTools port within {START_S:.0f} s"
                 ) from None
             raise
-        browser = cls(keeper, profile, conn)
-        browser.pid = pid
-        return browser
+        return cls(keeper, profile, conn, pid)
 
     async def close(self) -> None:
         """The connection closed, the keeper told to end the browser, and waited for."""
@@ -213,9 +213,7 @@ class BrowserProcess:
         await _stop(self.keeper, self.profile)
 
     def memory(self) -> int:
-        """Resident bytes of the browser's processes now (0 when unknown)."""
-        if self.pid is None:
-            return 0
+        """Resident bytes of the browser's processes now (0 when none can be read)."""
         return _group_rss(self.pid)
 
 
@@ -229,11 +227,12 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
     while True:
         if keeper.returncode is not None or not _alive(pid):
             raise StartError("the browser ended while starting")
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # not written yet, or half
             with open(path, encoding="ascii") as f:
-                lines = f.read().split("\n")
-            if len(lines) >= 2 and lines[1]:
-                port, target = int(lines[0]), lines[1]
+                port_line, _, rest = f.read().partition("\n")
+            target = rest.split("\n", 1)[0]  # the second line
+            if target:
+                port = int(port_line)
                 break
         await asyncio.sleep(0.05)
     http = aiohttp.ClientSession()
@@ -280,15 +279,9 @@ def _group_rss(pgid: int) -> int:
                 fields = f.read().rsplit(")", 1)[1].split()
             if int(fields[2]) != pgid:  # fields after the name: state, ppid, pgrp, ...
                 continue
-            total += _pss(entry)
+            with open(f"/proc/{entry}/smaps_rollup", encoding="ascii", errors="replace") as f:
+                pss = (line.split()[1] for line in f if line.startswith("Pss:"))
+                total += int(next(pss, "0")) * 1024
         except (OSError, IndexError, ValueError):
             continue
     return total
-
-
-def _pss(pid: str) -> int:
-    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    return 0

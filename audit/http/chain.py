@@ -126,13 +126,14 @@ def answer_result(
 
 def fetch_result(url: str, method: str, chain: Chain) -> FetchResult:
     """The FetchResult of a checked URL's redirect chain."""
-    hops = tuple(chain.redirects) if chain.redirects else ()
+    hops = tuple(chain.redirects)
     return answer_result(url, method, chain.final, hops, chain.error, chain.attempts)
 
 
 @dataclass(slots=True)
 class Answer:
-    """One URL's final answer after retries (internal)."""
+    """One URL's final answer after retries (internal). A failed one (`error`) has no
+    `status`: every attempt starts without one, and a failure sets none."""
 
     url: str
     status: int | None = None

@@ -290,7 +290,7 @@ class HttpClient:
         opened = None
         if stream or sink is not None:
             opened = self._opened(
-                session, method, url, target, request_headers, verify, stream, body_limit, sink
+                session, method, url, target, request_headers, verify, body_limit, sink
             )
         retries = self._retries
         while True:
@@ -313,7 +313,7 @@ class HttpClient:
                     if status in _FINAL_STATUSES:
                         # the common answer: final, no retry, no Retry-After (after_status),
                         # nothing the host counts (Host.record_status): the group's alone
-                        group.record_status(status)
+                        group.good_answer()
                         answer.status, answer.headers, answer.body = outcome[:3]
                         answer.elapsed_ms = outcome[5]
                         return answer
@@ -341,18 +341,16 @@ class HttpClient:
         target: URL | None,
         headers: Mapping[str, str] | None,
         verify: bool,
-        stream: bool,
         body_limit: int,
         sink: BodySink | None,
     ) -> Opened:
         """The fixed parts of a stream or a body-sink request; `target`: url's, None: unparsed."""
         target = target or request_url(url)
-        timeout = self._stream_timeout if stream else self._fetch_timeout
         # a worker may read the page only if workers may run and the sink can be rebuilt
         recipe = recipe_of(sink) if self._workers.count else None
         return Opened(
-            session, method, target, headers, verify, timeout, stream, body_limit, sink,
-            self._loop, recipe,
+            session, method, target, headers, verify, self._stream_timeout, body_limit, sink,
+            self._loop, self.config.retry_after_cap, recipe,
         )  # fmt: skip
 
     # --- redirect chains ----------------------------------------------------------
@@ -386,25 +384,26 @@ class HttpClient:
         method: str,
         body_limit: int,
         stream: bool,
-        max_redirects: int,
+        max_redirects: int | None,
         status_retries: bool,
         headers: Mapping[str, str] | None,
         sink: BodySink | None,
     ) -> Chain:
         """The redirect loop from a chain's first answer (`_start`'s): one `_send` per hop,
         every 3xx hop recorded, until a final answer, a failure or a redirect that is not
-        followed (chain.py `next_hop`)."""
+        followed (chain.py `next_hop`). `max_redirects` None: config.max_redirects."""
+        most = self.config.max_redirects if max_redirects is None else max_redirects
         chain, answer = Chain(first, attempts=first.attempts), first
         url = current = first.url
         seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
-        while answer.error is None and answer.status in REDIRECT_STATUSES:
+        while answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
             assert answer.status is not None
             chain.redirects.append(Hop(current, answer.status))
             if seen is None:
                 seen = {loop_key(url)}
             target = next_hop(
-                url, current, answer.headers, seen, chain, max_redirects,
+                url, current, answer.headers, seen, chain, most,
                 allow_private=self.config.allow_private,
             )  # fmt: skip
             if isinstance(target, FetchError):
@@ -448,36 +447,32 @@ class HttpClient:
         limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
         # the first hop here, the redirect loop only after a redirect (most URLs have none)
         answer = await self._start(url, method, limit, False, not confirm, headers, None, host)
-        if answer.error is None and answer.status in REDIRECT_STATUSES:
-            most = self.config.max_redirects if max_redirects is None else max_redirects
+        if answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
             retry = not confirm
-            chain = await self._follow(answer, method, limit, False, most, retry, headers, None)
+            chain = await self._follow(
+                answer, method, limit, False, max_redirects, retry, headers, None
+            )
             result = fetch_result(url, method, chain)
         else:
             result = answer_result(url, method, answer, (), answer.error, answer.attempts)
         if confirm and result.status is not None and result.status >= 400:
-            confirmed = await self._fetch_once(
-                url, "GET", body_bytes, max_redirects, headers=headers
-            )
+            confirmed = await self._fetch_get(url, body_bytes, max_redirects, headers, None)
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result
 
-    async def _fetch_once(
+    async def _fetch_get(
         self,
         url: str,
-        method: str,
         body_bytes: int,
         max_redirects: int | None,
-        *,
-        status_retries: bool = True,
-        headers: Mapping[str, str] | None = None,
-        sink: BodySink | None = None,
+        headers: Mapping[str, str] | None,
+        sink: BodySink | None,
     ) -> FetchResult:
-        limit = (body_bytes if body_bytes > 0 else BODY_EXCERPT) if method == "GET" else 0
-        most = self.config.max_redirects if max_redirects is None else max_redirects
-        first = await self._start(url, method, limit, False, status_retries, headers, sink)
-        chain = await self._follow(first, method, limit, False, most, status_retries, headers, sink)
-        return fetch_result(url, method, chain)
+        """A GET with its redirects and retries: a HEAD's confirmation, a page's read."""
+        limit = body_bytes if body_bytes > 0 else BODY_EXCERPT
+        first = await self._start(url, "GET", limit, False, True, headers, sink)
+        chain = await self._follow(first, "GET", limit, False, max_redirects, True, headers, sink)
+        return fetch_result(url, "GET", chain)
 
     async def fetch_page(
         self, url: str, sink: BodySink, *, cap: int, headers: Mapping[str, str] | None = None
@@ -491,7 +486,7 @@ class HttpClient:
         A `RemoteSink` is read in a fetch worker while they run (with the same result and
         the same sink state as here): its `accept()` gets the worker's outcome of each hop
         whose answer started the sink, in order."""
-        return await self._fetch_once(url, "GET", max(1, cap), None, sink=sink, headers=headers)
+        return await self._fetch_get(url, max(1, cap), None, headers, sink)
 
     async def fetch_as(
         self, url: str, user_agent: str, *, sink: BodySink | None = None, cap: int
@@ -511,8 +506,7 @@ class HttpClient:
         before the body starts). The response is closed when the block exits."""
         # no body limit: a stream's body is its reader's
         first = await self._start(url, "GET", 0, True, True, headers, None)
-        most = self.config.max_redirects
-        chain = await self._follow(first, "GET", 0, True, most, True, headers, None)
+        chain = await self._follow(first, "GET", 0, True, None, True, headers, None)
         final = chain.final
         response = StreamResponse(
             url=url,

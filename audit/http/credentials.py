@@ -62,9 +62,8 @@ class RequestScope:
 
     def __init__(self, config: CrawlConfig) -> None:
         self.credentials = credential_headers(config)
-        self._scope: frozenset[str] = frozenset(
-            origin_key(o) for o in config.credential_origins if origin_key(o)
-        )
+        # (origin_key gives "" for what is no http(s) origin)
+        self._scope = frozenset(map(origin_key, config.credential_origins)) - {""}
         self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
         self.adds = bool(self.credentials or self._insecure)  # prepare has work to do
 

@@ -134,7 +134,7 @@ class WorkerDispatch:
         target = target or request_url(url)  # None: the workers were ready, and are gone
         return exchange(session, method, url, target, headers, verify, body_limit, retryable)
 
-    def into_sink(
+    async def into_sink(
         self,
         url: str,
         headers: Mapping[str, str] | None,
@@ -142,12 +142,13 @@ class WorkerDispatch:
         body_limit: int,
         retryable: bool,
         recipe: Recipe,
-    ) -> Awaitable[tuple[Exchange, list[Any] | None] | None] | None:
-        """A fetch worker's read of a remote sink's page while workers are ready; else
-        None, and the page read here counts towards starting them (as a plain exchange)."""
+    ) -> tuple[Exchange, list[Any] | None] | None:
+        """A fetch worker's read of a remote sink's page while workers are ready (None when
+        none could read it); else None, and the page read here counts towards starting
+        them (as a plain exchange)."""
         workers = self.workers
         if workers is not None and workers.ready:
-            return workers.exchange_into(url, headers, verify, body_limit, retryable, recipe)
+            return await workers.exchange_into(url, headers, verify, body_limit, retryable, recipe)
         self._counted()
         return None
 
@@ -171,7 +172,7 @@ class WorkerDispatch:
     async def aclose(self) -> None:
         """Stop the start-up if it still runs, then the workers."""
         task, self._task = self._task, None
-        if task is not None and not task.done():
+        if task is not None:  # (cancelling a finished start changes nothing)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         if self.workers is not None:

@@ -419,7 +419,8 @@ async def exchange(
     retryable: bool,
 ) -> Exchange:
     """One request and its answer, no retries, no politeness: the part of a plain fetch
-    (not a stream, no body sink) that may run in a fetch worker process. `target` is
+    (not a stream, no body sink) that may run in a fetch worker process (and `fetch_as`'s
+    request without a sink, asagent.py). `target` is
     `request_url(url)`. A GET's final answer keeps up to `body_limit` bytes of body; the
     answer of a `retryable` attempt with a retry status is discarded. Never raises for a
     network failure (cancellation aside)."""
@@ -466,6 +467,7 @@ def takes_answer(
 async def exchange_into(
     session: aiohttp.ClientSession,
     url: str,
+    target: URL,
     headers: Mapping[str, str] | None,
     verify: bool,
     body_limit: int,
@@ -475,7 +477,8 @@ async def exchange_into(
 ) -> tuple[Exchange, bool]:
     """One page GET whose final answer's body goes to `sink`, as the client reads a page
     for a sink in its own process (`read_for_sink`, the same cap, the same answers read):
-    the part of `fetch_page` that runs in a fetch worker. The Exchange's body is the first
+    the part of `fetch_page` that runs in a fetch worker, and `fetch_as`'s request for a
+    sink (asagent.py). `target` is `request_url(url)`. The Exchange's body is the first
     BODY_EXCERPT bytes read; True with it when the sink was started. Never raises for a
     network failure."""
     loop = asyncio.get_running_loop()
@@ -484,7 +487,7 @@ async def exchange_into(
     fed = False
     try:
         resp = await session.request(
-            "GET", request_url(url), allow_redirects=False, headers=headers, ssl=verify
+            "GET", target, allow_redirects=False, headers=headers, ssl=verify
         )
         status = resp.status
         answer_headers = response_headers(resp)

@@ -89,7 +89,7 @@ async def serve(settings: dict[str, Any]) -> None:
             return
         try:
             outcome, fed = await exchange_into(
-                session, url, dict(headers) if headers else None, verify, body_limit,
+                session, url, request_url(url), dict(headers) if headers else None, verify, body_limit,
                 retryable, retry_after_cap, sink,
             )  # fmt: skip
             accepted = _outcome_of(sink, recipe) if fed else None

@@ -36,7 +36,7 @@ import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import urlsplit
 
 from audit.http.pace import Pacer, limiter_for
@@ -51,6 +51,7 @@ RECOVER_AFTER = 20  # good answers in a row that double a lowered rate (up to --
 RECOVER_S = 2.0  # ... or fewer: as many as this many seconds of the lowered rate bring
 RECOVER_UNLIMITED = 1000.0  # an unlimited host recovered to this rate is unlimited again
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_SLOWING = frozenset({429, 503})  # the answers that slow a host down (any other is good)
 _KEY_CACHE_MAX = 4096  # URL prefixes remembered by HostPool.get
 POLITENESS_KEYS = ("host", "ip", "domain")  # --politeness-key: what shares one Group
 
@@ -119,7 +120,8 @@ def origin_key(url: str) -> str:
 
 # The authority of an absolute URL: everything up to the first "/", "?" or "#" (matched
 # from just after "://"; one C call where a loop of str.find took three).
-_AUTHORITY: Final = re.compile(r"[^/?#]*").match
+# It matches at any position (maybe nothing): never None.
+_AUTHORITY: Final = cast("Callable[[str, int], re.Match[str]]", re.compile(r"[^/?#]*").match)
 
 
 def url_prefix(url: str) -> str | None:
@@ -132,8 +134,7 @@ def url_prefix(url: str) -> str | None:
     start = url.find("://")
     if start <= 0:
         return None
-    authority = _AUTHORITY(url, start + 3)  # it matches always (maybe nothing)
-    return url if authority is None else url[: authority.end()]
+    return url[: _AUTHORITY(url, start + 3).end()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +183,8 @@ class Group:
         retry_after_cap: float,
     ) -> None:
         self.key = key  # the group id of the hosts record
-        unlimited = rate <= 0 or math.isinf(rate) or math.isnan(rate)
-        self.max_rate = math.inf if unlimited else rate  # --rate: never exceeded
+        # --rate: never exceeded; 0, a negative, an infinite or a NaN rate is unlimited
+        self.max_rate = rate if 0 < rate < math.inf else math.inf
         # requests per second now (math.inf when unlimited): read, never set, from outside
         # (an attribute: a frontier reads it for every URL it hands out)
         self.rate = self.max_rate
@@ -198,7 +199,8 @@ class Group:
         self.not_before = 0.0
         self._streak = 0  # consecutive 429/503
         self._halved = False  # the rate was halved in the current 429 burst
-        self._ceiling = math.inf  # robots.txt's Crawl-delay / Request-rate: never recovered past
+        # --rate, lowered by robots.txt's Crawl-delay / Request-rate: never recovered past
+        self._ceiling = self.max_rate
         self._good = 0  # good answers in a row since the rate was lowered
         self.slow = False
         self.notes: list[str] = []
@@ -213,7 +215,7 @@ class Group:
 
     def set_max_rate(self, rate: float) -> None:
         """Lower the rate to `rate` requests/second (robots.txt Request-rate); never raises it."""
-        if rate > 0 and not math.isinf(rate):
+        if 0 < rate < math.inf:
             self._ceiling = min(self._ceiling, max(rate, 1e-6))  # recovery stops here
             self._set_rate(min(self.rate, self._ceiling))
 
@@ -224,35 +226,37 @@ class Group:
         requests already in flight do not halve it again); a 429 whose Retry-After
         `deferred` the host does not (the server said when to come back, and a scattered
         one must cost its wait, not the rest of the run); a 429/503 streak marks the host
-        slow; good answers in a row double the rate back towards --rate."""
-        if status < 429 and not (self._streak or self._halved) and self.rate >= self.max_rate:
-            return  # a good answer to a host at its full rate: nothing changes (once per URL)
+        slow; any other answer is a good one (`good_answer`)."""
+        if status not in _SLOWING:
+            self.good_answer()
+            return
         if status == 429 and not (self._halved or deferred):  # once per burst
             self._halve_rate()  # a good answer ends the burst
-        if status in (429, 503):
-            self._good = 0
-            self._streak += 1
-            if self._streak >= SLOW_STREAK and not self.slow:
-                self.slow = True
-                self._halve_rate()
-                _note(
-                    self.notes,
-                    f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
-                    f"rate lowered to {self.rate:g}/s",
-                )
-            return
-        # a good answer: the burst is over; a run of them restores the rate step by step
+        self._good = 0
+        self._streak += 1
+        if self._streak >= SLOW_STREAK and not self.slow:
+            self.slow = True
+            self._halve_rate()
+            _note(
+                self.notes,
+                f"{SLOW_STREAK} answers 429/503 in a row: host marked slow, "
+                f"rate lowered to {self.rate:g}/s",
+            )
+
+    def good_answer(self) -> None:
+        """An answer that is not a 429 or a 503 (the client's final answers, once per URL):
+        the burst and the streak are over; good answers in a row double a lowered rate
+        back towards its ceiling (--rate, or robots.txt's)."""
         self._streak = 0
         self._halved = False
-        ceiling = min(self.max_rate, self._ceiling)
-        if self.rate >= ceiling:
-            return
-        self._good += 1
-        if self._good >= min(RECOVER_AFTER, math.ceil(self.rate * RECOVER_S)):
-            self._good = 0
-            self.slow = False
-            doubled = self.rate * 2
-            self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
+        ceiling = self._ceiling
+        if self.rate < ceiling:
+            self._good += 1
+            if self._good >= min(RECOVER_AFTER, math.ceil(self.rate * RECOVER_S)):
+                self._good = 0
+                self.slow = False
+                doubled = self.rate * 2
+                self._set_rate(ceiling if doubled >= RECOVER_UNLIMITED else min(doubled, ceiling))
 
     def _halve_rate(self) -> None:
         """Half the current rate (an unlimited host starts from UNLIMITED_429_RATE), not
@@ -317,19 +321,20 @@ class Group:
         """Wait for the group's turn: deadline, rate limiter and (optionally) an in-flight
         slot. Returns True when a slot is held; the caller must then `release()` it.
         """
-        if hold_slot and self._free and not self._slot_waiters:  # first come, first served
-            self._free -= 1
-        elif hold_slot:
-            waiter = asyncio.get_running_loop().create_future()
-            self._slot_waiters.append(waiter)
-            try:
-                await waiter  # release() hands its slot over by setting the result
-            except BaseException:
-                if waiter.done() and not waiter.cancelled():
-                    self.release()  # handed a slot, then cancelled: pass it on
-                elif waiter in self._slot_waiters:  # a release() may have dropped it already
-                    self._slot_waiters.remove(waiter)
-                raise
+        if hold_slot:
+            if self._free and not self._slot_waiters:  # first come, first served
+                self._free -= 1
+            else:
+                waiter = asyncio.get_running_loop().create_future()
+                self._slot_waiters.append(waiter)
+                try:
+                    await waiter  # release() hands its slot over by setting the result
+                except BaseException:
+                    if waiter.done() and not waiter.cancelled():
+                        self.release()  # handed a slot, then cancelled: pass it on
+                    elif waiter in self._slot_waiters:  # a release() may have dropped it
+                        self._slot_waiters.remove(waiter)
+                    raise
         try:
             if self.not_before or self.rate != math.inf:  # else nothing to wait for
                 await self._wait_turn(host)
@@ -398,10 +403,6 @@ class Host:
         return self.group.rate
 
     @property
-    def max_rate(self) -> float:
-        return self.group.max_rate
-
-    @property
     def slow(self) -> bool:
         return self.group.slow
 
@@ -437,7 +438,7 @@ class Host:
         capped with a note, since an absurd Crawl-delay would stall the audit. Of several
         hosts of a group, the strictest one counts.
         """
-        if not seconds > 0 or math.isinf(seconds) or math.isnan(seconds):
+        if not 0 < seconds < math.inf:  # a NaN too
             return
         if seconds > self._retry_after_cap:
             _note(self.notes, f"Crawl-delay {seconds:g} s capped to {self._retry_after_cap:g} s")
@@ -447,11 +448,10 @@ class Host:
 
     def record_status(self, status: int, *, deferred: bool = False) -> None:
         """Count an answer; the group adapts its rate (Group.record_status)."""
-        if status >= 429:
-            if status == 429:
-                self.rate_limited += 1
-            elif status >= 500:
-                self.server_errors += 1
+        if status == 429:
+            self.rate_limited += 1
+        elif status >= 500:
+            self.server_errors += 1
         self.group.record_status(status, deferred=deferred)
 
     def over_cap(self, seconds: float) -> bool:
@@ -494,7 +494,7 @@ class Host:
 
     def stats(self) -> HostStats:
         group = self.group
-        notes = [*self.notes, *(n for n in group.notes if n not in self.notes)]
+        notes = dict.fromkeys([*self.notes, *group.notes])  # each once, the host's first
         rate = group.rate
         return HostStats(
             host=self.key,

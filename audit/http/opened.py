@@ -2,10 +2,12 @@
 
 `Opened` holds the fixed parts of such a request: a sitemap stream (its final answer left
 open for the caller as a `StreamResponse`) or a page GET whose body goes to a `BodySink`.
-Its `attempt()` is one attempt of the client's retry loop (client.py `_send`): the
-response read here, or, for a sink a fetch worker can rebuild (`RemoteSink`), read by a
-worker while they run (the sink here accepts the worker's outcome). The host counts the
-status as soon as it arrives; what the attempt asks of the retry loop is returned.
+Its `attempt()` is one attempt of the client's retry loop (client.py `_send`). A stream is
+read here (`read`: the host counts the status as soon as it arrives). A page is read as a
+fetch worker reads it, by `exchange.exchange_into()`: in a worker while they run, for a sink
+a worker can rebuild (`RemoteSink`: the sink here accepts the worker's outcome), else here;
+the host then counts its status (`chain.take_exchange`). What the attempt asks of the retry
+loop is returned.
 
 Imports aiohttp (for types only), yarl, audit.core and audit.http.{chain, dispatch,
 exchange, hosts, retry} only.
@@ -14,7 +16,7 @@ exchange, hosts, retry} only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -28,11 +30,9 @@ from audit.http.exchange import (
     Recipe,
     RemoteSink,
     discard,
-    read_for_sink,
-    read_head,
+    exchange_into,
     release_if_read,
     response_headers,
-    wants_body,
 )
 from audit.http.hosts import Host
 from audit.http.retry import DONE, after_error, after_status
@@ -47,62 +47,52 @@ __all__ = ["Opened", "StreamResponse"]
 @dataclass(slots=True)
 class Opened:
     """The fixed parts of a request whose response the client reads itself: a sitemap
-    stream (left open for the caller) or a page GET whose body goes to a `BodySink`."""
+    stream (no `sink`: left open for the caller) or a page GET whose body goes to `sink`."""
 
     session: aiohttp.ClientSession
     method: str
     target: URL
     headers: Mapping[str, str] | None
     verify: bool
-    timeout: aiohttp.ClientTimeout
-    stream: bool
+    timeout: aiohttp.ClientTimeout  # a stream's (a page's is the session's own)
     body_limit: int  # 0: no body (a stream's is read by its caller)
     sink: BodySink | None
     loop: asyncio.AbstractEventLoop
+    retry_after_cap: float  # --max-retry-after: a 429/503 asking longer is final at once
     recipe: Recipe | None = None  # the sink's, when a fetch worker may read the page
-
-    def keeps_open(self, status: int) -> bool:
-        """A stream's final answer stays open for its reader."""
-        return self.stream and status not in REDIRECT_STATUSES
-
-    def read_body(
-        self, resp: aiohttp.ClientResponse, headers: tuple[tuple[str, str], ...]
-    ) -> Awaitable[bytes] | None:
-        """The reader of a final answer's body, or None when no body is wanted (a HEAD,
-        a redirect). Returns the coroutine: the caller awaits it, no extra frame."""
-        limit = self.body_limit
-        if not wants_body(self.method, resp.status, limit):
-            return None
-        sink = self.sink
-        if sink is None:
-            return read_head(resp, limit)
-        return read_for_sink(resp, headers, sink, limit)
 
     async def attempt(
         self, answer: Answer, host: Host, retryable: bool, workers: WorkerDispatch
     ) -> int:
-        """One attempt of this request. A page GET whose sink a fetch worker rebuilds is
-        read by a worker while they run, and the sink here accepts its outcome (if the
-        worker started its sink); with no worker (none ready, one that died, a recipe
-        refused), and for everything else, the response is read here (`read`)."""
+        """One attempt of this request. A stream is read here (`read`). A page GET whose
+        sink a fetch worker rebuilds is read by a worker while they run, and the sink here
+        accepts its outcome (if the worker started its sink); with no worker (none ready,
+        one that died, a recipe refused), and for any other sink, the page is read here by
+        the worker's own exchange."""
+        sink = self.sink
+        if sink is None:
+            return await self.read(answer, host, retryable)
         if self.recipe is not None:
-            pending = workers.into_sink(
+            reply = await workers.into_sink(
                 answer.url, self.headers, self.verify, self.body_limit, retryable,
                 self.recipe,
             )  # fmt: skip
-            reply = await pending if pending is not None else None
             if reply is not None:
                 outcome, accepted = reply
                 step = take_exchange(answer, host, outcome, retryable)
                 if accepted is not None:
-                    cast(RemoteSink, self.sink).accept(accepted[0])
+                    cast(RemoteSink, sink).accept(accepted[0])
                 return step
-        return await self.read(answer, host, retryable)
+        outcome, _ = await exchange_into(
+            self.session, answer.url, self.target, self.headers, self.verify,
+            self.body_limit, retryable, self.retry_after_cap, sink,
+        )  # fmt: skip
+        return take_exchange(answer, host, outcome, retryable)
 
     async def read(self, answer: Answer, host: Host, retryable: bool) -> int:
-        """One attempt whose response is read here: a stream (kept open in `answer.resp`)
-        or a GET for a body sink. The host counts the status as soon as it arrives; what
-        the attempt asks of the retry loop is returned."""
+        """One attempt of a stream: its final answer is kept open in `answer.resp` (the
+        caller reads and closes it), a redirect's is given back. The host counts the status
+        as soon as it arrives; what the attempt asks of the retry loop is returned."""
         loop = self.loop
         started = loop.time()
         resp: aiohttp.ClientResponse | None = None
@@ -112,25 +102,19 @@ class Opened:
                 self.target,
                 allow_redirects=False,
                 timeout=self.timeout,
-                auto_decompress=not self.stream,
+                auto_decompress=False,
                 headers=self.headers,
                 ssl=self.verify,
             )
             headers = response_headers(resp)
             step = after_status(host, resp.status, headers, retryable)
-            if step != DONE:
-                await discard(resp)
-                return step
-            answer.status, answer.headers = resp.status, headers
-            if self.keeps_open(resp.status):
-                answer.resp, resp = resp, None  # the caller reads and closes it
-                return DONE
-            reading = self.read_body(resp, headers)
-            if reading is not None:
-                answer.body = await reading
-            if not release_if_read(resp):
-                await discard(resp)
-            return DONE
+            if step == DONE:
+                answer.status, answer.headers = resp.status, headers
+                if resp.status not in REDIRECT_STATUSES:
+                    answer.resp, resp = resp, None  # the caller reads and closes it
+                    return DONE
+            await discard(resp)
+            return step
         except Exception as exc:
             err = translate_exception(exc, answer.url)
             answer.status, answer.headers, answer.body, answer.error = None, (), b"", err

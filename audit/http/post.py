@@ -73,7 +73,9 @@ async def post_json(
             if not retryable_post(status) or retry == retries:
                 break
             wait = parse_retry_after(retry_after)  # None without the header
-            if wait is not None and wait > max_retry_after:
+            if wait is None:
+                wait = backoff_delay(retry, backoff_base, backoff_cap)
+            elif wait > max_retry_after:
                 return PostResult(
                     status,
                     attempts,
@@ -81,8 +83,6 @@ async def post_json(
                     f"Retry-After {wait:.0f} s is longer than --max-retry-after "
                     f"{max_retry_after:.0f} s",
                 )
-            if wait is None:
-                wait = backoff_delay(retry, backoff_base, backoff_cap)
             await asyncio.sleep(wait)
     return PostResult(status, attempts, error)
 

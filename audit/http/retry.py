@@ -50,7 +50,7 @@ def should_retry(status: int | None, error_kind: str | None) -> bool:
     """The one retry predicate: transient statuses and transient network failures."""
     if error_kind is not None:
         return error_kind in RETRY_ERROR_KINDS
-    return status is not None and status in RETRY_STATUSES
+    return status in RETRY_STATUSES  # (None is no status of it)
 
 
 def backoff_delay(retry: int, base: float, cap: float, rand: float | None = None) -> float:
@@ -67,13 +67,11 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     A date in the past means "now" (0.0). The cap is applied by the host, not here.
     """
     value = (value or "").strip()
-    if not value:
-        return None
     if value.isdigit():
         return float(int(value))
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError):  # an empty value too
         return None
     if when.tzinfo is None:  # asctime and RFC 850 forms carry no zone: HTTP dates are GMT
         when = when.replace(tzinfo=UTC)

@@ -9,15 +9,11 @@ here), so the pipeline, the HTTP client and the CLI share one definition of "ori
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlsplit
 
-from audit.http.hosts import DEFAULT_PORTS, canonical_origin
+from audit.http.hosts import DEFAULT_PORTS, canonical_origin, url_prefix
 
 __all__ = ["DEFAULT_PORTS", "Rewriter", "canonical_origin", "parse_origin", "parse_rewrite"]
-
-# Where the origin of a URL ends, searched from after its `://`: its path, query or fragment.
-_ORIGIN_END = re.compile(r"[/?#]").search
 
 
 def parse_origin(text: str, what: str) -> str:
@@ -29,7 +25,7 @@ def parse_origin(text: str, what: str) -> str:
         parts = urlsplit(text)
     except ValueError as exc:
         raise ValueError(f"{what} {text!r}: not a URL ({exc})") from None
-    if parts.username is not None or parts.password is not None:
+    if parts.username is not None:  # any user info: a password never comes without it
         raise ValueError(
             f"{what} {parts.scheme}://…@{parts.hostname}: no credentials in URLs; "
             "use --auth or the SITEMAP_AUDIT_AUTH environment variable"
@@ -94,24 +90,19 @@ class Rewriter:
         """A URL on an origin URLs are rewritten to, on the origin they were listed on (the
         advice of a finding names what the sitemap should list: production, not staging);
         any other URL unchanged."""
-        if not self._back or "://" not in url:
+        prefix = url_prefix(url) if self._back else None  # the text before the path
+        if prefix is None:
             return url
-        start = url.find("://")
-        found = _ORIGIN_END(url, start + 3)
-        end = found.start() if found is not None else len(url)
-        key = canonical_origin(url[:end])
+        key = canonical_origin(prefix)
         source = self._back.get(key) if key is not None else None
-        return url if source is None else source + url[end:]
+        return url if source is None else source + url[len(prefix) :]
 
     def __call__(self, url: str) -> str:
         if not self._rules:
             return url
-        start = url.find("://")
-        if start <= 0:
+        prefix = url_prefix(url)  # the text before the path, as written
+        if prefix is None:
             return url
-        found = _ORIGIN_END(url, start + 3)
-        end = found.start() if found is not None else len(url)
-        prefix = url[:end]
         target = self._memo.get(prefix)
         if target is None:
             key = canonical_origin(prefix)
@@ -120,4 +111,4 @@ class Rewriter:
                 self._memo[prefix] = target
         if not target:
             return url
-        return target + url[end:]
+        return target + url[len(prefix) :]

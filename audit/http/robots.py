@@ -31,6 +31,7 @@ Knows nothing of sitemaps; imports the HTTP layer, never aiohttp directly.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
@@ -39,12 +40,15 @@ from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
 from audit.core.records import FetchResult, Hop
 from audit.http import HttpClient
+from audit.http.hosts import DEFAULT_PORTS, Host
 
 if TYPE_CHECKING:
     from audit.http.robotstxt import Group, RobotsTxt
 
 RobotsStatus = Literal["ok", "missing", "unreachable"]
 
+# a UTF-8 BOM, or its first one or two bytes
+_BOM = re.compile(rb"\A\xef(?:\xbb\xbf?)?")
 _REDIRECT_FAILURES = frozenset(
     {"redirect-loop", "redirect-limit", "redirect-invalid", "redirect-scheme"}
 )
@@ -91,7 +95,7 @@ class RobotsPolicy:
             return True
         if self.status == "unreachable":
             return False
-        if agent is not None and agent.lower() != self.agent.lower() and self._robots:
+        if agent is not None and self._robots is not None:  # (its own: the same group)
             return self._robots.allowed(url, agent)
         return self._group is None or self._group.allowed(url)
 
@@ -159,10 +163,7 @@ def _decode(body: bytes) -> tuple[str, bool]:
     """Decode at most ROBOTS_MAX_BYTES; a cut-off last line is dropped (half a rule lies)."""
     truncated = len(body) > ROBOTS_MAX_BYTES
     # without its BOM, or the start of one left by a broken encoder (no part of the first line)
-    for bom in (b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"):
-        if body.startswith(bom):
-            body = body[len(bom) :]
-            break
+    body = _BOM.sub(b"", body, count=1)
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
         cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
@@ -194,46 +195,33 @@ class RobotsCache:
             return policy
         task = host.robots_task
         if task is None:
-            task = host.robots_task = asyncio.create_task(self._load(host.key))
+            task = host.robots_task = asyncio.create_task(self._load(host))
             self._started.append(task)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
-        policy = await asyncio.shield(task)
-        host.robots = policy
-        return policy
+        return await asyncio.shield(task)
 
     def cached(self, url_or_origin: str) -> RobotsPolicy | None:
         """The policy if it is already known (no fetch), else None."""
         try:
-            host = self._client.hosts.get(url_or_origin)
+            known: RobotsPolicy | None = self._client.hosts.get(url_or_origin).robots
         except ValueError:
             return None
-        if host.robots is not None:
-            known: RobotsPolicy = host.robots
-            return known
-        policy = _finished_read(host.robots_task)
-        if policy is not None:
-            host.robots = policy
-        return policy
+        return known
 
     def read(self) -> list[RobotsPolicy]:
-        """The policies this cache has read so far (any status), in the order first asked."""
-        return [p for p in map(_finished_read, self._started) if p is not None]
+        """The policies this cache has read so far (any status), in the order first asked:
+        its reads that finished without an error."""
+        return [
+            t.result()
+            for t in self._started
+            if t.done() and not t.cancelled() and t.exception() is None
+        ]
 
-    async def aclose(self) -> None:
-        """Cancel fetches still in flight (at shutdown)."""
-        pending = [t for t in self._started if not t.done()]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-
-    async def _load(self, origin: str) -> RobotsPolicy:
-        """Read and parse the origin's robots.txt; its Crawl-delay and Request-rate slow
-        the origin's host down."""
-        parts = urlsplit(origin)
-        netloc = parts.netloc
-        if (parts.scheme, parts.port) in (("http", 80), ("https", 443)):
-            netloc = netloc.rsplit(":", 1)[0]
-        url = f"{parts.scheme}://{netloc}/robots.txt"
+    async def _load(self, host: Host) -> RobotsPolicy:
+        """Read and parse the host's robots.txt; its Crawl-delay and Request-rate slow
+        the host down."""
+        origin = host.key  # scheme://host:port, requested without a default port
+        url = origin.removesuffix(f":{DEFAULT_PORTS[host.scheme]}") + "/robots.txt"
         result = await self._client.fetch(
             url,
             method="GET",
@@ -241,33 +229,25 @@ class RobotsCache:
             confirm_with_get=False,
             max_redirects=ROBOTS_MAX_REDIRECTS,
         )
-        failed = _failed_read(origin, url, result)
-        if failed is not None:
-            return failed
-        text, truncated = _decode(result.body_head)
-        policy = parse_robots(
-            text,
-            self._user_agent,
-            robots_agent=self._robots_agent,
-            origin=origin,
-            url=url,
-            http_status=result.status,
-            redirects=result.redirects,
-            truncated=truncated,
-        )
-        host = self._client.host(origin)
-        if policy.crawl_delay:
-            host.set_min_interval(policy.crawl_delay)
-        if policy.request_rate:
-            host.set_max_rate(policy.request_rate)
+        policy = _failed_read(origin, url, result)
+        if policy is None:  # a 2xx answer: parsed and obeyed
+            text, truncated = _decode(result.body_head)
+            policy = parse_robots(
+                text,
+                self._user_agent,
+                robots_agent=self._robots_agent,
+                origin=origin,
+                url=url,
+                http_status=result.status,
+                redirects=result.redirects,
+                truncated=truncated,
+            )
+            if policy.crawl_delay:
+                host.set_min_interval(policy.crawl_delay)
+            if policy.request_rate:
+                host.set_max_rate(policy.request_rate)
+        host.robots = policy  # known to every RobotsCache of the client from now on
         return policy
-
-
-def _finished_read(task: asyncio.Task[RobotsPolicy] | None) -> RobotsPolicy | None:
-    """The policy a robots.txt read found, if it finished without an error."""
-    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
-        return None
-    return task.result()
 
 
 def _failed_read(origin: str, url: str, result: FetchResult) -> RobotsPolicy | None:

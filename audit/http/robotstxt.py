@@ -69,7 +69,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_-]+")
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?)\s*([smhd]?)", re.IGNORECASE)
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX = frozenset("0123456789abcdefABCDEF")
+# A path's units: a `%XX` escape, else one character (a `%` without two hex digits too)
+_UNITS_OF_PATH = re.compile(r"%[0-9A-Fa-f]{2}|.", re.DOTALL)
 # a URL's `*` and `$` as a pattern spells them literally (RFC 9309 2.2.3, Figure 6)
 _LITERALS = str.maketrans({"*": "%2A", "$": "%24"})
 # After an absolute URL's `://`: its authority, then its path and its query (a fragment ends
@@ -80,20 +81,16 @@ _PATH_QUERY = cast(
 )
 
 
-def _escape_at(text: str, i: int) -> str | None:
-    """The normalised form of a `%XX` escape starting at `text[i]`, else None."""
-    digits = text[i + 1 : i + 3]
-    if text[i] != "%" or len(digits) < 2 or not _HEX.issuperset(digits):
-        return None
-    decoded = chr(int(digits, 16))
-    return decoded if decoded in _UNRESERVED else "%" + digits.upper()
-
-
-def _encoded(ch: str) -> str:
-    """A character as it is compared: non-ASCII, controls and space as UTF-8 escapes."""
-    if ord(ch) > 0x7E or ord(ch) <= 0x20:
-        return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-    return ch
+def _normal_unit(unit: re.Match[str]) -> str:
+    """One unit of a path as it is compared: a `%XX` escape of an unreserved character
+    decoded, any other upper-cased; non-ASCII, controls and space as UTF-8 escapes."""
+    text = unit.group()
+    if len(text) == 3:  # an escape
+        decoded = chr(int(text[1:], 16))
+        return decoded if decoded in _UNRESERVED else text.upper()
+    if ord(text) > 0x7E or ord(text) <= 0x20:
+        return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+    return text
 
 
 def normalise_path(text: str) -> str:
@@ -104,18 +101,8 @@ def normalise_path(text: str) -> str:
 
 
 def _normalised(text: str) -> str:
-    """`normalise_path` character by character: escapes normalised, the rest encoded."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        escape = _escape_at(text, i)
-        if escape is None:
-            out.append(_encoded(text[i]))
-            i += 1
-        else:
-            out.append(escape)
-            i += 3
-    return "".join(out)
+    """`normalise_path` unit by unit (`_normal_unit`): escapes normalised, the rest encoded."""
+    return _UNITS_OF_PATH.sub(_normal_unit, text)
 
 
 def path_of(url: str) -> str:
@@ -174,10 +161,8 @@ class Rule:
     _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        body = self.pattern
-        anchored = body.endswith("$")
-        if anchored:
-            body = body[:-1]
+        anchored = self.pattern.endswith("$")
+        body = self.pattern.removesuffix("$")
         # a `$` before the end is literal (Google); the URL's `$` is compared as `%24`
         parts = body.replace("$", "%24").split("*")
         object.__setattr__(self, "_anchored", anchored)
@@ -192,28 +177,18 @@ class Rule:
             return False
         if self._plain:  # no wildcard: a prefix, or the whole path when anchored
             return not self._anchored or len(path) == len(self._head)
-        return self._matches_after_head(path)
-
-    def _matches_after_head(self, path: str) -> bool:
-        """Do the parts after the first `*` match the rest of the path, in order?"""
-        pos = self._end_of_middle(path)
-        if pos < 0:
-            return False
-        last = self._parts[-1]
+        # the parts between the first and the last `*`, in order, each where it is first
+        # found (leftmost is always safe for `*`-only patterns: it leaves the most room after)
+        pos = len(self._head)
+        for part in self._parts[:-1]:
+            found = path.find(part, pos)
+            if found < 0:
+                return False
+            pos = found + len(part)
+        last = self._parts[-1]  # then the last part: at the end when anchored, else anywhere
         if self._anchored:
             return len(path) - len(last) >= pos and path.endswith(last)
         return not last or path.find(last, pos) >= 0
-
-    def _end_of_middle(self, path: str) -> int:
-        """Where the parts between the first and the last `*` end in `path`, else -1."""
-        pos = len(self._head)
-        for part in self._parts[:-1]:
-            # leftmost is always safe for `*`-only patterns: it leaves the most room after
-            found = path.find(part, pos)
-            if found < 0:
-                return -1
-            pos = found + len(part)
-        return pos
 
 
 @dataclass(slots=True)
@@ -234,17 +209,13 @@ class Group:
     def allowed(self, url: str) -> bool:
         """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
         path = path_of(url)
-        rules = self._ordered if self._ordered is not None else self._ordered_rules()
-        for rule in rules:  # once per listed URL: the sorted rules are kept
+        rules = self._ordered  # once per listed URL: the sorted rules are kept
+        if rules is None:  # longest first, Allow before Disallow on a tie: the first match decides
+            rules = self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
+        for rule in rules:
             if rule.matches(path):
                 return rule.allow
         return True
-
-    def _ordered_rules(self) -> list[Rule]:
-        """The rules longest first, Allow before Disallow on a tie: the first match decides."""
-        if self._ordered is None:
-            self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
-        return self._ordered
 
 
 @dataclass(slots=True)
@@ -259,14 +230,11 @@ class RobotsTxt:
     def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
         """The agent's effective `Content-Signal` and `Content-Usage` values: per name,
         the site-wide lines, then the `*` groups', then its own groups', later winning."""
-        wanted = token.strip().lower()
-        lines = list(self.usage_lines)
-        lines += [line for g in self._naming("*") for line in g.usage_lines]
-        if wanted != "*":
-            lines += [line for g in self._naming(wanted) for line in g.usage_lines]
+        # (for `*` itself its groups' lines come twice: the same updates again, no change)
+        groups = [*self._naming("*"), *self._naming(token.strip().lower())]
         signals: dict[str, str] = {}
         usage: dict[str, str] = {}
-        for key, pairs in lines:
+        for key, pairs in [*self.usage_lines, *(line for g in groups for line in g.usage_lines)]:
             (signals if key == _SIGNAL else usage).update(pairs)
         return signals, usage
 
@@ -276,14 +244,10 @@ class RobotsTxt:
         Its crawl_delay is the longest and its request_rate the lowest given for that agent.
         """
         wanted = token.strip().lower()
-        if wanted not in self._chosen:
-            self._chosen[wanted] = _merged(*self._groups_for(wanted))
+        if wanted not in self._chosen:  # its own groups and delays and rates, else `*`'s
+            own = self._naming(wanted)
+            self._chosen[wanted] = _merged(own, wanted) if own else _merged(self._naming("*"), "*")
         return self._chosen[wanted]
-
-    def _groups_for(self, wanted: str) -> tuple[list[Group], str]:
-        """The groups `wanted` obeys (its own, else `*`'s) and whose delays and rates apply."""
-        own = self._naming(wanted) if wanted != "*" else []
-        return (own, wanted) if own else (self._naming("*"), "*")
 
     def _naming(self, agent: str) -> list[Group]:
         """The groups that name `agent`, in file order."""
@@ -345,19 +309,15 @@ class _Parser:
         self.has_rules = False
 
     def user_agent(self, value: str, number: int) -> None:
-        """A user-agent line: its product token joins the group being read."""
-        group = self._agents_group()
-        name = group_name(value)
-        if name and name not in group.agents:
-            group.agents.append(name)
-
-    def _agents_group(self) -> Group:
-        """The group a user-agent line joins: the current one until it has rules."""
+        """A user-agent line: its product token joins the group being read, the current
+        one until it has rules."""
         if self.current is None or self.has_rules:
             self.current = Group()
             self.out.groups.append(self.current)
             self.has_rules = False
-        return self.current
+        name = group_name(value)
+        if name and name not in self.current.agents:
+            self.current.agents.append(name)
 
     def rule(self, allow: bool, value: str, number: int) -> None:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
@@ -397,20 +357,22 @@ class _Parser:
         self.usage_line(_USAGE, value)
 
     def crawl_delay(self, value: str, number: int) -> None:
-        """A Crawl-delay line: for the agents the current group names so far."""
-        delay = _seconds(value)
-        if self.current is not None and delay is not None:
-            delays = self.current.delays
-            for agent in self.current.agents:
-                delays[agent] = max(delays.get(agent, 0.0), delay)
+        """A Crawl-delay line: an agent keeps its longest delay."""
+        self._per_agent("delays", _seconds(value), max)
 
     def request_rate(self, value: str, number: int) -> None:
-        """A Request-rate line: for the agents the current group names so far."""
-        rate = _rate(value)
-        if self.current is not None and rate is not None:
-            rates = self.current.rates
+        """A Request-rate line: an agent keeps its lowest rate."""
+        self._per_agent("rates", _rate(value), min)
+
+    def _per_agent(
+        self, table: str, value: float | None, keep: Callable[[float, float], float]
+    ) -> None:
+        """A Crawl-delay or Request-rate `value` for the agents the current group names so
+        far, in its `table` (`delays` or `rates`), kept against their earlier one."""
+        if self.current is not None and value is not None:
+            given: dict[str, float] = getattr(self.current, table)
             for agent in self.current.agents:
-                rates[agent] = min(rates.get(agent, rate), rate)
+                given[agent] = keep(given.get(agent, value), value)
 
 
 # what each key of a line means; any other key is ignored (`_Parser.ignore`)

@@ -89,13 +89,17 @@ def split_frames(buf: bytearray) -> list[Any]:
             break
         messages.extend(marshal.loads(buf[pos + _LEN : pos + _LEN + size]))
         pos += _LEN + size
-    if pos:
-        del buf[:pos]
+    del buf[:pos]
     return messages
 
 
 class _Worker(asyncio.SubprocessProtocol):
     """The parent's end of one worker process."""
+
+    # Set by connection_made, which asyncio calls before loop.subprocess_exec returns: a
+    # worker whose exec failed is dropped (FetchWorkers._spawn), so every worker kept has them
+    _transport: asyncio.SubprocessTransport
+    _stdin: asyncio.WriteTransport
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_gone: Callable[[_Worker], None]) -> None:
         self.loop = loop
@@ -109,8 +113,6 @@ class _Worker(asyncio.SubprocessProtocol):
         self._buf = bytearray()
         self._stderr = bytearray()
         self._outbox: list[Any] = []
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._stdin: asyncio.WriteTransport | None = None
         self.exited = loop.create_future()
 
     # --- asyncio.SubprocessProtocol -------------------------------------------------
@@ -182,20 +184,20 @@ class _Worker(asyncio.SubprocessProtocol):
 
     def _flush(self) -> None:
         outbox, self._outbox = self._outbox, []
-        stdin = self._stdin
-        if self.alive and stdin is not None and not stdin.is_closing():
-            stdin.write(frame(outbox))
+        if self.alive and not self._stdin.is_closing():
+            self._stdin.write(frame(outbox))
 
     def why_gone(self) -> str:
         if self.hung:
             return "it answered nothing for too long and was stopped"
-        code = self._transport.get_returncode() if self._transport else None
         lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
-        detail = lines[-1] if lines else (f"exit code {code}" if code is not None else "")
-        return detail or "it stopped answering"
+        if lines:  # its last words (not blank: the text was stripped)
+            return lines[-1]
+        code = self._transport.get_returncode()
+        return "it stopped answering" if code is None else f"exit code {code}"
 
     def close_input(self) -> None:
-        if self._stdin is not None and not self._stdin.is_closing():
+        if not self._stdin.is_closing():
             self._stdin.close()
 
     async def stop(self) -> None:
@@ -208,16 +210,15 @@ class _Worker(asyncio.SubprocessProtocol):
         self.close()
 
     def kill(self) -> None:
-        if self._transport is not None and self._transport.get_returncode() is None:
+        if self._transport.get_returncode() is None:
             self._transport.kill()
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
+        self._transport.close()
 
     @property
-    def pid(self) -> int | None:
-        return self._transport.get_pid() if self._transport else None
+    def pid(self) -> int:
+        return self._transport.get_pid()
 
 
 class FetchWorkers:
@@ -257,7 +258,7 @@ class FetchWorkers:
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         # the worker imports this very package, wherever it was imported from
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
         args = json.dumps(self.settings)
         for _ in range(self.count):
             worker = _Worker(loop, self._lost)
@@ -307,7 +308,7 @@ class FetchWorkers:
 
     @property
     def pids(self) -> list[int]:
-        return [pid for w in self._workers if (pid := w.pid) is not None]
+        return [w.pid for w in self._workers]
 
     def _lost(self, worker: _Worker) -> None:
         if worker not in self._live:
@@ -348,10 +349,14 @@ class FetchWorkers:
         """`exchange.exchange_into()` in a worker, into the sink `recipe` builds there:
         (the Exchange, None or [the sink's outcome]); None when no worker can run it or
         the recipe is refused (then the caller reads the page itself)."""
-        denied = self._denied(recipe)
-        if denied is not None:
-            self._refused(denied)
-            return None
+        # checked here too, so that a refused recipe never costs a round trip
+        for module in recipe_modules(recipe):
+            if not module_allowed(module, self._sink_modules):
+                self._refused(
+                    f"body sink module {module!r} is not among the allowed sink modules "
+                    f"{self._sink_modules}"
+                )
+                return None
         reply = await self._ask(
             ("GET", url, tuple(headers.items()) if headers else None, verify, body_limit,
              retryable, recipe),
@@ -363,17 +368,6 @@ class FetchWorkers:
             self._refused(accepted)
             return None
         return cast(Exchange, tuple(outcome)), accepted
-
-    def _denied(self, recipe: Recipe) -> str | None:
-        """Why the workers would refuse the recipe (its module is not allowed), or None:
-        checked here too, so a refused recipe never costs a round trip."""
-        for module in recipe_modules(recipe):
-            if not module_allowed(module, self._sink_modules):
-                return (
-                    f"body sink module {module!r} is not among the allowed sink modules "
-                    f"{self._sink_modules}"
-                )
-        return None
 
     def _refused(self, reason: str) -> None:
         if reason not in self._refusals:

@@ -232,7 +232,8 @@ class NewSitemapListing(Hook):
     def __init__(self, stats: MigrationStats) -> None:
         self.stats = stats
         self.listed = SeenUrls()
-        self.origins: list[str] = []  # origins the new sitemap lists URLs on (a few)
+        # origins the new sitemap lists URLs on (a few; a dict: each once, in order)
+        self.origins: dict[str, None] = {}
 
     def entry(self, source: str, entry: Entry) -> None:
         loc = (entry.loc or "").strip()
@@ -240,8 +241,8 @@ class NewSitemapListing(Hook):
             return
         self.stats.new_sitemap_urls += not self.listed.add(loc)  # add: True when listed before
         origin = canonical_origin(loc)  # a new origin the sitemap lists URLs on (a few)
-        if origin and origin not in self.origins and len(self.origins) < _MAX_LISTED_ORIGINS:
-            self.origins.append(origin)
+        if origin and len(self.origins) < _MAX_LISTED_ORIGINS:
+            self.origins[origin] = None
 
     def has(self, url: str) -> bool:
         """Is `url` listed, on its own origin or (staging) at the same path on a listed one?"""
@@ -285,10 +286,12 @@ class MigrationCheck:
         stats: MigrationStats,
         *,
         new_origin: str,
+        new_sitemap: NewSitemapListing,
         redirect_map: RedirectMap | None = None,
-        new_sitemap: NewSitemapListing | None = None,
         intent: IntentRun | None = None,
     ) -> None:
+        """`new_sitemap`: the --new-sitemap pass's listing (empty without one: it lists no
+        URL, so no old URL is judged against it)."""
         self.ctx = ctx
         self.intent = intent
         self.rec = ctx.recorder
@@ -429,8 +432,7 @@ class MigrationCheck:
         """migrate-not-in-new-sitemap when the old URL lands on a page the new sitemap
         does not list."""
         if (
-            self.new_sitemap is not None
-            and self.stats.new_sitemap_urls
+            self.stats.new_sitemap_urls
             and verdict.landed is not None
             and verdict.outcome not in ("lost", "not-found", "robots-blocked", "gone")
             and not self.new_sitemap.has(verdict.landed)
@@ -507,30 +509,27 @@ async def run_migrate(
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
         intent_run = IntentRun(intent.scoped(None))
         recorder.add_sink(intent_run.observe)
+    about = "--new-sitemap: "  # what a TargetError is about: the new sitemap, then OLD
     try:
         async with HttpClient(config) as client:
             robots = RobotsCache(client, config.user_agent)
-            listing: NewSitemapListing | None = None
+            listing = NewSitemapListing(stats)
             if new_sitemap:
                 stats.new_sitemap = new_sitemap
-                listing = NewSitemapListing(stats)
                 new_kind, new_value = classify_target(new_sitemap)  # (MigrateRun checked it)
-                try:
-                    await run_pass(
-                        new_kind,
-                        new_value,
-                        config,
-                        recorder,
-                        client=client,
-                        robots=robots,
-                        progress=progress,
-                        hooks=[listing],
-                        url_check=lambda ctx: NewSitemapCheck(ctx, stats),
-                        summarise=False,  # the hosts record and notes come from the pass over OLD
-                    )
-                except TargetError as exc:
-                    outcome["fatal"] = f"--new-sitemap: {exc}"
-                    return stats
+                await run_pass(
+                    new_kind,
+                    new_value,
+                    config,
+                    recorder,
+                    client=client,
+                    robots=robots,
+                    progress=progress,
+                    hooks=[listing],
+                    url_check=lambda ctx: NewSitemapCheck(ctx, stats),
+                    summarise=False,  # the hosts record and notes come from the pass over OLD
+                )
+            about = ""
 
             def check(ctx: RunContext) -> MigrationCheck:
                 return MigrationCheck(
@@ -542,27 +541,25 @@ async def run_migrate(
                     intent=intent_run,
                 )
 
-            try:
-                roots, state = await run_pass(
-                    old_kind,
-                    old_value,
-                    config,
-                    recorder,
-                    client=client,
-                    robots=robots,
-                    progress=progress,
-                    hooks=hooks,
-                    url_check=check,
-                )
-            except TargetError as exc:
-                outcome["fatal"] = str(exc)
-                return stats
+            roots, state = await run_pass(
+                old_kind,
+                old_value,
+                config,
+                recorder,
+                client=client,
+                robots=robots,
+                progress=progress,
+                hooks=hooks,
+                url_check=check,
+            )
             if not roots:  # the pass over OLD checked nothing
                 outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
             elif old_kind != "file" and state.roots_unreachable == roots:
                 outcome["fatal"] = (
                     f"{old}: nothing could be checked: the sitemap could not be reached"
                 )
+    except TargetError as exc:
+        outcome["fatal"] = f"{about}{exc}"
     finally:
         finish(stats, recorder, intent_run)
     return stats

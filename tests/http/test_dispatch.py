@@ -95,7 +95,7 @@ async def test_without_workers_everything_runs_here(aiohttp_server: ServerFactor
             outcome = await dispatch.plain(session, "HEAD", url, URL(url), None, True, 0, False)
             assert outcome is not None and outcome[0] == 200
         # a remote sink's page is read here too: no worker takes it
-        assert dispatch.into_sink(url, None, True, 100, False, ("mod", ("Sink",))) is None
+        assert await dispatch.into_sink(url, None, True, 100, False, ("mod", ("Sink",))) is None
         assert not await dispatch.wait()
         assert (dispatch.count, dispatch.exchanges, dispatch.pids) == (0, 0, [])
         assert seen == ["HEAD"] * 3

@@ -78,10 +78,10 @@ def _opened(session: aiohttp.ClientSession, url: str, *, stream: bool, sink: Any
         headers,
         True,
         timeout,
-        stream,
         limit,
         sink,
         asyncio.get_running_loop(),
+        1.0,  # the hosts' --max-retry-after in these tests
     )
 
 

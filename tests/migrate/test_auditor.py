@@ -219,6 +219,17 @@ async def test_unreachable_old_sitemap_is_fatal(serve: Any) -> None:
     assert "nothing could be checked" in run.outcome["fatal"]
 
 
+async def test_an_unreachable_new_sitemap_is_fatal_and_named(serve: Any) -> None:
+    old, new = Site(), Site()
+    o, n = await serve(old), await serve(new)
+    old.routes = {"/sm.xml": (200, XML, urlset(o + "/a"))}
+    run = await migrate(o + "/sm.xml", n, new_sitemap="http://127.0.0.1:9/", retries=0)
+    assert run.outcome["fatal"].startswith(
+        "--new-sitemap: http://127.0.0.1:9/: site cannot be reached"
+    )
+    assert run.of("url") == []  # OLD was never judged
+
+
 # --- mass redirects to the home page ------------------------------------------
 
 
