@@ -146,18 +146,16 @@ class IntentHook(Hook):
     async def _request(self, ctx: RunContext, row: Row) -> None:
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
-        url = row.url
-        job = UrlJob(url, None, None, None)  # listed nowhere
+        job = UrlJob(row.url, None, None, None)  # listed nowhere
         result, _, record = await ctx.check_unlisted(job)
         assert job.verdict is not None  # check_unlisted judged it
         record = record.with_fields({"source": "intent", **job.verdict.index_fields()})
         out: list[Finding] = []
-        if result is not None:  # a URL robots.txt keeps us from is not judged
-            verdict = self.run.judge(url, record)
-            if verdict is not None:
-                record = record.with_fields({"intent": verdict.to_json()})
-                if not verdict.ok:
-                    out.append(violation(url, verdict))
+        # judged as a listed URL's answer is (one robots.txt keeps us from is not), with
+        # no finding but the row's own
+        judged = self.judge(job, record, out, result)
+        if judged is not None:
+            record, out = judged
         ctx.recorder.unlisted(record)
         ctx.recorder.findings(out)
 
