@@ -166,24 +166,17 @@ class Writer(threading.Thread):
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
         """Commit one batch of queued operations (a control operation only last, answered
         by the loop once the batch is committed)."""
-        last = batch[-1][0]
-        ops = batch[:-1] if last in CONTROL else batch
-        content = [args for kind, args in ops if kind == "content"]
-        if content:
-            # their own table, their own transaction (order does not matter): the URL
-            # rows still go in as one statement
-            ops = [op for op in ops if op[0] != "content"]
-            conn.execute("BEGIN")
-            conn.executemany(_MANY["content"], content)
-            conn.execute("COMMIT")
+        ops = batch[:-1] if batch[-1][0] in CONTROL else batch
         kinds = {kind for kind, _ in ops}
         if kinds == {"url"}:
             # the common batch: URL rows only, one statement, its own transaction
             self._insert_urls(conn, [args for _, args in ops])
         elif kinds:
             conn.execute("BEGIN")
-            # runs of one kind go in together, in order
-            for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
+            # each kind's rows together (the tables are apart; the URL rows still go in
+            # as one statement), in their order, and the completion last: it counts them
+            ordered = sorted(ops, key=lambda op: (op[0] == "complete", op[0]))
+            for kind, run in itertools.groupby(ordered, key=operator.itemgetter(0)):
                 self._apply(conn, kind, [args for _, args in run])
             conn.execute("COMMIT")
 
