@@ -140,11 +140,9 @@ class Writer(threading.Thread):
         while True:
             batch = [q.get()]
             self.wake.clear()
-            if (
-                batch[0][0] not in CONTROL
-                and q.qsize() < self.flush_every
-                and self.controls_queued == self.controls_done
-            ):
+            # (a control operation taken first is pending too: `control` counts it before
+            # queueing it)
+            if q.qsize() < self.flush_every and self.controls_queued == self.controls_done:
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
                 # rows; flush() and close() cut the wait short (a flush_s of 0: no wait)
                 self.wake.wait(self.flush_s)
