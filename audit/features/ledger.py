@@ -144,8 +144,8 @@ class Ledger(Hook):
     def __call__(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
         if kind == "url":
-            sitemap = record.get("sitemap")
-            if sitemap is not None and record.get("source") not in ("ledger", "intent"):
+            # a listed URL (the records of the URLs the ledger and --intent ask have none)
+            if record.get("sitemap") is not None:
                 self.listed.add(str(record.get("url")))
         elif kind == "finding":
             # the field naming the sitemap of a held code ("": no record has it, none held)
