@@ -13,6 +13,7 @@ and the report still streams.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -29,13 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["DeployStampHook"]
 
 
+@dataclass(slots=True)
 class _Host:
-    __slots__ = ("held", "stamp", "suppressed")
-
-    def __init__(self) -> None:
-        self.stamp = DeployStamp()
-        self.held: list[Finding] = []
-        self.suppressed = 0
+    stamp: DeployStamp = field(default_factory=DeployStamp)
+    held: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
 
 
 class DeployStampHook(Hook):
