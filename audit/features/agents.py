@@ -145,13 +145,12 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":  # (_count reads `scoped` of a noindex only)
                 self._count(agent, origin, verdict, job, scoped_noindex(tags, metas, agent))
-        self._offer(job, record, result, origin, checked, out)
+        self._offer(job, result, origin, checked, out)
         return out
 
     def _offer(
         self,
         job: UrlJob,
-        record: UrlResult,
         result: FetchResult | None,
         origin: str,
         checked: str,
@@ -160,11 +159,11 @@ class AgentsHook(Hook):
         """--agents-fetch: an eligible listed URL to the sample of its host."""
         page = self.pages.take(job) if self.pages is not None else job.page
         # an eligible URL: one the main agent may read that answered 200 HTML without a
-        # redirect
+        # redirect (an answer is one robots.txt let it read: judge_url's record of it says
+        # "allowed", a URL robots.txt keeps out has no answer)
         if (
             self.sampler is not None
             and result is not None
-            and record.robots == "allowed"
             and result.status == 200
             and not result.redirects
             and is_html(result.header("content-type"))
