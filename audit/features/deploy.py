@@ -94,24 +94,21 @@ class DeployStampHook(Hook):
 
     def end_of_run(self) -> None:
         for key, host in self._hosts.items():
-            if host.stamp.verdict is None:
-                host.stamp.decide()
+            stamp = host.stamp
+            if stamp.verdict is None:
+                stamp.decide()
                 self._release(host)
-            if host.stamp.verdict:
-                self._rec.finding(_deploy_finding(canonical_origin(key) or key, host))
-
-
-def _deploy_finding(origin: str, host: _Host) -> Finding:
-    stamp = host.stamp
-    return finding(
-        "last-modified-deploy",
-        f"Last-Modified on this host is a deploy stamp: 90% or more of the first {stamp.seen} "
-        f"answers fall within ten minutes ({stamp.span}), so it shows the build, not each "
-        f"page's last change; {host.suppressed} lastmod-stale/lastmod-ahead comparisons "
-        "(and last-modified-dynamic, for files built seconds before the request) were not "
-        "reported. Send each page's real modification time to make them checkable",
-        url=origin + "/",
-    )
+            if stamp.verdict:
+                message = (
+                    "Last-Modified on this host is a deploy stamp: 90% or more of the first "
+                    f"{stamp.seen} answers fall within ten minutes ({stamp.span}), so it shows "
+                    f"the build, not each page's last change; {host.suppressed} "
+                    "lastmod-stale/lastmod-ahead comparisons (and last-modified-dynamic, for "
+                    "files built seconds before the request) were not reported. Send each "
+                    "page's real modification time to make them checkable"
+                )
+                origin = canonical_origin(key) or key
+                self._rec.finding(finding("last-modified-deploy", message, url=origin + "/"))
 
 
 def _header_date(result: FetchResult, name: str) -> datetime | None:
