@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from audit.checks.deploystamp import DeployStamp
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_value
-from audit.http.hosts import canonical_origin, origin_key
+from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
 from audit.rules.dates import parse_http_date
 
@@ -52,14 +52,12 @@ class DeployStampHook(Hook):
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
-        if result is None or job.lastmod is None or result.redirects:
+        listed = job.host  # looked up once when listed (None: a URL without a host)
+        if result is None or job.lastmod is None or result.redirects or listed is None:
             return None
         # the verdict state of the URL's host (scheme://host:port, whatever the letter
-        # case or a default port written out: the job's host, looked up once when listed)
-        key = job.host.key if job.host is not None else origin_key(job.url)
-        if not key:
-            return None  # a URL without a host
-        host = self._hosts[key]
+        # case or a default port written out)
+        host = self._hosts[listed.key]
         stamp = host.stamp
         if stamp.verdict is None:  # undecided: this answer counts towards the verdict
             modified = _header_date(result, "last-modified")
@@ -76,13 +74,18 @@ class DeployStampHook(Hook):
         if judged is None or judged.lastmod_finding is None:
             return None
         held = judged.deploy_held
-        if held is None or held not in found:
+        if held is None:
+            return None
+        kept = list(found)
+        try:
+            kept.remove(held)
+        except ValueError:  # not among them (a feature's own delivery): nothing to hold
             return None
         if stamp.verdict is None:
             host.held.append(held)
         else:
             host.suppressed += 1
-        return record, [f for f in found if f != held]
+        return record, kept
 
     def _release(self, host: _Host) -> None:
         """The host was just judged: its held findings go out, or are dropped."""
