@@ -194,10 +194,11 @@ class LlmsHook(Hook):
     # --- links no sitemap lists --------------------------------------------------
 
     async def drain(self) -> None:
+        # (a link judged as a listed URL is listed: judge notes both)
         todo = [
             link
             for norm, link in self.links.items()
-            if self._audited(norm) and norm not in self.listed and norm not in self.judged
+            if self._audited(norm) and norm not in self.listed
         ]
         await work_through(todo, self._check, self.config.concurrency)
 
