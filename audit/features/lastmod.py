@@ -125,9 +125,8 @@ class LastmodHook(Hook):
                 if before[0] != fp:
                     changed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
                 else:
-                    prior = store.prior(job.url)
-                    value = prior.record.get("content_changed") if prior is not None else None
-                    changed = value if isinstance(value, str) else None
+                    prior = store.prior(job.url)  # its record's field: this hook's, str or None
+                    changed = prior.record.get("content_changed") if prior is not None else None
         return self._with_changed(record, changed), [*found, *more]
 
     # --- content_changed (contracts/fix.md) -------------------------------------------
