@@ -121,7 +121,6 @@ class IntentHook(Hook):
         if verdict is None:
             return None
         record = record.with_fields({"intent": verdict.to_json()})
-        found = [f for f in found if f.code != CODE]  # judged again: a stored verdict re-derived
         if not verdict.ok:
             found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]
         return record, found
