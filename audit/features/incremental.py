@@ -81,14 +81,11 @@ def _vouches(prior: Prior, evidence: Evidence, lastmod: str | None) -> bool:
     """--changed-only: may the last run's evidence (`prior.evidence`) stand for tonight
     without a request? Only an answer that run verified (a full answer or a 304; never an
     earlier carry, which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
+    # An earlier verdict that may be carried forward: a plain 2xx answer (`revivable`: the
+    # record stored beside the evidence was judged on it) with no error or warning
+    # finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable robots.txt or
+    # never answered is checked again, so a page fixed since is seen fixed.
     if evidence.seen == "carried" or not evidence.revivable or prior.lastmod != lastmod:
-        return False
-    # An earlier verdict that may be carried forward: a plain 2xx answer with no error or
-    # warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
-    # robots.txt or never answered is checked again, so a page fixed since is seen fixed.
-    rec = prior.record
-    status = rec.get("status")
-    if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
         return False
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
 
