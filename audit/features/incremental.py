@@ -353,8 +353,7 @@ class StateHook(Hook):
         for f in await asyncio.to_thread(self.store.sitemap_findings, job.url):
             rec.replay(f)  # the sink stores it again, for this run
         record = {**prev.record, "carried": True}
-        entries = record.get("entries")
-        rec.entries += entries if isinstance(entries, int) else 0
+        rec.entries += record["entries"]  # (every sitemap record has its count: to_json)
         rec.sitemaps += 1
         rec.emit(record)
         self.store.sitemaps_carried += 1
