@@ -97,7 +97,7 @@ class Dropped:
     url: str
     first_seen: str
     last_seen: str
-    last_sitemap: str | None
+    last_sitemap: str  # never empty: the ledger keeps the URLs listed in a sitemap
 
 
 def outcome_of(result: FetchResult | None, indexable: bool) -> str:
@@ -179,9 +179,7 @@ class Ledger(Hook):
 
     # --- the stage ------------------------------------------------------------------
 
-    def held(self, sitemap: str | None) -> bool:
-        if sitemap is None:
-            return False
+    def held(self, sitemap: str) -> bool:
         key = normalize_url(sitemap)
         return key in self.referenced and (key in self.failed or self._excluded(sitemap))
 
@@ -262,7 +260,7 @@ async def _judged(
     if code is None:  # robots, not-indexable: a correct removal
         return record, None
     message = (
-        f"listed in {row.last_sitemap or 'a sitemap'} until {row.last_seen}, no longer "
+        f"listed in {row.last_sitemap} until {row.last_seen}, no longer "
         f"listed; {served(result)}: {_ADVICE[code]}"
     )
     return record, finding(code, message, url=row.url)

@@ -181,14 +181,14 @@ class StateReader:
         """Did an earlier completed run list this URL (normalised)?"""
         return self._row("SELECT 1 FROM ledger WHERE key = ?", normalize_url(url)) is not None
 
-    def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
+    def ledger_rows(self) -> Iterator[tuple[str, str, str, str]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
-        last_sitemap), the latest last_seen first, then by URL (none on a new state)."""
+        last_sitemap), the latest last_seen first, then by URL (none on a new state).
+        last_sitemap is never empty: Writer._complete merges the results with a sitemap."""
         cursor = self._reader.execute(
             "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
             "ORDER BY last_seen DESC, url"
         )
-        # (last_sitemap is never '': the ledger takes the URLs of the results with one)
         pages = iter(lambda: cursor.fetchmany(1024), [])
         yield from itertools.chain.from_iterable(pages)
 
