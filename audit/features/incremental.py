@@ -365,7 +365,7 @@ class StateHook(Hook):
             for url, line, lastmod in page:
                 self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await self.ctx.enqueue(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self.ctx.enqueue(job.url, Entry("url", url, line, lastmod), url, [])
             after = page[-1][0]
 
     def end_of_run(self) -> None:

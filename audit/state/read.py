@@ -160,7 +160,8 @@ class StateReader:
             url_key(url),
             self.run,
         )
-        return None if row is None or row[0] is None else (int(row[0]), row[1])
+        # (fp is never NULL: LastmodHook puts a page's content only with a fingerprint)
+        return None if row is None else (int(row[0]), row[1])
 
     def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
         """(index, child) -> (<lastmod> interval key, child digest) of the last completed
@@ -175,7 +176,7 @@ class StateReader:
     def budget_row(self, url: str) -> tuple[int, str, str] | None:
         """--budget: (run, time, listed <lastmod>) of the URL's last check, or None."""
         row = self._row("SELECT run, at, lastmod FROM budget WHERE url = ?", url)
-        return None if row is None else (int(row[0]), str(row[1]), row[2] or "")
+        return None if row is None else (int(row[0]), str(row[1]), row[2])  # (put: never NULL)
 
     def in_ledger(self, url: str) -> bool:
         """Did an earlier completed run list this URL (normalised)?"""
@@ -204,8 +205,9 @@ class StateReader:
 
     def sitemap_entries(
         self, sitemap: str, after: str = "", limit: int = 10_000
-    ) -> list[tuple[str, int | None, str | None]]:
-        """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url."""
+    ) -> list[tuple[str, int, str | None]]:
+        """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url (a
+        listed URL's line is its entry's)."""
         # One row holding the page as JSON: sqlite3 releases and retakes the GIL at every
         # row it steps to, and each retake waits on the busy event loop and then stalls it.
         rows = self._bulk_rows(
