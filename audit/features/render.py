@@ -207,7 +207,8 @@ class RenderHook(Hook):
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
         shell = job.verdict is not None and job.verdict.shell
         key = self._keys.get(job.sitemap or "", _LAST)
-        rank = (not shell, key, job.line or 0, next(self._arrival))
+        # (a listed URL: its line is its entry's)
+        rank = (not shell, key, job.line, next(self._arrival))
         self._cands[id(job)] = _Candidate(
             rank, job, record, found, result, raw, final, shell, nofollow
         )
