@@ -188,7 +188,8 @@ class AgentsHook(Hook):
             tally.scoped += 1
         known = tally.examples.get(verdict)
         # the example is the first in sitemap order, whichever worker came first
-        if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
+        # (a listed URL's place: the judge hooks are asked for listed URLs only)
+        if known is None or (job.sitemap, job.line) < (known.sitemap, known.line):
             tally.examples[verdict] = finding(
                 f"agent-{verdict}",  # agent-blocked, agent-noindex
                 "",
@@ -292,10 +293,6 @@ _MESSAGES = {
     "noindex": "X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {url}); "
     "if {agent} should index them, remove the directive",
 }
-
-
-def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:
-    return sitemap or "", line or 0
 
 
 def _origin(url: str) -> str:
