@@ -163,9 +163,9 @@ class Ledger(Hook):
     def attach(self, ctx: RunContext) -> None:
         self._alone = ctx.alone  # the dropped URLs are checked after the run, on their own
         self._excluded = ctx.sitemap_excluded  # the run's --include/--exclude-sitemap
-        intent = intent_of(ctx)
-        if intent is not None:  # --intent: rows of dropped and held URLs are judged here
-            self.intent = intent  # (and the intent hook leaves what this claims: a Claimer)
+        # --intent: rows of dropped and held URLs are judged here (and the intent hook
+        # leaves what this claims: a Claimer)
+        self.intent = intent_of(ctx)
 
     def claims(self, url: str) -> bool:
         """Is `url` the ledger's tonight (dropped or held: listed before, not tonight)? An
