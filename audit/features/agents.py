@@ -6,8 +6,8 @@ robots.txt the run already fetched for the URL's host and the answer already rec
 request is made for an agent), and the hook counts blocked and noindex URLs per agent and
 host with one example each. At the end of the run: one `agent-blocked` and one
 `agent-noindex` finding per agent and host (only for a noindex scoped to that agent: an
-unscoped one is the main agent's `url-noindex`, though it counts in the verdicts), and `summary.agents` (merged over the targets
-of one run). The main agent itself gets no agent-* finding: its blocks and noindex are
+unscoped one is the main agent's `url-noindex`, though it counts in the verdicts), and `summary.agents` (over every target
+of the run). The main agent itself gets no agent-* finding: its blocks and noindex are
 `url-robots-blocked` and `url-noindex` already.
 
 Usage signals (contracts/agents.md), with `--agents` only: a url record whose answer carries
@@ -217,15 +217,11 @@ class AgentsHook(Hook):
         self._summary(rec.notes.setdefault("agents", {}))
 
     def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
-        """summary.agents, merged: each target of a run has its own hook."""
+        """summary.agents: each agent's counts and hosts (one hook for every target: the
+        run's one pipeline)."""
         for agent in self.agents:
-            hosts = notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})["hosts"]
-            for origin, policy in self.policies.items():
-                entry = self.host_entry(agent, origin, policy)
-                known = hosts.setdefault(origin, entry)
-                if known is not entry:  # another target of the run read this host too
-                    known["blocked"] += entry["blocked"]
-                    known["noindex"] += entry["noindex"]
+            hosts = {o: self.host_entry(agent, o, policy) for o, policy in self.policies.items()}
+            notes[agent] = {"blocked": 0, "noindex": 0, "hosts": hosts}
         for (agent, _), tally in self.tallies.items():  # (every tallied agent is named)
             notes[agent]["blocked"] += tally.blocked
             notes[agent]["noindex"] += tally.noindex
