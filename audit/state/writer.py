@@ -175,7 +175,14 @@ class Writer(threading.Thread):
             # as one statement), in their order, and the completion last: it counts them
             ordered = sorted(ops, key=lambda op: (op[0] == "complete", op[0]))
             for kind, run in itertools.groupby(ordered, key=operator.itemgetter(0)):
-                self._apply(conn, kind, [args for _, args in run])
+                rows = [args for _, args in run]
+                if kind == "url":
+                    self._insert_urls(conn, rows)
+                elif kind == "complete":
+                    for complete in rows:
+                        self._complete(conn, *complete)
+                else:  # an unknown kind is a programming error (KeyError)
+                    conn.executemany(_MANY[kind], rows)
             conn.execute("COMMIT")
 
     def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -185,15 +192,6 @@ class Writer(threading.Thread):
         flat = list(itertools.chain.from_iterable(rows))
         flat += _PAD_ROW * (size - len(rows))
         self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
-
-    def _apply(self, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        if kind == "url":
-            self._insert_urls(conn, rows)
-        elif kind == "complete":
-            for run, dedupe, ledger, cut in rows:
-                self._complete(conn, run, dedupe, ledger, cut)
-        else:  # an unknown kind is a programming error (KeyError)
-            conn.executemany(_MANY[kind], rows)
 
     def _complete(
         self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
