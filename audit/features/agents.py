@@ -6,8 +6,8 @@ robots.txt the run already fetched for the URL's host and the answer already rec
 request is made for an agent), and the hook counts blocked and noindex URLs per agent and
 host with one example each. At the end of the run: one `agent-blocked` and one
 `agent-noindex` finding per agent and host (only for a noindex scoped to that agent: an
-unscoped one is the main agent's `url-noindex`, though it counts in the verdicts), and `summary.agents` (merged over the targets
-of one run). The main agent itself gets no agent-* finding: its blocks and noindex are
+unscoped one is the main agent's `url-noindex`, though it counts in the verdicts), and `summary.agents` (over every target
+of the run). The main agent itself gets no agent-* finding: its blocks and noindex are
 `url-robots-blocked` and `url-noindex` already.
 
 Usage signals (contracts/agents.md), with `--agents` only: a url record whose answer carries
@@ -145,13 +145,12 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":  # (_count reads `scoped` of a noindex only)
                 self._count(agent, origin, verdict, job, scoped_noindex(tags, metas, agent))
-        self._offer(job, record, result, origin, checked, out)
+        self._offer(job, result, origin, checked, out)
         return out
 
     def _offer(
         self,
         job: UrlJob,
-        record: UrlResult,
         result: FetchResult | None,
         origin: str,
         checked: str,
@@ -160,11 +159,11 @@ class AgentsHook(Hook):
         """--agents-fetch: an eligible listed URL to the sample of its host."""
         page = self.pages.take(job) if self.pages is not None else job.page
         # an eligible URL: one the main agent may read that answered 200 HTML without a
-        # redirect
+        # redirect (an answer is one robots.txt let it read: judge_url's record of it says
+        # "allowed", a URL robots.txt keeps out has no answer)
         if (
             self.sampler is not None
             and result is not None
-            and record.robots == "allowed"
             and result.status == 200
             and not result.redirects
             and is_html(result.header("content-type"))
@@ -189,7 +188,8 @@ class AgentsHook(Hook):
             tally.scoped += 1
         known = tally.examples.get(verdict)
         # the example is the first in sitemap order, whichever worker came first
-        if known is None or _place(job.sitemap, job.line) < _place(known.sitemap, known.line):
+        # (a listed URL's place: the judge hooks are asked for listed URLs only)
+        if known is None or (job.sitemap, job.line) < (known.sitemap, known.line):
             tally.examples[verdict] = finding(
                 f"agent-{verdict}",  # agent-blocked, agent-noindex
                 "",
@@ -217,15 +217,11 @@ class AgentsHook(Hook):
         self._summary(rec.notes.setdefault("agents", {}))
 
     def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
-        """summary.agents, merged: each target of a run has its own hook."""
+        """summary.agents: each agent's counts and hosts (one hook for every target: the
+        run's one pipeline)."""
         for agent in self.agents:
-            hosts = notes.setdefault(agent, {"blocked": 0, "noindex": 0, "hosts": {}})["hosts"]
-            for origin, policy in self.policies.items():
-                entry = self.host_entry(agent, origin, policy)
-                known = hosts.setdefault(origin, entry)
-                if known is not entry:  # another target of the run read this host too
-                    known["blocked"] += entry["blocked"]
-                    known["noindex"] += entry["noindex"]
+            hosts = {o: self.host_entry(agent, o, policy) for o, policy in self.policies.items()}
+            notes[agent] = {"blocked": 0, "noindex": 0, "hosts": hosts}
         for (agent, _), tally in self.tallies.items():  # (every tallied agent is named)
             notes[agent]["blocked"] += tally.blocked
             notes[agent]["noindex"] += tally.noindex
@@ -293,10 +289,6 @@ _MESSAGES = {
     "noindex": "X-Robots-Tag or robots meta says noindex for {agent} on {urls} (e.g. {url}); "
     "if {agent} should index them, remove the directive",
 }
-
-
-def _place(sitemap: str | None, line: int | None) -> tuple[str, int]:
-    return sitemap or "", line or 0
 
 
 def _origin(url: str) -> str:

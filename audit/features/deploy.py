@@ -13,12 +13,13 @@ and the report still streams.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from audit.checks.deploystamp import DeployStamp
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_value
-from audit.http.hosts import canonical_origin, origin_key
+from audit.http.hosts import canonical_origin
 from audit.pipeline.hooks import Hook
 from audit.rules.dates import parse_http_date
 
@@ -29,13 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["DeployStampHook"]
 
 
+@dataclass(slots=True)
 class _Host:
-    __slots__ = ("held", "stamp", "suppressed")
-
-    def __init__(self) -> None:
-        self.stamp = DeployStamp()
-        self.held: list[Finding] = []
-        self.suppressed = 0
+    stamp: DeployStamp = field(default_factory=DeployStamp)
+    held: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
 
 
 class DeployStampHook(Hook):
@@ -53,14 +52,12 @@ class DeployStampHook(Hook):
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
-        if result is None or job.lastmod is None or result.redirects:
+        listed = job.host  # looked up once when listed (None: a URL without a host)
+        if result is None or job.lastmod is None or result.redirects or listed is None:
             return None
         # the verdict state of the URL's host (scheme://host:port, whatever the letter
-        # case or a default port written out: the job's host, looked up once when listed)
-        key = job.host.key if job.host is not None else origin_key(job.url)
-        if not key:
-            return None  # a URL without a host
-        host = self._hosts[key]
+        # case or a default port written out)
+        host = self._hosts[listed.key]
         stamp = host.stamp
         if stamp.verdict is None:  # undecided: this answer counts towards the verdict
             modified = _header_date(result, "last-modified")
@@ -77,13 +74,18 @@ class DeployStampHook(Hook):
         if judged is None or judged.lastmod_finding is None:
             return None
         held = judged.deploy_held
-        if held is None or held not in found:
+        if held is None:
+            return None
+        kept = list(found)
+        try:
+            kept.remove(held)
+        except ValueError:  # not among them (a feature's own delivery): nothing to hold
             return None
         if stamp.verdict is None:
             host.held.append(held)
         else:
             host.suppressed += 1
-        return record, [f for f in found if f != held]
+        return record, kept
 
     def _release(self, host: _Host) -> None:
         """The host was just judged: its held findings go out, or are dropped."""
@@ -95,24 +97,21 @@ class DeployStampHook(Hook):
 
     def end_of_run(self) -> None:
         for key, host in self._hosts.items():
-            if host.stamp.verdict is None:
-                host.stamp.decide()
+            stamp = host.stamp
+            if stamp.verdict is None:
+                stamp.decide()
                 self._release(host)
-            if host.stamp.verdict:
-                self._rec.finding(_deploy_finding(canonical_origin(key) or key, host))
-
-
-def _deploy_finding(origin: str, host: _Host) -> Finding:
-    stamp = host.stamp
-    return finding(
-        "last-modified-deploy",
-        f"Last-Modified on this host is a deploy stamp: 90% or more of the first {stamp.seen} "
-        f"answers fall within ten minutes ({stamp.span}), so it shows the build, not each "
-        f"page's last change; {host.suppressed} lastmod-stale/lastmod-ahead comparisons "
-        "(and last-modified-dynamic, for files built seconds before the request) were not "
-        "reported. Send each page's real modification time to make them checkable",
-        url=origin + "/",
-    )
+            if stamp.verdict:
+                message = (
+                    "Last-Modified on this host is a deploy stamp: 90% or more of the first "
+                    f"{stamp.seen} answers fall within ten minutes ({stamp.span}), so it shows "
+                    f"the build, not each page's last change; {host.suppressed} "
+                    "lastmod-stale/lastmod-ahead comparisons (and last-modified-dynamic, for "
+                    "files built seconds before the request) were not reported. Send each "
+                    "page's real modification time to make them checkable"
+                )
+                origin = canonical_origin(key) or key
+                self._rec.finding(finding("last-modified-deploy", message, url=origin + "/"))
 
 
 def _header_date(result: FetchResult, name: str) -> datetime | None:

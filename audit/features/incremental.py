@@ -81,14 +81,11 @@ def _vouches(prior: Prior, evidence: Evidence, lastmod: str | None) -> bool:
     """--changed-only: may the last run's evidence (`prior.evidence`) stand for tonight
     without a request? Only an answer that run verified (a full answer or a 304; never an
     earlier carry, which is a guess), a plain 2xx, a clean verdict, and the same <lastmod>."""
+    # An earlier verdict that may be carried forward: a plain 2xx answer (`revivable`: the
+    # record stored beside the evidence was judged on it) with no error or warning
+    # finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable robots.txt or
+    # never answered is checked again, so a page fixed since is seen fixed.
     if evidence.seen == "carried" or not evidence.revivable or prior.lastmod != lastmod:
-        return False
-    # An earlier verdict that may be carried forward: a plain 2xx answer with no error or
-    # warning finding. A 404, a 5xx, a TLS failure, a URL held back by an unreachable
-    # robots.txt or never answered is checked again, so a page fixed since is seen fixed.
-    rec = prior.record
-    status = rec.get("status")
-    if not isinstance(status, int) or not 200 <= status < 300 or rec.get("redirects"):
         return False
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
 
@@ -356,8 +353,7 @@ class StateHook(Hook):
         for f in await asyncio.to_thread(self.store.sitemap_findings, job.url):
             rec.replay(f)  # the sink stores it again, for this run
         record = {**prev.record, "carried": True}
-        entries = record.get("entries")
-        rec.entries += entries if isinstance(entries, int) else 0
+        rec.entries += record["entries"]  # (every sitemap record has its count: to_json)
         rec.sitemaps += 1
         rec.emit(record)
         self.store.sitemaps_carried += 1
@@ -369,7 +365,7 @@ class StateHook(Hook):
             for url, line, lastmod in page:
                 self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
-                await self.ctx.enqueue(job.url, Entry("url", url, line or 0, lastmod), url, [])
+                await self.ctx.enqueue(job.url, Entry("url", url, line, lastmod), url, [])
             after = page[-1][0]
 
     def end_of_run(self) -> None:

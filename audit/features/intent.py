@@ -8,14 +8,15 @@ checks, on the answer each check got:
    `intent-violated` finding (with the listing's sitemap and line) on top of the ordinary
    findings. A robots-blocked URL is not judged;
 2. every *absolute exact* row's URL that no sitemap of the run lists (nor the ledger
-   claims: a peer that is a `Claimer`), at `drain` of the run's last target: requested once,
+   claims: a peer that is a `Claimer`), at `drain` (once every listed URL of every target
+   was checked: the run's one pipeline drains once): requested once,
    robots.txt first, as a listed URL is checked (HEAD confirmed with GET, or GET with
    --page-checks; at its --rewrite origin), and given a url record with `"sitemap": null`
    and `"source": "intent"` and no finding but `intent-violated`. Such records are not
    counted as listed URLs.
 
-`IntentRun` is the run's side: the plan, the counts per action (`summary.intent`) and the
-exact rows' URLs listed by any target; every target's hook shares it. `IntentRun.judge`
+`IntentRun` is the run's side: the plan and the counts per action (`summary.intent`),
+shared with the ledger. `IntentRun.judge`
 is the one call a caller with an answer of its own makes (the ledger's dropped URLs): the
 verdict of the row that applies, or None. The counts are those of the report: every url
 record that reaches the recorder with an `intent` object counts (`IntentRun.observe`, a
@@ -59,15 +60,14 @@ class Claimer(Protocol):
 
 
 class IntentRun:
-    """One run's intent: the plan (path rows scoped to the TARGETs' origins), the counts
-    per action, and which exact rows' URLs the run listed."""
+    """One run's intent: the plan (path rows scoped to the TARGETs' origins) and the
+    counts per action."""
 
     def __init__(self, plan: IntentPlan) -> None:
         self.plan = plan
         # summary.intent, counted as url records go out (the summary takes it as it is)
         self.block: dict[str, Any] = {"file": plan.file, "rows": len(plan)}
         self.block.update({a: {"judged": 0, "violated": 0} for a in ACTIONS})
-        self.listed: set[int] = set()  # line of each exact row whose URL a sitemap listed
 
     def judge(self, url: str, answer: UrlResult | Mapping[str, Any]) -> Verdict | None:
         """The verdict of the row that applies to `url` on its answer (a url record, or its
@@ -100,14 +100,13 @@ def intent_of(ctx: RunContext) -> IntentRun | None:
 
 
 class IntentHook(Hook):
-    """`--intent` on one target of a crawl; see the module."""
+    """`--intent` on a crawl (the run's one pipeline, every target); see the module."""
 
     name = "intent"
     ctx: RunContext  # set by attach, which the run calls before any other hook point
 
-    def __init__(self, run: IntentRun, *, last: bool = True) -> None:
+    def __init__(self, run: IntentRun) -> None:
         self.run = run
-        self.last = last
 
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -121,24 +120,19 @@ class IntentHook(Hook):
         if verdict is None:
             return None
         record = record.with_fields({"intent": verdict.to_json()})
-        found = [f for f in found if f.code != CODE]  # judged again: a stored verdict re-derived
         if not verdict.ok:
             found = [*found, violation(job.url, verdict, sitemap=job.sitemap, line=job.line)]
         return record, found
 
     async def drain(self) -> None:
         ctx = self.ctx
-        rows = self.run.plan.exact_urls()
-        for row in rows:
-            if row.url in ctx.listed:
-                self.run.listed.add(row.line)
-        if not self.last or ctx.state.max_urls_reached:
+        if ctx.state.max_urls_reached:
             return  # a run cut by --max-urls does not know what it would have listed
         claimers = [peer for peer in ctx.peers if isinstance(peer, Claimer)]
         todo = [
             r
-            for r in rows
-            if r.line not in self.run.listed and not any(c.claims(r.url) for c in claimers)
+            for r in self.run.plan.exact_urls()
+            if r.url not in ctx.listed and not any(c.claims(r.url) for c in claimers)
         ]
         # the unlisted exact rows, requested by a few workers (politeness is per host)
         await work_through(todo, lambda row: self._request(ctx, row), ctx.config.concurrency)
@@ -146,18 +140,16 @@ class IntentHook(Hook):
     async def _request(self, ctx: RunContext, row: Row) -> None:
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
-        url = row.url
-        job = UrlJob(url, None, None, None)  # listed nowhere
+        job = UrlJob(row.url, None, None, None)  # listed nowhere
         result, _, record = await ctx.check_unlisted(job)
         assert job.verdict is not None  # check_unlisted judged it
         record = record.with_fields({"source": "intent", **job.verdict.index_fields()})
         out: list[Finding] = []
-        if result is not None:  # a URL robots.txt keeps us from is not judged
-            verdict = self.run.judge(url, record)
-            if verdict is not None:
-                record = record.with_fields({"intent": verdict.to_json()})
-                if not verdict.ok:
-                    out.append(violation(url, verdict))
+        # judged as a listed URL's answer is (one robots.txt keeps us from is not), with
+        # no finding but the row's own
+        judged = self.judge(job, record, out, result)
+        if judged is not None:
+            record, out = judged
         ctx.recorder.unlisted(record)
         ctx.recorder.findings(out)
 

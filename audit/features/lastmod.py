@@ -75,11 +75,6 @@ def page_date_gap(page_date: datetime, lastmod: str | None) -> timedelta | None:
     return timedelta(0)
 
 
-def _days(gap: timedelta) -> str:
-    days = gap.total_seconds() / 86400
-    return f"{days:.0f} days" if days >= 2 else f"{gap.total_seconds() / 3600:.0f} hours"
-
-
 class LastmodHook(Hook):
     """Content fingerprints and page dates at the pipeline's hook points."""
 
@@ -125,9 +120,8 @@ class LastmodHook(Hook):
                 if before[0] != fp:
                     changed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
                 else:
-                    prior = store.prior(job.url)
-                    value = prior.record.get("content_changed") if prior is not None else None
-                    changed = value if isinstance(value, str) else None
+                    prior = store.prior(job.url)  # its record's field: this hook's, str or None
+                    changed = prior.record.get("content_changed") if prior is not None else None
         return self._with_changed(record, changed), [*found, *more]
 
     # --- content_changed (contracts/fix.md) -------------------------------------------
@@ -145,9 +139,11 @@ class LastmodHook(Hook):
         gap = page_date_gap(content.modified, job.lastmod)
         if gap is None or gap <= PAGE_DATE_SLACK:
             return []
+        days = gap.total_seconds() / 86400
+        away = f"{days:.0f} days" if days >= 2 else f"{gap.total_seconds() / 3600:.0f} hours"
         message = (
             f"the page's {content.modified_source} says {content.modified_text}, "
-            f"{_days(gap)} away from <lastmod> {job.lastmod}: one of them is wrong; "
+            f"{away} away from <lastmod> {job.lastmod}: one of them is wrong; "
             "make <lastmod> the date the page's content last changed"
         )
         return [

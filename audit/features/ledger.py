@@ -97,7 +97,7 @@ class Dropped:
     url: str
     first_seen: str
     last_seen: str
-    last_sitemap: str | None
+    last_sitemap: str  # never empty: the ledger keeps the URLs listed in a sitemap
 
 
 def outcome_of(result: FetchResult | None, indexable: bool) -> str:
@@ -144,8 +144,8 @@ class Ledger(Hook):
     def __call__(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
         if kind == "url":
-            sitemap = record.get("sitemap")
-            if sitemap is not None and record.get("source") not in ("ledger", "intent"):
+            # a listed URL (the records of the URLs the ledger and --intent ask have none)
+            if record.get("sitemap") is not None:
                 self.listed.add(str(record.get("url")))
         elif kind == "finding":
             # the field naming the sitemap of a held code ("": no record has it, none held)
@@ -163,9 +163,9 @@ class Ledger(Hook):
     def attach(self, ctx: RunContext) -> None:
         self._alone = ctx.alone  # the dropped URLs are checked after the run, on their own
         self._excluded = ctx.sitemap_excluded  # the run's --include/--exclude-sitemap
-        intent = intent_of(ctx)
-        if intent is not None:  # --intent: rows of dropped and held URLs are judged here
-            self.intent = intent  # (and the intent hook leaves what this claims: a Claimer)
+        # --intent: rows of dropped and held URLs are judged here (and the intent hook
+        # leaves what this claims: a Claimer)
+        self.intent = intent_of(ctx)
 
     def claims(self, url: str) -> bool:
         """Is `url` the ledger's tonight (dropped or held: listed before, not tonight)? An
@@ -179,9 +179,7 @@ class Ledger(Hook):
 
     # --- the stage ------------------------------------------------------------------
 
-    def held(self, sitemap: str | None) -> bool:
-        if sitemap is None:
-            return False
+    def held(self, sitemap: str) -> bool:
         key = normalize_url(sitemap)
         return key in self.referenced and (key in self.failed or self._excluded(sitemap))
 
@@ -262,7 +260,7 @@ async def _judged(
     if code is None:  # robots, not-indexable: a correct removal
         return record, None
     message = (
-        f"listed in {row.last_sitemap or 'a sitemap'} until {row.last_seen}, no longer "
+        f"listed in {row.last_sitemap} until {row.last_seen}, no longer "
         f"listed; {served(result)}: {_ADVICE[code]}"
     )
     return record, finding(code, message, url=row.url)

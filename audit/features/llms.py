@@ -92,7 +92,6 @@ class LlmsHook(Hook):
         self.links: dict[str, _Link] = {}  # normalised URL -> the link, every llms.txt
         self.counted: set[str] = set()  # origins whose llms.txt was read as text
         self.listed = SeenUrls()  # normalised listed URLs
-        self.judged: set[str] = set()  # links judged as listed URLs
         self.indexable: Counter[str] = Counter()  # origin -> indexable listed URLs
         self.covered: Counter[str] = Counter()  # origin -> those some llms.txt links
 
@@ -158,9 +157,9 @@ class LlmsHook(Hook):
         indexable = extra.get("indexable") is True
         self.indexable[origin] += indexable  # one more, or none
         link = self.links.get(norm)
-        if link is None or norm in self.judged or not self._audited(norm):
+        # (each listed URL is judged once: the run admits a normalised URL once)
+        if link is None or not self._audited(norm):
             return None
-        self.judged.add(norm)
         self.covered[origin] += indexable
         policy = self.ctx.robots.cached(record.url)
         blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
@@ -194,10 +193,11 @@ class LlmsHook(Hook):
     # --- links no sitemap lists --------------------------------------------------
 
     async def drain(self) -> None:
+        # (a link judged as a listed URL is listed: judge notes it)
         todo = [
             link
             for norm, link in self.links.items()
-            if self._audited(norm) and norm not in self.listed and norm not in self.judged
+            if self._audited(norm) and norm not in self.listed
         ]
         await work_through(todo, self._check, self.config.concurrency)
 

@@ -201,13 +201,14 @@ class RenderHook(Hook):
         # facts only of a 200 HTML answer (a facts sink reads no other), fed or revived
         facts = sink.facts if sink is not None else None
         if result is None or facts is None or not facts.bytes_read or result.redirects:
-            return _rendered(record, False), found
+            return record.with_fields({"rendered": False}), found
         final = result.final_url
         nofollow = header_nofollow(result.header_all("x-robots-tag"), self.agent)
         raw = page_facts(facts, final, agent=self.agent, header_nofollow=nofollow)
         shell = job.verdict is not None and job.verdict.shell
         key = self._keys.get(job.sitemap or "", _LAST)
-        rank = (not shell, key, job.line or 0, next(self._arrival))
+        # (a listed URL: its line is its entry's)
+        rank = (not shell, key, job.line, next(self._arrival))
         self._cands[id(job)] = _Candidate(
             rank, job, record, found, result, raw, final, shell, nofollow
         )
@@ -230,7 +231,9 @@ class RenderHook(Hook):
 
     def _unrendered(self, cand: _Candidate) -> None:
         """A held record on, marked not rendered (no room on its host, an interrupt)."""
-        self.pass_on(cand.job, _rendered(cand.record, False), cand.found, cand.result)
+        self.pass_on(
+            cand.job, cand.record.with_fields({"rendered": False}), cand.found, cand.result
+        )
 
     def pass_on(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
@@ -287,11 +290,12 @@ class RenderHook(Hook):
         if out.navigated_to is not None:
             extra = render_record(out.navigated_to, out.ms, None)
             found = [*cand.found, js_redirect(out.navigated_to, **where)]
-            return _rendered(cand.record, True, extra), found
+            return cand.record.with_fields({"rendered": True, "render": extra}), found
         if out.html is None:
             self.session.failed += 1
             why = out.failure or "the page's DOM could not be read"
-            return _rendered(cand.record, False), [*cand.found, render_failed(why, **where)]
+            found = [*cand.found, render_failed(why, **where)]
+            return cand.record.with_fields({"rendered": False}), found
         rendered = rendered_facts(
             out.html,
             cand.final,
@@ -304,7 +308,7 @@ class RenderHook(Hook):
             self._links.add_rendered(cand.final, only)
         found = compare(cand.raw, rendered, shell=cand.shell, agent=self.agent, **where)
         extra = render_record(out.final_url or job.url, out.ms, rendered, len(only))
-        return _rendered(cand.record, True, extra), [*cand.found, *found]
+        return cand.record.with_fields({"rendered": True, "render": extra}), [*cand.found, *found]
 
     def end_of_run(self) -> None:
         """Held records go on unrendered (an interrupted run), then summary.render."""
@@ -313,10 +317,3 @@ class RenderHook(Hook):
                 self._unrendered(cand)
         self._hosts.clear()
         self.ctx.recorder.notes["render"] = self.session.summary()
-
-
-def _rendered(record: UrlResult, rendered: bool, render: dict[str, Any] | None = None) -> UrlResult:
-    fields: dict[str, Any] = {"rendered": rendered}  # a new dict: with_fields may keep it
-    if render is not None:
-        fields["render"] = render
-    return record.with_fields(fields)

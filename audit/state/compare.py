@@ -13,7 +13,7 @@ Imports only the standard library and audit.report.aggregate (severities, number
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,16 +59,65 @@ def _outcome(rec: dict[str, Any]) -> str:
     return "not-requested" if error.startswith("not requested") else "no-answer"
 
 
-# The sections of what one side has and the other lacks: (that side, the other)
-_SIDES = {
-    "added": (1, 0),
-    "removed": (0, 1),
-    "sitemaps_added": (1, 0),
-    "sitemaps_removed": (0, 1),
-}
 # A side cut by --max-urls says nothing of what it did not check: such a target is neither
 # new nor fixed (the nc table, empty unless a side is cut).
 _COMPARED = "AND NOT EXISTS (SELECT 1 FROM nc WHERE nc.side = a.side AND nc.target = a.target)"
+# A finding key may repeat within one report (two element-unknown in one sitemap): it is
+# one row here, with how many times it occurs; its other columns are those of its most
+# severe occurrence (SQLite's bare columns beside MAX).
+_FINDINGS = """
+    SELECT code, severity, url, sitemap, line, message, count, target AS key FROM (
+        SELECT code, target, severity, url, sitemap, line, message, COUNT(*) AS count,
+            MAX(rank) AS r
+        FROM f AS a WHERE side = ? AND {cond}
+            (SELECT 1 FROM f AS b WHERE b.side = ? AND b.code = a.code AND b.target = a.target)
+            {compared}
+        GROUP BY code, target
+    ) ORDER BY r DESC, code, target
+"""
+_URLS = """
+    SELECT url, MIN(outcome) AS outcome, MIN(sitemap) AS sitemap FROM u AS a
+    WHERE side = ? AND NOT EXISTS (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)
+    GROUP BY url ORDER BY url
+"""
+_STATUS = """
+    SELECT n.url AS url, MIN(o.outcome) AS old, MIN(n.outcome) AS new, MIN(n.sitemap) AS sitemap
+    FROM u AS n JOIN u AS o ON o.side = 0 AND o.url = n.url
+    WHERE n.side = 1 AND n.outcome IS NOT o.outcome
+    GROUP BY n.url ORDER BY n.url
+"""
+_SITEMAPS = """
+    SELECT DISTINCT url FROM s AS a WHERE side = ? AND NOT EXISTS
+        (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.url) ORDER BY url
+"""
+# Each section: the head of its rows, its query, the query's (side, other side), and
+# whether the other side must have checked (or read) everything to vouch for a row: a
+# URL or sitemap one side has and the other lacks (a cut run stops reading sitemaps too)
+_ROWS: dict[str, tuple[dict[str, str], str, tuple[int, ...], bool]] = {
+    "new": (
+        {"type": "diff-finding", "change": "new"},
+        _FINDINGS.format(cond="NOT EXISTS", compared=_COMPARED),
+        (1, 0),
+        False,
+    ),
+    "fixed": (
+        {"type": "diff-finding", "change": "fixed"},
+        _FINDINGS.format(cond="NOT EXISTS", compared=_COMPARED),
+        (0, 1),
+        False,
+    ),
+    "still": (
+        {"type": "diff-finding", "change": "still"},
+        _FINDINGS.format(cond="EXISTS", compared=""),
+        (1, 0),
+        False,
+    ),
+    "added": ({"type": "diff-url", "change": "added"}, _URLS, (1, 0), True),
+    "removed": ({"type": "diff-url", "change": "removed"}, _URLS, (0, 1), True),
+    "status": ({"type": "diff-status"}, _STATUS, (), False),
+    "sitemaps_added": ({"type": "diff-sitemap", "change": "added"}, _SITEMAPS, (1, 0), True),
+    "sitemaps_removed": ({"type": "diff-sitemap", "change": "removed"}, _SITEMAPS, (0, 1), True),
+}
 
 
 class Comparison:
@@ -176,96 +225,15 @@ class Comparison:
         ).fetchone()
         return int(n)
 
-    # A finding key may repeat within one report (two element-unknown in one
-    # sitemap): it is one row here, with how many times it occurs.
-    # A side cut by --max-urls says nothing of what it did not check: such a target is
-    # neither new nor fixed (the nc table, empty unless a side is cut).
-    _FINDINGS = """
-        SELECT code, target, severity, url, sitemap, line, message, COUNT(*), MAX(rank) AS r
-        FROM f AS a WHERE side = ? AND {cond}
-            (SELECT 1 FROM f AS b WHERE b.side = ? AND b.code = a.code AND b.target = a.target)
-            {compared}
-        GROUP BY code, target ORDER BY r DESC, code, target
-    """
-
-    def findings(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other, cond, compared = {
-            "new": (1, 0, "NOT EXISTS", _COMPARED),
-            "fixed": (0, 1, "NOT EXISTS", _COMPARED),
-            "still": (1, 0, "EXISTS", ""),
-        }[section]
-        sql = self._FINDINGS.format(cond=cond, compared=compared)
-        for code, target, sev, url, sitemap, line, message, count, _ in self.conn.execute(
-            sql, (side, other)
-        ):
-            yield {
-                "type": "diff-finding",
-                "change": section,
-                "code": code,
-                "severity": sev,
-                "url": url,
-                "sitemap": sitemap,
-                "line": line,
-                "message": message,
-                "count": count,
-                "key": target,
-            }
-
-    def urls(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = _SIDES[section]
-        if self.cut[other]:  # not checked by a cut run is not "removed" (nor "added")
-            return
-        sql = """
-            SELECT url, MIN(outcome), MIN(sitemap) FROM u AS a WHERE side = ? AND NOT EXISTS
-                (SELECT 1 FROM u AS b WHERE b.side = ? AND b.url = a.url)
-            GROUP BY url ORDER BY url
-        """
-        for url, outcome, sitemap in self.conn.execute(sql, (side, other)):
-            yield {
-                "type": "diff-url",
-                "change": section,
-                "url": url,
-                "outcome": outcome,
-                "sitemap": sitemap,
-            }
-
-    def status_changes(self) -> Iterator[dict[str, Any]]:
-        sql = """
-            SELECT n.url, MIN(o.outcome), MIN(n.outcome), MIN(n.sitemap)
-            FROM u AS n JOIN u AS o ON o.side = 0 AND o.url = n.url
-            WHERE n.side = 1 AND n.outcome IS NOT o.outcome
-            GROUP BY n.url ORDER BY n.url
-        """
-        for url, old, new, sitemap in self.conn.execute(sql):
-            yield {
-                "type": "diff-status",
-                "url": url,
-                "old": old,
-                "new": new,
-                "sitemap": sitemap,
-            }
-
-    def sitemaps(self, section: str) -> Iterator[dict[str, Any]]:
-        side, other = _SIDES[section]
-        if self.cut[other]:  # a cut run stops reading sitemaps too
-            return
-        sql = """
-            SELECT DISTINCT url FROM s AS a WHERE side = ? AND NOT EXISTS
-                (SELECT 1 FROM s AS b WHERE b.side = ? AND b.url = a.url) ORDER BY url
-        """
-        change = section.removeprefix("sitemaps_")
-        for (url,) in self.conn.execute(sql, (side, other)):
-            yield {"type": "diff-sitemap", "change": change, "url": url}
-
     def rows(self, section: str) -> Iterator[dict[str, Any]]:
-        """The rows of one of SECTIONS."""
-        by_section: dict[str, Callable[[str], Iterator[dict[str, Any]]]] = {
-            **dict.fromkeys(("new", "fixed", "still"), self.findings),
-            "added": self.urls,
-            "removed": self.urls,
-            "status": lambda _: self.status_changes(),
-        }
-        return by_section.get(section, self.sitemaps)(section)
+        """The rows of one of SECTIONS, each its head and its query's named columns."""
+        head, sql, sides, vouched = _ROWS[section]
+        if vouched and self.cut[sides[1]]:  # not checked (or read) by a cut run is not
+            return  # "removed", nor "added"
+        cursor = self.conn.execute(sql, sides)
+        names = [column[0] for column in cursor.description]
+        for row in cursor:
+            yield {**head, **dict(zip(names, row, strict=True))}
 
     def drops(self, pct: float) -> list[str]:
         """Alert lines for the sitemaps (still there) and the whole audit that lost `pct`%
@@ -273,7 +241,7 @@ class Comparison:
         nothing is judged."""
         if self.cut[1]:
             return []
-        removed = {row["url"] for row in self.sitemaps("sitemaps_removed")}
+        removed = {row["url"] for row in self.rows("sitemaps_removed")}
         lines: list[str] = []
         sql = _LEFT.format(group="sitemap,", by="GROUP BY sitemap ORDER BY sitemap")
         for sitemap, old, left in self.conn.execute(sql):
@@ -301,12 +269,10 @@ def find_alerts(db: Comparison, alerts: Alerts) -> list[str]:
     """One plain line per alert, in a fixed order."""
     lines: list[str] = []
     if alerts.drop_pct is not None:
-        lines += [
-            f"ALERT: sitemap vanished: {row['url']}" for row in db.sitemaps("sitemaps_removed")
-        ]
+        lines += [f"ALERT: sitemap vanished: {row['url']}" for row in db.rows("sitemaps_removed")]
         lines += db.drops(alerts.drop_pct)
     if alerts.new_errors is not None:
-        new = sum(row["count"] for row in db.findings("new") if row["severity"] == "error")
+        new = sum(row["count"] for row in db.rows("new") if row["severity"] == "error")
         if new > alerts.new_errors:
             lines.append(
                 f"ALERT: {new} new error(s), more than --alert-new-errors {alerts.new_errors}"

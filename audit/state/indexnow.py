@@ -101,12 +101,13 @@ class Ledger:
         ).fetchone()
         return row is not None
 
-    def entry(self, url: str) -> tuple[str, int | None] | None:
-        """(`live` | `gone`, fingerprint) of the URL's last accepted submission, or None."""
+    def entry(self, url: str) -> tuple[str | None, int | None]:
+        """(`live` | `gone`, fingerprint) of the URL's last accepted submission, or (None,
+        None) when it has none."""
         if not self._has_ledger:
-            return None
+            return None, None
         row = self.conn.execute(f"SELECT state, fp FROM {_LEDGER} WHERE url = ?", (url,)).fetchone()
-        return None if row is None else (str(row[0]), row[1])  # fp: an INTEGER or NULL
+        return (None, None) if row is None else (str(row[0]), row[1])  # fp: INTEGER or NULL
 
     def fingerprint(self, url: str) -> int | None:
         """The page's main-text fingerprint as the state holds it (this run's, or the one a
@@ -157,16 +158,16 @@ def _decide(collector: IndexNowCollector, ledger: Ledger) -> tuple[dict[str, _Or
     origins: dict[str, _Origin] = {}
     skipped = 0
     for url, kind in collector.urls.items():
-        entry = ledger.entry(url)
+        state, sent = ledger.entry(url)
         if kind == "live":
             fp = ledger.fingerprint(url)
             if fp is None:
                 continue  # no main text: nothing verified about its content
-            if entry == ("live", fp):
+            if (state, sent) == ("live", fp):
                 skipped += 1
                 continue
-            send = _Send(url, "new" if entry is None else "changed", "live", fp)
-        elif entry is not None and entry[0] == "live":
+            send = _Send(url, "new" if state is None else "changed", "live", fp)
+        elif state == "live":
             send = _Send(url, "gone", "gone", None)
         else:
             continue  # gone, and not live when last submitted: nothing to say
@@ -190,18 +191,24 @@ async def _key_valid(group: _Origin, key: str, config: CrawlConfig) -> Finding |
     if status == 200 and shown == key:  # (a key is never empty: no body is no key)
         return None
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    if status is None:
-        answered = f"no answer ({error})" if error else "no answer"
-    elif status != 200:
-        answered = f"HTTP {status}"
-    else:
+    if status == 200:
         answered = f"HTTP 200 with {shown!r}" if shown else "HTTP 200 with an empty body"
+    else:
+        answered = _answered(status, error)
     message = (
         f"the IndexNow key file {key_url} answered {answered}, not "
         f"200 with the key: nothing of {group.root} was submitted; serve the key as the "
         "file's only content at that URL"
     )
     return finding("indexnow-key-invalid", message, url=key_url)
+
+
+def _answered(status: int | None, error: str | None) -> str:
+    """What a server answered, for a message: `HTTP 403`, or `no answer` and the network
+    error when there was one."""
+    if status is not None:
+        return f"HTTP {status}"
+    return f"no answer ({error})" if error else "no answer"
 
 
 def _record(send: _Send, outcome: str, status: int | None) -> dict[str, Any]:
@@ -283,10 +290,7 @@ async def _post_chunk(
         ledger.accept([(s.url, s.state, s.fp) for s in chunk])
     else:
         outcome = "rejected"
-        if result.status is not None:
-            answer = f"HTTP {result.status}"
-        else:  # the network error, when there was one
-            answer = "no answer" + (f" ({result.error})" if result.error else "")
+        answer = _answered(result.status, result.error)
         why = result.gave_up or (
             f"after {result.attempts} attempts" if result.attempts > 1 else "not retried"
         )

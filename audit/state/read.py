@@ -47,7 +47,11 @@ __all__ = [
 
 SNAPSHOT_LOOKUPS: Final = 5000
 
-_COLUMNS = "run, lastmod, etag, last_modified, record, findings, evidence"
+# '' is "none" in the URL rows (audit.state.schema.URL_TABLE): read back as None here
+_COLUMNS = (
+    "run, NULLIF(lastmod, ''), NULLIF(etag, ''), NULLIF(last_modified, ''), record, findings, "
+    "evidence"
+)
 # This run's own rows (a resume: the last row of a URL) and the last completed run's
 _FROM_RESULTS = f"SELECT {_COLUMNS} FROM results WHERE url = ? ORDER BY rowid DESC LIMIT 1"
 _FROM_URLS = f"SELECT {_COLUMNS} FROM urls WHERE url = ?"
@@ -128,9 +132,9 @@ class StateReader:
                 run, lastmod, etag, lm, record, findings, evidence = row
                 return Prior(
                     run,
-                    lastmod or None,
-                    etag or None,
-                    lm or None,
+                    lastmod,
+                    etag,
+                    lm,
                     decode(record),
                     decode(findings) if findings else [],
                     decode_evidence(evidence),  # NULL in a row older than the column
@@ -152,9 +156,12 @@ class StateReader:
     def previous_content(self, url: str) -> tuple[int, str | None] | None:
         """(fingerprint, <lastmod>) an earlier run saw for a page, or None."""
         row = self._row(
-            "SELECT fp, lastmod FROM content WHERE key = ? AND run < ?", url_key(url), self.run
+            "SELECT fp, NULLIF(lastmod, '') FROM content WHERE key = ? AND run < ?",
+            url_key(url),
+            self.run,
         )
-        return None if row is None or row[0] is None else (int(row[0]), row[1] or None)
+        # (fp is never NULL: LastmodHook puts a page's content only with a fingerprint)
+        return None if row is None else (int(row[0]), row[1])
 
     def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
         """(index, child) -> (<lastmod> interval key, child digest) of the last completed
@@ -169,22 +176,22 @@ class StateReader:
     def budget_row(self, url: str) -> tuple[int, str, str] | None:
         """--budget: (run, time, listed <lastmod>) of the URL's last check, or None."""
         row = self._row("SELECT run, at, lastmod FROM budget WHERE url = ?", url)
-        return None if row is None else (int(row[0]), str(row[1]), row[2] or "")
+        return None if row is None else (int(row[0]), str(row[1]), row[2])  # (put: never NULL)
 
     def in_ledger(self, url: str) -> bool:
         """Did an earlier completed run list this URL (normalised)?"""
         return self._row("SELECT 1 FROM ledger WHERE key = ?", normalize_url(url)) is not None
 
-    def ledger_rows(self) -> Iterator[tuple[str, str, str, str | None]]:
+    def ledger_rows(self) -> Iterator[tuple[str, str, str, str]]:
         """The ledger before this run: (url as last listed, first_seen, last_seen,
-        last_sitemap), the latest last_seen first, then by URL (none on a new state)."""
+        last_sitemap), the latest last_seen first, then by URL (none on a new state).
+        last_sitemap is never empty: Writer._complete merges the results with a sitemap."""
         cursor = self._reader.execute(
             "SELECT url, first_seen, last_seen, last_sitemap FROM ledger "
             "ORDER BY last_seen DESC, url"
         )
         pages = iter(lambda: cursor.fetchmany(1024), [])
-        for url, first, last, sitemap in itertools.chain.from_iterable(pages):
-            yield url, first, last, sitemap or None
+        yield from itertools.chain.from_iterable(pages)
 
     # --- bulk reads for a sitemap carried forward ---------------------------------------
 
@@ -198,12 +205,13 @@ class StateReader:
 
     def sitemap_entries(
         self, sitemap: str, after: str = "", limit: int = 10_000
-    ) -> list[tuple[str, int | None, str | None]]:
-        """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url."""
+    ) -> list[tuple[str, int, str | None]]:
+        """(url, line, lastmod) of the URLs an earlier run found in `sitemap`, by url (a
+        listed URL's line is its entry's)."""
         # One row holding the page as JSON: sqlite3 releases and retakes the GIL at every
         # row it steps to, and each retake waits on the busy event loop and then stalls it.
         rows = self._bulk_rows(
-            "SELECT json_group_array(json_array(url, line, lastmod)) FROM ("
+            "SELECT json_group_array(json_array(url, line, NULLIF(lastmod, ''))) FROM ("
             "SELECT url, line, lastmod FROM urls "
             "WHERE sitemap = ? AND url > ? ORDER BY url LIMIT ?)",
             sitemap,
@@ -212,7 +220,7 @@ class StateReader:
         )
         entries = decode(rows[0][0])  # an aggregate: one row, `[]` when nothing matched
         entries.sort()  # in url order already (a no-op pass); the caller pages on the last
-        return [(url, line, lastmod or None) for url, line, lastmod in entries]
+        return [(url, line, lastmod) for url, line, lastmod in entries]
 
     def sitemap_findings(self, sitemap: str) -> list[dict[str, Any]]:
         """The records of an earlier run that go with `sitemap` when it is carried."""

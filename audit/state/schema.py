@@ -291,12 +291,15 @@ def begin_run(conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[st
     """Mark the run started (a new state: created, schema and meta in one transaction, so
     that a failure leaves no half-made state; an older one: migrated); return the URL rows
     already in `results` (a resumed run's)."""
+    columns: tuple[tuple[str, str, str], ...]
     if mode == "new":
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
+        statements, columns = STATEMENTS, ()
+    else:
+        statements, columns = MIGRATIONS, _COLUMN_MIGRATIONS
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("BEGIN")
-    statements, columns = (STATEMENTS, ()) if mode == "new" else (MIGRATIONS, _COLUMN_MIGRATIONS)
     for statement in statements:
         conn.execute(statement)
     for table, column, declaration in columns:

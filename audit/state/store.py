@@ -96,10 +96,8 @@ _DOCUMENT_LASTMOD: Final = frozenset(
 
 def _carry_with(record: dict[str, Any]) -> str | None:
     """The sitemap a finding travels with when that sitemap is carried, or None."""
-    code = record.get("code")
-    if not isinstance(code, str) or not (
-        code.startswith(_DOCUMENT_PREFIXES) or code in _DOCUMENT_LASTMOD
-    ):
+    code = record.get("code", "")  # a finding's is a str; a url record has none
+    if not (code.startswith(_DOCUMENT_PREFIXES) or code in _DOCUMENT_LASTMOD):
         return None
     return record.get("url") if code in CHILD_CODES else record.get("sitemap")
 

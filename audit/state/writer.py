@@ -140,11 +140,9 @@ class Writer(threading.Thread):
         while True:
             batch = [q.get()]
             self.wake.clear()
-            if (
-                batch[0][0] not in CONTROL
-                and q.qsize() < self.flush_every
-                and self.controls_queued == self.controls_done
-            ):
+            # (a control operation taken first is pending too: `control` counts it before
+            # queueing it)
+            if q.qsize() < self.flush_every and self.controls_queued == self.controls_done:
                 # let a batch gather (the GIL is free meanwhile): one transaction for many
                 # rows; flush() and close() cut the wait short (a flush_s of 0: no wait)
                 self.wake.wait(self.flush_s)
@@ -166,25 +164,25 @@ class Writer(threading.Thread):
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
         """Commit one batch of queued operations (a control operation only last, answered
         by the loop once the batch is committed)."""
-        last = batch[-1][0]
-        ops = batch[:-1] if last in CONTROL else batch
-        content = [args for kind, args in ops if kind == "content"]
-        if content:
-            # their own table, their own transaction (order does not matter): the URL
-            # rows still go in as one statement
-            ops = [op for op in ops if op[0] != "content"]
-            conn.execute("BEGIN")
-            conn.executemany(_MANY["content"], content)
-            conn.execute("COMMIT")
+        ops = batch[:-1] if batch[-1][0] in CONTROL else batch
         kinds = {kind for kind, _ in ops}
         if kinds == {"url"}:
             # the common batch: URL rows only, one statement, its own transaction
             self._insert_urls(conn, [args for _, args in ops])
         elif kinds:
             conn.execute("BEGIN")
-            # runs of one kind go in together, in order
-            for kind, run in itertools.groupby(ops, key=operator.itemgetter(0)):
-                self._apply(conn, kind, [args for _, args in run])
+            # each kind's rows together (the tables are apart; the URL rows still go in
+            # as one statement), in their order, and the completion last: it counts them
+            ordered = sorted(ops, key=lambda op: (op[0] == "complete", op[0]))
+            for kind, run in itertools.groupby(ordered, key=operator.itemgetter(0)):
+                rows = [args for _, args in run]
+                if kind == "url":
+                    self._insert_urls(conn, rows)
+                elif kind == "complete":
+                    for complete in rows:
+                        self._complete(conn, *complete)
+                else:  # an unknown kind is a programming error (KeyError)
+                    conn.executemany(_MANY[kind], rows)
             conn.execute("COMMIT")
 
     def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
@@ -194,15 +192,6 @@ class Writer(threading.Thread):
         flat = list(itertools.chain.from_iterable(rows))
         flat += _PAD_ROW * (size - len(rows))
         self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
-
-    def _apply(self, conn: sqlite3.Connection, kind: str, rows: list[tuple[Any, ...]]) -> None:
-        if kind == "url":
-            self._insert_urls(conn, rows)
-        elif kind == "complete":
-            for run, dedupe, ledger, cut in rows:
-                self._complete(conn, run, dedupe, ledger, cut)
-        else:  # an unknown kind is a programming error (KeyError)
-            conn.executemany(_MANY[kind], rows)
 
     def _complete(
         self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
