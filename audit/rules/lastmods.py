@@ -213,7 +213,7 @@ class LastmodCheck:
         # the parsed lastmod (or why it is invalid); the previous one is remembered
         value = self._lm_value
         if lastmod != self._lm_text:
-            value = _lastmod_fast(lastmod) or self._parse(lastmod)
+            value = self._parse(lastmod)
             self._lm_text, self._lm_value = lastmod, value
         if isinstance(value, str):
             add(
@@ -262,10 +262,9 @@ class LastmodCheck:
 
     def _parse(self, text: str) -> _Lastmod | str:
         value = text.strip(XML_SPACE)
-        if value != text:
-            fast = _lastmod_fast(value)
-            if fast is not None:
-                return fast
+        fast = _lastmod_fast(value)  # the two common forms, without building datetimes
+        if fast is not None:
+            return fast
         if not value:
             return "empty"
         try:
