@@ -84,16 +84,16 @@ class LocCheck:
             self.scope.is_plain if self.scope is not None else is_plain_url
         )
 
-    def check(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
+    def check(self, entry: Entry, out: LocFindings) -> tuple[str | None, str | None]:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable).
-        An `out` that is a LocFindings is also told what the <loc> can be used for."""
+        `out` is also told what the <loc> can be used for."""
         raw, line = entry.loc, entry.line
         loc = raw.strip(XML_SPACE) if raw is not None else ""
         url = loc or None
         for code, message in check_loc(raw):
             add(out, self.source, code, message, line, url)
             leaves = _LEAVES.get(code)
-            if leaves is not None and isinstance(out, LocFindings):
+            if leaves is not None:
                 if not out.why:
                     out.why = code
                 if out.use is not LocUse.NONE:
