@@ -83,8 +83,8 @@ class HreflangGraph:
     def __init__(self, seen: SeenUrls | None = None) -> None:
         self.seen = seen
         self._nodes = SeenUrls()
-        # pair hash -> (fp of B, (A as listed, B as listed, sitemap, line, "sitemap"))
-        self._pending: dict[int, tuple[int, _Link]] = {}
+        # pair hash -> (fp of B, A as listed, B as listed, sitemap, line)
+        self._pending: dict[int, tuple[int, str, str, str | None, int | None]] = {}
 
     def __len__(self) -> int:
         """URLs that declared alternates."""
@@ -118,7 +118,7 @@ class HreflangGraph:
             if back in pending:
                 del pending[back]  # B named A before: the pair is reciprocal
             else:
-                pending[hash((fa, fb))] = (fb, (url, href, sitemap, line, "sitemap"))
+                pending[hash((fa, fb))] = (fb, url, href, sitemap, line)
 
     def _not_returned(self, links: Iterable[tuple[int, _Link]]) -> Iterator[Finding]:
         """hreflang-not-reciprocal for each link A -> B of `links` (with B's fingerprint)
@@ -144,7 +144,10 @@ class HreflangGraph:
 
     def finish(self) -> list[Finding]:
         """hreflang-not-reciprocal, once per unanswered link (A names B, B does not name A)."""
-        return list(self._not_returned(self._pending.values()))
+        pending = self._pending.values()  # (kept flat: one tuple a link while it waits)
+        return list(
+            self._not_returned((fb, (a, b, sm, n, "sitemap")) for fb, a, b, sm, n in pending)
+        )
 
 
 class HreflangStore(HreflangGraph):
