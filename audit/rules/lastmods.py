@@ -17,9 +17,7 @@ audit (stamped with the serving time).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from functools import partial
 
 from audit.core.records import Finding
 from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start, tz_offset
@@ -71,32 +69,29 @@ _T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in HOUR_MINUTE.items()}  # "
 _COLON_SECONDS = frozenset(":" + ss for ss in TWO_DIGITS)  # ":ss", 00 to 59
 
 
-def _vouched(
-    table: dict[str, int], size: int, value_of: Callable[[str], int], text: str
-) -> int | None:
-    """`value_of(text)`, kept in `table` (emptied when it holds `size` texts), whose keys
-    vouch for their syntax; None when `value_of` finds `text` invalid (ValueError: the slow
-    path explains what is wrong)."""
-    value = table.get(text)
-    if value is None:
+def _day_ordinal(text: str) -> int | None:
+    ordinal = _DAY_ORDINALS.get(text)
+    if ordinal is None:
         try:
-            value = value_of(text)
+            ordinal = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
+        except ValueError:
+            return None  # the slow path explains what is wrong
+        if len(_DAY_ORDINALS) >= 65_536:
+            _DAY_ORDINALS.clear()
+        _DAY_ORDINALS[text] = ordinal
+    return ordinal
+
+
+def _tz_seconds(tzd: str) -> int | None:
+    seconds = _TZ_SECONDS.get(tzd)
+    if seconds is None:
+        try:
+            seconds = int(tz_offset(tzd).total_seconds())
         except ValueError:
             return None
-        if len(table) >= size:
-            table.clear()
-        table[text] = value
-    return value
-
-
-# valid "YYYY-MM-DD" -> its ordinal; valid TZD -> seconds east of UTC
-_day_ordinal = partial(
-    _vouched,
-    _DAY_ORDINALS,
-    65_536,
-    lambda t: date(int(t[:4]), int(t[5:7]), int(t[8:10])).toordinal(),
-)
-_tz_seconds = partial(_vouched, _TZ_SECONDS, 1024, lambda tzd: int(tz_offset(tzd).total_seconds()))
+        if len(_TZ_SECONDS) < 1024:
+            _TZ_SECONDS[tzd] = seconds
+    return seconds
 
 
 def _lastmod_fast(value: str) -> _Lastmod | None:
@@ -218,7 +213,7 @@ class LastmodCheck:
         # the parsed lastmod (or why it is invalid); the previous one is remembered
         value = self._lm_value
         if lastmod != self._lm_text:
-            value = self._parse(lastmod)
+            value = _lastmod_fast(lastmod) or self._parse(lastmod)
             self._lm_text, self._lm_value = lastmod, value
         if isinstance(value, str):
             add(
@@ -267,9 +262,10 @@ class LastmodCheck:
 
     def _parse(self, text: str) -> _Lastmod | str:
         value = text.strip(XML_SPACE)
-        fast = _lastmod_fast(value)  # the two common forms, without building datetimes
-        if fast is not None:
-            return fast
+        if value != text:
+            fast = _lastmod_fast(value)
+            if fast is not None:
+                return fast
         if not value:
             return "empty"
         try:
