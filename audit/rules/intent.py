@@ -95,10 +95,17 @@ class Served:
 
     @classmethod
     def of(cls, record: UrlResult | Mapping[str, Any]) -> Served:
-        """The answer a url record (a UrlResult, or its jsonl dict) stands for, read from
-        the jsonl form (its extras, `indexable` among them, are its top-level keys)."""
+        """The answer a url record (a UrlResult, or its jsonl dict) stands for."""
         if isinstance(record, UrlResult):
-            record = record.to_json()
+            extra = record.extra or {}
+            return cls(
+                record.status,
+                record.redirects,
+                record.final_url,
+                extra.get("indexable") is True,
+                extra.get("indexability"),
+                record.error,
+            )
         hops = tuple(
             Hop(str(h.get("url")), int(h.get("status") or 0))
             for h in record.get("redirects") or ()
