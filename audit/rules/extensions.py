@@ -222,12 +222,10 @@ class ExtensionCheck:
 
     def _check_alternate(self, alt: Alternate, loc: str | None, out: list[Finding]) -> str | None:
         """hreflang-invalid for one xhtml:link; its href (stripped), None when unusable."""
-        why: str | None
-        if alt.hreflang is None:
-            shown, why = "the hreflang attribute", "is missing"
-        else:
-            shown, why = f"hreflang {show(alt.hreflang)}", check_hreflang(alt.hreflang)
+        code = alt.hreflang
+        why = "is missing" if code is None else check_hreflang(code)
         if why is not None:
+            shown = f"hreflang {show(code)}" if code is not None else "the hreflang attribute"
             add(
                 out,
                 self.source,
