@@ -118,9 +118,7 @@ def _timed_start(year: int, month: int, m: re.Match[str]) -> tuple[datetime, Pre
     if hour > 23 or minute > 59:
         raise ValueError(f"time {hs}:{mis} does not exist")
     second = micro = 0
-    precision: Precision = "minute"  # without seconds: the XSD rejects it
     if ss is not None:
-        precision = "second"
         second = int(ss)
         if second > 59:
             raise ValueError(f"second {ss} does not exist")
@@ -134,7 +132,9 @@ def _timed_start(year: int, month: int, m: re.Match[str]) -> tuple[datetime, Pre
         start -= tz_offset(tzd)
     except OverflowError:
         raise ValueError("date out of range") from None
-    return start, precision, precision == "second"
+    if ss is None:
+        return start, "minute", False
+    return start, "second", True
 
 
 def parse_w3c_datetime(text: str) -> W3CDate:
