@@ -179,7 +179,7 @@ class Audit:
             self.recorder.roll_up()  # the `rollup` records (contracts/nights.md 5)
             # --intent: the run's plan, read (and checked) before anything is requested (or
             # as the caller read it: CrawlRun reads it before the --state store is opened)
-            if intent is None and config.intent:
+            if intent is None:
                 intent = _intent_run(config, self.jobs)
             if config.render is not None:
                 from audit.features.render import RenderSession  # no browser is started here
@@ -296,7 +296,7 @@ class CrawlRun:
         check_config_options(config)
         jobs = check_targets(names, mode)  # every target before anything is opened
         # --intent read once, before the state (a malformed file: one line, FILE:LINE)
-        self._intent = _intent_run(config, jobs) if config.intent else None
+        self._intent = _intent_run(config, jobs)
         check_notify(options)
         check_state(config, options)
         self.targets, self.mode, self.options = names, mode, options
@@ -377,7 +377,9 @@ class CrawlRun:
 def _intent_run(config: CrawlConfig, jobs: list[tuple[str, str]]) -> Any:
     """The run's --intent plan (read by load_plan: TargetError, one line FILE:LINE, for a
     malformed file), its path rows scoped to the TARGETs' origins (a local file's is
-    --base-url's)."""
+    --base-url's); None without --intent."""
+    if not config.intent:
+        return None
     from audit.features.intent import IntentRun
     from audit.front.migrate import load_plan  # only with --intent (see _LAZY)
 
@@ -396,17 +398,18 @@ def check_targets(targets: str | Sequence[str], mode: str) -> list[tuple[str, st
     jobs = []
     for target in names:
         kind, value = classify_target(target)
-        if kind == "site" and mode in _NOT_A_SITE:
-            raise TargetError(f"{target}: a site root; {_NOT_A_SITE[mode]}")
+        refused = _REFUSED.get((kind, mode))
+        if refused is not None:
+            raise TargetError(f"{target}: {refused}")
         jobs.append((kind, value))
     return jobs
 
 
-# the modes that take no site root, and what they take instead
-_NOT_A_SITE = {
-    "validate": "validate takes a sitemap URL or file (use `sitemap-audit discover` to find "
-    "them, or `sitemap-audit crawl`)",
-    "inspect": "inspect takes a sitemap URL or file",
+# the kinds of target a mode does not take, and what it takes instead
+_REFUSED = {
+    ("site", "validate"): "a site root; validate takes a sitemap URL or file (use "
+    "`sitemap-audit discover` to find them, or `sitemap-audit crawl`)",
+    ("site", "inspect"): "a site root; inspect takes a sitemap URL or file",
 }
 
 

@@ -130,61 +130,40 @@ _NOT_CRAWLERS = frozenset(
 )
 
 
-def _items(comment: list[str]) -> list[str]:
-    """The `;`-separated items of a comment's characters, stripped."""
-    return list(map(str.strip, "".join(comment).split(";")))
+def _items(comment: str) -> list[str]:
+    """The `;`-separated items of a comment's text, stripped."""
+    return list(map(str.strip, comment.split(";")))
 
 
-class _Splitter:
-    """A User-Agent string read character by character: products outside parentheses,
-    comments (nested parentheses stay inside the comment that holds them)."""
-
-    def __init__(self) -> None:
-        self.products: list[str] = []
-        self.comments: list[list[str]] = []
-        self.depth = 0
-        self.buf: list[str] = []  # the characters of the comment being read
-        self.word: list[str] = []  # the characters of the product being read
-
-    def feed(self, ch: str) -> None:
-        if ch == "(":
-            if self.depth == 0:  # a comment opens
-                self._end_word()
-                self.buf = []
-            else:
-                self.buf.append("(")
-            self.depth += 1
-        elif ch == ")" and self.depth > 0:
-            self.depth -= 1
-            if self.depth == 0:  # the comment closes
-                self.comments.append(_items(self.buf))
-            else:
-                self.buf.append(")")
-        elif self.depth:
-            self.buf.append(ch)
-        elif ch.isspace():
-            self._end_word()
-        else:
-            self.word.append(ch)
-
-    def finish(self) -> None:
-        self._end_word()
-        if self.depth and self.buf:  # an unclosed comment still says what it says
-            self.comments.append(_items(self.buf))
-
-    def _end_word(self) -> None:
-        if self.word:
-            self.products.append("".join(self.word))
-            self.word = []
+_PARENTHESIS = re.compile(r"[()]")
 
 
 def _split(user_agent: str) -> tuple[list[str], list[list[str]]]:
-    """The products outside parentheses and the `;`-separated items of each comment."""
-    splitter = _Splitter()
-    for ch in user_agent:
-        splitter.feed(ch)
-    splitter.finish()
-    return splitter.products, splitter.comments
+    """The products outside parentheses (split at white space and at a comment) and the
+    `;`-separated items of each comment; parentheses nested in a comment stay inside it,
+    a `)` outside any comment is a product's character, and an unclosed comment still says
+    what it says."""
+    products: list[str] = []
+    comments: list[list[str]] = []
+    depth = start = 0  # start: where the text outside or the comment being read begins
+    for paren in _PARENTHESIS.finditer(user_agent):
+        at = paren.start()
+        if paren.group() == "(":
+            if depth == 0:  # a comment opens
+                products += user_agent[start:at].split()
+                start = at + 1
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:  # the comment closes
+                comments.append(_items(user_agent[start:at]))
+                start = at + 1
+    rest = user_agent[start:]
+    if depth == 0:
+        products += rest.split()
+    elif rest:
+        comments.append(_items(rest))
+    return products, comments
 
 
 def _name(product: str) -> str | None:
@@ -207,7 +186,7 @@ def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
     """The crawler the comments name: after `compatible` first, else a versioned product;
     else the product after a `compatible;` that stands outside parentheses (OpenAI's
     `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`)."""
-    bare = [_items(list(" ".join(products)))]  # the products, `;`-separated like a comment
+    bare = [_items(" ".join(products))]  # the products, `;`-separated like a comment
     # a product with a version (`Applebot/0.1` of `(Applebot/0.1; +http://...)`), not a
     # `+http://...` link
     versioned = (

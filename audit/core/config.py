@@ -230,16 +230,22 @@ def as_tuples(given: dict[str, Any], keys: Iterable[str]) -> None:
             given[key] = tuple([value] if isinstance(value, str) else value)
 
 
-# what an option of each other type must hold: (the test, what the message expects); a
-# caller's options of tuple type are `tuple_words` (the command line's are lists)
-_HOLDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+# what an option of each type must hold: (the test, what the message expects; None: a
+# tuple of strings, which check_fields' caller names); an option of another type (pairs
+# of strings) is not checked. A number is never a bool, nor NaN (_NUMBERS).
+_HOLDS: dict[str, tuple[Callable[[Any], bool], str | None]] = {
     "bool": (lambda v: isinstance(v, bool), "True or False"),
     "str": (lambda v: isinstance(v, str), "a string"),
     "tuple[str, ...]": (
         lambda v: isinstance(v, tuple) and all(isinstance(x, str) for x in v),
-        "a tuple of strings",
+        None,
     ),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "float": (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
 }
+_NUMBERS = frozenset({"int", "float"})
+_ANYTHING: tuple[Callable[[Any], bool], str | None] = (lambda v: True, "")
+_ANY_NUMBER = ("", lambda v: True)  # an option without a range
 
 
 def check_config(config: CrawlConfig) -> CrawlConfig:
@@ -259,27 +265,13 @@ def check_fields(options: Any, tuple_words: str = "a tuple of strings") -> None:
         if value is None and kind.endswith("| None"):
             continue
         base = kind.removesuffix(" | None")
-        if base in ("int", "float"):
-            _check_number(f.name, value, base)
-        elif base in _HOLDS and not _HOLDS[base][0](value):
-            what = tuple_words if base == "tuple[str, ...]" else _HOLDS[base][1]
-            raise TypeError(f"{f.name}: expected {what}, got {value!r}")
-
-
-# what a numeric option of each type must be, and how a message names it (never a bool)
-_NUMBERS: dict[str, tuple[Any, str]] = {
-    "int": (int, "an integer"),
-    "float": (int | float, "a number"),
-}
-_ANY_NUMBER = ("", lambda v: True)  # an option without a range
-
-
-def _check_number(name: str, value: Any, kind: str) -> None:
-    accepted, what = _NUMBERS[kind]
-    if isinstance(value, bool) or not isinstance(value, accepted):
-        raise TypeError(f"{name}: expected {what}, got {value!r}")
-    if math.isnan(value):
-        raise ValueError(f"{name}: not a number")
-    words, within = _RANGES.get(name, _ANY_NUMBER)
-    if not within(value):
-        raise ValueError(f"{name}: {words}, got {value!r}")
+        holds, what = _HOLDS.get(base, _ANYTHING)
+        if not holds(value):
+            raise TypeError(
+                f"{f.name}: expected {tuple_words if what is None else what}, got {value!r}"
+            )
+        if base in _NUMBERS and math.isnan(value):
+            raise ValueError(f"{f.name}: not a number")
+        words, within = _RANGES.get(f.name, _ANY_NUMBER)
+        if not within(value):
+            raise ValueError(f"{f.name}: {words}, got {value!r}")

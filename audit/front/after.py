@@ -71,9 +71,10 @@ def take_snapshot(opts: RunOptions) -> Any:
 
 
 def send_notices(opts: RunOptions, snapshot: Any, targets: Sequence[str], audit: Any) -> list[str]:
-    """--notify after the run: by default only when it got worse. The one-line reason of
-    each notification that could not be sent (the run's verdict stands)."""
-    if snapshot is None or audit is None:
+    """--notify after the run (`audit` is the run's, started): by default only when it got
+    worse. The one-line reason of each notification that could not be sent (the run's
+    verdict stands)."""
+    if snapshot is None:  # no --notify
         return []
     from audit.report.notify import Notice, NotifyError, send
     from audit.state.worse import NOTIFY_ON_DEFAULT, judge_night

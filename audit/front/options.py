@@ -199,10 +199,10 @@ def scoped(config: CrawlConfig, targets: Sequence[str | None]) -> CrawlConfig:
     if config.credential_origins:
         return config
     from audit.http.access import credential_scope
+    from audit.http.credentials import credential_headers
 
     scope = credential_scope([*targets, config.base_url], config.rewrites)
-    secret_headers = [k for k, _ in config.extra_headers if k.lower() != "user-agent"]
-    if (config.auth or config.cookies or secret_headers) and not scope:
+    if credential_headers(config) and not scope:  # credentials given, no origin to send them
         # a local file lists URLs of any host: say which origin the credentials are for
         raise OptionError(
             "--auth, --cookie and --header are sent only to the target's origin: with a local "

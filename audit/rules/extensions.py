@@ -100,9 +100,12 @@ class ExtensionCheck:
                 )
         # image-deprecated-tag, once for the <image:image> elements that have such tags
         with_deprecated = [image for image in images if image.deprecated]
-        if with_deprecated:
-            deprecated = dict.fromkeys(tag for image in with_deprecated for tag in image.deprecated)
-            tags = ", ".join(f"<image:{t.removeprefix('image:')}>" for t in deprecated)
+        if with_deprecated:  # (local names: `caption`), each once
+            tags = ", ".join(
+                dict.fromkeys(
+                    f"<image:{tag}>" for image in with_deprecated for tag in image.deprecated
+                )
+            )
             add(
                 out,
                 self.source,

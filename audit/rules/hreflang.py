@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Final, Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 from audit.core.records import Finding, finding
 from audit.rules.findings import show
@@ -47,10 +47,11 @@ def _signed(fp: int) -> int:
     return fp - (1 << 64) if fp >= _SIGN else fp
 
 
-# where a link A -> B was named, and how to add its return link ({a}, {b}: A and B shown)
-_RETURN_LINK: Final = {
-    "sitemap": ("its sitemap entry", "add a return link to {a} in the entry of {b}"),
-    "page": ("its page's <head>", 'add <link rel="alternate" hreflang=... href={a}> to {b}'),
+# where a link A -> B was named, as the message says it, and how to add its return link
+# ({a}, {b}: A and B shown): the store's, which holds links of both sources
+_RETURN_LINKS: Final = {
+    "sitemap": (" (its sitemap entry)", "add a return link to {a} in the entry of {b}"),
+    "page": (" (its page's <head>)", 'add <link rel="alternate" hreflang=... href={a}> to {b}'),
 }
 
 
@@ -72,8 +73,12 @@ class HreflangGraph:
 
     __slots__ = ("_nodes", "_pending", "seen")
 
-    # how "B lists no alternates" ends in a finding (the store adds where they could be)
+    # how "B lists no alternates" ends in a finding (the store adds where they could be),
+    # and where a link was named and how to return it: the graph's links are sitemaps'
     _NO_ALTERNATES = "lists no hreflang alternates at all"
+    _RETURN_LINK: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "sitemap": ("", "add a return link to {a} in the entry of {b}")
+    }
 
     def __init__(self, seen: SeenUrls | None = None) -> None:
         self.seen = seen
@@ -115,34 +120,34 @@ class HreflangGraph:
             else:
                 pending[hash((fa, fb))] = (fb, url, href, sitemap, line)
 
-    def _why_unanswered(self, fb: int, a: str, b: str) -> str | None:
-        """Why B's side of A -> B is missing, or None when B is not in the audit (its page
-        may carry the links)."""
-        if self._nodes.contains_fp(fb):
-            return f"{show(b)} lists hreflang alternates that do not include {show(a)}"
-        if self.seen is None or self.seen.contains_fp(fb):
-            return f"{show(b)} {self._NO_ALTERNATES}"
-        return None
+    def _not_returned(self, links: Iterable[tuple[int, _Link]]) -> Iterator[Finding]:
+        """hreflang-not-reciprocal for each link A -> B of `links` (with B's fingerprint)
+        whose B does not name A: B lists other alternates, or none while it is part of the
+        audit. A B that is not in the audit is left alone (its page may carry the links)."""
+        for fb, (a, b, sitemap, line, source) in links:
+            if self._nodes.contains_fp(fb):
+                why = f"{show(b)} lists hreflang alternates that do not include {show(a)}"
+            elif self.seen is None or self.seen.contains_fp(fb):
+                why = f"{show(b)} {self._NO_ALTERNATES}"
+            else:
+                continue
+            where, fix = self._RETURN_LINK[source]
+            yield finding(
+                "hreflang-not-reciprocal",
+                f"{show(a)} names {show(b)} as an hreflang alternate{where}, but {why}: "
+                f"{fix.format(a=show(a), b=show(b))} (every version must list itself and all "
+                "the others)",
+                sitemap=sitemap,
+                line=line,
+                url=a,
+            )
 
     def finish(self) -> list[Finding]:
         """hreflang-not-reciprocal, once per unanswered link (A names B, B does not name A)."""
-        out: list[Finding] = []
-        for fb, a, b, sitemap, line in self._pending.values():
-            why = self._why_unanswered(fb, a, b)
-            if why is None:
-                continue
-            out.append(
-                finding(
-                    "hreflang-not-reciprocal",
-                    f"{show(a)} names {show(b)} as an hreflang alternate, but {why}: "
-                    f"add a return link to {show(a)} in the entry of {show(b)} "
-                    "(every version must list itself and all the others)",
-                    sitemap=sitemap,
-                    line=line,
-                    url=a,
-                )
-            )
-        return out
+        pending = self._pending.values()  # (kept flat: one tuple a link while it waits)
+        return list(
+            self._not_returned((fb, (a, b, sm, n, "sitemap")) for fb, a, b, sm, n in pending)
+        )
 
 
 class HreflangStore(HreflangGraph):
@@ -151,6 +156,7 @@ class HreflangStore(HreflangGraph):
     __slots__ = ("_db", "_links", "_memory_pairs", "_path", "_total")
 
     _NO_ALTERNATES = "lists no hreflang alternates at all (sitemap entry or page)"
+    _RETURN_LINK = _RETURN_LINKS
 
     def __init__(self, seen: SeenUrls | None = None, *, memory_pairs: int = MEMORY_PAIRS) -> None:
         super().__init__(seen)
@@ -233,20 +239,7 @@ class HreflangStore(HreflangGraph):
 
     def iter_findings(self) -> Iterator[Finding]:
         """hreflang-not-reciprocal, once per unanswered link, streamed from memory or disk."""
-        for fb, (a, b, sitemap, line, source) in self._unanswered():
-            why = self._why_unanswered(fb, a, b)
-            if why is None:
-                continue
-            where, fix = _RETURN_LINK[source]
-            yield finding(
-                "hreflang-not-reciprocal",
-                f"{show(a)} names {show(b)} as an hreflang alternate ({where}), but {why}: "
-                f"{fix.format(a=show(a), b=show(b))} (every version must list itself and all "
-                "the others)",
-                sitemap=sitemap,
-                line=line,
-                url=a,
-            )
+        return self._not_returned(self._unanswered())
 
     def finish(self) -> list[Finding]:
         """Every hreflang-not-reciprocal finding; the on-disk table is removed afterwards."""

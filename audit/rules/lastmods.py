@@ -303,7 +303,7 @@ class LastmodCheck:
                     "its child's last change",
                 )
             )
-        elif news == 0 and self.count:
+        elif news == 0:
             uniform = self._uniform()
             if uniform is not None:
                 problems.append(("lastmod-uniform", uniform))
@@ -318,7 +318,7 @@ class LastmodCheck:
     def _uniform(self) -> str | None:
         """Why the lastmods look generated (one day, or the time of serving), or None."""
         n = self.count
-        day, top = max(self.days.items(), key=lambda kv: kv[1])
+        day, top = max(self.days.items(), key=lambda kv: kv[1], default=(0, 0))  # 0: none
         if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
             return (
                 f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"

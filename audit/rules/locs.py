@@ -18,7 +18,7 @@ from enum import Enum
 
 from audit.core.records import Entry, Finding
 from audit.rules.findings import XML_SPACE, add, show
-from audit.rules.urls import LocScope, check_loc, is_plain_url, normalize_url, origin
+from audit.rules.urls import LocScope, check_loc, normalize_url, origin
 
 __all__ = ["LocCheck", "LocFindings", "LocUse", "loc_use"]
 
@@ -77,23 +77,21 @@ class LocCheck:
     ) -> None:
         self.source = source
         self.cross_submitted = cross_submitted
-        self.scope = LocScope(sitemap_url) if sitemap_url else None
-        # The <loc> fast path: a plain URL (in scope, with a sitemap URL) is valid and
-        # already normalised.
-        self.plain: Callable[[str], object] = (
-            self.scope.is_plain if self.scope is not None else is_plain_url
-        )
+        # no sitemap URL: a scope without an origin, which puts every URL in it
+        self.scope = LocScope(sitemap_url or "")
+        # The <loc> fast path: a plain URL (in scope) is valid and already normalised.
+        self.plain: Callable[[str], object] = self.scope.is_plain
 
-    def check(self, entry: Entry, out: list[Finding]) -> tuple[str | None, str | None]:
+    def check(self, entry: Entry, out: LocFindings) -> tuple[str | None, str | None]:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable).
-        An `out` that is a LocFindings is also told what the <loc> can be used for."""
+        `out` is also told what the <loc> can be used for."""
         raw, line = entry.loc, entry.line
         loc = raw.strip(XML_SPACE) if raw is not None else ""
         url = loc or None
         for code, message in check_loc(raw):
             add(out, self.source, code, message, line, url)
             leaves = _LEAVES.get(code)
-            if leaves is not None and isinstance(out, LocFindings):
+            if leaves is not None:
                 if not out.why:
                     out.why = code
                 if out.use is not LocUse.NONE:
@@ -102,8 +100,6 @@ class LocCheck:
             return url, None  # nothing to compare
         norm = normalize_url(loc)
         scope = self.scope
-        if scope is None:
-            return loc, norm
         scope_code = scope.classify(loc, norm)
         # loc-cross-host, unless the other host's robots.txt submits this sitemap
         if scope_code == "loc-cross-host" and (

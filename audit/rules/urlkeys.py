@@ -18,10 +18,10 @@ __all__ = ["UrlKeys"]
 
 
 class UrlKeys:
-    """The duplicate tables of one sitemap; `src_url` and `src_sm` are its source ids
-    in them (the validator's fast path uses `seen` and `src_url` inline)."""
+    """The duplicate tables of one sitemap; `src_url` is its source id in the run's (the
+    validator's fast path uses `seen` and `src_url` inline)."""
 
-    __slots__ = ("_news_locs", "seen", "seen_sitemaps", "source", "src_sm", "src_url")
+    __slots__ = ("_news_locs", "_tables", "seen", "seen_sitemaps", "source", "src_url")
 
     def __init__(
         self, source: str, *, seen: SeenUrls | None, seen_sitemaps: SeenUrls | None
@@ -30,7 +30,11 @@ class UrlKeys:
         self.seen = seen
         self.seen_sitemaps = seen_sitemaps if seen_sitemaps is not None else SeenUrls()
         self.src_url = seen.source_id(source) if seen is not None else 0
-        self.src_sm = self.seen_sitemaps.source_id(source)
+        # by `is_url`: the table an entry is looked up in, and this sitemap's id in it
+        self._tables = {
+            True: (seen, self.src_url),
+            False: (self.seen_sitemaps, self.seen_sitemaps.source_id(source)),
+        }
         self._news_locs: set[str] = set()  # normalised news listings of this sitemap
 
     def check(
@@ -49,10 +53,10 @@ class UrlKeys:
             out = writable(out)
             self._add_duplicate(entry, "earlier in this sitemap", shown, norm, out)
             return out
-        table = self.seen if is_url else self.seen_sitemaps
+        table, source_id = self._tables[is_url]
         if table is None:
             return out
-        first = table.add_normalized(norm, self.src_url if is_url else self.src_sm)
+        first = table.add_normalized(norm, source_id)
         if first < 0:
             return out
         out = writable(out)

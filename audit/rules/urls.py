@@ -432,7 +432,7 @@ class LocScope:
     """Which URLs one sitemap may list (loc-cross-host, loc-outside-path), precomputed.
 
     `classify(url)` returns None when the URL is in scope, else the code. The
-    common in-scope URL costs one `str.startswith`.
+    common in-scope URL, normalised, costs one `str.startswith`.
     """
 
     __slots__ = ("_origin", "_prefix", "is_plain", "sitemap_url")
@@ -459,10 +459,8 @@ class LocScope:
         prefix = self._prefix
         if prefix is None:
             return None
-        if url.startswith(prefix):
-            return None
         norm = normalize_url(url) if normalized is None else normalized
-        if norm.startswith(prefix):
+        if norm.startswith(prefix):  # (a URL that starts with it as written: normalised too)
             return None
         o = origin(norm)
         if o is None:

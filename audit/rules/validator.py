@@ -72,21 +72,6 @@ __all__ = [
 ]
 
 
-def _utc(now: datetime | None) -> datetime:
-    """`now` in UTC (a naive one taken as UTC); None: the current time."""
-    if now is None:
-        now = datetime.now(UTC)
-    elif now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    return now.astimezone(UTC)
-
-
-def _share_seen(hreflang: HreflangGraph | None, seen: SeenUrls | None) -> None:
-    """Give the hreflang graph the run's URL table when it has none of its own."""
-    if hreflang is not None and hreflang.seen is None and seen is not None:
-        hreflang.seen = seen
-
-
 class SitemapValidator:
     """Checks the entries of one sitemap as they stream past, then its totals.
 
@@ -141,10 +126,15 @@ class SitemapValidator:
         self.served_at = served_at
         self.tolerance_s = tolerance_s
         self.sitemap_url = sitemap_url
-        self.now = _utc(now)
+        if now is None:
+            now = datetime.now(UTC)
+        elif now.tzinfo is None:  # a naive time is taken as UTC
+            now = now.replace(tzinfo=UTC)
+        self.now = now.astimezone(UTC)
         self.seen = seen
         self.hreflang = hreflang
-        _share_seen(hreflang, seen)
+        if hreflang is not None and hreflang.seen is None:  # the graph gets the run's table
+            hreflang.seen = seen
         self.cross_submitted = cross_submitted
         self.kind = kind
         self.checked = 0
@@ -225,27 +215,3 @@ class SitemapValidator:
             *news_count_problems(self._ext.news),
         ]
         return [finding(code, message, sitemap=self.source) for code, message in problems]
-
-    @property
-    def index_served_now(self) -> bool:
-        """An index of 2 entries or more whose every <lastmod> has a time within 60 s of
-        the moment it was served (index-lastmod-now, in place of lastmod-uniform)."""
-        return self._dates.index_served_now
-
-    # What tests/rules/test_fast_paths.py compares: the lastmod counts the inline path
-    # kept, against those of the full path (LastmodCheck.full) on its own.
-    @property
-    def _days(self) -> dict[int, int]:
-        return self._dates.days
-
-    @property
-    def _lastmods(self) -> int:
-        return self._dates.count
-
-    @property
-    def _served_now(self) -> int:
-        return self._dates.served_now
-
-    @property
-    def _lastmod_full(self) -> Callable[[str, int, str | None, list[Finding]], None]:
-        return self._dates.full

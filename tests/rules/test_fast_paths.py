@@ -1,7 +1,7 @@
 """The per-entry fast paths of the parser and the validator agree with their careful paths.
 
 - Validator: the inline <lastmod> path of check() (length, slices and tables of valid
-  parts) counts and reports exactly what the full path (_lastmod_full) does, for valid,
+  parts) counts and reports exactly what the full path (LastmodCheck.full) does, for valid,
   nearly valid and invalid values, around the "future", "served now" and old-day edges.
 - Validator: a clean entry gets the shared empty list, which no entry ever fills; the
   inlined duplicate table agrees with SeenUrls.add.
@@ -93,12 +93,12 @@ def test_inline_lastmod_agrees_with_the_full_path(text: str, minutes: int) -> No
     for _ in range(2):
         got = fast.check(Entry("url", LOC, 3, text))
         want: list[Finding] = []
-        full._lastmod_full(text, 3, LOC, want)
+        full._dates.full(text, 3, LOC, want)
         assert got == want, text
-    assert (fast._lastmods, fast._days, fast._served_now) == (
-        full._lastmods,
-        full._days,
-        full._served_now,
+    assert (fast._dates.count, fast._dates.days, fast._dates.served_now) == (
+        full._dates.count,
+        full._dates.days,
+        full._dates.served_now,
     ), text
 
 
@@ -113,7 +113,7 @@ def test_common_lastmod_forms_are_counted_inline_on_their_utc_day() -> None:
     for value in values * 2:
         assert v.check(Entry("url", LOC, 1, value)) == []
     day3, day4 = (datetime(2023, 10, d).toordinal() for d in (3, 4))
-    assert v._days == {day3: 2, day4: 6} and v._lastmods == 8
+    assert v._dates.days == {day3: 2, day4: 6} and v._dates.count == 8
 
 
 def test_clean_entries_share_an_empty_list_that_nothing_fills() -> None:

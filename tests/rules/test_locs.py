@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.core.records import Entry, Finding
+from audit.core.records import Entry
 from audit.rules.locs import LocCheck, LocFindings, LocUse, loc_use
 from audit.rules.validator import SeenUrls, SitemapValidator
 
@@ -13,7 +13,7 @@ SM = f"{B}/blog/sitemap.xml"
 
 
 def run(locs: LocCheck, raw: str) -> tuple[tuple[str | None, str | None], list[str]]:
-    out: list[Finding] = []
+    out = LocFindings()
     got = locs.check(Entry("url", raw, 3), out)
     return got, [f.code for f in out]
 
