@@ -137,15 +137,14 @@ def judge_url(
         page = check_page(
             result,
             facts,
-            found,
+            answered,
             agent_token=agent_token,
             sitemap=sitemap,
             line=line,
             probe=probe,
-            answered=answered,
         )
         found, shell, alternates = page.findings, page.shell, tuple(page.alternates)
-        noindex, canonical = noindex or page.noindex, canonical or page.canonical
+        noindex, canonical = page.noindex, page.canonical  # the header's and the head's
         record = record.with_fields({"page": page.record})
     reason = index_reason(record, result, noindex, canonical)
     said = answered.lastmod_finding
