@@ -94,9 +94,9 @@ class UrlVerdict:
     @property
     def deploy_held(self) -> Finding | None:
         """The finding a host's deploy stamp explains away (lastmod-stale, -ahead,
-        last-modified-dynamic), or None."""
-        said = self.lastmod_finding  # None for most answers: no comparison to look at
-        return None if said is None or not self.lastmod.deploy_may_explain else said
+        last-modified-dynamic), or None: the lastmod comparison's finding, as
+        `lastmod_findings` gives one only for a comparison a deploy stamp may explain."""
+        return self.lastmod_finding
 
     def index_fields(self) -> dict[str, Any]:
         """The url record's `indexable` and `indexability` (text, as the report has it)."""
