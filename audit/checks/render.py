@@ -91,7 +91,7 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
         " ".join((facts.title or "").split()) or None,
         page.noindex,
         canonical,
-        frozenset(norm_url(c) for c in canonical) or frozenset({norm_url(final)}),
+        frozenset(map(norm_url, canonical)) or frozenset({norm_url(final)}),
         frozenset((lang.strip().lower(), norm_url(t)) for lang, t in pairs if t is not None),
         links,
         len(facts.text),
