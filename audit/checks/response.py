@@ -124,7 +124,7 @@ def judge_answer(
 
 # Error classes that end the checks of a URL with one finding: (code, message, the
 # detail when the HTTP layer gave none).
-_TERMINAL_KINDS: dict[str, tuple[str, str, str]] = {
+_TERMINAL_KINDS: dict[str | None, tuple[str, str, str]] = {
     "redirect-loop": (
         "url-redirect-loop",
         "the redirect chain revisits a URL: {chain}; "
@@ -164,7 +164,7 @@ def _answer_findings(result: FetchResult, cap: float, add: _Add) -> bool:
     failing status. False when the checks end there (an error class, no answer)."""
     status = result.status
     chain = _chain_text(result.redirects, result.final_url, status)
-    terminal = _TERMINAL_KINDS.get(result.error_kind or "")
+    terminal = _TERMINAL_KINDS.get(result.error_kind)
     if terminal is not None:
         code, message, detail = terminal
         add(code, message.format(chain=chain, detail=result.error or detail))
