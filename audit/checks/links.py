@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from audit.checks.agents import directives
+from audit.checks.agents import robots_meta
 from audit.checks.charsets import normalize_charset
 from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
@@ -30,7 +30,6 @@ from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
 
 _NOFOLLOW: Final = frozenset({"nofollow", "none"})
-_NOINDEX: Final = frozenset({"noindex", "none"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +49,7 @@ def page_links(body: bytes, url: str, *, agent: str = "", charset: str | None = 
 def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     """The links a crawler follows from a page (its facts) at (final) `url`."""
     base = base_of(url, facts.base_href)
-    nofollow = _meta_says(facts.metas, agent, _NOFOLLOW)
+    nofollow = robots_meta(facts.metas, agent, _NOFOLLOW) is not None
     if nofollow:
         links: tuple[str, ...] = ()
     elif facts.links_at == url:  # resolved where the page was parsed
@@ -61,7 +60,8 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     if canonical is not None:
         # None when urllib cannot parse it: search engines ignore such a canonical too
         canonical = joined(base, canonical)
-    return PageLinks(links, nofollow, _meta_says(facts.metas, agent, _NOINDEX), canonical)
+    noindex = robots_meta(facts.metas, agent) is not None
+    return PageLinks(links, nofollow, noindex, canonical)
 
 
 # `name: directive`: the name trimmed (it may be empty, and holds no space, no colon),
@@ -81,11 +81,3 @@ def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
             if raw.strip() in _NOFOLLOW and scope == own:
                 return True
     return False
-
-
-def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str]) -> bool:
-    own = agent.strip().lower()
-    return any(
-        (name == "robots" or (own and name == own)) and directives(content) & words
-        for name, content in metas
-    )

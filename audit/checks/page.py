@@ -41,7 +41,7 @@ from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
-from audit.checks.agents import directives, empty_shell
+from audit.checks.agents import empty_shell, robots_meta
 from audit.checks.hrefs import base_of, norm_url
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, noindex_directive
@@ -212,8 +212,9 @@ def check_page(
     # the head metas that apply to the agent: `robots` and the agent's own token
     agent = agent_token.strip().lower()
     robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
+    hit = robots_meta(robots_metas, agent_token)  # the first of them that says noindex
     out, noindex = _noindex(
-        list(answered.findings), result, answered.noindex, robots_metas, agent_token, make
+        list(answered.findings), result, answered.noindex, hit, agent_token, make
     )
     # the head's rel=canonical targets, resolved against `<base href>` and the final URL
     head_targets = _joined(base_of(final, facts.base_href), filter(None, facts.canonicals))
@@ -245,14 +246,13 @@ def _noindex(
     out: list[Finding],
     result: FetchResult,
     said: Finding | None,
-    robots_metas: list[tuple[str, str]],
+    hit: tuple[str, str] | None,
     agent_token: str,
     make: _Make,
 ) -> tuple[list[Finding], bool]:
-    """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
-    the URL checks' finding); and whether the header or the head says noindex."""
-    # the first meta that says noindex (or none)
-    hit = next(((n, c) for n, c in robots_metas if directives(c) & {"noindex", "none"}), None)
+    """A meta noindex (`hit`, the first meta that says it): its own finding, or the detail
+    of the X-Robots-Tag one (`said`, the URL checks' finding); and whether the header or
+    the head says noindex."""
     if hit is None:
         return out, said is not None
     meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
