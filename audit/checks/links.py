@@ -17,8 +17,7 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -26,6 +25,7 @@ from audit.checks.agents import robots_meta
 from audit.checks.charsets import normalize_charset
 from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
+from audit.checks.response import noindex_directive
 
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
 
@@ -64,20 +64,7 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     return PageLinks(links, nofollow, noindex, canonical)
 
 
-# `name: directive`: the name trimmed (it may be empty, and holds no space, no colon),
-# then a directive that is not blank
-_SCOPED: Final = re.compile(r"\s*((?:[^:\s](?:[^: ]*[^:\s])?)?)\s*:(.*\S.*)", re.S)
-
-
-def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
-    """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`."""
-    own = agent.strip().lower()
-    for value in values:
-        scope = own  # until a directive names an agent: every agent's
-        for raw in value.lower().split(","):
-            m = _SCOPED.fullmatch(raw)
-            if m is not None:  # `agent: directive` names the agent of this one and the next
-                scope, raw = m.groups()
-            if raw.strip() in _NOFOLLOW and scope == own:
-                return True
-    return False
+def header_nofollow(values: Sequence[str], agent: str = "") -> bool:
+    """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`, read
+    as the URL checks read a noindex in it (`unavailable_after:` dates are no agent)."""
+    return noindex_directive(values, agent, words=_NOFOLLOW) is not None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 from urllib.parse import urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
@@ -333,10 +333,18 @@ _VALUED_DIRECTIVES = frozenset(
 _AGENT_TOKEN = re.compile(r"[a-z_-]+\Z")
 
 
+_NOINDEX: Final = frozenset({"noindex", "none"})
+
+
 def noindex_directive(
-    values: Sequence[str], agent_token: str, *, scoped_only: bool = False
+    values: Sequence[str],
+    agent_token: str,
+    *,
+    scoped_only: bool = False,
+    words: frozenset[str] = _NOINDEX,
 ) -> str | None:
-    """The X-Robots-Tag header value that says noindex for `agent_token`, or None.
+    """The X-Robots-Tag header value that says noindex (or another of `words`: the link
+    crawl asks for nofollow) for `agent_token`, or None.
 
     Each header value is a comma-separated list; `agent: directive` scopes it
     and the following directives of that value to one agent. `none` means
@@ -350,7 +358,7 @@ def noindex_directive(
         scope: str | None = None
         for raw in value.split(","):
             scope, token = _scoped_directive(raw.strip().lower(), scope)
-            if token in ("noindex", "none") and scope in scopes:
+            if token in words and scope in scopes:
                 return value.strip()
     return None
 
