@@ -86,7 +86,7 @@ def parse_agents(text: str) -> tuple[str, ...]:
     the order given; a token of the agents table spelt as the table does, any other as
     first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
-    for item in (part.strip() for part in text.split(",")):
+    for item in map(str.strip, text.split(",")):
         for name in _expanded(item) if item else ():
             out.setdefault(name.lower(), canonical_token(name))
     if not out:
