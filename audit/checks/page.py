@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from audit.checks.agents import empty_shell, robots_meta
-from audit.checks.hrefs import base_of, norm_url
+from audit.checks.hrefs import base_of, joined_all, norm_url
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
 from audit.checks.response import Answered, canonical_links, noindex_directive
 from audit.core.records import FetchResult, Finding, finding
@@ -217,7 +217,7 @@ def check_page(
         list(answered.findings), result, answered.noindex, hit, agent_token, make
     )
     # the head's rel=canonical targets, resolved against `<base href>` and the final URL
-    head_targets = _joined(base_of(final, facts.base_href), filter(None, facts.canonicals))
+    head_targets = joined_all(base_of(final, facts.base_href), filter(None, facts.canonicals))
     out, canonical = _canonical(out, result, head_targets, final, make, answered.canonical)
     why = _soft404_reason(facts, final, probe)
     if why is not None:
@@ -279,20 +279,6 @@ def _noindex(
 # --- canonical -------------------------------------------------------------------
 
 
-def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
-    """Each href resolved against `base`, duplicates dropped, in order."""
-    return list(dict.fromkeys(_join(base, href) for href in hrefs))
-
-
-def _join(base: str, href: str) -> str:
-    """`href` resolved against `base`; as written when urllib cannot parse it (then it is
-    judged as no http(s) URL)."""
-    try:
-        return urljoin(base, href)
-    except ValueError:
-        return href
-
-
 def _canonical(
     out: list[Finding],
     result: FetchResult,
@@ -305,7 +291,7 @@ def _canonical(
     the URL checks' finding); and whether the header or the head names another URL."""
     if not head_targets:
         return out, said is not None
-    header_targets = _joined(final, canonical_links(result.header_all("link")))
+    header_targets = joined_all(final, canonical_links(result.header_all("link")))
     message = _canonical_message(head_targets, header_targets, final, result.url)
     if message is None:
         return out, said is not None

@@ -13,11 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
-from urllib.parse import urljoin
 
 from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
-from audit.checks.hrefs import norm_url
+from audit.checks.hrefs import joined_all, norm_url
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
 
@@ -418,8 +417,7 @@ def _canonical_finding(
     targets = canonical_links(link_values)
     if not targets:
         return None
-    base = result.final_url
-    resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
+    resolved = joined_all(result.final_url, targets)
     normal = {norm_url(u) for u in resolved}
     if len(normal) > 1:
         return add(
