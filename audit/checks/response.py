@@ -101,14 +101,10 @@ def judge_answer(
         return made
 
     status = result.status
-    # the common case: no redirect, no error class, no bot challenge to look for
-    plain = (
-        result.error_kind is None
-        and status is not None
-        and 200 <= status < 300
-        and not result.redirects
-    )
-    if not plain and not _answer_findings(result, config.retry_after_cap, add):
+    ok = status is not None and 200 <= status < 300
+    # the common case, a 2xx without redirects: no error class (those come with a 3xx or
+    # no answer), no failing status, no bot challenge to look for
+    if (not ok or result.redirects) and not _answer_findings(result, config.retry_after_cap, add):
         return Answered(out)  # an error class or no answer: that one finding
     if result.elapsed_ms > config.slow_ms:
         add(
@@ -116,7 +112,7 @@ def judge_answer(
             f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
             "threshold; speed up the page or its server",
         )
-    if status is None or not 200 <= status < 300:
+    if not ok:
         return Answered(out)
     return _check_ok(result, out, add, lastmod, config, agent_token, now)
 
