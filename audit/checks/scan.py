@@ -234,7 +234,8 @@ class HeadScan:
         elif tag == "base":
             self._base(_attrs(raw))
         elif tag == "title":
-            if self.title is None and self._title is None and not closed:
+            # (never inside a title: its content is raw text up to its end tag)
+            if self.title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
         elif tag == "script":
             # no type, or one that runs JavaScript
