@@ -194,14 +194,11 @@ class HeadScan:
 
     def _raw_text(self, raw: str) -> bool:
         """Script, style or title content: raw text up to its end tag (a title's is text
-        with character references, the first title's kept)."""
+        with character references, the first title's kept). Without its end tag, the rest
+        is raw text up to the end: wait for more, or `close()` takes a title's."""
         m = _RAW_END[raw].search(self.text, self.pos)
         if m is None:
-            if not self.final:
-                return False
-            self._title_text(self.text[self.pos :])
-            self.pos = len(self.text)
-            return True
+            return False
         self._title_text(self.text[self.pos : m.start()])
         self._raw = None
         self.pos = m.start()
