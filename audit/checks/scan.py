@@ -150,8 +150,8 @@ class HeadScan:
             return self._end_tag(lt)
         if nxt in ("!", "?"):
             return self._skip_to(lt, "-->" if text.startswith("<!--", lt) else ">")
-        if not nxt and not self.final:
-            return False
+        if not nxt:  # a "<" at the end
+            return self._unfinished(lt)
         self._data(lt, "<")
         self.pos = lt + 1
         return True
