@@ -561,8 +561,9 @@ class _StopRule:
         if self._scan is not None:
             self._look(self._scan, have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
-        if have + keep >= self.limit:
-            self.done = True
+        # (once reached, the limit stays reached: what is kept only grows, the limit
+        # only shrinks)
+        self.done = have + keep >= self.limit
         return keep
 
     def _look(self, scan: HeadScan, have: int, raw: bytearray, chunk: bytes) -> None:
