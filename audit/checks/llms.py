@@ -204,8 +204,9 @@ _MESSAGES: Final = {
 
 def link_finding(code: str, url: str, llms: str, line: int, answer: LinkAnswer) -> Finding:
     """A link code's finding, with `llms` (the file) and `line` (its first link there)."""
+    # what the link does (only llms-link-broken's message says it)
     what = f"answers HTTP {answer.status}" if answer.status is not None else "fails"
-    if answer.redirected and code == "llms-link-broken":
+    if answer.redirected:
         what = (
             "redirects to an error"
             if answer.status is not None and not answer.failed
