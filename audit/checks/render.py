@@ -82,7 +82,7 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
     # the head's canonical targets, resolved (None: urllib cannot parse it), each once
-    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
+    targets = (joined(base, c.strip()) for c in filter(None, facts.canonicals))
     canonical = tuple(dict.fromkeys(filter(None, targets)))
     # the head's (language, target) pairs: language lower-cased and trimmed
     pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
@@ -105,8 +105,8 @@ def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
     own, itself = origin(final), norm_url(final)
     for link in links:
         norm = norm_url(link)
-        if norm != itself and norm not in out and origin(link) == own:
-            out[norm] = link
+        if norm != itself and origin(link) == own:
+            out.setdefault(norm, link)
     return out
 
 
