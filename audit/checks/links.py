@@ -56,7 +56,7 @@ def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
         links = facts.links
     else:
         links = resolve_links(url, facts)
-    canonical = next((c for c in facts.canonicals if c), None)
+    canonical = next(filter(None, facts.canonicals), None)
     if canonical is not None:
         # None when urllib cannot parse it: search engines ignore such a canonical too
         canonical = joined(base, canonical)
