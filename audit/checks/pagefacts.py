@@ -258,7 +258,7 @@ def _link_cut(text: str, head: HeadScan) -> int:
 
 def _marked(text: str, marks: tuple[int | None, ...]) -> str:
     """The text with a marker comment at each offset (none at 0: that is the start)."""
-    at_all = sorted({m for m in marks if m})
+    at_all = sorted(set(filter(None, marks)))
     out: list[str] = []
     last = 0
     for at in at_all:
