@@ -7,6 +7,8 @@
   the head's robots metas. `blocked` before `noindex` before `allowed`. A noindex that is not
   scoped (`X-Robots-Tag: noindex`, `<meta name="robots">`) applies to every agent; a scoped
   one (`gptbot: noindex`, `<meta name="gptbot">`) only to its agent.
+- `robots_meta()` is the first head meta that applies to an agent and says noindex (or
+  other directives: `nofollow` for the link crawl).
 - `scoped_noindex()` says whether such a noindex names the agent itself: only those are
   `agent-noindex` findings (RULES.md); the verdict counts both.
 - `index_reason()` is the first reason the main agent cannot index a URL, or None; the
@@ -47,6 +49,7 @@ __all__ = [
     "index_reason",
     "meta_noindex",
     "parse_agents",
+    "robots_meta",
     "says_yes",
     "scoped_noindex",
     "served_as",
@@ -83,7 +86,7 @@ def parse_agents(text: str) -> tuple[str, ...]:
     the order given; a token of the agents table spelt as the table does, any other as
     first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
-    for item in (part.strip() for part in text.split(",")):
+    for item in map(str.strip, text.split(",")):
         for name in _expanded(item) if item else ():
             out.setdefault(name.lower(), canonical_token(name))
     if not out:
@@ -115,14 +118,27 @@ def says_yes(agent: str, signals: dict[str, str], usage: dict[str, str]) -> list
     ]
 
 
+def robots_meta(
+    metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str] = _NOINDEX
+) -> tuple[str, str] | None:
+    """The first head meta that applies to `agent` (`robots`, or named after its token)
+    and says one of `words` (by default noindex or none), as (name, content), or None."""
+    own = agent.strip().lower()
+    return next(
+        (
+            (name, content)
+            for name, content in metas
+            if (name == "robots" or (own and name == own)) and directives(content) & words
+        ),
+        None,
+    )
+
+
 def meta_noindex(metas: Iterable[tuple[str, str]], agent: str) -> str | None:
     """The first head meta (`robots`, or named after `agent`) that says noindex, shown as
     `name: content`, or None."""
-    own = agent.strip().lower()
-    for name, content in metas:
-        if name in ("robots", own) and directives(content) & _NOINDEX:
-            return f"{name}: {content.strip()}"
-    return None
+    hit = robots_meta(metas, agent)
+    return None if hit is None else f"{hit[0]}: {hit[1].strip()}"
 
 
 def scoped_noindex(

@@ -27,7 +27,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from audit.rules.urls import normalize_url
 
-__all__ = ["absolute", "base_of", "joined", "norm_url", "resolve"]
+__all__ = ["absolute", "base_of", "joined", "joined_all", "norm_url", "resolve"]
 
 # The two shapes (see the module), in printable ASCII but space ; [ \ ] (the fragment, cut
 # off, may hold any of those; the rest no "#"): a root href whose path has no "//" or "/."
@@ -76,6 +76,19 @@ def joined(base: str, href: str) -> str | None:
         return urldefrag(urljoin(base, href))[0]
     except ValueError:  # a malformed IPv6 literal, say
         return None
+
+
+def joined_all(base: str, hrefs: Iterable[str]) -> list[str]:
+    """Each href resolved against `base` by urllib's `urljoin` (its fragment kept: a
+    message shows it as written), each once, in order; an href urllib cannot parse stays
+    as written (then it is judged as no http(s) URL)."""
+    out: dict[str, None] = {}
+    for href in hrefs:
+        try:
+            out[urljoin(base, href)] = None
+        except ValueError:  # a malformed IPv6 literal, say
+            out[href] = None
+    return list(out)
 
 
 def base_of(url: str, base_href: str | None) -> str:

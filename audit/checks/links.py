@@ -17,20 +17,19 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from audit.checks.agents import directives
+from audit.checks.agents import robots_meta
 from audit.checks.charsets import normalize_charset
 from audit.checks.hrefs import base_of, joined
 from audit.checks.pagefacts import LINKS, PageFacts, parse_facts, resolve_links
+from audit.checks.response import noindex_directive
 
 __all__ = ["PageLinks", "header_nofollow", "links_of", "page_links"]
 
 _NOFOLLOW: Final = frozenset({"nofollow", "none"})
-_NOINDEX: Final = frozenset({"noindex", "none"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,42 +49,22 @@ def page_links(body: bytes, url: str, *, agent: str = "", charset: str | None = 
 def links_of(facts: PageFacts, url: str, *, agent: str = "") -> PageLinks:
     """The links a crawler follows from a page (its facts) at (final) `url`."""
     base = base_of(url, facts.base_href)
-    nofollow = _meta_says(facts.metas, agent, _NOFOLLOW)
+    nofollow = robots_meta(facts.metas, agent, _NOFOLLOW) is not None
     if nofollow:
         links: tuple[str, ...] = ()
     elif facts.links_at == url:  # resolved where the page was parsed
         links = facts.links
     else:
         links = resolve_links(url, facts)
-    canonical = next((c for c in facts.canonicals if c), None)
+    canonical = next(filter(None, facts.canonicals), None)
     if canonical is not None:
         # None when urllib cannot parse it: search engines ignore such a canonical too
         canonical = joined(base, canonical)
-    return PageLinks(links, nofollow, _meta_says(facts.metas, agent, _NOINDEX), canonical)
+    noindex = robots_meta(facts.metas, agent) is not None
+    return PageLinks(links, nofollow, noindex, canonical)
 
 
-# `name: directive`: the name trimmed (it may be empty, and holds no space, no colon),
-# then a directive that is not blank
-_SCOPED: Final = re.compile(r"\s*((?:[^:\s](?:[^: ]*[^:\s])?)?)\s*:(.*\S.*)", re.S)
-
-
-def header_nofollow(values: Iterable[str], agent: str = "") -> bool:
-    """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`."""
-    own = agent.strip().lower()
-    for value in values:
-        scope = own  # until a directive names an agent: every agent's
-        for raw in value.lower().split(","):
-            m = _SCOPED.fullmatch(raw)
-            if m is not None:  # `agent: directive` names the agent of this one and the next
-                scope, raw = m.groups()
-            if raw.strip() in _NOFOLLOW and scope == own:
-                return True
-    return False
-
-
-def _meta_says(metas: Iterable[tuple[str, str]], agent: str, words: frozenset[str]) -> bool:
-    own = agent.strip().lower()
-    return any(
-        (name == "robots" or (own and name == own)) and directives(content) & words
-        for name, content in metas
-    )
+def header_nofollow(values: Sequence[str], agent: str = "") -> bool:
+    """An `X-Robots-Tag` that says nofollow (or none) for every agent or for `agent`, read
+    as the URL checks read a noindex in it (`unavailable_after:` dates are no agent)."""
+    return noindex_directive(values, agent, words=_NOFOLLOW) is not None

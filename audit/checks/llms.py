@@ -108,39 +108,14 @@ def _links_of(line: str) -> list[str]:
     return [dest for _, dest in sorted(found)]
 
 
-class _Shape:
-    """The llmstxt.org shape, line by line: the first line that breaks it."""
-
-    def __init__(self) -> None:
-        self.seen_content = False  # a non-blank line outside fences was met
-        self.in_sections = False  # after the first H2
-        self.broken: int | None = None
-
-    def line(self, number: int, line: str) -> None:
-        if self.broken is not None or not line.strip():
-            return
-        h1 = _H1.match(line) is not None
-        if h1 == self.seen_content:  # no title first, or a second title
-            self.broken = number
-            return
-        if not self.seen_content:  # the title
-            self.seen_content = True
-            return
-        if _H2.match(line):
-            self.in_sections = True
-            return
-        item = _ITEM.fullmatch(line)
-        if self.in_sections and item is not None:
-            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
-            if link is None or link.group(2) is None:
-                self.broken = number
-
-
 def read_llms(text: str) -> LlmsText:
-    """The links and shape of an llms.txt read as text (see the module)."""
+    """The links and shape of an llms.txt read as text (see the module). The llmstxt.org
+    shape, outside fences: one `# Title` before any other line that is not blank, no
+    second title, and after the first `## Section` every list item starting with a link."""
     links: list[tuple[str, int]] = []
-    shape = _Shape()
     fence: str | None = None
+    titled = in_sections = False
+    broken: int | None = None
     for number, line in enumerate(_LINES.split(text), start=1):
         mark = _FENCE.match(line)
         if fence is not None:
@@ -152,10 +127,21 @@ def read_llms(text: str) -> LlmsText:
         if mark is not None:
             fence = mark.group(1)
             continue
-        shape.line(number, line)
         if "(" in line or "<" in line:
             links += [(dest, number) for dest in _links_of(line)]
-    return LlmsText(tuple(links), shape.broken)
+        if broken is not None or not line.strip():
+            continue  # the first line that breaks the shape is known, or a blank one
+        if (_H1.match(line) is not None) == titled:  # no title first, or a second title
+            broken = number
+        elif not titled:
+            titled = True
+        elif _H2.match(line):
+            in_sections = True
+        elif in_sections and (item := _ITEM.fullmatch(line)) is not None:
+            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
+            if link is None or link.group(2) is None:
+                broken = number
+    return LlmsText(tuple(links), broken)
 
 
 def resolve_links(base: str, links: tuple[tuple[str, int], ...]) -> dict[str, tuple[str, int]]:
@@ -218,8 +204,9 @@ _MESSAGES: Final = {
 
 def link_finding(code: str, url: str, llms: str, line: int, answer: LinkAnswer) -> Finding:
     """A link code's finding, with `llms` (the file) and `line` (its first link there)."""
+    # what the link does (only llms-link-broken's message says it)
     what = f"answers HTTP {answer.status}" if answer.status is not None else "fails"
-    if answer.redirected and code == "llms-link-broken":
+    if answer.redirected:
         what = (
             "redirects to an error"
             if answer.status is not None and not answer.failed

@@ -111,10 +111,8 @@ def main_text(root: Any) -> str:
 
 def _drop(el: Any) -> None:
     """Take the element out of the tree, keeping its tail text (the text after an element
-    belongs to its parent)."""
+    belongs to its parent). Never the root: main_text drops no html element."""
     parent = el.getparent()
-    if parent is None:
-        return
     tail = el.tail
     if tail:
         before = el.getprevious()

@@ -35,17 +35,16 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from audit.checks.agents import directives, empty_shell
-from audit.checks.hrefs import base_of, norm_url
+from audit.checks.agents import empty_shell, robots_meta
+from audit.checks.hrefs import base_of, joined_all, norm_url
 from audit.checks.pagefacts import DEFAULT_CAP, HEAD, FactsSink, PageFacts, is_html
-from audit.checks.response import Answered, canonical_links, judge_answer, noindex_directive
-from audit.core.config import CrawlConfig
+from audit.checks.response import Answered, canonical_links, noindex_directive
 from audit.core.records import FetchResult, Finding, finding
 from audit.rules.langtags import check_hreflang
 from audit.rules.urls import is_absolute_http
@@ -122,8 +121,8 @@ class PageVerdict:
     findings: list[Finding]  # the URL's findings: judge_answer's, merged with the page's
     alternates: list[str]  # valid absolute hreflang hrefs of the head, for reciprocity
     record: dict[str, Any]  # the url record's `page` object
-    noindex: bool = False  # a head meta says noindex for the agent
-    canonical: bool = False  # the head names another URL as canonical
+    noindex: bool = False  # the header or a head meta says noindex for the agent
+    canonical: bool = False  # the Link header or the head names another URL as canonical
     shell: bool = False  # an empty JavaScript shell (url-empty-shell)
 
 
@@ -189,27 +188,16 @@ def similarity(a: str, b: str) -> float:
 def check_page(
     result: FetchResult,
     facts: PageFacts,
-    prior: Sequence[Finding],
+    answered: Answered,
     *,
     agent_token: str,
     sitemap: str | None,
     line: int | None,
     probe: str | None = None,
-    answered: Answered | None = None,
 ) -> PageVerdict:
-    """The page's findings merged into `prior` (judge_answer's findings for the same URL):
-    `answered` is what those checks said (judged again from the headers when not given),
-    so the header's noindex and canonical findings are known as values."""
+    """The page's findings merged into those of `answered` (judge_answer's verdict on the
+    same answer, whose header noindex and canonical findings are known as values)."""
     url = result.url
-    if answered is None:
-        answered = judge_answer(
-            result,
-            lastmod=None,
-            sitemap=sitemap,
-            line=line,
-            config=_CONFIG,
-            agent_token=agent_token,
-        )
     stopped = (
         f" (read the first {facts.bytes_read} bytes only: the head is longer than the cap, "
         "so later tags were not seen)"
@@ -224,10 +212,12 @@ def check_page(
     # the head metas that apply to the agent: `robots` and the agent's own token
     agent = agent_token.strip().lower()
     robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
-    out, noindex = _noindex(list(prior), result, answered.noindex, robots_metas, agent_token, make)
+    hit = robots_meta(robots_metas, agent_token)  # the first of them that says noindex
+    out, noindex = _noindex(
+        list(answered.findings), result, answered.noindex, hit, agent_token, make
+    )
     # the head's rel=canonical targets, resolved against `<base href>` and the final URL
-    base = base_of(final, facts.base_href)
-    head_targets = _joined(base, (href for href in facts.canonicals if href))
+    head_targets = joined_all(base_of(final, facts.base_href), filter(None, facts.canonicals))
     out, canonical = _canonical(out, result, head_targets, final, make, answered.canonical)
     why = _soft404_reason(facts, final, probe)
     if why is not None:
@@ -247,7 +237,6 @@ def check_page(
 
 
 _Make = Callable[[str, str], Finding]
-_CONFIG = CrawlConfig()  # the header checks of check_page without `answered` need no option
 
 
 # --- noindex ---------------------------------------------------------------------
@@ -257,16 +246,15 @@ def _noindex(
     out: list[Finding],
     result: FetchResult,
     said: Finding | None,
-    robots_metas: list[tuple[str, str]],
+    hit: tuple[str, str] | None,
     agent_token: str,
     make: _Make,
 ) -> tuple[list[Finding], bool]:
-    """A meta noindex: its own finding, or the detail of the X-Robots-Tag one (`said`,
-    the URL checks' finding); and whether the head says noindex."""
-    # the first meta that says noindex (or none)
-    hit = next(((n, c) for n, c in robots_metas if directives(c) & {"noindex", "none"}), None)
+    """A meta noindex (`hit`, the first meta that says it): its own finding, or the detail
+    of the X-Robots-Tag one (`said`, the URL checks' finding); and whether the header or
+    the head says noindex."""
     if hit is None:
-        return out, False
+        return out, said is not None
     meta = f'<meta name="{hit[0]}" content="{hit[1].strip()}">'
     if said is not None:
         # the X-Robots-Tag's url-noindex finding (`said`: the header says noindex for the
@@ -291,20 +279,6 @@ def _noindex(
 # --- canonical -------------------------------------------------------------------
 
 
-def _joined(base: str, hrefs: Iterable[str]) -> list[str]:
-    """Each href resolved against `base`, duplicates dropped, in order."""
-    return list(dict.fromkeys(_join(base, href) for href in hrefs))
-
-
-def _join(base: str, href: str) -> str:
-    """`href` resolved against `base`; as written when urllib cannot parse it (then it is
-    judged as no http(s) URL)."""
-    try:
-        return urljoin(base, href)
-    except ValueError:
-        return href
-
-
 def _canonical(
     out: list[Finding],
     result: FetchResult,
@@ -314,13 +288,13 @@ def _canonical(
     said: Finding | None,
 ) -> tuple[list[Finding], bool]:
     """One url-canonical-mismatch per URL: the head's replaces the Link header's (`said`,
-    the URL checks' finding); and whether the head names another URL."""
+    the URL checks' finding); and whether the header or the head names another URL."""
     if not head_targets:
-        return out, False
-    header_targets = _joined(final, canonical_links(result.header_all("link")))
+        return out, said is not None
+    header_targets = joined_all(final, canonical_links(result.header_all("link")))
     message = _canonical_message(head_targets, header_targets, final, result.url)
     if message is None:
-        return out, False
+        return out, said is not None
     kept = [f for f in out if f != said]  # None never equals a finding
     kept.append(make("url-canonical-mismatch", message))
     return kept, True

@@ -258,7 +258,7 @@ def _link_cut(text: str, head: HeadScan) -> int:
 
 def _marked(text: str, marks: tuple[int | None, ...]) -> str:
     """The text with a marker comment at each offset (none at 0: that is the start)."""
-    at_all = sorted({m for m in marks if m})
+    at_all = sorted(set(filter(None, marks)))
     out: list[str] = []
     last = 0
     for at in at_all:
@@ -298,15 +298,16 @@ class _Text:
         self.parts: list[str] = []
         self.size = 0
         self.hidden = 0
-        self.h1_depth = 0
-        self.h1_parts: list[str] = []  # the first h1's text, while h1_depth
+        self.h1_el: Any = None  # the first h1 element (its start was met)
+        self.in_h1 = False  # inside it: its text is collected
+        self.h1_parts: list[str] = []  # the first h1's text, while in_h1
         self.h1: str | None = None
         self.h1_done = False  # the first h1 ended (empty or not: only the first counts)
 
     def add(self, data: str | None) -> None:
         if not data or self.hidden:
             return
-        if self.h1_depth:
+        if self.in_h1:
             self.h1_parts.append(data)
         if self.size < _TEXT_CHARS:
             self.parts.append(data)
@@ -316,21 +317,18 @@ class _Text:
         tag = el.tag
         if tag in _HIDDEN:
             self.hidden += 1
-        elif tag == "h1" and not self.h1_done:
-            self.h1_depth += 1
+        elif tag == "h1" and self.h1_el is None:
+            self.h1_el, self.in_h1 = el, True
         elif tag in _BREAKS:
             self.add(" ")
         self.add(el.text)
 
     def end(self, el: Any) -> None:
-        tag = el.tag
-        if tag in _HIDDEN:
+        if el.tag in _HIDDEN:
             self.hidden -= 1
-        elif tag == "h1" and self.h1_depth:
-            self.h1_depth -= 1
-            if not self.h1_depth:
-                self.h1 = _clean("".join(self.h1_parts))[:_H1_CHARS] or None
-                self.h1_done = True
+        elif el is self.h1_el:  # (an h1 inside it is text of it, as any element)
+            self.h1 = _clean("".join(self.h1_parts))[:_H1_CHARS] or None
+            self.in_h1, self.h1_done = False, True
         self.add(el.tail)
 
 
@@ -563,8 +561,9 @@ class _StopRule:
         if self._scan is not None:
             self._look(self._scan, have, raw, chunk)
         keep = max(0, min(len(chunk), self.limit - have))
-        if have + keep >= self.limit:
-            self.done = True
+        # (once reached, the limit stays reached: what is kept only grows, the limit
+        # only shrinks)
+        self.done = have + keep >= self.limit
         return keep
 
     def _look(self, scan: HeadScan, have: int, raw: bytearray, chunk: bytes) -> None:

@@ -20,9 +20,8 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from lxml import etree
 
@@ -30,6 +29,7 @@ from audit.checks.hrefs import base_of, joined, norm_url
 from audit.checks.links import links_of
 from audit.checks.pagefacts import HEAD, LINKS, PageFacts, facts_of
 from audit.core.records import Finding, finding
+from audit.rules.urls import origin
 
 __all__ = [
     "CONTENT_CHARS",
@@ -50,7 +50,6 @@ CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered 
 _SHOWN_LINKS: Final = 3
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _HTML: Final = etree.HTMLParser()
-_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,27 +77,13 @@ class RenderFacts:
         }
 
 
-def _origin(url: str) -> tuple[str, str, int | None] | None:
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS or not parts.hostname:
-        return None
-    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS[scheme]
-
-
-def page_facts(
-    facts: PageFacts, final: str, *, agent: str, header_nofollow: bool, text: int | None = None
-) -> RenderFacts:
+def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: bool) -> RenderFacts:
     """What a document (its facts) says, read at the raw answer's `final` URL."""
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
-    # the head's canonical targets, resolved, each once
-    targets = (joined(base, c.strip()) for c in facts.canonicals if c)
-    canonical = tuple(dict.fromkeys(t for t in targets if t))
+    # the head's canonical targets, resolved (None: urllib cannot parse it), each once
+    targets = (joined(base, c.strip()) for c in filter(None, facts.canonicals))
+    canonical = tuple(dict.fromkeys(filter(None, targets)))
     # the head's (language, target) pairs: language lower-cased and trimmed
     pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
     links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
@@ -106,10 +91,10 @@ def page_facts(
         " ".join((facts.title or "").split()) or None,
         page.noindex,
         canonical,
-        frozenset(norm_url(c) for c in canonical) or frozenset({norm_url(final)}),
+        frozenset(map(norm_url, canonical)) or frozenset({norm_url(final)}),
         frozenset((lang.strip().lower(), norm_url(t)) for lang, t in pairs if t is not None),
         links,
-        len(facts.text) if text is None else text,
+        len(facts.text),
     )
 
 
@@ -117,11 +102,11 @@ def _internal(links: tuple[str, ...], final: str) -> dict[str, str]:
     """The followable links on the page's own origin, the page itself left out:
     normalised target -> as found first."""
     out: dict[str, str] = {}
-    own, itself = _origin(final), norm_url(final)
+    own, itself = origin(final), norm_url(final)
     for link in links:
         norm = norm_url(link)
-        if norm != itself and norm not in out and _origin(link) == own:
-            out[norm] = link
+        if norm != itself and origin(link) == own:
+            out.setdefault(norm, link)
     return out
 
 
@@ -143,14 +128,14 @@ def visible_chars(html: str) -> int:
 def rendered_facts(
     html: str, final: str, *, agent: str, header_nofollow: bool, cap: int
 ) -> RenderFacts:
-    """The rendered DOM's facts (its outerHTML), parsed as the raw page is."""
+    """The rendered DOM's facts (its outerHTML), parsed as the raw page is; its text is
+    what the browser shows (`visible_chars`), not the parse's window of it."""
     body = html.encode("utf-8", "surrogatepass")
     facts = facts_of(
         body, wants=RAW_WANTS, cap=max(cap, len(body) + 1), content_type="text/html; charset=utf-8"
     )
-    return page_facts(
-        facts, final, agent=agent, header_nofollow=header_nofollow, text=visible_chars(html)
-    )
+    read = page_facts(facts, final, agent=agent, header_nofollow=header_nofollow)
+    return replace(read, text=visible_chars(html))
 
 
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:

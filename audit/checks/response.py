@@ -12,12 +12,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
-from urllib.parse import urljoin
+from typing import Final, Literal
 
 from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
-from audit.checks.hrefs import norm_url
+from audit.checks.hrefs import joined_all, norm_url
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
 
@@ -102,14 +101,10 @@ def judge_answer(
         return made
 
     status = result.status
-    # the common case: no redirect, no error class, no bot challenge to look for
-    plain = (
-        result.error_kind is None
-        and status is not None
-        and 200 <= status < 300
-        and not result.redirects
-    )
-    if not plain and not _answer_findings(result, config.retry_after_cap, add):
+    ok = status is not None and 200 <= status < 300
+    # the common case, a 2xx without redirects: no error class (those come with a 3xx or
+    # no answer), no failing status, no bot challenge to look for
+    if (not ok or result.redirects) and not _answer_findings(result, config.retry_after_cap, add):
         return Answered(out)  # an error class or no answer: that one finding
     if result.elapsed_ms > config.slow_ms:
         add(
@@ -117,14 +112,14 @@ def judge_answer(
             f"the response took {result.elapsed_ms:.0f} ms, above the {config.slow_ms:.0f} ms "
             "threshold; speed up the page or its server",
         )
-    if status is None or not 200 <= status < 300:
+    if not ok:
         return Answered(out)
     return _check_ok(result, out, add, lastmod, config, agent_token, now)
 
 
 # Error classes that end the checks of a URL with one finding: (code, message, the
 # detail when the HTTP layer gave none).
-_TERMINAL_KINDS: dict[str, tuple[str, str, str]] = {
+_TERMINAL_KINDS: dict[str | None, tuple[str, str, str]] = {
     "redirect-loop": (
         "url-redirect-loop",
         "the redirect chain revisits a URL: {chain}; "
@@ -164,7 +159,7 @@ def _answer_findings(result: FetchResult, cap: float, add: _Add) -> bool:
     failing status. False when the checks end there (an error class, no answer)."""
     status = result.status
     chain = _chain_text(result.redirects, result.final_url, status)
-    terminal = _TERMINAL_KINDS.get(result.error_kind or "")
+    terminal = _TERMINAL_KINDS.get(result.error_kind)
     if terminal is not None:
         code, message, detail = terminal
         add(code, message.format(chain=chain, detail=result.error or detail))
@@ -333,10 +328,18 @@ _VALUED_DIRECTIVES = frozenset(
 _AGENT_TOKEN = re.compile(r"[a-z_-]+\Z")
 
 
+_NOINDEX: Final = frozenset({"noindex", "none"})
+
+
 def noindex_directive(
-    values: Sequence[str], agent_token: str, *, scoped_only: bool = False
+    values: Sequence[str],
+    agent_token: str,
+    *,
+    scoped_only: bool = False,
+    words: frozenset[str] = _NOINDEX,
 ) -> str | None:
-    """The X-Robots-Tag header value that says noindex for `agent_token`, or None.
+    """The X-Robots-Tag header value that says noindex (or another of `words`: the link
+    crawl asks for nofollow) for `agent_token`, or None.
 
     Each header value is a comma-separated list; `agent: directive` scopes it
     and the following directives of that value to one agent. `none` means
@@ -350,7 +353,7 @@ def noindex_directive(
         scope: str | None = None
         for raw in value.split(","):
             scope, token = _scoped_directive(raw.strip().lower(), scope)
-            if token in ("noindex", "none") and scope in scopes:
+            if token in words and scope in scopes:
                 return value.strip()
     return None
 
@@ -410,8 +413,7 @@ def _canonical_finding(
     targets = canonical_links(link_values)
     if not targets:
         return None
-    base = result.final_url
-    resolved = list(dict.fromkeys(urljoin(base, t) for t in targets))  # each once, in order
+    resolved = joined_all(result.final_url, targets)
     normal = {norm_url(u) for u in resolved}
     if len(normal) > 1:
         return add(

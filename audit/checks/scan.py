@@ -150,8 +150,8 @@ class HeadScan:
             return self._end_tag(lt)
         if nxt in ("!", "?"):
             return self._skip_to(lt, "-->" if text.startswith("<!--", lt) else ">")
-        if not nxt and not self.final:
-            return False
+        if not nxt:  # a "<" at the end
+            return self._unfinished(lt)
         self._data(lt, "<")
         self.pos = lt + 1
         return True
@@ -194,14 +194,11 @@ class HeadScan:
 
     def _raw_text(self, raw: str) -> bool:
         """Script, style or title content: raw text up to its end tag (a title's is text
-        with character references, the first title's kept)."""
+        with character references, the first title's kept). Without its end tag, the rest
+        is raw text up to the end: wait for more, or `close()` takes a title's."""
         m = _RAW_END[raw].search(self.text, self.pos)
         if m is None:
-            if not self.final:
-                return False
-            self._title_text(self.text[self.pos :])
-            self.pos = len(self.text)
-            return True
+            return False
         self._title_text(self.text[self.pos : m.start()])
         self._raw = None
         self.pos = m.start()
@@ -234,7 +231,8 @@ class HeadScan:
         elif tag == "base":
             self._base(_attrs(raw))
         elif tag == "title":
-            if self.title is None and self._title is None and not closed:
+            # (never inside a title: its content is raw text up to its end tag)
+            if self.title is None and not closed:
                 self._title = []  # a later title's text is no text either (RCDATA)
         elif tag == "script":
             # no type, or one that runs JavaScript

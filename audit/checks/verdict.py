@@ -94,9 +94,9 @@ class UrlVerdict:
     @property
     def deploy_held(self) -> Finding | None:
         """The finding a host's deploy stamp explains away (lastmod-stale, -ahead,
-        last-modified-dynamic), or None."""
-        said = self.lastmod_finding  # None for most answers: no comparison to look at
-        return None if said is None or not self.lastmod.deploy_may_explain else said
+        last-modified-dynamic), or None: the lastmod comparison's finding, as
+        `lastmod_findings` gives one only for a comparison a deploy stamp may explain."""
+        return self.lastmod_finding
 
     def index_fields(self) -> dict[str, Any]:
         """The url record's `indexable` and `indexability` (text, as the report has it)."""
@@ -137,15 +137,14 @@ def judge_url(
         page = check_page(
             result,
             facts,
-            found,
+            answered,
             agent_token=agent_token,
             sitemap=sitemap,
             line=line,
             probe=probe,
-            answered=answered,
         )
         found, shell, alternates = page.findings, page.shell, tuple(page.alternates)
-        noindex, canonical = noindex or page.noindex, canonical or page.canonical
+        noindex, canonical = page.noindex, page.canonical  # the header's and the head's
         record = record.with_fields({"page": page.record})
     reason = index_reason(record, result, noindex, canonical)
     said = answered.lastmod_finding

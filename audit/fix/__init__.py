@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from audit.fix.evidence import Evidence, FixRefused, read_evidence
 from audit.fix.plan import DEFAULT_SHARD_SIZE, MAX_SHARD_SIZE, Plan, plan
 from audit.fix.write import write_plan
-from audit.rules.urls import is_absolute_http, normalize_url, origin
+from audit.rules.urls import is_absolute_http, origin
 
 __all__ = [
     "DEFAULT_SHARD_SIZE",
@@ -38,15 +38,13 @@ def default_base_url(ev: Evidence) -> str:
     roots: dict[tuple[str, str, int], str] = {}
     seen: set[str] = set()  # scheme://netloc of the normalised URLs already looked at
     for item in ev.listed:
-        start = item.key.find("//")
-        end = item.key.find("/", start + 2) if start >= 0 else -1
-        prefix = item.key[:end] if end >= 0 else item.key
+        prefix = "/".join(item.key.split("/", 3)[:3])  # `scheme://netloc` of an http(s) URL
         if prefix in seen:
             continue
         seen.add(prefix)
         o = origin(item.url)
         if o is not None:  # an origin's root as its first URL spells it
-            parts = urlsplit(normalize_url(item.url))
+            parts = urlsplit(item.key)  # the key is normalize_url(item.url)
             roots.setdefault(o, f"{parts.scheme}://{parts.netloc}/")
     if len(roots) > 1:
         shown = ", ".join(sorted(roots.values())[:3])

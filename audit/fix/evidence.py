@@ -168,9 +168,8 @@ class _Gathered:
             self.saw_url_or_summary = True
             # a URL found only by --links (no sitemap) is never added
             if isinstance(url, str) and rec.get("sitemap") is not None:
-                key = normalize_url(url)
-                if key not in self.by_key:
-                    self.by_key[key] = _listed(rec, key, self.shared)
+                key = normalize_url(url)  # the first listing's record stands for the URL
+                self.by_key.setdefault(key, _listed(rec, key, self.shared))
         elif kind == "finding":
             self.finding(rec.get("code"), url, rec.get("sitemap"))
         elif kind == "summary":

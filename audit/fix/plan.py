@@ -141,8 +141,9 @@ class Shard:
     def lastmod(self) -> str | None:
         """The newest <lastmod> of its entries, as that entry writes it (the first one
         written when two values name the same instant)."""
-        # many entries share a date: each value is parsed once, in the entries' order
-        values = dict.fromkeys(e.lastmod for e in self.entries if e.lastmod is not None)
+        # many entries share a date: each value is parsed once, in the entries' order (an
+        # empty one, as None, never parses)
+        values = dict.fromkeys(filter(None, (e.lastmod for e in self.entries)))
         parsed: list[tuple[datetime, str]] = []
         for value in values:
             try:

@@ -7,7 +7,7 @@ from urllib.parse import urldefrag, urljoin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.checks.hrefs import absolute, joined, resolve
+from audit.checks.hrefs import absolute, joined, joined_all, resolve
 
 # the pieces URLs are made of, the characters urllib treats specially among them
 _PIECES = st.sampled_from(
@@ -80,3 +80,13 @@ def test_joined_answers_as_urllib(base: str, href: str) -> None:
     except ValueError:
         expected = None
     assert joined(base, href) == expected
+
+
+def test_joined_all_resolves_each_once_in_order_keeping_fragments() -> None:
+    base = "https://example.com/a/b"
+    hrefs = ["c#top", "/d", "https://example.com/a/c#top", "http://[::1", "/d"]
+    assert joined_all(base, hrefs) == [
+        "https://example.com/a/c#top",
+        "https://example.com/d",
+        "http://[::1",  # urllib cannot parse it: as written
+    ]

@@ -19,7 +19,7 @@ from audit.checks.page import (
     soft404_text,
 )
 from audit.checks.pagefacts import PageFacts, facts_of
-from audit.checks.response import judge_answer
+from audit.checks.response import Answered, judge_answer
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, Hop
 
@@ -57,12 +57,19 @@ def run(
     cap: int = 512 * 1024,
 ) -> list[Finding]:
     res = res or result()
-    prior = judge_answer(
+    answered = judge_answer(
         res, lastmod=None, sitemap="s.xml", line=3, config=CrawlConfig(), agent_token=AGENT
-    ).findings
+    )
     return check_page(
-        res, head(html, cap), prior, agent_token=AGENT, sitemap="s.xml", line=3, probe=probe
+        res, head(html, cap), answered, agent_token=AGENT, sitemap="s.xml", line=3, probe=probe
     ).findings
+
+
+def answered(res: FetchResult) -> Answered:
+    """The URL checks' verdict on the same answer, as check_page's caller has it."""
+    return judge_answer(
+        res, lastmod=None, sitemap=None, line=None, config=CrawlConfig(), agent_token=AGENT
+    )
 
 
 def codes(fs: list[Finding]) -> list[str]:
@@ -146,8 +153,14 @@ def test_truncated_head_reports_what_it_saw_and_says_it_stopped() -> None:
     fs = run(html + "<meta name=robots content=noindex></head>", cap=2000)
     assert codes(fs) == ["url-canonical-mismatch"]  # the noindex after the cap was not seen
     assert "read the first 2000 bytes only" in fs[0].message
+    res = result()
     verdict = check_page(
-        result(), head(html, 2000, at_eof=False), [], agent_token=AGENT, sitemap=None, line=None
+        res,
+        head(html, 2000, at_eof=False),
+        answered(res),
+        agent_token=AGENT,
+        sitemap=None,
+        line=None,
     )
     assert verdict.record["truncated"] is True and verdict.record["bytes_read"] == 2000
 
@@ -312,7 +325,8 @@ def test_hreflang_invalid_missing_self_and_valid() -> None:
         f"<link rel=alternate hreflang=en href={URL}>"
         "<link rel=alternate hreflang=de-DE href=https://example.com/de/item>"
     )
-    verdict = check_page(result(), head(ok), [], agent_token=AGENT, sitemap=None, line=None)
+    res = result()
+    verdict = check_page(res, head(ok), answered(res), agent_token=AGENT, sitemap=None, line=None)
     assert verdict.findings == []
     assert verdict.alternates == [URL, "https://example.com/de/item"]
 

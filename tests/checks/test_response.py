@@ -353,6 +353,11 @@ def test_canonical_mismatch_names_both_urls() -> None:
     assert "http://example.com/b" in f.message and URL in f.message
 
 
+def test_a_canonical_urllib_cannot_parse_is_a_mismatch_as_written() -> None:
+    (f,) = run(fr(200, [("Link", '<http://[::1>; rel="canonical"')]))
+    assert f.code == "url-canonical-mismatch" and "names http://[::1 as canonical" in f.message
+
+
 def test_relative_canonical_resolves_against_final_url() -> None:
     res = fr(
         200,
