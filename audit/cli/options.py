@@ -244,12 +244,19 @@ _DIFF_FORMATS = ("text", "markdown", "jsonl")
 FORMAT_CHOICES = {"inspect": _INSPECT_FORMATS, "diff": _DIFF_FORMATS}
 
 
+def _add_format_output(
+    p: argparse.ArgumentParser, formats: tuple[str, ...], what: str, fail_on: str | None = None
+) -> None:
+    """--format of `formats`, --output of the `what` a command writes and, with the help
+    text `fail_on`, --fail-on: the options every command that writes something shares."""
+    p.add_argument("--format", choices=formats, default=None, help=_FORMAT_HELP)
+    p.add_argument("--output", "-o", metavar="PATH", help=f"write the {what} here (default stdout)")
+    if fail_on is not None:
+        p.add_argument("--fail-on", choices=LEVELS, default="error", help=fail_on)
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
-    p.add_argument("--output", "-o", metavar="PATH", help="write the report here (default stdout)")
-    p.add_argument(
-        "--fail-on", choices=LEVELS, default="error", help="exit 1 at or above this severity"
-    )
+    _add_format_output(p, FORMATS, "report", "exit 1 at or above this severity")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -679,10 +686,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command in (None, "inspect"):
         inspect.add_argument("target", help="sitemap URL or local sitemap file (plain or .gz)")
         inspect.add_argument("--urls", action="store_true", help="print only the URLs, one a line")
-        inspect.add_argument("--format", choices=_INSPECT_FORMATS, default=None, help=_FORMAT_HELP)
-        inspect.add_argument(
-            "--output", "-o", metavar="PATH", help="write the statistics here (default stdout)"
-        )
+        _add_format_output(inspect, _INSPECT_FORMATS, "statistics")
         _add_http(inspect, skip=_NOT_FOR_INSPECT)
 
     disc = sub.add_parser("discover", help="list the sitemaps a site declares or exposes")
@@ -699,15 +703,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="turn a saved jsonl report into another format")
     if command in (None, "report"):
         report.add_argument("report", help="a jsonl report written by --format jsonl")
-        report.add_argument("--format", choices=FORMATS, default=None, help=_FORMAT_HELP)
-        report.add_argument(
-            "--output", "-o", metavar="PATH", help="write the report here (default stdout)"
-        )
-        report.add_argument(
-            "--fail-on",
-            choices=LEVELS,
-            default="error",
-            help="exit 1 at or above this severity; the verdict the report states",
+        _add_format_output(
+            report,
+            FORMATS,
+            "report",
+            "exit 1 at or above this severity; the verdict the report states",
         )
 
     diff = sub.add_parser(
@@ -716,15 +716,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command in (None, "diff"):
         diff.add_argument("old", help="the earlier report (jsonl) or state file")
         diff.add_argument("new", help="the later report (jsonl) or state file")
-        diff.add_argument("--format", choices=_DIFF_FORMATS, default=None, help=_FORMAT_HELP)
-        diff.add_argument(
-            "--output", "-o", metavar="PATH", help="write the comparison here (default stdout)"
-        )
-        diff.add_argument(
-            "--fail-on",
-            choices=LEVELS,
-            default="error",
-            help="exit 1 when a NEW finding is at or above this severity",
+        _add_format_output(
+            diff,
+            _DIFF_FORMATS,
+            "comparison",
+            "exit 1 when a NEW finding is at or above this severity",
         )
         diff.add_argument(
             "--limit",
