@@ -88,6 +88,49 @@ async def test_a_lane_s_batches_run_one_at_a_time_on_one_limiter(aiohttp_server:
     assert not task._turns  # the lane's lock is gone with its last batch
 
 
+@pytest.mark.parametrize("tuned", [False, True])
+async def test_a_plain_worker_is_tuned_only_while_its_batches_run(
+    aiohttp_server: Any, tuned: bool
+) -> None:
+    """A worker started without the preload (plain `dask worker`) runs its batches with a
+    tuned worker's GIL switch interval and collector thresholds, and has its own back once
+    they end; a tuned worker's settings are left as they are."""
+    import gc
+    import sys
+
+    seen: list[tuple[float, tuple[int, int, int]]] = []
+
+    async def page(_: web.Request) -> web.Response:
+        seen.append((sys.getswitchinterval(), gc.get_threshold()))
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    server = await aiohttp_server(app)
+    base = str(server.make_url("")).rstrip("/")
+    jobs = [{"checked": f"{base}/p{n}", "headers": None, "recipe": None, "cap": 0}
+            for n in range(3)]  # fmt: skip
+    batch = {"run": "run-p", "fence": "run-p", "group": base, "lane": 0,
+             "config": CrawlConfig(rate=100.0, retries=0), "jobs": jobs}  # fmt: skip
+    own = (sys.getswitchinterval(), gc.get_threshold())
+    start = (task.SWITCH_INTERVAL, task.GC_THRESHOLD) if tuned else (0.005, (700, 10, 10))
+    sys.setswitchinterval(start[0])
+    gc.set_threshold(*start[1])
+    try:
+        out = await task._on_loop(batch, lambda: "run-p")
+        after = (sys.getswitchinterval(), gc.get_threshold())
+    finally:
+        sys.setswitchinterval(own[0])
+        gc.set_threshold(*own[1])
+        for held in list(task._clients.values()):
+            await held.client.aclose()
+        task._clients.clear()
+        task._fences.clear()
+    assert [answer_from(a)[0].status for a in out["answers"]] == [200] * 3
+    assert seen == [(pytest.approx(task.SWITCH_INTERVAL), task.GC_THRESHOLD)] * 3
+    assert after == (pytest.approx(start[0]), start[1])  # its own settings back
+
+
 async def test_batches_run_on_the_worker_s_loop_when_it_is_the_run_s_kind() -> None:
     """local:N's workers run Dask on the loop a run makes, and the batches on that same
     loop (no second loop taking the GIL in turns with it); a worker on another kind of
