@@ -1,5 +1,4 @@
-"""Plain data for what crosses between the driver and a Dask worker: a FetchResult, a
-UrlResult, findings. Plain data pickles the same under any version of the classes.
+"""What crosses between the driver and a Dask worker.
 
 A batch's answers cross as `answer_to`'s tuples (a FetchResult's fields in order, no
 names: the per-URL cost of pickling and reading them back is half a dict's), and the
@@ -13,21 +12,9 @@ import pickle
 from dataclasses import fields
 from typing import Any
 
-from audit.core.evidence import fetch_from, fetch_to
-from audit.core.records import FetchResult, Finding, Hop, Severity, UrlResult
+from audit.core.records import FetchResult, Hop
 
-__all__ = [
-    "answer_from",
-    "answer_to",
-    "fetch_from",
-    "fetch_to",
-    "findings_from",
-    "findings_to",
-    "pack",
-    "record_from",
-    "record_to",
-    "unpack",
-]
+__all__ = ["answer_from", "answer_to", "pack", "unpack"]
 
 # FetchResult's fields in the order answer_to writes them (and its constructor takes them)
 _FETCH_FIELDS = tuple(f.name for f in fields(FetchResult))
@@ -60,25 +47,3 @@ def pack(data: Any) -> bytes:
 def unpack(blob: bytes) -> Any:
     """What `pack` packed (between this run's own driver and workers only)."""
     return pickle.loads(blob)
-
-
-def _plain(obj: Any) -> dict[str, Any]:
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
-
-
-def record_to(record: UrlResult) -> dict[str, Any]:
-    out = _plain(record)
-    out["redirects"] = [[h.url, h.status] for h in record.redirects]
-    return out
-
-
-def record_from(data: dict[str, Any]) -> UrlResult:
-    return UrlResult(**{**data, "redirects": tuple(Hop(u, s) for u, s in data["redirects"])})
-
-
-def findings_to(found: list[Finding]) -> list[dict[str, Any]]:
-    return [{**_plain(f), "severity": f.severity.value} for f in found]
-
-
-def findings_from(data: list[dict[str, Any]]) -> list[Finding]:
-    return [Finding(**{**d, "severity": Severity(d["severity"])}) for d in data]

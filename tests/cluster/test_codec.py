@@ -1,82 +1,10 @@
 """What crosses between the cluster's driver and a Dask worker (audit/cluster/codec.py):
-plain data that pickles and reads back into equal records (records and findings are JSON
-too)."""
+a batch's answers, packed in one blob, read back equal."""
 
 from __future__ import annotations
 
-import json
-import pickle
-
-from audit.cluster.codec import (
-    answer_from,
-    answer_to,
-    fetch_from,
-    fetch_to,
-    findings_from,
-    findings_to,
-    pack,
-    record_from,
-    record_to,
-    unpack,
-)
-from audit.core.records import FetchResult, Hop, UrlResult, finding
-
-RECORD = UrlResult(
-    "https://e.example/a",
-    "https://e.example/sitemap.xml",
-    12,
-    200,
-    "https://e.example/c",
-    (Hop("https://e.example/a", 301), Hop("https://e.example/b", 308)),
-    "2024-05-01",
-    "Wed, 01 May 2024 10:00:00 GMT",
-    "allowed",
-    41.5,
-    None,
-    {"x_robots_tag": "noarchive"},
-)
-
-
-def _through_the_wire(data: object) -> object:
-    return pickle.loads(pickle.dumps(json.loads(json.dumps(data))))
-
-
-def test_a_url_record_round_trips() -> None:
-    plain = record_to(RECORD)
-    assert plain["redirects"] == [["https://e.example/a", 301], ["https://e.example/b", 308]]
-    back = record_from(_through_the_wire(plain))  # type: ignore[arg-type]
-    assert back == RECORD and back.redirects[1] == Hop("https://e.example/b", 308)
-
-
-def test_findings_round_trip_with_their_severity_and_own_fields() -> None:
-    found = [
-        finding("url-redirect", "moved", url="https://e.example/a", sitemap="s.xml", line=3),
-        finding("agent-blocked", "blocked", fields={"agent": "GPTBot", "count": 4}),
-    ]
-    plain = findings_to(found)
-    assert [d["severity"] for d in plain] == [f.severity.value for f in found]
-    back = findings_from(_through_the_wire(plain))  # type: ignore[arg-type]
-    assert back == found
-    assert [f.severity for f in back] == [f.severity for f in found]
-    assert back[1].fields == {"agent": "GPTBot", "count": 4}
-
-
-def test_a_fetch_result_round_trips() -> None:
-    answer = FetchResult(
-        "https://e.example/a",
-        "https://e.example/a",
-        503,
-        (("retry-after", "5"),),
-        (),
-        elapsed_ms=3.0,
-        method="GET",
-        error=None,
-        body_head=b"\x1f\x8b busy",
-        attempts=3,
-    )
-    plain = fetch_to(answer)
-    assert plain["headers"] == [["retry-after", "5"]]
-    assert fetch_from(pickle.loads(pickle.dumps(plain))) == answer  # bytes stay bytes
+from audit.cluster.codec import answer_from, answer_to, pack, unpack
+from audit.core.records import FetchResult, Hop
 
 
 def test_an_answer_crosses_as_a_tuple_in_one_blob_and_reads_back_equal() -> None:
