@@ -241,7 +241,8 @@ def check_config_options(config: CrawlConfig) -> None:
 
 
 def _refuse_given(given: Iterable[tuple[str, object]], message: str) -> None:
-    """OptionError `message` (a format of one field) for the first flag given, in order."""
+    """OptionError `message` (a format of one field, or none: the same line whichever flag)
+    for the first flag given, in order."""
     for flag, value in given:
         if value:
             raise OptionError(message.format(flag))
@@ -272,8 +273,14 @@ def check_indexnow(opts: RunOptions) -> None:
 
 def check_notify(opts: RunOptions) -> None:
     if not opts.notify:
-        if opts.smtp or opts.notify_always or opts.notify_on:
-            raise OptionError("--smtp, --notify-always and --notify-on need --notify DEST")
+        _refuse_given(
+            (
+                ("--smtp", opts.smtp),
+                ("--notify-always", opts.notify_always),
+                ("--notify-on", opts.notify_on),
+            ),
+            "--smtp, --notify-always and --notify-on need --notify DEST",
+        )
         return
     from audit.report.notify import NotifyError, parse_smtp, validate_dest
 
