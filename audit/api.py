@@ -156,7 +156,7 @@ class Audit:
         *,
         mode: str = "crawl",
         sinks: Sequence[RecordSink] = (),
-        hooks: HookFactory | None = None,
+        hooks: HookFactory = list,
         progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
@@ -234,8 +234,7 @@ class Audit:
             from audit.features.intent import IntentHook
 
             hooks.append(IntentHook(self.intent))
-        if self._hooks is not None:
-            hooks.extend(self._hooks())
+        hooks.extend(self._hooks())
         self.outcomes = [{} for _ in self.jobs]
         await run_targets(
             self.jobs,
