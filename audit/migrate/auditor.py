@@ -152,7 +152,7 @@ class MigrationStats:
         crash): counted as its first delivery was."""
         self.not_in_new_sitemap += record.get("code") == "migrate-not-in-new-sitemap"
         outcome = record.get("outcome")
-        if record.get("type") == "url" and outcome in RANK:
+        if outcome in RANK:  # (only a url record of this run has an outcome)
             self.add(
                 Verdict(str(outcome)),
                 str(record.get("url")),
@@ -315,14 +315,10 @@ class MigrationCheck:
         result = await self._answer(job, checked)
         if result.status == 401 and not result.redirects:
             self.stats.asked_credentials(result.header("www-authenticate"))
-        # whether robots.txt allows where a 2xx landed after redirects (True otherwise)
+        # whether robots.txt allows where a 2xx landed after redirects (True otherwise; the
+        # client follows a redirect only to an http(s) URL, so the landing has an origin)
         landing_allowed = True
-        if (
-            result.status is not None
-            and 200 <= result.status < 300
-            and result.redirects
-            and canonical_origin(result.final_url) is not None
-        ):
+        if result.status is not None and 200 <= result.status < 300 and result.redirects:
             landing = await self.ctx.robots_for(result.final_url)
             landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
