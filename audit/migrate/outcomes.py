@@ -152,7 +152,7 @@ def _failed_answer(case: _Case) -> Verdict | None:
     result = case.result
     status = result.status
     if status is None or result.error_kind is not None:
-        why = result.error or result.error_kind or "no answer"
+        why = result.error or "no answer"  # (an error_kind comes with its error)
         message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
         return Verdict("lost", (("migrate-lost", message),))
     if status in (404, 410):
@@ -219,9 +219,9 @@ def _noindex(case: _Case) -> list[tuple[str, str]]:
 def _hops(case: _Case) -> list[tuple[str, str]]:
     hops, chain = case.result.redirects, case.chain
     found: list[tuple[str, str]] = []
-    temporary = [h for h in hops if h.status not in _PERMANENT]
+    temporary = [str(h.status) for h in hops if h.status not in _PERMANENT]
     if temporary:
-        codes = ", ".join(str(h.status) for h in temporary)
+        codes = ", ".join(temporary)
         found.append(
             (
                 "migrate-temporary-redirect",
