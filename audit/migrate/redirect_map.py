@@ -172,7 +172,7 @@ def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
 def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) -> None:
     """One row of the map: a regex rule or an exact row."""
     old, new = cells
-    if not old or not new:
+    if not all(cells):
         raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
     prefix = _RULE_PREFIX.match(old)
     if prefix is not None:
