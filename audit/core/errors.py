@@ -143,7 +143,7 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
     types, template, kind = next(row for row in rows if isinstance(exc, row[0]))
     # a connector error (not a TLS one) is judged by the OS error it wraps, named by its host
     cause = getattr(exc, "os_error", exc) if types == (connector,) else exc
-    by_errno = _ERRNO_KINDS.get(getattr(cause, "errno", None), "connect")
+    by_errno: FetchErrorKind = _ERRNO_KINDS.get(getattr(cause, "errno", 0), "connect")
     by_class = (k for t, k in _OS_KINDS if isinstance(cause, t))
     found = kind if kind is not None else next(by_class, by_errno)
     template = _CONNECTOR.get((template, found), template)
