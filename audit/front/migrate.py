@@ -56,7 +56,7 @@ class MigrateRun:
         progress: Progress = NO_PROGRESS,
     ) -> None:
         from audit.http.rewrite import parse_origin
-        from audit.migrate.redirect_map import load_map
+        from audit.migrate.redirect_map import NO_MAP, load_map
         from audit.pipeline.targets import classify_target
 
         try:
@@ -66,7 +66,7 @@ class MigrateRun:
         classify_target(old)
         if new_sitemap:
             classify_target(new_sitemap)
-        self.redirect_map = load_map(map) if map else None
+        self.redirect_map = load_map(map) if map else NO_MAP
         # credentials are for the new site (staging), never for the live one
         self.config = config = scoped(config, [self.new_origin, new_sitemap])
         check_config_options(config)

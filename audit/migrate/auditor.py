@@ -49,7 +49,7 @@ from audit.migrate.outcomes import (
     path_query,
     same_target,
 )
-from audit.migrate.redirect_map import RedirectMap
+from audit.migrate.redirect_map import NO_MAP, RedirectMap
 from audit.pipeline.context import RunContext, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NO_PROGRESS, Progress
@@ -287,11 +287,12 @@ class MigrationCheck:
         *,
         new_origin: str,
         new_sitemap: NewSitemapListing,
-        redirect_map: RedirectMap | None = None,
+        redirect_map: RedirectMap = NO_MAP,
         intent: IntentRun | None = None,
     ) -> None:
         """`new_sitemap`: the --new-sitemap pass's listing (empty without one: it lists no
-        URL, so no old URL is judged against it)."""
+        URL, so no old URL is judged against it); `redirect_map`: --map's (NO_MAP without
+        one: it names no URL, and no old URL counts as unmapped)."""
         self.ctx = ctx
         self.intent = intent
         self.rec = ctx.recorder
@@ -345,9 +346,9 @@ class MigrationCheck:
             extra["expected"] = match.expected
             return match.expected
         # else the redirect map's target (noted in `extra`), or None
-        hit = self.redirect_map.expected(old_url) if self.redirect_map is not None else None
+        hit = self.redirect_map.expected(old_url)
         if hit is None:
-            self.stats.unmapped += self.redirect_map is not None
+            self.stats.unmapped += self.redirect_map.name is not None  # a --map names none
             return None
         extra["expected"], extra["map_line"] = hit
         return hit[0]
@@ -482,7 +483,7 @@ async def run_migrate(
     config: CrawlConfig,
     recorder: MigrationRecorder,
     *,
-    redirect_map: RedirectMap | None = None,
+    redirect_map: RedirectMap = NO_MAP,
     new_sitemap: str | None = None,
     progress: Progress = NO_PROGRESS,
     outcome: dict[str, Any],
@@ -498,8 +499,7 @@ async def run_migrate(
     """
     recorder.redact(config.secrets())
     stats = recorder.stats
-    if redirect_map is not None:
-        stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)
+    stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)  # (NO_MAP: None, 0)
     old_kind, old_value = classify_target(old)
     intent_run: IntentRun | None = None
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin

@@ -25,12 +25,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 from urllib.parse import urlsplit
 
 from audit.core.errors import TargetError
 from audit.rules.urls import normalize_url
 
-__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
+__all__ = ["NO_MAP", "MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
 
 _REGEX_PREFIXES = ("regex:", "~")
 _RULE_PREFIX = re.compile("|".join(map(re.escape, _REGEX_PREFIXES)))
@@ -67,9 +68,10 @@ def _absolute(url: str) -> bool:
 
 
 class RedirectMap:
-    """Exact rows and regex rules; `expected(old_url)` -> (new URL, map line) or None."""
+    """Exact rows and regex rules; `expected(old_url)` -> (new URL, map line) or None.
+    `name` is the map file's (None: NO_MAP, a run without --map)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str | None) -> None:
         self.name = name
         self._exact: dict[str, tuple[str, int]] = {}  # normalised URL or path -> (target, line)
         self._rules: list[Rule] = []
@@ -108,6 +110,9 @@ class RedirectMap:
             if _absolute(target):  # "": no match
                 return target, rule.line
         return None
+
+
+NO_MAP: Final = RedirectMap(None)  # a run without --map: no row, no rule (never added to)
 
 
 def _backref_problem(
