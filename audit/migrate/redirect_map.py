@@ -115,19 +115,20 @@ class RedirectMap:
 NO_MAP: Final = RedirectMap(None)  # a run without --map: no row, no rule (never added to)
 
 
-def _backref_problem(
-    pattern: re.Pattern[str], number: str | None, group: str | None, other: str | None
-) -> str | None:
-    """What is wrong with one backslash sequence of a template, or None."""
+def _backref_problem(pattern: re.Pattern[str], ref: re.Match[str]) -> str | None:
+    """What is wrong with one backslash sequence of a template (`ref`, a _BACKREF match:
+    exactly one of its three alternatives, so exactly one group is set), or None."""
+    number, group, other = ref.groups()
     if number is not None:
-        return _group_count_problem(pattern, f"\\{number}", int(number))
+        # ref[0]: the sequence as written (`\1`, `\g<1>`)
+        return _group_count_problem(pattern, ref[0], int(number))
     if group is not None:
         if group.isdigit():
-            return _group_count_problem(pattern, f"\\g<{group}>", int(group))
+            return _group_count_problem(pattern, ref[0], int(group))
         if group not in pattern.groupindex:
             return f"backreference \\g<{group}> names no group of the pattern"
         return None
-    if other is not None and other not in "\\ntrfvab":
+    if other not in "\\ntrfvab":  # (a character escape: `other` is the one group set)
         return f"bad escape \\{other} in the new URL (use \\1 or \\g<name> for groups)"
     return None
 
@@ -202,7 +203,7 @@ def _rule(source: str, new: str, name: str, line: int) -> Rule:
     except re.error as exc:
         raise MapError(f"{name}:{line}: broken regular expression {source!r}: {exc}") from None
     for m in _BACKREF.finditer(new):  # every backreference names a group of the pattern
-        problem = _backref_problem(pattern, *m.groups())
+        problem = _backref_problem(pattern, m)
         if problem is not None:
             raise MapError(f"{name}:{line}: {problem}")
     if not _absolute(_BACKREF.sub("x", new)):
