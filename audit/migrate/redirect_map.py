@@ -81,14 +81,11 @@ class RedirectMap:
 
     def add_exact(self, old: str, new: str, line: int) -> None:
         key = old if old.startswith("/") else normalize_url(old)
-        known = self._exact.get(key)
-        if known is not None:
-            if known[0] == new:
-                return  # the same row twice is harmless
+        known = self._exact.setdefault(key, (new, line))  # the first row of a key stands
+        if known[0] != new:  # (the same row twice is harmless)
             raise MapError(
                 f"{self.name}:{line}: {old} is already mapped to {known[0]} on line {known[1]}"
             )
-        self._exact[key] = (new, line)
 
     def add_rule(self, rule: Rule) -> None:
         self._rules.append(rule)
