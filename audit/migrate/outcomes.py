@@ -97,15 +97,8 @@ class _Case:
 
     @property
     def fix(self) -> str:
-        return (
-            f"redirect it with one 301 to {self.expected}"
-            if self.expected
-            else "redirect it with one 301"
-        )
-
-    @property
-    def fix_page(self) -> str:
-        return self.fix if self.expected else f"{self.fix} to its new page"
+        """What to do: one 301 to the expected URL, else to the old URL's new page."""
+        return f"redirect it with one 301 to {self.expected or 'its new page'}"
 
 
 def judge(
@@ -129,7 +122,7 @@ def judge(
         want = f" (expected {expected})" if expected else ""
         message = (
             f"on the new site {case.chain}: it leaves the new origin {new_origin}{want}; "
-            f"{case.fix_page} on {new_origin}"
+            f"{case.fix} on {new_origin}"
         )
         return Verdict("lost", (("migrate-lost", message),))
     if not landing_allowed:
@@ -151,7 +144,7 @@ def _failed_answer(case: _Case) -> Verdict | None:
     status = result.status
     if status is None or result.error_kind is not None:
         why = result.error or "no answer"  # (an error_kind comes with its error)
-        message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
+        message = f"on the new site {case.chain}: {why}; {case.fix}, which must answer 200"
         return Verdict("lost", (("migrate-lost", message),))
     if status in (404, 410):
         where = (
@@ -160,8 +153,7 @@ def _failed_answer(case: _Case) -> Verdict | None:
             else f"the redirects end in {case.chain}"
         )
         message = (
-            f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at "
-            "launch"
+            f"on the new site {where}; {case.fix}, or it loses its links and rankings at launch"
         )
         return Verdict("not-found", (("migrate-not-found", message),))
     if status == 401:  # the summary says once how to give credentials (credentials_note)
@@ -171,9 +163,7 @@ def _failed_answer(case: _Case) -> Verdict | None:
         )
         return Verdict("lost", (("migrate-lost", message),))
     if not 200 <= status < 300:
-        message = (
-            f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
-        )
+        message = f"on the new site {case.chain}: HTTP {status}; {case.fix}, which must answer 200"
         return Verdict("lost", (("migrate-lost", message),))
     return None
 
