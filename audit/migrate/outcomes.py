@@ -143,10 +143,9 @@ def _failed_answer(case: _Case) -> Verdict | None:
     result = case.result
     status = result.status
     if status is None or result.error_kind is not None:
-        why = result.error or "no answer"  # (an error_kind comes with its error)
-        message = f"on the new site {case.chain}: {why}; {case.fix}, which must answer 200"
-        return Verdict("lost", (("migrate-lost", message),))
-    if status in (404, 410):
+        # (an error_kind comes with its error)
+        why = f"{result.error or 'no answer'}; {case.fix}, which must answer 200"
+    elif status in (404, 410):
         where = (
             f"{result.url} answers {status}"
             if not result.redirects
@@ -156,16 +155,19 @@ def _failed_answer(case: _Case) -> Verdict | None:
             f"on the new site {where}; {case.fix}, or it loses its links and rankings at launch"
         )
         return Verdict("not-found", (("migrate-not-found", message),))
-    if status == 401:  # the summary says once how to give credentials (credentials_note)
-        message = (
-            f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
-            "where this URL lands was not seen (give them: see the migration summary)"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    if not 200 <= status < 300:
-        message = f"on the new site {case.chain}: HTTP {status}; {case.fix}, which must answer 200"
-        return Verdict("lost", (("migrate-lost", message),))
-    return None
+    elif 200 <= status < 300:
+        return None
+    else:
+        why = _LOST_STATUS.get(status, f"HTTP {status}; {case.fix}, which must answer 200")
+    return Verdict("lost", (("migrate-lost", f"on the new site {case.chain}: {why}"),))
+
+
+# what a lost answer's status says instead of the fix (401: the summary says once how to give
+# credentials, MigrationStats.asked_credentials)
+_LOST_STATUS = {
+    401: "HTTP 401: the new site asks for credentials, so where this URL lands was not seen "
+    "(give them: see the migration summary)",
+}
 
 
 def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
