@@ -550,7 +550,7 @@ async def run_migrate(
             )
             if not roots:  # the pass over OLD checked nothing
                 outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
-            elif old_kind != "file" and state.roots_unreachable == roots:
+            elif state.roots_unreachable == roots:  # (a file's one root is read from disk)
                 outcome["fatal"] = (
                     f"{old}: nothing could be checked: the sitemap could not be reached"
                 )
