@@ -253,6 +253,12 @@ class Audit:
     def fatal(self) -> list[str]:
         return [o["fatal"] for o in self.outcomes if o.get("fatal")]
 
+    @property
+    def cut(self) -> bool:
+        """The run did not go through: a target could not be audited, or --max-urls stopped
+        it (what IndexNow's step and the --state ledger's stage both ask)."""
+        return bool(self.fatal) or bool(self.recorder.notes.get("max_urls_reached"))
+
     def finish(self, *, interrupted: bool = False) -> Result:
         """Emit the summary record (marked interrupted when it was) and return the result."""
         notes = self.recorder.notes

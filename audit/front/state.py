@@ -172,7 +172,7 @@ def _ledger_stage(ledger: Any, store: Any) -> Callable[[Any], Awaitable[None]]:
     async def after(run: Any) -> None:
         notes = run.recorder.notes
         store.cut = {key: notes[key] for key in _CUT_NOTES if notes.get(key)}
-        if notes.get("max_urls_reached") or run.fatal:
+        if run.cut:
             store.ledger_update = False
             return
         await ledger.judge_dropped(run.recorder)
