@@ -80,6 +80,8 @@ __all__ = [
 HOMEPAGE_MASS_COUNT = 5
 HOMEPAGE_MASS_SHARE = 0.10
 _EXAMPLES = 3
+# the outcome of an old URL whose --intent row (keep, gone) its answer satisfies
+_ROW_OUTCOMES = {"keep": "ok", "gone": "gone"}
 _MAX_LISTED_ORIGINS = 8
 
 # Findings of the OLD run that matter to a migration (every migrate-* code of the registry,
@@ -389,11 +391,11 @@ class MigrationCheck:
         extra["intent"] = said.to_json()  # counted as the record goes out
         if not said.ok:
             return Verdict("intent-violated", (("intent-violated", said.message),))
-        if said.action == "gone":
-            return Verdict("gone")
-        if said.action == "keep":
-            return Verdict("ok", (), verdict.landed)
-        return verdict
+        if said.action == "redirect":  # a move the row allows: the migrate-* verdict stands
+            return verdict
+        # a kept or gone URL as its row says: `ok` or `gone`, no migrate-* finding (a kept
+        # URL lands where it was asked for; a gone one, a 404 or 410, lands nowhere)
+        return replace(verdict, outcome=_ROW_OUTCOMES[said.action], findings=())
 
     async def _answer(self, job: UrlJob, checked: str) -> FetchResult:
         """The new site's answer: requested, or (--state, a resumed run) the answer this
