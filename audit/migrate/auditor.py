@@ -297,7 +297,6 @@ class MigrationCheck:
         one: it names no URL, and no old URL counts as unmapped)."""
         self.ctx = ctx
         self.intent = intent
-        self.rec = ctx.recorder
         self.agent_token = ctx.agent_token
         self.stats = stats
         self.new_origin = new_origin
