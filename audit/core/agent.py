@@ -238,9 +238,9 @@ def usage_pairs(value: str) -> dict[str, str]:
     pair without `=`, or with an empty name or value, dropped; a later pair of a name wins."""
     out: dict[str, str] = {}
     for part in value.split(","):
-        name, eq, val = part.partition("=")
+        name, _, val = part.partition("=")  # no `=`: no value
         name, val = name.strip().lower(), val.strip().lower()
-        if eq and name and val:
+        if name and val:
             out.pop(name, None)  # a later pair wins, and stands where it was written
             out[name] = val
     return out
