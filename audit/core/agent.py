@@ -161,7 +161,7 @@ def _split(user_agent: str) -> tuple[list[str], list[list[str]]]:
     rest = user_agent[start:]
     if depth == 0:
         products += rest.split()
-    elif rest:
+    else:  # (an empty one, a final `(`, is one empty item: it names nothing)
         comments.append(_items(rest))
     return products, comments
 
