@@ -34,7 +34,7 @@ from audit.core.codes import CODES
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
-from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.core.records import STATUS_2XX, Entry, FetchResult, Finding, UrlResult, finding
 from audit.features.intent import IntentRun
 from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
@@ -320,7 +320,7 @@ class MigrationCheck:
         # whether robots.txt allows where a 2xx landed after redirects (True otherwise; the
         # client follows a redirect only to an http(s) URL, so the landing has an origin)
         landing_allowed = True
-        if result.status is not None and 200 <= result.status < 300 and result.redirects:
+        if result.status in STATUS_2XX and result.redirects:
             landing = await self.ctx.robots_for(result.final_url)
             landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
