@@ -156,7 +156,7 @@ class Audit:
         *,
         mode: str = "crawl",
         sinks: Sequence[RecordSink] = (),
-        hooks: HookFactory | None = None,
+        hooks: HookFactory = list,
         progress: Progress = NO_PROGRESS,
         on_entry: EntryHook | None = None,
         on_sitemap: SitemapHook | None = None,
@@ -234,8 +234,7 @@ class Audit:
             from audit.features.intent import IntentHook
 
             hooks.append(IntentHook(self.intent))
-        if self._hooks is not None:
-            hooks.extend(self._hooks())
+        hooks.extend(self._hooks())
         self.outcomes = [{} for _ in self.jobs]
         await run_targets(
             self.jobs,
@@ -253,6 +252,12 @@ class Audit:
     @property
     def fatal(self) -> list[str]:
         return [o["fatal"] for o in self.outcomes if o.get("fatal")]
+
+    @property
+    def cut(self) -> bool:
+        """The run did not go through: a target could not be audited, or --max-urls stopped
+        it (what IndexNow's step and the --state ledger's stage both ask)."""
+        return bool(self.fatal) or bool(self.recorder.notes.get("max_urls_reached"))
 
     def finish(self, *, interrupted: bool = False) -> Result:
         """Emit the summary record (marked interrupted when it was) and return the result."""

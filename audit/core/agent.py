@@ -161,7 +161,7 @@ def _split(user_agent: str) -> tuple[list[str], list[list[str]]]:
     rest = user_agent[start:]
     if depth == 0:
         products += rest.split()
-    elif rest:
+    else:  # (an empty one, a final `(`, is one empty item: it names nothing)
         comments.append(_items(rest))
     return products, comments
 
@@ -185,7 +185,8 @@ def _after_compatible(comments: list[list[str]]) -> Iterator[str]:
 def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
     """The crawler the comments name: after `compatible` first, else a versioned product;
     else the product after a `compatible;` that stands outside parentheses (OpenAI's
-    `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`)."""
+    `Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0`);
+    else the first product's name (`Mozilla`), or None."""
     bare = [_items(" ".join(products))]  # the products, `;`-separated like a comment
     # a product with a version (`Applebot/0.1` of `(Applebot/0.1; +http://...)`), not a
     # `+http://...` link
@@ -195,7 +196,9 @@ def _crawler_in(comments: list[list[str]], products: list[str]) -> str | None:
         for item in items
         if "/" in item and not item.startswith("+") and "://" not in item
     )
-    candidates = itertools.chain(_after_compatible(comments), versioned, _after_compatible(bare))
+    candidates = itertools.chain(
+        _after_compatible(comments), versioned, _after_compatible(bare), products[:1]
+    )
     for item in candidates:
         name = _name(item)  # a product name, unless it is a browser's word (`Gecko`)
         if name is not None and name.lower() not in _NOT_CRAWLERS:
@@ -216,12 +219,12 @@ def robots_token(user_agent: str, robots_agent: str | None = None) -> str:
         return token
     products, comments = _split(user_agent)
     first = _name(products[0]) if products else None
-    if first is None or first.lower() == "mozilla":
-        crawler = _crawler_in(comments, products)
-        if crawler is not None:
-            return crawler
-    # no product read: what precedes the first `/`, else `*`
-    return first if first is not None else user_agent.strip().split("/", 1)[0].strip() or "*"
+    if first is not None and first.lower() != "mozilla":
+        return first
+    # browser-like, or no product read: the crawler it names, else `Mozilla` itself; else
+    # what precedes the first `/`, else `*`
+    crawler = _crawler_in(comments, products)
+    return crawler if crawler is not None else user_agent.strip().split("/", 1)[0].strip() or "*"
 
 
 def is_product_token(text: str) -> bool:
@@ -235,9 +238,9 @@ def usage_pairs(value: str) -> dict[str, str]:
     pair without `=`, or with an empty name or value, dropped; a later pair of a name wins."""
     out: dict[str, str] = {}
     for part in value.split(","):
-        name, eq, val = part.partition("=")
+        name, _, val = part.partition("=")  # no `=`: no value
         name, val = name.strip().lower(), val.strip().lower()
-        if eq and name and val:
+        if name and val:
             out.pop(name, None)  # a later pair wins, and stands where it was written
             out[name] = val
     return out

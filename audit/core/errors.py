@@ -80,17 +80,22 @@ class FetchError(AuditError):
         return str(self.args[0])  # (every FetchError is made with its message)
 
 
-_RESET_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 # An OSError's kind (a row's None) by its class, the most specific first; else by its errno
+# (a reset, else a failure to connect)
+_ERRNO_KINDS: Final[dict[int, FetchErrorKind]] = dict.fromkeys(
+    (errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED), "reset"
+)
 _OS_KINDS: Final[tuple[tuple[tuple[type[BaseException], ...], FetchErrorKind], ...]] = (
     ((socket.gaierror,), "dns"),
     ((ssl.SSLError, ssl.CertificateError), "tls"),
     ((ConnectionResetError, BrokenPipeError, ConnectionAbortedError), "reset"),
 )
-# aiohttp's connector errors say what failed by their OS error's kind (else: cannot connect)
+# aiohttp's connector errors say what failed by their OS error's kind (else: cannot connect):
+# the connector row's template and the kind found -> the message
+_CANNOT_CONNECT: Final = "cannot connect to {host}:{port}: {detail}"
 _CONNECTOR: Final = {
-    "dns": "DNS lookup failed for {host}: {detail}",
-    "tls": "TLS error for {url}: {detail}",
+    (_CANNOT_CONNECT, "dns"): "DNS lookup failed for {host}: {detail}",
+    (_CANNOT_CONNECT, "tls"): "TLS error for {url}: {detail}",
 }
 
 
@@ -122,7 +127,7 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
             "TLS error for {url}: {detail}",
             "tls",
         ),
-        ((connector,), "cannot connect to {host}:{port}: {detail}", None),
+        ((connector,), _CANNOT_CONNECT, None),
         ((aiohttp.ServerDisconnectedError,), "server closed the connection for {url}", "reset"),
         ((aiohttp.ClientPayloadError,), "response body broken off for {url}: {detail}", "reset"),
         ((aiohttp.ClientOSError,), "network error for {url}: {detail}", None),
@@ -138,13 +143,10 @@ def translate_exception(exc: BaseException, url: str) -> FetchError:
     types, template, kind = next(row for row in rows if isinstance(exc, row[0]))
     # a connector error (not a TLS one) is judged by the OS error it wraps, named by its host
     cause = getattr(exc, "os_error", exc) if types == (connector,) else exc
-    by_errno: FetchErrorKind = (
-        "reset" if getattr(cause, "errno", None) in _RESET_ERRNOS else "connect"
-    )
+    by_errno: FetchErrorKind = _ERRNO_KINDS.get(getattr(cause, "errno", 0), "connect")
     by_class = (k for t, k in _OS_KINDS if isinstance(cause, t))
     found = kind if kind is not None else next(by_class, by_errno)
-    if types == (connector,):
-        template = _CONNECTOR.get(found, template)
+    template = _CONNECTOR.get((template, found), template)
     host, port = getattr(exc, "host", ""), getattr(exc, "port", "")
     detail = " ".join(str(cause).split()) or type(cause).__name__  # one line, whatever it said
     message = template.format(url=url, detail=detail, host=host, port=port)

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from audit.core.records import FetchResult, Hop
+from audit.core.records import STATUS_2XX, FetchResult, Hop
 
 __all__ = [
     "Evidence",
@@ -50,8 +50,7 @@ class Evidence:
     def revivable(self) -> bool:
         """Can a later 304 stand for it? A plain 2xx without redirects: a conditional
         request to the listed URL is then answered for this very resource."""
-        status = self.result.status
-        return status is not None and 200 <= status < 300 and not self.result.redirects
+        return self.result.status in STATUS_2XX and not self.result.redirects
 
 
 def revalidated(stored: Evidence, answer: FetchResult) -> Evidence:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from audit.core.codes import severity_of as _severity_of
 from audit.core.severity import Severity as Severity  # re-exported: the records name it
@@ -240,6 +240,10 @@ class UrlResult:
 # with_extra() fills a new record's slots itself: calling the class costs a C-to-Python
 # __init__ frame more, once per checked URL
 _new_url_result = object.__new__
+
+
+# The successful statuses: `status in STATUS_2XX` is False for no answer (None) too.
+STATUS_2XX: Final = frozenset(range(200, 300))
 
 
 def header_value(headers: tuple[tuple[str, str], ...], name: str) -> str | None:

@@ -42,13 +42,12 @@ class IndexNow:
     async def submit(self, audit: Any, store: Any, config: CrawlConfig) -> None:
         """Submit what the run verified, before `audit.finish()` writes the summary. A run
         that was cut (--max-urls, a target not audited) sends nothing."""
-        notes = audit.recorder.notes
-        if audit.fatal or notes.get("max_urls_reached") or store is None:
+        if audit.cut or store is None:
             return
         from audit.state.indexnow import submit
 
         store.flush()  # this run's fingerprints are in the state file
-        notes["indexnow"] = await submit(
+        audit.recorder.notes["indexnow"] = await submit(
             self.collector,
             store.path,
             key=self.key,

@@ -22,7 +22,7 @@ from audit.front.options import (
     check_state,
     scoped,
 )
-from audit.front.state import close_state, open_state
+from audit.front.state import close_state, open_state, wire
 from audit.pipeline.progress import NO_PROGRESS, Progress
 
 __all__ = ["MigrateRun", "load_plan"]
@@ -56,7 +56,7 @@ class MigrateRun:
         progress: Progress = NO_PROGRESS,
     ) -> None:
         from audit.http.rewrite import parse_origin
-        from audit.migrate.redirect_map import load_map
+        from audit.migrate.redirect_map import NO_MAP, load_map
         from audit.pipeline.targets import classify_target
 
         try:
@@ -66,7 +66,7 @@ class MigrateRun:
         classify_target(old)
         if new_sitemap:
             classify_target(new_sitemap)
-        self.redirect_map = load_map(map) if map else None
+        self.redirect_map = load_map(map) if map else NO_MAP
         # credentials are for the new site (staging), never for the live one
         self.config = config = scoped(config, [self.new_origin, new_sitemap])
         check_config_options(config)
@@ -93,15 +93,10 @@ class MigrateRun:
         """The run's MigrationRecorder over `sinks` (and the --state store's sink)."""
         from audit.migrate.auditor import MigrationRecorder, MigrationStats
 
-        all_sinks = list(sinks)
-        self._hooks: list[Any] = []
-        if self.store is not None:
-            from audit.features.incremental import StateHook, StateSink
-
-            sink = StateSink(self.store)
-            all_sinks.append(sink)
-            self._hooks = [StateHook(sink)]
-        self.recorder = MigrationRecorder(all_sinks, MigrationStats(self.new_origin))
+        # the store's sink and hook, as a crawl's (migrate: no ledger, budget or lastmod)
+        wiring = wire(self.store, self.options, self.config, [self.old, self.new_origin], "migrate")
+        self._hooks = wiring.hooks()
+        self.recorder = MigrationRecorder([*sinks, *wiring.sinks], MigrationStats(self.new_origin))
         self.recorder.ignore(sorted(set(self.options.ignore)))
         return self.recorder
 

@@ -223,8 +223,11 @@ def with_cluster_fence(config: CrawlConfig, opts: RunOptions) -> CrawlConfig:
 
 def check_config_options(config: CrawlConfig) -> None:
     """The checks of CrawlConfig's options that go together, and of the regexes."""
-    if config.agents_fetch is not None and not config.agents:
-        raise OptionError("--agents-fetch needs --agents LIST: it fetches as the named agents")
+    if not config.agents:
+        _refuse_given(
+            (("--agents-fetch", config.agents_fetch is not None),),
+            "{} needs --agents LIST: it fetches as the named agents",
+        )
     if config.render_tabs > MAX_RENDER_TABS:
         raise OptionError(f"--render-tabs {config.render_tabs}: at most {MAX_RENDER_TABS}")
     for opt, patterns in (
@@ -241,7 +244,8 @@ def check_config_options(config: CrawlConfig) -> None:
 
 
 def _refuse_given(given: Iterable[tuple[str, object]], message: str) -> None:
-    """OptionError `message` (a format of one field) for the first flag given, in order."""
+    """OptionError `message` (a format of one field, or none: the same line whichever flag)
+    for the first flag given, in order."""
     for flag, value in given:
         if value:
             raise OptionError(message.format(flag))
@@ -272,8 +276,14 @@ def check_indexnow(opts: RunOptions) -> None:
 
 def check_notify(opts: RunOptions) -> None:
     if not opts.notify:
-        if opts.smtp or opts.notify_always or opts.notify_on:
-            raise OptionError("--smtp, --notify-always and --notify-on need --notify DEST")
+        _refuse_given(
+            (
+                ("--smtp", opts.smtp),
+                ("--notify-always", opts.notify_always),
+                ("--notify-on", opts.notify_on),
+            ),
+            "--smtp, --notify-always and --notify-on need --notify DEST",
+        )
         return
     from audit.report.notify import NotifyError, parse_smtp, validate_dest
 
@@ -306,8 +316,9 @@ def check_state(config: CrawlConfig, opts: RunOptions) -> None:
             ),
             "--budget cannot be used with {}",
         )
-    if opts.changed_only and config.links:
+    if opts.changed_only:
         # the link crawl needs every page's links: nothing may be carried unread
-        raise OptionError(
-            "--changed-only cannot be used with --links: the link crawl reads every page"
+        _refuse_given(
+            (("--links", config.links),),
+            "--changed-only cannot be used with {}: the link crawl reads every page",
         )

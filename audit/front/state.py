@@ -111,10 +111,10 @@ HookFactory = Callable[[], list[Any]]
 @dataclass(slots=True)
 class Wiring:
     """What the run's options add to its Audit: record sinks, a hook factory (one call per
-    run), and a stage after every target."""
+    run; `list`: none), and a stage after every target."""
 
     sinks: list[Any] = field(default_factory=list)
-    hooks: HookFactory | None = None
+    hooks: HookFactory = list
     after: Callable[[Any], Awaitable[None]] | None = None
 
 
@@ -153,11 +153,11 @@ def wire(
     return out
 
 
-def _with_lastmod(factory: HookFactory | None, store: Any, cap: int) -> HookFactory:
+def _with_lastmod(factory: HookFactory, store: Any, cap: int) -> HookFactory:
     from audit.features.lastmod import LastmodHook
 
     def hooks() -> list[Any]:
-        return [LastmodHook(store, cap), *(factory() if factory is not None else ())]
+        return [LastmodHook(store, cap), *factory()]
 
     return hooks
 
@@ -172,7 +172,7 @@ def _ledger_stage(ledger: Any, store: Any) -> Callable[[Any], Awaitable[None]]:
     async def after(run: Any) -> None:
         notes = run.recorder.notes
         store.cut = {key: notes[key] for key in _CUT_NOTES if notes.get(key)}
-        if notes.get("max_urls_reached") or run.fatal:
+        if run.cut:
             store.ledger_update = False
             return
         await ledger.judge_dropped(run.recorder)

@@ -34,7 +34,7 @@ from audit.core.codes import CODES
 from audit.core.config import CrawlConfig
 from audit.core.errors import TargetError
 from audit.core.evidence import Evidence
-from audit.core.records import Entry, FetchResult, Finding, UrlResult, finding
+from audit.core.records import STATUS_2XX, Entry, FetchResult, Finding, UrlResult, finding
 from audit.features.intent import IntentRun
 from audit.http import HttpClient
 from audit.http.rewrite import canonical_origin
@@ -49,7 +49,7 @@ from audit.migrate.outcomes import (
     path_query,
     same_target,
 )
-from audit.migrate.redirect_map import RedirectMap
+from audit.migrate.redirect_map import NO_MAP, RedirectMap
 from audit.pipeline.context import RunContext, UrlJob
 from audit.pipeline.hooks import Hook
 from audit.pipeline.progress import NO_PROGRESS, Progress
@@ -80,6 +80,8 @@ __all__ = [
 HOMEPAGE_MASS_COUNT = 5
 HOMEPAGE_MASS_SHARE = 0.10
 _EXAMPLES = 3
+# the outcome of an old URL whose --intent row (keep, gone) its answer satisfies
+_ROW_OUTCOMES = {"keep": "ok", "gone": "gone"}
 _MAX_LISTED_ORIGINS = 8
 
 # Findings of the OLD run that matter to a migration (every migrate-* code of the registry,
@@ -152,7 +154,7 @@ class MigrationStats:
         crash): counted as its first delivery was."""
         self.not_in_new_sitemap += record.get("code") == "migrate-not-in-new-sitemap"
         outcome = record.get("outcome")
-        if record.get("type") == "url" and outcome in RANK:
+        if outcome in RANK:  # (only a url record of this run has an outcome)
             self.add(
                 Verdict(str(outcome)),
                 str(record.get("url")),
@@ -287,14 +289,14 @@ class MigrationCheck:
         *,
         new_origin: str,
         new_sitemap: NewSitemapListing,
-        redirect_map: RedirectMap | None = None,
+        redirect_map: RedirectMap = NO_MAP,
         intent: IntentRun | None = None,
     ) -> None:
         """`new_sitemap`: the --new-sitemap pass's listing (empty without one: it lists no
-        URL, so no old URL is judged against it)."""
+        URL, so no old URL is judged against it); `redirect_map`: --map's (NO_MAP without
+        one: it names no URL, and no old URL counts as unmapped)."""
         self.ctx = ctx
         self.intent = intent
-        self.rec = ctx.recorder
         self.agent_token = ctx.agent_token
         self.stats = stats
         self.new_origin = new_origin
@@ -315,14 +317,10 @@ class MigrationCheck:
         result = await self._answer(job, checked)
         if result.status == 401 and not result.redirects:
             self.stats.asked_credentials(result.header("www-authenticate"))
-        # whether robots.txt allows where a 2xx landed after redirects (True otherwise)
+        # whether robots.txt allows where a 2xx landed after redirects (True otherwise; the
+        # client follows a redirect only to an http(s) URL, so the landing has an origin)
         landing_allowed = True
-        if (
-            result.status is not None
-            and 200 <= result.status < 300
-            and result.redirects
-            and canonical_origin(result.final_url) is not None
-        ):
+        if result.status in STATUS_2XX and result.redirects:
             landing = await self.ctx.robots_for(result.final_url)
             landing_allowed = landing.allowed(result.final_url)
         verdict = judge(
@@ -349,9 +347,9 @@ class MigrationCheck:
             extra["expected"] = match.expected
             return match.expected
         # else the redirect map's target (noted in `extra`), or None
-        hit = self.redirect_map.expected(old_url) if self.redirect_map is not None else None
+        hit = self.redirect_map.expected(old_url)
         if hit is None:
-            self.stats.unmapped += self.redirect_map is not None
+            self.stats.unmapped += self.redirect_map.name is not None  # a --map names none
             return None
         extra["expected"], extra["map_line"] = hit
         return hit[0]
@@ -392,11 +390,11 @@ class MigrationCheck:
         extra["intent"] = said.to_json()  # counted as the record goes out
         if not said.ok:
             return Verdict("intent-violated", (("intent-violated", said.message),))
-        if said.action == "gone":
-            return Verdict("gone")
-        if said.action == "keep":
-            return Verdict("ok", (), verdict.landed)
-        return verdict
+        if said.action == "redirect":  # a move the row allows: the migrate-* verdict stands
+            return verdict
+        # a kept or gone URL as its row says: `ok` or `gone`, no migrate-* finding (a kept
+        # URL lands where it was asked for; a gone one, a 404 or 410, lands nowhere)
+        return replace(verdict, outcome=_ROW_OUTCOMES[said.action], findings=())
 
     async def _answer(self, job: UrlJob, checked: str) -> FetchResult:
         """The new site's answer: requested, or (--state, a resumed run) the answer this
@@ -486,7 +484,7 @@ async def run_migrate(
     config: CrawlConfig,
     recorder: MigrationRecorder,
     *,
-    redirect_map: RedirectMap | None = None,
+    redirect_map: RedirectMap = NO_MAP,
     new_sitemap: str | None = None,
     progress: Progress = NO_PROGRESS,
     outcome: dict[str, Any],
@@ -502,8 +500,7 @@ async def run_migrate(
     """
     recorder.redact(config.secrets())
     stats = recorder.stats
-    if redirect_map is not None:
-        stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)
+    stats.map_name, stats.map_entries = redirect_map.name, len(redirect_map)  # (NO_MAP: None, 0)
     old_kind, old_value = classify_target(old)
     intent_run: IntentRun | None = None
     if intent is not None:  # --intent in migrate: path rows apply to old URLs of any origin
@@ -554,7 +551,7 @@ async def run_migrate(
             )
             if not roots:  # the pass over OLD checked nothing
                 outcome["fatal"] = f"{old}: no sitemap found, so no old URL to check"
-            elif old_kind != "file" and state.roots_unreachable == roots:
+            elif state.roots_unreachable == roots:  # (a file's one root is read from disk)
                 outcome["fatal"] = (
                     f"{old}: nothing could be checked: the sitemap could not be reached"
                 )

@@ -69,12 +69,10 @@ def chain_text(result: FetchResult) -> str:
 def same_target(final: str, expected: str, new_origin: str) -> bool:
     """Does a landing URL match the expected one? A map written for the production origin
     also works against staging: an expected URL on another origin than NEW matches the
-    same path and query on NEW."""
-    if _norm(final) == _norm(expected):
-        return True
+    same path and query on NEW (the URLs cannot be equal then: their origins differ)."""
     if canonical_origin(expected) != new_origin and canonical_origin(final) == new_origin:
         return path_query(_norm(final)) == path_query(_norm(expected))
-    return False
+    return _norm(final) == _norm(expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +97,8 @@ class _Case:
 
     @property
     def fix(self) -> str:
-        return (
-            f"redirect it with one 301 to {self.expected}"
-            if self.expected
-            else "redirect it with one 301"
-        )
-
-    @property
-    def fix_page(self) -> str:
-        return self.fix if self.expected else f"{self.fix} to its new page"
+        """What to do: one 301 to the expected URL, else to the old URL's new page."""
+        return f"redirect it with one 301 to {self.expected or 'its new page'}"
 
 
 def judge(
@@ -131,7 +122,7 @@ def judge(
         want = f" (expected {expected})" if expected else ""
         message = (
             f"on the new site {case.chain}: it leaves the new origin {new_origin}{want}; "
-            f"{case.fix_page} on {new_origin}"
+            f"{case.fix} on {new_origin}"
         )
         return Verdict("lost", (("migrate-lost", message),))
     if not landing_allowed:
@@ -152,32 +143,31 @@ def _failed_answer(case: _Case) -> Verdict | None:
     result = case.result
     status = result.status
     if status is None or result.error_kind is not None:
-        why = result.error or result.error_kind or "no answer"
-        message = f"on the new site {case.chain}: {why}; {case.fix_page}, which must answer 200"
-        return Verdict("lost", (("migrate-lost", message),))
-    if status in (404, 410):
+        # (an error_kind comes with its error)
+        why = f"{result.error or 'no answer'}; {case.fix}, which must answer 200"
+    elif status in (404, 410):
         where = (
             f"{result.url} answers {status}"
             if not result.redirects
             else f"the redirects end in {case.chain}"
         )
         message = (
-            f"on the new site {where}; {case.fix_page}, or it loses its links and rankings at "
-            "launch"
+            f"on the new site {where}; {case.fix}, or it loses its links and rankings at launch"
         )
         return Verdict("not-found", (("migrate-not-found", message),))
-    if status == 401:  # the summary says once how to give credentials (credentials_note)
-        message = (
-            f"on the new site {case.chain}: HTTP 401: the new site asks for credentials, so "
-            "where this URL lands was not seen (give them: see the migration summary)"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    if not 200 <= status < 300:
-        message = (
-            f"on the new site {case.chain}: HTTP {status}; {case.fix_page}, which must answer 200"
-        )
-        return Verdict("lost", (("migrate-lost", message),))
-    return None
+    elif 200 <= status < 300:
+        return None
+    else:
+        why = _LOST_STATUS.get(status, f"HTTP {status}; {case.fix}, which must answer 200")
+    return Verdict("lost", (("migrate-lost", f"on the new site {case.chain}: {why}"),))
+
+
+# what a lost answer's status says instead of the fix (401: the summary says once how to give
+# credentials, MigrationStats.asked_credentials)
+_LOST_STATUS = {
+    401: "HTTP 401: the new site asks for credentials, so where this URL lands was not seen "
+    "(give them: see the migration summary)",
+}
 
 
 def _landing(case: _Case, matches: bool) -> list[tuple[str, str]]:
@@ -219,9 +209,9 @@ def _noindex(case: _Case) -> list[tuple[str, str]]:
 def _hops(case: _Case) -> list[tuple[str, str]]:
     hops, chain = case.result.redirects, case.chain
     found: list[tuple[str, str]] = []
-    temporary = [h for h in hops if h.status not in _PERMANENT]
+    temporary = [str(h.status) for h in hops if h.status not in _PERMANENT]
     if temporary:
-        codes = ", ".join(str(h.status) for h in temporary)
+        codes = ", ".join(temporary)
         found.append(
             (
                 "migrate-temporary-redirect",

@@ -25,12 +25,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 from urllib.parse import urlsplit
 
 from audit.core.errors import TargetError
 from audit.rules.urls import normalize_url
 
-__all__ = ["MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
+__all__ = ["NO_MAP", "MapError", "RedirectMap", "Rule", "load_map", "parse_map", "path_query"]
 
 _REGEX_PREFIXES = ("regex:", "~")
 _RULE_PREFIX = re.compile("|".join(map(re.escape, _REGEX_PREFIXES)))
@@ -67,9 +68,10 @@ def _absolute(url: str) -> bool:
 
 
 class RedirectMap:
-    """Exact rows and regex rules; `expected(old_url)` -> (new URL, map line) or None."""
+    """Exact rows and regex rules; `expected(old_url)` -> (new URL, map line) or None.
+    `name` is the map file's (None: NO_MAP, a run without --map)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str | None) -> None:
         self.name = name
         self._exact: dict[str, tuple[str, int]] = {}  # normalised URL or path -> (target, line)
         self._rules: list[Rule] = []
@@ -79,14 +81,11 @@ class RedirectMap:
 
     def add_exact(self, old: str, new: str, line: int) -> None:
         key = old if old.startswith("/") else normalize_url(old)
-        known = self._exact.get(key)
-        if known is not None:
-            if known[0] == new:
-                return  # the same row twice is harmless
+        known = self._exact.setdefault(key, (new, line))  # the first row of a key stands
+        if known[0] != new:  # (the same row twice is harmless)
             raise MapError(
                 f"{self.name}:{line}: {old} is already mapped to {known[0]} on line {known[1]}"
             )
-        self._exact[key] = (new, line)
 
     def add_rule(self, rule: Rule) -> None:
         self._rules.append(rule)
@@ -110,19 +109,23 @@ class RedirectMap:
         return None
 
 
-def _backref_problem(
-    pattern: re.Pattern[str], number: str | None, group: str | None, other: str | None
-) -> str | None:
-    """What is wrong with one backslash sequence of a template, or None."""
+NO_MAP: Final = RedirectMap(None)  # a run without --map: no row, no rule (never added to)
+
+
+def _backref_problem(pattern: re.Pattern[str], ref: re.Match[str]) -> str | None:
+    """What is wrong with one backslash sequence of a template (`ref`, a _BACKREF match:
+    exactly one of its three alternatives, so exactly one group is set), or None."""
+    number, group, other = ref.groups()
     if number is not None:
-        return _group_count_problem(pattern, f"\\{number}", int(number))
+        # ref[0]: the sequence as written (`\1`, `\g<1>`)
+        return _group_count_problem(pattern, ref[0], int(number))
     if group is not None:
         if group.isdigit():
-            return _group_count_problem(pattern, f"\\g<{group}>", int(group))
+            return _group_count_problem(pattern, ref[0], int(group))
         if group not in pattern.groupindex:
             return f"backreference \\g<{group}> names no group of the pattern"
         return None
-    if other is not None and other not in "\\ntrfvab":
+    if other not in "\\ntrfvab":  # (a character escape: `other` is the one group set)
         return f"bad escape \\{other} in the new URL (use \\1 or \\g<name> for groups)"
     return None
 
@@ -172,7 +175,7 @@ def _cells(row: list[str], name: str, line: int) -> tuple[str, str] | None:
 def _add_row(result: RedirectMap, cells: tuple[str, str], name: str, line: int) -> None:
     """One row of the map: a regex rule or an exact row."""
     old, new = cells
-    if not old or not new:
+    if not all(cells):
         raise MapError(f"{name}:{line}: empty {'old' if not old else 'new'} column")
     prefix = _RULE_PREFIX.match(old)
     if prefix is not None:
@@ -197,7 +200,7 @@ def _rule(source: str, new: str, name: str, line: int) -> Rule:
     except re.error as exc:
         raise MapError(f"{name}:{line}: broken regular expression {source!r}: {exc}") from None
     for m in _BACKREF.finditer(new):  # every backreference names a group of the pattern
-        problem = _backref_problem(pattern, *m.groups())
+        problem = _backref_problem(pattern, m)
         if problem is not None:
             raise MapError(f"{name}:{line}: {problem}")
     if not _absolute(_BACKREF.sub("x", new)):

@@ -62,21 +62,19 @@ def test_wiring_adds_the_state_the_ledger_budget_and_lastmod_where_asked(tmp_pat
     targets = ["https://www.example.com/"]
     # nothing asked: nothing wired
     bare = wire(None, RunOptions(), CrawlConfig(), targets, "crawl")
-    assert bare.sinks == [] and bare.hooks is None and bare.after is None
+    assert bare.sinks == [] and bare.hooks() == [] and bare.after is None
     # --content without --state: lastmod over time's hook alone (page dates)
     content = wire(None, RunOptions(content=True), CrawlConfig(), targets, "crawl")
-    assert content.hooks is not None
     assert [type(h).__name__ for h in content.hooks()] == ["LastmodHook"]
     store = open_state(str(tmp_path / "s.sqlite"), "crawl", targets, CrawlConfig())
     try:
         crawl = wire(store, RunOptions(state="s", budget=5), CrawlConfig(), targets, "crawl")
         assert [type(s).__name__ for s in crawl.sinks] == ["StateSink", "Ledger"]
-        assert crawl.hooks is not None and crawl.after is not None
+        assert crawl.after is not None
         names = [type(h).__name__ for h in crawl.hooks()]
         assert names == ["StateHook", "BudgetHook", "Ledger"]
         # --page-checks puts lastmod over time in front of the state's hook
         paged = wire(store, RunOptions(state="s"), CrawlConfig(page_checks=True), targets, "crawl")
-        assert paged.hooks is not None
         assert [type(h).__name__ for h in paged.hooks()] == ["LastmodHook", "StateHook", "Ledger"]
         # validate keeps no ledger and takes no budget
         plain = wire(store, RunOptions(state="s", budget=5), CrawlConfig(), targets, "validate")

@@ -17,7 +17,7 @@ from audit.cli.main import main
 from audit.core.config import CrawlConfig
 from audit.fixtures.server import REQUEST_LOG, make_app
 from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
-from audit.migrate.redirect_map import RedirectMap, load_map
+from audit.migrate.redirect_map import NO_MAP, RedirectMap, load_map
 from tests.crawlkit import FAST, HTML, TEXT, XML, Run, Serve, Site, urlset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ async def migrate(
     old: str,
     new: str,
     *,
-    redirect_map: RedirectMap | None = None,
+    redirect_map: RedirectMap = NO_MAP,
     new_sitemap: str | None = None,
     **cfg: Any,
 ) -> Run:

@@ -14,7 +14,7 @@ import pytest
 from audit.cli.main import main
 from audit.core.config import CrawlConfig
 from audit.migrate.auditor import MigrationRecorder, MigrationStats, run_migrate
-from audit.migrate.redirect_map import RedirectMap, parse_map
+from audit.migrate.redirect_map import NO_MAP, RedirectMap, parse_map
 from audit.rules.intent import IntentPlan, load_intent
 from tests.crawlkit import FAST, HTML, XML, Run, Serve, Site, urlset
 from tests.migrate.test_auditor import PAGE, moved, outcome_of, outcomes
@@ -32,7 +32,7 @@ def plan(tmp_path: Path, text: str) -> IntentPlan:
 
 
 async def run_with(
-    old: str, new: str, intent: IntentPlan | None, redirect_map: RedirectMap | None = None
+    old: str, new: str, intent: IntentPlan | None, redirect_map: RedirectMap = NO_MAP
 ) -> Run:
     records: list[dict[str, Any]] = []
     recorder = MigrationRecorder([records.append], MigrationStats(new))
