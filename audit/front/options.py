@@ -223,11 +223,8 @@ def with_cluster_fence(config: CrawlConfig, opts: RunOptions) -> CrawlConfig:
 
 def check_config_options(config: CrawlConfig) -> None:
     """The checks of CrawlConfig's options that go together, and of the regexes."""
-    if not config.agents:
-        _refuse_given(
-            (("--agents-fetch", config.agents_fetch is not None),),
-            "{} needs --agents LIST: it fetches as the named agents",
-        )
+    if config.agents_fetch is not None and not config.agents:
+        raise OptionError("--agents-fetch needs --agents LIST: it fetches as the named agents")
     if config.render_tabs > MAX_RENDER_TABS:
         raise OptionError(f"--render-tabs {config.render_tabs}: at most {MAX_RENDER_TABS}")
     for opt, patterns in (
@@ -316,9 +313,8 @@ def check_state(config: CrawlConfig, opts: RunOptions) -> None:
             ),
             "--budget cannot be used with {}",
         )
-    if opts.changed_only:
+    if opts.changed_only and config.links:
         # the link crawl needs every page's links: nothing may be carried unread
-        _refuse_given(
-            (("--links", config.links),),
-            "--changed-only cannot be used with {}: the link crawl reads every page",
+        raise OptionError(
+            "--changed-only cannot be used with --links: the link crawl reads every page"
         )
