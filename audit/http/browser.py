@@ -37,7 +37,14 @@ from urllib.parse import urlsplit
 
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard, ip_of, normal_host
-from audit.http.cdp import BROWSER_FLAGS, BrowserGone, BrowserProcess, CdpError, StartError
+from audit.http.cdp import (
+    BROWSER_FLAGS,
+    BrowserGone,
+    BrowserProcess,
+    CdpError,
+    StartError,
+    retrieved,
+)
 from audit.http.credentials import RequestScope
 from audit.http.hosts import origin_key
 
@@ -113,8 +120,8 @@ class Renderer:
         self._open = 0  # pages open in the current browser
         self._served = 0  # pages the current browser was given
         self._idle = asyncio.Condition()
-        self.started_at: float | None = None  # monotonic time of the first start
-        self.ended_at: float | None = None  # ... and of the end of the last render
+        self.started_at = 0.0  # monotonic time of the first start (0.0: none yet)
+        self.ended_at = 0.0  # ... and of the end of the last render (0.0: none yet)
         self.starts = 0
         self.peak_memory = 0  # bytes, the browser's process tree, sampled after each page
         self.closed = False
@@ -196,7 +203,7 @@ class Renderer:
             self._start_error = str(exc)
             raise StartError(self._start_error) from None
         self.starts += 1
-        if self.started_at is None:
+        if not self.started_at:
             self.started_at = time.monotonic()
         return browser
 
@@ -214,9 +221,8 @@ class Renderer:
 
     @property
     def seconds(self) -> float:
-        """From the browser's first start to the end of the last render."""
-        if self.started_at is None or self.ended_at is None:
-            return 0.0
+        """From the browser's first start to the end of the last render (0.0 before a
+        render ended: a render ends after its browser started)."""
         return max(0.0, self.ended_at - self.started_at)
 
 
@@ -388,7 +394,7 @@ class _Page:
             self.net.changed.set()
 
     def _paused(self, params: dict[str, Any]) -> None:
-        asyncio.ensure_future(self._answer_paused(params)).add_done_callback(_quiet_task)
+        asyncio.ensure_future(self._answer_paused(params)).add_done_callback(retrieved)
 
     async def _answer_paused(self, params: dict[str, Any]) -> None:
         request_id = params["requestId"]
@@ -403,12 +409,10 @@ class _Page:
             return
         more = self.options.access.headers_for(url, self.url)
         answer: dict[str, Any] = {"requestId": request_id}
-        if more:
-            headers = dict(params["request"].get("headers", {}))
-            lowered = {k.lower() for k in more}
-            headers = {k: v for k, v in headers.items() if k.lower() not in lowered}
-            headers.update(more)
-            answer["headers"] = [{"name": k, "value": v} for k, v in headers.items()]
+        if more:  # the page's headers, a credential header replacing one of the same name
+            sent = [*params["request"].get("headers", {}).items(), *more.items()]
+            named = {k.lower(): (k, v) for k, v in sent}  # by name: the last one given
+            answer["headers"] = [{"name": k, "value": v} for k, v in named.values()]
         conn.notify("Fetch.continueRequest", answer, session=session)
 
     def _request(self, params: dict[str, Any]) -> None:
@@ -466,11 +470,6 @@ class _Page:
 
 def _same_doc(url: str) -> str:
     return url.split("#", 1)[0]
-
-
-def _quiet_task(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 _EVENTS: Final[dict[str, Callable[[_Page, dict[str, Any]], None]]] = {

@@ -40,6 +40,7 @@ __all__ = [
     "CdpError",
     "Connection",
     "StartError",
+    "retrieved",
 ]
 
 # What every browser of a run is started with (the sandbox flag is added by the caller's
@@ -120,8 +121,7 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any], *, session: str) -> None:
         """A call whose answer nobody waits for (answering paused requests)."""
         if not self.closed:
-            task = asyncio.ensure_future(self._quiet(method, params, session))
-            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+            asyncio.ensure_future(self._quiet(method, params, session)).add_done_callback(retrieved)
 
     async def _quiet(self, method: str, params: dict[str, Any], session: str) -> None:
         with contextlib.suppress(CdpError):
@@ -168,6 +168,13 @@ class Connection:
         with contextlib.suppress(Exception):
             await self._ws.close()
         await self._session.close()
+
+
+def retrieved(task: asyncio.Future[Any]) -> None:
+    """A done callback of a task nobody awaits: its exception is retrieved (asyncio then
+    logs nothing about it; the task's own code dealt with what matters)."""
+    if not task.cancelled():
+        task.exception()
 
 
 class BrowserProcess:
