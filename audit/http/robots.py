@@ -91,10 +91,8 @@ class RobotsPolicy:
                     return True
             except ValueError:
                 pass
-        if self.status == "missing":
-            return True
-        if self.status == "unreachable":
-            return False
+        if self.status != "ok":  # a file not read: missing allows all, unreachable nothing
+            return self.status == "missing"
         if agent is not None and self._robots is not None:  # (its own: the same group)
             return self._robots.allowed(url, agent)
         return self._group is None or self._group.allowed(url)
