@@ -74,10 +74,11 @@ class RequestScope:
         headers: Mapping[str, str] | None,
         chain_origin: str | None,
     ) -> tuple[dict[str, str] | None, bool]:
-        """A request's headers (credentials within their scope) and TLS verification."""
-        if self.credentials and self.may_send(host.key, chain_origin):
+        """A request's headers (credentials within their scope) and TLS verification.
+        (No credentials: adding none changes nothing; no insecure host: no name is in it.)"""
+        if self.may_send(host.key, chain_origin):
             headers = {**self.credentials, **headers} if headers else self.credentials
-        verify = not (self._insecure and host.scheme == "https" and host.hostname in self._insecure)
+        verify = not (host.scheme == "https" and host.hostname in self._insecure)
         return request_headers(stream, headers), verify
 
     def may_send(self, host_key: str, chain_origin: str | None) -> bool:
@@ -88,5 +89,6 @@ class RequestScope:
         return chain_origin is None or host_key == chain_origin
 
     def chain_origin(self, url: str) -> str | None:
-        """The origin a chain starts at, when credentials without a scope are bound to it."""
-        return origin_key(url) if self.credentials and not self._scope else None
+        """The origin a chain starts at, when credentials without a scope are bound to it
+        (asked only when there are credentials: client.py `_start` and `_follow`)."""
+        return None if self._scope else origin_key(url)
