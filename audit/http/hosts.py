@@ -80,7 +80,7 @@ def _origin_parts(url: str) -> tuple[str, str, int]:
     """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
+    host = parts.hostname  # lower-cased by urllib already
     if scheme not in DEFAULT_PORTS or not host:
         raise ValueError(f"not an absolute http(s) URL: {url!r}")
     return scheme, host, parts.port or DEFAULT_PORTS[scheme]  # ValueError for a bad port
@@ -102,12 +102,11 @@ def canonical_origin(url: str) -> str | None:
     """`scheme://host[:port]` as users write it: lower-cased, default port dropped; None
     for anything but an absolute http(s) URL (no scheme, no host, a bad port)."""
     try:
-        scheme, host, port = _origin_parts(url)
+        origin = origin_of(url)
     except ValueError:
         return None
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
+    scheme = origin.partition(":")[0]
+    return origin.removesuffix(f":{DEFAULT_PORTS[scheme]}")  # (":80" is not ":8080"'s end)
 
 
 def origin_key(url: str) -> str:
