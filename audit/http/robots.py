@@ -78,7 +78,7 @@ class RobotsPolicy:
     truncated: bool = False  # longer than ROBOTS_MAX_BYTES: only the start was read
     agent: str = "*"  # the product token the policy was judged for
     _robots: RobotsTxt | None = None
-    _group: Group | None = None  # the agent's group; None = no group applies (allow all)
+    _group: Group | None = None  # the agent's group; None = no rule applies (allow all)
 
     def allowed(self, url: str, agent: str | None = None) -> bool:
         """May the configured agent (or the product token `agent`) fetch `url` of this origin?"""
@@ -132,13 +132,13 @@ def parse_robots(
         http_status=http_status,
         sitemaps=sitemaps,
         relative_sitemaps=relative,
-        crawl_delay=group.crawl_delay if group else None,
-        request_rate=group.request_rate if group else None,
+        crawl_delay=group.crawl_delay,
+        request_rate=group.request_rate,
         redirects=redirects,
         truncated=truncated,
         agent=agent,
         _robots=robots,
-        _group=group,
+        _group=group if group.rules else None,  # no rule: every URL allowed, no matching
     )
 
 

@@ -225,7 +225,7 @@ class RobotsTxt:
     groups: list[Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     usage_lines: list[UsageLine] = field(default_factory=list)  # site-wide ones
-    _chosen: dict[str, Group | None] = field(default_factory=dict, repr=False)
+    _chosen: dict[str, Group] = field(default_factory=dict, repr=False)
 
     def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
         """The agent's effective `Content-Signal` and `Content-Usage` values: per name,
@@ -238,8 +238,9 @@ class RobotsTxt:
             (signals if key == _SIGNAL else usage).update(pairs)
         return signals, usage
 
-    def group(self, token: str) -> Group | None:
-        """The group `token` obeys: its own groups merged, else `*`'s, else None (all allowed).
+    def group(self, token: str) -> Group:
+        """The group `token` obeys: its own groups merged, else `*`'s, else an empty one
+        (no rule: all allowed).
 
         Its crawl_delay is the longest and its request_rate the lowest given for that agent.
         """
@@ -255,14 +256,12 @@ class RobotsTxt:
 
     def allowed(self, url: str, token: str) -> bool:
         """May `token` fetch `url`? (`/robots.txt` itself is robots.py's concern.)"""
-        group = self.group(token)
-        return True if group is None else group.allowed(url)
+        return self.group(token).allowed(url)
 
 
-def _merged(chosen: list[Group], key: str) -> Group | None:
-    """One group of the rules of `chosen`, with the longest delay and lowest rate of `key`."""
-    if not chosen:
-        return None
+def _merged(chosen: list[Group], key: str) -> Group:
+    """One group of the rules of `chosen`, with the longest delay and lowest rate of `key`
+    (none chosen: a group without agents, rules, delay or rate)."""
     merged = Group()
     for g in chosen:
         merged.agents += [a for a in g.agents if a not in merged.agents]
