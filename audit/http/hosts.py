@@ -533,31 +533,30 @@ class HostPool:
         self._address_of = address_of
         self._hosts: dict[str, Host] = {}
         self._groups: dict[str, Group] = {}
-        self._by_prefix: dict[str, Host] = {}  # url_prefix() -> host: no urlsplit per request
+        # url_prefix() -> host: no urlsplit per request (None, no prefix, is never a key)
+        self._by_prefix: dict[str | None, Host] = {}
         # The last URL asked for and its host: a listed URL is looked up by the worker that
-        # takes it, then by its request, with no other lookup in between.
-        self._last: tuple[str, Host] | None = None
+        # takes it, then by its request, with no other lookup in between. (No URL is the
+        # object the key starts as.)
+        self._last_url: object = object()
+        self._last_host: Host
 
     def get(self, url: str) -> Host:
         """The host object of `url` (an absolute http(s) URL or an origin); ValueError otherwise."""
-        last = self._last
-        if last is not None and last[0] is url:
-            return last[1]
+        if self._last_url is url:
+            return self._last_host
         prefix = url_prefix(url)
-        if prefix is not None:
-            known = self._by_prefix.get(prefix)
-            if known is not None:
-                self._last = (url, known)
-                return known
-        key = origin_of(url)
-        host = self._hosts.get(key)
+        host = self._by_prefix.get(prefix)
         if host is None:
-            host = self._hosts[key] = self._new_host(key)
-        if prefix is not None:
-            if len(self._by_prefix) >= _KEY_CACHE_MAX:
-                self._by_prefix.clear()
-            self._by_prefix[prefix] = host
-        self._last = (url, host)
+            key = origin_of(url)
+            host = self._hosts.get(key)
+            if host is None:
+                host = self._hosts[key] = self._new_host(key)
+            if prefix is not None:
+                if len(self._by_prefix) >= _KEY_CACHE_MAX:
+                    self._by_prefix.clear()
+                self._by_prefix[prefix] = host
+        self._last_url, self._last_host = url, host
         return host
 
     def _group(self, gid: str) -> Group:
