@@ -542,9 +542,8 @@ def run_access(config: CrawlConfig) -> Access:
         return judged[host]
 
     def headers_for(url: str, page: str) -> dict[str, str]:
-        if scope.credentials and scope.may_send(origin_key(url), origin_key(page)):
-            return scope.credentials
-        return {}
+        # (no credentials: the empty dict, sent or not)
+        return scope.credentials if scope.may_send(origin_key(url), origin_key(page)) else {}
 
     return Access(allows, headers_for)
 
