@@ -88,7 +88,7 @@ def _normal_unit(unit: re.Match[str]) -> str:
     if len(text) == 3:  # an escape
         decoded = chr(int(text[1:], 16))
         return decoded if decoded in _UNRESERVED else text.upper()
-    if ord(text) > 0x7E or ord(text) <= 0x20:
+    if not 0x20 < ord(text) <= 0x7E:  # not printable ASCII
         return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
     return text
 
