@@ -33,7 +33,7 @@ def parse_origin(text: str, what: str) -> str:
     origin = canonical_origin(text)
     if origin is None:
         raise ValueError(f"{what} {text!r}: not an http(s) origin such as https://www.example.com")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    if any((parts.path.removeprefix("/"), parts.query, parts.fragment)):
         raise ValueError(
             f"{what} {text!r}: an origin has no path, query or fragment (did you mean {origin}?)"
         )
