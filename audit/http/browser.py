@@ -124,9 +124,9 @@ class Renderer:
         self.ended_at = 0.0  # ... and of the end of the last render (0.0: none yet)
         self.starts = 0
         self.peak_memory = 0  # bytes, the browser's process tree, sampled after each page
-        self.closed = False
+        # why no browser starts from now on: one that did not start will not now, and
+        # none starts once the run is over (close())
         self._start_error: str | None = None
-        self._retired: BrowserProcess | None = None  # a tab of it crashed: start a new one
 
     async def render(self, url: str) -> Rendered:
         """Render one page (waits for a free tab first)."""
@@ -149,8 +149,10 @@ class Renderer:
         except (BrowserGone, _Crash) as exc:
             if browser.conn.closed:  # the browser died: gone for every page
                 await self._discard(browser)
-            else:  # a tab crashed: the browser is replaced once its other pages are done
-                self._retired = browser
+            else:  # a tab crashed: the browser is replaced once its other pages are done,
+                # as after restart_every pages (it is the current one: the browser of a page
+                # still open is replaced only once no page is open, or when it is gone)
+                self._served = self.options.restart_every
             raise _Crash(str(exc)) from None
         except CdpError as exc:  # the browser refused a call: this page is not rendered
             return Rendered(url, _ms(began), failure=f"the browser refused: {exc}")
@@ -164,9 +166,7 @@ class Renderer:
         async with self._starting:
             browser = self._browser
             if browser is not None and (
-                browser is self._retired
-                or self._served >= self.options.restart_every
-                or browser.conn.closed
+                self._served >= self.options.restart_every or browser.conn.closed
             ):
                 async with self._idle:
                     await self._idle.wait_for(lambda: self._open == 0)
@@ -192,9 +192,7 @@ class Renderer:
             self._idle.notify_all()
 
     async def _start(self) -> BrowserProcess:
-        if self.closed:
-            raise StartError("the run is over")
-        if self._start_error is not None:  # a browser that did not start will not now
+        if self._start_error is not None:
             raise StartError(self._start_error)
         flags = BROWSER_FLAGS if self.options.sandbox else ("--no-sandbox", *BROWSER_FLAGS)
         try:
@@ -214,7 +212,7 @@ class Renderer:
 
     async def close(self) -> None:
         """End the browser (every process of it) and remove its profile."""
-        self.closed = True
+        self._start_error = "the run is over"
         browser, self._browser = self._browser, None
         if browser is not None:
             await asyncio.shield(browser.close())
