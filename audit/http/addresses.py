@@ -92,8 +92,7 @@ def is_private_ip(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Not a public unicast address: loopback, private, link-local, shared, unspecified,
     reserved, multicast, or an IPv6 form that embeds IPv4 (mapped, NAT64, 6to4) or is
     site-local."""
-    # (an IPv4 address is in no IPv6 network: ipaddress compares the versions first)
-    if any(ip in net for net in _SPECIAL_V6):
+    if isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in _SPECIAL_V6):
         return True
     return not ip.is_global or ip.is_multicast
 
