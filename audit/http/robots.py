@@ -164,8 +164,8 @@ def _decode(body: bytes) -> tuple[str, bool]:
     body = _BOM.sub(b"", body, count=1)
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
-        cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
-        body = body[: cut + 1] if cut >= 0 else b""
+        cut = max(body.rfind(b"\n"), body.rfind(b"\r"))  # -1 without one: nothing kept
+        body = body[: cut + 1]
     return body.decode("utf-8", errors="replace"), truncated
 
 
