@@ -253,11 +253,10 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # someone else's: alive all the same
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
