@@ -328,8 +328,8 @@ class Group:
                 self._slot_waiters.append(waiter)
                 try:
                     await waiter  # release() hands its slot over by setting the result
-                except BaseException:
-                    if waiter.done() and not waiter.cancelled():
+                except BaseException:  # (the task's cancellation: the waiter is done)
+                    if not waiter.cancelled():
                         self.release()  # handed a slot, then cancelled: pass it on
                     elif waiter in self._slot_waiters:  # a release() may have dropped it
                         self._slot_waiters.remove(waiter)
