@@ -141,6 +141,7 @@ class HostStats:
     """Counters of one host for the run report."""
 
     host: str  # scheme://host:port
+    group: str  # the politeness group's id (--politeness-key; the host's own key by default)
     requests: int
     retries: int
     rate_limited: int  # 429 answers
@@ -150,12 +151,11 @@ class HostStats:
     slow: bool
     crawl_delay: float | None
     notes: tuple[str, ...] = ()
-    group: str = ""  # the politeness group's id (--politeness-key)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "host": self.host,
-            "group": self.group or self.host,
+            "group": self.group,
             "requests": self.requests,
             "retries": self.retries,
             "rate_limited": self.rate_limited,
