@@ -179,7 +179,7 @@ class RobotsCache:
         self._user_agent = user_agent
         self._robots_agent = client.config.robots_agent
         self.agent = robots_token(user_agent, self._robots_agent)  # the product token judged for
-        self._started: list[asyncio.Task[RobotsPolicy]] = []  # reads this cache began
+        self._started: list[Host] = []  # the hosts whose read this cache began
 
     async def get(self, url_or_origin: str) -> RobotsPolicy:
         """The policy of the URL's origin; the first caller fetches, the others wait for it.
@@ -194,7 +194,7 @@ class RobotsCache:
         task = host.robots_task
         if task is None:
             task = host.robots_task = asyncio.create_task(self._load(host))
-            self._started.append(task)
+            self._started.append(host)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
         return await asyncio.shield(task)
 
@@ -208,12 +208,9 @@ class RobotsCache:
 
     def read(self) -> list[RobotsPolicy]:
         """The policies this cache has read so far (any status), in the order first asked:
-        its reads that finished without an error."""
-        return [
-            t.result()
-            for t in self._started
-            if t.done() and not t.cancelled() and t.exception() is None
-        ]
+        its reads that finished without an error (a read keeps its policy on its host as it
+        returns, `_load`; nothing else sets it there, and nothing on a failed read)."""
+        return [host.robots for host in self._started if host.robots is not None]
 
     async def _load(self, host: Host) -> RobotsPolicy:
         """Read and parse the host's robots.txt; its Crawl-delay and Request-rate slow
