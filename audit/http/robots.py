@@ -209,7 +209,7 @@ class RobotsCache:
     def read(self) -> list[RobotsPolicy]:
         """The policies this cache has read so far (any status), in the order first asked:
         its reads that finished without an error (a read keeps its policy on its host as it
-        returns, `_load`; nothing else sets it there, and nothing on a failed read)."""
+        returns; nothing else sets it there, and nothing on a failed read)."""
         return [host.robots for host in self._started if host.robots is not None]
 
     async def _load(self, host: Host) -> RobotsPolicy:
