@@ -303,14 +303,18 @@ class _Parser:
 
     def __init__(self) -> None:
         self.out = RobotsTxt()
-        self.current: Group | None = None
-        # the current group has an allow/disallow line: a user-agent line starts anew
-        self.has_rules = False
+        # Before the first user-agent line, a stand-in for a group that is no group of the
+        # file: it names no agent (a delay or rate there is nobody's), its rules apply to
+        # nobody, and its usage lines are the site-wide ones.
+        self.current = Group(usage_lines=self.out.usage_lines)
+        # the current group has an allow/disallow line, or is the stand-in: a user-agent
+        # line starts anew
+        self.has_rules = True
 
     def user_agent(self, value: str, number: int) -> None:
         """A user-agent line: its product token joins the group being read, the current
         one until it has rules."""
-        if self.current is None or self.has_rules:
+        if self.has_rules:
             self.current = Group()
             self.out.groups.append(self.current)
             self.has_rules = False
@@ -320,8 +324,6 @@ class _Parser:
 
     def rule(self, allow: bool, value: str, number: int) -> None:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
-        if self.current is None:
-            return  # a rule outside any group applies to nobody
         self.has_rules = True
         if value:
             self.current.rules.append(Rule(allow, normalise_path(value), number))
@@ -341,13 +343,13 @@ class _Parser:
             self.out.sitemaps.append(value)
 
     def usage_line(self, key: str, value: str) -> None:
-        """A Content-Signal or Content-Usage line: the current group's, else site-wide."""
+        """A Content-Signal or Content-Usage line: the current group's (the stand-in's
+        are the site-wide ones)."""
         if key == _USAGE and value.startswith("/"):
             return  # preferences for a path: left out
         pairs = usage_pairs(value)
         if pairs:
-            target = self.current.usage_lines if self.current else self.out.usage_lines
-            target.append((key, pairs))
+            self.current.usage_lines.append((key, pairs))
 
     def content_signal(self, value: str, number: int) -> None:
         self.usage_line(_SIGNAL, value)
@@ -368,7 +370,7 @@ class _Parser:
     ) -> None:
         """A Crawl-delay or Request-rate `value` for the agents the current group names so
         far, in its `table` (`delays` or `rates`), kept against their earlier one."""
-        if self.current is not None and value is not None:
+        if value is not None:
             given: dict[str, float] = getattr(self.current, table)
             for agent in self.current.agents:
                 given[agent] = keep(given.get(agent, value), value)
