@@ -289,16 +289,16 @@ class _Page:
 
     async def _render(self) -> Rendered:
         net, timeout = self.net, self.options.timeout
-        started = time.monotonic()  # the timeout runs from the navigation's start
-        try:  # Page.navigate answers once the document's answer has begun
-            nav = await asyncio.wait_for(self._call("Page.navigate", {"url": self.url}), timeout)
+        try:  # one deadline, from the navigation's start to the load event
+            async with asyncio.timeout(timeout):
+                # Page.navigate answers once the document's answer has begun
+                nav = await self._call("Page.navigate", {"url": self.url})
+                if nav.get("errorText"):
+                    return self._failed(f"navigation error: {nav['errorText']}")
+                net.loader = nav.get("loaderId")
+                # (its own limit, `timeout` from now, comes after the deadline: never first)
+                await self._wait_for(lambda: net.loaded.is_set() or self._stopped(), timeout)
         except TimeoutError:
-            return self._failed(f"no load event after {timeout:g} s")
-        if nav.get("errorText"):
-            return self._failed(f"navigation error: {nav['errorText']}")
-        net.loader = nav.get("loaderId")
-        left = timeout - (time.monotonic() - started)
-        if not await self._wait_for(lambda: net.loaded.is_set() or self._stopped(), left):
             return self._failed(f"no load event after {timeout:g} s")
         early = self._outcome()
         if early is not None:
