@@ -321,13 +321,9 @@ class TeeSink:
         self._reading, self._stopped = [], []
 
     def recipe(self) -> Recipe | None:
-        parts = []
-        for sink in self.sinks:
-            part = recipe_of(sink)
-            if part is None:
-                return None  # a part that reads only here: the whole tee reads here
-            parts.append(part)
-        return TEE_FACTORY, tuple(parts)
+        parts = tuple(map(recipe_of, self.sinks))
+        # a part that reads only here (no recipe): the whole tee reads here
+        return None if None in parts else (TEE_FACTORY, parts)
 
     def accept(self, outcome: Any) -> None:
         for sink, part in zip(self.sinks, outcome, strict=True):
