@@ -38,7 +38,9 @@ Imports only the standard library and never aiohttp.
 from __future__ import annotations
 
 import re
+from bisect import insort
 from collections.abc import Callable
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import cast
 from urllib.parse import urlsplit
@@ -57,6 +59,7 @@ __all__ = [
 ]
 
 _LINES = re.compile(r"\r\n|\r|\n")
+_TRIED: Callable[[Rule], tuple[int, bool]] = attrgetter("order")  # a group's rules' order
 _USER_AGENT = frozenset({"user-agent", "useragent", "user agent"})
 # Google reads these misspellings as disallow (its robots.txt parser's accepted typos)
 _DISALLOW = frozenset({"disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})
@@ -159,12 +162,15 @@ class Rule:
     _parts: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _anchored: bool = field(init=False, repr=False, compare=False)
     _plain: bool = field(init=False, repr=False, compare=False)
+    # the order rules are tried in: longest pattern first, Allow before Disallow on a tie
+    order: tuple[int, bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         anchored = self.pattern.endswith("$")
         body = self.pattern.removesuffix("$")
         # a `$` before the end is literal (Google); the URL's `$` is compared as `%24`
         parts = body.replace("$", "%24").split("*")
+        object.__setattr__(self, "order", (-len(self.pattern), not self.allow))
         object.__setattr__(self, "_anchored", anchored)
         object.__setattr__(self, "_plain", len(parts) == 1)
         object.__setattr__(self, "_head", parts[0])
@@ -204,15 +210,12 @@ class Group:
     delays: dict[str, float] = field(default_factory=dict, repr=False)
     rates: dict[str, float] = field(default_factory=dict, repr=False)
     usage_lines: list[UsageLine] = field(default_factory=list, repr=False)
-    _ordered: list[Rule] | None = field(default=None, repr=False)
 
     def allowed(self, url: str) -> bool:
-        """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
+        """May this group's agents fetch `url` (a URL, or a path starting with `/`)? Its
+        rules are kept in the order they are tried (`Rule.order`): the first match decides."""
         path = path_of(url)
-        rules = self._ordered  # once per listed URL: the sorted rules are kept
-        if rules is None:  # longest first, Allow before Disallow on a tie: the first match decides
-            rules = self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
-        for rule in rules:
+        for rule in self.rules:
             if rule.matches(path):
                 return rule.allow
         return True
@@ -232,11 +235,10 @@ class RobotsTxt:
         the site-wide lines, then the `*` groups', then its own groups', later winning."""
         # (for `*` itself its groups' lines come twice: the same updates again, no change)
         groups = [*self._naming("*"), *self._naming(token.strip().lower())]
-        signals: dict[str, str] = {}
-        usage: dict[str, str] = {}
+        values: dict[str, dict[str, str]] = {_SIGNAL: {}, _USAGE: {}}  # by the line's key
         for key, pairs in [*self.usage_lines, *(line for g in groups for line in g.usage_lines)]:
-            (signals if key == _SIGNAL else usage).update(pairs)
-        return signals, usage
+            values[key].update(pairs)
+        return values[_SIGNAL], values[_USAGE]
 
     def group(self, token: str) -> Group:
         """The group `token` obeys: its own groups merged, else `*`'s, else an empty one
@@ -266,6 +268,7 @@ def _merged(chosen: list[Group], key: str) -> Group:
     for g in chosen:
         merged.agents += [a for a in g.agents if a not in merged.agents]
         merged.rules += g.rules
+    merged.rules.sort(key=_TRIED)  # (stable: of equal order, the earlier group's first)
     merged.crawl_delay = max((g.delays[key] for g in chosen if key in g.delays), default=None)
     merged.request_rate = min((g.rates[key] for g in chosen if key in g.rates), default=None)
     return merged
@@ -326,7 +329,7 @@ class _Parser:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
         self.has_rules = True
         if value:
-            self.current.rules.append(Rule(allow, normalise_path(value), number))
+            insort(self.current.rules, Rule(allow, normalise_path(value), number), key=_TRIED)
 
     def ignore(self, value: str, number: int) -> None:
         """An unknown key, or one this module does not use."""
