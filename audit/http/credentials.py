@@ -86,7 +86,7 @@ class RequestScope:
         redirect chain started at, never to another host it redirects to."""
         if self._scope:
             return host_key in self._scope
-        return chain_origin is None or host_key == chain_origin
+        return chain_origin in (None, host_key)  # no chain to bind to, or its own origin
 
     def chain_origin(self, url: str) -> str | None:
         """The origin a chain starts at, when credentials without a scope are bound to it
