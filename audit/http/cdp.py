@@ -119,9 +119,9 @@ class Connection:
             self._calls.pop(call_id, None)
 
     def notify(self, method: str, params: dict[str, Any], *, session: str) -> None:
-        """A call whose answer nobody waits for (answering paused requests)."""
-        if not self.closed:
-            asyncio.ensure_future(self._quiet(method, params, session)).add_done_callback(retrieved)
+        """A call whose answer nobody waits for (answering paused requests; on a closed
+        connection `send` refuses it at once, and the refusal is a CdpError too)."""
+        asyncio.ensure_future(self._quiet(method, params, session)).add_done_callback(retrieved)
 
     async def _quiet(self, method: str, params: dict[str, Any], session: str) -> None:
         with contextlib.suppress(CdpError):
