@@ -228,6 +228,8 @@ class RobotsTxt:
     groups: list[Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     usage_lines: list[UsageLine] = field(default_factory=list)  # site-wide ones
+    # the groups that name an agent, in file order (filled as the user-agent lines are read)
+    _by_agent: dict[str, list[Group]] = field(default_factory=dict, repr=False)
     _chosen: dict[str, Group] = field(default_factory=dict, repr=False)
 
     def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -254,7 +256,7 @@ class RobotsTxt:
 
     def _naming(self, agent: str) -> list[Group]:
         """The groups that name `agent`, in file order."""
-        return [g for g in self.groups if agent in g.agents]
+        return self._by_agent.get(agent, [])
 
     def allowed(self, url: str, token: str) -> bool:
         """May `token` fetch `url`? (`/robots.txt` itself is robots.py's concern.)"""
@@ -324,6 +326,7 @@ class _Parser:
         name = group_name(value)
         if name and name not in self.current.agents:
             self.current.agents.append(name)
+            self.out._by_agent.setdefault(name, []).append(self.current)
 
     def rule(self, allow: bool, value: str, number: int) -> None:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
