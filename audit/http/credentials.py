@@ -64,7 +64,8 @@ class RequestScope:
         self.credentials = credential_headers(config)
         # (origin_key gives "" for what is no http(s) origin)
         self._scope = frozenset(map(origin_key, config.credential_origins)) - {""}
-        self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
+        # (scheme, host name) of the requests sent without TLS verification: https only
+        self._insecure = frozenset(("https", h.lower().strip("[]")) for h in config.insecure_hosts)
         self.adds = bool(self.credentials or self._insecure)  # prepare has work to do
 
     def prepare(
@@ -78,7 +79,7 @@ class RequestScope:
         (No credentials: adding none changes nothing; no insecure host: no name is in it.)"""
         if self.may_send(host.key, chain_origin):
             headers = {**self.credentials, **headers} if headers else self.credentials
-        verify = not (host.scheme == "https" and host.hostname in self._insecure)
+        verify = (host.scheme, host.hostname) not in self._insecure
         return request_headers(stream, headers), verify
 
     def may_send(self, host_key: str, chain_origin: str | None) -> bool:
