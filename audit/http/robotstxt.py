@@ -175,7 +175,7 @@ class Rule:
         object.__setattr__(self, "_plain", len(parts) == 1)
         object.__setattr__(self, "_head", parts[0])
         # runs of `*` and a trailing `*` change nothing
-        object.__setattr__(self, "_parts", (*[p for p in parts[1:-1] if p], parts[-1]))
+        object.__setattr__(self, "_parts", (*filter(None, parts[1:-1]), parts[-1]))
 
     def matches(self, path: str) -> bool:
         """Does the pattern match this normalised path (and query)?"""
