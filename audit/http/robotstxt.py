@@ -192,9 +192,9 @@ class Rule:
                 return False
             pos = found + len(part)
         last = self._parts[-1]  # then the last part: at the end when anchored, else anywhere
-        if self._anchored:
-            return len(path) - len(last) >= pos and path.endswith(last)
-        return not last or path.find(last, pos) >= 0
+        if self._anchored:  # (at the end, at or after pos)
+            return path.endswith(last, pos)
+        return path.find(last, pos) >= 0  # ("" is found at pos: pos is within the path)
 
 
 @dataclass(slots=True)
