@@ -190,7 +190,10 @@ class Group:
         self._limiter: Pacer | AsyncLimiter | None = None  # built in the loop, at first use
         self._retry_after_cap = retry_after_cap
         # The in-flight cap: free slots and the requests waiting for one, first come first
-        # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping)
+        # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping).
+        # A free slot means nobody waits: a request waits only when none is free, and
+        # release() frees one only when no live waiter is left to hand it to (it drops the
+        # cancelled ones it meets; a cancelled waiter removes itself).
         self._free = max(1, max_in_flight)
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         # loop time before which the group sends nothing (Retry-After); 0.0: none (read,
@@ -310,8 +313,7 @@ class Group:
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        # a free slot only if nobody is waiting for one (first come, first served)
-        if self._free and not self._slot_waiters and not self.not_before and self.rate == math.inf:
+        if self._free and not self.not_before and self.rate == math.inf:
             self._free -= 1
             return True
         return False
@@ -321,7 +323,7 @@ class Group:
         slot. Returns True when a slot is held; the caller must then `release()` it.
         """
         if hold_slot:
-            if self._free and not self._slot_waiters:  # first come, first served
+            if self._free:  # (then nobody waits: first come, first served)
                 self._free -= 1
             else:
                 waiter = asyncio.get_running_loop().create_future()
