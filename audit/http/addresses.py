@@ -107,22 +107,20 @@ def is_private_host(host: str) -> bool:
     return ip is not None and is_private_ip(ip)
 
 
-def _host(url: str) -> str | None:
+def _host(url: str) -> str:
+    """The URL's host after `normal_host`; "" when it has none (or is no URL), which no
+    rule calls private and no target's host is."""
     try:
         host = urlsplit(url).hostname
     except ValueError:
-        return None
-    return normal_host(host) if host else host
+        return ""
+    return normal_host(host or "")
 
 
 def redirect_to_private(start_url: str, next_url: str) -> bool:
     """True when a redirect chain that started at `start_url` (a public host) would go
     on to `next_url` on a private, loopback or link-local host: not to be followed."""
-    nxt = _host(next_url)
-    if nxt is None or not is_private_host(nxt):
-        return False
-    start = _host(start_url)
-    return start is None or not is_private_host(start)
+    return is_private_host(_host(next_url)) and not is_private_host(_host(start_url))
 
 
 @dataclass(slots=True)
@@ -147,7 +145,7 @@ class PrivateGuard:
         if not self.active:
             return False
         host = _host(url)
-        return host is not None and host not in self.trusted and is_private_host(host)
+        return host not in self.trusted and is_private_host(host)
 
     def keeps(self, host: str, address: str) -> bool:
         """Whether a DNS answer `address` of `host` may be connected to."""

@@ -37,7 +37,14 @@ from urllib.parse import urlsplit
 
 from audit.core.config import CrawlConfig
 from audit.http.addresses import PrivateGuard, ip_of, normal_host
-from audit.http.cdp import BROWSER_FLAGS, BrowserGone, BrowserProcess, CdpError, StartError
+from audit.http.cdp import (
+    BROWSER_FLAGS,
+    BrowserGone,
+    BrowserProcess,
+    CdpError,
+    StartError,
+    retrieved,
+)
 from audit.http.credentials import RequestScope
 from audit.http.hosts import origin_key
 
@@ -113,13 +120,13 @@ class Renderer:
         self._open = 0  # pages open in the current browser
         self._served = 0  # pages the current browser was given
         self._idle = asyncio.Condition()
-        self.started_at: float | None = None  # monotonic time of the first start
-        self.ended_at: float | None = None  # ... and of the end of the last render
+        self.started_at = 0.0  # monotonic time of the first start (0.0: none yet)
+        self.ended_at = 0.0  # ... and of the end of the last render (0.0: none yet)
         self.starts = 0
         self.peak_memory = 0  # bytes, the browser's process tree, sampled after each page
-        self.closed = False
+        # why no browser starts from now on: one that did not start will not now, and
+        # none starts once the run is over (close())
         self._start_error: str | None = None
-        self._retired: BrowserProcess | None = None  # a tab of it crashed: start a new one
 
     async def render(self, url: str) -> Rendered:
         """Render one page (waits for a free tab first)."""
@@ -142,8 +149,10 @@ class Renderer:
         except (BrowserGone, _Crash) as exc:
             if browser.conn.closed:  # the browser died: gone for every page
                 await self._discard(browser)
-            else:  # a tab crashed: the browser is replaced once its other pages are done
-                self._retired = browser
+            else:  # a tab crashed: the browser is replaced once its other pages are done,
+                # as after restart_every pages (it is the current one: the browser of a page
+                # still open is replaced only once no page is open, or when it is gone)
+                self._served = self.options.restart_every
             raise _Crash(str(exc)) from None
         except CdpError as exc:  # the browser refused a call: this page is not rendered
             return Rendered(url, _ms(began), failure=f"the browser refused: {exc}")
@@ -157,9 +166,7 @@ class Renderer:
         async with self._starting:
             browser = self._browser
             if browser is not None and (
-                browser is self._retired
-                or self._served >= self.options.restart_every
-                or browser.conn.closed
+                self._served >= self.options.restart_every or browser.conn.closed
             ):
                 async with self._idle:
                     await self._idle.wait_for(lambda: self._open == 0)
@@ -185,9 +192,7 @@ class Renderer:
             self._idle.notify_all()
 
     async def _start(self) -> BrowserProcess:
-        if self.closed:
-            raise StartError("the run is over")
-        if self._start_error is not None:  # a browser that did not start will not now
+        if self._start_error is not None:
             raise StartError(self._start_error)
         flags = BROWSER_FLAGS if self.options.sandbox else ("--no-sandbox", *BROWSER_FLAGS)
         try:
@@ -196,7 +201,7 @@ class Renderer:
             self._start_error = str(exc)
             raise StartError(self._start_error) from None
         self.starts += 1
-        if self.started_at is None:
+        if not self.started_at:
             self.started_at = time.monotonic()
         return browser
 
@@ -207,16 +212,15 @@ class Renderer:
 
     async def close(self) -> None:
         """End the browser (every process of it) and remove its profile."""
-        self.closed = True
+        self._start_error = "the run is over"
         browser, self._browser = self._browser, None
         if browser is not None:
             await asyncio.shield(browser.close())
 
     @property
     def seconds(self) -> float:
-        """From the browser's first start to the end of the last render."""
-        if self.started_at is None or self.ended_at is None:
-            return 0.0
+        """From the browser's first start to the end of the last render (0.0 before a
+        render ended: a render ends after its browser started)."""
         return max(0.0, self.ended_at - self.started_at)
 
 
@@ -285,16 +289,16 @@ class _Page:
 
     async def _render(self) -> Rendered:
         net, timeout = self.net, self.options.timeout
-        started = time.monotonic()  # the timeout runs from the navigation's start
-        try:  # Page.navigate answers once the document's answer has begun
-            nav = await asyncio.wait_for(self._call("Page.navigate", {"url": self.url}), timeout)
+        try:  # one deadline, from the navigation's start to the load event
+            async with asyncio.timeout(timeout):
+                # Page.navigate answers once the document's answer has begun
+                nav = await self._call("Page.navigate", {"url": self.url})
+                if nav.get("errorText"):
+                    return self._failed(f"navigation error: {nav['errorText']}")
+                net.loader = nav.get("loaderId")
+                # (its own limit, `timeout` from now, comes after the deadline: never first)
+                await self._wait_for(lambda: net.loaded.is_set() or self._stopped(), timeout)
         except TimeoutError:
-            return self._failed(f"no load event after {timeout:g} s")
-        if nav.get("errorText"):
-            return self._failed(f"navigation error: {nav['errorText']}")
-        net.loader = nav.get("loaderId")
-        left = timeout - (time.monotonic() - started)
-        if not await self._wait_for(lambda: net.loaded.is_set() or self._stopped(), left):
             return self._failed(f"no load event after {timeout:g} s")
         early = self._outcome()
         if early is not None:
@@ -388,7 +392,7 @@ class _Page:
             self.net.changed.set()
 
     def _paused(self, params: dict[str, Any]) -> None:
-        asyncio.ensure_future(self._answer_paused(params)).add_done_callback(_quiet_task)
+        asyncio.ensure_future(self._answer_paused(params)).add_done_callback(retrieved)
 
     async def _answer_paused(self, params: dict[str, Any]) -> None:
         request_id = params["requestId"]
@@ -403,12 +407,10 @@ class _Page:
             return
         more = self.options.access.headers_for(url, self.url)
         answer: dict[str, Any] = {"requestId": request_id}
-        if more:
-            headers = dict(params["request"].get("headers", {}))
-            lowered = {k.lower() for k in more}
-            headers = {k: v for k, v in headers.items() if k.lower() not in lowered}
-            headers.update(more)
-            answer["headers"] = [{"name": k, "value": v} for k, v in headers.items()]
+        if more:  # the page's headers, a credential header replacing one of the same name
+            sent = [*params["request"].get("headers", {}).items(), *more.items()]
+            named = {k.lower(): (k, v) for k, v in sent}  # by name: the last one given
+            answer["headers"] = [{"name": k, "value": v} for k, v in named.values()]
         conn.notify("Fetch.continueRequest", answer, session=session)
 
     def _request(self, params: dict[str, Any]) -> None:
@@ -466,11 +468,6 @@ class _Page:
 
 def _same_doc(url: str) -> str:
     return url.split("#", 1)[0]
-
-
-def _quiet_task(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 _EVENTS: Final[dict[str, Callable[[_Page, dict[str, Any]], None]]] = {
@@ -543,9 +540,8 @@ def run_access(config: CrawlConfig) -> Access:
         return judged[host]
 
     def headers_for(url: str, page: str) -> dict[str, str]:
-        if scope.credentials and scope.may_send(origin_key(url), origin_key(page)):
-            return scope.credentials
-        return {}
+        # (no credentials: the empty dict, sent or not)
+        return scope.credentials if scope.may_send(origin_key(url), origin_key(page)) else {}
 
     return Access(allows, headers_for)
 

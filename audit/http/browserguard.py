@@ -30,12 +30,12 @@ GRACE_S = 2.0  # a browser told to stop (SIGTERM) has this long before SIGKILL
 
 
 def profile_processes(profile: str) -> list[int]:
-    """The ids of the processes whose command line names `profile` (this one excepted)."""
+    """The ids of the processes whose command line names `profile`, keepers excepted (this
+    one among them: its command line names this module, as the `-m` it was run with)."""
     found: list[int] = []
     mark = profile.encode()
-    me = os.getpid()
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
+        if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:

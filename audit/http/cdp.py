@@ -40,6 +40,7 @@ __all__ = [
     "CdpError",
     "Connection",
     "StartError",
+    "retrieved",
 ]
 
 # What every browser of a run is started with (the sandbox flag is added by the caller's
@@ -118,10 +119,9 @@ class Connection:
             self._calls.pop(call_id, None)
 
     def notify(self, method: str, params: dict[str, Any], *, session: str) -> None:
-        """A call whose answer nobody waits for (answering paused requests)."""
-        if not self.closed:
-            task = asyncio.ensure_future(self._quiet(method, params, session))
-            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        """A call whose answer nobody waits for (answering paused requests; on a closed
+        connection `send` refuses it at once, and the refusal is a CdpError too)."""
+        asyncio.ensure_future(self._quiet(method, params, session)).add_done_callback(retrieved)
 
     async def _quiet(self, method: str, params: dict[str, Any], session: str) -> None:
         with contextlib.suppress(CdpError):
@@ -168,6 +168,13 @@ class Connection:
         with contextlib.suppress(Exception):
             await self._ws.close()
         await self._session.close()
+
+
+def retrieved(task: asyncio.Future[Any]) -> None:
+    """A done callback of a task nobody awaits: its exception is retrieved (asyncio then
+    logs nothing about it; the task's own code dealt with what matters)."""
+    if not task.cancelled():
+        task.exception()
 
 
 class BrowserProcess:
@@ -246,11 +253,10 @@ async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[in
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # someone else's: alive all the same
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 

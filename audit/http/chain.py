@@ -56,8 +56,10 @@ def next_location(current: str, location: str | None) -> str | FetchError:
     try:
         target = urljoin(current, location)
         parts = urlsplit(target)
+        # never empty: urljoin keeps the current URL's scheme (a requested http(s) URL's)
+        # unless the Location names its own
         scheme = parts.scheme.lower()
-        if scheme and scheme not in ("http", "https"):
+        if scheme not in ("http", "https"):
             return FetchError(
                 f"{current} redirects to a {scheme}: URL ({location[:200]}); not followed",
                 kind="redirect-scheme",

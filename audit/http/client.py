@@ -507,19 +507,19 @@ class HttpClient:
         # no body limit: a stream's body is its reader's
         first = await self._start(url, "GET", 0, True, True, headers, None)
         chain = await self._follow(first, "GET", 0, True, None, True, headers, None)
-        final = chain.final
+        result = fetch_result(url, "GET", chain)  # the chain's end as for any fetch
         response = StreamResponse(
             url=url,
-            final_url=final.url,
+            final_url=result.final_url,
             # for a sitemap any failure, redirect errors included, is "no usable answer"
-            status=None if chain.error else final.status,
-            headers=final.headers,
-            redirects=tuple(chain.redirects),
-            error=str(chain.error) if chain.error else None,
-            error_kind=chain.error.kind if chain.error else None,
-            attempts=chain.attempts,
-            elapsed_ms=final.elapsed_ms,
-            resp=final.resp,
+            status=None if chain.error else result.status,
+            headers=result.headers,
+            redirects=result.redirects,
+            error=result.error,
+            error_kind=result.error_kind,
+            attempts=result.attempts,
+            elapsed_ms=result.elapsed_ms,
+            resp=chain.final.resp,
         )
         try:
             yield response

@@ -64,7 +64,8 @@ class RequestScope:
         self.credentials = credential_headers(config)
         # (origin_key gives "" for what is no http(s) origin)
         self._scope = frozenset(map(origin_key, config.credential_origins)) - {""}
-        self._insecure = frozenset(h.lower().strip("[]") for h in config.insecure_hosts)
+        # (scheme, host name) of the requests sent without TLS verification: https only
+        self._insecure = frozenset(("https", h.lower().strip("[]")) for h in config.insecure_hosts)
         self.adds = bool(self.credentials or self._insecure)  # prepare has work to do
 
     def prepare(
@@ -74,10 +75,11 @@ class RequestScope:
         headers: Mapping[str, str] | None,
         chain_origin: str | None,
     ) -> tuple[dict[str, str] | None, bool]:
-        """A request's headers (credentials within their scope) and TLS verification."""
-        if self.credentials and self.may_send(host.key, chain_origin):
+        """A request's headers (credentials within their scope) and TLS verification.
+        (No credentials: adding none changes nothing; no insecure host: no name is in it.)"""
+        if self.may_send(host.key, chain_origin):
             headers = {**self.credentials, **headers} if headers else self.credentials
-        verify = not (self._insecure and host.scheme == "https" and host.hostname in self._insecure)
+        verify = (host.scheme, host.hostname) not in self._insecure
         return request_headers(stream, headers), verify
 
     def may_send(self, host_key: str, chain_origin: str | None) -> bool:
@@ -85,8 +87,9 @@ class RequestScope:
         redirect chain started at, never to another host it redirects to."""
         if self._scope:
             return host_key in self._scope
-        return chain_origin is None or host_key == chain_origin
+        return chain_origin in (None, host_key)  # no chain to bind to, or its own origin
 
     def chain_origin(self, url: str) -> str | None:
-        """The origin a chain starts at, when credentials without a scope are bound to it."""
-        return origin_key(url) if self.credentials and not self._scope else None
+        """The origin a chain starts at, when credentials without a scope are bound to it
+        (asked only when there are credentials: client.py `_start` and `_follow`)."""
+        return None if self._scope else origin_key(url)

@@ -56,12 +56,23 @@ class WorkerDispatch:
         self, config: CrawlConfig, guard: PrivateGuard, user_agent: str, sink_modules: Sequence[str]
     ) -> None:
         self.config = config
-        self._guard = guard
-        self._user_agent = user_agent
-        self._sink_modules = tuple(sink_modules)
-        self.workers: FetchWorkers | None = None  # once started; used while `ready`
-        self._task: asyncio.Task[bool] | None = None
         self.count = worker_count(config)
+        # started when due (`_counted`), used while `ready`: until then none is ready, none
+        # ran an exchange, none has a pid and closing them closes nothing
+        self.workers = FetchWorkers(
+            self.count,
+            {
+                "user_agent": user_agent,
+                "timeout": config.timeout,
+                "concurrency": max(1, config.concurrency),
+                "per_host": config.per_host_cap,
+                "trusted": sorted(guard.trusted),
+                "guarded": guard.active,
+                "sink_modules": list(sink_modules),
+                "retry_after_cap": config.retry_after_cap,
+            },
+        )
+        self._task: asyncio.Task[bool] | None = None
         self._plain_count = 0
         # workers start once this many plain exchanges ran here: a small audit never
         # pays for a process
@@ -86,27 +97,13 @@ class WorkerDispatch:
             if began is None or not needs_workers(began, now, window, config):
                 self._after += window
                 return
-        self.workers = FetchWorkers(
-            self.count,
-            {
-                "user_agent": self._user_agent,
-                "timeout": config.timeout,
-                "concurrency": max(1, config.concurrency),
-                "per_host": config.per_host_cap,
-                "trusted": sorted(self._guard.trusted),
-                "guarded": self._guard.active,
-                "sink_modules": list(self._sink_modules),
-                "retry_after_cap": config.retry_after_cap,
-            },
-        )
         self._task = loop.create_task(self.workers.start())
 
     def target(self, url: str) -> URL | None:
         """The URL a request sends, parsed (ValueError for one that cannot be), or None
         while fetch workers run and `url` is one they parse without fail (`sendable`): a
         worker parses it, this process does not parse it too."""
-        workers = self.workers
-        if workers is not None and workers.ready and sendable(url):
+        if self.workers.ready and sendable(url):
             return None
         return request_url(url)
 
@@ -125,7 +122,7 @@ class WorkerDispatch:
         counted, to start the workers when due). `target`: `self.target(url)`. Returns the
         coroutine to await."""
         workers = self.workers
-        if workers is not None and workers.ready:
+        if workers.ready:
             return workers.exchange(method, url, headers, verify, body_limit, retryable)
         if self._plain_count == self._after:
             self._counted()  # the workers' start is due (or looked at again)
@@ -147,7 +144,7 @@ class WorkerDispatch:
         none could read it); else None, and the page read here counts towards starting
         them (as a plain exchange)."""
         workers = self.workers
-        if workers is not None and workers.ready:
+        if workers.ready:
             return await workers.exchange_into(url, headers, verify, body_limit, retryable, recipe)
         self._counted()
         return None
@@ -157,17 +154,17 @@ class WorkerDispatch:
         task = self._task
         if task is None:
             return False
-        return await asyncio.shield(task) and self.workers is not None and self.workers.ready
+        return await asyncio.shield(task) and self.workers.ready
 
     @property
     def exchanges(self) -> int:
         """Exchanges that the worker processes ran (0 without workers)."""
-        return self.workers.exchanges if self.workers is not None else 0
+        return self.workers.exchanges
 
     @property
     def pids(self) -> list[int]:
         """The worker processes started (running or not)."""
-        return self.workers.pids if self.workers is not None else []
+        return self.workers.pids
 
     async def aclose(self) -> None:
         """Stop the start-up if it still runs, then the workers."""
@@ -175,5 +172,4 @@ class WorkerDispatch:
         if task is not None:  # (cancelling a finished start changes nothing)
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        if self.workers is not None:
-            await self.workers.aclose()
+        await self.workers.aclose()

@@ -321,13 +321,9 @@ class TeeSink:
         self._reading, self._stopped = [], []
 
     def recipe(self) -> Recipe | None:
-        parts = []
-        for sink in self.sinks:
-            part = recipe_of(sink)
-            if part is None:
-                return None  # a part that reads only here: the whole tee reads here
-            parts.append(part)
-        return TEE_FACTORY, tuple(parts)
+        parts = tuple(map(recipe_of, self.sinks))
+        # a part that reads only here (no recipe): the whole tee reads here
+        return None if None in parts else (TEE_FACTORY, parts)
 
     def accept(self, outcome: Any) -> None:
         for sink, part in zip(self.sinks, outcome, strict=True):
@@ -355,18 +351,17 @@ async def read_into(resp: aiohttp.ClientResponse, sink: BodySink, cap: int) -> b
     what it wants of the page (and a page need not cross a worker's pipe twice)."""
     excerpt = b""
     read = 0
-    at_eof = False
     while read < cap:
+        # (b"" only at the end of the body: read(n) waits for data or the end)
         chunk = await resp.content.read(min(PAGE_READ, cap - read))
         if not chunk:
-            at_eof = True
             break
         if read < BODY_EXCERPT:
             excerpt += chunk[: BODY_EXCERPT - read]
         read += len(chunk)
         if sink.feed(chunk):
             break
-    sink.end(at_eof=at_eof or resp.content.at_eof())
+    sink.end(at_eof=resp.content.at_eof())  # read to its end, or stopped right there
     return excerpt
 
 

@@ -80,7 +80,7 @@ def _origin_parts(url: str) -> tuple[str, str, int]:
     """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
+    host = parts.hostname  # lower-cased by urllib already
     if scheme not in DEFAULT_PORTS or not host:
         raise ValueError(f"not an absolute http(s) URL: {url!r}")
     return scheme, host, parts.port or DEFAULT_PORTS[scheme]  # ValueError for a bad port
@@ -102,12 +102,11 @@ def canonical_origin(url: str) -> str | None:
     """`scheme://host[:port]` as users write it: lower-cased, default port dropped; None
     for anything but an absolute http(s) URL (no scheme, no host, a bad port)."""
     try:
-        scheme, host, port = _origin_parts(url)
+        origin = origin_of(url)
     except ValueError:
         return None
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    return f"{scheme}://{host}" if port == DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
+    scheme = origin.partition(":")[0]
+    return origin.removesuffix(f":{DEFAULT_PORTS[scheme]}")  # (":80" is not ":8080"'s end)
 
 
 def origin_key(url: str) -> str:
@@ -142,6 +141,7 @@ class HostStats:
     """Counters of one host for the run report."""
 
     host: str  # scheme://host:port
+    group: str  # the politeness group's id (--politeness-key; the host's own key by default)
     requests: int
     retries: int
     rate_limited: int  # 429 answers
@@ -151,12 +151,11 @@ class HostStats:
     slow: bool
     crawl_delay: float | None
     notes: tuple[str, ...] = ()
-    group: str = ""  # the politeness group's id (--politeness-key)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "host": self.host,
-            "group": self.group or self.host,
+            "group": self.group,
             "requests": self.requests,
             "retries": self.retries,
             "rate_limited": self.rate_limited,
@@ -191,7 +190,10 @@ class Group:
         self._limiter: Pacer | AsyncLimiter | None = None  # built in the loop, at first use
         self._retry_after_cap = retry_after_cap
         # The in-flight cap: free slots and the requests waiting for one, first come first
-        # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping)
+        # served (asyncio.Semaphore's own fast path costs more than the request's bookkeeping).
+        # A free slot means nobody waits: a request waits only when none is free, and
+        # release() frees one only when no live waiter is left to hand it to (it drops the
+        # cancelled ones it meets; a cancelled waiter removes itself).
         self._free = max(1, max_in_flight)
         self._slot_waiters: deque[asyncio.Future[None]] = deque()
         # loop time before which the group sends nothing (Retry-After); 0.0: none (read,
@@ -311,8 +313,7 @@ class Group:
     def try_acquire(self) -> bool:
         """Take a slot and a turn now if neither needs a wait (the common case at an unlimited
         rate), without a coroutine. False: nothing was taken; `await acquire()` instead."""
-        # a free slot only if nobody is waiting for one (first come, first served)
-        if self._free and not self._slot_waiters and not self.not_before and self.rate == math.inf:
+        if self._free and not self.not_before and self.rate == math.inf:
             self._free -= 1
             return True
         return False
@@ -322,15 +323,15 @@ class Group:
         slot. Returns True when a slot is held; the caller must then `release()` it.
         """
         if hold_slot:
-            if self._free and not self._slot_waiters:  # first come, first served
+            if self._free:  # (then nobody waits: first come, first served)
                 self._free -= 1
             else:
                 waiter = asyncio.get_running_loop().create_future()
                 self._slot_waiters.append(waiter)
                 try:
                     await waiter  # release() hands its slot over by setting the result
-                except BaseException:
-                    if waiter.done() and not waiter.cancelled():
+                except BaseException:  # (the task's cancellation: the waiter is done)
+                    if not waiter.cancelled():
                         self.release()  # handed a slot, then cancelled: pass it on
                     elif waiter in self._slot_waiters:  # a release() may have dropped it
                         self._slot_waiters.remove(waiter)
@@ -534,31 +535,30 @@ class HostPool:
         self._address_of = address_of
         self._hosts: dict[str, Host] = {}
         self._groups: dict[str, Group] = {}
-        self._by_prefix: dict[str, Host] = {}  # url_prefix() -> host: no urlsplit per request
+        # url_prefix() -> host: no urlsplit per request (None, no prefix, is never a key)
+        self._by_prefix: dict[str | None, Host] = {}
         # The last URL asked for and its host: a listed URL is looked up by the worker that
-        # takes it, then by its request, with no other lookup in between.
-        self._last: tuple[str, Host] | None = None
+        # takes it, then by its request, with no other lookup in between. (No URL is the
+        # object the key starts as.)
+        self._last_url: object = object()
+        self._last_host: Host
 
     def get(self, url: str) -> Host:
         """The host object of `url` (an absolute http(s) URL or an origin); ValueError otherwise."""
-        last = self._last
-        if last is not None and last[0] is url:
-            return last[1]
+        if self._last_url is url:
+            return self._last_host
         prefix = url_prefix(url)
-        if prefix is not None:
-            known = self._by_prefix.get(prefix)
-            if known is not None:
-                self._last = (url, known)
-                return known
-        key = origin_of(url)
-        host = self._hosts.get(key)
+        host = self._by_prefix.get(prefix)
         if host is None:
-            host = self._hosts[key] = self._new_host(key)
-        if prefix is not None:
-            if len(self._by_prefix) >= _KEY_CACHE_MAX:
-                self._by_prefix.clear()
-            self._by_prefix[prefix] = host
-        self._last = (url, host)
+            key = origin_of(url)
+            host = self._hosts.get(key)
+            if host is None:
+                host = self._hosts[key] = self._new_host(key)
+            if prefix is not None:
+                if len(self._by_prefix) >= _KEY_CACHE_MAX:
+                    self._by_prefix.clear()
+                self._by_prefix[prefix] = host
+        self._last_url, self._last_host = url, host
         return host
 
     def _group(self, gid: str) -> Group:

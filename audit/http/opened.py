@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from audit.core.errors import FetchErrorKind, translate_exception
+from audit.core.errors import translate_exception
 from audit.core.records import Hop, header_value, header_values
 from audit.http.chain import Answer, take_exchange
 from audit.http.dispatch import WorkerDispatch
@@ -140,7 +140,7 @@ class StreamResponse:
         headers: tuple[tuple[str, str], ...],
         redirects: tuple[Hop, ...],
         error: str | None,
-        error_kind: FetchErrorKind | None,
+        error_kind: str | None,  # as FetchResult.error_kind
         attempts: int,
         elapsed_ms: float,
         resp: aiohttp.ClientResponse | None,

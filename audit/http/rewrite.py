@@ -33,7 +33,7 @@ def parse_origin(text: str, what: str) -> str:
     origin = canonical_origin(text)
     if origin is None:
         raise ValueError(f"{what} {text!r}: not an http(s) origin such as https://www.example.com")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    if any((parts.path.removeprefix("/"), parts.query, parts.fragment)):
         raise ValueError(
             f"{what} {text!r}: an origin has no path, query or fragment (did you mean {origin}?)"
         )
@@ -66,15 +66,16 @@ class Rewriter:
     __slots__ = ("_back", "_memo", "_rules")
 
     def __init__(self, rules: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> None:
-        self._rules: dict[str, str] = {}
+        # FROM -> TO, and TO -> FROM (the first rule naming a TO origin: a checked URL in the
+        # listing's terms), keyed by canonical_origin's answer: None (no origin) is never a
+        # key, so it is looked up as it is
+        self._rules: dict[str | None, str] = {}
+        self._back: dict[str | None, str] = {}
         for source, target in rules:
             key = canonical_origin(source)
             if key is not None and key not in self._rules:
-                self._rules[key] = canonical_origin(target) or target.rstrip("/")
-        # TO -> FROM, the first rule naming a TO origin: a checked URL in the listing's terms
-        self._back: dict[str, str] = {}
-        for source, target in self._rules.items():
-            self._back.setdefault(target, source)
+                self._rules[key] = to = canonical_origin(target) or target.rstrip("/")
+                self._back.setdefault(to, key)
         # the text before the path, as written -> the origin it rewrites to (or "")
         self._memo: dict[str, str] = {}
 
@@ -93,8 +94,7 @@ class Rewriter:
         prefix = url_prefix(url) if self._back else None  # the text before the path
         if prefix is None:
             return url
-        key = canonical_origin(prefix)
-        source = self._back.get(key) if key is not None else None
+        source = self._back.get(canonical_origin(prefix))
         return url if source is None else source + url[len(prefix) :]
 
     def __call__(self, url: str) -> str:
@@ -105,8 +105,7 @@ class Rewriter:
             return url
         target = self._memo.get(prefix)
         if target is None:
-            key = canonical_origin(prefix)
-            target = self._rules.get(key, "") if key is not None else ""
+            target = self._rules.get(canonical_origin(prefix), "")
             if len(self._memo) < 4096:
                 self._memo[prefix] = target
         if not target:

@@ -78,7 +78,7 @@ class RobotsPolicy:
     truncated: bool = False  # longer than ROBOTS_MAX_BYTES: only the start was read
     agent: str = "*"  # the product token the policy was judged for
     _robots: RobotsTxt | None = None
-    _group: Group | None = None  # the agent's group; None = no group applies (allow all)
+    _group: Group | None = None  # the agent's group; None = no rule applies (allow all)
 
     def allowed(self, url: str, agent: str | None = None) -> bool:
         """May the configured agent (or the product token `agent`) fetch `url` of this origin?"""
@@ -91,10 +91,8 @@ class RobotsPolicy:
                     return True
             except ValueError:
                 pass
-        if self.status == "missing":
-            return True
-        if self.status == "unreachable":
-            return False
+        if self.status != "ok":  # a file not read: missing allows all, unreachable nothing
+            return self.status == "missing"
         if agent is not None and self._robots is not None:  # (its own: the same group)
             return self._robots.allowed(url, agent)
         return self._group is None or self._group.allowed(url)
@@ -134,13 +132,13 @@ def parse_robots(
         http_status=http_status,
         sitemaps=sitemaps,
         relative_sitemaps=relative,
-        crawl_delay=group.crawl_delay if group else None,
-        request_rate=group.request_rate if group else None,
+        crawl_delay=group.crawl_delay,
+        request_rate=group.request_rate,
         redirects=redirects,
         truncated=truncated,
         agent=agent,
         _robots=robots,
-        _group=group,
+        _group=group if group.rules else None,  # no rule: every URL allowed, no matching
     )
 
 
@@ -166,8 +164,8 @@ def _decode(body: bytes) -> tuple[str, bool]:
     body = _BOM.sub(b"", body, count=1)
     if truncated:
         body = body[:ROBOTS_MAX_BYTES]
-        cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
-        body = body[: cut + 1] if cut >= 0 else b""
+        cut = max(body.rfind(b"\n"), body.rfind(b"\r"))  # -1 without one: nothing kept
+        body = body[: cut + 1]
     return body.decode("utf-8", errors="replace"), truncated
 
 
@@ -181,7 +179,7 @@ class RobotsCache:
         self._user_agent = user_agent
         self._robots_agent = client.config.robots_agent
         self.agent = robots_token(user_agent, self._robots_agent)  # the product token judged for
-        self._started: list[asyncio.Task[RobotsPolicy]] = []  # reads this cache began
+        self._started: list[Host] = []  # the hosts whose read this cache began
 
     async def get(self, url_or_origin: str) -> RobotsPolicy:
         """The policy of the URL's origin; the first caller fetches, the others wait for it.
@@ -196,7 +194,7 @@ class RobotsCache:
         task = host.robots_task
         if task is None:
             task = host.robots_task = asyncio.create_task(self._load(host))
-            self._started.append(task)
+            self._started.append(host)
         # shield: a cancelled caller must not cancel the fetch other callers wait on
         return await asyncio.shield(task)
 
@@ -210,12 +208,9 @@ class RobotsCache:
 
     def read(self) -> list[RobotsPolicy]:
         """The policies this cache has read so far (any status), in the order first asked:
-        its reads that finished without an error."""
-        return [
-            t.result()
-            for t in self._started
-            if t.done() and not t.cancelled() and t.exception() is None
-        ]
+        its reads that finished without an error (a read keeps its policy on its host as it
+        returns; nothing else sets it there, and nothing on a failed read)."""
+        return [host.robots for host in self._started if host.robots is not None]
 
     async def _load(self, host: Host) -> RobotsPolicy:
         """Read and parse the host's robots.txt; its Crawl-delay and Request-rate slow

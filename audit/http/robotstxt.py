@@ -38,7 +38,9 @@ Imports only the standard library and never aiohttp.
 from __future__ import annotations
 
 import re
+from bisect import insort
 from collections.abc import Callable
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import cast
 from urllib.parse import urlsplit
@@ -57,6 +59,7 @@ __all__ = [
 ]
 
 _LINES = re.compile(r"\r\n|\r|\n")
+_TRIED: Callable[[Rule], tuple[int, bool]] = attrgetter("order")  # a group's rules' order
 _USER_AGENT = frozenset({"user-agent", "useragent", "user agent"})
 # Google reads these misspellings as disallow (its robots.txt parser's accepted typos)
 _DISALLOW = frozenset({"disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})
@@ -88,7 +91,7 @@ def _normal_unit(unit: re.Match[str]) -> str:
     if len(text) == 3:  # an escape
         decoded = chr(int(text[1:], 16))
         return decoded if decoded in _UNRESERVED else text.upper()
-    if ord(text) > 0x7E or ord(text) <= 0x20:
+    if not 0x20 < ord(text) <= 0x7E:  # not printable ASCII
         return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
     return text
 
@@ -159,17 +162,20 @@ class Rule:
     _parts: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _anchored: bool = field(init=False, repr=False, compare=False)
     _plain: bool = field(init=False, repr=False, compare=False)
+    # the order rules are tried in: longest pattern first, Allow before Disallow on a tie
+    order: tuple[int, bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         anchored = self.pattern.endswith("$")
         body = self.pattern.removesuffix("$")
         # a `$` before the end is literal (Google); the URL's `$` is compared as `%24`
         parts = body.replace("$", "%24").split("*")
+        object.__setattr__(self, "order", (-len(self.pattern), not self.allow))
         object.__setattr__(self, "_anchored", anchored)
         object.__setattr__(self, "_plain", len(parts) == 1)
         object.__setattr__(self, "_head", parts[0])
         # runs of `*` and a trailing `*` change nothing
-        object.__setattr__(self, "_parts", (*[p for p in parts[1:-1] if p], parts[-1]))
+        object.__setattr__(self, "_parts", (*filter(None, parts[1:-1]), parts[-1]))
 
     def matches(self, path: str) -> bool:
         """Does the pattern match this normalised path (and query)?"""
@@ -186,9 +192,9 @@ class Rule:
                 return False
             pos = found + len(part)
         last = self._parts[-1]  # then the last part: at the end when anchored, else anywhere
-        if self._anchored:
-            return len(path) - len(last) >= pos and path.endswith(last)
-        return not last or path.find(last, pos) >= 0
+        if self._anchored:  # (at the end, at or after pos)
+            return path.endswith(last, pos)
+        return path.find(last, pos) >= 0  # ("" is found at pos: pos is within the path)
 
 
 @dataclass(slots=True)
@@ -204,15 +210,12 @@ class Group:
     delays: dict[str, float] = field(default_factory=dict, repr=False)
     rates: dict[str, float] = field(default_factory=dict, repr=False)
     usage_lines: list[UsageLine] = field(default_factory=list, repr=False)
-    _ordered: list[Rule] | None = field(default=None, repr=False)
 
     def allowed(self, url: str) -> bool:
-        """May this group's agents fetch `url` (a URL, or a path starting with `/`)?"""
+        """May this group's agents fetch `url` (a URL, or a path starting with `/`)? Its
+        rules are kept in the order they are tried (`Rule.order`): the first match decides."""
         path = path_of(url)
-        rules = self._ordered  # once per listed URL: the sorted rules are kept
-        if rules is None:  # longest first, Allow before Disallow on a tie: the first match decides
-            rules = self._ordered = sorted(self.rules, key=lambda r: (-len(r.pattern), not r.allow))
-        for rule in rules:
+        for rule in self.rules:
             if rule.matches(path):
                 return rule.allow
         return True
@@ -225,21 +228,23 @@ class RobotsTxt:
     groups: list[Group] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     usage_lines: list[UsageLine] = field(default_factory=list)  # site-wide ones
-    _chosen: dict[str, Group | None] = field(default_factory=dict, repr=False)
+    # the groups that name an agent, in file order (filled as the user-agent lines are read)
+    _by_agent: dict[str, list[Group]] = field(default_factory=dict, repr=False)
+    _chosen: dict[str, Group] = field(default_factory=dict, repr=False)
 
     def usage(self, token: str) -> tuple[dict[str, str], dict[str, str]]:
         """The agent's effective `Content-Signal` and `Content-Usage` values: per name,
         the site-wide lines, then the `*` groups', then its own groups', later winning."""
         # (for `*` itself its groups' lines come twice: the same updates again, no change)
         groups = [*self._naming("*"), *self._naming(token.strip().lower())]
-        signals: dict[str, str] = {}
-        usage: dict[str, str] = {}
+        values: dict[str, dict[str, str]] = {_SIGNAL: {}, _USAGE: {}}  # by the line's key
         for key, pairs in [*self.usage_lines, *(line for g in groups for line in g.usage_lines)]:
-            (signals if key == _SIGNAL else usage).update(pairs)
-        return signals, usage
+            values[key].update(pairs)
+        return values[_SIGNAL], values[_USAGE]
 
-    def group(self, token: str) -> Group | None:
-        """The group `token` obeys: its own groups merged, else `*`'s, else None (all allowed).
+    def group(self, token: str) -> Group:
+        """The group `token` obeys: its own groups merged, else `*`'s, else an empty one
+        (no rule: all allowed).
 
         Its crawl_delay is the longest and its request_rate the lowest given for that agent.
         """
@@ -251,22 +256,21 @@ class RobotsTxt:
 
     def _naming(self, agent: str) -> list[Group]:
         """The groups that name `agent`, in file order."""
-        return [g for g in self.groups if agent in g.agents]
+        return self._by_agent.get(agent, [])
 
     def allowed(self, url: str, token: str) -> bool:
         """May `token` fetch `url`? (`/robots.txt` itself is robots.py's concern.)"""
-        group = self.group(token)
-        return True if group is None else group.allowed(url)
+        return self.group(token).allowed(url)
 
 
-def _merged(chosen: list[Group], key: str) -> Group | None:
-    """One group of the rules of `chosen`, with the longest delay and lowest rate of `key`."""
-    if not chosen:
-        return None
+def _merged(chosen: list[Group], key: str) -> Group:
+    """One group of the rules of `chosen`, with the longest delay and lowest rate of `key`
+    (none chosen: a group without agents, rules, delay or rate)."""
     merged = Group()
     for g in chosen:
         merged.agents += [a for a in g.agents if a not in merged.agents]
         merged.rules += g.rules
+    merged.rules.sort(key=_TRIED)  # (stable: of equal order, the earlier group's first)
     merged.crawl_delay = max((g.delays[key] for g in chosen if key in g.delays), default=None)
     merged.request_rate = min((g.rates[key] for g in chosen if key in g.rates), default=None)
     return merged
@@ -304,28 +308,31 @@ class _Parser:
 
     def __init__(self) -> None:
         self.out = RobotsTxt()
-        self.current: Group | None = None
-        # the current group has an allow/disallow line: a user-agent line starts anew
-        self.has_rules = False
+        # Before the first user-agent line, a stand-in for a group that is no group of the
+        # file: it names no agent (a delay or rate there is nobody's), its rules apply to
+        # nobody, and its usage lines are the site-wide ones.
+        self.current = Group(usage_lines=self.out.usage_lines)
+        # the current group has an allow/disallow line, or is the stand-in: a user-agent
+        # line starts anew
+        self.has_rules = True
 
     def user_agent(self, value: str, number: int) -> None:
         """A user-agent line: its product token joins the group being read, the current
         one until it has rules."""
-        if self.current is None or self.has_rules:
+        if self.has_rules:
             self.current = Group()
             self.out.groups.append(self.current)
             self.has_rules = False
         name = group_name(value)
         if name and name not in self.current.agents:
             self.current.agents.append(name)
+            self.out._by_agent.setdefault(name, []).append(self.current)
 
     def rule(self, allow: bool, value: str, number: int) -> None:
         """An allow or disallow line: a rule of the current group (an empty one is none)."""
-        if self.current is None:
-            return  # a rule outside any group applies to nobody
         self.has_rules = True
         if value:
-            self.current.rules.append(Rule(allow, normalise_path(value), number))
+            insort(self.current.rules, Rule(allow, normalise_path(value), number), key=_TRIED)
 
     def ignore(self, value: str, number: int) -> None:
         """An unknown key, or one this module does not use."""
@@ -342,13 +349,13 @@ class _Parser:
             self.out.sitemaps.append(value)
 
     def usage_line(self, key: str, value: str) -> None:
-        """A Content-Signal or Content-Usage line: the current group's, else site-wide."""
+        """A Content-Signal or Content-Usage line: the current group's (the stand-in's
+        are the site-wide ones)."""
         if key == _USAGE and value.startswith("/"):
             return  # preferences for a path: left out
         pairs = usage_pairs(value)
         if pairs:
-            target = self.current.usage_lines if self.current else self.out.usage_lines
-            target.append((key, pairs))
+            self.current.usage_lines.append((key, pairs))
 
     def content_signal(self, value: str, number: int) -> None:
         self.usage_line(_SIGNAL, value)
@@ -369,7 +376,7 @@ class _Parser:
     ) -> None:
         """A Crawl-delay or Request-rate `value` for the agents the current group names so
         far, in its `table` (`delays` or `rates`), kept against their earlier one."""
-        if self.current is not None and value is not None:
+        if value is not None:
             given: dict[str, float] = getattr(self.current, table)
             for agent in self.current.agents:
                 given[agent] = keep(given.get(agent, value), value)

@@ -408,9 +408,7 @@ class FetchWorkers:
         workers, self._live = self._workers, []  # _workers stay: their counts are the stats
         if workers:
             log.debug(
-                "sitemap-audit: %d fetch worker(s) ran %d exchanges",
-                len(workers),
-                sum(w.exchanges for w in workers),
+                "sitemap-audit: %d fetch worker(s) ran %d exchanges", len(workers), self.exchanges
             )
         for worker in workers:
             worker.close_input()
