@@ -254,13 +254,14 @@ def served_now(
 
 
 class _IndexEntry:
-    __slots__ = ("child", "key", "lastmod", "line")
+    __slots__ = ("child", "lastmod", "line", "read")
 
-    def __init__(self, child: str, line: int, lastmod: str | None, key: str) -> None:
+    def __init__(self, child: str, line: int, lastmod: str | None, read: _Child) -> None:
         self.child = child  # as the index lists it (the findings' url)
         self.line = line
         self.lastmod = lastmod
-        self.key = key  # the child as first listed in the run: the sitemap read for it
+        # the child as read: one per URL, under the spelling first listed in the run
+        self.read = read
 
 
 class _Index:
@@ -285,9 +286,11 @@ class _Child:
     )
 
     def __init__(self, digest: ChildDigest | None = None) -> None:
-        self.newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
+        # start (seconds) of the newest W3C <lastmod> of its entries; -1 (before any start,
+        # which is a second of a day from 0001-01-01 on): none yet
+        self.newest = -1
         self.newest_text = ""
-        self.newest_rss: int | None = None  # ... of one valid only in an RSS feed
+        self.newest_rss = -1  # ... of one valid only in an RSS feed
         self.newest_rss_text = ""
         self.complete: bool | None = None  # None: not done (yet)
         # what follows the seconds (else the length) -> the newest <lastmod> of the common
@@ -300,34 +303,36 @@ class _Child:
         self.floor = ""
 
     def take(self, lastmod: str, shape: str | int) -> None:
-        """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept."""
+        """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept;
+        the newest RFC 822 date apart (an RSS pubDate, which counts in an RSS feed)."""
         m = _FAST.fullmatch(lastmod)
-        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
-        if span is not None:
-            if m is not None:
+        if m is not None:  # the common forms: valid or not, no other form
+            span = _fast_seconds(m)
+            if span is not None:
                 self.shapes[shape] = lastmod
+                self.later(span[0], lastmod)
+            return
+        span = interval_seconds(lastmod)  # another W3C form
+        if span is not None:
             self.later(span[0], lastmod)
-        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
-            self.later_rss(interval_seconds(lastmod, rss=True), lastmod)
+            return
+        span = interval_seconds(lastmod, rss=True)  # (None: not an RFC 822 date either)
+        if span is not None and span[0] > self.newest_rss:
+            self.newest_rss, self.newest_rss_text = span[0], lastmod.strip(_XML_SPACE)
 
     def later(self, start: int, text: str) -> None:
         """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
-        if self.newest is None or start > self.newest:
+        if start > self.newest:
             self.newest, self.newest_text = start, text.strip(_XML_SPACE)
             self.floor = date.fromordinal(max(1, start // _DAY_S - 2)).isoformat()
 
-    def later_rss(self, span: tuple[int, int] | None, text: str) -> None:
-        """An RFC 822 `<lastmod>` (None: not one either): the newest of those if later."""
-        if span is not None and (self.newest_rss is None or span[0] > self.newest_rss):
-            self.newest_rss, self.newest_rss_text = span[0], text.strip(_XML_SPACE)
-
     def newest_of_kind(self) -> tuple[datetime, str] | None:
-        """The newest `<lastmod>` (start, as written) that counts for the child's kind."""
-        best = (self.newest, self.newest_text) if self.newest is not None else None
-        rss = self.newest_rss if self.kind == "rss" else None
-        if rss is not None and (best is None or rss > best[0]):
-            best = (rss, self.newest_rss_text)
-        return None if best is None else (_from_seconds(best[0]), best[1])
+        """The newest `<lastmod>` (start, as written) that counts for the child's kind
+        (a W3C one on a tie)."""
+        best, text = self.newest, self.newest_text
+        if self.kind == "rss" and self.newest_rss > best:
+            best, text = self.newest_rss, self.newest_rss_text
+        return None if best < 0 else (_from_seconds(best), text)
 
 
 class IndexLastmodCheck:
@@ -362,9 +367,10 @@ class IndexLastmodCheck:
             found = self._indexes[index] = _Index(answered)
         # a child is read once, under the spelling it was first listed with
         key = self._spellings.setdefault(normalize_url(child), child)
-        found.entries.append(_IndexEntry(child, line, lastmod, key))
-        if key not in self._children:
-            self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
+        read = self._children.get(key)
+        if read is None:
+            read = self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
+        found.entries.append(_IndexEntry(child, line, lastmod, read))
 
     def child_entries(self, sitemap: str, entries: Iterable[Entry]) -> None:
         """The entries of any sitemap, as parsed, a batch at a time: one dict lookup for a
@@ -441,29 +447,28 @@ class IndexLastmodCheck:
             if self.served_now(index):
                 continue  # index-lastmod-now explains it; the validator reported it
             for entry in found.entries:
-                behind = self._behind(index, entry)
-                if behind is not None:
-                    out.append(behind)
+                interval = lastmod_interval(entry.lastmod)
+                newest = entry.read.newest_of_kind() if entry.read.complete else None
+                if (
+                    interval is None
+                    or newest is None
+                    or not is_behind(interval, newest[0], self.tolerance_s)
+                ):
+                    continue
+                shown = (entry.lastmod or "").strip(_XML_SPACE)
+                out.append(
+                    finding(
+                        "index-lastmod-behind",
+                        f"the index gives this child <lastmod> {shown!r}, but the child's "
+                        f"newest entry has <lastmod> {newest[1]!r}, later: the index "
+                        "under-reports the child's changes; set the index entry's <lastmod> "
+                        "to the child's last change",
+                        sitemap=index,
+                        line=entry.line,
+                        url=entry.child,
+                    )
+                )
         return out
-
-    def _behind(self, index: str, entry: _IndexEntry) -> Finding | None:
-        child = self._children.get(entry.key)
-        interval = lastmod_interval(entry.lastmod)
-        if child is None or not child.complete or interval is None:
-            return None
-        newest = child.newest_of_kind()
-        if newest is None or not is_behind(interval, newest[0], self.tolerance_s):
-            return None
-        shown = (entry.lastmod or "").strip(_XML_SPACE)
-        return finding(
-            "index-lastmod-behind",
-            f"the index gives this child <lastmod> {shown!r}, but the child's newest entry "
-            f"has <lastmod> {newest[1]!r}, later: the index under-reports the child's "
-            "changes; set the index entry's <lastmod> to the child's last change",
-            sitemap=index,
-            line=entry.line,
-            url=entry.child,
-        )
 
     def entry_states(self) -> dict[tuple[str, str], tuple[int, IndexEntryState]]:
         """(index, child) -> (line of the child's <loc> in the index, tonight's state),
@@ -475,9 +480,9 @@ class IndexLastmodCheck:
             if self.served_now(index):
                 continue
             for entry in found.entries:
-                child = self._children.get(entry.key)
+                child = entry.read
                 digest = None
-                if child is not None and child.complete and child.digest is not None:
+                if child.complete and child.digest is not None:
                     digest = child.digest.hexdigest()
                 state = IndexEntryState(interval_key(lastmod_interval(entry.lastmod)), digest)
                 out.setdefault((index, entry.child), (entry.line, state))
@@ -553,7 +558,15 @@ def over_time_finding(
     Not judged when either run lacks a valid `<lastmod>` for the entry, when the
     previous run did not read the child completely, or when tonight's run did not
     (and it did not answer 304)."""
-    if previous is None or not _judged(previous, current, unchanged):
+    # judged when both runs have a valid <lastmod> for the entry, the previous run read the
+    # child completely, and tonight's did too (or the child answered 304)
+    if (
+        previous is None
+        or previous.digest is None
+        or previous.lastmod is None
+        or current.lastmod is None
+        or (current.digest is None and not unchanged)
+    ):
         return None
     moved = previous.lastmod != current.lastmod
     changed = not unchanged and current.digest != previous.digest
@@ -578,14 +591,6 @@ def over_time_finding(
             url=child,
         )
     return None
-
-
-def _judged(previous: IndexEntryState, current: IndexEntryState, unchanged: bool) -> bool:
-    """Both runs have a valid <lastmod> for the entry, the previous run read the child
-    completely, and tonight's did too (or the child answered 304)."""
-    if previous.digest is None or previous.lastmod is None or current.lastmod is None:
-        return False
-    return unchanged or current.digest is not None
 
 
 def over_time_findings(
