@@ -134,44 +134,33 @@ DAYS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> its ordinal
 ZONES: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
 
 
-def _day(text: str) -> int | None:
-    """The ordinal of a day not in DAYS yet (_fast_seconds looks there first), kept when
-    the day exists."""
-    try:
-        ordinal = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
-    except ValueError:
-        return None
-    if len(DAYS) >= 65_536:
-        DAYS.clear()
-    DAYS[text] = ordinal
-    return ordinal
-
-
-def _zone(tzd: str) -> int | None:
-    """Seconds east of UTC of a TZD not in ZONES yet (_fast_seconds looks there first),
-    kept when the offset exists (xsd: -14:00 to +14:00)."""
-    try:
-        east = int(tz_offset(tzd).total_seconds())
-    except ValueError:
-        return None
-    if len(ZONES) < 1024:
-        ZONES[tzd] = east
-    return east
-
-
 def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
     """[start, end) in seconds of a value of one of the two common forms; None when its
-    day, time or zone does not exist."""
+    day, time or zone does not exist. A day or zone not in its table yet is parsed, and
+    kept when it exists."""
     day_text, hour_minute, second, tzd = m.groups()
-    day = DAYS[day_text] if day_text in DAYS else _day(day_text)
+    day = DAYS.get(day_text)
     if day is None:
-        return None
+        try:
+            day = date(int(day_text[:4]), int(day_text[5:7]), int(day_text[8:10])).toordinal()
+        except ValueError:
+            return None
+        if len(DAYS) >= 65_536:
+            DAYS.clear()
+        DAYS[day_text] = day
     if hour_minute is None:
         return day * _DAY_S, (day + 1) * _DAY_S
+    east = ZONES.get(tzd)
+    if east is None:
+        try:
+            east = int(tz_offset(tzd).total_seconds())  # xsd: -14:00 to +14:00
+        except ValueError:
+            return None
+        if len(ZONES) < 1024:
+            ZONES[tzd] = east
     clock = HOUR_MINUTE.get(hour_minute)
     seconds = _SECONDS.get(second)
-    east = ZONES[tzd] if tzd in ZONES else _zone(tzd)
-    if clock is None or seconds is None or east is None:
+    if clock is None or seconds is None:
         return None
     start = day * _DAY_S + clock + seconds - east
     return start, start + 1
@@ -189,11 +178,6 @@ def seconds_since_epoch(stamp: datetime) -> int:
     """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic
     Gregorian: // 86400 is the UTC day's ordinal); rules/lastmods.py counts in them too."""
     return stamp.toordinal() * _DAY_S + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
-
-
-def _from_seconds(seconds: int) -> datetime:
-    day, rest = divmod(seconds, _DAY_S)
-    return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest)
 
 
 def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] | None:
@@ -332,7 +316,10 @@ class _Child:
         best, text = self.newest, self.newest_text
         if self.kind == "rss" and self.newest_rss > best:
             best, text = self.newest_rss, self.newest_rss_text
-        return None if best < 0 else (_from_seconds(best), text)
+        if best < 0:
+            return None
+        day, rest = divmod(best, _DAY_S)
+        return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest), text
 
 
 class IndexLastmodCheck:
