@@ -206,7 +206,6 @@ class SitemapValidator:
     def finish(self, kind: str | None, entries: int, uncompressed_bytes: int) -> list[Finding]:
         """Per-sitemap findings, once the document is done; `entries` and
         `uncompressed_bytes` are the parser's totals, `kind` the document kind."""
-        kind = kind if kind is not None else self.kind
         dates = self._dates
         problems = [
             *size_problems(kind, entries, uncompressed_bytes),
