@@ -49,6 +49,11 @@ _RESOURCE_LIMIT = 114  # XML_ERR_RESOURCE_LIMIT
 _DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting guard
 # The entry tags asked for when no root was found (the parse is about to fail).
 _ANY_ENTRY = ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
+# The feed formats by their root's tag: RSS, and Atom in each namespace it has had.
+_FEEDS: dict[str, Rss | Atom] = {
+    "rss": Rss(),
+    **{f"{{{ns}}}feed": Atom(ns) for ns in ATOM_DATES},
+}
 
 
 def _plain(code: int, message: str) -> str:
@@ -192,13 +197,12 @@ class XmlReader:
     def _pick(self, tag: str, line: int, has_doctype: bool) -> FormatReader | None:
         """The dispatcher: the format reader for the root's tag; a root of no sitemap kind
         is reported and stops the parse."""
-        ns, name = ns_of(tag), local(tag)
+        name = local(tag)
         if name in ("urlset", "sitemapindex"):
-            return UrlsetReader(self.doc, ns, name, line, careful=has_doctype)
-        if tag == "rss":
-            return FeedReader(self.doc, Rss())
-        if name == "feed" and ns in ATOM_DATES:
-            return FeedReader(self.doc, Atom(ns))
+            return UrlsetReader(self.doc, ns_of(tag), name, line, careful=has_doctype)
+        feed = _FEEDS.get(tag)
+        if feed is not None:
+            return FeedReader(self.doc, feed)
         self.doc.find(
             "sitemap-root-invalid",
             f"root element <{tag}> is not urlset or sitemapindex (nor RSS/Atom)",
