@@ -129,7 +129,8 @@ class Served:
         parts = [str(self.redirects[0].status)]
         parts += [f"{h.url} ({h.status})" for h in self.redirects[1:]]
         last = f"{self.final_url} ({_status_text(self.status, self.error)})"
-        if len(self.redirects) < 2 or parts[-1] != last:  # a loop ends on its last hop
+        # a loop ends on its last hop (a first part, a bare status, is never `last`)
+        if parts[-1] != last:
             parts.append(last)
         return " -> ".join(parts)
 
