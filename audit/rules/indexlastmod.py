@@ -36,18 +36,21 @@ from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 from audit.core.records import Entry, Finding, finding
-from audit.rules.dates import parse_rss_date, parse_w3c_datetime
+from audit.rules.dates import parse_rss_date, parse_w3c_datetime, tz_offset
 from audit.rules.urls import normalize_url
 
 __all__ = [
+    "DAYS",
     "HOUR_MINUTE",
     "SERVED_NOW_WINDOW_S",
     "TWO_DIGITS",
+    "ZONES",
     "ChildDigest",
     "IndexEntryState",
     "IndexLastmodCheck",
     "Interval",
     "child_digest",
+    "fast_span",
     "interval_key",
     "interval_seconds",
     "is_behind",
@@ -108,9 +111,10 @@ def interval_key(interval: Interval | None) -> str | None:
 
 
 # The two forms nearly every sitemap uses, read without building datetimes (the per-entry
-# path of every child of an index): YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD.
+# path of every child of an index): YYYY-MM-DD and YYYY-MM-DDThh:mm:ss[.s]TZD. (\d\d, not
+# \d{2}: a repeat costs the regex engine more than two single matches, measured.)
 _FAST = re.compile(
-    r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2}))?", re.ASCII
+    r"(\d\d\d\d-\d\d-\d\d)(?:T(\d\d:\d\d):(\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d))?", re.ASCII
 )
 # "hh:mm" and "ss" -> seconds: a dict lookup is cheaper than int() on the per-entry path.
 # Keys from the 60 two-digit strings: a format spec per key (1,440 of them) cost millions of
@@ -124,60 +128,56 @@ HOUR_MINUTE = {
 _SECONDS = {ss: x for x, ss in enumerate(TWO_DIGITS)}
 _DIGITS = frozenset("0123456789")
 _DAY_S = 86_400
-_DAYS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its ordinal (None: no such day)
-_ZONES: dict[str, int | None] = {"Z": 0}  # TZD -> seconds east of UTC (None: invalid)
-
-
-def _day(text: str) -> int | None:
-    """The ordinal of a day not in _DAYS yet (_fast_seconds looks there first), kept."""
-    try:
-        ordinal: int | None = date(int(text[:4]), int(text[5:7]), int(text[8:10])).toordinal()
-    except ValueError:
-        ordinal = None
-    if len(_DAYS) >= 65_536:
-        _DAYS.clear()
-    _DAYS[text] = ordinal
-    return ordinal
-
-
-def _zone(tzd: str) -> int | None:
-    """Seconds east of UTC of a TZD not in _ZONES yet (_fast_seconds looks there first)."""
-    oh, om = int(tzd[1:3]), int(tzd[4:6])
-    east: int | None = None
-    if om <= 59 and (oh < 14 or (oh == 14 and om == 0)):  # xsd: -14:00 to +14:00
-        east = (oh * 3600 + om * 60) * (-1 if tzd[0] == "-" else 1)
-    if len(_ZONES) < 1024:
-        _ZONES[tzd] = east
-    return east
+# Tables of valid pieces, filled as values are parsed: a key's presence vouches for its
+# syntax (rules/lastmods.py's per-entry count reads them too). Sites reuse few days and zones.
+DAYS: dict[str, int] = {}  # valid "YYYY-MM-DD" -> its ordinal
+ZONES: dict[str, int] = {"Z": 0}  # valid TZD -> seconds east of UTC
 
 
 def _fast_seconds(m: re.Match[str]) -> tuple[int, int] | None:
     """[start, end) in seconds of a value of one of the two common forms; None when its
-    day, time or zone does not exist."""
+    day, time or zone does not exist. A day or zone not in its table yet is parsed, and
+    kept when it exists."""
     day_text, hour_minute, second, tzd = m.groups()
-    day = _DAYS[day_text] if day_text in _DAYS else _day(day_text)
+    day = DAYS.get(day_text)
     if day is None:
-        return None
+        try:
+            day = date(int(day_text[:4]), int(day_text[5:7]), int(day_text[8:10])).toordinal()
+        except ValueError:
+            return None
+        if len(DAYS) >= 65_536:
+            DAYS.clear()
+        DAYS[day_text] = day
     if hour_minute is None:
         return day * _DAY_S, (day + 1) * _DAY_S
+    east = ZONES.get(tzd)
+    if east is None:
+        try:
+            east = int(tz_offset(tzd).total_seconds())  # xsd: -14:00 to +14:00
+        except ValueError:
+            return None
+        if len(ZONES) < 1024:
+            ZONES[tzd] = east
     clock = HOUR_MINUTE.get(hour_minute)
     seconds = _SECONDS.get(second)
-    east = _ZONES[tzd] if tzd in _ZONES else _zone(tzd)
-    if clock is None or seconds is None or east is None:
+    if clock is None or seconds is None:
         return None
     start = day * _DAY_S + clock + seconds - east
     return start, start + 1
+
+
+def fast_span(text: str) -> tuple[int, int] | None:
+    """[start, end) in seconds of a valid value of one of the two common forms (a day long
+    for a date, a second long with a time); None for any other value, which the full
+    parsers judge (rules/lastmods.py's full checks)."""
+    m = _FAST.fullmatch(text)
+    return None if m is None else _fast_seconds(m)
 
 
 def seconds_since_epoch(stamp: datetime) -> int:
     """An aware UTC datetime as whole seconds since 0001-01-01T00:00:00Z (proleptic
     Gregorian: // 86400 is the UTC day's ordinal); rules/lastmods.py counts in them too."""
     return stamp.toordinal() * _DAY_S + stamp.hour * 3600 + stamp.minute * 60 + stamp.second
-
-
-def _from_seconds(seconds: int) -> datetime:
-    day, rest = divmod(seconds, _DAY_S)
-    return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest)
 
 
 def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] | None:
@@ -238,13 +238,14 @@ def served_now(
 
 
 class _IndexEntry:
-    __slots__ = ("child", "key", "lastmod", "line")
+    __slots__ = ("child", "lastmod", "line", "read")
 
-    def __init__(self, child: str, line: int, lastmod: str | None, key: str) -> None:
+    def __init__(self, child: str, line: int, lastmod: str | None, read: _Child) -> None:
         self.child = child  # as the index lists it (the findings' url)
         self.line = line
         self.lastmod = lastmod
-        self.key = key  # the child as first listed in the run: the sitemap read for it
+        # the child as read: one per URL, under the spelling first listed in the run
+        self.read = read
 
 
 class _Index:
@@ -269,9 +270,11 @@ class _Child:
     )
 
     def __init__(self, digest: ChildDigest | None = None) -> None:
-        self.newest: int | None = None  # start (seconds) of the newest W3C <lastmod> of its entries
+        # start (seconds) of the newest W3C <lastmod> of its entries; -1 (before any start,
+        # which is a second of a day from 0001-01-01 on): none yet
+        self.newest = -1
         self.newest_text = ""
-        self.newest_rss: int | None = None  # ... of one valid only in an RSS feed
+        self.newest_rss = -1  # ... of one valid only in an RSS feed
         self.newest_rss_text = ""
         self.complete: bool | None = None  # None: not done (yet)
         # what follows the seconds (else the length) -> the newest <lastmod> of the common
@@ -284,34 +287,39 @@ class _Child:
         self.floor = ""
 
     def take(self, lastmod: str, shape: str | int) -> None:
-        """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept."""
+        """A `<lastmod>` that may be the newest of its shape: parsed, and the newest kept;
+        the newest RFC 822 date apart (an RSS pubDate, which counts in an RSS feed)."""
         m = _FAST.fullmatch(lastmod)
-        span = _fast_seconds(m) if m is not None else interval_seconds(lastmod)
-        if span is not None:
-            if m is not None:
+        if m is not None:  # the common forms: valid or not, no other form
+            span = _fast_seconds(m)
+            if span is not None:
                 self.shapes[shape] = lastmod
+                self.later(span[0], lastmod)
+            return
+        span = interval_seconds(lastmod)  # another W3C form
+        if span is not None:
             self.later(span[0], lastmod)
-        elif m is None:  # not a W3C Datetime: an RSS pubDate counts in an RSS feed
-            self.later_rss(interval_seconds(lastmod, rss=True), lastmod)
+            return
+        span = interval_seconds(lastmod, rss=True)  # (None: not an RFC 822 date either)
+        if span is not None and span[0] > self.newest_rss:
+            self.newest_rss, self.newest_rss_text = span[0], lastmod.strip(_XML_SPACE)
 
     def later(self, start: int, text: str) -> None:
         """A valid W3C `<lastmod>` starting at `start` (seconds): the newest if later."""
-        if self.newest is None or start > self.newest:
+        if start > self.newest:
             self.newest, self.newest_text = start, text.strip(_XML_SPACE)
             self.floor = date.fromordinal(max(1, start // _DAY_S - 2)).isoformat()
 
-    def later_rss(self, span: tuple[int, int] | None, text: str) -> None:
-        """An RFC 822 `<lastmod>` (None: not one either): the newest of those if later."""
-        if span is not None and (self.newest_rss is None or span[0] > self.newest_rss):
-            self.newest_rss, self.newest_rss_text = span[0], text.strip(_XML_SPACE)
-
     def newest_of_kind(self) -> tuple[datetime, str] | None:
-        """The newest `<lastmod>` (start, as written) that counts for the child's kind."""
-        best = (self.newest, self.newest_text) if self.newest is not None else None
-        rss = self.newest_rss if self.kind == "rss" else None
-        if rss is not None and (best is None or rss > best[0]):
-            best = (rss, self.newest_rss_text)
-        return None if best is None else (_from_seconds(best[0]), best[1])
+        """The newest `<lastmod>` (start, as written) that counts for the child's kind
+        (a W3C one on a tie)."""
+        best, text = self.newest, self.newest_text
+        if self.kind == "rss" and self.newest_rss > best:
+            best, text = self.newest_rss, self.newest_rss_text
+        if best < 0:
+            return None
+        day, rest = divmod(best, _DAY_S)
+        return datetime.fromordinal(day).replace(tzinfo=UTC) + timedelta(seconds=rest), text
 
 
 class IndexLastmodCheck:
@@ -346,9 +354,10 @@ class IndexLastmodCheck:
             found = self._indexes[index] = _Index(answered)
         # a child is read once, under the spelling it was first listed with
         key = self._spellings.setdefault(normalize_url(child), child)
-        found.entries.append(_IndexEntry(child, line, lastmod, key))
-        if key not in self._children:
-            self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
+        read = self._children.get(key)
+        if read is None:
+            read = self._children[key] = _Child(digest=ChildDigest() if self.digests else None)
+        found.entries.append(_IndexEntry(child, line, lastmod, read))
 
     def child_entries(self, sitemap: str, entries: Iterable[Entry]) -> None:
         """The entries of any sitemap, as parsed, a batch at a time: one dict lookup for a
@@ -425,29 +434,28 @@ class IndexLastmodCheck:
             if self.served_now(index):
                 continue  # index-lastmod-now explains it; the validator reported it
             for entry in found.entries:
-                behind = self._behind(index, entry)
-                if behind is not None:
-                    out.append(behind)
+                interval = lastmod_interval(entry.lastmod)
+                newest = entry.read.newest_of_kind() if entry.read.complete else None
+                if (
+                    interval is None
+                    or newest is None
+                    or not is_behind(interval, newest[0], self.tolerance_s)
+                ):
+                    continue
+                shown = (entry.lastmod or "").strip(_XML_SPACE)
+                out.append(
+                    finding(
+                        "index-lastmod-behind",
+                        f"the index gives this child <lastmod> {shown!r}, but the child's "
+                        f"newest entry has <lastmod> {newest[1]!r}, later: the index "
+                        "under-reports the child's changes; set the index entry's <lastmod> "
+                        "to the child's last change",
+                        sitemap=index,
+                        line=entry.line,
+                        url=entry.child,
+                    )
+                )
         return out
-
-    def _behind(self, index: str, entry: _IndexEntry) -> Finding | None:
-        child = self._children.get(entry.key)
-        interval = lastmod_interval(entry.lastmod)
-        if child is None or not child.complete or interval is None:
-            return None
-        newest = child.newest_of_kind()
-        if newest is None or not is_behind(interval, newest[0], self.tolerance_s):
-            return None
-        shown = (entry.lastmod or "").strip(_XML_SPACE)
-        return finding(
-            "index-lastmod-behind",
-            f"the index gives this child <lastmod> {shown!r}, but the child's newest entry "
-            f"has <lastmod> {newest[1]!r}, later: the index under-reports the child's "
-            "changes; set the index entry's <lastmod> to the child's last change",
-            sitemap=index,
-            line=entry.line,
-            url=entry.child,
-        )
 
     def entry_states(self) -> dict[tuple[str, str], tuple[int, IndexEntryState]]:
         """(index, child) -> (line of the child's <loc> in the index, tonight's state),
@@ -459,9 +467,9 @@ class IndexLastmodCheck:
             if self.served_now(index):
                 continue
             for entry in found.entries:
-                child = self._children.get(entry.key)
+                child = entry.read
                 digest = None
-                if child is not None and child.complete and child.digest is not None:
+                if child.complete and child.digest is not None:
                     digest = child.digest.hexdigest()
                 state = IndexEntryState(interval_key(lastmod_interval(entry.lastmod)), digest)
                 out.setdefault((index, entry.child), (entry.line, state))
@@ -537,7 +545,15 @@ def over_time_finding(
     Not judged when either run lacks a valid `<lastmod>` for the entry, when the
     previous run did not read the child completely, or when tonight's run did not
     (and it did not answer 304)."""
-    if previous is None or not _judged(previous, current, unchanged):
+    # judged when both runs have a valid <lastmod> for the entry, the previous run read the
+    # child completely, and tonight's did too (or the child answered 304)
+    if (
+        previous is None
+        or previous.digest is None
+        or previous.lastmod is None
+        or current.lastmod is None
+        or (current.digest is None and not unchanged)
+    ):
         return None
     moved = previous.lastmod != current.lastmod
     changed = not unchanged and current.digest != previous.digest
@@ -562,14 +578,6 @@ def over_time_finding(
             url=child,
         )
     return None
-
-
-def _judged(previous: IndexEntryState, current: IndexEntryState, unchanged: bool) -> bool:
-    """Both runs have a valid <lastmod> for the entry, the previous run read the child
-    completely, and tonight's did too (or the child answered 304)."""
-    if previous.digest is None or previous.lastmod is None or current.lastmod is None:
-        return False
-    return unchanged or current.digest is not None
 
 
 def over_time_findings(

@@ -129,7 +129,8 @@ class Served:
         parts = [str(self.redirects[0].status)]
         parts += [f"{h.url} ({h.status})" for h in self.redirects[1:]]
         last = f"{self.final_url} ({_status_text(self.status, self.error)})"
-        if len(self.redirects) < 2 or parts[-1] != last:  # a loop ends on its last hop
+        # a loop ends on its last hop (a first part, a bare status, is never `last`)
+        if parts[-1] != last:
             parts.append(last)
         return " -> ".join(parts)
 
@@ -293,9 +294,16 @@ class IntentPlan:
         )
         if row is None:
             return None
-        # the rest of the URL after a prefix row's key ("" after an exact row's)
-        tail = (rest if row.path else norm)[len(row.key) :]
-        return Match(row, url, _expected(row, norm, tail))
+        # Where a redirect row says the URL must end (only a redirect row has a target,
+        # _check_target): the target, its `*` filled with the rest of the URL after the
+        # prefix row's key, a path resolved against the URL's origin.
+        expected = row.target
+        if expected is not None:
+            if expected.endswith("*"):
+                expected = expected[:-1] + (rest if row.path else norm)[len(row.key) :]
+            if expected.startswith("/"):
+                expected = home + expected
+        return Match(row, url, expected)
 
     def _prefix_row(self, norm: str, home: str, rest: str, paths: _Table) -> Row | None:
         """The prefix row with the longest match (an absolute one on a tie)."""
@@ -306,20 +314,6 @@ class IntentPlan:
         if best is None or len(home) + len(by_path.key) > len(best.key):
             return by_path
         return best
-
-
-def _expected(row: Row, norm: str, tail: str) -> str | None:
-    """Where a `redirect` row says the URL must end: the target, its `*` filled with the
-    rest of the URL after the prefix, a path resolved against the URL's origin. Only a
-    redirect row has a target (_check_target)."""
-    target = row.target
-    if target is None:
-        return None
-    if target.endswith("*"):
-        target = target[:-1] + tail
-    if target.startswith("/"):
-        target = _split(norm)[0] + target
-    return target
 
 
 # --- reading the file --------------------------------------------------------------------

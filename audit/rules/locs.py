@@ -120,7 +120,7 @@ class LocCheck:
                 out,
                 self.source,
                 "loc-outside-path",
-                f"<loc> {show(loc)} is outside {show(scope.prefix or '')}, the "
+                f"<loc> {show(loc)} is outside {show(scope.prefix)}, the "
                 "directory of the sitemap: move the sitemap up to the site root or list the URL "
                 "in a sitemap in its directory",
                 line,

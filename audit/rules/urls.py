@@ -104,8 +104,8 @@ def plain_prefix(prefix: str | None) -> int:
     return len(prefix)
 
 
-def plain_loc_test(prefix: str | None) -> Callable[[str], object]:
-    """The one-call fast test for a `<loc>` under `prefix` (None: anywhere).
+def plain_loc_test(prefix: str) -> Callable[[str], object]:
+    """The one-call fast test for a `<loc>` under `prefix` ("": anywhere).
 
     The test is True when the URL is plain (valid, already normalised) and starts with
     `prefix`; False means "take the full checks", not "invalid". Built once per sitemap:
@@ -113,7 +113,7 @@ def plain_loc_test(prefix: str | None) -> Callable[[str], object]:
     the URL is matched: length, prefix and the rest in one regex, so the test of a
     <loc> is one C call (truthy: a match).
     """
-    if prefix is None:
+    if not prefix:
         return is_plain_url
     if plain_prefix(prefix):
         length = rf"(?s:(?=.{{{MIN_LOC_LENGTH},{MAX_LOC_LENGTH}}}\Z))"
@@ -440,14 +440,16 @@ class LocScope:
     def __init__(self, sitemap_url: str) -> None:
         self.sitemap_url = sitemap_url
         self._origin = origin(sitemap_url)
-        self._prefix = sitemap_directory(sitemap_url) if self._origin is not None else None
+        # "" for an unusable sitemap URL (a local file): every URL starts with it, so every
+        # URL is in scope
+        self._prefix = sitemap_directory(sitemap_url) if self._origin is not None else ""
         # is_plain(url): True for a plain URL in scope, which classify() would pass and
         # check_loc() find valid (one call, the per-entry fast path; see plain_loc_test).
         self.is_plain: Callable[[str], object] = plain_loc_test(self._prefix)
 
     @property
-    def prefix(self) -> str | None:
-        """The normalised URL prefix every listed URL must start with (None if unusable)."""
+    def prefix(self) -> str:
+        """The normalised URL prefix every listed URL must start with ("" if unusable)."""
         return self._prefix
 
     def classify(self, url: str, normalized: str | None = None) -> str | None:
@@ -456,11 +458,9 @@ class LocScope:
         `normalized` is normalize_url(url) when the caller already has it.
         An unusable sitemap URL (a local file) puts everything in scope.
         """
-        prefix = self._prefix
-        if prefix is None:
-            return None
         norm = normalize_url(url) if normalized is None else normalized
-        if norm.startswith(prefix):  # (a URL that starts with it as written: normalised too)
+        # (a URL that starts with the prefix as written: normalised too)
+        if norm.startswith(self._prefix):
             return None
         o = origin(norm)
         if o is None:

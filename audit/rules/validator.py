@@ -82,7 +82,8 @@ class SitemapValidator:
     entries; `seen_sitemaps` the one for an index's `<sitemap>` entries
     (default: a table of this sitemap's own). `served_at` is when the sitemap's
     answer arrived (None: a local file), for index-lastmod-now; `tolerance_s`
-    (--lastmod-tolerance) widens its window.
+    (--lastmod-tolerance) widens its window. `now`, the time of the audit, is an aware
+    datetime (None: the time the validator is made).
     """
 
     __slots__ = (
@@ -128,8 +129,6 @@ class SitemapValidator:
         self.sitemap_url = sitemap_url
         if now is None:
             now = datetime.now(UTC)
-        elif now.tzinfo is None:  # a naive time is taken as UTC
-            now = now.replace(tzinfo=UTC)
         self.now = now.astimezone(UTC)
         self.seen = seen
         self.hreflang = hreflang
@@ -206,7 +205,6 @@ class SitemapValidator:
     def finish(self, kind: str | None, entries: int, uncompressed_bytes: int) -> list[Finding]:
         """Per-sitemap findings, once the document is done; `entries` and
         `uncompressed_bytes` are the parser's totals, `kind` the document kind."""
-        kind = kind if kind is not None else self.kind
         dates = self._dates
         problems = [
             *size_problems(kind, entries, uncompressed_bytes),

@@ -73,7 +73,7 @@ class Doc:
         self.broken = False  # a fault that stops reading was found (StreamParser.complete)
         self.cut = False  # close(cut=True): the input broke off
         self.line_offset = 0  # newlines stripped before what lxml/text sees
-        self.pending: list[ParseItem] = []  # XML findings held back (XmlReader._failed)
+        self.pending: list[ParseItem] = []  # XML findings held back (XmlReader._malformed)
 
     def find(self, code: str, message: str, line: int | None = None, **kw: Any) -> None:
         if code in UNREADABLE:

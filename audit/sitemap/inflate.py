@@ -47,8 +47,6 @@ class Inflater:
     """Push bytes in, get inflated bytes out; plain input passes through."""
 
     def __init__(self, max_output: int, *, _depth: int = 0) -> None:
-        if max_output < 0:
-            raise ValueError("max_output must be >= 0")
         self.max_output = max_output
         self._depth = _depth
         self._mode = 0  # 0 = not sniffed yet, 1 = plain, 2 = gzip

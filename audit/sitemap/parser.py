@@ -129,7 +129,7 @@ class StreamParser:
         self.compressed_bytes += len(chunk)
         # Small steps keep each inflated piece small (deflate reaches ~1000:1), so
         # memory stays low and a bomb is cut off after little work.
-        step = _INPUT_STEP if self.gzip or not self.uncompressed_bytes else len(chunk) or 1
+        step = _INPUT_STEP if self.gzip or not self.uncompressed_bytes else max(len(chunk), 1)
         doc = self._doc
         for start in range(0, len(chunk), step):
             if doc.stopped:

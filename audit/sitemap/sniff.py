@@ -8,6 +8,7 @@ not UTF-8, or anything else that is not XML.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from audit.sitemap.doc import Doc
@@ -72,11 +73,8 @@ class Sniffer:
         buf, self._pre = self._pre + data, b""
         # any byte order mark and leading whitespace still to be skipped (None: more bytes
         # are needed, or nothing more is to be read)
-        rest: bytes | None = buf
-        if self._state == _BOM:
-            rest = self._skip_bom(buf, final)
-        elif self._state == _LEADING_SPACE:
-            rest = self._skip_space(buf, final)
+        skip = _SKIP.get(self._state)
+        rest = buf if skip is None else skip(self, buf, final)
         if rest is None:
             return None
         buf = rest
@@ -189,3 +187,10 @@ class Sniffer:
             return False
         self.doc.find("sitemap-encoding", msg, line=self.doc.line_offset + 1)
         return True
+
+
+# What is still to be skipped in each state before the head (_HEAD: nothing).
+_SKIP: dict[int, Callable[[Sniffer, bytes, bool], bytes | None]] = {
+    _BOM: Sniffer._skip_bom,
+    _LEADING_SPACE: Sniffer._skip_space,
+}

@@ -49,6 +49,11 @@ _RESOURCE_LIMIT = 114  # XML_ERR_RESOURCE_LIMIT
 _DEPTH = re.compile(r"Excessive depth in document: (\d+)")  # libxml2's nesting guard
 # The entry tags asked for when no root was found (the parse is about to fail).
 _ANY_ENTRY = ("{*}url", "{*}sitemap", "item", f"{{{ATOM_NS}}}entry")
+# The feed formats by their root's tag: RSS, and Atom in each namespace it has had.
+_FEEDS: dict[str, Rss | Atom] = {
+    "rss": Rss(),
+    **{f"{{{ns}}}feed": Atom(ns) for ns in ATOM_DATES},
+}
 
 
 def _plain(code: int, message: str) -> str:
@@ -69,7 +74,7 @@ def _plain(code: int, message: str) -> str:
 class XmlReader:
     """One XML document, fed in pieces: probe, then the format reader's main parse.
     `inflater`: the document's, whose gzip layers decide what a parse error means
-    (_failed)."""
+    (_malformed)."""
 
     def __init__(self, doc: Doc, inflater: Inflater) -> None:
         self.doc = doc
@@ -124,7 +129,7 @@ class XmlReader:
 
     def _drop(self) -> None:
         """Nothing more is parsed: at the end of the document (doc.stop reports, so every
-        stop comes here), or when the XML broke in gzip data (_failed)."""
+        stop comes here), or when the XML broke in gzip data (_malformed)."""
         self._main = self._probe = self._format = None
 
     def _probe_feed(self, data: bytes, final: bool) -> None:
@@ -192,13 +197,12 @@ class XmlReader:
     def _pick(self, tag: str, line: int, has_doctype: bool) -> FormatReader | None:
         """The dispatcher: the format reader for the root's tag; a root of no sitemap kind
         is reported and stops the parse."""
-        ns, name = ns_of(tag), local(tag)
+        name = local(tag)
         if name in ("urlset", "sitemapindex"):
-            return UrlsetReader(self.doc, ns, name, line, careful=has_doctype)
-        if tag == "rss":
-            return FeedReader(self.doc, Rss())
-        if name == "feed" and ns in ATOM_DATES:
-            return FeedReader(self.doc, Atom(ns))
+            return UrlsetReader(self.doc, ns_of(tag), name, line, careful=has_doctype)
+        feed = _FEEDS.get(tag)
+        if feed is not None:
+            return FeedReader(self.doc, feed)
         self.doc.find(
             "sitemap-root-invalid",
             f"root element <{tag}> is not urlset or sitemapindex (nor RSS/Atom)",
@@ -236,10 +240,11 @@ class XmlReader:
         code, line, col, msg = self._first_error(error)
         line = line or 0
         col = max(col or 0, 0)
-        off = self.doc.line_offset
-        mark = len(self.doc.items)
+        doc = self.doc
+        off = doc.line_offset
+        mark = len(doc.items)
         if code == 81 or (code == 9 and "encoding" in msg.lower()):
-            self.doc.find(
+            doc.find(
                 "sitemap-encoding",
                 f"bytes that are not valid UTF-8 at line {line + off}, "
                 f"column {col + 1} ({msg.split(', line ')[0]})",
@@ -248,13 +253,20 @@ class XmlReader:
             )
         else:
             where = line + off if line else None
-            self.doc.find(
+            doc.find(
                 "sitemap-xml-malformed",
                 f"not well-formed XML at line {where}, column {col + 1}: {_plain(code, msg)}",
                 line=where,
                 column=col + 1,
             )
-        self._failed(mark)
+        # In gzip data the garbage of a corrupt deflate stream is often what broke the XML:
+        # the rest of the stream is inflated (and counted, not parsed) first, and a gzip
+        # fault or the size limit met there is the finding instead (StreamParser drops the
+        # one held back here on a gzip fault; stop gives it).
+        if not self._inflater.gzip_layers or doc.cut:
+            return doc.stop()
+        doc.pending, doc.items[mark:] = doc.items[mark:], []
+        self._drop()
 
     def _first_error(self, error: etree.XMLSyntaxError) -> tuple[int, Any, Any, str]:
         """(code, line, column, message) of the error that broke the parse."""
@@ -266,14 +278,3 @@ class XmlReader:
                 if entry.type_name == "ERR_UNDECLARED_ENTITY":
                     return 26, entry.line, entry.column - 1, entry.message
         return exc.code, exc.lineno, exc.offset, exc.msg
-
-    def _failed(self, mark: int) -> None:
-        """The XML broke (findings from `mark` on say how). In gzip data the garbage of a
-        corrupt deflate stream is often what broke it: the rest of the stream is inflated
-        (and counted, not parsed) first, and a gzip fault or the size limit met there is
-        the finding instead (StreamParser drops these on a gzip fault; stop gives them)."""
-        doc = self.doc
-        if not self._inflater.gzip_layers or doc.cut:
-            return doc.stop()
-        doc.pending, doc.items[mark:] = doc.items[mark:], []
-        self._drop()
