@@ -19,10 +19,10 @@ audit.state.schema.
 from __future__ import annotations
 
 import itertools
-import operator
 import queue
 import sqlite3
 import threading
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Final
 
@@ -162,36 +162,29 @@ class Writer(threading.Thread):
                 return
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
-        """Commit one batch of queued operations (a control operation only last, answered
-        by the loop once the batch is committed)."""
+        """Commit one batch of queued operations in one transaction (a control operation
+        only last, answered by the loop once the batch is committed): each kind's rows
+        together (the tables are apart), in their order, and the completion last (it
+        counts the URL rows)."""
         ops = batch[:-1] if batch[-1][0] in CONTROL else batch
-        kinds = {kind for kind, _ in ops}
-        if kinds == {"url"}:
-            # the common batch: URL rows only, one statement, its own transaction
-            self._insert_urls(conn, [args for _, args in ops])
-        elif kinds:
-            conn.execute("BEGIN")
-            # each kind's rows together (the tables are apart; the URL rows still go in
-            # as one statement), in their order, and the completion last: it counts them
-            ordered = sorted(ops, key=lambda op: (op[0] == "complete", op[0]))
-            for kind, run in itertools.groupby(ordered, key=operator.itemgetter(0)):
-                rows = [args for _, args in run]
-                if kind == "url":
-                    self._insert_urls(conn, rows)
-                elif kind == "complete":
-                    for complete in rows:
-                        self._complete(conn, *complete)
-                else:  # an unknown kind is a programming error (KeyError)
-                    conn.executemany(_MANY[kind], rows)
-            conn.execute("COMMIT")
-
-    def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-        """Rows queued as the INSERT's parameters (JSON already encoded), at most
-        FLUSH_EVERY of them: one statement, padded to its size."""
-        size = next(size for size in _SIZES if size >= len(rows))
-        flat = list(itertools.chain.from_iterable(rows))
-        flat += _PAD_ROW * (size - len(rows))
-        self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
+        rows: defaultdict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        for kind, args in ops:
+            rows[kind].append(args)
+        urls = rows.pop("url", [])
+        completes = rows.pop("complete", [])
+        conn.execute("BEGIN")
+        if urls:
+            # the URL rows (JSON already encoded, at most FLUSH_EVERY): one statement,
+            # padded to its size
+            size = next(size for size in _SIZES if size >= len(urls))
+            flat = list(itertools.chain.from_iterable(urls))
+            flat += _PAD_ROW * (size - len(urls))
+            self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
+        for kind, many in rows.items():  # an unknown kind is a programming error (KeyError)
+            conn.executemany(_MANY[kind], many)
+        for complete in completes:
+            self._complete(conn, *complete)
+        conn.execute("COMMIT")
 
     def _complete(
         self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
