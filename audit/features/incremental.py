@@ -64,7 +64,7 @@ from audit.http.access import secret_forms
 from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.pipeline.recorder import Recorder
-from audit.rules.indexlastmod import IndexEntryState, IndexLastmodCheck
+from audit.rules.indexlastmod import IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
 
 if TYPE_CHECKING:
@@ -373,10 +373,7 @@ class StateHook(Hook):
         if check is not None:
             # index-lastmod-frozen and -churn against the last completed run, and
             # tonight's index entries kept for the next
-            previous = {
-                key: IndexEntryState(lastmod, digest)
-                for key, (lastmod, digest) in store.previous_index_entries().items()
-            }
+            previous = store.previous_index_entries()
             self.rec.findings(check.over_time(previous))  # none without a previous run
             states = check.entry_states()
             store.put_index_entries(

@@ -8,7 +8,8 @@ nothing per URL. The bulk reads of a carried sitemap run in a thread (asyncio.to
 on one more connection.
 
 Imports only the standard library, audit.core.evidence (how a URL's evidence is read
-back), audit.rules.urls (the ledger's normalised key) and audit.state.schema.
+back), audit.rules.urls (the ledger's normalised key), audit.rules.indexlastmod (an index
+entry's state) and audit.state.schema.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audit.core.evidence import Evidence, decode_evidence
+from audit.rules.indexlastmod import IndexEntryState
 from audit.rules.urls import normalize_url
 from audit.state.schema import (
     Mode,
@@ -163,15 +165,18 @@ class StateReader:
         # (fp is never NULL: LastmodHook puts a page's content only with a fingerprint)
         return None if row is None else (int(row[0]), row[1])
 
-    def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
-        """(index, child) -> (<lastmod> interval key, child digest) of the last completed
-        run (audit.rules.indexlastmod), or {} on a first run (the table is empty)."""
+    def previous_index_entries(self) -> dict[tuple[str, str], IndexEntryState]:
+        """(index, child) -> its state (<lastmod> interval key, child digest) in the last
+        completed run (audit.rules.indexlastmod), or {} on a first run (the table is
+        empty)."""
         rows = self._reader.execute(
             "SELECT idx, child, lastmod, digest FROM index_entries WHERE run = "
             "(SELECT MAX(run) FROM index_entries WHERE run < ?)",
             (self.run,),
         ).fetchall()
-        return {(idx, child): (lastmod, digest) for idx, child, lastmod, digest in rows}
+        return {
+            (idx, child): IndexEntryState(lastmod, digest) for idx, child, lastmod, digest in rows
+        }
 
     def budget_row(self, url: str) -> tuple[int, str, str] | None:
         """--budget: (run, time, listed <lastmod>) of the URL's last check, or None."""
