@@ -81,7 +81,9 @@ class AgentsHook(Hook):
         self.tallies: dict[tuple[str, str], _Tally] = {}
         # origin -> its robots.txt policy, for every origin whose robots.txt was read
         self.policies: dict[str, RobotsPolicy] = {}
-        self.fetch_n = config.agents_fetch if self.agents else None
+        # (never without --agents: every run's option check refuses it, and with no agent
+        # named the sample would be of none)
+        self.fetch_n = config.agents_fetch
         # the main answers' bodies, for agent-shell-only: --page-checks keeps them on the
         # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink.
         # Without either no page is read: the sample's main pages are None.
