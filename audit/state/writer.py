@@ -66,15 +66,30 @@ _MANY: Final = {
 # an in-flight URL twice) become `urls`, indexed in one sorted build each.
 _DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
 _COMPLETE: Final = (
+    # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
+    # (read_records gives them as a summary)
+    "INSERT OR REPLACE INTO meta VALUES ('cut', :cut)",
     "DROP INDEX IF EXISTS results_url",
     "DROP TABLE urls",
     "ALTER TABLE results RENAME TO urls",
     "CREATE INDEX urls_url ON urls (url)",
     "CREATE INDEX urls_sitemap ON urls (sitemap, url)",
     f"CREATE TABLE results {URL_TABLE}",
+    # earlier runs' rows
+    "DELETE FROM sitemaps WHERE run < :run",
+    "DELETE FROM findings WHERE run < :run",
+    "DELETE FROM index_entries WHERE run < :run",
+    "UPDATE meta SET value = 'complete' WHERE key = 'status'",
 )
+# The URLs this run listed (its results with a sitemap) into the ledger, keyed by their
+# normalised URL (normalize_url, a function of the writer's connection), as last seen at
+# the run's start (a resumed run keeps the start of the run it finishes: begin_run writes
+# it for a new or incremental run, a resumed one keeps it). (The WHERE clause tells
+# SQLite's parser that ON CONFLICT is the upsert's.)
 _LEDGER_MERGE = (
-    "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+    "INSERT INTO ledger SELECT normalize_url(r.url), r.url, m.value, m.value, r.sitemap "
+    "FROM results AS r JOIN meta AS m ON m.key = 'started' WHERE r.sitemap != '' "
+    "ON CONFLICT(key) DO UPDATE SET "
     "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
 )
 
@@ -105,6 +120,7 @@ class Writer(threading.Thread):
             conn = connect(self.path)
             # per connection: the writer's would otherwise be FULL, an fsync per commit
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.create_function("normalize_url", 1, normalize_url, deterministic=True)
         except BaseException as exc:
             self.error = exc
             self._discard()
@@ -201,22 +217,6 @@ class Writer(threading.Thread):
         if dedupe:  # only a resumed run may hold a URL twice
             conn.execute(_DEDUPE)
         if ledger:
-            # The URLs this run listed (its results with a sitemap) into the ledger, as
-            # last seen at the run's start (a resumed run keeps the start of the run it
-            # finishes: begin_run writes it for a new or incremental run, a resumed one
-            # keeps it).
-            (started,) = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
-            cursor = conn.execute("SELECT url, sitemap FROM results WHERE sitemap != ''")
-            for page in iter(lambda: cursor.fetchmany(4096), []):
-                conn.executemany(
-                    _LEDGER_MERGE,
-                    [(normalize_url(url), url, started, started, sitemap) for url, sitemap in page],
-                )
-        # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
-        # (read_records gives them as a summary)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
+            conn.execute(_LEDGER_MERGE)
         for statement in _COMPLETE:
-            conn.execute(statement)
-        for table in ("sitemaps", "findings", "index_entries"):  # earlier runs' rows
-            conn.execute(f"DELETE FROM {table} WHERE run < ?", (run,))
-        conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
+            conn.execute(statement, {"cut": cut, "run": run})
