@@ -266,7 +266,10 @@ class StateHook(Hook):
 
     def _delivered(self, record: UrlResult, found: list[Finding]) -> list[dict[str, Any]]:
         """The plain delivery (counters, dicts, every sink); returns the dicts the state's
-        sink captured, as the sinks got them (redacted): the record, then its findings."""
+        sink captured, as the sinks got them (redacted): the record, then its findings.
+        The record is always among them: the recorder hands every url record to every
+        sink (Recorder.url), and the run's StateSink is one (front.state.wire,
+        front.migrate)."""
         sink = self.sink
         captured: list[dict[str, Any]] = []
         sink.capture = captured
@@ -280,18 +283,17 @@ class StateHook(Hook):
         """A record of the link crawl at the end of the run (with `source` and `inlinks`;
         `"sitemap": null` for a page only the links led to): delivered, and stored as a
         URL result of the run (no ETag: a --links run never asks conditionally)."""
-        captured = self._delivered(record, found)
-        if captured:
-            self.store.put_url(
-                record.url,
-                record.sitemap,
-                record.lastmod,
-                None,
-                self._kept(record.last_modified),
-                captured[0],
-                captured[1:],
-                record.line,
-            )
+        captured = self._delivered(record, found)  # (the record at least: see deliver)
+        self.store.put_url(
+            record.url,
+            record.sitemap,
+            record.lastmod,
+            None,
+            self._kept(record.last_modified),
+            captured[0],
+            captured[1:],
+            record.line,
+        )
 
     # --- sitemaps -----------------------------------------------------------------------
 
