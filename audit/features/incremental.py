@@ -64,7 +64,6 @@ from audit.http.access import secret_forms
 from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.pipeline.recorder import Recorder
-from audit.rules.indexlastmod import IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
 
 if TYPE_CHECKING:
@@ -145,13 +144,12 @@ class StateHook(Hook):
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
         self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
-        self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
+        self._index: IndexLastmodHook | None = None  # the run's index <lastmod> hook
 
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._secrets = secret_forms(ctx.config.secrets())
-        index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (it keeps digests)
-        self._index = index.check if index is not None else None
+        self._index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (digests)
         if ctx.config.links:  # the link crawl keeps its store beside the state (keeper)
             from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
@@ -371,10 +369,11 @@ class StateHook(Hook):
             after = page[-1][0]
 
     def end_of_run(self) -> None:
-        store, check = self.store, self._index
-        if check is not None:
+        store, index = self.store, self._index
+        if index is not None:
             # index-lastmod-frozen and -churn against the last completed run, and
             # tonight's index entries kept for the next
+            check = index.check
             previous = store.previous_index_entries()
             self.rec.findings(check.over_time(previous))  # none without a previous run
             states = check.entry_states()

@@ -122,9 +122,10 @@ def partial_reason(summary: dict[str, Any] | None) -> str | None:
 def cut_reason(summary: dict[str, Any] | None) -> str | None:
     """Why a finished report checked only some of its listed URLs (`--max-urls`), or
     None when it checked them all."""
-    if summary is None or summary.get("max_urls_reached") is not True:
+    said = as_dict(summary)  # (None, no summary: {})
+    if said.get("max_urls_reached") is not True:
         return None
-    urls = int_or_none(summary.get("urls"))
+    urls = int_or_none(said.get("urls"))
     after = f" after {urls} URL{'' if urls == 1 else 's'}" if urls is not None else ""
     return f"cut by --max-urls{after}"
 
