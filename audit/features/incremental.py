@@ -89,10 +89,11 @@ def _vouches(prior: Prior, evidence: Evidence, lastmod: str | None) -> bool:
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
 
 
-def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str] | None:
-    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified (None: none)."""
+def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified ({}: none,
+    which the chain takes as no header: pipeline.chain._merged_headers)."""
     pairs = (("If-None-Match", etag), ("If-Modified-Since", last_modified))
-    return {name: value for name, value in pairs if value} or None
+    return {name: value for name, value in pairs if value}
 
 
 class StateSink:
@@ -328,7 +329,7 @@ class StateHook(Hook):
         if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
             return None
         headers = _validator_headers(prev.etag, prev.last_modified)
-        if headers is not None:
+        if headers:
             self._asked[job.url] = prev
         return headers
 
