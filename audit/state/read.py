@@ -274,15 +274,13 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
         # a run in progress (or dead) has its URLs in results; a completed one in urls
         table = "urls" if meta.get("status") == "complete" else "results"
         if meta.get("cut"):  # what diff and fix need to know of the run's summary
-            # the stored notes of what the run left out ('max-urls': an earlier version's)
+            # the stored notes of what the run left out: the summary's keys as a JSON
+            # object (Writer._complete), or an earlier version's word 'max-urls'
             try:
                 notes = json.loads(meta["cut"])
             except ValueError:
-                notes = None
-            yield {
-                "type": "summary",
-                **(notes if isinstance(notes, dict) else {"max_urls_reached": True}),
-            }
+                notes = {"max_urls_reached": True}
+            yield {"type": "summary", **notes}
         for (record,) in itertools.chain(
             conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)),
             conn.execute("SELECT record FROM findings WHERE run = ?", (run,)),
