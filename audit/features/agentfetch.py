@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Final
 
 from audit.checks.agents import FETCH_CODES, empty_shell, served_as
 from audit.checks.page import PageSink
-from audit.checks.pagefacts import HEAD, FactsSink
+from audit.checks.pagefacts import HEAD, FactsSink, is_html
 from audit.core.agent import user_agent_of
-from audit.core.records import Finding, finding
+from audit.core.records import FetchResult, Finding, finding
 from audit.pipeline.context import work_through
 from audit.pipeline.hooks import Hook
 
@@ -102,10 +102,24 @@ class AgentSampler:
         self.tallies: dict[tuple[str, str], _Tally] = {}
 
     def offer(
-        self, origin: str, url: str, allowed: dict[str, bool], main_page: PageFacts | None
+        self,
+        origin: str,
+        url: str,
+        verdicts: dict[str, str],
+        result: FetchResult | None,
+        main_page: PageFacts | None,
     ) -> None:
-        """An eligible listed URL for the main agent; `allowed`: robots.txt per agent."""
-        if not self.agents:
+        """A listed URL the main agent may read (an answer is one robots.txt let it read:
+        a URL robots.txt keeps out has none), sampled when eligible: it answered 200 HTML
+        without a redirect; `verdicts`: each agent's (one robots.txt blocks is not
+        sampled for it)."""
+        if (
+            not self.agents
+            or result is None
+            or result.status != 200
+            or result.redirects
+            or not is_html(result.header("content-type"))
+        ):
             return
         page_ok: bool | None = None
         if main_page is not None and main_page.bytes_read:
@@ -114,7 +128,7 @@ class AgentSampler:
         item = (cand.key.translate(_REVERSED), self._offers, cand)
         self._offers += 1
         for agent in self.agents:
-            if not allowed.get(agent, True):
+            if verdicts.get(agent) == "blocked":
                 continue
             heap = self._heaps.setdefault((origin, agent), [])
             if len(heap) < self.n:

@@ -34,7 +34,6 @@ from audit.checks.agents import (
     says_yes,
     scoped_noindex,
 )
-from audit.checks.pagefacts import is_html
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_values
@@ -82,7 +81,9 @@ class AgentsHook(Hook):
         self.tallies: dict[tuple[str, str], _Tally] = {}
         # origin -> its robots.txt policy, for every origin whose robots.txt was read
         self.policies: dict[str, RobotsPolicy] = {}
-        self.fetch_n = config.agents_fetch if self.agents else None
+        # (never without --agents: every run's option check refuses it, and with no agent
+        # named the sample would be of none)
+        self.fetch_n = config.agents_fetch
         # the main answers' bodies, for agent-shell-only: --page-checks keeps them on the
         # job; --links reads them anyway, and AgentPages (a hook of its own) adds a sink.
         # Without either no page is read: the sample's main pages are None.
@@ -91,7 +92,8 @@ class AgentsHook(Hook):
             if self.fetch_n and config.links and not config.page_checks
             else None
         )
-        self.sampler: AgentSampler | None = None
+        # --agents-fetch's sample (attach makes it); without, one that samples nothing
+        self.sampler = AgentSampler((), "", 0)
 
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -145,37 +147,15 @@ class AgentsHook(Hook):
             out[agent] = verdict = agent_verdict(allowed, tags, metas, agent)
             if verdict != "allowed":  # (_count reads `scoped` of a noindex only)
                 self._count(agent, origin, verdict, job, scoped_noindex(tags, metas, agent))
-        self._offer(job, result, origin, checked, out)
-        return out
-
-    def _offer(
-        self,
-        job: UrlJob,
-        result: FetchResult | None,
-        origin: str,
-        checked: str,
-        verdicts: dict[str, str],
-    ) -> None:
-        """--agents-fetch: an eligible listed URL to the sample of its host."""
+        # --agents-fetch: the URL offered to the sample of its host
         page = self.pages.take(job) if self.pages is not None else job.page
-        # an eligible URL: one the main agent may read that answered 200 HTML without a
-        # redirect (an answer is one robots.txt let it read: judge_url's record of it says
-        # "allowed", a URL robots.txt keeps out has no answer)
-        if (
-            self.sampler is not None
-            and result is not None
-            and result.status == 200
-            and not result.redirects
-            and is_html(result.header("content-type"))
-        ):
-            readable = {agent: verdict != "blocked" for agent, verdict in verdicts.items()}
-            self.sampler.offer(origin, checked, readable, page)
+        self.sampler.offer(origin, checked, out, result, page)
+        return out
 
     async def drain(self) -> None:
         """--agents-fetch: the sample of every host fetched as each agent."""
-        if self.sampler is not None:
-            config = self.ctx.config
-            await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
+        config = self.ctx.config
+        await self.sampler.fetch(self.ctx.client, config.page_cap, config.concurrency)
 
     def _count(self, agent: str, origin: str, verdict: str, job: UrlJob, scoped: bool) -> None:
         tally = self.tallies.setdefault((agent, origin), _Tally())
@@ -212,8 +192,7 @@ class AgentsHook(Hook):
             self.policies.setdefault(_origin(policy.origin), policy)
         for origin, policy in self.policies.items():
             rec.findings(self._contradictions(origin, policy))
-        if self.sampler is not None:
-            rec.findings(self.sampler.findings())
+        rec.findings(self.sampler.findings())
         self._summary(rec.notes.setdefault("agents", {}))
 
     def _summary(self, notes: dict[str, dict[str, Any]]) -> None:
@@ -236,7 +215,7 @@ class AgentsHook(Hook):
             "signals": signals,
             "usage": usage,
         }
-        fetched = self.sampler.fetched(origin, agent) if self.sampler is not None else None
+        fetched = self.sampler.fetched(origin, agent)
         if fetched is not None:
             entry["fetched"] = fetched
         return entry

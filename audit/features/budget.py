@@ -169,7 +169,7 @@ class BudgetHook(Hook):
             "unit": "runs",
             "p50": nearest_rank(ages, 50),
             "p95": nearest_rank(ages, 95),
-            "max": ages[-1] if ages else None,
+            "max": nearest_rank(ages, 100),  # (the 100th percentile: the last, or None)
             "unchecked": self._unchecked,
         }
         if self._unchecked:

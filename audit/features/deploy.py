@@ -69,11 +69,9 @@ class DeployStampHook(Hook):
             return None  # a judged content date: nothing more to do per URL
         # this answer's lastmod finding (the verdict's comparison a deploy stamp may
         # explain) is taken out while the host is undecided or a deploy stamp; nothing
-        # changes without one (most answers: no comparison finding, no property call)
+        # changes without one (most answers: no comparison finding)
         judged = job.verdict
-        if judged is None or judged.lastmod_finding is None:
-            return None
-        held = judged.deploy_held
+        held = judged.deploy_held if judged is not None else None
         if held is None:
             return None
         kept = list(found)

@@ -64,7 +64,6 @@ from audit.http.access import secret_forms
 from audit.pipeline.context import RunContext, SitemapJob, UrlJob
 from audit.pipeline.hooks import NEXT, Chain, Done, Hook
 from audit.pipeline.recorder import Recorder
-from audit.rules.indexlastmod import IndexEntryState, IndexLastmodCheck
 from audit.state.store import Prior, PriorSitemap, StateStore
 
 if TYPE_CHECKING:
@@ -90,10 +89,11 @@ def _vouches(prior: Prior, evidence: Evidence, lastmod: str | None) -> bool:
     return not any(f.get("severity") in _RECHECK for f in prior.findings)
 
 
-def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str] | None:
-    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified (None: none)."""
+def _validator_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """If-None-Match / If-Modified-Since from a stored ETag / Last-Modified ({}: none,
+    which the chain takes as no header: pipeline.chain._merged_headers)."""
     pairs = (("If-None-Match", etag), ("If-Modified-Since", last_modified))
-    return {name: value for name, value in pairs if value} or None
+    return {name: value for name, value in pairs if value}
 
 
 class StateSink:
@@ -145,13 +145,12 @@ class StateHook(Hook):
         self._asked: dict[str, PriorSitemap] = {}  # children fetched conditionally
         self._no_carry: set[str] = set()  # sitemaps with hreflang alternates
         self._secrets: tuple[str, ...] = ()  # every form of every credential of the run
-        self._index: IndexLastmodCheck | None = None  # the run's index <lastmod> check
+        self._index: IndexLastmodHook | None = None  # the run's index <lastmod> hook
 
     def attach(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._secrets = secret_forms(ctx.config.secrets())
-        index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (it keeps digests)
-        self._index = index.check if index is not None else None
+        self._index = ctx.peer(IndexLastmodHook)  # index <lastmod> over time (digests)
         if ctx.config.links:  # the link crawl keeps its store beside the state (keeper)
             from audit.pipeline.links import LinkCrawl  # lxml.html: only for --links
 
@@ -266,7 +265,10 @@ class StateHook(Hook):
 
     def _delivered(self, record: UrlResult, found: list[Finding]) -> list[dict[str, Any]]:
         """The plain delivery (counters, dicts, every sink); returns the dicts the state's
-        sink captured, as the sinks got them (redacted): the record, then its findings."""
+        sink captured, as the sinks got them (redacted): the record, then its findings.
+        The record is always among them: the recorder hands every url record to every
+        sink (Recorder.url), and the run's StateSink is one (front.state.wire,
+        front.migrate)."""
         sink = self.sink
         captured: list[dict[str, Any]] = []
         sink.capture = captured
@@ -280,18 +282,17 @@ class StateHook(Hook):
         """A record of the link crawl at the end of the run (with `source` and `inlinks`;
         `"sitemap": null` for a page only the links led to): delivered, and stored as a
         URL result of the run (no ETag: a --links run never asks conditionally)."""
-        captured = self._delivered(record, found)
-        if captured:
-            self.store.put_url(
-                record.url,
-                record.sitemap,
-                record.lastmod,
-                None,
-                self._kept(record.last_modified),
-                captured[0],
-                captured[1:],
-                record.line,
-            )
+        captured = self._delivered(record, found)  # (the record at least: see deliver)
+        self.store.put_url(
+            record.url,
+            record.sitemap,
+            record.lastmod,
+            None,
+            self._kept(record.last_modified),
+            captured[0],
+            captured[1:],
+            record.line,
+        )
 
     # --- sitemaps -----------------------------------------------------------------------
 
@@ -328,7 +329,7 @@ class StateHook(Hook):
         if prev is None or not prev.carry or prev.index_lastmod != index_lastmod:
             return None
         headers = _validator_headers(prev.etag, prev.last_modified)
-        if headers is not None:
+        if headers:
             self._asked[job.url] = prev
         return headers
 
@@ -369,14 +370,12 @@ class StateHook(Hook):
             after = page[-1][0]
 
     def end_of_run(self) -> None:
-        store, check = self.store, self._index
-        if check is not None:
+        store, index = self.store, self._index
+        if index is not None:
             # index-lastmod-frozen and -churn against the last completed run, and
             # tonight's index entries kept for the next
-            previous = {
-                key: IndexEntryState(lastmod, digest)
-                for key, (lastmod, digest) in store.previous_index_entries().items()
-            }
+            check = index.check
+            previous = store.previous_index_entries()
             self.rec.findings(check.over_time(previous))  # none without a previous run
             states = check.entry_states()
             store.put_index_entries(

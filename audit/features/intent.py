@@ -93,10 +93,11 @@ class IntentRun:
         return self.block
 
 
-def intent_of(ctx: RunContext) -> IntentRun | None:
-    """The run's --intent (for another hook of the same run, e.g. the ledger), or None."""
+def intent_of(ctx: RunContext) -> IntentRun:
+    """The run's --intent (for another hook of the same run, e.g. the ledger); without
+    one, an intent of no rows, whose judge has no verdict for any URL."""
     hook = ctx.peer(IntentHook)
-    return hook.run if hook is not None else None
+    return hook.run if hook is not None else IntentRun(IntentPlan(""))
 
 
 class IntentHook(Hook):

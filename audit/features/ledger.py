@@ -121,6 +121,7 @@ class Ledger(Hook):
     # set by attach, which every target's run calls first: the ledger judges dropped URLs
     # of runs it served
     _alone: Callable[[Recorder], AbstractAsyncContextManager[RunContext]]
+    intent: IntentRun  # the run's --intent (intent_of: one of no rows without it)
 
     def __init__(
         self,
@@ -137,7 +138,6 @@ class Ledger(Hook):
         self.referenced: set[str] = {normalize_url(t) for t in targets}
         self.failed: set[str] = set()
         self._excluded: Callable[[str], bool] = lambda url: False
-        self.intent: IntentRun | None = None
 
     # --- the sink -------------------------------------------------------------------
 
@@ -232,7 +232,7 @@ class Ledger(Hook):
 
 
 async def _judged(
-    ctx: RunContext, row: Dropped, intent: IntentRun | None
+    ctx: RunContext, row: Dropped, intent: IntentRun
 ) -> tuple[UrlResult, Finding | None]:
     job = UrlJob(row.url, None, None, None)  # listed nowhere
     result, _, record = await ctx.check_unlisted(job)
@@ -250,7 +250,7 @@ async def _judged(
         }
     )
     code = _CODES.get(outcome)
-    verdict = intent.judge(row.url, record) if intent is not None and result is not None else None
+    verdict = intent.judge(row.url, record) if result is not None else None
     if verdict is not None:  # nights.md 3: the row's verdict on the dropped URL's answer
         record = record.with_fields({"intent": verdict.to_json()})
         if not verdict.ok:  # a broken row replaces the url-dropped-* finding

@@ -162,32 +162,42 @@ class LlmsHook(Hook):
             return None
         self.covered[origin] += indexable
         policy = self.ctx.robots.cached(record.url)
-        blocked = self._blocked(link.url, policy, main_blocked=record.robots == "blocked")
-        out = list(found)
-        judged = job.verdict
+        answer = None
         if result is not None:
+            judged = job.verdict
             said = (judged.noindex, judged.canonical) if judged is not None else (False, False)
             noindex, elsewhere = said
             answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=True)
-            code = link_code(link.url, answer)
-            if code is not None:
-                out.append(link_finding(code, link.url, link.llms, link.line, answer))
-        if blocked:
-            out.append(blocked_finding(link.url, link.llms, link.line, blocked))
-        return record.with_extra({**extra, "llms": True}), out
+        more = self._findings(link, answer, policy, main_blocked=record.robots == "blocked")
+        return record.with_extra({**extra, "llms": True}), [*found, *more]
 
     def _audited(self, norm: str) -> bool:
         return _origin(norm) in self.reads
 
-    def _blocked(self, url: str, policy: RobotsPolicy | None, *, main_blocked: bool) -> list[str]:
-        """The agents robots.txt keeps from `url`: the main agent first, then the named
-        agents in --agents order."""
+    def _findings(
+        self,
+        link: _Link,
+        answer: LinkAnswer | None,
+        policy: RobotsPolicy | None,
+        *,
+        main_blocked: bool,
+    ) -> list[Finding]:
+        """The link's findings: the link code its answer gives (None: not requested), then
+        the agents robots.txt keeps from it, the main agent first, then the named agents
+        in --agents order."""
+        out: list[Finding] = []
+        if answer is not None and (code := link_code(link.url, answer)) is not None:
+            out.append(link_finding(code, link.url, link.llms, link.line, answer))
         if policy is None or policy.status != "ok":
-            return []
-        out = [self.main] if main_blocked else []
-        for agent in self.agents:
-            if agent.lower() != self.main.lower() and not policy.allowed(url, agent):
-                out.append(agent)
+            return out
+        blocked = [self.main] if main_blocked else []
+        blocked += [
+            agent
+            for agent in self.agents
+            if agent.lower() != self.main.lower() and not policy.allowed(link.url, agent)
+        ]
+        if blocked:
+            out.append(blocked_finding(link.url, link.llms, link.line, blocked))
         return out
 
     # --- links no sitemap lists --------------------------------------------------
@@ -210,19 +220,14 @@ class LlmsHook(Hook):
             record = UrlResult.unrequested(
                 url, None, None, None, "unreachable" if held else "blocked"
             )
-            blocked = self._blocked(url, policy, main_blocked=not held)
-            kept = [blocked_finding(url, link.llms, link.line, blocked)] if blocked else []
+            kept = self._findings(link, None, policy, main_blocked=not held)
             self._deliver(record, kept, "robots", policy, None, None)
             return
         result, facts = await self._fetch(url)
         judged = judge_url(result, Listing(url), self.config, agent_token=self.main)
         noindex, elsewhere = self._page_says(result, judged, facts)
         answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
-        code = link_code(url, answer)
-        found = [link_finding(code, url, link.llms, link.line, answer)] if code else []
-        blocked = self._blocked(url, policy, main_blocked=False)
-        if blocked:
-            found.append(blocked_finding(url, link.llms, link.line, blocked))
+        found = self._findings(link, answer, policy, main_blocked=False)
         record = judged.record
         reason = judged.index_fields()["indexability"]
         if reason is None and (noindex or elsewhere):

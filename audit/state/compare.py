@@ -231,9 +231,9 @@ class Comparison:
         if vouched and self.cut[sides[1]]:  # not checked (or read) by a cut run is not
             return  # "removed", nor "added"
         cursor = self.conn.execute(sql, sides)
-        names = [column[0] for column in cursor.description]
+        cursor.row_factory = sqlite3.Row  # (before the first row is read)
         for row in cursor:
-            yield {**head, **dict(zip(names, row, strict=True))}
+            yield {**head, **dict(row)}
 
     def drops(self, pct: float) -> list[str]:
         """Alert lines for the sitemaps (still there) and the whole audit that lost `pct`%

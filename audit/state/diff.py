@@ -122,9 +122,10 @@ def partial_reason(summary: dict[str, Any] | None) -> str | None:
 def cut_reason(summary: dict[str, Any] | None) -> str | None:
     """Why a finished report checked only some of its listed URLs (`--max-urls`), or
     None when it checked them all."""
-    if summary is None or summary.get("max_urls_reached") is not True:
+    said = as_dict(summary)  # (None, no summary: {})
+    if said.get("max_urls_reached") is not True:
         return None
-    urls = int_or_none(summary.get("urls"))
+    urls = int_or_none(said.get("urls"))
     after = f" after {urls} URL{'' if urls == 1 else 's'}" if urls is not None else ""
     return f"cut by --max-urls{after}"
 
@@ -261,9 +262,9 @@ def coverage_line(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str
     return ", ".join(f"{t} {a.get(k, 0)} -> {b.get(k, 0)}" for k, t in _COVERAGE) + cut
 
 
-def cut_lines(names: tuple[str, str], cuts: list[tuple[int, str]], not_compared: int) -> list[str]:
+def cut_lines(names: tuple[str, str], cuts: dict[int, str], not_compared: int) -> list[str]:
     """What a side cut by --max-urls leaves out of the comparison, in plain words."""
-    lines = [f"{names[side]}: {why}" for side, why in cuts]
+    lines = [f"{names[side]}: {why}" for side, why in cuts.items()]
     if cuts:
         only = "the URLs both runs checked" if len(cuts) == 1 else "the URLs both cut runs checked"
         lines.append(
@@ -372,10 +373,9 @@ def diff_reports(
                 raise _refuse_partial(partial)
             db.index()
             cuts = _cuts(summaries, cut)
-            cut_sides = [side for side, _ in cuts]
-            db.mark_cut((0 in cut_sides, 1 in cut_sides))
+            db.mark_cut((0 in cuts, 1 in cuts))
             summary = _count(db, fail_on)
-            summary.cut = [("old", "new")[side] for side in cut_sides]
+            summary.cut = [("old", "new")[side] for side in cuts]
             summary.not_compared = db.not_compared()  # 0 unless a side is cut
             summary.alerts = find_alerts(db, alerts)
             write_alerts(out, fmt, summary.alerts)  # (none: nothing written)
@@ -391,14 +391,14 @@ def diff_reports(
     return summary
 
 
-def _cuts(summaries: list[dict[str, Any] | None], cut: tuple[bool, bool]) -> list[tuple[int, str]]:
-    """(side, why) of each side cut by --max-urls: its summary says so, or the caller does
-    (a state file of old whose records do not)."""
-    return [
-        (side, why)
+def _cuts(summaries: list[dict[str, Any] | None], cut: tuple[bool, bool]) -> dict[int, str]:
+    """side -> why, of each side cut by --max-urls (in side order): its summary says so, or
+    the caller does (a state file of old whose records do not)."""
+    return {
+        side: why
         for side, last in enumerate(summaries)
         if (why := cut_reason(last) or ("cut by --max-urls" if cut[side] else None))
-    ]
+    }
 
 
 def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:

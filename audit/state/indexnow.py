@@ -4,8 +4,7 @@ accepted in the --state file.
 
 - `IndexNowCollector` is a record sink: it notes, in the order of the url records, every
   listed URL that is *live* (200, no redirect, indexable) or *gone* (404/410, no redirect).
-- `Ledger` is the state's `indexnow_ledger` table (created here, beside the store's own
-  tables, on the first accepted submission): per URL, what its last successful
+- `Ledger` is the state's `indexnow_ledger` table (audit.state.schema): per URL, what its last successful
   submission sent, `live` with the main-text fingerprint of that time, or `gone`. The
   fingerprint of this run is the one the lastmod hook kept in the store's `content` table
   (a 304 or a carried record keeps the stored one).
@@ -80,40 +79,25 @@ class IndexNowCollector:
             self.urls[url] = "gone"
 
 
-_LEDGER = "indexnow_ledger"
-_CREATE = (
-    f"CREATE TABLE IF NOT EXISTS {_LEDGER} "
-    "(url TEXT PRIMARY KEY, state TEXT NOT NULL, fp INTEGER, at TEXT NOT NULL)"
-)
-
-
 class Ledger:
-    """The ledger table and the fingerprints of a state file, on a connection of its own."""
+    """The ledger table and the fingerprints of a state file, on a connection of its own.
+    Both tables are the state's (audit.state.schema: a run with --state made or migrated
+    them before anything is submitted)."""
 
     def __init__(self, path: str | Path) -> None:
         self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
-        self._has_ledger = self._exists(_LEDGER)
-        self._has_content = self._exists("content")
-
-    def _exists(self, table: str) -> bool:
-        row = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-        ).fetchone()
-        return row is not None
 
     def entry(self, url: str) -> tuple[str | None, int | None]:
         """(`live` | `gone`, fingerprint) of the URL's last accepted submission, or (None,
         None) when it has none."""
-        if not self._has_ledger:
-            return None, None
-        row = self.conn.execute(f"SELECT state, fp FROM {_LEDGER} WHERE url = ?", (url,)).fetchone()
+        row = self.conn.execute(
+            "SELECT state, fp FROM indexnow_ledger WHERE url = ?", (url,)
+        ).fetchone()
         return (None, None) if row is None else (str(row[0]), row[1])  # fp: INTEGER or NULL
 
     def fingerprint(self, url: str) -> int | None:
         """The page's main-text fingerprint as the state holds it (this run's, or the one a
         304 or a carried record kept), or None."""
-        if not self._has_content:
-            return None
         row = self.conn.execute("SELECT fp FROM content WHERE key = ?", (url_key(url),)).fetchone()
         return None if row is None else row[0]  # fp: an INTEGER or NULL
 
@@ -122,11 +106,8 @@ class Ledger:
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            if not self._has_ledger:
-                self.conn.execute(_CREATE)
-                self._has_ledger = True
             self.conn.executemany(
-                f"INSERT OR REPLACE INTO {_LEDGER} VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO indexnow_ledger VALUES (?, ?, ?, ?)",
                 [(url, state, fp, at) for url, state, fp in sent],
             )
             self.conn.execute("COMMIT")

@@ -8,7 +8,8 @@ nothing per URL. The bulk reads of a carried sitemap run in a thread (asyncio.to
 on one more connection.
 
 Imports only the standard library, audit.core.evidence (how a URL's evidence is read
-back), audit.rules.urls (the ledger's normalised key) and audit.state.schema.
+back), audit.rules.urls (the ledger's normalised key), audit.rules.indexlastmod (an index
+entry's state) and audit.state.schema.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audit.core.evidence import Evidence, decode_evidence
+from audit.rules.indexlastmod import IndexEntryState
 from audit.rules.urls import normalize_url
 from audit.state.schema import (
     Mode,
@@ -163,15 +165,18 @@ class StateReader:
         # (fp is never NULL: LastmodHook puts a page's content only with a fingerprint)
         return None if row is None else (int(row[0]), row[1])
 
-    def previous_index_entries(self) -> dict[tuple[str, str], tuple[str | None, str | None]]:
-        """(index, child) -> (<lastmod> interval key, child digest) of the last completed
-        run (audit.rules.indexlastmod), or {} on a first run (the table is empty)."""
+    def previous_index_entries(self) -> dict[tuple[str, str], IndexEntryState]:
+        """(index, child) -> its state (<lastmod> interval key, child digest) in the last
+        completed run (audit.rules.indexlastmod), or {} on a first run (the table is
+        empty)."""
         rows = self._reader.execute(
             "SELECT idx, child, lastmod, digest FROM index_entries WHERE run = "
             "(SELECT MAX(run) FROM index_entries WHERE run < ?)",
             (self.run,),
         ).fetchall()
-        return {(idx, child): (lastmod, digest) for idx, child, lastmod, digest in rows}
+        return {
+            (idx, child): IndexEntryState(lastmod, digest) for idx, child, lastmod, digest in rows
+        }
 
     def budget_row(self, url: str) -> tuple[int, str, str] | None:
         """--budget: (run, time, listed <lastmod>) of the URL's last check, or None."""
@@ -269,15 +274,13 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
         # a run in progress (or dead) has its URLs in results; a completed one in urls
         table = "urls" if meta.get("status") == "complete" else "results"
         if meta.get("cut"):  # what diff and fix need to know of the run's summary
-            # the stored notes of what the run left out ('max-urls': an earlier version's)
+            # the stored notes of what the run left out: the summary's keys as a JSON
+            # object (Writer._complete), or an earlier version's word 'max-urls'
             try:
                 notes = json.loads(meta["cut"])
             except ValueError:
-                notes = None
-            yield {
-                "type": "summary",
-                **(notes if isinstance(notes, dict) else {"max_urls_reached": True}),
-            }
+                notes = {"max_urls_reached": True}
+            yield {"type": "summary", **notes}
         for (record,) in itertools.chain(
             conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)),
             conn.execute("SELECT record FROM findings WHERE run = ?", (run,)),

@@ -30,6 +30,9 @@ What it holds (schema version SCHEMA_VERSION):
               index-lastmod-frozen / -churn (audit.rules.indexlastmod). Added like `content`
     budget    --budget: each URL's last check (run, time, listed <lastmod>), for the
               rolling audit's order (audit.features.budget). Added like `content`
+    indexnow_ledger  --indexnow: per URL, what its last accepted submission sent (`live`
+              with the main-text fingerprint of that time, or `gone`) and when
+              (audit.state.indexnow). Added like `content`
     content   lastmod over time (audit.features.lastmod): per page, keyed by a 64-bit hash
               of its URL (the rowid: no second index), the run that saw it, a 64-bit
               fingerprint of its main text and the <lastmod> listed then (about 50 bytes
@@ -130,6 +133,11 @@ _BUDGET_TABLE = (
     "CREATE TABLE IF NOT EXISTS budget (url TEXT PRIMARY KEY, run INTEGER NOT NULL, "
     "at TEXT NOT NULL, lastmod TEXT) WITHOUT ROWID"
 )
+# --indexnow (contracts/fix.md): each URL's last accepted submission
+_INDEXNOW_TABLE = (
+    "CREATE TABLE IF NOT EXISTS indexnow_ledger "
+    "(url TEXT PRIMARY KEY, state TEXT NOT NULL, fp INTEGER, at TEXT NOT NULL)"
+)
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls {URL_TABLE};
@@ -152,6 +160,7 @@ CREATE TABLE content (key INTEGER PRIMARY KEY, run INTEGER NOT NULL, fp INTEGER,
 {_LEDGER_TABLE};
 {_INDEX_ENTRIES_TABLE};
 {_BUDGET_TABLE};
+{_INDEXNOW_TABLE};
 """
 # Tables added to a schema after states were made with it: created when such a state
 # is opened for a run (additive only: an older version reading the file ignores them).
@@ -161,6 +170,7 @@ MIGRATIONS: Final = (
     _LEDGER_TABLE,
     _INDEX_ENTRIES_TABLE,
     _BUDGET_TABLE,
+    _INDEXNOW_TABLE,
 )
 # Columns added to a schema's tables the same way: (table, column, its declaration). An
 # earlier row has none: its URL is then asked in full, as on a first run.

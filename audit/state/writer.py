@@ -19,10 +19,10 @@ audit.state.schema.
 from __future__ import annotations
 
 import itertools
-import operator
 import queue
 import sqlite3
 import threading
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Final
 
@@ -66,15 +66,30 @@ _MANY: Final = {
 # an in-flight URL twice) become `urls`, indexed in one sorted build each.
 _DEDUPE = "DELETE FROM results WHERE rowid NOT IN (SELECT MAX(rowid) FROM results GROUP BY url)"
 _COMPLETE: Final = (
+    # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
+    # (read_records gives them as a summary)
+    "INSERT OR REPLACE INTO meta VALUES ('cut', :cut)",
     "DROP INDEX IF EXISTS results_url",
     "DROP TABLE urls",
     "ALTER TABLE results RENAME TO urls",
     "CREATE INDEX urls_url ON urls (url)",
     "CREATE INDEX urls_sitemap ON urls (sitemap, url)",
     f"CREATE TABLE results {URL_TABLE}",
+    # earlier runs' rows
+    "DELETE FROM sitemaps WHERE run < :run",
+    "DELETE FROM findings WHERE run < :run",
+    "DELETE FROM index_entries WHERE run < :run",
+    "UPDATE meta SET value = 'complete' WHERE key = 'status'",
 )
+# The URLs this run listed (its results with a sitemap) into the ledger, keyed by their
+# normalised URL (normalize_url, a function of the writer's connection), as last seen at
+# the run's start (a resumed run keeps the start of the run it finishes: begin_run writes
+# it for a new or incremental run, a resumed one keeps it). (The WHERE clause tells
+# SQLite's parser that ON CONFLICT is the upsert's.)
 _LEDGER_MERGE = (
-    "INSERT INTO ledger VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+    "INSERT INTO ledger SELECT normalize_url(r.url), r.url, m.value, m.value, r.sitemap "
+    "FROM results AS r JOIN meta AS m ON m.key = 'started' WHERE r.sitemap != '' "
+    "ON CONFLICT(key) DO UPDATE SET "
     "url = excluded.url, last_seen = excluded.last_seen, last_sitemap = excluded.last_sitemap"
 )
 
@@ -105,6 +120,7 @@ class Writer(threading.Thread):
             conn = connect(self.path)
             # per connection: the writer's would otherwise be FULL, an fsync per commit
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.create_function("normalize_url", 1, normalize_url, deterministic=True)
         except BaseException as exc:
             self.error = exc
             self._discard()
@@ -162,36 +178,29 @@ class Writer(threading.Thread):
                 return
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
-        """Commit one batch of queued operations (a control operation only last, answered
-        by the loop once the batch is committed)."""
+        """Commit one batch of queued operations in one transaction (a control operation
+        only last, answered by the loop once the batch is committed): each kind's rows
+        together (the tables are apart), in their order, and the completion last (it
+        counts the URL rows)."""
         ops = batch[:-1] if batch[-1][0] in CONTROL else batch
-        kinds = {kind for kind, _ in ops}
-        if kinds == {"url"}:
-            # the common batch: URL rows only, one statement, its own transaction
-            self._insert_urls(conn, [args for _, args in ops])
-        elif kinds:
-            conn.execute("BEGIN")
-            # each kind's rows together (the tables are apart; the URL rows still go in
-            # as one statement), in their order, and the completion last: it counts them
-            ordered = sorted(ops, key=lambda op: (op[0] == "complete", op[0]))
-            for kind, run in itertools.groupby(ordered, key=operator.itemgetter(0)):
-                rows = [args for _, args in run]
-                if kind == "url":
-                    self._insert_urls(conn, rows)
-                elif kind == "complete":
-                    for complete in rows:
-                        self._complete(conn, *complete)
-                else:  # an unknown kind is a programming error (KeyError)
-                    conn.executemany(_MANY[kind], rows)
-            conn.execute("COMMIT")
-
-    def _insert_urls(self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-        """Rows queued as the INSERT's parameters (JSON already encoded), at most
-        FLUSH_EVERY of them: one statement, padded to its size."""
-        size = next(size for size in _SIZES if size >= len(rows))
-        flat = list(itertools.chain.from_iterable(rows))
-        flat += _PAD_ROW * (size - len(rows))
-        self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
+        rows: defaultdict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        for kind, args in ops:
+            rows[kind].append(args)
+        urls = rows.pop("url", [])
+        completes = rows.pop("complete", [])
+        conn.execute("BEGIN")
+        if urls:
+            # the URL rows (JSON already encoded, at most FLUSH_EVERY): one statement,
+            # padded to its size
+            size = next(size for size in _SIZES if size >= len(urls))
+            flat = list(itertools.chain.from_iterable(urls))
+            flat += _PAD_ROW * (size - len(urls))
+            self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
+        for kind, many in rows.items():  # an unknown kind is a programming error (KeyError)
+            conn.executemany(_MANY[kind], many)
+        for complete in completes:
+            self._complete(conn, *complete)
+        conn.execute("COMMIT")
 
     def _complete(
         self, conn: sqlite3.Connection, run: int, dedupe: bool, ledger: bool, cut: str
@@ -208,22 +217,6 @@ class Writer(threading.Thread):
         if dedupe:  # only a resumed run may hold a URL twice
             conn.execute(_DEDUPE)
         if ledger:
-            # The URLs this run listed (its results with a sitemap) into the ledger, as
-            # last seen at the run's start (a resumed run keeps the start of the run it
-            # finishes: begin_run writes it for a new or incremental run, a resumed one
-            # keeps it).
-            (started,) = conn.execute("SELECT value FROM meta WHERE key = 'started'").fetchone()
-            cursor = conn.execute("SELECT url, sitemap FROM results WHERE sitemap != ''")
-            for page in iter(lambda: cursor.fetchmany(4096), []):
-                conn.executemany(
-                    _LEDGER_MERGE,
-                    [(normalize_url(url), url, started, started, sitemap) for url, sitemap in page],
-                )
-        # what left part of the site out (--max-urls, exclusions), for `diff` and `fix`
-        # (read_records gives them as a summary)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('cut', ?)", (cut,))
+            conn.execute(_LEDGER_MERGE)
         for statement in _COMPLETE:
-            conn.execute(statement)
-        for table in ("sitemaps", "findings", "index_entries"):  # earlier runs' rows
-            conn.execute(f"DELETE FROM {table} WHERE run < ?", (run,))
-        conn.execute("UPDATE meta SET value = 'complete' WHERE key = 'status'")
+            conn.execute(statement, {"cut": cut, "run": run})
