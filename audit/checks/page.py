@@ -209,10 +209,9 @@ def check_page(
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
     final = result.final_url
-    # the head metas that apply to the agent: `robots` and the agent's own token
-    agent = agent_token.strip().lower()
-    robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
-    hit = robots_meta(robots_metas, agent_token)  # the first of them that says noindex
+    # the first head meta that applies to the agent (`robots` or its own token) and says
+    # noindex
+    hit = robots_meta(facts.metas, agent_token)
     out, noindex = _noindex(
         list(answered.findings), result, answered.noindex, hit, agent_token, make
     )
@@ -232,7 +231,7 @@ def check_page(
     shell = empty_shell(facts)
     if shell is not None:
         out.append(make("url-empty-shell", shell))
-    page = _page_record(facts, robots_metas, head_targets)
+    page = _page_record(facts, agent_token.strip().lower(), head_targets)
     return PageVerdict(out, hrefs, page, noindex, canonical, shell is not None)
 
 
@@ -395,15 +394,14 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
 # --- the url record's `page` object ----------------------------------------------
 
 
-def _page_record(
-    facts: PageFacts, robots_metas: list[tuple[str, str]], head_targets: list[str]
-) -> dict[str, Any]:
+def _page_record(facts: PageFacts, agent: str, head_targets: list[str]) -> dict[str, Any]:
     record: dict[str, Any] = {
         "title": facts.title,
         "canonical": head_targets[0] if len(head_targets) == 1 else None,
-        # the other crawlers' metas are shown too (they do not apply to this agent)
+        # `robots` and the agent's own meta, and the other crawlers' too (they do not
+        # apply to this agent)
         "robots": ", ".join(
-            f"{n}: {c}" for n, c in facts.metas if n in _CRAWLER_METAS or (n, c) in robots_metas
+            f"{n}: {c}" for n, c in facts.metas if n in _CRAWLER_METAS or n == agent
         )
         or None,
         "bytes_read": facts.bytes_read,
