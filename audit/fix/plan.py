@@ -200,19 +200,6 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     return "dropped", _first(item.codes, _DROP_CODES) or next(iter(fallback), None)
 
 
-def _http_lastmod(item: Listed, ev: Evidence, now: datetime) -> str | None:
-    if item.last_modified is None or "last-modified-dynamic" in item.codes:
-        return None
-    if ev.deploy_origins:
-        o = origin(item.url)
-        if o is None or o in ev.deploy_origins:
-            return None
-    at = parse_http_date(item.last_modified)
-    if at is None or at > now:
-        return None
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-
-
 def lastmod_code(item: Listed, ev: Evidence) -> str | None:
     """For a URL listed with a <lastmod>: the finding that discredits it, or None."""
     if not item.lastmod:
@@ -230,9 +217,17 @@ def lastmod_of(
     listed <lastmod> when it may be written (a kept item's, no finding discredits it)."""
     if item.content_changed is not None:
         return item.content_changed, "content"
-    http = _http_lastmod(item, ev, now)
-    if http is not None:
-        return http, "last-modified"
+    # a Last-Modified that is trusted: not in the future, not the time of the request, not
+    # a host's deploy stamp (a listed URL that was answered is an http(s) URL: it has an
+    # origin)
+    at = parse_http_date(item.last_modified) if item.last_modified is not None else None
+    if (
+        at is not None
+        and at <= now
+        and "last-modified-dynamic" not in item.codes
+        and origin(item.url) not in ev.deploy_origins
+    ):
+        return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00"), "last-modified"
     return (listed, "sitemap") if listed else (None, None)
 
 
