@@ -186,12 +186,12 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     if out_of_scope is not None:
         return "dropped", out_of_scope
     final = item.final_url
+    # a 200 (answered: robots.txt allowed it) with nothing that keeps it out of the set
     if item.status == 200 and not _BLOCKING[item.redirected].intersection(item.codes):
         if not item.redirected:
-            if item.robots == "allowed":
-                return "kept", None
+            return "kept", None
         # a redirect to a 200 in scope: its target is written instead
-        elif final is not None and scope.classify(final) is None and origin(final) is not None:
+        if final is not None and scope.classify(final) is None and origin(final) is not None:
             return "replaced", "url-redirect"
     # dropped, naming the first code of the contract's order on it; else robots.txt
     # unreachable; else, never requested, what was wrong with its <loc>
