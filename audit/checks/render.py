@@ -86,7 +86,8 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
     canonical = tuple(dict.fromkeys(filter(None, targets)))
     # the head's (language, target) pairs: language lower-cased and trimmed
     pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
-    links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
+    # (a page whose robots meta says nofollow has no followable links: links_of)
+    links = {} if header_nofollow else _internal(page.links, final)
     return RenderFacts(
         " ".join((facts.title or "").split()) or None,
         page.noindex,
