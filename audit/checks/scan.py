@@ -139,10 +139,7 @@ class HeadScan:
             self._data(pos, text[pos:end])
             self.pos = end
             return True
-        return self._markup(lt)
-
-    def _markup(self, lt: int) -> bool:
-        text = self.text
+        # markup: a start or end tag, a comment or declaration, or a "<" that is text
         nxt = text[lt + 1 : lt + 2]
         if nxt in _ASCII_LETTERS:
             return self._start_tag(lt)
