@@ -139,7 +139,10 @@ class HeadScan:
             self._data(pos, text[pos:end])
             self.pos = end
             return True
-        # markup: a start or end tag, a comment or declaration, or a "<" that is text
+        return self._markup(lt)
+
+    def _markup(self, lt: int) -> bool:
+        text = self.text
         nxt = text[lt + 1 : lt + 2]
         if nxt in _ASCII_LETTERS:
             return self._start_tag(lt)
