@@ -113,12 +113,13 @@ class FixRecord:
     action: Action
     code: str | None
     target: str | None = None
-    entry: Entry | None = None
+    # the entry written for it (a dropped URL: _NO_ENTRY, no shard and no lastmod)
+    entry: Entry = field(default_factory=lambda: _NO_ENTRY)
     lastmod_code: str | None = None
     alternates_dropped: list[dict[str, str | None]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        e = self.entry or _NO_ENTRY
+        e = self.entry  # (a dropped URL: _NO_ENTRY)
         return {
             "type": "fix",
             "url": self.url,
