@@ -302,7 +302,7 @@ def _canonical(
 def _canonical_message(
     head_targets: list[str], header_targets: list[str], final: str, url: str
 ) -> str | None:
-    head_norm = {norm_url(t) for t in head_targets}
+    head_norm = set(map(norm_url, head_targets))
     if len(head_norm) > 1:
         return (
             f"the page's head has {len(head_targets)} rel=canonical links naming different "
@@ -311,7 +311,7 @@ def _canonical_message(
         )
     target = head_targets[0]
     if header_targets:  # the head's one canonical against the Link header's
-        if head_norm == {norm_url(t) for t in header_targets}:
+        if head_norm == set(map(norm_url, header_targets)):
             return None  # same as the Link header: checks.py judged it already
         return (
             f"the Link header names {', '.join(header_targets)} as canonical but the page's "
@@ -380,7 +380,7 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
     if not facts.alternates or len(hrefs) < len(facts.alternates):
         return hrefs  # no alternates, or some invalid: nothing more to say
     own_urls = {norm_url(final), norm_url(url)}
-    if not any(norm_url(href) in own_urls for href in hrefs):
+    if own_urls.isdisjoint(map(norm_url, hrefs)):
         out.append(
             make(
                 "hreflang-missing-self",
