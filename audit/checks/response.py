@@ -414,7 +414,7 @@ def _canonical_finding(
     if not targets:
         return None
     resolved = joined_all(result.final_url, targets)
-    normal = {norm_url(u) for u in resolved}
+    normal = set(map(norm_url, resolved))
     if len(normal) > 1:
         return add(
             "url-canonical-mismatch",
