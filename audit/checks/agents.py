@@ -156,7 +156,7 @@ def scoped_noindex(
 def directives(content: str) -> set[str]:
     """The comma-separated directives of a robots meta's content, trimmed, lower-cased
     (an empty one included: it is never a directive looked for)."""
-    return {t.strip().lower() for t in content.split(",")}
+    return set(map(str.strip, content.lower().split(",")))
 
 
 def agent_verdict(
