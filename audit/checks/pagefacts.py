@@ -90,7 +90,7 @@ _JS_TYPES: Final = frozenset(
 )
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 # lxml takes no encoding declaration in text (XHTML pages often start with one)
-_XML_DECL: Final = re.compile(r"\s*<\?xml[^>]*>")
+_XML_DECL: Final = re.compile(r"\A\s*<\?xml[^>]*>")
 # the parser of lxml.html.document_fromstring without its Python element classes
 _HTML: Final = etree.HTMLParser()
 _REF_END: Final = re.compile(rb"[\s;<>]")
@@ -273,8 +273,7 @@ def _parse(text: str) -> tuple[Any, str | None]:
     """The page's lxml tree (None: nothing to parse, a blank page say) and the parser's
     error, if any."""
     try:
-        decl = _XML_DECL.match(text)
-        root = etree.fromstring(text[decl.end() :] if decl else text, _HTML)
+        root = etree.fromstring(_XML_DECL.sub("", text, count=1), _HTML)
     except etree.ParserError:  # a document with no element at all
         return None, None
     except ValueError as exc:
