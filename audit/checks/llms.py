@@ -60,13 +60,11 @@ _INLINE = re.compile(
 )
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_LINK_ITEM = re.compile(r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(")
 
 
-def starts_like_html(body: bytes | str) -> bool:
+def starts_like_html(body: bytes) -> bool:
     """Does the body, after leading whitespace, start with `<!doctype html` or `<html`?"""
-    head = body[:1024]
-    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+    text = body[:1024].decode("utf-8", "replace")
     return _HTML_START.match(text.lstrip("\ufeff") + " ") is not None
 
 
