@@ -111,19 +111,19 @@ def read_llms(text: str) -> LlmsText:
     shape, outside fences: one `# Title` before any other line that is not blank, no
     second title, and after the first `## Section` every list item starting with a link."""
     links: list[tuple[str, int]] = []
-    fence: str | None = None
+    fence: re.Pattern[str] | None = None  # what closes the open fenced block
     titled = in_sections = False
     broken: int | None = None
     for number, line in enumerate(_LINES.split(text), start=1):
-        mark = _FENCE.match(line)
         if fence is not None:
-            # closed by a fence of the same character, at least as long (both are runs
-            # of one character)
-            if mark is not None and mark.group(1).startswith(fence):
+            if fence.match(line):
                 fence = None
             continue
+        mark = _FENCE.match(line)
         if mark is not None:
-            fence = mark.group(1)
+            # closed by a fence of the same character, at least as long: the opening
+            # run after at most three spaces (backticks and tildes need no escaping)
+            fence = re.compile(" {0,3}" + mark.group(1))
             continue
         if "(" in line or "<" in line:
             links += [(dest, number) for dest in _links_of(line)]
