@@ -489,7 +489,7 @@ class SharedSink(FactsSink):
         wants = 0
         for member in members:
             wants |= member.wants
-        url = next((m.url for m in members if m.url is not None), None)
+        url = next(filter(None, (m.url for m in members)), None)  # (a URL is never '')
         super().__init__(wants, members[0].cap, url)  # join shares sinks of one cap only
         self.members = list(members)
 
