@@ -192,7 +192,8 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
         if not item.redirected:
             return "kept", None
         # a redirect to a 200 in scope: its target is written instead
-        if final is not None and scope.classify(final) is None and origin(final) is not None:
+        # (no answer, no final URL: '' has no origin)
+        if scope.classify(final) is None and origin(final) is not None:
             return "replaced", "url-redirect"
     # dropped, naming the first code of the contract's order on it; else robots.txt
     # unreachable; else, never requested, what was wrong with its <loc>
@@ -362,7 +363,6 @@ def plan(
     for item, rec in zip(listed, records, strict=True):
         if rec.action != "replaced":
             continue
-        assert item.final_url is not None
         target = normalize_url(item.final_url)
         entry = entries.get(target)
         if entry is None:
