@@ -55,9 +55,10 @@ _ITEM = re.compile(r"\s*[-*+]\s+(.*)")
 # a link destination: no spaces, parentheses balanced one level deep, or <...>
 _DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
 _TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
-_INLINE = re.compile(
-    r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*(" + _DEST + r")?" + _TITLE + r"\s*\)"
-)
+_OPEN = r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*"  # `[text](`, up to the destination
+_INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
+# a link that has a destination (what a section's item starts with: [name](url))
+_LINKED = re.compile(_OPEN + "(" + _DEST + ")" + _TITLE + r"\s*\)")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 
@@ -135,10 +136,12 @@ def read_llms(text: str) -> LlmsText:
             titled = True
         elif _H2.match(line):
             in_sections = True
-        elif in_sections and (item := _ITEM.fullmatch(line)) is not None:
-            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
-            if link is None or link.group(2) is None:
-                broken = number
+        elif (
+            in_sections
+            and (item := _ITEM.fullmatch(line)) is not None
+            and _LINKED.match(item.group(1)) is None
+        ):
+            broken = number  # a section's item that does not start with [name](url)
     return LlmsText(tuple(links), broken)
 
 
