@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Final
 
 from lxml import etree
@@ -81,11 +82,12 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
     """What a document (its facts) says, read at the raw answer's `final` URL."""
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
-    # the head's canonical targets, resolved (None: urllib cannot parse it), each once
-    targets = (joined(base, c.strip()) for c in filter(None, facts.canonicals))
+    # the head's canonical targets (the head scan keeps hrefs stripped), resolved (None:
+    # urllib cannot parse it), each once
+    targets = map(partial(joined, base), filter(None, facts.canonicals))
     canonical = tuple(dict.fromkeys(filter(None, targets)))
     # the head's (language, target) pairs: language lower-cased and trimmed
-    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
+    pairs = ((lang, joined(base, href)) for lang, href in facts.alternates)
     # (a page whose robots meta says nofollow has no followable links: links_of)
     links = {} if header_nofollow else _internal(page.links, final)
     return RenderFacts(
