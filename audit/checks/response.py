@@ -303,11 +303,12 @@ def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) 
                 "or list the final URL in the sitemap",
             )
         return
-    kind = "permanent" if all(h.status in _PERMANENT for h in hops) else "temporary"
+    statuses = [h.status for h in hops]
+    kind = "permanent" if _PERMANENT.issuperset(statuses) else "temporary"
     final_url = result.final_url
     add(
         "url-redirect",
-        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {final_url}; "
+        f"{kind} redirect ({', '.join(map(str, statuses))}) to {final_url}; "
         f"list the final URL {final_url} in the sitemap instead",
     )
     if len(hops) > 1:
