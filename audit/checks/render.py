@@ -48,7 +48,7 @@ __all__ = [
 
 RAW_WANTS: Final = HEAD | LINKS  # what the raw page's one parse must give
 CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered body
-_SHOWN_LINKS: Final = 3
+_SHOWN: Final = 3  # links or hreflang pairs named in a message
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _HTML: Final = etree.HTMLParser()
 
@@ -141,12 +141,16 @@ def rendered_facts(
     return replace(read, text=visible_chars(html))
 
 
+def _first_few(items: list[str]) -> str:
+    """The first _SHOWN items, comma-separated, and how many more there are."""
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
     if not pairs:
         return "none"
-    shown = sorted(pairs)
-    text = ", ".join(f"{lang} {href}" for lang, href in shown[:3])
-    return text + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return _first_few([f"{lang} {href}" for lang, href in sorted(pairs)])
 
 
 def compare(
@@ -170,12 +174,10 @@ def compare(
     )
     only = js_links(raw, rendered)
     if only:
-        shown = ", ".join(only[:_SHOWN_LINKS])
-        more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
         found.append(
             (
                 "render-links-only",
-                f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): "
+                f"{len(only)} internal link(s) exist only after rendering ({_first_few(only)}): "
                 "crawlers that do not run JavaScript never find them; write them as <a href> "
                 "in the HTML",
             )
