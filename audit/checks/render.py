@@ -150,7 +150,7 @@ def _first_few(items: list[str]) -> str:
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
     if not pairs:
         return "none"
-    return _first_few([f"{lang} {href}" for lang, href in sorted(pairs)])
+    return _first_few(list(map(" ".join, sorted(pairs))))  # "en https://..."
 
 
 def compare(
