@@ -86,8 +86,8 @@ def parse_agents(text: str) -> tuple[str, ...]:
     the order given; a token of the agents table spelt as the table does, any other as
     first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
-    for item in map(str.strip, text.split(",")):
-        for name in _expanded(item) if item else ():
+    for item in filter(None, map(str.strip, text.split(","))):  # (an empty item names none)
+        for name in _expanded(item):
             out.setdefault(name.lower(), canonical_token(name))
     if not out:
         raise ValueError("no agent named")
