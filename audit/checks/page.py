@@ -395,15 +395,13 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
 
 
 def _page_record(facts: PageFacts, agent: str, head_targets: list[str]) -> dict[str, Any]:
+    # `robots` and the agent's own meta are shown, and the other crawlers' too (they do
+    # not apply to this agent)
+    shown = _CRAWLER_METAS | {agent}
     record: dict[str, Any] = {
         "title": facts.title,
         "canonical": head_targets[0] if len(head_targets) == 1 else None,
-        # `robots` and the agent's own meta, and the other crawlers' too (they do not
-        # apply to this agent)
-        "robots": ", ".join(
-            f"{n}: {c}" for n, c in facts.metas if n in _CRAWLER_METAS or n == agent
-        )
-        or None,
+        "robots": ", ".join(f"{n}: {c}" for n, c in facts.metas if n in shown) or None,
         "bytes_read": facts.bytes_read,
         "truncated": facts.truncated,
     }
