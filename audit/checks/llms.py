@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
@@ -104,7 +105,7 @@ def _links_of(line: str) -> list[str]:
         # a link in the link text ([![img](a)](b)) is the image's: only b counts
     for m in _AUTOLINK.finditer(text):
         found.append((m.start(), m.group(1)))
-    return [dest for _, dest in sorted(found)]
+    return list(map(itemgetter(1), sorted(found)))  # the targets in order
 
 
 def read_llms(text: str) -> LlmsText:
