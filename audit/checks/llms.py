@@ -61,6 +61,7 @@ _INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
 # a link that has a destination (what a section's item starts with: [name](url))
 _LINKED = re.compile(_OPEN + "(" + _DEST + ")" + _TITLE + r"\s*\)")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
+_MAY_LINK = re.compile(r"[(<]")  # a line without "(" or "<" holds no link
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 
 
@@ -127,7 +128,7 @@ def read_llms(text: str) -> LlmsText:
             # run after at most three spaces (backticks and tildes need no escaping)
             fence = re.compile(" {0,3}" + mark.group(1))
             continue
-        if "(" in line or "<" in line:
+        if _MAY_LINK.search(line):
             links += [(dest, number) for dest in _links_of(line)]
         if broken is not None or not line.strip():
             continue  # the first line that breaks the shape is known, or a blank one
