@@ -170,11 +170,8 @@ class Plan:
     base_url: str
     records: list[FixRecord]
     shards: list[Shard]  # in file-name order
+    written: int  # the URLs written (each in one shard)
     suffix: str = ""  # of the shards' files: ".gz" when they are written gzipped
-
-    @property
-    def written(self) -> int:
-        return sum(len(s.entries) for s in self.shards)
 
 
 def _first(codes: tuple[str, ...], wanted: tuple[str, ...]) -> str | None:
@@ -371,4 +368,5 @@ def plan(
         rec.target = entry.loc
         rec.entry = entry
     suffix = ".gz" if gzip else ""
-    return Plan(base_url, records, _shards(list(entries.values()), shard_size, suffix), suffix)
+    shards = _shards(list(entries.values()), shard_size, suffix)
+    return Plan(base_url, records, shards, len(entries), suffix)
