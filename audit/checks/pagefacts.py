@@ -41,8 +41,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from itertools import dropwhile
-from operator import attrgetter
+from operator import attrgetter, or_
 from typing import Any, Final
 
 from lxml import etree
@@ -486,10 +487,8 @@ class SharedSink(FactsSink):
     parsed once; each member then holds the same facts (see `join`)."""
 
     def __init__(self, members: Sequence[FactsSink]) -> None:
-        wants = 0
-        for member in members:
-            wants |= member.wants
-        url = next(filter(None, (m.url for m in members)), None)  # (a URL is never '')
+        wants = reduce(or_, map(attrgetter("wants"), members))  # what any of them wants
+        url = next(filter(None, map(attrgetter("url"), members)), None)  # (never '')
         super().__init__(wants, members[0].cap, url)  # join shares sinks of one cap only
         self.members = list(members)
 
