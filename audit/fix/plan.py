@@ -17,7 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
@@ -144,7 +144,7 @@ class Shard:
         written when two values name the same instant)."""
         # many entries share a date: each value is parsed once, in the entries' order (an
         # empty one, as None, never parses)
-        values = dict.fromkeys(filter(None, (e.lastmod for e in self.entries)))
+        values = dict.fromkeys(filter(None, map(attrgetter("lastmod"), self.entries)))
         parsed: list[tuple[datetime, str]] = []
         for value in values:
             try:
