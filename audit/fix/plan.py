@@ -161,7 +161,7 @@ _URLSET_TAIL = "</urlset>\n"
 
 
 def _urlset_head(entries: list[Entry]) -> str:
-    xhtml = f' xmlns:xhtml="{XHTML}"' if any(e.alternates for e in entries) else ""
+    xhtml = f' xmlns:xhtml="{XHTML}"' if any(map(attrgetter("alternates"), entries)) else ""
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}"{xhtml}>\n'
 
 
