@@ -516,7 +516,7 @@ def join(sinks: Sequence[Any]) -> list[Any]:
     sink of the same cap made one SharedSink (first in the list); the others are kept as
     they are."""
     facts = [s for s in sinks if isinstance(s, FactsSink)]
-    if len(facts) < 2 or len({s.cap for s in facts}) > 1:
+    if len(facts) < 2 or len(set(map(attrgetter("cap"), facts))) > 1:
         return list(sinks)
     return [SharedSink(facts), *(s for s in sinks if s not in facts)]
 
