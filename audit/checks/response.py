@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Final, Literal
 
 from audit.checks.botsigs import detect_bot_challenge
@@ -303,7 +304,7 @@ def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) 
                 "or list the final URL in the sitemap",
             )
         return
-    statuses = [h.status for h in hops]
+    statuses = list(map(attrgetter("status"), hops))
     kind = "permanent" if _PERMANENT.issuperset(statuses) else "temporary"
     final_url = result.final_url
     add(
