@@ -123,12 +123,12 @@ def robots_meta(
 ) -> tuple[str, str] | None:
     """The first head meta that applies to `agent` (`robots`, or named after its token)
     and says one of `words` (by default noindex or none), as (name, content), or None."""
-    own = agent.strip().lower()
+    names = {"robots", agent.strip().lower()} - {""}  # no own name for no agent
     return next(
         (
             (name, content)
             for name, content in metas
-            if (name == "robots" or (own and name == own)) and directives(content) & words
+            if name in names and directives(content) & words
         ),
         None,
     )
