@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Final
 from urllib.parse import urljoin, urlsplit
@@ -52,14 +53,14 @@ _LINES = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
 _H2 = re.compile(r" {0,3}##(?:[ \t]|$)")
-_ITEM = re.compile(r"\s*[-*+]\s+(.*)")
 # a link destination: no spaces, parentheses balanced one level deep, or <...>
 _DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
 _TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
 _OPEN = r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*"  # `[text](`, up to the destination
 _INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
-# a link that has a destination (what a section's item starts with: [name](url))
-_LINKED = re.compile(_OPEN + "(" + _DEST + ")" + _TITLE + r"\s*\)")
+# a list item that does not start with a link that has a destination, [name](url) (the
+# whitespace runs possessive: the link is looked for after all of it)
+_UNLINKED_ITEM = re.compile(r"\s*+[-*+]\s++(?!" + _OPEN + "(?:" + _DEST + ")" + _TITLE + r"\s*\))")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
 _MAY_LINK = re.compile(r"[(<]")  # a line without "(" or "<" holds no link
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
@@ -129,7 +130,7 @@ def read_llms(text: str) -> LlmsText:
             fence = re.compile(" {0,3}" + mark.group(1))
             continue
         if _MAY_LINK.search(line):
-            links += [(dest, number) for dest in _links_of(line)]
+            links += zip(_links_of(line), repeat(number))
         if broken is not None or not line.strip():
             continue  # the first line that breaks the shape is known, or a blank one
         if (_H1.match(line) is not None) == titled:  # no title first, or a second title
@@ -138,12 +139,8 @@ def read_llms(text: str) -> LlmsText:
             titled = True
         elif _H2.match(line):
             in_sections = True
-        elif (
-            in_sections
-            and (item := _ITEM.fullmatch(line)) is not None
-            and _LINKED.match(item.group(1)) is None
-        ):
-            broken = number  # a section's item that does not start with [name](url)
+        elif in_sections and _UNLINKED_ITEM.match(line):
+            broken = number  # a section's item must start with [name](url)
     return LlmsText(tuple(links), broken)
 
 
