@@ -86,8 +86,8 @@ def parse_agents(text: str) -> tuple[str, ...]:
     the order given; a token of the agents table spelt as the table does, any other as
     first typed. ValueError names the first item that is neither preset nor token."""
     out: dict[str, str] = {}  # lower-cased -> as first written
-    for item in map(str.strip, text.split(",")):
-        for name in _expanded(item) if item else ():
+    for item in filter(None, map(str.strip, text.split(","))):  # (an empty item names none)
+        for name in _expanded(item):
             out.setdefault(name.lower(), canonical_token(name))
     if not out:
         raise ValueError("no agent named")
@@ -123,12 +123,12 @@ def robots_meta(
 ) -> tuple[str, str] | None:
     """The first head meta that applies to `agent` (`robots`, or named after its token)
     and says one of `words` (by default noindex or none), as (name, content), or None."""
-    own = agent.strip().lower()
+    names = {"robots", agent.strip().lower()} - {""}  # no own name for no agent
     return next(
         (
             (name, content)
             for name, content in metas
-            if (name == "robots" or (own and name == own)) and directives(content) & words
+            if name in names and directives(content) & words
         ),
         None,
     )
@@ -156,7 +156,7 @@ def scoped_noindex(
 def directives(content: str) -> set[str]:
     """The comma-separated directives of a robots meta's content, trimmed, lower-cased
     (an empty one included: it is never a directive looked for)."""
-    return {t.strip().lower() for t in content.split(",")}
+    return set(map(str.strip, content.lower().split(",")))
 
 
 def agent_verdict(

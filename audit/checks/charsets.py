@@ -52,6 +52,7 @@ _ALIASES: Final = {
     "iso-8859-9": "cp1254",
     "iso-8859-11": "cp874",
     "x-mac-roman": "mac-roman",
+    "x-user-defined": "utf-8",  # read as UTF-8, as the UTF-16 labels are (normalize_charset)
 }
 
 
@@ -65,7 +66,7 @@ def normalize_charset(label: str | None) -> str | None:
         return None
     name = label.strip().strip("\"'").lower()
     name = _ALIASES.get(name, name)
-    if name.startswith("utf-16") or name == "x-user-defined":
+    if name.startswith("utf-16"):
         return "utf-8"
     try:
         return codecs.lookup(name).name

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
@@ -51,22 +53,22 @@ _LINES = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
 _H2 = re.compile(r" {0,3}##(?:[ \t]|$)")
-_ITEM = re.compile(r"\s*[-*+]\s+(.*)")
 # a link destination: no spaces, parentheses balanced one level deep, or <...>
 _DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
 _TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
-_INLINE = re.compile(
-    r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*(" + _DEST + r")?" + _TITLE + r"\s*\)"
-)
+_OPEN = r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*"  # `[text](`, up to the destination
+_INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
+# a list item that does not start with a link that has a destination, [name](url) (the
+# whitespace runs possessive: the link is looked for after all of it)
+_UNLINKED_ITEM = re.compile(r"\s*+[-*+]\s++(?!" + _OPEN + "(?:" + _DEST + ")" + _TITLE + r"\s*\))")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]*)>", re.IGNORECASE)
+_MAY_LINK = re.compile(r"[(<]")  # a line without "(" or "<" holds no link
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_LINK_ITEM = re.compile(r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(")
 
 
-def starts_like_html(body: bytes | str) -> bool:
+def starts_like_html(body: bytes) -> bool:
     """Does the body, after leading whitespace, start with `<!doctype html` or `<html`?"""
-    head = body[:1024]
-    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+    text = body[:1024].decode("utf-8", "replace")
     return _HTML_START.match(text.lstrip("\ufeff") + " ") is not None
 
 
@@ -105,7 +107,7 @@ def _links_of(line: str) -> list[str]:
         # a link in the link text ([![img](a)](b)) is the image's: only b counts
     for m in _AUTOLINK.finditer(text):
         found.append((m.start(), m.group(1)))
-    return [dest for _, dest in sorted(found)]
+    return list(map(itemgetter(1), sorted(found)))  # the targets in order
 
 
 def read_llms(text: str) -> LlmsText:
@@ -113,22 +115,22 @@ def read_llms(text: str) -> LlmsText:
     shape, outside fences: one `# Title` before any other line that is not blank, no
     second title, and after the first `## Section` every list item starting with a link."""
     links: list[tuple[str, int]] = []
-    fence: str | None = None
+    fence: re.Pattern[str] | None = None  # what closes the open fenced block
     titled = in_sections = False
     broken: int | None = None
     for number, line in enumerate(_LINES.split(text), start=1):
-        mark = _FENCE.match(line)
         if fence is not None:
-            # closed by a fence of the same character, at least as long (both are runs
-            # of one character)
-            if mark is not None and mark.group(1).startswith(fence):
+            if fence.match(line):
                 fence = None
             continue
+        mark = _FENCE.match(line)
         if mark is not None:
-            fence = mark.group(1)
+            # closed by a fence of the same character, at least as long: the opening
+            # run after at most three spaces (backticks and tildes need no escaping)
+            fence = re.compile(" {0,3}" + mark.group(1))
             continue
-        if "(" in line or "<" in line:
-            links += [(dest, number) for dest in _links_of(line)]
+        if _MAY_LINK.search(line):
+            links += zip(_links_of(line), repeat(number))
         if broken is not None or not line.strip():
             continue  # the first line that breaks the shape is known, or a blank one
         if (_H1.match(line) is not None) == titled:  # no title first, or a second title
@@ -137,10 +139,8 @@ def read_llms(text: str) -> LlmsText:
             titled = True
         elif _H2.match(line):
             in_sections = True
-        elif in_sections and (item := _ITEM.fullmatch(line)) is not None:
-            link = _INLINE.match(item.group(1))  # a section's items start with [name](url)
-            if link is None or link.group(2) is None:
-                broken = number
+        elif in_sections and _UNLINKED_ITEM.match(line):
+            broken = number  # a section's item must start with [name](url)
     return LlmsText(tuple(links), broken)
 
 

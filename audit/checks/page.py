@@ -209,10 +209,9 @@ def check_page(
         return finding(code, message + stopped, sitemap=sitemap, line=line, url=url)
 
     final = result.final_url
-    # the head metas that apply to the agent: `robots` and the agent's own token
-    agent = agent_token.strip().lower()
-    robots_metas = [(n, c) for n, c in facts.metas if n == "robots" or (agent and n == agent)]
-    hit = robots_meta(robots_metas, agent_token)  # the first of them that says noindex
+    # the first head meta that applies to the agent (`robots` or its own token) and says
+    # noindex
+    hit = robots_meta(facts.metas, agent_token)
     out, noindex = _noindex(
         list(answered.findings), result, answered.noindex, hit, agent_token, make
     )
@@ -232,7 +231,7 @@ def check_page(
     shell = empty_shell(facts)
     if shell is not None:
         out.append(make("url-empty-shell", shell))
-    page = _page_record(facts, robots_metas, head_targets)
+    page = _page_record(facts, agent_token.strip().lower(), head_targets)
     return PageVerdict(out, hrefs, page, noindex, canonical, shell is not None)
 
 
@@ -303,7 +302,7 @@ def _canonical(
 def _canonical_message(
     head_targets: list[str], header_targets: list[str], final: str, url: str
 ) -> str | None:
-    head_norm = {norm_url(t) for t in head_targets}
+    head_norm = set(map(norm_url, head_targets))
     if len(head_norm) > 1:
         return (
             f"the page's head has {len(head_targets)} rel=canonical links naming different "
@@ -312,7 +311,7 @@ def _canonical_message(
         )
     target = head_targets[0]
     if header_targets:  # the head's one canonical against the Link header's
-        if head_norm == {norm_url(t) for t in header_targets}:
+        if head_norm == set(map(norm_url, header_targets)):
             return None  # same as the Link header: checks.py judged it already
         return (
             f"the Link header names {', '.join(header_targets)} as canonical but the page's "
@@ -381,7 +380,7 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
     if not facts.alternates or len(hrefs) < len(facts.alternates):
         return hrefs  # no alternates, or some invalid: nothing more to say
     own_urls = {norm_url(final), norm_url(url)}
-    if not any(norm_url(href) in own_urls for href in hrefs):
+    if own_urls.isdisjoint(map(norm_url, hrefs)):
         out.append(
             make(
                 "hreflang-missing-self",
@@ -395,17 +394,14 @@ def _hreflang(out: list[Finding], facts: PageFacts, final: str, url: str, make: 
 # --- the url record's `page` object ----------------------------------------------
 
 
-def _page_record(
-    facts: PageFacts, robots_metas: list[tuple[str, str]], head_targets: list[str]
-) -> dict[str, Any]:
+def _page_record(facts: PageFacts, agent: str, head_targets: list[str]) -> dict[str, Any]:
+    # `robots` and the agent's own meta are shown, and the other crawlers' too (they do
+    # not apply to this agent)
+    shown = _CRAWLER_METAS | {agent}
     record: dict[str, Any] = {
         "title": facts.title,
         "canonical": head_targets[0] if len(head_targets) == 1 else None,
-        # the other crawlers' metas are shown too (they do not apply to this agent)
-        "robots": ", ".join(
-            f"{n}: {c}" for n, c in facts.metas if n in _CRAWLER_METAS or (n, c) in robots_metas
-        )
-        or None,
+        "robots": ", ".join(f"{n}: {c}" for n, c in facts.metas if n in shown) or None,
         "bytes_read": facts.bytes_read,
         "truncated": facts.truncated,
     }

@@ -41,8 +41,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from itertools import dropwhile
-from operator import attrgetter
+from operator import attrgetter, or_
 from typing import Any, Final
 
 from lxml import etree
@@ -90,7 +91,7 @@ _JS_TYPES: Final = frozenset(
 )
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 # lxml takes no encoding declaration in text (XHTML pages often start with one)
-_XML_DECL: Final = re.compile(r"\s*<\?xml[^>]*>")
+_XML_DECL: Final = re.compile(r"\A\s*<\?xml[^>]*>")
 # the parser of lxml.html.document_fromstring without its Python element classes
 _HTML: Final = etree.HTMLParser()
 _REF_END: Final = re.compile(rb"[\s;<>]")
@@ -273,8 +274,7 @@ def _parse(text: str) -> tuple[Any, str | None]:
     """The page's lxml tree (None: nothing to parse, a blank page say) and the parser's
     error, if any."""
     try:
-        decl = _XML_DECL.match(text)
-        root = etree.fromstring(text[decl.end() :] if decl else text, _HTML)
+        root = etree.fromstring(_XML_DECL.sub("", text, count=1), _HTML)
     except etree.ParserError:  # a document with no element at all
         return None, None
     except ValueError as exc:
@@ -487,10 +487,8 @@ class SharedSink(FactsSink):
     parsed once; each member then holds the same facts (see `join`)."""
 
     def __init__(self, members: Sequence[FactsSink]) -> None:
-        wants = 0
-        for member in members:
-            wants |= member.wants
-        url = next((m.url for m in members if m.url is not None), None)
+        wants = reduce(or_, map(attrgetter("wants"), members))  # what any of them wants
+        url = next(filter(None, map(attrgetter("url"), members)), None)  # (never '')
         super().__init__(wants, members[0].cap, url)  # join shares sinks of one cap only
         self.members = list(members)
 
@@ -518,7 +516,7 @@ def join(sinks: Sequence[Any]) -> list[Any]:
     sink of the same cap made one SharedSink (first in the list); the others are kept as
     they are."""
     facts = [s for s in sinks if isinstance(s, FactsSink)]
-    if len(facts) < 2 or len({s.cap for s in facts}) > 1:
+    if len(facts) < 2 or len(set(map(attrgetter("cap"), facts))) > 1:
         return list(sinks)
     return [SharedSink(facts), *(s for s in sinks if s not in facts)]
 

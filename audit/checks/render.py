@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Final
 
 from lxml import etree
@@ -47,7 +48,7 @@ __all__ = [
 
 RAW_WANTS: Final = HEAD | LINKS  # what the raw page's one parse must give
 CONTENT_CHARS: Final = 200  # render-content-only: visible text of the rendered body
-_SHOWN_LINKS: Final = 3
+_SHOWN: Final = 3  # links or hreflang pairs named in a message
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})
 _HTML: Final = etree.HTMLParser()
 
@@ -81,12 +82,14 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
     """What a document (its facts) says, read at the raw answer's `final` URL."""
     page = links_of(facts, final, agent=agent)
     base = base_of(final, facts.base_href)
-    # the head's canonical targets, resolved (None: urllib cannot parse it), each once
-    targets = (joined(base, c.strip()) for c in filter(None, facts.canonicals))
+    # the head's canonical targets (the head scan keeps hrefs stripped), resolved (None:
+    # urllib cannot parse it), each once
+    targets = map(partial(joined, base), filter(None, facts.canonicals))
     canonical = tuple(dict.fromkeys(filter(None, targets)))
     # the head's (language, target) pairs: language lower-cased and trimmed
-    pairs = ((lang, joined(base, href.strip())) for lang, href in facts.alternates)
-    links = {} if page.nofollow or header_nofollow else _internal(page.links, final)
+    pairs = ((lang, joined(base, href)) for lang, href in facts.alternates)
+    # (a page whose robots meta says nofollow has no followable links: links_of)
+    links = {} if header_nofollow else _internal(page.links, final)
     return RenderFacts(
         " ".join((facts.title or "").split()) or None,
         page.noindex,
@@ -138,12 +141,16 @@ def rendered_facts(
     return replace(read, text=visible_chars(html))
 
 
+def _first_few(items: list[str]) -> str:
+    """The first _SHOWN items, comma-separated, and how many more there are."""
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
 def _hreflang(pairs: frozenset[tuple[str, str]]) -> str:
     if not pairs:
         return "none"
-    shown = sorted(pairs)
-    text = ", ".join(f"{lang} {href}" for lang, href in shown[:3])
-    return text + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return _first_few(list(map(" ".join, sorted(pairs))))  # "en https://..."
 
 
 def compare(
@@ -167,12 +174,10 @@ def compare(
     )
     only = js_links(raw, rendered)
     if only:
-        shown = ", ".join(only[:_SHOWN_LINKS])
-        more = f" and {len(only) - _SHOWN_LINKS} more" if len(only) > _SHOWN_LINKS else ""
         found.append(
             (
                 "render-links-only",
-                f"{len(only)} internal link(s) exist only after rendering ({shown}{more}): "
+                f"{len(only)} internal link(s) exist only after rendering ({_first_few(only)}): "
                 "crawlers that do not run JavaScript never find them; write them as <a href> "
                 "in the HTML",
             )

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Final, Literal
 
 from audit.checks.botsigs import detect_bot_challenge
@@ -303,11 +304,12 @@ def _redirect_findings(result: FetchResult, status: int, chain: str, add: _Add) 
                 "or list the final URL in the sitemap",
             )
         return
-    kind = "permanent" if all(h.status in _PERMANENT for h in hops) else "temporary"
+    statuses = list(map(attrgetter("status"), hops))
+    kind = "permanent" if _PERMANENT.issuperset(statuses) else "temporary"
     final_url = result.final_url
     add(
         "url-redirect",
-        f"{kind} redirect ({', '.join(str(h.status) for h in hops)}) to {final_url}; "
+        f"{kind} redirect ({', '.join(map(str, statuses))}) to {final_url}; "
         f"list the final URL {final_url} in the sitemap instead",
     )
     if len(hops) > 1:
@@ -414,7 +416,7 @@ def _canonical_finding(
     if not targets:
         return None
     resolved = joined_all(result.final_url, targets)
-    normal = {norm_url(u) for u in resolved}
+    normal = set(map(norm_url, resolved))
     if len(normal) > 1:
         return add(
             "url-canonical-mismatch",

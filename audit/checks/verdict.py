@@ -133,7 +133,7 @@ def judge_url(
     canonical = answered.canonical is not None
     shell = False
     alternates: tuple[str, ...] = ()
-    if facts is not None and result.status == 200:
+    if facts is not None:  # (a page's facts: only a 200 HTML answer has them)
         page = check_page(
             result,
             facts,

@@ -68,13 +68,21 @@ def fix_sitemaps(
 ) -> dict[str, Any]:
     """Read SOURCE, decide, write DIR; the fix-summary record. Raises FixRefused (and
     writes nothing) when SOURCE cannot be fixed from."""
-    if not 1 <= shard_size <= MAX_SHARD_SIZE:
-        raise FixRefused(f"--shard-size {shard_size}: must be 1 to {MAX_SHARD_SIZE:,}")
-    if base_url is not None and not is_absolute_http(base_url):
-        raise FixRefused(f"--base-url {base_url!r}: not an absolute http(s) URL")
     out = Path(output)
-    if out.exists() and not out.is_dir():
-        raise FixRefused(f"--output {output}: exists and is not a directory")
+    refused = (  # (whether an option is refused, why), in the options' order
+        (
+            not 1 <= shard_size <= MAX_SHARD_SIZE,
+            f"--shard-size {shard_size}: must be 1 to {MAX_SHARD_SIZE:,}",
+        ),
+        (
+            base_url is not None and not is_absolute_http(base_url),
+            f"--base-url {base_url!r}: not an absolute http(s) URL",
+        ),
+        (out.exists() and not out.is_dir(), f"--output {output}: exists and is not a directory"),
+    )
+    for wrong, why in refused:
+        if wrong:
+            raise FixRefused(why)
     ev = read_evidence(source)
     base = base_url if base_url is not None else default_base_url(ev)
     decided = plan(ev, base, shard_size=shard_size, gzip=gzip, now=now)

@@ -50,7 +50,7 @@ class Listed:
     key: str  # normalize_url(url)
     sitemap: str | None
     status: int | None
-    final_url: str | None
+    final_url: str  # "" without an answer
     redirected: bool
     robots: str
     lastmod: str  # stripped; "" when not listed
@@ -82,7 +82,7 @@ def _listed(rec: dict[str, Any], key: str, shared: dict[str, str]) -> Listed:
     strings (sitemaps, dates, a final URL or key equal to the URL) are kept once."""
     url: str = rec["url"]
     status = rec.get("status")
-    final_url = str_or_none(rec.get("final_url"))
+    final_url = str_or_none(rec.get("final_url")) or ""
     sitemap = str_or_none(rec.get("sitemap"))
     lastmod = (str_or_none(rec.get("lastmod")) or "").strip()
     robots = str_or_none(rec.get("robots")) or "allowed"

@@ -17,7 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
@@ -113,12 +113,13 @@ class FixRecord:
     action: Action
     code: str | None
     target: str | None = None
-    entry: Entry | None = None
+    # the entry written for it (a dropped URL: _NO_ENTRY, no shard and no lastmod)
+    entry: Entry = field(default_factory=lambda: _NO_ENTRY)
     lastmod_code: str | None = None
     alternates_dropped: list[dict[str, str | None]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        e = self.entry or _NO_ENTRY
+        e = self.entry  # (a dropped URL: _NO_ENTRY)
         return {
             "type": "fix",
             "url": self.url,
@@ -143,7 +144,7 @@ class Shard:
         written when two values name the same instant)."""
         # many entries share a date: each value is parsed once, in the entries' order (an
         # empty one, as None, never parses)
-        values = dict.fromkeys(filter(None, (e.lastmod for e in self.entries)))
+        values = dict.fromkeys(filter(None, map(attrgetter("lastmod"), self.entries)))
         parsed: list[tuple[datetime, str]] = []
         for value in values:
             try:
@@ -160,7 +161,7 @@ _URLSET_TAIL = "</urlset>\n"
 
 
 def _urlset_head(entries: list[Entry]) -> str:
-    xhtml = f' xmlns:xhtml="{XHTML}"' if any(e.alternates for e in entries) else ""
+    xhtml = f' xmlns:xhtml="{XHTML}"' if any(map(attrgetter("alternates"), entries)) else ""
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}"{xhtml}>\n'
 
 
@@ -169,11 +170,8 @@ class Plan:
     base_url: str
     records: list[FixRecord]
     shards: list[Shard]  # in file-name order
+    written: int  # the URLs written (each in one shard)
     suffix: str = ""  # of the shards' files: ".gz" when they are written gzipped
-
-    @property
-    def written(self) -> int:
-        return sum(len(s.entries) for s in self.shards)
 
 
 def _first(codes: tuple[str, ...], wanted: tuple[str, ...]) -> str | None:
@@ -186,31 +184,19 @@ def action_of(item: Listed, scope: LocScope) -> tuple[Action, str | None]:
     if out_of_scope is not None:
         return "dropped", out_of_scope
     final = item.final_url
+    # a 200 (answered: robots.txt allowed it) with nothing that keeps it out of the set
     if item.status == 200 and not _BLOCKING[item.redirected].intersection(item.codes):
         if not item.redirected:
-            if item.robots == "allowed":
-                return "kept", None
+            return "kept", None
         # a redirect to a 200 in scope: its target is written instead
-        elif final is not None and scope.classify(final) is None and origin(final) is not None:
+        # (no answer, no final URL: '' has no origin)
+        if scope.classify(final) is None and origin(final) is not None:
             return "replaced", "url-redirect"
     # dropped, naming the first code of the contract's order on it; else robots.txt
     # unreachable; else, never requested, what was wrong with its <loc>
     fallback = ["robots-unreachable"] if item.robots == "unreachable" else []
     fallback += [c for c in item.codes if c.startswith(_LOC_PREFIX)][:1]
     return "dropped", _first(item.codes, _DROP_CODES) or next(iter(fallback), None)
-
-
-def _http_lastmod(item: Listed, ev: Evidence, now: datetime) -> str | None:
-    if item.last_modified is None or "last-modified-dynamic" in item.codes:
-        return None
-    if ev.deploy_origins:
-        o = origin(item.url)
-        if o is None or o in ev.deploy_origins:
-            return None
-    at = parse_http_date(item.last_modified)
-    if at is None or at > now:
-        return None
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
 
 
 def lastmod_code(item: Listed, ev: Evidence) -> str | None:
@@ -230,9 +216,17 @@ def lastmod_of(
     listed <lastmod> when it may be written (a kept item's, no finding discredits it)."""
     if item.content_changed is not None:
         return item.content_changed, "content"
-    http = _http_lastmod(item, ev, now)
-    if http is not None:
-        return http, "last-modified"
+    # a Last-Modified that is trusted: not in the future, not the time of the request, not
+    # a host's deploy stamp (a listed URL that was answered is an http(s) URL: it has an
+    # origin)
+    at = parse_http_date(item.last_modified) if item.last_modified is not None else None
+    if (
+        at is not None
+        and at <= now
+        and "last-modified-dynamic" not in item.codes
+        and origin(item.url) not in ev.deploy_origins
+    ):
+        return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00"), "last-modified"
     return (listed, "sitemap") if listed else (None, None)
 
 
@@ -366,7 +360,6 @@ def plan(
     for item, rec in zip(listed, records, strict=True):
         if rec.action != "replaced":
             continue
-        assert item.final_url is not None
         target = normalize_url(item.final_url)
         entry = entries.get(target)
         if entry is None:
@@ -375,4 +368,5 @@ def plan(
         rec.target = entry.loc
         rec.entry = entry
     suffix = ".gz" if gzip else ""
-    return Plan(base_url, records, _shards(list(entries.values()), shard_size, suffix), suffix)
+    shards = _shards(list(entries.values()), shard_size, suffix)
+    return Plan(base_url, records, shards, len(entries), suffix)

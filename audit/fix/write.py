@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 from collections import Counter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -38,8 +39,8 @@ def _index_xml(plan: Plan) -> str:
 
 
 def summary_of(plan: Plan, source: str) -> dict[str, Any]:
-    actions = Counter(r.action for r in plan.records)
-    by_code = Counter(r.code for r in plan.records if r.code is not None)
+    actions = Counter(map(attrgetter("action"), plan.records))
+    by_code = Counter(filter(None, map(attrgetter("code"), plan.records)))  # (kept: None)
     return {
         "type": "fix-summary",
         "source": source,
