@@ -233,7 +233,7 @@ class SitemapRollup:
 class Example:
     severity: str
     code: str
-    url: str | None
+    url: str  # "" for a finding about no URL
     sitemap: str | None
     line: int | None
     message: str
@@ -335,7 +335,7 @@ class Aggregate:
                 Example(
                     sev,
                     code,
-                    str_or_none(record.get("url")),
+                    str_or_none(record.get("url")) or "",
                     sitemap,
                     int_or_none(record.get("line")),
                     str(record.get("message") or ""),

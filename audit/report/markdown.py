@@ -170,7 +170,7 @@ class MarkdownWriter:
         out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
         for ex in examples:
             out.append(
-                f"| {md_code(url_printable(ex.url or ''))}"
+                f"| {md_code(url_printable(ex.url))}"
                 f" | {md_code(url_printable(where(ex.sitemap, ex.line)))}"
                 f" | {md_text(ex.message)} |"
             )

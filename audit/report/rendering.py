@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from audit.report.aggregate import as_dict, count_of
+from audit.report.aggregate import Example, as_dict, count_of
 
 __all__ = ["RENDER_CODES", "html_section", "markdown_lines", "render_rows", "text_lines"]
 
@@ -55,18 +55,18 @@ def render_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     return rows
 
 
-def _differences(examples: Mapping[str, Iterable[Any]]) -> list[tuple[str, str, str]]:
+def _differences(examples: Mapping[str, Iterable[Example]]) -> list[tuple[str, str, str]]:
     """(url, code, message) of the render findings kept, in code order, at most PER_PAGE."""
     out: list[tuple[str, str, str]] = []
     for code in RENDER_CODES:
         for ex in examples.get(code, ()):
-            out.append((str(ex.url or ""), code, str(ex.message)))
+            out.append((ex.url, code, ex.message))
     return out[:PER_PAGE]
 
 
 def text_lines(
     summary: Mapping[str, Any],
-    examples: Mapping[str, Iterable[Any]],
+    examples: Mapping[str, Iterable[Example]],
     clean: Escape,
     bold: Escape,
 ) -> list[str]:
@@ -83,7 +83,7 @@ def text_lines(
 
 
 def markdown_lines(
-    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Any]], esc: Escape
+    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Example]], esc: Escape
 ) -> list[str]:
     rows = render_rows(summary)
     if rows is None:
@@ -98,7 +98,7 @@ def markdown_lines(
 
 
 def html_section(
-    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Any]], esc: Escape
+    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Example]], esc: Escape
 ) -> str:
     rows = render_rows(summary)
     if rows is None:
