@@ -23,6 +23,7 @@ from audit.report.aggregate import (
     SEVERITIES,
     Aggregate,
     as_dict,
+    count_of,
     counted,
     host_columns,
     host_value,
@@ -200,8 +201,8 @@ def _search_console(code: str, sep: str = " ") -> str:
 
 def _entries(summary: dict[str, Any]) -> str:
     """ "N entries, " for a run that read entries but checked no URL (validate)."""
-    entries = summary.get("entries")
-    if isinstance(entries, int) and entries and not summary["urls"]:
+    entries = count_of(summary.get("entries"))  # (0 when not an int)
+    if entries and not summary["urls"]:
         return f"{entries:,} {'entry' if entries == 1 else 'entries'}, "
     return ""
 
