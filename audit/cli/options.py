@@ -60,13 +60,13 @@ _NO_DEFAULT: tuple[object, ...] = (None, False, [], (), argparse.SUPPRESS)
 
 class _HelpFormatter(argparse.HelpFormatter):
     """--help shows every option's default, unless its help already says it or there is
-    none to show (off, unset, empty)."""
+    none to show (off, unset, empty; no positional argument has a default)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         # argparse asks only for a help that is not empty (HelpFormatter._format_action)
         text = str(action.help)
         default = action.default
-        if not action.option_strings or "default" in text or default in _NO_DEFAULT:
+        if "default" in text or default in _NO_DEFAULT:
             return text
         return f"{text} (default: %(default)s)"
 
