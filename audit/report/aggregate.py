@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -237,6 +237,10 @@ class Example:
     sitemap: str | None
     line: int | None
     message: str
+
+
+# the examples an Aggregate keeps, by code (what the writers' sections receive)
+Examples = Mapping[str, Iterable[Example]]
 
 
 class Aggregate:
