@@ -28,9 +28,11 @@ _NOT_GIVEN = object()
 _TARGET_KEYS = ("target", "targets")
 _TARGET_KEYS_EXPECT = {"target": "a string", "targets": "a non-empty list of strings"}
 _NOT_IN_FILE = ("help", "version", "config", "target", argparse.SUPPRESS)
-# argparse converters of number options (by function name; cli._number's are all "parse")
-# and the words each also takes, as on the command line
+# argparse converters of number options (by function name: the builtins, cli._number's are
+# all "parse") and the words each also takes, as on the command line
 _NUMBERS: dict[str, tuple[str, ...]] = {
+    "int": (),
+    "float": (),
     "parse": (),
     "_rate": ("unlimited",),
     "_fetch_workers": ("auto",),
@@ -42,12 +44,10 @@ class ConfigFileError(ValueError):
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            sub = action.choices.get(command)
-            if isinstance(sub, argparse.ArgumentParser):
-                return sub
-    raise KeyError(command)
+    """The parser of `command` (build_parser's parser has one subparsers action)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = commands.choices[command]
+    return sub
 
 
 def _options(sub: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -114,7 +114,7 @@ def _one(where: _Key, action: argparse.Action, item: Any) -> Any:
     conv = action.type
     if conv is None:
         result = _string(where, item)
-    elif conv in (int, float) or _converter_name(conv) in _NUMBERS:
+    elif _converter_name(conv) in _NUMBERS:
         result = _number(where, conv, item)
     else:
         result = _call(where, conv, _string(where, item))

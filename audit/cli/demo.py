@@ -45,7 +45,7 @@ class ServerThread(threading.Thread):
     def start_and_wait(self) -> str:
         self.start()
         self._ready.wait(30)
-        if self._error is not None or not self.base_url:
+        if not self.base_url:  # (run sets it only once the server is up, never after an error)
             raise RuntimeError(f"the demo server did not start: {self._error}")
         return self.base_url
 

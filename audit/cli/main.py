@@ -68,14 +68,15 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:  # the console script or `python -m audit`: this process is ours
+    given = argv
+    if given is None:  # the console script or `python -m audit`: this process is ours
         # so is its collector (never tuned inside a caller's process): an audit allocates
         # and frees millions of short-lived records and almost no reference cycles, so the
         # cyclic collector's default of a pass every 700 net allocations costs 2-4% of a
         # run for nothing. Start-up objects are frozen out of its scans; passes are rarer.
         gc.freeze()
         gc.set_threshold(50_000, 20, 100)
-    given = sys.argv[1:] if argv is None else argv
+        given = sys.argv[1:]
     parser = build_parser(command_named(given))  # the options of the command run, alone
     try:
         args = parser.parse_args(given)

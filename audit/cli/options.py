@@ -60,12 +60,13 @@ _NO_DEFAULT: tuple[object, ...] = (None, False, [], (), argparse.SUPPRESS)
 
 class _HelpFormatter(argparse.HelpFormatter):
     """--help shows every option's default, unless its help already says it or there is
-    none to show (off, unset, empty)."""
+    none to show (off, unset, empty; no positional argument has a default)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
+        # argparse asks only for a help that is not empty (HelpFormatter._format_action)
+        text = str(action.help)
         default = action.default
-        if not action.option_strings or "default" in text or default in _NO_DEFAULT:
+        if "default" in text or default in _NO_DEFAULT:
             return text
         return f"{text} (default: %(default)s)"
 
@@ -79,8 +80,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(Exit.USAGE, f"{self.prog}: error: {message}\n")
 
 
-# --output's extension names the format when --format is not given
+# --output's extension names the format when --format is not given; none (`--output
+# report`) claims no other format: text, which every command writes
 _EXTENSIONS = {
+    "": "text",
     ".txt": "text",
     ".html": "html",
     ".htm": "html",
@@ -102,8 +105,6 @@ def resolve_format(args: argparse.Namespace, choices: tuple[str, ...] = FORMATS)
     if not output:
         return "text"
     suffix = Path(output).suffix.lower()
-    if not suffix:  # `--output report`: no extension claims another format
-        return "text"
     fmt = _EXTENSIONS.get(suffix, "")  # "": an extension of no format, in no choices
     if fmt not in choices:
         what = f"extension {suffix!r}"
@@ -168,10 +169,7 @@ class _RenderAction(argparse.Action):
     `--render` alone followed by that target."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        if values is None:
-            setattr(namespace, self.dest, DEFAULT_RENDER)
-            return
-        text = str(values)
+        text = str(values)  # `--render` alone: its const, DEFAULT_RENDER
         if "://" in text or (not text.strip().isdigit() and Path(text).exists()):
             setattr(namespace, self.dest, DEFAULT_RENDER)
             namespace.render_targets = [*getattr(namespace, "render_targets", []), text]
@@ -594,6 +592,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         crawl.add_argument(
             "--render",
             nargs="?",
+            const=DEFAULT_RENDER,
             action=_RenderAction,
             metavar="N|all",
             help="also render at most N listed HTML pages per host (default 50; all: every one) "

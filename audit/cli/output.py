@@ -61,14 +61,12 @@ def _open_report(path: str) -> TextIO:
 
 def _output_failure(exc: BaseException) -> OutputError | None:
     """The OutputError inside `exc` (raised in a sink, maybe grouped by a task group)."""
-    if isinstance(exc, OutputError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _output_failure(inner)
-            if found is not None:
-                return found
-    return None
+    found: BaseException | None = exc
+    if isinstance(exc, BaseExceptionGroup):  # its first OutputError, however deep
+        found = exc.subgroup(OutputError)  # (the groups that hold one, in order)
+        while isinstance(found, BaseExceptionGroup):
+            found = found.exceptions[0]
+    return found if isinstance(found, OutputError) else None
 
 
 @contextlib.contextmanager

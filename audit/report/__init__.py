@@ -159,8 +159,8 @@ def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> 
     """
     _refuse_overwrite(src_path, out_stream)
     records = read_jsonl(src_path)
-    try:
-        first = next(records, None)  # not a jsonl report: the one-line error, no report
+    try:  # the first record, if any: not a jsonl report is the one-line error, no report
+        first = list(itertools.islice(records, 1))
     except ReportInputError as exc:
         raise ReportInputError(
             f"{exc}; not a jsonl report (crawl and validate write one with --format jsonl)"
@@ -168,7 +168,7 @@ def convert(src_path: str | Path, fmt: str, out_stream: TextIO, **opts: Any) -> 
     writer = make_writer(fmt, out_stream, **opts)
     seen = Aggregate(examples=0)
     try:
-        for record in records if first is None else itertools.chain((first,), records):
+        for record in itertools.chain(first, records):
             seen.add(record)
             writer.write(record)
     finally:

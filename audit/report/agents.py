@@ -7,8 +7,10 @@ records' `indexability` (`IndexTally`): how many listed URLs are indexable and w
 are not, with the first URLs of each reason in a table the reader filters by reason (CSS
 only: the report's CSP runs no script but its own).
 
-Each writer calls one function here; values from records are escaped by the writer's own
-escaper. Imports nothing from the crawl, HTTP or parser layers.
+The text and markdown writers show the agents section when `agent_rows` gives rows (their
+tables of sections), through the function here for their format; the HTML writer calls
+`html_section` for both panels. Values from records are escaped by the writer's own escaper.
+Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from audit.report.aggregate import as_dict, as_int, count_of, percent
+from audit.report.aggregate import Examples, as_dict, as_int, count_of, percent
 from audit.report.llms import coverage_line
 
 __all__ = ["REASONS", "IndexTally", "agent_rows", "html_section", "markdown_lines", "text_lines"]
@@ -28,7 +30,10 @@ TITLE = "What each bot sees"
 EXAMPLES_PER_REASON = 50
 
 
-def agent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | None]]:
+Row = tuple[str, int, int, float | None]
+
+
+def agent_rows(summary: dict[str, Any]) -> list[Row]:
     """(agent, blocked, noindex, % of listed URLs it may read) of each agent of the summary."""
     # summary_dict() made "urls" an int
     total = max(0, as_int(summary.get("urls")))
@@ -41,11 +46,10 @@ def agent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | Non
     return rows
 
 
-def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
+def text_lines(
+    summary: dict[str, Any], rows: list[Row], examples: Examples, clean: Escape, bold: Escape
+) -> list[str]:
     """The section for the text report: a title and one aligned row per agent."""
-    rows = agent_rows(summary)
-    if not rows:
-        return []
     names = [clean(name) for name, *_ in rows]
     width = max(map(len, ["agent", *names]))
     out = ["", bold(TITLE), f"  {'agent':<{width}}  {'blocked':>9}  {'noindex':>9}  may read"]
@@ -57,11 +61,10 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     return out
 
 
-def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
+def markdown_lines(
+    summary: dict[str, Any], rows: list[Row], examples: Examples, code: Escape, text: Escape
+) -> list[str]:
     """The section for the markdown report: a table, one row per agent."""
-    rows = agent_rows(summary)
-    if not rows:
-        return []
     out = [
         f"## {TITLE}",
         "",

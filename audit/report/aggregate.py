@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -233,10 +233,14 @@ class SitemapRollup:
 class Example:
     severity: str
     code: str
-    url: str | None
+    url: str  # "" for a finding about no URL
     sitemap: str | None
     line: int | None
     message: str
+
+
+# the examples an Aggregate keeps, by code (what the writers' sections receive)
+Examples = Mapping[str, Iterable[Example]]
 
 
 class Aggregate:
@@ -335,7 +339,7 @@ class Aggregate:
                 Example(
                     sev,
                     code,
-                    str_or_none(record.get("url")),
+                    str_or_none(record.get("url")) or "",
                     sitemap,
                     int_or_none(record.get("line")),
                     str(record.get("message") or ""),

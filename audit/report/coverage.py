@@ -6,8 +6,9 @@ found at each depth (hops from the root or a listed page); the HTML section draw
 as an inline SVG bar chart. The findings themselves (url-orphan, page-not-in-sitemap,
 link-broken) are listed with every other finding. Nothing without --links.
 
-Each writer calls one function here; values are escaped by the writer's own escaper.
-Imports nothing from the crawl, HTTP or parser layers.
+A writer shows the section when `coverage_rows` gives rows (its table of sections), through
+the one function here for its format, which takes them; values are escaped by the writer's own
+escaper. Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from audit.report.aggregate import as_dict, count_of
+from audit.report.aggregate import Examples, as_dict, count_of
 
 __all__ = ["coverage_rows", "html_section", "markdown_lines", "text_lines"]
 
@@ -51,10 +52,13 @@ def coverage_rows(summary: dict[str, Any]) -> list[tuple[str, int]] | None:
     return [(label, count_of(cov.get(key))) for key, label in _ROWS]
 
 
-def text_lines(summary: dict[str, Any], bold: Escape) -> list[str]:
-    rows = coverage_rows(summary)
-    if rows is None:
-        return []
+def text_lines(
+    summary: dict[str, Any],
+    rows: list[tuple[str, int]],
+    examples: Examples,
+    clean: Escape,
+    bold: Escape,
+) -> list[str]:
     cov = summary["coverage"]
     out = ["", bold(TITLE), f"  {_verdict(cov)}"]
     out += [f"  {label:<38} {n:>9,}" for label, n in rows]
@@ -64,10 +68,13 @@ def text_lines(summary: dict[str, Any], bold: Escape) -> list[str]:
     return out
 
 
-def markdown_lines(summary: dict[str, Any]) -> list[str]:
-    rows = coverage_rows(summary)
-    if rows is None:
-        return []
+def markdown_lines(
+    summary: dict[str, Any],
+    rows: list[tuple[str, int]],
+    examples: Examples,
+    code: Escape,
+    text: Escape,
+) -> list[str]:
     cov = summary["coverage"]
     out = [f"## {TITLE}", "", _verdict(cov) + ".", "", "| | Count |", "| --- | ---: |"]
     out += [f"| {label} | {n:,} |" for label, n in rows]
@@ -78,10 +85,9 @@ def markdown_lines(summary: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def html_section(summary: dict[str, Any], esc: Escape) -> str:
-    rows = coverage_rows(summary)
-    if rows is None:
-        return ""
+def html_section(
+    summary: dict[str, Any], rows: list[tuple[str, int]], examples: Examples, esc: Escape
+) -> str:
     cov = summary["coverage"]
     cells = "".join(f"<tr><td>{esc(label)}</td><td>{n:,}</td></tr>" for label, n in rows)
     return (

@@ -26,8 +26,7 @@ from datetime import UTC
 from typing import Any, TextIO
 
 from audit.core.version import __version__
-from audit.report import coverage, intent, rendering
-from audit.report import llms as llms_report
+from audit.report import coverage, intent, llms, rendering
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     ROLLUP_TITLES,
@@ -96,6 +95,13 @@ _STANDARD_SUMMARY = {
 # the findings table's filter: a checkbox per severity
 _SEVERITY_BOXES = "".join(
     f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
+)
+# the panels after the llms.txt and Agents served ones, in order: what each shows (nothing
+# to show: no panel), and its HTML from that, the summary, the examples and the escaper
+_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., str]], ...] = (
+    (coverage.coverage_rows, coverage.html_section),
+    (intent.intent_rows, intent.html_section),
+    (rendering.render_rows, rendering.html_section),
 )
 # summary keys shown in a panel of their own, not again under "Run notes"
 _OWN_PANEL = frozenset({"agents", "coverage", "hosts"})
@@ -267,10 +273,11 @@ class HtmlWriter:
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
-        out.append(llms_report.html_section(summary, h))
-        out.append(coverage.html_section(summary, h))
-        out.append(intent.html_section(summary, h))
-        out.append(rendering.html_section(summary, agg.examples, h))
+        out.append(llms.html_section(summary, h))
+        for shown, section in _SECTIONS:
+            rows = shown(summary)
+            if rows:
+                out.append(section(summary, rows, agg.examples, h))
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())

@@ -2,8 +2,9 @@
 
 From the summary's `intent` (contracts/nights.md section 3): one row per action (`keep`,
 `redirect`, `gone`) with the URLs judged under a row of that action, how many broke it, and
-the pass rate. Values from records are escaped by the writer's own escaper. Imports
-nothing from the crawl, HTTP or parser layers.
+the pass rate. A writer shows it when `intent_rows` gives rows (its table of sections), through
+the function here for its format; values from records are escaped by the writer's own escaper.
+Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from audit.report.aggregate import as_dict, count_of, counted, percent
+from audit.report.aggregate import Examples, as_dict, count_of, counted, percent
 
 __all__ = ["ACTIONS", "html_section", "intent_rows", "markdown_lines", "text_lines"]
 
@@ -20,7 +21,10 @@ ACTIONS = ("keep", "redirect", "gone")
 TITLE = "Intent"
 
 
-def intent_rows(summary: dict[str, Any]) -> list[tuple[str, int, int, float | None]]:
+Row = tuple[str, int, int, float | None]
+
+
+def intent_rows(summary: dict[str, Any]) -> list[Row]:
     """(action, judged, violated, % passed or None when none was judged), one per action;
     empty when the run had no --intent."""
     block = summary.get("intent")
@@ -40,11 +44,10 @@ def _head(summary: dict[str, Any]) -> tuple[str, int]:
     return str(block.get("file") or ""), count_of(block.get("rows"))
 
 
-def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
+def text_lines(
+    summary: dict[str, Any], rows: list[Row], examples: Examples, clean: Escape, bold: Escape
+) -> list[str]:
     """The section for the text report: a title, the file, and one row per action."""
-    rows = intent_rows(summary)
-    if not rows:
-        return []
     file, n = _head(summary)
     out = [
         "",
@@ -57,11 +60,10 @@ def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str
     return out
 
 
-def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
+def markdown_lines(
+    summary: dict[str, Any], rows: list[Row], examples: Examples, code: Escape, text: Escape
+) -> list[str]:
     """The section for the markdown report: the file and a table, one row per action."""
-    rows = intent_rows(summary)
-    if not rows:
-        return []
     file, n = _head(summary)
     out = [
         f"## {TITLE}",
@@ -77,11 +79,8 @@ def markdown_lines(summary: dict[str, Any], code: Escape) -> list[str]:
     return out
 
 
-def html_section(summary: dict[str, Any], esc: Escape) -> str:
+def html_section(summary: dict[str, Any], rows: list[Row], examples: Examples, esc: Escape) -> str:
     """The HTML report's panel: the file and a table, one row per action."""
-    rows = intent_rows(summary)
-    if not rows:
-        return ""
     file, n = _head(summary)
     body = "".join(
         f'<tr><td class="mono">{action}</td><td class="num">{judged:,}</td>'

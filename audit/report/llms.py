@@ -8,8 +8,10 @@ agent and host, with the URLs sampled and what they were served. `coverage_line(
 one-line llms.txt coverage the "What each bot sees" section shows too. Nothing without the
 options.
 
-Each writer calls one function here; values are escaped by the writer's own escaper.
-Imports nothing from the crawl, HTTP or parser layers.
+The text and markdown writers show each section when `llms_of` or `served_rows` gives
+something (their tables of sections), through the function here for their format, which
+takes it; the HTML writer calls `html_section` for both panels. Values are escaped by the
+writer's own escaper. Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from audit.report.aggregate import as_dict, as_list, count_of
+from audit.report.aggregate import Examples, as_dict, as_list, count_of
 
 __all__ = [
     "SERVED",
     "coverage_line",
     "html_section",
+    "llms_of",
     "markdown_lines",
+    "served_markdown_lines",
     "served_rows",
+    "served_text_lines",
     "text_lines",
 ]
 
@@ -59,7 +64,8 @@ _MARKDOWN_HEADS: Final = " | ".join(label.capitalize() for _, label in SERVED)
 _HTML_HEADS: Final = "".join(f'<th class="num">{label}</th>' for _, label in SERVED)
 
 
-def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
+def llms_of(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The summary's `llms` block; None without --llms."""
     llms = summary.get("llms")
     return llms if isinstance(llms, dict) else None
 
@@ -67,7 +73,7 @@ def _llms(summary: dict[str, Any]) -> dict[str, Any] | None:
 def coverage_line(summary: dict[str, Any]) -> str | None:
     """`llms.txt links 8 of 24 indexable listed URLs (33.3%); 25 links, 1 elsewhere`; None
     without --llms."""
-    llms = _llms(summary)
+    llms = llms_of(summary)
     return None if llms is None else _coverage(llms)
 
 
@@ -102,7 +108,10 @@ def _codes(summary: dict[str, Any]) -> list[tuple[str, int]]:
     return [(c, n) for c in LLMS_CODES if (n := count_of(by_code.get(c)))]
 
 
-def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
+Served = tuple[str, str, list[int]]
+
+
+def served_rows(summary: dict[str, Any]) -> list[Served]:
     """(agent, origin, [sampled and the four counts]) of each agent fetched on a host."""
     rows = []
     for agent, entry in as_dict(summary.get("agents")).items():
@@ -115,54 +124,59 @@ def served_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
     return rows
 
 
-def text_lines(summary: dict[str, Any], clean: Escape, bold: Escape) -> list[str]:
-    """The llms.txt section, then the Agents served table."""
-    out: list[str] = []
-    llms = _llms(summary)
-    if llms is not None:
-        out += ["", bold(TITLE)]
-        for url, status, chars, links, shape in _files(llms):
-            read = f"  {chars} characters, {links} links, {shape}" if chars else ""
-            out.append(f"  {clean(url)}  HTTP {status}{read}")
-        out.append(f"  {_coverage(llms)}")
-        out += [f"  {code}: {n:,}" for code, n in _codes(summary)]
-    rows = served_rows(summary)
-    if rows:
-        names = [clean(f"{agent} @ {origin}") for agent, origin, _ in rows]
-        width = max(map(len, ["agent @ host", *names]))
-        out += ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {_TEXT_HEADS}"]
-        for name, (_, _, counts) in zip(names, rows, strict=True):
-            cells = "  ".join(f"{n:>{w},}" for n, w in zip(counts, _TEXT_WIDTHS, strict=True))
-            out.append(f"  {name:<{width}}  {cells}")
+def text_lines(
+    summary: dict[str, Any], llms: dict[str, Any], examples: Examples, clean: Escape, bold: Escape
+) -> list[str]:
+    """The llms.txt section: each file requested, the coverage line and the codes counted."""
+    out = ["", bold(TITLE)]
+    for url, status, chars, links, shape in _files(llms):
+        read = f"  {chars} characters, {links} links, {shape}" if chars else ""
+        out.append(f"  {clean(url)}  HTTP {status}{read}")
+    out.append(f"  {_coverage(llms)}")
+    return out + [f"  {code}: {n:,}" for code, n in _codes(summary)]
+
+
+def served_text_lines(
+    summary: dict[str, Any], rows: list[Served], examples: Examples, clean: Escape, bold: Escape
+) -> list[str]:
+    """The Agents served table, its agent @ host column as wide as its widest."""
+    names = [clean(f"{agent} @ {origin}") for agent, origin, _ in rows]
+    width = max(map(len, ["agent @ host", *names]))
+    out = ["", bold(SERVED_TITLE), f"  {'agent @ host':<{width}}  {_TEXT_HEADS}"]
+    for name, (_, _, counts) in zip(names, rows, strict=True):
+        cells = "  ".join(f"{n:>{w},}" for n, w in zip(counts, _TEXT_WIDTHS, strict=True))
+        out.append(f"  {name:<{width}}  {cells}")
     return out
 
 
-def markdown_lines(summary: dict[str, Any], code: Escape, text: Escape) -> list[str]:
-    out: list[str] = []
-    llms = _llms(summary)
-    if llms is not None:
-        out += [f"## {TITLE}", "", "| File | Status | Characters | Links | Shape |"]
-        out.append("| --- | ---: | ---: | ---: | --- |")
-        for url, status, chars, links, shape in _files(llms):
-            out.append(f"| {code(url)} | {status} | {chars} | {links} | {shape} |")
-        out += ["", text(_coverage(llms)), ""]
-        codes = _codes(summary)
-        if codes:
-            out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
-    rows = served_rows(summary)
-    if rows:
-        out += [f"## {SERVED_TITLE}", "", f"| Agent | Host | {_MARKDOWN_HEADS} |"]
-        out.append("| --- | --- |" + " ---: |" * len(SERVED))
-        for agent, origin, counts in rows:
-            cells = " | ".join(f"{n:,}" for n in counts)
-            out.append(f"| {code(agent)} | {code(origin)} | {cells} |")
-        out.append("")
+def markdown_lines(
+    summary: dict[str, Any], llms: dict[str, Any], examples: Examples, code: Escape, text: Escape
+) -> list[str]:
+    out = [f"## {TITLE}", "", "| File | Status | Characters | Links | Shape |"]
+    out.append("| --- | ---: | ---: | ---: | --- |")
+    for url, status, chars, links, shape in _files(llms):
+        out.append(f"| {code(url)} | {status} | {chars} | {links} | {shape} |")
+    out += ["", text(_coverage(llms)), ""]
+    codes = _codes(summary)
+    if codes:
+        out += [", ".join(f"{code(c)}: {n:,}" for c, n in codes), ""]
     return out
+
+
+def served_markdown_lines(
+    summary: dict[str, Any], rows: list[Served], examples: Examples, code: Escape, text: Escape
+) -> list[str]:
+    out = [f"## {SERVED_TITLE}", "", f"| Agent | Host | {_MARKDOWN_HEADS} |"]
+    out.append("| --- | --- |" + " ---: |" * len(SERVED))
+    for agent, origin, counts in rows:
+        cells = " | ".join(f"{n:,}" for n in counts)
+        out.append(f"| {code(agent)} | {code(origin)} | {cells} |")
+    return [*out, ""]
 
 
 def html_section(summary: dict[str, Any], esc: Escape) -> str:
     parts: list[str] = []
-    llms = _llms(summary)
+    llms = llms_of(summary)
     if llms is not None:
         rows = "".join(
             f'<tr><td class="url">{esc(url)}</td><td class="num">{esc(status)}</td>'

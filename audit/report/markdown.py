@@ -13,13 +13,12 @@ close from an `Aggregate`. Imports nothing from the crawl, HTTP or parser layers
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
-from audit.report import coverage, intent, rendering
-from audit.report import llms as llms_report
-from audit.report.agents import markdown_lines
+from audit.report import agents, coverage, intent, llms, rendering
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     ROLLUP_TITLES,
@@ -42,6 +41,16 @@ from audit.report.verdict import (
 
 _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _ROLLUP_HEAD = ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)]  # counts to the right
+# the sections after migrate's table, in order: what each shows (nothing to show: no section),
+# and its lines from that, the summary, the examples, md_code and md_text
+_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., list[str]]], ...] = (
+    (agents.agent_rows, agents.markdown_lines),
+    (llms.llms_of, llms.markdown_lines),
+    (llms.served_rows, llms.served_markdown_lines),
+    (coverage.coverage_rows, coverage.markdown_lines),
+    (intent.intent_rows, intent.markdown_lines),
+    (rendering.render_rows, rendering.markdown_lines),
+)
 
 
 def md_text(value: object) -> str:
@@ -85,11 +94,10 @@ class MarkdownWriter:
         out += [""] if cut_notes(summary) else []
         out += self._summary_table(summary)
         out += _migration_table(summary.get("migration"))
-        out += markdown_lines(summary, md_code)
-        out += llms_report.markdown_lines(summary, md_code, md_text)
-        out += coverage.markdown_lines(summary)
-        out += intent.markdown_lines(summary, md_code)
-        out += rendering.markdown_lines(summary, agg.examples, md_text)
+        for shown, lines_of in _SECTIONS:
+            rows = shown(summary)
+            if rows:
+                out += lines_of(summary, rows, agg.examples, md_code, md_text)
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]
@@ -170,7 +178,7 @@ class MarkdownWriter:
         out += ["| URL | Sitemap:line | Message |", "| --- | --- | --- |"]
         for ex in examples:
             out.append(
-                f"| {md_code(url_printable(ex.url or ''))}"
+                f"| {md_code(url_printable(ex.url))}"
                 f" | {md_code(url_printable(where(ex.sitemap, ex.line)))}"
                 f" | {md_text(ex.message)} |"
             )

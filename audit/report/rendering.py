@@ -6,16 +6,17 @@ browser's first start to the end of the last render, the browser's peak memory) 
 findings of the render codes the writer kept as examples, whose messages name both values.
 Nothing without --render.
 
-Each writer calls one function here; values are escaped by the writer's own escaper.
-Imports nothing from the crawl, HTTP or parser layers.
+A writer shows the section when `render_rows` gives rows (its table of sections), through the
+one function here for its format, which takes them; values are escaped by the writer's own
+escaper. Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from audit.report.aggregate import as_dict, count_of
+from audit.report.aggregate import Examples, as_dict, count_of
 
 __all__ = ["RENDER_CODES", "html_section", "markdown_lines", "render_rows", "text_lines"]
 
@@ -55,24 +56,22 @@ def render_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     return rows
 
 
-def _differences(examples: Mapping[str, Iterable[Any]]) -> list[tuple[str, str, str]]:
+def _differences(examples: Examples) -> list[tuple[str, str, str]]:
     """(url, code, message) of the render findings kept, in code order, at most PER_PAGE."""
     out: list[tuple[str, str, str]] = []
     for code in RENDER_CODES:
         for ex in examples.get(code, ()):
-            out.append((str(ex.url or ""), code, str(ex.message)))
+            out.append((ex.url, code, ex.message))
     return out[:PER_PAGE]
 
 
 def text_lines(
     summary: Mapping[str, Any],
-    examples: Mapping[str, Iterable[Any]],
+    rows: list[tuple[str, str]],
+    examples: Examples,
     clean: Escape,
     bold: Escape,
 ) -> list[str]:
-    rows = render_rows(summary)
-    if rows is None:
-        return []
     out = ["", bold(TITLE)]
     out += [f"  {label:<38} {value:>9}" for label, value in rows]
     diffs = _differences(examples)
@@ -83,11 +82,12 @@ def text_lines(
 
 
 def markdown_lines(
-    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Any]], esc: Escape
+    summary: Mapping[str, Any],
+    rows: list[tuple[str, str]],
+    examples: Examples,
+    code: Escape,
+    esc: Escape,
 ) -> list[str]:
-    rows = render_rows(summary)
-    if rows is None:
-        return []
     out = [f"## {TITLE}", "", "| | |", "| --- | ---: |"]
     out += [f"| {esc(label)} | {value} |" for label, value in rows]
     diffs = _differences(examples)
@@ -98,11 +98,8 @@ def markdown_lines(
 
 
 def html_section(
-    summary: Mapping[str, Any], examples: Mapping[str, Iterable[Any]], esc: Escape
+    summary: Mapping[str, Any], rows: list[tuple[str, str]], examples: Examples, esc: Escape
 ) -> str:
-    rows = render_rows(summary)
-    if rows is None:
-        return ""
     cells = "".join(f"<tr><td>{esc(label)}</td><td>{esc(value)}</td></tr>" for label, value in rows)
     diffs = _differences(examples)
     table = ""

@@ -11,18 +11,18 @@ HTTP or parser layers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, TextIO
 
 from audit.core.printable import printable
-from audit.report import coverage, intent, rendering
-from audit.report import llms as llms_report
-from audit.report.agents import text_lines
+from audit.report import agents, coverage, intent, llms, rendering
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
     Aggregate,
     as_dict,
+    count_of,
     counted,
     host_columns,
     host_value,
@@ -40,6 +40,16 @@ from audit.report.verdict import (
 
 _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 _VERDICT_STYLE = {"pass": "ok", "fail": "error", "warn": "warning", "partial": "warning"}
+# the sections after migrate's table, in order: what each shows (nothing to show: no section),
+# and its lines from that, the summary, the examples and the writer's clean and bold
+_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., list[str]]], ...] = (
+    (agents.agent_rows, agents.text_lines),
+    (llms.llms_of, llms.text_lines),
+    (llms.served_rows, llms.served_text_lines),
+    (coverage.coverage_rows, coverage.text_lines),
+    (intent.intent_rows, intent.text_lines),
+    (rendering.render_rows, rendering.text_lines),
+)
 
 
 def _clean(text: str) -> str:
@@ -87,11 +97,10 @@ class TextWriter:
                 lines += self._examples(code, sev, count)
         lines += self._migration(as_dict(summary.get("migration")))
         bold = partial(self._c, "bold")
-        lines += text_lines(summary, _clean, bold)
-        lines += llms_report.text_lines(summary, _clean, bold)
-        lines += coverage.text_lines(summary, bold)
-        lines += intent.text_lines(summary, _clean, bold)
-        lines += rendering.text_lines(summary, agg.examples, _clean, bold)
+        for shown, lines_of in _SECTIONS:
+            rows = shown(summary)
+            if rows:
+                lines += lines_of(summary, rows, agg.examples, _clean, bold)
         if agg.rollups:  # the per-sitemap table (the `rollup` records), in the style of hosts
             rollups = agg.rollups
             lines += self._table(
@@ -200,8 +209,8 @@ def _search_console(code: str, sep: str = " ") -> str:
 
 def _entries(summary: dict[str, Any]) -> str:
     """ "N entries, " for a run that read entries but checked no URL (validate)."""
-    entries = summary.get("entries")
-    if isinstance(entries, int) and entries and not summary["urls"]:
+    entries = count_of(summary.get("entries"))  # (0 when not an int)
+    if entries and not summary["urls"]:
         return f"{entries:,} {'entry' if entries == 1 else 'entries'}, "
     return ""
 

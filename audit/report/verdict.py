@@ -40,6 +40,8 @@ __all__ = [
 NOTHING_AUDITED = "NOTHING AUDITED"  # no target could be audited at all (exit 2)
 SOME_AUDITED = "NOT ALL AUDITED"  # of several targets, some could not be audited (exit 2)
 RUN_FAILED = frozenset({NOTHING_AUDITED, SOME_AUDITED})  # the run's error, not the site's
+# and the words of a run that did not finish (stopped_how's, the "partial" style's)
+_RUN_ERROR = RUN_FAILED | {"INTERRUPTED", "PARTIAL"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,7 @@ class Verdict:
     def run_error(self) -> bool:
         """The run did not finish or audited nothing: an error of the run, not of the site
         (junit's errored testcase, sarif's unsuccessful invocation)."""
-        return self.style == "partial" or self.word in RUN_FAILED
+        return self.word in _RUN_ERROR
 
 
 def stopped_how(summary: Mapping[str, Any]) -> str | None:
