@@ -196,8 +196,8 @@ class UrlChecker:
         """Stored evidence as tonight's answer: the body sinks (page checks, the hooks')
         are handed the stored facts as if they had read the body, so every check that
         reads a page reads the same page again."""
-        page = PageSink(self.config.page_cap) if self.config.page_checks else None
-        for sink in ([page] if page is not None else []) + self.chain.body_sinks(job):
+        page, sinks = self._sinks(self.chain.body_sinks(job))
+        for sink in sinks:
             if isinstance(sink, FactsSink):
                 sink.accept(evidence.facts)
         job.evidence = evidence
@@ -222,8 +222,7 @@ class UrlChecker:
         for a plain request."""
         if self._plain_fetch:
             return None
-        more = self.chain.body_sinks(job)
-        sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
+        _, sinks = self._sinks(self.chain.body_sinks(job))
         first = next(iter(sinks), None)
         return first.recipe() if isinstance(first, FactsSink) else None
 
@@ -337,14 +336,21 @@ class UrlChecker:
         content) share one read and one parse (pagefacts.join). Returns the answer, the
         page checks' sink and what the page's one parse found (kept as evidence)."""
         cap = self.config.page_cap
-        sink = PageSink(cap) if self.config.page_checks else None
-        sinks = join([sink, *more] if sink is not None else more)
+        sink, sinks = self._sinks(more)
         if not sinks:
             return await self.client.fetch(url, headers=headers), None, None
         tee = sinks[0] if len(sinks) == 1 else TeeSink(sinks)
         result = await self.client.fetch_page(url, tee, cap=cap, headers=headers)
         first = sinks[0]
         return result, sink, first.outcome() if isinstance(first, FactsSink) else None
+
+    def _sinks(self, more: Sequence[BodySink]) -> tuple[PageSink | None, list[Any]]:
+        """The sinks of one read of a listed URL's page: the page checks' (with
+        --page-checks, also returned alone) and the hooks' `more`, its facts sinks one
+        (pagefacts.join): for a request (_fetch), stored evidence (_revive) and another
+        transport (facts_recipe)."""
+        page = PageSink(self.config.page_cap) if self.config.page_checks else None
+        return page, join([page, *more] if page is not None else more)
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run
