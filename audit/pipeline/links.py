@@ -253,7 +253,7 @@ class LinkCrawl(Hook):
         """A page's answer into the crawl: a redirect's target as linked from the URL, the
         page's followable internal links as linked from it and queued one hop deeper."""
         final = url
-        if result.redirects and result.final_url:
+        if result.redirects:  # (final_url: the redirect's target, never empty)
             final = result.final_url
             # held first: once seen, _link does not queue it to be fetched a second time
             self._redirect_target(final, result, facts)
@@ -262,7 +262,7 @@ class LinkCrawl(Hook):
             # else the chain ends in an error: that is the linked URL's one link-broken, its
             # target is not a second one (nor counted twice in summary.coverage)
         page = self._read(final, result, facts)
-        if page is not None and page.links:
+        if page is not None:  # (_link counts and queues nothing for a page without links)
             self._link(final, page.links, depth + 1)
         return page
 
