@@ -79,7 +79,10 @@ class Expander:
         self.seen = SeenUrls()  # every URL listed (loc-duplicate across sitemaps)
         self.hreflang = hreflang
         self.on_entry = on_entry
-        self.on_sitemap = on_sitemap
+        # who sees each sitemap read to its end: the caller's callback, then the hooks'
+        self._read_to_end: list[SitemapHook] = list(
+            filter(None, (on_sitemap, *chain.sitemap_done))  # (the caller's may be None)
+        )
         self._rewrite = rewrite
         self.robots_for = robots_for
         self.admit = admit
@@ -415,9 +418,7 @@ class Expander:
         self._doc_errors.pop(id(parser), None)
         self.sitemap_read(job)
         self.rec.sitemap(rec)
-        if self.on_sitemap is not None:
-            self.on_sitemap(rec, parser)
-        for hook in self.chain.sitemap_done:
+        for hook in self._read_to_end:
             hook(rec, parser)
 
     def sitemap_read(self, job: SitemapJob) -> None:
