@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
@@ -121,10 +122,13 @@ async def discover(
     found = _Found()
     findings: list[Finding] = []
     policy = await _robots_sitemaps(client, robots_get, root, found, findings)
-    if not found.items or exhaustive:
-        await _common_paths(client, policy, root, found, exhaustive=exhaustive)
-    if not found.items or exhaustive:
-        await _home_page_links(client, root, found)
+    for source in (  # the sources after robots.txt, in order
+        partial(_common_paths, client, policy, root, found, exhaustive=exhaustive),
+        partial(_home_page_links, client, root, found),
+    ):
+        if found.items and not exhaustive:
+            break
+        await source()
     if not found.items:
         findings.append(
             finding(
