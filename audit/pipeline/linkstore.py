@@ -73,7 +73,7 @@ def _reopen(path: str, run: int) -> sqlite3.Connection | None:
         row = db.execute("SELECT value FROM meta WHERE key = 'run'").fetchone()
     except sqlite3.DatabaseError:
         row = None
-    if row is not None and row[0] == str(run):
+    if row == (str(run),):  # (None: no run recorded)
         return db
     if db is not None:
         db.close()
