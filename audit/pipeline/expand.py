@@ -252,8 +252,8 @@ class Expander:
             error = str(exc)
             self._about_sitemap(job, *sitemaps.sitemap_broke_off(parser.compressed_bytes, error))
         items = parser.close(cut=error is not None)
-        if ctype_pending and not parser.is_html and parser.compressed_bytes:
-            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
+        if ctype_pending:  # the parser stopped (close): judged now
+            self._content_type_pending(job, parser, ctype)
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
@@ -269,9 +269,11 @@ class Expander:
         return error
 
     def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
-        """A wrong Content-Type is reported once the body shows what it is; False when
-        judged. An HTML body is reported as sitemap-is-html: its type says nothing new."""
-        if parser.is_html:
+        """A wrong Content-Type is reported once the body shows what it is (or the parser
+        stopped); False when judged. An HTML body is reported as sitemap-is-html: its type
+        says nothing new; an empty one (nothing fed: every chunk fed has bytes) shows
+        nothing to judge."""
+        if parser.is_html or not parser.compressed_bytes:
             return False
         if parser.kind is None and not parser.stopped:
             return True
@@ -353,9 +355,10 @@ class Expander:
             return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
-        key = normalize_url(loc)  # an http(s) URL: a local path (own, ancestors) is never it
-        own = normalize_url(parent)
-        if key in job.ancestors or key == own:
+        # the child's ancestors: this index and its own; a <loc> among them closes a loop
+        # (an http(s) URL: a local path there is never it)
+        ancestors = (*job.ancestors, normalize_url(parent))
+        if normalize_url(loc) in ancestors:
             code, message = sitemaps.index_loop()
             self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
             return
@@ -364,7 +367,7 @@ class Expander:
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, parent, (*job.ancestors, own))
+        self._schedule_child(job, item, loc, parent, ancestors)
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, parent: str, ancestors: tuple[str, ...]
