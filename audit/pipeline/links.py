@@ -285,9 +285,7 @@ class LinkCrawl(Hook):
         """Count `source`'s links once per target (never to itself), queue the new ones."""
         targets = self._targets(links)
         targets.pop(normalize_url(source), None)
-        if not targets:
-            return
-        self.store.link(source, targets)
+        self.store.link(source, targets)  # (none: nothing counted, nothing to queue)
         seen = self.seen
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
