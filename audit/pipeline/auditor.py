@@ -191,8 +191,8 @@ class Auditor:
                 now=self.now,
                 hreflang=self.hreflang,
             )
-            if self._client is not None and self._robots is not None:
-                checker.attach(self._client, self._robots)
+            if self._robots is not None:  # (attach_client sets it with the client)
+                checker.attach(self.client, self._robots)
         return checker
 
     async def _check_url(self, job: UrlJob) -> None:
@@ -373,7 +373,7 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
-        if self.chain.carrying and source in self.chain.carrying:
+        if source in self.chain.carrying:  # (mostly empty: a set look-up, no call)
             self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
