@@ -32,7 +32,7 @@ COUNT_KEYS: tuple[str, ...] = ("urls", "indexable", "with_lastmod", "errors", "w
 _SEVERITY_KEY = {"error": "errors", "warning": "warnings", "info": "info"}
 _XML_SPACE = " \t\r\n"
 _CACHE_SIZE = 4096  # <lastmod> texts whose validity is remembered: sitemaps repeat them
-_UNSEEN = object()  # a <lastmod> text whose validity is not remembered
+_UNSEEN: Any = object()  # a <lastmod> text whose validity is not remembered
 _VALIDITY = ("w3c", "rss", None)  # what lastmod_validity says
 
 
