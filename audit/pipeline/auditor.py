@@ -101,8 +101,8 @@ class Auditor:
         self.hreflang: HreflangGraph = HreflangStore() if config.page_checks else HreflangGraph()
         # the robots.txt product token: --robots-agent, or the crawler a UA string names
         self.agent_token = robots_token(config.user_agent, config.robots_agent)
-        self._include = [re.compile(p) for p in config.include]
-        self._exclude = [re.compile(p) for p in config.exclude]
+        self._include = list(map(re.compile, config.include))
+        self._exclude = list(map(re.compile, config.exclude))
         self._exclude_urls = bool(self._include or self._exclude)  # asked per listed URL
         self._max_urls = math.inf if config.max_urls is None else config.max_urls
         self._client: HttpClient | None = None

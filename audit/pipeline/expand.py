@@ -88,8 +88,8 @@ class Expander:
         self.admit = admit
         self.client = client
         self.robots = robots
-        self._include_sm = [re.compile(p) for p in config.include_sitemap]
-        self._exclude_sm = [re.compile(p) for p in config.exclude_sitemap]
+        self._include_sm = list(map(re.compile, config.include_sitemap))
+        self._exclude_sm = list(map(re.compile, config.exclude_sitemap))
         self._visited: set[str] = set()
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._pending = 0  # sitemaps and targets not done yet
