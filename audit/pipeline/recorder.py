@@ -111,9 +111,8 @@ class Recorder:
         self.urls += 1
         record = rec.to_json()
         rollup = self.rollup
-        if rollup is not None:
-            extra = rec.extra
-            rollup.listed(rec.sitemap, extra.get("indexable") if extra else None, rec.lastmod)
+        if rollup is not None:  # (`indexable`: the record's extra, merged in by to_json)
+            rollup.listed(rec.sitemap, record.get("indexable"), rec.lastmod)
         for sink in self._sinks:
             sink(record)
 
