@@ -91,7 +91,7 @@ class Rollup:
 
     def listed(self, sitemap: Any, indexable: Any, lastmod: Any) -> None:
         """A url record's `sitemap`, `indexable` and `lastmod` (the recorder's, read off
-        the record it writes: once per URL, no dict look-up)."""
+        the record it writes: once per URL, without add()'s dispatch)."""
         if not isinstance(sitemap, str):
             return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
         counts = self._counts[sitemap]
