@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -126,7 +126,8 @@ class LinkCrawl(Hook):
         self.cut_depth = False  # a link deeper than --max-depth was not followed
         self.out = 0  # pages handed to the frontier and not checked yet
         self._out: Counter[str] = Counter()  # ... by origin
-        self._aside: dict[str, deque[tuple[str, int]]] = {}  # origin -> pages waiting
+        # origin -> pages waiting (an audited origin's queue stays once made, emptied)
+        self._aside: defaultdict[str, deque[tuple[str, int]]] = defaultdict(deque)
         self._n_aside = 0
         self._more = asyncio.Event()  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
@@ -336,12 +337,10 @@ class LinkCrawl(Hook):
         more = self._more
         while True:
             more.clear()
-            for origin, waiting in list(aside.items()):
+            for origin, waiting in aside.items():  # (drain alone adds to it, not here)
                 while waiting and self._out[origin] < host_out:
                     await self._send(*waiting.popleft(), origin)
                     self._n_aside -= 1
-                if not waiting:
-                    del aside[origin]
             while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
                 item = self._take()
                 if item is None:
@@ -350,7 +349,7 @@ class LinkCrawl(Hook):
                 if self._out[origin] < host_out:
                     await self._send(*item, origin)
                 else:
-                    aside.setdefault(origin, deque()).append(item)
+                    aside[origin].append(item)
                     self._n_aside += 1
             if not self.out:
                 break
