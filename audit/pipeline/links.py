@@ -302,8 +302,8 @@ class LinkCrawl(Hook):
             norm = norms.get(link)
             if norm is None:
                 norm = norms[link] = normalize_url(link)
-            if norm not in targets and norm.startswith(inside):
-                targets[norm] = link
+            if norm.startswith(inside):
+                targets.setdefault(norm, link)  # (as found first)
         return targets
 
     def _redirect_target(self, final: str, result: FetchResult, facts: PageFacts | None) -> None:
