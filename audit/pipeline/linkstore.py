@@ -235,12 +235,12 @@ class LinkStore:
     def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
         self._flush()
         rows = self.db.execute(
-            "SELECT h.listed, h.b, i.n, i.source FROM held h "
+            "SELECT h.listed, h.b, COALESCE(i.n, 0), i.source FROM held h "
             "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
         )
         for listed, blob, n, source in rows:
             record, found, _ = pickle.loads(blob)
-            yield bool(listed), record, found, n or 0, source
+            yield bool(listed), record, found, n, source
 
     def evidence(self, key: int) -> Evidence | None:
         """The evidence a listed page was held with (a resumed run's page), or None."""
