@@ -29,7 +29,7 @@ from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
 from audit.core.records import Entry, Finding, UrlResult, clip_url, finding
 from audit.http import HttpClient
-from audit.http.hosts import Host
+from audit.http.hosts import Host, HostPool
 from audit.http.robots import RobotsCache
 from audit.pipeline.chain import HookChain
 from audit.pipeline.context import (
@@ -73,6 +73,10 @@ RootFeed = Callable[[], Awaitable[list[SitemapJob]]]
 class Auditor:
     """One run. `mode` decides how far it goes: validate stops at the documents,
     inspect hands entries to a hook, crawl checks every URL."""
+
+    # the run's client's host pool, from attach_client (which every run calls before a
+    # URL is admitted or a job queued): where a URL's queue is found, once per URL
+    _hosts: HostPool
 
     def __init__(
         self,
@@ -206,6 +210,7 @@ class Auditor:
     def attach_client(self, client: HttpClient, robots: RobotsCache) -> None:
         """Use the caller's client and robots.txt cache (discovery shares them)."""
         self._client, self._robots = client, robots
+        self._hosts = client.hosts
         if self._checker is not None:
             self._checker.attach(client, robots)
 
@@ -341,7 +346,7 @@ class Auditor:
         frontier, in its host's queue as a listed URL would be: the same workers check it,
         under its group's rate and in-flight cap. Waits while the frontier is full."""
         try:
-            host: Host | None = self.client.hosts.get(job.url)
+            host: Host | None = self._hosts.get(job.url)
         except ValueError:
             host = None
         frontier = self._frontier
@@ -392,7 +397,7 @@ class Auditor:
             return
         frontier = self._frontier
         try:
-            host: Host | None = (self._client or self.client).hosts.get(loc)
+            host: Host | None = self._hosts.get(loc)
         except ValueError:  # an unusable URL: checked at once, it sends nothing
             host = None
         if host is None:
