@@ -41,6 +41,10 @@ __all__ = ["UrlChecker"]
 class UrlChecker:
     """The standard check of a listed URL, and the robots.txt look of every request."""
 
+    # the run's client, from attach(), which comes before any check: the per-URL path
+    # reads it as is (before: no attribute, and `client` says so)
+    _client: HttpClient
+
     def __init__(
         self,
         config: CrawlConfig,
@@ -59,7 +63,6 @@ class UrlChecker:
         self.agent_token = agent_token
         self.now = now
         self.hreflang = hreflang
-        self._client: HttpClient | None = None
         self.robots_cache: RobotsCache | None = None
         self._probes: dict[str, asyncio.Task[str | None]] = {}  # origin -> soft-404 probe
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
@@ -77,9 +80,10 @@ class UrlChecker:
 
     @property
     def client(self) -> HttpClient:
-        if self._client is None:
-            raise RuntimeError("no HTTP client outside run()")
-        return self._client
+        try:
+            return self._client
+        except AttributeError:
+            raise RuntimeError("no HTTP client outside run()") from None
 
     @property
     def robots(self) -> RobotsCache:
@@ -155,9 +159,8 @@ class UrlChecker:
             if stored is not None:  # resumed, or --changed-only: no request
                 result, sink = self._revive(job, stored)
             elif answer is None:
-                client = self._client or self.client
                 if self._bare:  # the plain HEAD of a run without hooks there: no frame more
-                    result, sink = await client.fetch(checked, host=host), None
+                    result, sink = await self._client.fetch(checked, host=host), None
                 else:
                     result, sink = await self._request(job, checked, host)
             else:  # a cluster's worker: one more transport, whose answer is evidence
@@ -180,8 +183,7 @@ class UrlChecker:
         its place)."""
         headers = self.chain.request_headers(job)
         if self._plain_fetch:
-            client = self._client or self.client
-            result = await client.fetch(checked, headers=headers, host=host)
+            result = await self._client.fetch(checked, headers=headers, host=host)
             sink, outcome = None, None
         else:
             result, sink, outcome = await self._fetch(checked, headers, self.chain.body_sinks(job))
