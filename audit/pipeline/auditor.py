@@ -29,7 +29,7 @@ from audit.core.agent import robots_token
 from audit.core.config import CrawlConfig
 from audit.core.records import Entry, Finding, UrlResult, clip_url, finding
 from audit.http import HttpClient
-from audit.http.hosts import Host
+from audit.http.hosts import Host, HostPool
 from audit.http.robots import RobotsCache
 from audit.pipeline.chain import HookChain
 from audit.pipeline.context import (
@@ -74,6 +74,10 @@ class Auditor:
     """One run. `mode` decides how far it goes: validate stops at the documents,
     inspect hands entries to a hook, crawl checks every URL."""
 
+    # the run's client's host pool, from attach_client (which every run calls before a
+    # URL is admitted or a job queued): where a URL's queue is found, once per URL
+    _hosts: HostPool
+
     def __init__(
         self,
         config: CrawlConfig,
@@ -101,8 +105,8 @@ class Auditor:
         self.hreflang: HreflangGraph = HreflangStore() if config.page_checks else HreflangGraph()
         # the robots.txt product token: --robots-agent, or the crawler a UA string names
         self.agent_token = robots_token(config.user_agent, config.robots_agent)
-        self._include = [re.compile(p) for p in config.include]
-        self._exclude = [re.compile(p) for p in config.exclude]
+        self._include = list(map(re.compile, config.include))
+        self._exclude = list(map(re.compile, config.exclude))
         self._exclude_urls = bool(self._include or self._exclude)  # asked per listed URL
         self._max_urls = math.inf if config.max_urls is None else config.max_urls
         self._client: HttpClient | None = None
@@ -191,8 +195,8 @@ class Auditor:
                 now=self.now,
                 hreflang=self.hreflang,
             )
-            if self._client is not None and self._robots is not None:
-                checker.attach(self._client, self._robots)
+            if self._robots is not None:  # (attach_client sets it with the client)
+                checker.attach(self.client, self._robots)
         return checker
 
     async def _check_url(self, job: UrlJob) -> None:
@@ -206,6 +210,7 @@ class Auditor:
     def attach_client(self, client: HttpClient, robots: RobotsCache) -> None:
         """Use the caller's client and robots.txt cache (discovery shares them)."""
         self._client, self._robots = client, robots
+        self._hosts = client.hosts
         if self._checker is not None:
             self._checker.attach(client, robots)
 
@@ -341,7 +346,7 @@ class Auditor:
         frontier, in its host's queue as a listed URL would be: the same workers check it,
         under its group's rate and in-flight cap. Waits while the frontier is full."""
         try:
-            host: Host | None = self.client.hosts.get(job.url)
+            host: Host | None = self._hosts.get(job.url)
         except ValueError:
             host = None
         frontier = self._frontier
@@ -373,7 +378,7 @@ class Auditor:
     async def admit(self, source: str, item: Entry, loc: str, found: list[Finding]) -> None:
         """One url record per listed URL: duplicates and excluded URLs are not queued, nor
         any beyond --max-urls (a loc-duplicate is checked once). Once per listed URL."""
-        if self.chain.carrying and source in self.chain.carrying:
+        if source in self.chain.carrying:  # (mostly empty: a set look-up, no call)
             self.chain.carried_entry(self.on_entry, source, item)  # as if parsed (nights.md 1)
         if not loc:
             return
@@ -392,7 +397,7 @@ class Auditor:
             return
         frontier = self._frontier
         try:
-            host: Host | None = (self._client or self.client).hosts.get(loc)
+            host: Host | None = self._hosts.get(loc)
         except ValueError:  # an unusable URL: checked at once, it sends nothing
             host = None
         if host is None:

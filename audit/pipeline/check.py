@@ -41,6 +41,10 @@ __all__ = ["UrlChecker"]
 class UrlChecker:
     """The standard check of a listed URL, and the robots.txt look of every request."""
 
+    # the run's client, from attach(), which comes before any check: the per-URL path
+    # reads it as is (before: no attribute, and `client` says so)
+    _client: HttpClient
+
     def __init__(
         self,
         config: CrawlConfig,
@@ -59,7 +63,6 @@ class UrlChecker:
         self.agent_token = agent_token
         self.now = now
         self.hreflang = hreflang
-        self._client: HttpClient | None = None
         self.robots_cache: RobotsCache | None = None
         self._probes: dict[str, asyncio.Task[str | None]] = {}  # origin -> soft-404 probe
         # --rewrite: where a listed URL (or sitemap) is requested; falsy without rules
@@ -77,9 +80,10 @@ class UrlChecker:
 
     @property
     def client(self) -> HttpClient:
-        if self._client is None:
-            raise RuntimeError("no HTTP client outside run()")
-        return self._client
+        try:
+            return self._client
+        except AttributeError:
+            raise RuntimeError("no HTTP client outside run()") from None
 
     @property
     def robots(self) -> RobotsCache:
@@ -155,9 +159,8 @@ class UrlChecker:
             if stored is not None:  # resumed, or --changed-only: no request
                 result, sink = self._revive(job, stored)
             elif answer is None:
-                client = self._client or self.client
                 if self._bare:  # the plain HEAD of a run without hooks there: no frame more
-                    result, sink = await client.fetch(checked, host=host), None
+                    result, sink = await self._client.fetch(checked, host=host), None
                 else:
                     result, sink = await self._request(job, checked, host)
             else:  # a cluster's worker: one more transport, whose answer is evidence
@@ -180,8 +183,7 @@ class UrlChecker:
         its place)."""
         headers = self.chain.request_headers(job)
         if self._plain_fetch:
-            client = self._client or self.client
-            result = await client.fetch(checked, headers=headers, host=host)
+            result = await self._client.fetch(checked, headers=headers, host=host)
             sink, outcome = None, None
         else:
             result, sink, outcome = await self._fetch(checked, headers, self.chain.body_sinks(job))
@@ -196,8 +198,8 @@ class UrlChecker:
         """Stored evidence as tonight's answer: the body sinks (page checks, the hooks')
         are handed the stored facts as if they had read the body, so every check that
         reads a page reads the same page again."""
-        page = PageSink(self.config.page_cap) if self.config.page_checks else None
-        for sink in ([page] if page is not None else []) + self.chain.body_sinks(job):
+        page, sinks = self._sinks(self.chain.body_sinks(job))
+        for sink in sinks:
             if isinstance(sink, FactsSink):
                 sink.accept(evidence.facts)
         job.evidence = evidence
@@ -222,8 +224,7 @@ class UrlChecker:
         for a plain request."""
         if self._plain_fetch:
             return None
-        more = self.chain.body_sinks(job)
-        sinks = join([PageSink(self.config.page_cap), *more] if self.config.page_checks else more)
+        _, sinks = self._sinks(self.chain.body_sinks(job))
         first = next(iter(sinks), None)
         return first.recipe() if isinstance(first, FactsSink) else None
 
@@ -337,14 +338,21 @@ class UrlChecker:
         content) share one read and one parse (pagefacts.join). Returns the answer, the
         page checks' sink and what the page's one parse found (kept as evidence)."""
         cap = self.config.page_cap
-        sink = PageSink(cap) if self.config.page_checks else None
-        sinks = join([sink, *more] if sink is not None else more)
+        sink, sinks = self._sinks(more)
         if not sinks:
             return await self.client.fetch(url, headers=headers), None, None
         tee = sinks[0] if len(sinks) == 1 else TeeSink(sinks)
         result = await self.client.fetch_page(url, tee, cap=cap, headers=headers)
         first = sinks[0]
         return result, sink, first.outcome() if isinstance(first, FactsSink) else None
+
+    def _sinks(self, more: Sequence[BodySink]) -> tuple[PageSink | None, list[Any]]:
+        """The sinks of one read of a listed URL's page: the page checks' (with
+        --page-checks, also returned alone) and the hooks' `more`, its facts sinks one
+        (pagefacts.join): for a request (_fetch), stored evidence (_revive) and another
+        transport (facts_recipe)."""
+        page = PageSink(self.config.page_cap) if self.config.page_checks else None
+        return page, join([page, *more] if page is not None else more)
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
@@ -77,9 +78,9 @@ def sitemap_links(html: bytes, base: str) -> list[str]:
     """hrefs of <link rel="sitemap"> in an HTML document, resolved against base."""
     out: list[str] = []
     for tag in _LINK_TAG.findall(html):
-        attrs: dict[bytes, bytes] = {}
-        for name, v1, v2, v3 in _ATTR.findall(tag):
-            attrs[name.lower()] = v1 or v2 or v3
+        # an attribute's value is the one of its three groups that matched (double
+        # quoted, single quoted, bare): the other two are empty
+        attrs = {name.lower(): b"".join(value) for name, *value in _ATTR.findall(tag)}
         rels = attrs.get(b"rel", b"").lower().split()
         href = attrs.get(b"href")
         if b"sitemap" in rels and href:
@@ -100,14 +101,12 @@ class _Found:
     def has(self, url: str) -> bool:
         return normalize_url(url) in self.seen
 
-    def add(
-        self, url: str, source: str, *, key_url: str | None = None, relative: bool = False
-    ) -> None:
-        """Record `url` unless `key_url` (default: the URL itself) was seen already."""
-        key = normalize_url(key_url if key_url is not None else url)
+    def add(self, key_url: str, found: Discovered) -> None:
+        """Record `found` unless `key_url` (its URL, or the URL it answered at) was seen."""
+        key = normalize_url(key_url)
         if key not in self.seen:
             self.seen.add(key)
-            self.items.append(Discovered(url, source, relative))
+            self.items.append(found)
 
 
 async def discover(
@@ -123,10 +122,13 @@ async def discover(
     found = _Found()
     findings: list[Finding] = []
     policy = await _robots_sitemaps(client, robots_get, root, found, findings)
-    if not found.items or exhaustive:
-        await _common_paths(client, policy, root, found, exhaustive=exhaustive)
-    if not found.items or exhaustive:
-        await _home_page_links(client, root, found)
+    for source in (  # the sources after robots.txt, in order
+        partial(_common_paths, client, policy, root, found, exhaustive=exhaustive),
+        partial(_home_page_links, client, root, found),
+    ):
+        if found.items and not exhaustive:
+            break
+        await source()
     if not found.items:
         findings.append(
             finding(
@@ -155,7 +157,7 @@ async def _robots_sitemaps(
         if home.status is None:
             raise TargetError(f"{root}/: site cannot be reached: {home.error}")
     for d in robots_discovered(policy, findings):
-        found.add(d.url, d.source, relative=d.relative)
+        found.add(d.url, d)
     if policy.status == "ok" and not policy.sitemaps:
         findings.append(
             finding(
@@ -182,7 +184,7 @@ async def _common_paths(
         res = await client.fetch(url, method="GET", body_bytes=SNIFF_BYTES, confirm_with_get=False)
         if _answered_2xx(res.status) and looks_like_sitemap(res.body_head):
             # /sitemap.xml often redirects to /sitemap_index.xml: audit the target once.
-            found.add(url, "common path", key_url=res.final_url)
+            found.add(res.final_url, Discovered(url, "common path"))
 
 
 async def _home_page_links(client: HttpClient, root: str, found: _Found) -> None:
@@ -192,7 +194,7 @@ async def _home_page_links(client: HttpClient, root: str, found: _Found) -> None
     )
     if _answered_2xx(home.status):
         for url in sitemap_links(home.body_head, home.final_url):
-            found.add(url, "home page")
+            found.add(url, Discovered(url, "home page"))
 
 
 def _answered_2xx(status: int | None) -> bool:

@@ -79,14 +79,17 @@ class Expander:
         self.seen = SeenUrls()  # every URL listed (loc-duplicate across sitemaps)
         self.hreflang = hreflang
         self.on_entry = on_entry
-        self.on_sitemap = on_sitemap
+        # who sees each sitemap read to its end: the caller's callback, then the hooks'
+        self._read_to_end: list[SitemapHook] = list(
+            filter(None, (on_sitemap, *chain.sitemap_done))  # (the caller's may be None)
+        )
         self._rewrite = rewrite
         self.robots_for = robots_for
         self.admit = admit
         self.client = client
         self.robots = robots
-        self._include_sm = [re.compile(p) for p in config.include_sitemap]
-        self._exclude_sm = [re.compile(p) for p in config.exclude_sitemap]
+        self._include_sm = list(map(re.compile, config.include_sitemap))
+        self._exclude_sm = list(map(re.compile, config.exclude_sitemap))
         self._visited: set[str] = set()
         self._sitemaps: asyncio.Queue[SitemapJob | None] = asyncio.Queue()
         self._pending = 0  # sitemaps and targets not done yet
@@ -249,8 +252,8 @@ class Expander:
             error = str(exc)
             self._about_sitemap(job, *sitemaps.sitemap_broke_off(parser.compressed_bytes, error))
         items = parser.close(cut=error is not None)
-        if ctype_pending and not parser.is_html and parser.compressed_bytes:
-            self._about_sitemap(job, *sitemaps.sitemap_content_type(ctype))
+        if ctype_pending:  # the parser stopped (close): judged now
+            self._content_type_pending(job, parser, ctype)
         validator = validator or self._validator(job, source, parser)
         if items:
             await self._handle(job, source, parser, validator, items)
@@ -266,9 +269,11 @@ class Expander:
         return error
 
     def _content_type_pending(self, job: SitemapJob, parser: StreamParser, ctype: str) -> bool:
-        """A wrong Content-Type is reported once the body shows what it is; False when
-        judged. An HTML body is reported as sitemap-is-html: its type says nothing new."""
-        if parser.is_html:
+        """A wrong Content-Type is reported once the body shows what it is (or the parser
+        stopped); False when judged. An HTML body is reported as sitemap-is-html: its type
+        says nothing new; an empty one (nothing fed: every chunk fed has bytes) shows
+        nothing to judge."""
+        if parser.is_html or not parser.compressed_bytes:
             return False
         if parser.kind is None and not parser.stopped:
             return True
@@ -350,9 +355,10 @@ class Expander:
             return  # no usable <loc> (an empty one is loc-missing)
         if self.mode == "inspect" and job.parent is not None:
             return  # inspect follows the top index only
-        key = normalize_url(loc)  # an http(s) URL: a local path (own, ancestors) is never it
-        own = normalize_url(parent)
-        if key in job.ancestors or key == own:
+        # the child's ancestors: this index and its own; a <loc> among them closes a loop
+        # (an http(s) URL: a local path there is never it)
+        ancestors = (*job.ancestors, normalize_url(parent))
+        if normalize_url(loc) in ancestors:
             code, message = sitemaps.index_loop()
             self.rec.finding(finding(code, message, sitemap=parent, line=item.line, url=loc))
             return
@@ -361,7 +367,7 @@ class Expander:
         if self.sitemap_excluded(loc):
             self.state.excluded_sitemaps += 1
             return
-        self._schedule_child(job, item, loc, parent, (*job.ancestors, own))
+        self._schedule_child(job, item, loc, parent, ancestors)
 
     def _schedule_child(
         self, job: SitemapJob, item: Entry, loc: str, parent: str, ancestors: tuple[str, ...]
@@ -415,9 +421,7 @@ class Expander:
         self._doc_errors.pop(id(parser), None)
         self.sitemap_read(job)
         self.rec.sitemap(rec)
-        if self.on_sitemap is not None:
-            self.on_sitemap(rec, parser)
-        for hook in self.chain.sitemap_done:
+        for hook in self._read_to_end:
             hook(rec, parser)
 
     def sitemap_read(self, job: SitemapJob) -> None:

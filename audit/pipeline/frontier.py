@@ -286,7 +286,7 @@ class GroupFrontier(Generic[T]):
                 if self._timer is not None:
                     self._timer.cancel()
                 self._timer_at = at
-                self._timer = (self._loop or asyncio.get_running_loop()).call_at(at, self._ring)
+                self._timer = asyncio.get_running_loop().call_at(at, self._ring)
 
     def _ring(self) -> None:
         """A timer: an idle worker takes the groups whose turn came (a busy one takes them

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -126,7 +126,8 @@ class LinkCrawl(Hook):
         self.cut_depth = False  # a link deeper than --max-depth was not followed
         self.out = 0  # pages handed to the frontier and not checked yet
         self._out: Counter[str] = Counter()  # ... by origin
-        self._aside: dict[str, deque[tuple[str, int]]] = {}  # origin -> pages waiting
+        # origin -> pages waiting (an audited origin's queue stays once made, emptied)
+        self._aside: defaultdict[str, deque[tuple[str, int]]] = defaultdict(deque)
         self._n_aside = 0
         self._more = asyncio.Event()  # set when the frontier may take more
         self._sinks: dict[int, FactsSink] = {}  # id(job) -> the sink of its GET, until judged
@@ -253,7 +254,7 @@ class LinkCrawl(Hook):
         """A page's answer into the crawl: a redirect's target as linked from the URL, the
         page's followable internal links as linked from it and queued one hop deeper."""
         final = url
-        if result.redirects and result.final_url:
+        if result.redirects:  # (final_url: the redirect's target, never empty)
             final = result.final_url
             # held first: once seen, _link does not queue it to be fetched a second time
             self._redirect_target(final, result, facts)
@@ -262,7 +263,7 @@ class LinkCrawl(Hook):
             # else the chain ends in an error: that is the linked URL's one link-broken, its
             # target is not a second one (nor counted twice in summary.coverage)
         page = self._read(final, result, facts)
-        if page is not None and page.links:
+        if page is not None:  # (_link counts and queues nothing for a page without links)
             self._link(final, page.links, depth + 1)
         return page
 
@@ -285,9 +286,7 @@ class LinkCrawl(Hook):
         """Count `source`'s links once per target (never to itself), queue the new ones."""
         targets = self._targets(links)
         targets.pop(normalize_url(source), None)
-        if not targets:
-            return
-        self.store.link(source, targets)
+        self.store.link(source, targets)  # (none: nothing counted, nothing to queue)
         seen = self.seen
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
@@ -303,8 +302,8 @@ class LinkCrawl(Hook):
             norm = norms.get(link)
             if norm is None:
                 norm = norms[link] = normalize_url(link)
-            if norm not in targets and norm.startswith(inside):
-                targets[norm] = link
+            if norm.startswith(inside):
+                targets.setdefault(norm, link)  # (as found first)
         return targets
 
     def _redirect_target(self, final: str, result: FetchResult, facts: PageFacts | None) -> None:
@@ -338,12 +337,10 @@ class LinkCrawl(Hook):
         more = self._more
         while True:
             more.clear()
-            for origin, waiting in list(aside.items()):
+            for origin, waiting in aside.items():  # (drain alone adds to it, not here)
                 while waiting and self._out[origin] < host_out:
                     await self._send(*waiting.popleft(), origin)
                     self._n_aside -= 1
-                if not waiting:
-                    del aside[origin]
             while self.out < FEED_MAX and self._n_aside < WAITING_MAX:
                 item = self._take()
                 if item is None:
@@ -352,7 +349,7 @@ class LinkCrawl(Hook):
                 if self._out[origin] < host_out:
                     await self._send(*item, origin)
                 else:
-                    aside.setdefault(origin, deque()).append(item)
+                    aside[origin].append(item)
                     self._n_aside += 1
             if not self.out:
                 break

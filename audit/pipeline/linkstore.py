@@ -73,7 +73,7 @@ def _reopen(path: str, run: int) -> sqlite3.Connection | None:
         row = db.execute("SELECT value FROM meta WHERE key = 'run'").fetchone()
     except sqlite3.DatabaseError:
         row = None
-    if row is not None and row[0] == str(run):
+    if row == (str(run),):  # (None: no run recorded)
         return db
     if db is not None:
         db.close()
@@ -235,12 +235,12 @@ class LinkStore:
     def held(self) -> Iterator[tuple[bool, UrlResult, list[Finding], int, str | None]]:
         self._flush()
         rows = self.db.execute(
-            "SELECT h.listed, h.b, i.n, i.source FROM held h "
+            "SELECT h.listed, h.b, COALESCE(i.n, 0), i.source FROM held h "
             "LEFT JOIN inlinks i ON i.k = h.k ORDER BY h.seq"
         )
         for listed, blob, n, source in rows:
             record, found, _ = pickle.loads(blob)
-            yield bool(listed), record, found, n or 0, source
+            yield bool(listed), record, found, n, source
 
     def evidence(self, key: int) -> Evidence | None:
         """The evidence a listed page was held with (a resumed run's page), or None."""

@@ -76,7 +76,7 @@ class Recorder:
         (staging credentials never enter a report). Idempotent; no cost without secrets."""
         from audit.http.access import redacting
 
-        if not secrets or secrets == self._secrets:
+        if secrets == self._secrets:  # (none, as a recorder starts: nothing to do)
             return
         self._secrets = secrets
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
@@ -90,8 +90,8 @@ class Recorder:
         self._sinks.append(redacting(sink, self._secrets) if self._secrets else sink)
 
     def emit(self, record: dict[str, Any]) -> None:
-        if self.ignored and record.get("type") == "finding" and record.get("code") in self.ignored:
-            return
+        """A record to the sinks (a finding comes through `finding` or `replay`, which drop
+        the ignored codes)."""
         rollup = self.rollup
         if rollup is not None:
             if record.get("type") == "hosts":
@@ -111,9 +111,8 @@ class Recorder:
         self.urls += 1
         record = rec.to_json()
         rollup = self.rollup
-        if rollup is not None:
-            extra = rec.extra
-            rollup.listed(rec.sitemap, extra.get("indexable") if extra else None, rec.lastmod)
+        if rollup is not None:  # (`indexable`: the record's extra, merged in by to_json)
+            rollup.listed(rec.sitemap, record.get("indexable"), rec.lastmod)
         for sink in self._sinks:
             sink(record)
 

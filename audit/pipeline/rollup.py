@@ -20,7 +20,7 @@ validator's (audit.rules.dates), a record's fields are read as the reports read 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from audit.report.aggregate import str_or_none
@@ -32,7 +32,8 @@ COUNT_KEYS: tuple[str, ...] = ("urls", "indexable", "with_lastmod", "errors", "w
 _SEVERITY_KEY = {"error": "errors", "warning": "warnings", "info": "info"}
 _XML_SPACE = " \t\r\n"
 _CACHE_SIZE = 4096  # <lastmod> texts whose validity is remembered: sitemaps repeat them
-_UNSEEN = object()  # a <lastmod> text whose validity is not remembered
+_UNSEEN: Any = object()  # a <lastmod> text whose validity is not remembered
+_VALIDITY = ("w3c", "rss", None)  # what lastmod_validity says
 
 
 def lastmod_validity(text: Any) -> str | None:
@@ -55,8 +56,9 @@ def lastmod_validity(text: Any) -> str | None:
 class _Counts:
     urls: int = 0
     indexable: int = 0
-    lastmod_w3c: int = 0  # url records with a W3C Datetime <lastmod>
-    lastmod_rss: int = 0  # ... with one valid only in an RSS feed
+    # url records with a <lastmod>, by how it is valid (lastmod_validity): "w3c" (a W3C
+    # Datetime), "rss" (valid only in an RSS feed), None (invalid)
+    lastmod: dict[str | None, int] = field(default_factory=lambda: dict.fromkeys(_VALIDITY, 0))
     index_lastmod: int = 0  # an index's <sitemap> entries with a valid <lastmod>
     errors: int = 0
     warnings: int = 0
@@ -89,7 +91,7 @@ class Rollup:
 
     def listed(self, sitemap: Any, indexable: Any, lastmod: Any) -> None:
         """A url record's `sitemap`, `indexable` and `lastmod` (the recorder's, read off
-        the record it writes: once per URL, no dict look-up)."""
+        the record it writes: once per URL, without add()'s dispatch)."""
         if not isinstance(sitemap, str):
             return  # links-only pages, ledger and intent URLs: listed by no sitemap tonight
         counts = self._counts[sitemap]
@@ -104,10 +106,7 @@ class Rollup:
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
             validity = cache[lastmod] = lastmod_validity(lastmod)
-        if validity == "w3c":
-            counts.lastmod_w3c += 1
-        elif validity == "rss":
-            counts.lastmod_rss += 1
+        counts.lastmod[validity] += 1
 
     def _finding(self, record: dict[str, Any]) -> None:
         sitemap = record.get("sitemap")
@@ -128,7 +127,8 @@ class Rollup:
             urls, indexable, with_lastmod = 0, 0, c.index_lastmod
         else:
             urls, indexable = c.urls, c.indexable
-            with_lastmod = c.lastmod_w3c + (c.lastmod_rss if c.kind == "rss" else 0)
+            lastmod = c.lastmod
+            with_lastmod = lastmod["w3c"] + (lastmod["rss"] if c.kind == "rss" else 0)
         return {
             "urls": urls,
             "indexable": indexable,

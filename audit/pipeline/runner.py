@@ -81,7 +81,8 @@ async def run_targets(
         roots = outcome.pop("roots", 0)
         if outcome.get("fatal") or not roots:
             continue
-        if kind != "file" and state.target_unreachable.get(n, 0) == roots:
+        # (a file's roots are local: target_unreachable counts root sitemaps fetched)
+        if state.target_unreachable.get(n, 0) == roots:
             outcome["fatal"] = (
                 f"{value}: nothing could be audited: the sitemap could not be reached"
             )

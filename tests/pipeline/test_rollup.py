@@ -308,3 +308,24 @@ async def test_a_carried_sitemap_has_the_counts_it_would_have_if_read(
     against the carried child's entries as against the child read)."""
     night1, night2 = await _carried_nights(serve, tmp_path)
     assert night2 == night1
+
+
+SM_URLSET = "https://e.example/sitemap.xml"
+
+
+def test_an_rfc_822_lastmod_counts_only_in_an_rss_feed() -> None:
+    """with_lastmod counts a W3C Datetime anywhere, an RFC 822 date only in an RSS feed
+    (where it is valid), an invalid one nowhere; a url record without a sitemap is no
+    sitemap's."""
+    from audit.pipeline.rollup import Rollup
+
+    rollup = Rollup()
+    dates = ("2024-01-01", "Mon, 01 Jan 2024 10:00:00 GMT", "2024-13-01", None)
+    for sitemap, kind in (("https://e.example/feed.rss", "rss"), (SM_URLSET, "urlset")):
+        rollup.add({"type": "sitemap", "url": sitemap, "kind": kind})
+        for lastmod in dates:
+            rollup.add({"type": "url", "sitemap": sitemap, "indexable": True, "lastmod": lastmod})
+    rollup.add({"type": "url", "sitemap": None, "indexable": True, "lastmod": dates[0]})
+    feed, urlset = (r["counts"] for r in rollup.records())
+    assert (feed["urls"], feed["indexable"], feed["with_lastmod"]) == (4, 4, 2)
+    assert (urlset["urls"], urlset["indexable"], urlset["with_lastmod"]) == (4, 4, 1)
