@@ -12,11 +12,18 @@ everything; `.venv/bin/pytest -m 'not slow'` is the quick run while working.
 - `raw_server(handler)`: a plain TCP server on 127.0.0.1 for behaviour aiohttp's test
   server cannot produce (never answering, trickling, cutting a response off). The handler
   gets asyncio (reader, writer); returns the base URL "http://127.0.0.1:PORT".
+
+A suite started in the background by a script (`pytest ... &` without job control)
+starts with SIGINT ignored, and every CLI it spawns inherits that: the Ctrl-C tests
+would then see a run that cannot be interrupted (exit 0, nothing on stderr) and fail for
+how the suite was started. `pytest_configure` gives the suite Python's own SIGINT handler
+back, so its children start with the default one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,6 +32,12 @@ from aiohttp import web
 
 from audit.core.config import CrawlConfig
 from tests.crawlkit import Serve
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
