@@ -40,8 +40,8 @@ from __future__ import annotations
 import re
 from bisect import insort
 from collections.abc import Callable
-from operator import attrgetter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import cast
 from urllib.parse import urlsplit
 
