@@ -92,7 +92,7 @@ def _normal_unit(unit: re.Match[str]) -> str:
         decoded = chr(int(text[1:], 16))
         return decoded if decoded in _UNRESERVED else text.upper()
     if not 0x20 < ord(text) <= 0x7E:  # not printable ASCII
-        return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+        return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()
     return text
 
 
