@@ -174,7 +174,8 @@ class HostLanes:
         while state.waiting:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead
-            out, lane = min((state.busy[lane], lane) for lane in range(lanes))
+            lane = min(range(lanes), key=state.busy.__getitem__)  # (the first of the least)
+            out = state.busy[lane]
             if out >= self._ahead:  # (at least 1)
                 return  # every lane has what it may have
             if out and len(state.waiting) < size and not state.short:
