@@ -38,9 +38,10 @@ from urllib.parse import urljoin, urlsplit
 
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
-from audit.core.records import FetchResult, Hop
+from audit.core.records import STATUS_2XX, FetchResult, Hop
 from audit.http import HttpClient
 from audit.http.hosts import DEFAULT_PORTS, Host
+from audit.http.retry import unavailable
 
 if TYPE_CHECKING:
     from audit.http.robotstxt import Group, RobotsTxt
@@ -252,10 +253,10 @@ def _failed_read(origin: str, url: str, result: FetchResult) -> RobotsPolicy | N
     if result.error_kind in _REDIRECT_FAILURES:
         # RFC 9309 2.3.1.2: too many redirects may be treated as unavailable (allow all)
         return _failed_policy(origin, url, result, "missing", result.error)
-    if status is None or status == 429 or status >= 500:
+    if unavailable(status):  # no answer, 429 or 5xx
         error = result.error or f"robots.txt answers HTTP {status}"
         return _failed_policy(origin, url, result, "unreachable", error)
-    if not 200 <= status < 300:
+    if status not in STATUS_2XX:  # (not None: unavailable)
         return _failed_policy(origin, url, result, "missing", None)
     return None
 
