@@ -268,8 +268,9 @@ def _merged(chosen: list[Group], key: str) -> Group:
     (none chosen: a group without agents, rules, delay or rate)."""
     merged = Group()
     for g in chosen:
-        merged.agents += [a for a in g.agents if a not in merged.agents]
+        merged.agents += g.agents
         merged.rules += g.rules
+    merged.agents = list(dict.fromkeys(merged.agents))  # each once, in order
     merged.rules.sort(key=_TRIED)  # (stable: of equal order, the earlier group's first)
     merged.crawl_delay = max((g.delays[key] for g in chosen if key in g.delays), default=None)
     merged.request_rate = min((g.rates[key] for g in chosen if key in g.rates), default=None)
