@@ -420,9 +420,7 @@ def _merge(host: Host, stats: dict[str, Any]) -> None:
         host.record_status(429)  # counted, and the host's rate halved, as a local run does
     host.server_errors += stats.get("server_errors", 0)
     host.backoff_s += stats.get("backoff_s", 0.0)
-    for note in stats.get("notes", ()):
-        if note not in host.notes:
-            host.notes.append(note)
+    host.notes[:] = dict.fromkeys([*host.notes, *stats.get("notes", ())])  # each once, in order
 
 
 def _decoded(answer: Any) -> Evidence:
