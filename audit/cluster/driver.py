@@ -31,6 +31,7 @@ import logging
 import math
 import secrets
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from audit.cluster.codec import answer_from, pack, unpack
@@ -301,11 +302,8 @@ class Cluster:
         """The worker of a group's lane: the one with the fewest lanes, at its first batch."""
         pinned = self._pins.get((group, lane))
         if pinned is None:
-            load = dict.fromkeys(await self._workers(), 0)
-            for address in self._pins.values():
-                if address in load:
-                    load[address] += 1
-            least = min(load, key=load.__getitem__, default="")
+            lanes = Counter(self._pins.values())  # a worker's pinned lanes (0: none)
+            least = min(await self._workers(), key=lanes.__getitem__, default="")
             # the lane's other batch may have pinned it while this one asked
             pinned = self._pins.setdefault((group, lane), least)
         return pinned
