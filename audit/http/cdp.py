@@ -129,12 +129,11 @@ class Connection:
 
     async def _read(self) -> None:
         try:
-            async for msg in self._ws:
-                if msg.type != aiohttp.WSMsgType.TEXT:
-                    break
-                self._dispatch(json.loads(msg.data))
-        except (ConnectionError, aiohttp.ClientError, ValueError):
-            pass
+            with contextlib.suppress(ConnectionError, aiohttp.ClientError, ValueError):
+                async for msg in self._ws:
+                    if msg.type != aiohttp.WSMsgType.TEXT:
+                        break
+                    self._dispatch(json.loads(msg.data))
         finally:
             self._gone()
 

@@ -31,6 +31,7 @@ Knows nothing of sitemaps; imports the HTTP layer, never aiohttp directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -87,11 +88,9 @@ class RobotsPolicy:
         # newlines anywhere, so only a URL with none of them is ruled out by the substring
         # test alone (the test every listed URL takes, with no call)
         if "/robots.txt" in url or "\t" in url or "\n" in url or "\r" in url:
-            try:
+            with contextlib.suppress(ValueError):  # (not a URL urlsplit can read)
                 if urlsplit(url).path == "/robots.txt":
                     return True
-            except ValueError:
-                pass
         if self.status != "ok":  # a file not read: missing allows all, unreachable nothing
             return self.status == "missing"
         if agent is not None and self._robots is not None:  # (its own: the same group)
@@ -148,12 +147,10 @@ def _resolve_sitemaps(lines: list[str], base: str) -> tuple[list[str], frozenset
     out: list[str] = []
     relative: set[str] = set()
     for value in lines:
-        try:
+        with contextlib.suppress(ValueError):  # unusable (a bad IPv6 literal...): as written
             if base and not urlsplit(value).scheme:
                 value = urljoin(base, value)
                 relative.add(value)
-        except ValueError:  # unusable (a bad IPv6 literal...): kept as written
-            pass
         out.append(value)
     return out, frozenset(relative)
 
