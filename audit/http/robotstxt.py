@@ -37,6 +37,7 @@ Imports only the standard library and never aiohttp.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import insort
 from collections.abc import Callable
@@ -123,11 +124,10 @@ def path_of(url: str) -> str:
     else:
         start = url.find("://")
         if start < 0 or "\t" in url or "\n" in url or "\r" in url:
-            try:
+            path = query = ""  # (a URL urlsplit cannot read: ValueError)
+            with contextlib.suppress(ValueError):
                 parts = urlsplit(url)
                 path, query = parts.path, parts.query
-            except ValueError:
-                path = query = ""
         else:
             path, query = _PATH_QUERY(url, start + 3).group(1, 2)
         target = (path or "/") + ("?" + query if query else "")
