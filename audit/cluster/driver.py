@@ -31,6 +31,7 @@ import logging
 import math
 import secrets
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from audit.cluster.codec import answer_from, pack, unpack
@@ -93,6 +94,10 @@ def _dask() -> Any:
 class Cluster:
     """`async with Cluster(config) as cluster:` the cluster of one run (every target)."""
 
+    # the cluster's start, set by __aenter__: local:N's runs on while the sitemaps are read,
+    # a scheduler's has ended before __aenter__ returns
+    _starting: asyncio.Future[None]
+
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self.spec = parse_spec(config.cluster or "")
@@ -110,7 +115,6 @@ class Cluster:
         self._pins: dict[tuple[str, int], str] = {}  # (group, lane): its worker's address
         self._known: dict[str, Any] = {}  # the scheduler's workers, as last asked
         self._known_at = -math.inf
-        self._starting: asyncio.Future[None] | None = None  # local:N's start
         self._warming: asyncio.Future[Any] | None = None
         self._going: asyncio.Future[None] | None = None  # up: the checks leave the driver
         self.notes: list[dict[str, Any]] = []
@@ -123,7 +127,8 @@ class Cluster:
             self._starting = asyncio.ensure_future(self._start(_dask()))
             workers = self.spec.workers
         else:  # a scheduler that cannot be reached is one line before anything is read
-            await self._start(_dask())
+            self._starting = asyncio.ensure_future(self._start(_dask()))
+            await self._starting
             workers = len(self._known) or 1
         self.lanes.workers = workers
         self._going = asyncio.ensure_future(self._go_remote())
@@ -132,9 +137,8 @@ class Cluster:
     async def _go_remote(self) -> None:
         """Once the cluster is up and its workers warm (or failed: the batches then fail
         as before), every check goes out in batches."""
-        if self._starting is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._starting)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(self._starting)
         if self._warming is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._warming)
@@ -268,8 +272,7 @@ class Cluster:
             "jobs": items,
         }
         blob = pack(batch)
-        if self._starting is not None:  # local:N: wait for its start
-            await asyncio.shield(self._starting)
+        await asyncio.shield(self._starting)  # local:N's may still run
         while True:
             worker = await self._pin(group, lane)
             out = await self._submit(blob, worker)
@@ -299,11 +302,8 @@ class Cluster:
         """The worker of a group's lane: the one with the fewest lanes, at its first batch."""
         pinned = self._pins.get((group, lane))
         if pinned is None:
-            load = dict.fromkeys(await self._workers(), 0)
-            for address in self._pins.values():
-                if address in load:
-                    load[address] += 1
-            least = min(load, key=load.__getitem__, default="")
+            lanes = Counter(self._pins.values())  # a worker's pinned lanes (0: none)
+            least = min(await self._workers(), key=lanes.__getitem__, default="")
             # the lane's other batch may have pinned it while this one asked
             pinned = self._pins.setdefault((group, lane), least)
         return pinned
@@ -418,9 +418,7 @@ def _merge(host: Host, stats: dict[str, Any]) -> None:
         host.record_status(429)  # counted, and the host's rate halved, as a local run does
     host.server_errors += stats.get("server_errors", 0)
     host.backoff_s += stats.get("backoff_s", 0.0)
-    for note in stats.get("notes", ()):
-        if note not in host.notes:
-            host.notes.append(note)
+    host.notes[:] = dict.fromkeys([*host.notes, *stats.get("notes", ())])  # each once, in order
 
 
 def _decoded(answer: Any) -> Evidence:

@@ -81,14 +81,9 @@ def batch_size(lane_rate: float, given: int | None = None) -> int:
     return max(1, min(BATCH_MAX, math.ceil(lane_rate * BATCH_SECONDS)))
 
 
-def _interval(rate: float) -> float:
-    """Seconds between two requests at `rate` (none when unlimited)."""
-    return 0.0 if math.isinf(rate) or rate <= 0 else 1.0 / rate
-
-
 @dataclass(slots=True)
 class _Host:
-    rate: float
+    rate: float  # its group's requests a second: above 0, math.inf when unlimited (hosts.py)
     busy: Counter[int] = field(default_factory=Counter)  # its lanes' batches out (0, 1, ...)
     waiting: deque[tuple[Item, asyncio.Future[Item]]] = field(default_factory=deque)
     here: int = 0  # its checks being made here (before the cluster is up)
@@ -174,7 +169,8 @@ class HostLanes:
         while state.waiting:
             # an idle lane first, else (a full batch waiting, or a short one after
             # SHORT_AHEAD) the least busy one below ahead
-            out, lane = min((state.busy[lane], lane) for lane in range(lanes))
+            lane = min(range(lanes), key=state.busy.__getitem__)  # (the first of the least)
+            out = state.busy[lane]
             if out >= self._ahead:  # (at least 1)
                 return  # every lane has what it may have
             if out and len(state.waiting) < size and not state.short:
@@ -217,7 +213,7 @@ class HostLanes:
         two queued there, so that the handover to the cluster waits for little."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        interval = _interval(state.rate)
+        interval = 1.0 / state.rate  # between two requests (0.0 at an unlimited math.inf)
         while state.waiting and state.here < self._here_cap:
             if state.next_here > now:
                 if state.timer is None:
@@ -244,7 +240,7 @@ class HostLanes:
         finally:
             state.here -= 1
             # the next batch's first request: one interval after this one's answer at least
-            state.not_before = asyncio.get_running_loop().time() + _interval(state.rate)
+            state.not_before = asyncio.get_running_loop().time() + 1.0 / state.rate
             self._pump(host, state)
 
     async def _run(

@@ -3,6 +3,7 @@ Dask scheduler); the options a cluster run cannot take. Imports no Dask."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -34,10 +35,9 @@ def parse_spec(text: str) -> ClusterSpec:
         return ClusterSpec(int(count), None)
     if text.startswith("tcp://"):
         parts = urlsplit(text)
-        try:
+        port = None  # (a port out of range: ValueError)
+        with contextlib.suppress(ValueError):
             port = parts.port
-        except ValueError:
-            port = None
         if not parts.hostname or port is None or parts.path not in ("", "/"):
             raise ValueError(f"{text!r}: a scheduler address is tcp://HOST:PORT")
         return ClusterSpec(None, f"tcp://{parts.netloc}")

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from audit.cluster.codec import answer_to, pack, unpack
@@ -308,6 +309,7 @@ def _swept() -> None:
 
 
 _COUNTERS = ("requests", "retries", "rate_limited", "server_errors", "backoff_s")
+_counters = attrgetter(*_COUNTERS)  # a host's counters, in that order
 
 
 async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -> dict[str, Any]:
@@ -317,7 +319,7 @@ async def check_batch(batch: dict[str, Any], fence: Fence, client: HttpClient) -
     jobs: list[dict[str, Any]] = batch["jobs"]
     answers: list[Any] = [FENCED] * len(jobs)
     hosts = {client.host(job["checked"]) for job in jobs}
-    before = {host: [getattr(host, name) for name in _COUNTERS] for host in hosts}
+    before = {host: _counters(host) for host in hosts}
     pending = iter(enumerate(jobs))
     lanes = min(len(jobs), config.per_host_cap)
     await asyncio.gather(*(_drain(client, config, pending, answers, fence) for _ in range(lanes)))

@@ -24,6 +24,6 @@ def url_printable(url: str) -> str:
     if url.isprintable():
         return url
     return "".join(
-        ch if ch.isprintable() else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "replace"))
+        ch if ch.isprintable() else "%" + ch.encode("utf-8", "replace").hex("%").upper()
         for ch in url
     )

@@ -145,7 +145,7 @@ def credential_scope(
     requested: through a rewrite when one names it) and every rewrite target."""
     rules = {canonical_origin(a): canonical_origin(b) for a, b in rewrites}
     found = [*(_requested_origin(target, rules) for target in targets), *rules.values()]
-    return tuple(o for o in dict.fromkeys(found) if o is not None)  # each once, in order
+    return tuple(dict.fromkeys(filter(None, found)))  # each once, in order; None: no origin
 
 
 def _requested_origin(target: str | None, rules: Mapping[str | None, str | None]) -> str | None:

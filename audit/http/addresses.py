@@ -135,7 +135,7 @@ class PrivateGuard:
     @classmethod
     def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
         """The rule of a run over `targets` (URLs or origins)."""
-        hosts = frozenset(h for h in map(_host, targets) if h)
+        hosts = frozenset(map(_host, targets)) - {""}  # ("": no host)
         # a public target: at least one host, and none private
         public = bool(hosts) and not any(is_private_host(h) for h in hosts)
         return cls(hosts, public and not allow_private)

@@ -81,8 +81,7 @@ class AgentSender:
         headers, verify = self._scope.prepare(host, False, {"User-Agent": user_agent}, None)
         session = self.session()
         limit = max(1, cap)
-        if not host.try_acquire():
-            await host.acquire()  # holds a slot too (hold_slot): released below
+        await host.acquire()  # the turn and a slot (hold_slot), released below
         try:  # one exchange, as a fetch worker runs it: not retryable, no redirect followed
             if sink is None:
                 outcome = await exchange(

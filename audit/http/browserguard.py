@@ -37,13 +37,11 @@ def profile_processes(profile: str) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
+        with contextlib.suppress(OSError):  # (gone meanwhile, or not ours to read)
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 cmdline = f.read()
-        except OSError:
-            continue
-        if mark in cmdline and b"audit.http.browserguard" not in cmdline:
-            found.append(int(entry))
+            if mark in cmdline and b"audit.http.browserguard" not in cmdline:
+                found.append(int(entry))
     return found
 
 

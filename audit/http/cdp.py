@@ -129,12 +129,11 @@ class Connection:
 
     async def _read(self) -> None:
         try:
-            async for msg in self._ws:
-                if msg.type != aiohttp.WSMsgType.TEXT:
-                    break
-                self._dispatch(json.loads(msg.data))
-        except (ConnectionError, aiohttp.ClientError, ValueError):
-            pass
+            with contextlib.suppress(ConnectionError, aiohttp.ClientError, ValueError):
+                async for msg in self._ws:
+                    if msg.type != aiohttp.WSMsgType.TEXT:
+                        break
+                    self._dispatch(json.loads(msg.data))
         finally:
             self._gone()
 
@@ -280,7 +279,8 @@ def _group_rss(pgid: int) -> int:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
+        # (gone meanwhile, unreadable, or not as expected: not counted)
+        with contextlib.suppress(OSError, IndexError, ValueError):
             with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             if int(fields[2]) != pgid:  # fields after the name: state, ppid, pgrp, ...
@@ -288,6 +288,4 @@ def _group_rss(pgid: int) -> int:
             with open(f"/proc/{entry}/smaps_rollup", encoding="ascii", errors="replace") as f:
                 pss = (line.split()[1] for line in f if line.startswith("Pss:"))
                 total += int(next(pss, "0")) * 1024
-        except (OSError, IndexError, ValueError):
-            continue
     return total

@@ -594,12 +594,10 @@ class HostPool:
 
     async def _resolve(self, host: Host) -> None:
         """--politeness-key ip: the host joins the group of its name's first address."""
-        address = None
+        address = None  # a name that does not resolve: a group of its own
         if self._address_of is not None:
-            try:
+            with contextlib.suppress(Exception):
                 address = await self._address_of(host.hostname)
-            except Exception:  # a name that does not resolve: a group of its own
-                address = None
         host.group = self._group(address or host.hostname)
 
     def stats(self) -> list[HostStats]:

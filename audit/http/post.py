@@ -19,9 +19,9 @@ import asyncio
 from dataclasses import dataclass
 
 from audit.core.errors import translate_exception
-from audit.http.retry import backoff_delay, parse_retry_after
+from audit.http.retry import backoff_delay, parse_retry_after, unavailable
 
-__all__ = ["PostResult", "get_text", "post_json", "retryable_post"]
+__all__ = ["PostResult", "get_text", "post_json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +30,6 @@ class PostResult:
     attempts: int  # requests sent, retries included
     error: str | None = None  # the last failure without an answer, one line
     gave_up: str | None = None  # why a retryable answer was not retried (Retry-After too long)
-
-
-def retryable_post(status: int | None) -> bool:
-    """429 and 5xx (and no answer at all) are worth another try; other answers are final."""
-    return status is None or status == 429 or status >= 500
 
 
 async def post_json(
@@ -70,7 +65,7 @@ async def post_json(
             except (aiohttp.ClientError, TimeoutError, OSError) as exc:
                 # no answer: no Retry-After either (even one read before the body broke off)
                 status, error, retry_after = None, str(translate_exception(exc, url)), None
-            if not retryable_post(status) or retry == retries:
+            if not unavailable(status) or retry == retries:  # other answers are final
                 break
             wait = parse_retry_after(retry_after)  # None without the header
             if wait is None:

@@ -31,6 +31,7 @@ __all__ = [
     "backoff_delay",
     "parse_retry_after",
     "should_retry",
+    "unavailable",
 ]
 
 # 408 request timeout, 429 too many requests, 500/502/503/504 transient server trouble
@@ -51,6 +52,13 @@ def should_retry(status: int | None, error_kind: str | None) -> bool:
     if error_kind is not None:
         return error_kind in RETRY_ERROR_KINDS
     return status in RETRY_STATUSES  # (None is no status of it)
+
+
+def unavailable(status: int | None) -> bool:
+    """No answer, a 429 or a 5xx: the server cannot answer now. A robots.txt read so is
+    unreachable (RULES.md: disallow all), and IndexNow's POST tries again (post.py); any
+    other answer is final (a 408 too)."""
+    return status is None or status == 429 or status >= 500
 
 
 def backoff_delay(retry: int, base: float, cap: float, rand: float | None = None) -> float:

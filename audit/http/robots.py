@@ -31,6 +31,7 @@ Knows nothing of sitemaps; imports the HTTP layer, never aiohttp directly.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -38,9 +39,10 @@ from urllib.parse import urljoin, urlsplit
 
 from audit.core.agent import robots_token
 from audit.core.config import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS
-from audit.core.records import FetchResult, Hop
+from audit.core.records import STATUS_2XX, FetchResult, Hop
 from audit.http import HttpClient
 from audit.http.hosts import DEFAULT_PORTS, Host
+from audit.http.retry import unavailable
 
 if TYPE_CHECKING:
     from audit.http.robotstxt import Group, RobotsTxt
@@ -86,11 +88,9 @@ class RobotsPolicy:
         # newlines anywhere, so only a URL with none of them is ruled out by the substring
         # test alone (the test every listed URL takes, with no call)
         if "/robots.txt" in url or "\t" in url or "\n" in url or "\r" in url:
-            try:
+            with contextlib.suppress(ValueError):  # (not a URL urlsplit can read)
                 if urlsplit(url).path == "/robots.txt":
                     return True
-            except ValueError:
-                pass
         if self.status != "ok":  # a file not read: missing allows all, unreachable nothing
             return self.status == "missing"
         if agent is not None and self._robots is not None:  # (its own: the same group)
@@ -147,12 +147,10 @@ def _resolve_sitemaps(lines: list[str], base: str) -> tuple[list[str], frozenset
     out: list[str] = []
     relative: set[str] = set()
     for value in lines:
-        try:
+        with contextlib.suppress(ValueError):  # unusable (a bad IPv6 literal...): as written
             if base and not urlsplit(value).scheme:
                 value = urljoin(base, value)
                 relative.add(value)
-        except ValueError:  # unusable (a bad IPv6 literal...): kept as written
-            pass
         out.append(value)
     return out, frozenset(relative)
 
@@ -252,10 +250,10 @@ def _failed_read(origin: str, url: str, result: FetchResult) -> RobotsPolicy | N
     if result.error_kind in _REDIRECT_FAILURES:
         # RFC 9309 2.3.1.2: too many redirects may be treated as unavailable (allow all)
         return _failed_policy(origin, url, result, "missing", result.error)
-    if status is None or status == 429 or status >= 500:
+    if unavailable(status):  # no answer, 429 or 5xx
         error = result.error or f"robots.txt answers HTTP {status}"
         return _failed_policy(origin, url, result, "unreachable", error)
-    if not 200 <= status < 300:
+    if status not in STATUS_2XX:  # (not None: unavailable)
         return _failed_policy(origin, url, result, "missing", None)
     return None
 

@@ -37,6 +37,7 @@ Imports only the standard library and never aiohttp.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import insort
 from collections.abc import Callable
@@ -92,7 +93,7 @@ def _normal_unit(unit: re.Match[str]) -> str:
         decoded = chr(int(text[1:], 16))
         return decoded if decoded in _UNRESERVED else text.upper()
     if not 0x20 < ord(text) <= 0x7E:  # not printable ASCII
-        return "".join(f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass"))
+        return "%" + text.encode("utf-8", "surrogatepass").hex("%").upper()
     return text
 
 
@@ -123,11 +124,10 @@ def path_of(url: str) -> str:
     else:
         start = url.find("://")
         if start < 0 or "\t" in url or "\n" in url or "\r" in url:
-            try:
+            path = query = ""  # (a URL urlsplit cannot read: ValueError)
+            with contextlib.suppress(ValueError):
                 parts = urlsplit(url)
                 path, query = parts.path, parts.query
-            except ValueError:
-                path = query = ""
         else:
             path, query = _PATH_QUERY(url, start + 3).group(1, 2)
         target = (path or "/") + ("?" + query if query else "")
@@ -268,8 +268,9 @@ def _merged(chosen: list[Group], key: str) -> Group:
     (none chosen: a group without agents, rules, delay or rate)."""
     merged = Group()
     for g in chosen:
-        merged.agents += [a for a in g.agents if a not in merged.agents]
+        merged.agents += g.agents
         merged.rules += g.rules
+    merged.agents = list(dict.fromkeys(merged.agents))  # each once, in order
     merged.rules.sort(key=_TRIED)  # (stable: of equal order, the earlier group's first)
     merged.crawl_delay = max((g.delays[key] for g in chosen if key in g.delays), default=None)
     merged.request_rate = min((g.rates[key] for g in chosen if key in g.rates), default=None)

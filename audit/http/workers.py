@@ -35,6 +35,7 @@ the client, which imports this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import marshal
@@ -279,10 +280,9 @@ class FetchWorkers:
     @staticmethod
     async def _started(worker: _Worker) -> bool:
         """Wait for the worker's first frame; one that does not send it in time is killed."""
-        try:
+        ok = False  # (not in time: TimeoutError)
+        with contextlib.suppress(TimeoutError):
             ok = await asyncio.wait_for(asyncio.shield(worker.ready), START_TIMEOUT)
-        except TimeoutError:
-            ok = False
         if not ok:
             worker.kill()
             log.warning(

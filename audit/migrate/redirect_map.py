@@ -20,6 +20,7 @@ Pure and synchronous: imports only the standard library and audit.urls/errors.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import re
 from collections.abc import Iterable
@@ -100,11 +101,13 @@ class RedirectMap:
         # else the first rule that matches and expands to an absolute URL, and its line
         for rule in self._rules:
             m = rule.pattern.search(path if rule.on_path else old_url)
-            try:
-                target = m.expand(rule.template) if m is not None else ""
-            except (re.error, IndexError):  # checked at load time; kept for safety
-                continue
-            if _absolute(target):  # "": no match
+            # "": no match, or a template that cannot expand (a trailing backslash passes
+            # the load-time check of its groups and escapes)
+            target = ""
+            if m is not None:
+                with contextlib.suppress(re.error, IndexError):
+                    target = m.expand(rule.template)
+            if _absolute(target):
                 return target, rule.line
         return None
 

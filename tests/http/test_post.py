@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from audit.http.post import get_text, post_json, retryable_post
+from audit.http.post import get_text, post_json
 
 FAST = {"timeout": 5.0, "retries": 3, "backoff_base": 0.01, "backoff_cap": 0.02}
 
@@ -110,8 +110,3 @@ async def test_get_text_reads_a_capped_body_and_follows_no_redirect(aiohttp_serv
         port = sock.getsockname()[1]
     down = await get_text(f"http://127.0.0.1:{port}/k", user_agent="t", timeout=5, limit=9)
     assert down[:2] == (None, None) and down[2] is not None
-
-
-def test_what_is_worth_another_try() -> None:
-    assert retryable_post(None) and retryable_post(429) and retryable_post(500)
-    assert not any(retryable_post(s) for s in (200, 202, 400, 403, 408, 422))

@@ -15,6 +15,7 @@ from audit.http.retry import (
     backoff_delay,
     parse_retry_after,
     should_retry,
+    unavailable,
 )
 
 CAP = 60.0
@@ -96,3 +97,9 @@ async def test_a_retry_after_defers_the_host_with_a_usable_value_only() -> None:
 def test_a_transient_failure_backs_off_and_a_lasting_one_is_done() -> None:
     assert after_error("reset") == BACKOFF and after_error("timeout") == BACKOFF
     assert after_error("dns") == DONE and after_error("tls") == DONE
+
+
+def test_what_is_worth_another_try() -> None:
+    """No answer, 429 and 5xx (an IndexNow POST tries again; a robots.txt is unreachable)."""
+    assert unavailable(None) and unavailable(429) and unavailable(500)
+    assert not any(unavailable(s) for s in (200, 202, 400, 403, 408, 422))
