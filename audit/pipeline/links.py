@@ -263,7 +263,7 @@ class LinkCrawl(Hook):
             # else the chain ends in an error: that is the linked URL's one link-broken, its
             # target is not a second one (nor counted twice in summary.coverage)
         page = self._read(final, result, facts)
-        if page is not None:  # (_link counts and queues nothing for a page without links)
+        if page is not None and page.links:  # (most pages of a site link nowhere new)
             self._link(final, page.links, depth + 1)
         return page
 
@@ -286,7 +286,9 @@ class LinkCrawl(Hook):
         """Count `source`'s links once per target (never to itself), queue the new ones."""
         targets = self._targets(links)
         targets.pop(normalize_url(source), None)
-        self.store.link(source, targets)  # (none: nothing counted, nothing to queue)
+        if not targets:  # (a store write saved: per page, with --links)
+            return
+        self.store.link(source, targets)
         seen = self.seen
         for norm, link in targets.items():
             if seen.add_normalized(norm) < 0:  # new
