@@ -557,7 +557,9 @@ def over_time_finding(
         return None
     moved = previous.lastmod != current.lastmod
     changed = not unchanged and current.digest != previous.digest
-    if not moved and changed:
+    if moved == changed:  # both or neither: the index tells the truth
+        return None
+    if changed:
         return finding(
             "index-lastmod-frozen",
             f"the child's entries changed since the previous run, but the index entry's "
@@ -567,17 +569,15 @@ def over_time_finding(
             line=line,
             url=child,
         )
-    if moved and not changed:
-        return finding(
-            "index-lastmod-churn",
-            f"the index entry's <lastmod> moved ({_shown(previous.lastmod)} -> "
-            f"{_shown(current.lastmod)}) but the child's entries are identical: move it "
-            "only when the child changes",
-            sitemap=index,
-            line=line,
-            url=child,
-        )
-    return None
+    return finding(
+        "index-lastmod-churn",
+        f"the index entry's <lastmod> moved ({_shown(previous.lastmod)} -> "
+        f"{_shown(current.lastmod)}) but the child's entries are identical: move it "
+        "only when the child changes",
+        sitemap=index,
+        line=line,
+        url=child,
+    )
 
 
 def over_time_findings(

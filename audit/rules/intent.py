@@ -341,7 +341,7 @@ def parse_intent(text: str, name: str) -> IntentPlan:
     plan = IntentPlan(name)
     seen: dict[tuple[str, bool, bool], int] = {}
     for i, (line, cells) in enumerate(_records(text.removeprefix("\ufeff"), name)):
-        if i == 0 and [c.lower() for c in cells[:2]] == ["url", "action"]:
+        if i == 0 and list(map(str.lower, cells[:2])) == ["url", "action"]:
             continue  # the header
         row = _row(cells, name, line)
         where = (row.key, row.prefix, row.path)

@@ -270,9 +270,7 @@ class LastmodCheck:
                 )
             )
         elif news == 0:
-            uniform = self._uniform()
-            if uniform is not None:
-                problems.append(("lastmod-uniform", uniform))
+            problems += self._uniform()
         return problems
 
     @property
@@ -281,21 +279,24 @@ class LastmodCheck:
         the moment it was served (index-lastmod-now, in place of lastmod-uniform)."""
         return self.index_entries >= 2 and self._index_now == self.index_entries
 
-    def _uniform(self) -> str | None:
-        """Why the lastmods look generated (one day, or the time of serving), or None."""
+    def _uniform(self) -> list[tuple[str, str]]:
+        """lastmod-uniform, when the lastmods look generated (one day, or the time of
+        serving), as problems() gives it; else none."""
         n = self.count
         day, top = max(self.days.items(), key=lambda kv: kv[1], default=(0, 0))  # 0: none
         if n >= UNIFORM_MIN and top >= n * UNIFORM_SHARE:
-            return (
+            why = (
                 f"{top:,} of {n:,} <lastmod> values are on {datetime.fromordinal(day):%Y-%m-%d}"
                 " (UTC): search engines distrust a lastmod that is not the real date each "
                 "page changed; generate it from the content's modification time"
             )
-        if n >= SERVED_NOW_MIN and self.served_now == n:
-            return (
+        elif n >= SERVED_NOW_MIN and self.served_now == n:
+            why = (
                 f"all {n:,} <lastmod> values are within "
                 f"{int(SERVED_NOW_WINDOW.total_seconds() // 60)} minutes of the audit: the "
                 "sitemap seems to stamp the time it is served; give each page's real "
                 "modification time"
             )
-        return None
+        else:
+            return []
+        return [("lastmod-uniform", why)]

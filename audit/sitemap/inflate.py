@@ -93,13 +93,11 @@ class Inflater:
     def close(self) -> bytes:
         if self._done:
             return b""
-        if self._mode == 0:
-            self._mode = 1
-            data, self._head = self._head, b""
-            return self._pass(data)
         inner = self._inner
-        if inner is None:  # plain
-            return b""
+        if inner is None:  # plain, or not sniffed (under two bytes came): those pass as they are
+            self._mode = 1
+            data, self._head = self._head, b""  # (b"" once plain: feed emptied it)
+            return self._pass(data)
         self._done = True
         if self._d is not None:
             # Input is exhausted and max_length was not reached, so no output is

@@ -36,10 +36,10 @@ class SitemapStats:
     @property
     def failure(self) -> str | None:
         """Why the sitemap could not be read ("HTTP 404", a network error), or None."""
-        if self.status is not None and self.status >= 400:
+        if self.status is None:  # no answer: a failure unless the sitemap was read (a file)
+            return None if self.kind is not None else (self.error or "no answer")
+        if self.status >= 400:
             return f"HTTP {self.status}" + (f": {self.error}" if self.error else "")
-        if self.status is None and self.kind is None:
-            return self.error or "no answer"
         return None
 
     def to_json(self) -> dict[str, Any]:
