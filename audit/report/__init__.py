@@ -17,13 +17,15 @@ Imports nothing from the crawl, HTTP or parser layers: writers see dicts only.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 from audit.report.aggregate import (
     FAIL_ON_LEVELS,
@@ -39,6 +41,7 @@ __all__ = [
     "ReportInputError",
     "ReportWriter",
     "at_or_above",
+    "closes_once",
     "convert",
     "fails",
     "make_writer",
@@ -64,6 +67,26 @@ class ReportWriter(Protocol):
     def write(self, record: dict[str, Any]) -> None: ...
 
     def close(self) -> None: ...
+
+
+_W = TypeVar("_W")
+
+
+def closes_once(close: Callable[[_W], None]) -> Callable[[_W], None]:
+    """A writer's `close`, safe to call twice as a file's is: the second call does nothing
+    (a library caller's sink may be closed by it and by a `finally`; writing the document
+    twice would spoil it). Marked closed before it runs, so a close that fails is not
+    tried again either."""
+    closed: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    @functools.wraps(close)
+    def once(writer: _W) -> None:
+        if writer in closed:
+            return
+        closed.add(writer)
+        close(writer)
+
+    return once
 
 
 class ReportInputError(ValueError):

@@ -26,7 +26,7 @@ from datetime import UTC
 from typing import Any, TextIO
 
 from audit.core.version import __version__
-from audit.report import coverage, intent, llms, rendering
+from audit.report import closes_once, coverage, intent, llms, rendering
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     ROLLUP_TITLES,
@@ -220,16 +220,13 @@ class HtmlWriter:
         self._fail_on = fail_on
         self._agg = Aggregate(examples=max_rows_per_code)
         self._index = IndexTally()  # indexability of the url records (report/agents.py)
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
         self._index.add(record)
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

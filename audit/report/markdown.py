@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
-from audit.report import agents, coverage, intent, llms, rendering
+from audit.report import agents, closes_once, coverage, intent, llms, rendering
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     ROLLUP_TITLES,
@@ -78,7 +78,6 @@ class MarkdownWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=examples)
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -187,10 +186,8 @@ class MarkdownWriter:
         out.append("")
         return out
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

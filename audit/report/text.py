@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any, TextIO
 
 from audit.core.printable import printable
-from audit.report import agents, coverage, intent, llms, rendering
+from audit.report import agents, closes_once, coverage, intent, llms, rendering
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
@@ -74,7 +74,6 @@ class TextWriter:
         self._agg = Aggregate(examples=examples)
         isatty = getattr(stream, "isatty", None)
         self._colour = bool(isatty and isatty())
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -193,10 +192,8 @@ class TextWriter:
         v = verdict(summary, self._fail_on)
         return self._c(_VERDICT_STYLE[v.style], _clean(v.line))
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

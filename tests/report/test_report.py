@@ -87,6 +87,24 @@ def test_empty_stream_gives_a_valid_document(fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_a_second_close_writes_nothing(fmt: str) -> None:
+    """close is safe to call twice, as a file's is: a sink closed by its caller and by a
+    finally writes its document once; each writer's close counts on its own."""
+    out, other = io.StringIO(), io.StringIO()
+    writer, second = make_writer(fmt, out), make_writer(fmt, other)
+    for rec in stream():
+        writer.write(rec)
+        second.write(rec)
+    writer.close()
+    once = out.getvalue()
+    parse_any(fmt, once)
+    writer.close()
+    assert out.getvalue() == once
+    second.close()  # another writer of the same class is not closed by the first
+    parse_any(fmt, other.getvalue())
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_interrupted_stream_gives_a_valid_document(fmt: str) -> None:
     recs = without_summary(stream())[:20]
     text = run(fmt, recs)
