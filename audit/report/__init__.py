@@ -40,12 +40,14 @@ __all__ = [
     "FORMATS",
     "ReportInputError",
     "ReportWriter",
+    "Sections",
     "at_or_above",
     "closes_once",
     "convert",
     "fails",
     "make_writer",
     "read_jsonl",
+    "shown_sections",
     "worst_severity",
 ]
 
@@ -70,6 +72,17 @@ class ReportWriter(Protocol):
 
 
 _W = TypeVar("_W")
+_S = TypeVar("_S")
+
+# A writer's sections after migrate's table (order as data, STYLE lesson 20): what each
+# shows, read from the summary (nothing to show: no section), and its renderer.
+Sections = tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., _S]], ...]
+
+
+def shown_sections(sections: Sections[_S], summary: dict[str, Any], *args: Any) -> list[_S]:
+    """The sections that have something to show, in order, each rendered from the summary,
+    what it shows and `args` (the writer's examples and escapes)."""
+    return [render(summary, rows, *args) for shown, render in sections if (rows := shown(summary))]
 
 
 def closes_once(close: Callable[[_W], None]) -> Callable[[_W], None]:
