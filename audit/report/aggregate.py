@@ -397,8 +397,8 @@ class Aggregate:
         summary = as_dict(self.summary)  # (None before a summary came)
         for key in ("finished", "finished_at", "started", "started_at"):
             try:  # ISO 8601 ('Z' too, since 3.11), UTC when it names no zone
-                stamp = datetime.fromisoformat(summary.get(key))
-            except (TypeError, ValueError):  # not a string (none: absent), or not a stamp
+                stamp = datetime.fromisoformat(summary.get(key, ""))
+            except (TypeError, ValueError):  # not a string, or not a stamp (absent: "")
                 continue
             return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         return self.now
