@@ -17,13 +17,15 @@ Imports nothing from the crawl, HTTP or parser layers: writers see dicts only.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 from audit.report.aggregate import (
     FAIL_ON_LEVELS,
@@ -38,11 +40,14 @@ __all__ = [
     "FORMATS",
     "ReportInputError",
     "ReportWriter",
+    "Sections",
     "at_or_above",
+    "closes_once",
     "convert",
     "fails",
     "make_writer",
     "read_jsonl",
+    "shown_sections",
     "worst_severity",
 ]
 
@@ -64,6 +69,37 @@ class ReportWriter(Protocol):
     def write(self, record: dict[str, Any]) -> None: ...
 
     def close(self) -> None: ...
+
+
+_W = TypeVar("_W")
+_S = TypeVar("_S")
+
+# A writer's sections after migrate's table (order as data, STYLE lesson 20): what each
+# shows, read from the summary (nothing to show: no section), and its renderer.
+Sections = tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., _S]], ...]
+
+
+def shown_sections(sections: Sections[_S], summary: dict[str, Any], *args: Any) -> list[_S]:
+    """The sections that have something to show, in order, each rendered from the summary,
+    what it shows and `args` (the writer's examples and escapes)."""
+    return [render(summary, rows, *args) for shown, render in sections if (rows := shown(summary))]
+
+
+def closes_once(close: Callable[[_W], None]) -> Callable[[_W], None]:
+    """A writer's `close`, safe to call twice as a file's is: the second call does nothing
+    (a library caller's sink may be closed by it and by a `finally`; writing the document
+    twice would spoil it). Marked closed before it runs, so a close that fails is not
+    tried again either."""
+    closed: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    @functools.wraps(close)
+    def once(writer: _W) -> None:
+        if writer in closed:
+            return
+        closed.add(writer)
+        close(writer)
+
+    return once
 
 
 class ReportInputError(ValueError):

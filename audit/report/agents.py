@@ -135,9 +135,7 @@ def _indexability_panel(tally: IndexTally, esc: Escape) -> str:
     labels = [f'<label for="ix-all">all ({sum(tally.counts.values()):,})</label>']
     labels.append(f"<span>indexable: {tally.counts['indexable']:,}</span>")
     rows = []
-    for reason in REASONS:
-        if not tally.counts[reason]:
-            continue
+    for reason in filter(tally.counts.get, REASONS):  # the reasons some URL has
         radios.append(f'<input type="radio" name="ix" id="ix-{reason}">')
         labels.append(f'<label for="ix-{reason}">{reason} ({tally.counts[reason]:,})</label>')
         rows += [

@@ -396,12 +396,9 @@ class Aggregate:
         """When the audit ran: the summary's `finished`/`started` stamp if any, else now."""
         summary = as_dict(self.summary)  # (None before a summary came)
         for key in ("finished", "finished_at", "started", "started_at"):
-            value = summary.get(key)
-            if not isinstance(value, str):
-                continue
-            try:  # ISO 8601, UTC when it names no zone
-                stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
+            try:  # ISO 8601 ('Z' too, since 3.11), UTC when it names no zone
+                stamp = datetime.fromisoformat(summary.get(key, ""))
+            except (TypeError, ValueError):  # not a string, or not a stamp (absent: "")
                 continue
             return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
         return self.now

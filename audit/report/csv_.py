@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 from typing import Any, TextIO
 
+from audit.report import closes_once
 from audit.report.aggregate import (
     UrlJoiner,
     float_or_none,
@@ -104,7 +105,6 @@ class CsvWriter:
         self._joiner = UrlJoiner(self._row)
         self._header_done = False
         self._bom = bom
-        self._closed = False
 
     def _header(self) -> None:
         if not self._header_done:
@@ -163,10 +163,8 @@ class CsvWriter:
         # csv.writer writes the whole row in one call: a crash leaves complete lines.
         self._csv.writerow(map(_cell, row))
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._joiner.close()
         self._header()
         self._stream.flush()

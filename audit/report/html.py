@@ -26,7 +26,7 @@ from datetime import UTC
 from typing import Any, TextIO
 
 from audit.core.version import __version__
-from audit.report import coverage, intent, llms, rendering
+from audit.report import Sections, closes_once, coverage, intent, llms, rendering, shown_sections
 from audit.report.agents import IndexTally, html_section
 from audit.report.aggregate import (
     ROLLUP_TITLES,
@@ -98,7 +98,7 @@ _SEVERITY_BOXES = "".join(
 )
 # the panels after the llms.txt and Agents served ones, in order: what each shows (nothing
 # to show: no panel), and its HTML from that, the summary, the examples and the escaper
-_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., str]], ...] = (
+_SECTIONS: Sections[str] = (
     (coverage.coverage_rows, coverage.html_section),
     (intent.intent_rows, intent.html_section),
     (rendering.render_rows, rendering.html_section),
@@ -220,16 +220,13 @@ class HtmlWriter:
         self._fail_on = fail_on
         self._agg = Aggregate(examples=max_rows_per_code)
         self._index = IndexTally()  # indexability of the url records (report/agents.py)
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
         self._index.add(record)
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 
@@ -274,10 +271,7 @@ class HtmlWriter:
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
         out.append(llms.html_section(summary, h))
-        for shown, section in _SECTIONS:
-            rows = shown(summary)
-            if rows:
-                out.append(section(summary, rows, agg.examples, h))
+        out += shown_sections(_SECTIONS, summary, agg.examples, h)
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))
         out.append(self._tree())

@@ -93,15 +93,9 @@ def json_for_script(value: Any) -> str:
         return text
     # Outside strings JSON holds only printable ASCII: each of these is in a string,
     # where \uXXXX means the same character (U+2028/2029, C1 controls, bidi overrides);
-    # beyond the BMP, a surrogate pair.
-    out = []
-    for ch in text:
-        if ch.isprintable():
-            out.append(ch)
-            continue
-        units = ch.encode("utf-16-be", "surrogatepass")
-        out += [f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2)]
-    return "".join(out)
+    # beyond the BMP, a surrogate pair: json's own ASCII escape of the one character
+    # (no C0 control is left to take a short form such as \n: json.dumps escaped those).
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
 
 
 def grouped(value: int) -> str:

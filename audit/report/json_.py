@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any, TextIO
 
+from audit.report import closes_once
 from audit.report.aggregate import Aggregate
 
 _CHUNK = 1 << 16
@@ -83,7 +84,6 @@ class JsonWriter:
             "urls": Spool(),
             "other": Spool(),
         }
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -91,10 +91,8 @@ class JsonWriter:
         if spooled is not None:
             self._spools[spooled].add(record)
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         out = self._stream
         try:
             summary = self._agg.summary_dict()

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import IO, Any, TextIO
 
+from audit.report import closes_once
 from audit.report._xml import xml_attr, xml_text
 from audit.report.aggregate import (
     Aggregate,
@@ -84,7 +85,6 @@ class JunitWriter:
         self._suites: dict[str, _Suite] = {}
         self._open: OrderedDict[str, IO[str]] = OrderedDict()
         self._joiner = UrlJoiner(self._url_case)
-        self._closed = False
 
     # --- feeding --------------------------------------------------------
 
@@ -165,10 +165,8 @@ class JunitWriter:
 
     # --- closing --------------------------------------------------------
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         try:
             try:  # the last testcases, then every spool closed (whatever happened)
                 self._joiner.close()

@@ -13,12 +13,21 @@ close from an `Aggregate`. Imports nothing from the crawl, HTTP or parser layers
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from itertools import chain
 from typing import Any, TextIO
 
 from audit.core.codes import CODES, doc_anchor
 from audit.core.printable import printable, url_printable
-from audit.report import agents, coverage, intent, llms, rendering
+from audit.report import (
+    Sections,
+    agents,
+    closes_once,
+    coverage,
+    intent,
+    llms,
+    rendering,
+    shown_sections,
+)
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     ROLLUP_TITLES,
@@ -43,7 +52,7 @@ _PROSE_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _ROLLUP_HEAD = ["Sitemap", *(f"{title}:" for title in ROLLUP_TITLES)]  # counts to the right
 # the sections after migrate's table, in order: what each shows (nothing to show: no section),
 # and its lines from that, the summary, the examples, md_code and md_text
-_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., list[str]]], ...] = (
+_SECTIONS: Sections[list[str]] = (
     (agents.agent_rows, agents.markdown_lines),
     (llms.llms_of, llms.markdown_lines),
     (llms.served_rows, llms.served_markdown_lines),
@@ -78,7 +87,6 @@ class MarkdownWriter:
         self._stream = stream
         self._fail_on = fail_on
         self._agg = Aggregate(examples=examples)
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -94,10 +102,9 @@ class MarkdownWriter:
         out += [""] if cut_notes(summary) else []
         out += self._summary_table(summary)
         out += _migration_table(summary.get("migration"))
-        for shown, lines_of in _SECTIONS:
-            rows = shown(summary)
-            if rows:
-                out += lines_of(summary, rows, agg.examples, md_code, md_text)
+        out += chain.from_iterable(
+            shown_sections(_SECTIONS, summary, agg.examples, md_code, md_text)
+        )
         codes = agg.codes_sorted()
         if not codes:
             out += ["No findings.", ""]
@@ -187,10 +194,8 @@ class MarkdownWriter:
         out.append("")
         return out
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

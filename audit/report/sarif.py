@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from audit.core.codes import doc_anchor, fix_of
 from audit.core.version import __version__
+from audit.report import closes_once
 from audit.report.aggregate import (
     Aggregate,
     code_summary,
@@ -57,7 +58,6 @@ class SarifWriter:
         self._agg = Aggregate(examples=0)
         self._rules: dict[str, tuple[int, str]] = {}  # code -> (index, severity)
         self._results = Spool(",\n        ")  # one result a line, in "results"
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         """Count every record; a finding becomes a result, spooled to a file."""
@@ -104,10 +104,8 @@ class SarifWriter:
             "properties": {"searchConsole": search_console(code)},
         }
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         try:
             self._assemble()
         finally:

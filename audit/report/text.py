@@ -11,12 +11,21 @@ HTTP or parser layers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
+from itertools import chain
 from typing import Any, TextIO
 
 from audit.core.printable import printable
-from audit.report import agents, coverage, intent, llms, rendering
+from audit.report import (
+    Sections,
+    agents,
+    closes_once,
+    coverage,
+    intent,
+    llms,
+    rendering,
+    shown_sections,
+)
 from audit.report.aggregate import (
     ROLLUP_ROWS,
     SEVERITIES,
@@ -42,7 +51,7 @@ _COLOURS = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2"
 _VERDICT_STYLE = {"pass": "ok", "fail": "error", "warn": "warning", "partial": "warning"}
 # the sections after migrate's table, in order: what each shows (nothing to show: no section),
 # and its lines from that, the summary, the examples and the writer's clean and bold
-_SECTIONS: tuple[tuple[Callable[[dict[str, Any]], Any], Callable[..., list[str]]], ...] = (
+_SECTIONS: Sections[list[str]] = (
     (agents.agent_rows, agents.text_lines),
     (llms.llms_of, llms.text_lines),
     (llms.served_rows, llms.served_text_lines),
@@ -74,7 +83,6 @@ class TextWriter:
         self._agg = Aggregate(examples=examples)
         isatty = getattr(stream, "isatty", None)
         self._colour = bool(isatty and isatty())
-        self._closed = False
 
     def write(self, record: dict[str, Any]) -> None:
         self._agg.add(record)
@@ -97,10 +105,7 @@ class TextWriter:
                 lines += self._examples(code, sev, count)
         lines += self._migration(as_dict(summary.get("migration")))
         bold = partial(self._c, "bold")
-        for shown, lines_of in _SECTIONS:
-            rows = shown(summary)
-            if rows:
-                lines += lines_of(summary, rows, agg.examples, _clean, bold)
+        lines += chain.from_iterable(shown_sections(_SECTIONS, summary, agg.examples, _clean, bold))
         if agg.rollups:  # the per-sitemap table (the `rollup` records), in the style of hosts
             rollups = agg.rollups
             lines += self._table(
@@ -193,10 +198,8 @@ class TextWriter:
         v = verdict(summary, self._fail_on)
         return self._c(_VERDICT_STYLE[v.style], _clean(v.line))
 
+    @closes_once
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         self._stream.write(self.render())
         self._stream.flush()
 

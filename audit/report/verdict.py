@@ -42,6 +42,8 @@ SOME_AUDITED = "NOT ALL AUDITED"  # of several targets, some could not be audite
 RUN_FAILED = frozenset({NOTHING_AUDITED, SOME_AUDITED})  # the run's error, not the site's
 # and the words of a run that did not finish (stopped_how's, the "partial" style's)
 _RUN_ERROR = RUN_FAILED | {"INTERRUPTED", "PARTIAL"}
+# how a run that did not finish stopped (stopped_how's two words), as progress_line says it
+_STOPPED_WHAT = {"INTERRUPTED": "the run was interrupted", "PARTIAL": "the run did not finish"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,7 @@ def progress_line(summary: Mapping[str, Any]) -> str | None:
     how = stopped_how(summary)
     if how is None:
         return None
-    what = "the run was interrupted" if how == "INTERRUPTED" else "the run did not finish"
+    what = _STOPPED_WHAT[how]
     by = str_or_none(summary.get("stopped_by"))
     if by:
         what += f" by {by}"

@@ -108,6 +108,20 @@ def test_the_histogram_is_relative_to_when_the_audit_ran() -> None:
     assert histogram["< 1 week"] == 1 and histogram["none"] == 1 and "future" not in histogram
 
 
+def test_the_time_of_the_audit_is_the_first_readable_stamp_of_the_summary() -> None:
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    agg = Aggregate(now=now)
+    assert agg.reference_time() == now  # no summary yet
+    # not a string, not a stamp: the next key is read; a stamp without a zone is UTC
+    agg.add({"type": "summary", "finished": 17, "finished_at": "soon", "started": None,
+             "started_at": "2024-06-01T08:30:00", "findings": {}})  # fmt: skip
+    assert agg.reference_time() == datetime(2024, 6, 1, 8, 30, tzinfo=UTC)
+    agg.add({"type": "summary", "finished": "2024-06-02T10:00:00Z", "findings": {}})
+    assert agg.reference_time() == datetime(2024, 6, 2, 10, 0, tzinfo=UTC)
+    agg.add({"type": "summary", "finished": ["2024-06-02"], "findings": {}})
+    assert agg.reference_time() == now  # nothing readable
+
+
 def test_where_a_finding_is() -> None:
     assert where("https://e/s.xml", 4) == "https://e/s.xml:4"
     assert where("https://e/s.xml", None) == "https://e/s.xml" and where(None, 3) == ""

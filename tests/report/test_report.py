@@ -22,6 +22,7 @@ from audit.report import (
     fails,
     make_writer,
     read_jsonl,
+    shown_sections,
     worst_severity,
 )
 from tests.report.reportkit import (
@@ -84,6 +85,39 @@ def test_empty_stream_gives_a_valid_document(fmt: str) -> None:
         assert json.loads(text)["urls"] == []
     if fmt == "text":  # no summary: the run never finished, nothing was audited
         assert text.splitlines()[-1].startswith("PARTIAL: the run did not finish after 0 ")
+
+
+def test_shown_sections_renders_those_with_something_to_show_in_order() -> None:
+    summary = {"a": [1, 2], "b": [], "c": {"k": 1}}
+    sections = (
+        (lambda s: s.get("c"), lambda s, rows, *args: f"c {rows} {args}"),
+        (lambda s: s.get("b"), lambda s, rows, *args: "b: nothing to show, never rendered"),
+        (lambda s: s.get("missing"), lambda s, rows, *args: "never rendered either"),
+        (lambda s: s.get("a"), lambda s, rows, *args: f"a {len(rows)} {s is summary}"),
+    )
+    assert shown_sections(sections, summary, "ex", str) == [
+        "c {'k': 1} ('ex', <class 'str'>)",
+        "a 2 True",
+    ]
+    assert shown_sections(sections, {}) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_second_close_writes_nothing(fmt: str) -> None:
+    """close is safe to call twice, as a file's is: a sink closed by its caller and by a
+    finally writes its document once; each writer's close counts on its own."""
+    out, other = io.StringIO(), io.StringIO()
+    writer, second = make_writer(fmt, out), make_writer(fmt, other)
+    for rec in stream():
+        writer.write(rec)
+        second.write(rec)
+    writer.close()
+    once = out.getvalue()
+    parse_any(fmt, once)
+    writer.close()
+    assert out.getvalue() == once
+    second.close()  # another writer of the same class is not closed by the first
+    parse_any(fmt, other.getvalue())
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
