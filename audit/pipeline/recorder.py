@@ -87,7 +87,7 @@ class Recorder:
         from audit.http.access import redacting
 
         self._raw_sinks.append(sink)
-        self._sinks.append(redacting(sink, self._secrets) if self._secrets else sink)
+        self._sinks.append(redacting(sink, self._secrets))  # (without secrets: the sink)
 
     def emit(self, record: dict[str, Any]) -> None:
         """A record to the sinks (a finding comes through `finding` or `replay`, which drop
