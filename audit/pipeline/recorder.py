@@ -73,11 +73,10 @@ class Recorder:
 
     def redact(self, secrets: tuple[str, ...]) -> None:
         """From now on every record reaches the sinks with these secret values replaced
-        (staging credentials never enter a report). Idempotent; no cost without secrets."""
+        (staging credentials never enter a report). Idempotent: the sinks are wrapped again
+        from the raw ones; without secrets each is the raw sink itself, at no cost."""
         from audit.http.access import redacting
 
-        if secrets == self._secrets:  # (none, as a recorder starts: nothing to do)
-            return
         self._secrets = secrets
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
