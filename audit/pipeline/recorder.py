@@ -40,11 +40,11 @@ class Recorder:
     def roll_up(self) -> None:
         """From now on every record delivered counts in the per-sitemap roll-up, and the
         `hosts` records wait for `end_records()`, which writes the `rollup` records first
-        (contracts/nights.md 5: after the last url and finding, before hosts)."""
-        if self.rollup is None:
-            from audit.pipeline.rollup import Rollup
+        (contracts/nights.md 5: after the last url and finding, before hosts). Called
+        once, on a fresh recorder (a crawl's: api.Audit)."""
+        from audit.pipeline.rollup import Rollup
 
-            self.rollup = Rollup()
+        self.rollup = Rollup()
 
     def index_entry(self, sitemap: str, lastmod: str | None) -> None:
         """An index's `<sitemap>` entry (the roll-up counts those with a valid lastmod)."""
