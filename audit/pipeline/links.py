@@ -513,10 +513,10 @@ def verdicts(
     page linking to it): link-broken, and url-orphan (a listed page that is not a root)
     or page-not-in-sitemap (a links-only page); `complete`: the crawl was not cut."""
     out: list[Finding | None] = [link_broken(record, n, source)]
-    if listed and normalize_url(record.url) not in roots:
-        out.append(url_orphan(record, n, complete=complete))
-    elif not listed:
+    if not listed:
         out.append(page_not_in_sitemap(record, n, source))
+    elif normalize_url(record.url) not in roots:
+        out.append(url_orphan(record, n, complete=complete))
     return list(filter(None, out))  # (a Finding is never falsy)
 
 

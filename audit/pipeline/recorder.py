@@ -40,11 +40,11 @@ class Recorder:
     def roll_up(self) -> None:
         """From now on every record delivered counts in the per-sitemap roll-up, and the
         `hosts` records wait for `end_records()`, which writes the `rollup` records first
-        (contracts/nights.md 5: after the last url and finding, before hosts)."""
-        if self.rollup is None:
-            from audit.pipeline.rollup import Rollup
+        (contracts/nights.md 5: after the last url and finding, before hosts). Called
+        once, on a fresh recorder (a crawl's: api.Audit)."""
+        from audit.pipeline.rollup import Rollup
 
-            self.rollup = Rollup()
+        self.rollup = Rollup()
 
     def index_entry(self, sitemap: str, lastmod: str | None) -> None:
         """An index's `<sitemap>` entry (the roll-up counts those with a valid lastmod)."""
@@ -73,11 +73,10 @@ class Recorder:
 
     def redact(self, secrets: tuple[str, ...]) -> None:
         """From now on every record reaches the sinks with these secret values replaced
-        (staging credentials never enter a report). Idempotent; no cost without secrets."""
+        (staging credentials never enter a report). Idempotent: the sinks are wrapped again
+        from the raw ones; without secrets each is the raw sink itself, at no cost."""
         from audit.http.access import redacting
 
-        if secrets == self._secrets:  # (none, as a recorder starts: nothing to do)
-            return
         self._secrets = secrets
         self._sinks = [redacting(s, secrets) for s in self._raw_sinks]
 
@@ -87,7 +86,7 @@ class Recorder:
         from audit.http.access import redacting
 
         self._raw_sinks.append(sink)
-        self._sinks.append(redacting(sink, self._secrets) if self._secrets else sink)
+        self._sinks.append(redacting(sink, self._secrets))  # (without secrets: the sink)
 
     def emit(self, record: dict[str, Any]) -> None:
         """A record to the sinks (a finding comes through `finding` or `replay`, which drop

@@ -121,8 +121,8 @@ class Rollup:
             self._counts[sitemap].index_lastmod += 1
 
     def counts(self, sitemap: str) -> dict[str, int]:
-        """The roll-up counts of one sitemap (zeros for one never seen)."""
-        c = self._counts.get(sitemap) or _Counts()
+        """The roll-up counts of one sitemap record's URL (add() has seen it)."""
+        c = self._counts[sitemap]
         if c.kind == "sitemapindex":
             urls, indexable, with_lastmod = 0, 0, c.index_lastmod
         else:

@@ -79,7 +79,7 @@ async def run_targets(
     for n, (kind, value) in enumerate(jobs):
         outcome = outcomes[n]
         roots = outcome.pop("roots", 0)
-        if outcome.get("fatal") or not roots:
+        if not roots:  # (a fatal target has none: _feed gave it none, or 0 with its fatal)
             continue
         # (a file's roots are local: target_unreachable counts root sitemaps fetched)
         if state.target_unreachable.get(n, 0) == roots:

@@ -5,12 +5,23 @@ door may check every target first (exit 2 on one that is neither); no HTTP here.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from audit.core.errors import TargetError
 
 __all__ = ["classify_target"]
+
+# a local target that does not open, by errno: what is wrong with it (any other errno:
+# 'cannot be read' with its text); ENOTDIR and ELOOP are a path that leads nowhere
+_NO_FILE = "no such file (and not an http(s) URL)"
+_UNOPENED: dict[int | None, str] = {
+    errno.EISDIR: "is a directory, not a sitemap file",
+    errno.ENOENT: _NO_FILE,
+    errno.ENOTDIR: _NO_FILE,
+    errno.ELOOP: _NO_FILE,
+}
 
 
 def classify_target(target: str) -> tuple[str, str]:
@@ -29,14 +40,10 @@ def classify_target(target: str) -> tuple[str, str]:
         if path.lower().endswith("/robots.txt"):
             return "robots", target
         return "sitemap", target
-    p = Path(target)
-    if p.is_dir():
-        raise TargetError(f"{target}: is a directory, not a sitemap file")
-    if not p.exists():
-        raise TargetError(f"{target}: no such file (and not an http(s) URL)")
-    try:
-        with p.open("rb"):
+    try:  # a directory or a missing file fails to open as well, each with its errno
+        with Path(target).open("rb"):
             pass
     except OSError as exc:
-        raise TargetError(f"{target}: cannot be read: {exc.strerror}") from exc
+        why = _UNOPENED.get(exc.errno, f"cannot be read: {exc.strerror}")
+        raise TargetError(f"{target}: {why}") from exc
     return "file", target

@@ -33,9 +33,13 @@ def test_urls_by_kind(target: str, kind: str, value: str) -> None:
 
 
 def test_a_directory_a_missing_file_and_bad_urls_are_one_line_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.xml").write_text("<urlset/>")
+    (tmp_path / "loop.xml").symlink_to(tmp_path / "loop.xml")
     cases = {
         str(tmp_path): "is a directory, not a sitemap file",
         str(tmp_path / "nope.xml"): "no such file (and not an http(s) URL)",
+        str(tmp_path / "a.xml" / "b.xml"): "no such file (and not an http(s) URL)",  # ENOTDIR
+        str(tmp_path / "loop.xml"): "no such file (and not an http(s) URL)",  # ELOOP
         "ftp://example.test/sitemap.xml": "not an http(s) URL or a local file",
         "https:///sitemap.xml": "not an http(s) URL or a local file",
         "https://example.test:99999/sitemap.xml": "bad port in URL",
