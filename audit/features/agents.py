@@ -207,7 +207,7 @@ class AgentsHook(Hook):
 
     def host_entry(self, agent: str, origin: str, policy: RobotsPolicy) -> dict[str, Any]:
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
-        tally = self.tallies.get((agent, origin)) or _Tally()
+        tally = self.tallies.get((agent, origin), _Tally())
         signals, usage = policy.usage(agent)
         entry: dict[str, Any] = {
             "blocked": tally.blocked,

@@ -82,22 +82,17 @@ class RenderSession:
         self.per_host: dict[str, int] = {}  # pages chosen so far, by origin
         self.pages = 0
         self.failed = 0
-        self._renderer: Renderer | None = None
-
-    @property
-    def renderer(self) -> Renderer:
-        if self._renderer is None:
-            self._renderer = Renderer(
-                RendererOptions(
-                    self.executable,
-                    user_agent_of(self.config),  # as for the raw request
-                    run_access(self.config),
-                    tabs=self.config.render_tabs,
-                    timeout=self.config.render_timeout,
-                    sandbox=os.geteuid() != 0,  # root cannot use Chromium's sandbox
-                )
+        # started on its first render (or probe): made now, no browser runs yet
+        self.renderer = Renderer(
+            RendererOptions(
+                self.executable,
+                user_agent_of(self.config),  # as for the raw request
+                run_access(self.config),
+                tabs=self.config.render_tabs,
+                timeout=self.config.render_timeout,
+                sandbox=os.geteuid() != 0,  # root cannot use Chromium's sandbox
             )
-        return self._renderer
+        )
 
     def room(self, origin: str) -> int | None:
         """Pages still to choose on `origin` (None: no limit)."""
@@ -121,17 +116,18 @@ class RenderSession:
             await probe.close()
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"pages": self.pages, "failed": self.failed, "seconds": 0.0}
-        renderer = self._renderer
-        if renderer is not None:
-            out["seconds"] = round(renderer.seconds, 1)
-            if renderer.peak_memory:
-                out["peak_mb"] = round(renderer.peak_memory / 1e6, 1)
+        renderer = self.renderer  # (no page rendered: 0.0 seconds, no peak)
+        out: dict[str, Any] = {
+            "pages": self.pages,
+            "failed": self.failed,
+            "seconds": round(renderer.seconds, 1),
+        }
+        if renderer.peak_memory:
+            out["peak_mb"] = round(renderer.peak_memory / 1e6, 1)
         return out
 
     async def close(self) -> None:
-        if self._renderer is not None:
-            await self._renderer.close()
+        await self.renderer.close()
 
 
 @dataclass(slots=True)

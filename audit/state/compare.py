@@ -241,12 +241,11 @@ class Comparison:
         nothing is judged."""
         if self.cut[1]:
             return []
-        removed = {row["url"] for row in self.rows("sitemaps_removed")}
         lines: list[str] = []
-        sql = _LEFT.format(group="sitemap,", by="GROUP BY sitemap ORDER BY sitemap")
+        sql = _LEFT.format(group="sitemap,", by=_STILL_THERE + " GROUP BY sitemap ORDER BY sitemap")
         for sitemap, old, left in self.conn.execute(sql):
             line = _drop_line(f"sitemap {sitemap}", old, left, pct)
-            if sitemap not in removed and line:
+            if line:
                 lines.append(line)
         old, left = self.conn.execute(_LEFT.format(group="", by="")).fetchone()
         whole = _drop_line("the audit", old, left, pct)
@@ -300,3 +299,8 @@ _LEFT = """
             AND b.url = a.url AND b.sitemap IS NOT NULL) THEN url END)
     FROM u AS a WHERE side = 0 AND sitemap IS NOT NULL {by}
 """
+# a sitemap not among those removed (the rows of "sitemaps_removed": read by the old
+# side and not by the new one): its drop is an alert; a removed one's is its vanishing
+_STILL_THERE = """AND NOT (
+    EXISTS (SELECT 1 FROM s WHERE s.side = 0 AND s.url = a.sitemap)
+    AND NOT EXISTS (SELECT 1 FROM s WHERE s.side = 1 AND s.url = a.sitemap))"""

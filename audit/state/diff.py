@@ -57,7 +57,7 @@ from audit.core.printable import printable
 from audit.report import ReportInputError, at_or_above, read_jsonl
 from audit.report.aggregate import as_dict, int_or_none, str_or_none, where
 from audit.state.compare import SECTIONS, Alerts, Comparison, find_alerts
-from audit.state.schema import is_state_file
+from audit.state.schema import StateError, is_state_file
 
 __all__ = [
     "DIFF_FORMATS",
@@ -131,7 +131,7 @@ def cut_reason(summary: dict[str, Any] | None) -> str | None:
 
 
 def _state_partial(path: str | Path) -> str | None:
-    from audit.state.store import StateError, read_status
+    from audit.state.store import read_status
 
     try:
         status = read_status(path)
@@ -152,17 +152,16 @@ def _refuse_partial(partial: list[tuple[str | Path, str]]) -> DiffPartial:
 def records_of(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a jsonl report or of a state file's last run."""
     p = Path(path)
+    records: Iterator[dict[str, Any]]
     if is_state_file(p, DiffError):
-        from audit.state.store import StateError, read_records
+        from audit.state.store import read_records
 
-        try:
-            yield from read_records(p)
-        except StateError as exc:
-            raise DiffError(str(exc)) from exc
-        return
-    try:
-        yield from read_jsonl(p)
-    except ReportInputError as exc:
+        records = read_records(p)
+    else:
+        records = read_jsonl(p)
+    try:  # (both read lazily: what is wrong with either surfaces here)
+        yield from records
+    except (StateError, ReportInputError) as exc:
         raise DiffError(str(exc)) from exc
 
 

@@ -207,23 +207,19 @@ def refuse(path: Path, why: str) -> StateError:
 
 def check_magic(path: Path) -> None:
     """StateError unless the file starts as an SQLite database does."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except OSError as exc:
-        raise StateError(f"{path}: cannot read the state file: {exc.strerror or exc}") from exc
-    if head != SQLITE_MAGIC:
+    if not is_state_file(path, StateError, " the state file"):
         raise refuse(path, "not a sitemap-audit state file (not an SQLite database)")
 
 
-def is_state_file(path: str | Path, error: Callable[[str], Exception]) -> bool:
+def is_state_file(path: str | Path, error: Callable[[str], Exception], what: str = "") -> bool:
     """Does the file start as a state file (an SQLite database) does? `error` with one line
-    (`PATH: cannot read: why`) when it cannot be read (diff's DiffError, fix's FixRefused)."""
+    (`PATH: cannot read{what}: why`) when it cannot be read (diff's DiffError, fix's
+    FixRefused, check_magic's StateError)."""
     try:
         with Path(path).open("rb") as fh:
             return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise error(f"{path}: cannot read{what}: {exc.strerror or exc}") from exc
 
 
 def read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
