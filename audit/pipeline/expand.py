@@ -17,7 +17,6 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
 
 from audit.checks import sitemaps
 from audit.core.config import CrawlConfig
@@ -312,20 +311,20 @@ class Expander:
         validator: SitemapValidator,
         items: list[Entry | Finding],
     ) -> None:
-        # The per-entry path of every audit: locals, and no call when nothing was found.
+        # The per-entry path of every audit: the validator takes the batch in one call,
+        # then each entry's findings go out in document order, among the parser's own.
         rec = self.rec
-        check = validator.check
         on_entry = self.on_entry
         crawl = self.mode == "crawl"
-        entries = len(items)  # less the parser's findings among them
+        entries = [item for item in items if isinstance(item, Entry)]
+        results = iter(validator.check_entries(entries))
         for item in items:
             if isinstance(item, Finding):
                 if item.severity is Severity.ERROR:
                     self._doc_errors[id(parser)] = self._doc_errors.get(id(parser), 0) + 1
                 rec.finding(item)
-                entries -= 1
                 continue
-            found = check(item)
+            found = next(results)
             if found:
                 rec.findings(found)
             if on_entry is not None:
@@ -334,15 +333,9 @@ class Expander:
                 self._child(job, item, (item.loc or "").strip(), found)
             elif crawl:
                 await self.admit(source, item, (item.loc or "").strip(), found)
-        rec.entries += entries
-        if self.chain.batches:  # the entries alone (the parser's findings went above)
-            batch = (
-                cast("list[Entry]", items)
-                if entries == len(items)
-                else [i for i in items if isinstance(i, Entry)]
-            )
-            for hook in self.chain.batches:
-                hook(source, batch)
+        rec.entries += len(entries)
+        for hook in self.chain.batches:  # the entries alone (the parser's findings went above)
+            hook(source, entries)
 
     def _child(self, job: SitemapJob, item: Entry, loc: str, found: list[Finding]) -> None:
         """An index lists `loc`: schedule it once, unless it closes a loop, is too deep,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from audit.rules.urls import normalize_url
 
@@ -127,6 +128,34 @@ class SeenUrls:
         if self._count > self._grow_at:
             self._grow()
         return -1
+
+    def add_all(
+        self, norms: Sequence[str | None], source_id: int = 0
+    ) -> list[tuple[int, str, int]]:
+        """add_normalized for each of `norms` in order (None: skipped); returns the
+        (position, URL, first source id) of each one added before. Written out as
+        add_normalized is: the validator adds every <url> of an audit through it, one
+        batch of entries at a time, with no call per URL."""
+        again: list[tuple[int, str, int]] = []
+        buckets, shift = self._buckets, self._shift
+        for i, norm in enumerate(norms):
+            if norm is None:
+                continue
+            low = hash(norm) & _KEY_MASK
+            bucket = buckets[low >> shift]
+            if bucket is None:
+                bucket = buckets[low >> shift] = array("Q")
+            j = bisect_left(bucket, low)
+            # bucket[j] >= low: the same key exactly when only the source bits differ
+            if j < len(bucket) and bucket[j] - low <= _SRC_MAX:
+                again.append((i, norm, bucket[j] & _SRC_MAX))
+                continue
+            bucket.insert(j, low | source_id)
+            self._count += 1
+            if self._count > self._grow_at:
+                self._grow()
+                buckets, shift = self._buckets, self._shift
+        return again
 
     def contains_fp(self, fp: int) -> bool:
         bucket = self._buckets[fp >> self._shift]

@@ -4,8 +4,8 @@ Per entry: lastmod-invalid, lastmod-imprecise, lastmod-future; counted per UTC d
 the sitemap's lastmod-missing, lastmod-uniform and (an index) index-lastmod-now.
 
     dates = LastmodCheck(source, now=utc_now, kind=kind, served_at=dt_or_None, tolerance_s=0)
-    dates.check(lastmod, line, loc, out) -> out (or a new list when it reports)
-    dates.index_entry(lastmod)                  # an index's <sitemap> entry
+    dates.check_all(entries, locs, outs)        # a batch: findings into outs[i]
+    dates.index_entry(lastmod)                  # an index's <sitemap> entry (check_all calls it)
     dates.problems(kind, checked, news) -> [(code, message)]    # once per sitemap
 
 Chosen thresholds: lastmod-future allows 1 minute of clock skew for a value with a time,
@@ -16,9 +16,10 @@ audit (stamped with the serving time).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from audit.core.records import Finding
+from audit.core.records import Entry, Finding
 from audit.rules.dates import Precision, parse_rss_date, parse_w3c_start
 from audit.rules.findings import XML_SPACE, add, show, writable
 from audit.rules.indexlastmod import (
@@ -58,11 +59,11 @@ FUTURE_TOLERANCE_DATE = timedelta(hours=14)
 _Lastmod = tuple[int, Precision, bool]
 _DAY_S = 86_400
 # Tables of valid pieces (indexlastmod.py's DAYS and ZONES, filled as values are parsed):
-# a key's presence vouches for its syntax (check() relies on it). Bound to names of this
+# a key's presence vouches for its syntax (check_all() relies on it). Bound to names of this
 # module: CPython 3.11 calls a method of a name bound by an import through a bound method
-# object (LOAD_ATTR, not LOAD_METHOD), about 870 instructions more per entry in check().
+# object (LOAD_ATTR, not LOAD_METHOD), about 870 instructions more per entry in check_all().
 _DAYS, _ZONES = DAYS, ZONES
-_NOT_A_DAY = 1 << 62  # what check() looks up for a day not in _DAYS: before no day
+_NOT_A_DAY = 1 << 62  # what check_all() looks up for a day not in _DAYS: before no day
 # "hh:mm" -> seconds (HOUR_MINUTE) and "00" to "59" (TWO_DIGITS): indexlastmod.py's tables
 _T_HOUR_MINUTE = {"T" + hm: seconds for hm, seconds in HOUR_MINUTE.items()}  # "Thh:mm"
 _COLON_SECONDS = frozenset(":" + ss for ss in TWO_DIGITS)  # ":ss", 00 to 59
@@ -124,7 +125,7 @@ class LastmodCheck:
         # A lastmod on a day before this one is in the past and outside the "served now"
         # window whatever its time and zone (zones reach 14 hours): counted inline.
         self._old_day = self._served_from // _DAY_S - 2
-        self.missing = 0  # entries without <lastmod>: the validator counts them
+        self.missing = 0  # entries without <lastmod>: counted by check_all
         self.count = 0  # valid lastmods
         self.days: dict[int, int] = {}  # valid lastmods per UTC day ordinal
         self.served_now = 0
@@ -136,36 +137,48 @@ class LastmodCheck:
 
     # -- per entry ----------------------------------------------------------
 
-    def check(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> list[Finding]:
-        """Count a <lastmod>; the full checks only when it is not the common case.
+    def check_all(
+        self, entries: Sequence[Entry], locs: Sequence[str | None], outs: list[list[Finding]]
+    ) -> None:
+        """Count the <lastmod> of each entry of a batch (and an index's <sitemap> entries,
+        index_entry); the full checks, their findings into `outs[i]`, only for a value
+        that is not the common case.
 
         The common case: a valid date, or date and time (whole seconds) with a zone, on a
         day well before the audit (so neither "future" nor "served now" can apply); only
         its UTC day is counted. Decided by length, slices and lookups in tables of valid
-        parts (no regex).
+        parts (no regex, no call).
         """
-        n = len(lastmod)
-        day = None
-        if n == 25 or n == 20:  # YYYY-MM-DDThh:mm:ss+hh:mm, YYYY-MM-DDThh:mm:ssZ
-            ordinal = _DAYS.get(lastmod[:10], _NOT_A_DAY)
-            if ordinal < self._old_day:
-                seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
-                tz = _ZONES.get(lastmod[19:])
-                if seconds is not None and tz is not None and lastmod[16:19] in _COLON_SECONDS:
-                    # hh:mm and the zone are whole minutes: seconds never change the day
-                    day = ordinal + (seconds - tz) // _DAY_S
-        elif n == 10:  # YYYY-MM-DD
-            ordinal = _DAYS.get(lastmod, _NOT_A_DAY)
-            if ordinal < self._old_day:
-                day = ordinal
-        if day is None:
-            out = writable(out)
-            self.full(lastmod, line, loc, out)
-            return out
-        self.count += 1
-        days = self.days
-        days[day] = days.get(day, 0) + 1
-        return out
+        old_day, days = self._old_day, self.days
+        common = 0
+        for i, entry in enumerate(entries):
+            lastmod = entry.lastmod
+            if entry.kind != "url":
+                self.index_entry(lastmod)
+            if lastmod is None:
+                self.missing += 1
+                continue
+            n = len(lastmod)
+            day = None
+            if n == 25 or n == 20:  # YYYY-MM-DDThh:mm:ss+hh:mm, YYYY-MM-DDThh:mm:ssZ
+                ordinal = _DAYS.get(lastmod[:10], _NOT_A_DAY)
+                if ordinal < old_day:
+                    seconds = _T_HOUR_MINUTE.get(lastmod[10:16])
+                    tz = _ZONES.get(lastmod[19:])
+                    if seconds is not None and tz is not None and lastmod[16:19] in _COLON_SECONDS:
+                        # hh:mm and the zone are whole minutes: seconds never change the day
+                        day = ordinal + (seconds - tz) // _DAY_S
+            elif n == 10:  # YYYY-MM-DD
+                ordinal = _DAYS.get(lastmod, _NOT_A_DAY)
+                if ordinal < old_day:
+                    day = ordinal
+            if day is None:
+                outs[i] = out = writable(outs[i])
+                self.full(lastmod, entry.line, locs[i], out)
+            else:
+                common += 1
+                days[day] = days.get(day, 0) + 1
+        self.count += common
 
     def index_entry(self, lastmod: str | None) -> None:
         """An index's <sitemap> entry: counted, and whether its <lastmod> is the time the
@@ -175,7 +188,7 @@ class LastmodCheck:
             self._index_now += 1
 
     def full(self, lastmod: str, line: int, loc: str | None, out: list[Finding]) -> None:
-        """The full checks of a <lastmod>, which check() skips for the common case."""
+        """The full checks of a <lastmod>, which check_all() skips for the common case."""
         # the parsed lastmod (or why it is invalid); the previous one is remembered
         value = self._lm_value
         if lastmod != self._lm_text:

@@ -2,6 +2,7 @@
 and where it points against the sitemap's own URL (loc-cross-host, loc-outside-path).
 
     locs = LocCheck(source, sitemap_url=url_or_None, cross_submitted=fn_or_None)
+    locs.locate(entries, outs) -> (locs, norms) # a batch: each <loc> as shown, normalised
     locs.plain(raw) -> truthy                   # the fast path: valid, in scope, normalised
     locs.check(entry, out) -> (loc, norm)       # the full checks, findings appended to out
 
@@ -13,7 +14,7 @@ a child sitemap, and `why` names the finding that says why not (`loc_use(found)`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 
 from audit.core.records import Entry, Finding
@@ -81,6 +82,23 @@ class LocCheck:
         self.scope = LocScope(sitemap_url or "")
         # The <loc> fast path: a plain URL (in scope) is valid and already normalised.
         self.plain: Callable[[str], object] = self.scope.is_plain
+
+    def locate(
+        self, entries: Sequence[Entry], outs: list[list[Finding]]
+    ) -> tuple[list[str | None], list[str | None]]:
+        """The <loc> of each entry of a batch as findings show it and normalised (None: no
+        usable URL). A plain <loc> (one C call, `plain`) is both as written; any other
+        takes the full checks, whose findings become `outs[i]` (a LocFindings)."""
+        locs = [entry.loc for entry in entries]
+        norms = locs.copy()
+        plain = self.plain
+        for i, raw in enumerate(locs):
+            if raw is None or not plain(raw):
+                found = LocFindings()
+                locs[i], norms[i] = self.check(entries[i], found)
+                if found:
+                    outs[i] = found
+        return locs, norms
 
     def check(self, entry: Entry, out: LocFindings) -> tuple[str | None, str | None]:
         """Full <loc> checks; returns (loc as stripped, normalised URL or None if unusable).

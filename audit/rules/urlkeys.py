@@ -5,10 +5,13 @@ audit), an index's `<sitemap>` in the index's own; a news listing only against t
 other news listings of its sitemap (RULES.md loc-duplicate).
 
     keys = UrlKeys(source, seen=run_table_or_None, seen_sitemaps=table_or_None)
+    keys.check_all(entries, locs, norms, outs)   # a batch: findings into outs[i]
     keys.check(entry, is_url, loc, norm, out) -> out (or a new list when it reports)
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from audit.core.records import Entry, Finding
 from audit.rules.findings import add, show, writable
@@ -18,8 +21,7 @@ __all__ = ["UrlKeys"]
 
 
 class UrlKeys:
-    """The duplicate tables of one sitemap; `src_url` is its source id in the run's (the
-    validator's fast path uses `seen` and `src_url` inline)."""
+    """The duplicate tables of one sitemap; `src_url` is its source id in the run's."""
 
     __slots__ = ("_news_locs", "_tables", "seen", "seen_sitemaps", "source", "src_url")
 
@@ -36,6 +38,35 @@ class UrlKeys:
             False: (self.seen_sitemaps, self.seen_sitemaps.source_id(source)),
         }
         self._news_locs: set[str] = set()  # normalised news listings of this sitemap
+
+    def check_all(
+        self,
+        entries: Sequence[Entry],
+        locs: Sequence[str | None],
+        norms: Sequence[str | None],
+        outs: list[list[Finding]],
+    ) -> None:
+        """loc-duplicate for each entry of a batch with a usable URL (`norms[i]`), in order.
+
+        The common entry, a <url> without <news:news>, goes into the run's table with the
+        batch's others in one pass (SeenUrls.add_all); a news listing and an index's
+        <sitemap> go through check() one by one. The two never share a table, so the
+        order within each table is the entries' order.
+        """
+        listed = [
+            norm if entry.kind == "url" and entry.news is None else None
+            for entry, norm in zip(entries, norms, strict=True)
+        ]
+        seen = self.seen
+        if seen is not None:
+            for i, norm, first in seen.add_all(listed, self.src_url):
+                outs[i] = out = writable(outs[i])
+                self.report(entries[i], seen, first, locs[i] or norm, norm, out)
+        if listed != norms:  # a news listing or an index's <sitemap> among them
+            for i, norm in enumerate(norms):
+                if norm is not None and listed[i] is None:
+                    entry = entries[i]
+                    outs[i] = self.check(entry, entry.kind == "url", locs[i], norm, outs[i])
 
     def check(
         self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]

@@ -8,11 +8,13 @@ parser (it reads plain `Entry` records and plain counts).
     v = SitemapValidator(source, sitemap_url=url_or_None, now=datetime_utc,
                          seen=seen, hreflang=hreflang,
                          cross_submitted=lambda loc: False, kind=parser.kind)
-    v.check(entry) -> list[Finding]                 # per entry, as it streams past
+    v.check_entries(entries) -> [list[Finding]]     # per batch of entries, as they stream past
+    v.check(entry) -> list[Finding]                 # one entry
     v.finish(kind, entries, uncompressed_bytes) -> list[Finding]   # per sitemap
     hreflang.finish() -> list[Finding]              # end of run: hreflang-not-reciprocal
 
-`SitemapValidator` composes one checker per concern and keeps the per-entry path:
+`SitemapValidator` composes one checker per concern; each takes a batch of entries in
+turn (the per-entry path has no call per entry):
 
     audit.rules.locs        LocCheck        <loc> syntax, loc-cross-host, loc-outside-path
     audit.rules.urlkeys     UrlKeys         loc-duplicate (the run's SeenUrls, the index's)
@@ -34,7 +36,7 @@ the thresholds of the concerns above, stay importable from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from audit.core.records import Entry, Finding, finding
@@ -53,7 +55,7 @@ from audit.rules.limits import (
     news_count_problems,
     size_problems,
 )
-from audit.rules.locs import LocCheck, LocFindings
+from audit.rules.locs import LocCheck
 from audit.rules.urlkeys import UrlKeys
 
 __all__ = [
@@ -87,15 +89,12 @@ class SitemapValidator:
     """
 
     __slots__ = (
-        # the concerns (check() calls self._x.method, which builds no bound method), the
-        # <loc> fast path and this sitemap's id in `seen`
+        # the concerns, each taking a batch in turn
         "_dates",
         "_ext",
         "_hints",
         "_keys",
         "_locs",
-        "_plain_loc",
-        "_src_url",
         "checked",
         "cross_submitted",
         "hreflang",
@@ -145,59 +144,47 @@ class SitemapValidator:
         )
         self._hints = CrawlHints(source)
         self._ext = ExtensionCheck(source, now=self.now, hreflang=hreflang)
-        self._plain_loc = self._locs.plain
-        self._src_url = keys.src_url
 
     # -- per entry ----------------------------------------------------------
 
-    def check(self, entry: Entry) -> list[Finding]:
-        """Findings for one entry (empty for a clean one; never mutate the list returned).
+    def check_entries(self, entries: Sequence[Entry]) -> list[list[Finding]]:
+        """The findings of each entry of a batch, in order (an empty list for a clean
+        entry, mostly the shared one: never mutate the lists returned).
 
-        The per-entry path of the audit: the common case of each field (a plain <loc>, a
-        new URL, a past lastmod, a known priority) is decided here or by one call at most,
-        and a clean entry gets the shared empty list (no allocation). Every step that
-        reports swaps the shared list for one of its own first (`writable`).
+        The per-entry path of the audit, a batch at a time: each concern takes the whole
+        batch in turn (the <loc>, loc-duplicate, <lastmod>, then <changefreq>, <priority>
+        and the extensions), so a clean entry costs a few lookups in each concern's loop
+        and no call. An entry's findings come in that order; a step that reports swaps the
+        shared empty list for one of its own first (`writable`).
         """
-        self.checked += 1
-        is_url = entry.kind == "url"
-        if not is_url:
-            self._dates.index_entry(entry.lastmod)
-        out = _NO_FINDINGS
-        raw = entry.loc
-        if raw is not None and self._plain_loc(raw):
-            loc: str | None = raw
-            norm: str | None = raw
-        else:  # the full checks: the findings also say what the <loc> can be used for
-            out = LocFindings()
-            loc, norm = self._locs.check(entry, out)
-        if norm is not None:
-            seen = self.seen
-            if is_url and seen is not None and entry.news is None:  # UrlKeys.check's usual
-                first = seen.add_normalized(norm, self._src_url)
-                if first >= 0:
-                    out = writable(out)
-                    self._keys.report(entry, seen, first, loc or norm, norm, out)
-            else:
-                out = self._keys.check(entry, is_url, loc, norm, out)
-        lastmod = entry.lastmod
-        if lastmod is None:
-            self._dates.missing += 1
-        else:
-            out = self._dates.check(lastmod, entry.line, loc, out)
-        changefreq = entry.changefreq
-        if changefreq is not None and changefreq not in CHANGEFREQS:
-            out = writable(out)
-            self._hints.check_changefreq(changefreq, entry.line, loc, out)
-        if entry.priority is not None:
-            out = self._hints.count_priority(entry.priority, entry.line, loc, is_url, out)
-        if (
-            entry.images is not None
-            or entry.videos is not None
-            or entry.news is not None
-            or entry.alternates is not None
-        ):
-            out = writable(out)
-            self._ext.check(entry, loc, norm, out)
+        outs = [_NO_FINDINGS] * len(entries)
+        self.checked += len(entries)
+        locs, norms = self._locs.locate(entries, outs)
+        self._keys.check_all(entries, locs, norms, outs)
+        self._dates.check_all(entries, locs, outs)
+        hints = self._hints
+        for i, entry in enumerate(entries):
+            changefreq = entry.changefreq
+            if changefreq is not None and changefreq not in CHANGEFREQS:
+                outs[i] = out = writable(outs[i])
+                hints.check_changefreq(changefreq, entry.line, locs[i], out)
+            if entry.priority is not None:
+                is_url = entry.kind == "url"
+                outs[i] = hints.count_priority(entry.priority, entry.line, locs[i], is_url, outs[i])
+            if (
+                entry.images is not None
+                or entry.videos is not None
+                or entry.news is not None
+                or entry.alternates is not None
+            ):
+                outs[i] = out = writable(outs[i])
+                self._ext.check(entry, locs[i], norms[i], out)
+        return outs
+
+    def check(self, entry: Entry) -> list[Finding]:
+        """The findings of one entry (check_entries of a batch of one); the shared empty
+        list when there are none."""
+        out = self.check_entries((entry,))[0]
         return out if out else _NO_FINDINGS
 
     # -- per sitemap --------------------------------------------------------

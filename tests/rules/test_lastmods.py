@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
-from audit.core.records import Finding
+from audit.core.records import Entry, Finding
 from audit.rules.findings import NO_FINDINGS
 from audit.rules.lastmods import LastmodCheck
 
@@ -18,8 +19,17 @@ def make(**kw: object) -> LastmodCheck:
     return LastmodCheck(SM, **args)  # type: ignore[arg-type]
 
 
+def check(
+    dates: LastmodCheck, value: str, kind: Literal["url", "sitemap"] = "url"
+) -> list[Finding]:
+    """The findings of one entry with this <lastmod> (a batch of one)."""
+    outs = [NO_FINDINGS]
+    dates.check_all([Entry(kind, None, 1, value)], [None], outs)
+    return outs[0]
+
+
 def codes(dates: LastmodCheck, value: str) -> list[str]:
-    return [f.code for f in dates.check(value, 1, None, NO_FINDINGS)]
+    return [f.code for f in check(dates, value)]
 
 
 def test_an_rss_pubdate_counts_only_in_an_rss_feed() -> None:
@@ -38,7 +48,7 @@ def test_the_remembered_previous_value_is_judged_again_each_time() -> None:
 def test_missing_and_uniform_come_from_the_counts() -> None:
     dates = make()
     for _ in range(20):
-        dates.check("2024-05-06", 1, None, NO_FINDINGS)
+        check(dates, "2024-05-06")
     dates.missing = 2
     found = [code for code, _ in dates.problems("urlset", 22, 0)]
     assert found == ["lastmod-missing", "lastmod-uniform"]
@@ -53,8 +63,7 @@ def test_an_index_stamped_when_served_replaces_uniform() -> None:
     stamp = served.strftime("%Y-%m-%dT%H:%M:%SZ")
     out: list[Finding] = []
     for _ in range(3):
-        dates.index_entry(stamp)
-        out = dates.check(stamp, 1, None, out)
+        out += check(dates, stamp, kind="sitemap")  # counted by index_entry too
     assert out == [] and dates.index_served_now
     assert [code for code, _ in dates.problems("sitemapindex", 3, 0)] == ["index-lastmod-now"]
     dates.index_entry("2020-01-01")
