@@ -63,10 +63,10 @@ class UrlKeys:
                 outs[i] = out = writable(outs[i])
                 self.report(entries[i], seen, first, locs[i] or norm, norm, out)
         if listed != norms:  # a news listing or an index's <sitemap> among them
-            for i, norm in enumerate(norms):
-                if norm is not None and listed[i] is None:
+            for i, key in enumerate(norms):
+                if key is not None and listed[i] is None:
                     entry = entries[i]
-                    outs[i] = self.check(entry, entry.kind == "url", locs[i], norm, outs[i])
+                    outs[i] = self.check(entry, entry.kind == "url", locs[i], key, outs[i])
 
     def check(
         self, entry: Entry, is_url: bool, loc: str | None, norm: str, out: list[Finding]
