@@ -114,7 +114,7 @@ class SeenUrls:
     def add_normalized(self, norm: str, source_id: int = 0) -> int:
         """Add an already normalised URL; -1 if it is new, else the source id it was first
         added with. The same as add_fp(fingerprint(norm), source_id), written out because
-        the validator calls it for every URL of an audit."""
+        the link crawl calls it for every link it meets (the validator: add_all)."""
         low = hash(norm) & _KEY_MASK  # fingerprint(norm) >> _SRC_BITS << _SRC_BITS
         bucket = self._buckets[low >> self._shift]
         if bucket is None:
