@@ -90,11 +90,11 @@ def main_text(root: Any) -> str:
     Changes the tree (drops the noise elements)."""
     for el in list(root.iter(*_DROP_TAGS)):
         _drop(el)
-    for el in list(root.iter()):
-        tag = el.tag
-        # comments and processing instructions, and elements named like noise
-        if not isinstance(tag, str) or (
-            tag not in _NEVER_NOISE
+    # elements named like noise (comments and processing instructions stay: their text is
+    # no text of the element's string value, their tails are)
+    for el in list(root.iter(etree.Element)):
+        if (
+            el.tag not in _NEVER_NOISE
             and _NOISE_NAME.search(f"{el.get('class', '')} {el.get('id', '')}") is not None
         ):
             _drop(el)
