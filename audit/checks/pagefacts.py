@@ -339,10 +339,12 @@ def _walk_text(root: Any, marker: Any) -> _Text:
     events: Iterator[tuple[str, Any]] = etree.iterwalk(root, events=("start", "end", "comment"))
     if marker is not None:  # the walk begins at the marker's own comment event
         events = dropwhile(lambda pair: pair[1] is not marker, events)
+    # (a start or end is an element's: the HTML parser's tree holds no processing
+    # instruction, made a comment, nor entity reference, resolved)
     for event, el in events:
         if event == "comment":
             walk.add(el.tail)
-        elif isinstance(el.tag, str):
+        else:
             (walk.start if event == "start" else walk.end)(el)
             if walk.size >= _TEXT_CHARS and walk.h1_done:
                 break
