@@ -60,7 +60,9 @@ _H2 = re.compile(r" {0,3}##(?:[ \t]|$)")
 _DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
 _TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
 _OPEN = r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*"  # `[text](`, up to the destination
-_INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
+_INLINE = re.compile(
+    _OPEN + "((?:" + _DEST + ")?)" + _TITLE + r"\s*\)"
+)  # (an empty destination: "")
 # a list item that does not start with a link that has a destination, [name](url) (the
 # whitespace runs possessive: the link is looked for after all of it)
 _UNLINKED_ITEM = re.compile(r"\s*+[-*+]\s++(?!" + _OPEN + "(?:" + _DEST + ")" + _TITLE + r"\s*\))")
@@ -103,7 +105,7 @@ def _links_of(line: str) -> list[str]:
     for m in _INLINE.finditer(text):
         if text[m.start() - 1 : m.start()] == "!":  # (empty at the start of the line)
             continue  # an image, not a link
-        dest = m.group(2) or ""
+        dest = m.group(2)
         if dest.startswith("<") and dest.endswith(">"):
             dest = dest[1:-1]
         found.append((m.start(), dest))
