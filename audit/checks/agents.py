@@ -71,10 +71,11 @@ PRESETS: Final[dict[str, tuple[str, ...]]] = {
     "ai": _tier("ai-train", "ai-search", "ai-user"),
     "all": _tier("search", "ai-train", "ai-search", "ai-user"),
 }
-# contracts/agents.md, "Usage signals": each use, its Content-Usage name, its agents
-USES: Final[tuple[tuple[str, str | None, frozenset[str]], ...]] = (
+# contracts/agents.md, "Usage signals": each use, its Content-Usage name ('': none, as no
+# pair has an empty name: core.agent.usage_pairs drops them), its agents
+USES: Final[tuple[tuple[str, str, frozenset[str]], ...]] = (
     ("search", "search", frozenset(t.lower() for t in PRESETS["search"])),
-    ("ai-input", None, frozenset(t.lower() for t in (*PRESETS["ai-search"], *PRESETS["ai-user"]))),
+    ("ai-input", "", frozenset(t.lower() for t in (*PRESETS["ai-search"], *PRESETS["ai-user"]))),
     ("ai-train", "train-ai", frozenset(t.lower() for t in PRESETS["ai-train"])),
 )
 SHELL_TEXT: Final = 200  # characters of visible body text below which a page is a shell
@@ -113,8 +114,7 @@ def says_yes(agent: str, signals: dict[str, str], usage: dict[str, str]) -> list
     return [
         category
         for category, name, agents in USES
-        if token in agents
-        and (signals.get(category) == "yes" or (name is not None and usage.get(name) == "y"))
+        if token in agents and (signals.get(category) == "yes" or usage.get(name) == "y")
     ]
 
 

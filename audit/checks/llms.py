@@ -50,14 +50,19 @@ MAX_CHARS: Final = 50_000  # llms-too-large above this (Mintlify's limit)
 READ_CHARS: Final = 5_000_000  # an llms.txt is read up to this many characters
 _HTML_START = re.compile(r"\s*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE)
 _LINES = re.compile(r"\r\n|\r|\n")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# a fenced block: a line opening it (a run of three or more backticks or tildes after at
+# most three spaces) up to the line that closes it (the same run, at least as long, after at
+# most three spaces) or the end of the text
+_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*(?:\n(?! {0,3}\1)[^\n]*)*(?:\n[^\n]*)?", re.M)
 _H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
 _H2 = re.compile(r" {0,3}##(?:[ \t]|$)")
 # a link destination: no spaces, parentheses balanced one level deep, or <...>
 _DEST = r"(?:<[^<>\n]*>|(?:[^\s()]|\((?:[^\s()])*\))+)"
 _TITLE = r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?"
 _OPEN = r"\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*"  # `[text](`, up to the destination
-_INLINE = re.compile(_OPEN + "(" + _DEST + ")?" + _TITLE + r"\s*\)")
+_INLINE = re.compile(
+    _OPEN + "((?:" + _DEST + ")?)" + _TITLE + r"\s*\)"
+)  # (an empty destination: "")
 # a list item that does not start with a link that has a destination, [name](url) (the
 # whitespace runs possessive: the link is looked for after all of it)
 _UNLINKED_ITEM = re.compile(r"\s*+[-*+]\s++(?!" + _OPEN + "(?:" + _DEST + ")" + _TITLE + r"\s*\))")
@@ -100,7 +105,7 @@ def _links_of(line: str) -> list[str]:
     for m in _INLINE.finditer(text):
         if text[m.start() - 1 : m.start()] == "!":  # (empty at the start of the line)
             continue  # an image, not a link
-        dest = m.group(2) or ""
+        dest = m.group(2)
         if dest.startswith("<") and dest.endswith(">"):
             dest = dest[1:-1]
         found.append((m.start(), dest))
@@ -115,20 +120,12 @@ def read_llms(text: str) -> LlmsText:
     shape, outside fences: one `# Title` before any other line that is not blank, no
     second title, and after the first `## Section` every list item starting with a link."""
     links: list[tuple[str, int]] = []
-    fence: re.Pattern[str] | None = None  # what closes the open fenced block
     titled = in_sections = False
     broken: int | None = None
-    for number, line in enumerate(_LINES.split(text), start=1):
-        if fence is not None:
-            if fence.match(line):
-                fence = None
-            continue
-        mark = _FENCE.match(line)
-        if mark is not None:
-            # closed by a fence of the same character, at least as long: the opening
-            # run after at most three spaces (backticks and tildes need no escaping)
-            fence = re.compile(" {0,3}" + mark.group(1))
-            continue
+    # fenced blocks, fences included, are read as blank lines (each line kept: the numbers
+    # stay the file's)
+    text = _FENCED.sub(lambda m: "\n" * m.group().count("\n"), _LINES.sub("\n", text))
+    for number, line in enumerate(text.split("\n"), start=1):
         if _MAY_LINK.search(line):
             links += zip(_links_of(line), repeat(number))
         if broken is not None or not line.strip():

@@ -63,6 +63,9 @@ _NOISE_TEXT: Final = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _NEVER_NOISE: Final = frozenset({"html", "body", "main", "article"})
+# a noise element's name until it is dropped: never a parsed one (the HTML parser
+# lower-cases every tag name)
+_NOISE_TAG: Final = "Noise"
 _SPACES: Final = re.compile(r"\s+")
 _DIGIT_WORD: Final = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
 _MODIFIED_METAS: Final = ("article:modified_time", "og:updated_time")
@@ -87,17 +90,18 @@ def text_fingerprint(text: str) -> int:
 
 def main_text(root: Any) -> str:
     """The page's main text, noise dropped and whitespace collapsed (see the docstring).
-    Changes the tree (drops the noise elements)."""
-    for el in list(root.iter(*_DROP_TAGS)):
-        _drop(el)
-    for el in list(root.iter()):
-        tag = el.tag
-        # comments and processing instructions, and elements named like noise
-        if not isinstance(tag, str) or (
-            tag not in _NEVER_NOISE
+    Changes the tree (drops the noise elements, keeping their tail text: the text after an
+    element belongs to its parent)."""
+    etree.strip_elements(root, *_DROP_TAGS, with_tail=False)
+    # elements named like noise are renamed, then dropped with the tags above (comments and
+    # processing instructions stay: their text is not in an element's string value)
+    for el in root.iter(etree.Element):
+        if (
+            el.tag not in _NEVER_NOISE
             and _NOISE_NAME.search(f"{el.get('class', '')} {el.get('id', '')}") is not None
         ):
-            _drop(el)
+            el.tag = _NOISE_TAG
+    etree.strip_elements(root, _NOISE_TAG, with_tail=False)
     # the one <main> (or role=main), else the one <article>, else the body
     body = root.xpath("//main | //*[@role='main']")
     if len(body) != 1:
@@ -107,20 +111,6 @@ def main_text(root: Any) -> str:
     # every noise pattern needs a digit: only words with one are searched (10x faster)
     text = _DIGIT_WORD.sub(lambda m: _NOISE_TEXT.sub(" ", m.group()), text)
     return _SPACES.sub(" ", text).strip()
-
-
-def _drop(el: Any) -> None:
-    """Take the element out of the tree, keeping its tail text (the text after an element
-    belongs to its parent). Never the root: main_text drops no html element."""
-    parent = el.getparent()
-    tail = el.tail
-    if tail:
-        before = el.getprevious()
-        if before is None:
-            parent.text = (parent.text or "") + tail
-        else:
-            before.tail = (before.tail or "") + tail
-    parent.remove(el)
 
 
 # --- the page's own modification date ----------------------------------------------

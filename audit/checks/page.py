@@ -264,7 +264,8 @@ def _noindex(
             f"{agent_token}: a listed URL must be indexable; remove both or remove the "
             "URL from the sitemap"
         )
-        return [replace(f, message=both) if f == said else f for f in out], True
+        out[out.index(said)] = replace(said, message=both)  # (out: check_page's own list)
+        return out, True
     out.append(
         make(
             "url-noindex",
@@ -294,9 +295,10 @@ def _canonical(
     message = _canonical_message(head_targets, header_targets, final, result.url)
     if message is None:
         return out, said is not None
-    kept = [f for f in out if f != said]  # None never equals a finding
-    kept.append(make("url-canonical-mismatch", message))
-    return kept, True
+    if said is not None:
+        out.remove(said)  # (out: check_page's own list)
+    out.append(make("url-canonical-mismatch", message))
+    return out, True
 
 
 def _canonical_message(

@@ -339,10 +339,12 @@ def _walk_text(root: Any, marker: Any) -> _Text:
     events: Iterator[tuple[str, Any]] = etree.iterwalk(root, events=("start", "end", "comment"))
     if marker is not None:  # the walk begins at the marker's own comment event
         events = dropwhile(lambda pair: pair[1] is not marker, events)
+    # (a start or end is an element's: the HTML parser's tree holds no processing
+    # instruction, made a comment, nor entity reference, resolved)
     for event, el in events:
         if event == "comment":
             walk.add(el.tail)
-        elif isinstance(el.tag, str):
+        else:
             (walk.start if event == "start" else walk.end)(el)
             if walk.size >= _TEXT_CHARS and walk.h1_done:
                 break
@@ -532,8 +534,8 @@ def facts_of(
     """The facts of a body read at once (tests, a body already in memory)."""
     sink = FactsSink(wants, cap)
     sink.start(200, [("content-type", content_type)])
-    done = sink.feed(body)
-    sink.end(at_eof=at_eof and not done)
+    sink.feed(body)
+    sink.end(at_eof=at_eof)  # (cut at the cap: not complete, as end() knows by itself)
     assert sink.facts is not None
     return sink.facts
 

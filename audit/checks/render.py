@@ -86,8 +86,6 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
     # urllib cannot parse it), each once
     targets = map(partial(joined, base), filter(None, facts.canonicals))
     canonical = tuple(dict.fromkeys(filter(None, targets)))
-    # the head's (language, target) pairs: language lower-cased and trimmed
-    pairs = ((lang, joined(base, href)) for lang, href in facts.alternates)
     # (a page whose robots meta says nofollow has no followable links: links_of)
     links = {} if header_nofollow else _internal(page.links, final)
     return RenderFacts(
@@ -95,7 +93,13 @@ def page_facts(facts: PageFacts, final: str, *, agent: str, header_nofollow: boo
         page.noindex,
         canonical,
         frozenset(map(norm_url, canonical)) or frozenset({norm_url(final)}),
-        frozenset((lang.strip().lower(), norm_url(t)) for lang, t in pairs if t is not None),
+        # the head's (language, target) pairs: language lower-cased and trimmed (a target
+        # urllib cannot parse: none)
+        frozenset(
+            (lang.strip().lower(), norm_url(target))
+            for lang, href in facts.alternates
+            if (target := joined(base, href)) is not None
+        ),
         links,
         len(facts.text),
     )
