@@ -366,13 +366,10 @@ def plan(
     for item, rec in zip(listed, records, strict=True):
         if rec.action != "replaced":
             continue
-        target = normalize_url(item.final_url)
-        entry = entries.get(target)
-        if entry is None:
-            lastmod, source = lastmod_of(item, ev, now)
-            entry = entries[target] = Entry(item.final_url, lastmod, source)
-        rec.target = entry.loc
-        rec.entry = entry
+        # (the first one's entry stands; lastmod_of is pure, so a later one's is dropped)
+        here = Entry(item.final_url, *lastmod_of(item, ev, now))
+        rec.entry = entries.setdefault(normalize_url(item.final_url), here)
+        rec.target = rec.entry.loc
     suffix = ".gz" if gzip else ""
     shards = _shards(list(entries.values()), shard_size, suffix)
     return Plan(base_url, records, shards, len(entries), suffix)
