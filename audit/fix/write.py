@@ -8,10 +8,12 @@ bytes from one night to the next.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,11 @@ INDEX = "sitemap_index.xml"
 REPORT_JSONL = "fix-report.jsonl"
 REPORT_MD = "fix-report.md"
 _OWN_PATTERNS = (INDEX, "sitemap-*.xml", "sitemap-*.xml.gz", "fix-report.*")
+# a shard's bytes by the suffix of its file: plain, or gzip without a timestamp
+_ENCODERS: dict[str, Callable[[bytes], bytes]] = {
+    "": bytes,
+    ".gz": functools.partial(gzip.compress, mtime=0),
+}
 
 
 def _index_xml(plan: Plan) -> str:
@@ -98,7 +105,7 @@ def write_plan(plan: Plan, out_dir: Path, *, source: str) -> dict[str, Any]:
     for shard in plan.shards:
         data = shard.xml().encode("utf-8")
         path = out_dir / (shard.name + plan.suffix)
-        _put(path, gzip.compress(data, mtime=0) if plan.suffix else data)
+        _put(path, _ENCODERS[plan.suffix](data))
         written.add(path)
     _put(out_dir / INDEX, _index_xml(plan).encode("utf-8"))
     summary = summary_of(plan, source)
