@@ -196,6 +196,8 @@ _RANGES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "notify_on": (f"one of {', '.join(NOTIFY_LEVELS)}", lambda v: v in NOTIFY_LEVELS),
 }
 _TEXTS = ("include", "exclude", "include_sitemap", "exclude_sitemap", "agents")
+# the keywords a library caller may give: CrawlConfig's fields (as RUN_OPTIONS are RunOptions')
+_OPTIONS = frozenset(f.name for f in fields(CrawlConfig))
 
 
 def config_from_options(options: dict[str, Any]) -> CrawlConfig:
@@ -204,10 +206,9 @@ def config_from_options(options: dict[str, Any]) -> CrawlConfig:
     the wrong type a TypeError, a value out of range a ValueError, each one line.
     `rate="unlimited"` (or "inf"), the command line's word, is no limit; a single string
     for a list option (`agents="ai"`) is that one item."""
-    names = {f.name for f in fields(CrawlConfig)}
     for key in options:
-        if key not in names:
-            near = get_close_matches(key, sorted(names), n=1)
+        if key not in _OPTIONS:
+            near = get_close_matches(key, sorted(_OPTIONS), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise TypeError(
                 f"{key!r} is not an audit option{hint}; options are CrawlConfig's fields"
