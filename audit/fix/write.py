@@ -79,14 +79,17 @@ def _report_md(plan: Plan, summary: dict[str, Any]) -> str:
     if summary["by_code"]:
         out.append("\n| code | URLs |\n| --- | ---: |\n")
         out.extend(f"| `{code}` | {n} |\n" for code, n in summary["by_code"].items())
-    changed = [r for r in plan.records if r.action != "kept"]
+    # a row for each URL not kept, in the records' order
+    changed = [
+        f"| {_md_cell(r.url)} | {r.action} | {f'`{r.code}`' if r.code else ''} | "
+        f"{_md_cell(r.target) if r.target else ''} |\n"
+        for r in plan.records
+        if r.action != "kept"
+    ]
     if changed:
         out.append("\n| URL as listed | action | code | written instead |\n")
         out.append("| --- | --- | --- | --- |\n")
-        for r in changed:
-            code = f"`{r.code}`" if r.code else ""
-            target = _md_cell(r.target) if r.target else ""
-            out.append(f"| {_md_cell(r.url)} | {r.action} | {code} | {target} |\n")
+        out.extend(changed)
     return "".join(out)
 
 
