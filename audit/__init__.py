@@ -63,7 +63,9 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__ and name != "__version__":
+    # (never asked for __version__: it is bound above, and a module's __getattr__ is called
+    # only for a name its globals lack, PEP 562)
+    if name in __all__:
         value = getattr(importlib.import_module(_HOME.get(name, "audit.api")), name)
         globals()[name] = value
         return value

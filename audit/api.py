@@ -308,7 +308,7 @@ class CrawlRun:
         self.config = with_cluster_fence(config, options)
         self.progress = progress
         self.indexnow = IndexNow.of(options)
-        self.audit: Audit | None = None
+        self.audit: Audit  # made by start(), which every later step follows (as MigrateRun's)
         self.snapshot = take_snapshot(options)  # before the run replaces the previous one
         self.store: Any = None
         if options.state:
@@ -346,13 +346,11 @@ class CrawlRun:
 
     async def run(self) -> None:
         """Audit every target; then, when the run went through, IndexNow's submission."""
-        assert self.audit is not None, "start() first"
         await self.audit.run()
         if self.indexnow is not None:  # after every URL was judged, before the summary
             await self.indexnow.submit(self.audit, self.store, self.config)
 
     def finish(self, *, interrupted: bool = False) -> Result:
-        assert self.audit is not None, "start() first"
         return self.audit.finish(interrupted=interrupted)
 
     def close_state(self, *, interrupted: bool) -> None:
@@ -360,8 +358,9 @@ class CrawlRun:
         target audited, is the base of an incremental one."""
         if self.store is None:
             return
-        # (closing twice is a no-op: StateStore.close closes once)
-        done = not interrupted and self.audit is not None and not self.audit.fatal
+        # (closing twice is a no-op: StateStore.close closes once; a run whose start() failed
+        # is closed as interrupted, before its Audit is asked anything)
+        done = not interrupted and not self.audit.fatal
         self.store.close(complete=done)
 
     def notify(self) -> list[str]:

@@ -162,12 +162,15 @@ class CrawlConfig:
 
 # --- options given by a library caller ----------------------------------------------------
 
-# the range of each numeric option: what the message says, and the test of a value
+NOTIFY_LEVELS = ("error", "warning", "info")  # --notify-on: the least severity that notifies
+
+# the range of each option with one (a number's, or a word's): what the message says, and
+# the test of a value
 _POSITIVE = ("must be greater than 0", lambda v: v > 0)
 _NOT_NEGATIVE = ("must be 0 or more", lambda v: v >= 0)
 _AT_LEAST_0 = ("must be at least 0", lambda v: v >= 0)
 _AT_LEAST_1 = ("must be at least 1", lambda v: v >= 1)
-_RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
+_RANGES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "rate": _AT_LEAST_0,
     "concurrency": _AT_LEAST_1,
     "timeout": _POSITIVE,
@@ -190,8 +193,11 @@ _RANGES: dict[str, tuple[str, Callable[[float], bool]]] = {
     # the run options of audit.front.options.RunOptions, checked by check_fields too
     "budget": _AT_LEAST_1,
     "dropped_max": _NOT_NEGATIVE,
+    "notify_on": (f"one of {', '.join(NOTIFY_LEVELS)}", lambda v: v in NOTIFY_LEVELS),
 }
 _TEXTS = ("include", "exclude", "include_sitemap", "exclude_sitemap", "agents")
+# the keywords a library caller may give: CrawlConfig's fields (as RUN_OPTIONS are RunOptions')
+_OPTIONS = frozenset(f.name for f in fields(CrawlConfig))
 
 
 def config_from_options(options: dict[str, Any]) -> CrawlConfig:
@@ -200,10 +206,9 @@ def config_from_options(options: dict[str, Any]) -> CrawlConfig:
     the wrong type a TypeError, a value out of range a ValueError, each one line.
     `rate="unlimited"` (or "inf"), the command line's word, is no limit; a single string
     for a list option (`agents="ai"`) is that one item."""
-    names = {f.name for f in fields(CrawlConfig)}
     for key in options:
-        if key not in names:
-            near = get_close_matches(key, sorted(names), n=1)
+        if key not in _OPTIONS:
+            near = get_close_matches(key, sorted(_OPTIONS), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise TypeError(
                 f"{key!r} is not an audit option{hint}; options are CrawlConfig's fields"

@@ -15,6 +15,7 @@ Plain data only: nothing here does I/O or knows HTTP.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
@@ -75,7 +76,7 @@ def fetch_to(result: FetchResult) -> dict[str, Any]:
 def fetch_from(data: dict[str, Any]) -> FetchResult:
     """The FetchResult of `fetch_to`'s data."""
     headers = tuple((k, v) for k, v in data["headers"])  # a pair each, or not evidence
-    redirects = tuple(Hop(url, status) for url, status in data["redirects"])
+    redirects = tuple(itertools.starmap(Hop, data["redirects"]))  # a Hop of each [url, status]
     return FetchResult(**{**data, "headers": headers, "redirects": redirects})
 
 

@@ -300,8 +300,12 @@ def _shards(entries: list[Entry], shard_size: int, suffix: str) -> list[Shard]:
     return shards
 
 
+# the verdict of a URL no listed one normalises to (nor an alternate without href)
+_UNLISTED: tuple[Action | None, str | None] = (None, None)
+
+
 def _alternates(
-    item: Listed, kept_keys: set[str], code_of: dict[str | None, str | None]
+    item: Listed, verdicts: dict[str | None, tuple[Action | None, str | None]]
 ) -> tuple[tuple[Alt, ...], list[dict[str, str | None]]]:
     """The kept item's alternates that name kept URLs, and the ones not written."""
     written: list[Alt] = []
@@ -309,11 +313,11 @@ def _alternates(
     dropped: list[dict[str, str | None]] = []
     for alt in item.alternates:
         key = normalize_url(alt.href) if alt.href is not None else None
-        if key in kept_keys:
+        action, code = verdicts.get(key, _UNLISTED)  # (no listed URL's key is None)
+        if action == "kept":
             written.append(alt)
             keys.add(key)
         else:
-            code = code_of.get(key)  # (no listed URL's key is None)
             dropped.append({"hreflang": alt.hreflang, "href": alt.href, "code": code})
     if keys <= {item.key}:
         written = []  # a cluster of one is no cluster
@@ -341,8 +345,10 @@ def plan(
     # order the crawl's workers happened to finish in
     listed = sorted(ev.listed, key=lambda item: item.url)
     actions = [(item, *action_of(item, scope)) for item in listed]
-    code_of: dict[str | None, str | None] = {item.key: code for item, _, code in actions}
-    kept_keys = {item.key for item, action, _ in actions if action == "kept"}
+    # each listed URL's verdict by its key, which its alternates name it by
+    verdicts: dict[str | None, tuple[Action | None, str | None]] = {
+        item.key: (action, code) for item, action, code in actions
+    }
 
     entries: dict[str, Entry] = {}  # normalised written URL -> its entry
     records: list[FixRecord] = []
@@ -352,7 +358,7 @@ def plan(
             rec.lastmod_code = lastmod_code(item, ev)
             usable = item.lastmod if rec.lastmod_code is None else ""
             lastmod, source = lastmod_of(item, ev, now, usable)
-            alts, rec.alternates_dropped = _alternates(item, kept_keys, code_of)
+            alts, rec.alternates_dropped = _alternates(item, verdicts)
             entries[item.key] = rec.entry = Entry(item.url, lastmod, source, alts)
         records.append(rec)
     # a target reached by several redirects takes the evidence of the first redirecting
@@ -360,13 +366,10 @@ def plan(
     for item, rec in zip(listed, records, strict=True):
         if rec.action != "replaced":
             continue
-        target = normalize_url(item.final_url)
-        entry = entries.get(target)
-        if entry is None:
-            lastmod, source = lastmod_of(item, ev, now)
-            entry = entries[target] = Entry(item.final_url, lastmod, source)
-        rec.target = entry.loc
-        rec.entry = entry
+        # (the first one's entry stands; lastmod_of is pure, so a later one's is dropped)
+        here = Entry(item.final_url, *lastmod_of(item, ev, now))
+        rec.entry = entries.setdefault(normalize_url(item.final_url), here)
+        rec.target = rec.entry.loc
     suffix = ".gz" if gzip else ""
     shards = _shards(list(entries.values()), shard_size, suffix)
     return Plan(base_url, records, shards, len(entries), suffix)

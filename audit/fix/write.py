@@ -8,10 +8,12 @@ bytes from one night to the next.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,11 @@ INDEX = "sitemap_index.xml"
 REPORT_JSONL = "fix-report.jsonl"
 REPORT_MD = "fix-report.md"
 _OWN_PATTERNS = (INDEX, "sitemap-*.xml", "sitemap-*.xml.gz", "fix-report.*")
+# a shard's bytes by the suffix of its file: plain, or gzip without a timestamp
+_ENCODERS: dict[str, Callable[[bytes], bytes]] = {
+    "": bytes,
+    ".gz": functools.partial(gzip.compress, mtime=0),
+}
 
 
 def _index_xml(plan: Plan) -> str:
@@ -72,14 +79,17 @@ def _report_md(plan: Plan, summary: dict[str, Any]) -> str:
     if summary["by_code"]:
         out.append("\n| code | URLs |\n| --- | ---: |\n")
         out.extend(f"| `{code}` | {n} |\n" for code, n in summary["by_code"].items())
-    changed = [r for r in plan.records if r.action != "kept"]
+    # a row for each URL not kept, in the records' order
+    changed = [
+        f"| {_md_cell(r.url)} | {r.action} | {f'`{r.code}`' if r.code else ''} | "
+        f"{_md_cell(r.target) if r.target else ''} |\n"
+        for r in plan.records
+        if r.action != "kept"
+    ]
     if changed:
         out.append("\n| URL as listed | action | code | written instead |\n")
         out.append("| --- | --- | --- | --- |\n")
-        for r in changed:
-            code = f"`{r.code}`" if r.code else ""
-            target = _md_cell(r.target) if r.target else ""
-            out.append(f"| {_md_cell(r.url)} | {r.action} | {code} | {target} |\n")
+        out.extend(changed)
     return "".join(out)
 
 
@@ -98,7 +108,7 @@ def write_plan(plan: Plan, out_dir: Path, *, source: str) -> dict[str, Any]:
     for shard in plan.shards:
         data = shard.xml().encode("utf-8")
         path = out_dir / (shard.name + plan.suffix)
-        _put(path, gzip.compress(data, mtime=0) if plan.suffix else data)
+        _put(path, _ENCODERS[plan.suffix](data))
         written.add(path)
     _put(out_dir / INDEX, _index_xml(plan).encode("utf-8"))
     summary = summary_of(plan, source)

@@ -53,6 +53,11 @@ NOT_FINGERPRINTED = frozenset(
 )
 
 
+# the options that change what a run finds: a state's identity holds those set away from
+# their defaults
+_FINGERPRINTED = tuple(
+    f for f in dataclasses.fields(CrawlConfig) if f.name not in NOT_FINGERPRINTED
+)
 _NO_MORE: Mapping[str, Any] = MappingProxyType({})  # a command without options of its own
 
 
@@ -74,9 +79,7 @@ def open_state(
     # Only options set away from their defaults: an option added by a later version (at
     # its default) must not make an existing state "another audit".
     options = {
-        f.name: value
-        for f in dataclasses.fields(config)
-        if f.name not in NOT_FINGERPRINTED and (value := getattr(config, f.name)) != f.default
+        f.name: value for f in _FINGERPRINTED if (value := getattr(config, f.name)) != f.default
     }
     if ignore:  # the state holds the report as filtered: another audit
         options["ignore"] = sorted(set(ignore))
