@@ -12,7 +12,7 @@ from it would drop what it never reached. Nothing here writes anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,9 @@ from audit.state.schema import SQLITE_MAGIC, is_state_file
 __all__ = ["SQLITE_MAGIC", "Evidence", "FixRefused", "Listed", "read_evidence"]
 
 
-# what in a summary means some listed URLs were never checked, in the order a refusal names
-# it: a flag that is true, or a count (a number, not a bool) above 0
-_CUTS: dict[str, Callable[[Any], bool]] = {
-    **dict.fromkeys(("interrupted", "partial", "max_urls_reached"), lambda v: v is True),
-    **dict.fromkeys(("excluded_urls", "excluded_sitemaps"), lambda v: (float_or_none(v) or 0) > 0),
-}
+# summary flags that mean some listed URLs were never checked
+_CUT_FLAGS = ("interrupted", "partial", "max_urls_reached")
+_CUT_COUNTS = ("excluded_urls", "excluded_sitemaps")
 
 
 class FixRefused(AuditError):
@@ -108,10 +105,13 @@ def _cut_reason(summary: dict[str, Any] | None) -> str | None:
     """Why a report with this summary did not check every listed URL, or None."""
     if summary is None:
         return "the report has no summary record (the run never finished)"
-    for key, cuts in _CUTS.items():
-        value = summary.get(key)
-        if cuts(value):  # (as JSON writes it: True is `true`; a number's str is lower-case)
-            return f'its summary says "{key}": {str(value).lower()}'
+    for flag in _CUT_FLAGS:
+        if summary.get(flag) is True:
+            return f'its summary says "{flag}": true'
+    for count in _CUT_COUNTS:
+        n = summary.get(count)
+        if (float_or_none(n) or 0) > 0:  # a number (not a bool) above 0
+            return f'its summary says "{count}": {n}'
     return None
 
 
