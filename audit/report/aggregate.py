@@ -84,8 +84,8 @@ def fails(summary: dict[str, Any], fail_on: str) -> bool:
 def severity_of(record: dict[str, Any]) -> str:
     """Severity of a finding record: its own field, else the code table, else info."""
     sev = record.get("severity")
-    if isinstance(sev, str) and sev in _RANK:
-        return sev
+    if sev in SEVERITIES:  # (a tuple: any JSON value is compared, none hashed)
+        return str(sev)
     code = record.get("code")
     if isinstance(code, str) and code in CODES:
         return CODES[code].severity.value
@@ -134,15 +134,13 @@ def as_list(value: Any) -> list[Any]:
 
 
 def int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
+    """A number as an int (a bool is none: its type is not int), else None."""
+    return int(value) if type(value) in (int, float) else None
 
 
 def float_or_none(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    """A number as a float (a bool is none), else None."""
+    return float(value) if type(value) in (int, float) else None
 
 
 def status_class(record: dict[str, Any]) -> str:

@@ -17,8 +17,11 @@ from audit.report.aggregate import (
     age_bucket,
     at_or_above,
     failing_severities,
+    float_or_none,
+    int_or_none,
     lastmod_day,
     percent,
+    severity_of,
     status_class,
     where,
 )
@@ -153,3 +156,17 @@ def test_a_share_is_shown_to_one_decimal_or_as_a_dash() -> None:
     assert percent(100 / 3) == "33.3%"
     assert percent(0.0) == "0.0%"
     assert percent(100) == "100.0%"
+
+
+def test_a_saved_reports_numbers_and_severities_read_as_they_came_or_not_at_all() -> None:
+    # a number of either JSON type converted; a bool, a string, a list or null is none
+    assert int_or_none(7) == 7 and int_or_none(7.9) == 7 and int_or_none(-2) == -2
+    assert float_or_none(3) == 3.0 and isinstance(float_or_none(3), float)
+    for value in (True, False, "7", [7], {"n": 7}, None):
+        assert int_or_none(value) is None and float_or_none(value) is None
+    # a finding's own known severity, else its code's, else info; never an error for an
+    # unhashable value (a saved report is untrusted input)
+    assert severity_of({"severity": "warning", "code": "url-not-found"}) == "warning"
+    assert severity_of({"severity": ["error"], "code": "url-not-found"}) == "error"
+    assert severity_of({"severity": {"a": 1}, "code": "no-such-code"}) == "info"
+    assert severity_of({"severity": "fatal"}) == "info"
