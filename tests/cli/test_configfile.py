@@ -104,6 +104,8 @@ def test_rate_unlimited_in_the_file(tmp_path: Path, value: str) -> None:
         ('rate = "fast"\n', "key 'rate': expected a number, got a string"),
         ("concurrency = 0\n", "key 'concurrency': must be at least 1"),
         ("concurrency = 2.5\n", "key 'concurrency': not an integer"),
+        ("concurrency = true\n", "key 'concurrency': expected a number, got a boolean"),
+        ("timeout = [5]\n", "key 'timeout': expected a number, got a list"),
         ('fetch-workers = "many"\n', "key 'fetch-workers': expected a number, got a string"),
         ("fetch-workers = 9\n", "key 'fetch-workers': at most 8"),
         ('page-checks = "yes"\n', "key 'page-checks': expected true or false, got a string"),
