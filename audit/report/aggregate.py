@@ -462,7 +462,7 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def host_value(value: Any) -> str:
     """A host statistic as shown in tables: numbers grouped, floats to 0.1, none as '-'."""
-    if value is None or value == "":
+    if value in (None, ""):
         return "-"
     return _HOST_SHOWN.get(type(value), str)(value)
 

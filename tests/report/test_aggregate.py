@@ -18,6 +18,7 @@ from audit.report.aggregate import (
     at_or_above,
     failing_severities,
     float_or_none,
+    host_value,
     int_or_none,
     lastmod_day,
     percent,
@@ -170,3 +171,10 @@ def test_a_saved_reports_numbers_and_severities_read_as_they_came_or_not_at_all(
     assert severity_of({"severity": ["error"], "code": "url-not-found"}) == "error"
     assert severity_of({"severity": {"a": 1}, "code": "no-such-code"}) == "info"
     assert severity_of({"severity": "fatal"}) == "info"
+
+
+def test_a_host_statistic_as_the_tables_show_it() -> None:
+    assert host_value(None) == "-" and host_value("") == "-"  # nothing to show
+    assert host_value(0) == "0" and host_value(0.0) == "0.0" and host_value(False) == "no"
+    assert host_value(12345) == "12,345" and host_value(2.25) == "2.2" and host_value(True) == "yes"
+    assert host_value("example.com") == "example.com"
