@@ -222,14 +222,11 @@ def apply_config_file(
     argv: list[str],
 ) -> list[str]:
     """Fill `args` from `args.config` where the command line said nothing; return the
-    targets (the command line's TARGETs win over the file's; none: the caller says what
-    is missing)."""
+    file's targets (the caller's TARGETs win over them, as crawl's audit_targets decides;
+    none: the caller says what is missing)."""
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
     for dest in values.keys() - given:
         setattr(args, dest, values[dest])
-    named = getattr(args, "target", None)  # migrate has OLD and NEW instead
-    if named:
-        return list(named) if isinstance(named, list) else [named]
     return targets
