@@ -189,8 +189,10 @@ class TextWriter:
         lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
         for name, count, share in rows:
             label = f"  {_clean(name):<20} {count:>7,}  {share:>5.1f}%"
-            if name == "ok" or count:  # an outcome no old URL had is plain
-                label = self._c("ok" if name == "ok" else "error", label)
+            if name == "ok":
+                label = self._c("ok", label)
+            elif count:  # (an outcome no old URL had is plain)
+                label = self._c("error", label)
             lines.append(label)
         return lines + [f"  {x}" for x in _migration_notes(m)]
 
