@@ -507,8 +507,8 @@ class UrlJoiner:
             old_url, (rec, found) = self._window.popitem(last=False)
             self._emit(rec, old_url, found)
 
-    def finding(self, record: dict[str, Any]) -> None:
-        url = str(record.get("url") or "")
+    def finding(self, url: str, record: dict[str, Any]) -> None:
+        """A finding about `url` (its record's, as the caller read it)."""
         held = self._window.get(url)
         if held is not None:
             held[1].append(record)
@@ -521,10 +521,10 @@ class UrlJoiner:
                 self._emit(None, old_url, found)
         waiting.append(record)
 
-    def attach(self, record: dict[str, Any]) -> None:
-        """A finding that joins its URL's url record only if that record is held (a
+    def attach(self, url: str, record: dict[str, Any]) -> None:
+        """A finding that joins the url record of `url` only if that record is held (a
         links-only page's page-not-in-sitemap, which names no sitemap); else dropped."""
-        held = self._window.get(str(record.get("url") or ""))
+        held = self._window.get(url)
         if held is not None:
             held[1].append(record)
 

@@ -104,7 +104,7 @@ class JunitWriter:
                 else:
                     suite.own_more += 1
             else:
-                self._joiner.finding(record)
+                self._joiner.finding(url, record)
         elif kind == "sitemap":
             self._suite(str_or_none(record.get("url")))
 

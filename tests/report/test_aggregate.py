@@ -135,14 +135,14 @@ def test_the_joiner_pairs_records_with_their_findings_in_a_bounded_window() -> N
     emitted: list[tuple[Any, str, list[str]]] = []
     joiner = UrlJoiner(lambda rec, url, found: emitted.append(
         (rec and rec["url"], url, [f["code"] for f in found])), window=2)  # fmt: skip
-    joiner.finding({"url": "a", "code": "loc-whitespace"})  # an entry finding comes first
+    joiner.finding("a", {"url": "a", "code": "loc-whitespace"})  # an entry finding comes first
     joiner.url({"url": "a"})
-    joiner.finding({"url": "a", "code": "url-not-found"})  # an HTTP finding right after
+    joiner.finding("a", {"url": "a", "code": "url-not-found"})  # an HTTP finding right after
     joiner.url({"url": "b"})
     joiner.url({"url": "c"})  # the window of 2 lets "a" go
     assert emitted == [("a", "a", ["loc-whitespace", "url-not-found"])]
-    joiner.attach({"url": "zzz", "code": "page-not-in-sitemap"})  # no record held: dropped
-    joiner.finding({"url": "never", "code": "hreflang-not-reciprocal"})
+    joiner.attach("zzz", {"url": "zzz", "code": "page-not-in-sitemap"})  # no record held: dropped
+    joiner.finding("never", {"url": "never", "code": "hreflang-not-reciprocal"})
     joiner.close()
     assert emitted[1:] == [
         ("b", "b", []),
