@@ -513,12 +513,12 @@ class UrlJoiner:
         if held is not None:
             held[1].append(record)
             return
-        waiting = self._pending.get(url)
-        if waiting is None:
-            waiting = self._pending[url] = []
-            if len(self._pending) > self._pending_size:
-                old_url, found = self._pending.popitem(last=False)
-                self._emit(None, old_url, found)
+        waiting = self._pending.setdefault(url, [])
+        # only a URL new to the pending ones makes them more than the bound, which every
+        # one added before kept: the oldest (never the one just added) is given up
+        if len(self._pending) > self._pending_size:
+            old_url, found = self._pending.popitem(last=False)
+            self._emit(None, old_url, found)
         waiting.append(record)
 
     def attach(self, url: str, record: dict[str, Any]) -> None:

@@ -178,3 +178,18 @@ def test_a_host_statistic_as_the_tables_show_it() -> None:
     assert host_value(0) == "0" and host_value(0.0) == "0.0" and host_value(False) == "no"
     assert host_value(12345) == "12,345" and host_value(2.25) == "2.2" and host_value(True) == "yes"
     assert host_value("example.com") == "example.com"
+
+
+def test_findings_waiting_for_their_url_record_are_bounded_oldest_given_up_first() -> None:
+    emitted: list[tuple[Any, str, list[str]]] = []
+    joiner = UrlJoiner(lambda rec, url, found: emitted.append(
+        (rec and rec["url"], url, [f["code"] for f in found])), pending=2)  # fmt: skip
+    joiner.finding("x", {"code": "a"})
+    joiner.finding("y", {"code": "b"})
+    joiner.finding("x", {"code": "c"})  # x waits already: nothing is given up
+    assert emitted == []
+    joiner.finding("z", {"code": "d"})  # a third URL: the oldest, x, is given up
+    assert emitted == [(None, "x", ["a", "c"])]
+    joiner.url({"url": "y"})  # y's record takes the findings that waited for it
+    joiner.close()
+    assert emitted[1:] == [("y", "y", ["b"]), (None, "z", ["d"])]
