@@ -12,7 +12,7 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from audit.cli.options import PROG
@@ -22,6 +22,7 @@ __all__ = [
     "OutputError",
     "open_output",
     "run_interruptibly",
+    "say_errors",
     "say_resumed_or_interrupted",
     "whole_or_nothing",
 ]
@@ -182,3 +183,9 @@ def say_resumed_or_interrupted(state: Any, replayed: int, what: str, interrupted
         )
     if interrupted:
         print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+
+
+def say_errors(messages: Iterable[str]) -> None:
+    """A line on stderr for each message: `sitemap-audit: error: MESSAGE`."""
+    for message in messages:
+        print(f"{PROG}: error: {message}", file=sys.stderr)

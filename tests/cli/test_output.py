@@ -119,3 +119,19 @@ def test_the_first_closing_lines_say_a_resumed_and_an_interrupted_run() -> None:
         "sitemap-audit: resumed from s.sqlite: 2 URLs already checked were not requested again",
         "sitemap-audit: interrupted; the report holds what was done",
     ]
+
+
+def test_each_error_is_one_line_on_stderr() -> None:
+    import contextlib
+    import io
+
+    from audit.cli.output import say_errors
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        say_errors([])
+        say_errors(["https://a.example/: no sitemap found", "b.xml: not XML"])
+    assert err.getvalue().splitlines() == [
+        "sitemap-audit: error: https://a.example/: no sitemap found",
+        "sitemap-audit: error: b.xml: not XML",
+    ]
