@@ -160,7 +160,7 @@ class TextWriter:
         lines = ["", f"{head} ({count:,})"]
         for ex in examples:
             parts = [_clean(where(ex.sitemap, ex.line)) or "-"]
-            if ex.url and ex.url != ex.sitemap:
+            if ex.url not in ("", ex.sitemap):  # a URL, not the sitemap's own
                 parts.append(_clean(ex.url))
             parts.append(_clean(ex.message))
             lines.append("  " + "  ".join(parts))
