@@ -138,7 +138,7 @@ def _number(where: _Key, conv: Any, item: Any) -> Any:
     """A number option: TOML numbers only (a quoted "10" is a mistake worth naming), but
     for `rate = "unlimited"`, the word the command line takes too."""
     word = item in _NUMBERS.get(_converter_name(conv), ())
-    if not word and (isinstance(item, bool) or not isinstance(item, int | float)):
+    if not word and type(item) not in (int, float):  # (tomllib's exact types: no bool)
         raise where.wrong("a number", item)
     return _call(where, conv, str(item))
 
@@ -222,14 +222,11 @@ def apply_config_file(
     argv: list[str],
 ) -> list[str]:
     """Fill `args` from `args.config` where the command line said nothing; return the
-    targets (the command line's TARGETs win over the file's; none: the caller says what
-    is missing)."""
+    file's targets (the caller's TARGETs win over them, as crawl's audit_targets decides;
+    none: the caller says what is missing)."""
     sub = _subparser(parser, args.command)
     values, targets = load_config_file(args.config, sub)
     given = _explicit(parser, args.command, argv)
     for dest in values.keys() - given:
         setattr(args, dest, values[dest])
-    named = getattr(args, "target", None)  # migrate has OLD and NEW instead
-    if named:
-        return list(named) if isinstance(named, list) else [named]
     return targets

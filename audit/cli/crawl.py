@@ -10,12 +10,16 @@ has: the report file, the progress bar, signals, and the lines on stderr.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from audit.cli.options import PROG, Exit, config_from, resolve_format, run_options
-from audit.cli.output import open_output, run_interruptibly
+from audit.cli.options import Exit, config_from, resolve_format, run_options
+from audit.cli.output import (
+    open_output,
+    run_interruptibly,
+    say_errors,
+    say_resumed_or_interrupted,
+)
 from audit.core.errors import TargetError
 
 __all__ = ["audit_targets", "cmd_crawl", "read_targets_file", "run_audit"]
@@ -54,20 +58,11 @@ def run_audit(args: argparse.Namespace, mode: str, targets: list[str]) -> int:
 
 def _exit(args: argparse.Namespace, run: Any, result: Any, interrupted: bool) -> int:
     """The closing lines on stderr, the notifications, and the exit status."""
-    if run.replayed:
-        print(
-            f"{PROG}: resumed from {run.state_path}: {run.replayed} URLs already checked were "
-            "not requested again",
-            file=sys.stderr,
-        )
-    if interrupted:
-        print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
-    for message in run.notify():
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    say_resumed_or_interrupted(run.state_path, run.replayed, "URLs already checked", interrupted)
+    say_errors(run.notify())
     if interrupted:
         return Exit.INTERRUPTED
-    for message in result.fatal:  # any target that could not be audited at all: exit 2
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    say_errors(result.fatal)  # any target that could not be audited at all: exit 2
     if result.fatal:
         return Exit.USAGE
     return Exit.FINDINGS if result.failed(args.fail_on) else Exit.OK

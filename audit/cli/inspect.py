@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from audit.cli.options import PROG, Exit, config_from
-from audit.cli.output import open_output, run_interruptibly
+from audit.cli.output import open_output, run_interruptibly, say_errors
 from audit.core.printable import printable, url_printable
 
 __all__ = ["cmd_inspect"]
@@ -52,8 +52,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 inspector.write_text(out)
     if interrupted:
         return Exit.INTERRUPTED
-    for message in run.fatal:
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+    say_errors(run.fatal)
     if run.fatal:
         return Exit.USAGE
     # 1 when a sitemap (an index's child) could not be read; with --urls, stdout holds

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from audit.cli.options import PROG, Exit, config_from, resolve_format, run_options
-from audit.cli.output import open_output, run_interruptibly
+from audit.cli.output import open_output, run_interruptibly, say_resumed_or_interrupted
 from audit.core.errors import TargetError
 
 __all__ = ["cmd_migrate", "migrate_config"]
@@ -53,14 +53,9 @@ def cmd_migrate(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
 
 def _exit(args: argparse.Namespace, run: Any, interrupted: bool, state_error: str | None) -> int:
     """migrate's closing lines and exit status."""
-    if run.replayed:
-        print(
-            f"{PROG}: resumed from {run.store.path}: {run.replayed} old URLs already judged "
-            "were not requested again",
-            file=sys.stderr,
-        )
-    if interrupted:
-        print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+    say_resumed_or_interrupted(
+        getattr(run.store, "path", None), run.replayed, "old URLs already judged", interrupted
+    )  # (no store without --state: nothing replayed)
     if state_error is not None:
         print(f"{PROG}: error: {state_error}", file=sys.stderr)
         return Exit.USAGE

@@ -123,8 +123,9 @@ def _number(kind: type[float] | type[int], minimum: float, what: str) -> Any:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
-        if value < minimum or (kind is float and minimum == 0 and value == 0):
-            bound = "greater than 0" if kind is float else f"at least {minimum}"
+        # a float's bound is exclusive (seconds, a rate: more than nothing), an int's not
+        if value < minimum or (kind is float and value == minimum):
+            bound = f"greater than {minimum}" if kind is float else f"at least {minimum}"
             raise argparse.ArgumentTypeError(f"must be {bound}: {text!r}")
         return value
 

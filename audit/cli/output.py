@@ -12,12 +12,20 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+from audit.cli.options import PROG
 from audit.core.errors import TargetError
 
-__all__ = ["OutputError", "open_output", "run_interruptibly", "whole_or_nothing"]
+__all__ = [
+    "OutputError",
+    "open_output",
+    "run_interruptibly",
+    "say_errors",
+    "say_resumed_or_interrupted",
+    "whole_or_nothing",
+]
 
 
 class OutputError(TargetError):
@@ -162,3 +170,22 @@ def run_interruptibly(coro: Any, notes: dict[str, Any] | None = None) -> bool:
             raise BrokenPipeError("the reader of the output went away") from None
         raise
     return False
+
+
+def say_resumed_or_interrupted(state: Any, replayed: int, what: str, interrupted: bool) -> None:
+    """The first closing lines of a run (crawl, validate, migrate) on stderr: that it resumed
+    from the --state file `state` (`replayed` `what` were not requested again), and that it
+    was interrupted."""
+    if replayed:
+        print(
+            f"{PROG}: resumed from {state}: {replayed} {what} were not requested again",
+            file=sys.stderr,
+        )
+    if interrupted:
+        print(f"{PROG}: interrupted; the report holds what was done", file=sys.stderr)
+
+
+def say_errors(messages: Iterable[str]) -> None:
+    """A line on stderr for each message: `sitemap-audit: error: MESSAGE`."""
+    for message in messages:
+        print(f"{PROG}: error: {message}", file=sys.stderr)

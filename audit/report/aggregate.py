@@ -84,8 +84,8 @@ def fails(summary: dict[str, Any], fail_on: str) -> bool:
 def severity_of(record: dict[str, Any]) -> str:
     """Severity of a finding record: its own field, else the code table, else info."""
     sev = record.get("severity")
-    if isinstance(sev, str) and sev in _RANK:
-        return sev
+    if sev in SEVERITIES:  # (a tuple: any JSON value is compared, none hashed)
+        return str(sev)
     code = record.get("code")
     if isinstance(code, str) and code in CODES:
         return CODES[code].severity.value
@@ -134,15 +134,13 @@ def as_list(value: Any) -> list[Any]:
 
 
 def int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
+    """A number as an int (a bool is none: its type is not int), else None."""
+    return int(value) if type(value) in (int, float) else None
 
 
 def float_or_none(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    """A number as a float (a bool is none), else None."""
+    return float(value) if type(value) in (int, float) else None
 
 
 def status_class(record: dict[str, Any]) -> str:
@@ -464,7 +462,7 @@ def host_columns(hosts: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def host_value(value: Any) -> str:
     """A host statistic as shown in tables: numbers grouped, floats to 0.1, none as '-'."""
-    if value is None or value == "":
+    if value in (None, ""):
         return "-"
     return _HOST_SHOWN.get(type(value), str)(value)
 
@@ -509,24 +507,24 @@ class UrlJoiner:
             old_url, (rec, found) = self._window.popitem(last=False)
             self._emit(rec, old_url, found)
 
-    def finding(self, record: dict[str, Any]) -> None:
-        url = str(record.get("url") or "")
+    def finding(self, url: str, record: dict[str, Any]) -> None:
+        """A finding about `url` (its record's, as the caller read it)."""
         held = self._window.get(url)
         if held is not None:
             held[1].append(record)
             return
-        waiting = self._pending.get(url)
-        if waiting is None:
-            waiting = self._pending[url] = []
-            if len(self._pending) > self._pending_size:
-                old_url, found = self._pending.popitem(last=False)
-                self._emit(None, old_url, found)
+        waiting = self._pending.setdefault(url, [])
+        # only a URL new to the pending ones makes them more than the bound, which every
+        # one added before kept: the oldest (never the one just added) is given up
+        if len(self._pending) > self._pending_size:
+            old_url, found = self._pending.popitem(last=False)
+            self._emit(None, old_url, found)
         waiting.append(record)
 
-    def attach(self, record: dict[str, Any]) -> None:
-        """A finding that joins its URL's url record only if that record is held (a
+    def attach(self, url: str, record: dict[str, Any]) -> None:
+        """A finding that joins the url record of `url` only if that record is held (a
         links-only page's page-not-in-sitemap, which names no sitemap); else dropped."""
-        held = self._window.get(str(record.get("url") or ""))
+        held = self._window.get(url)
         if held is not None:
             held[1].append(record)
 

@@ -117,16 +117,16 @@ class CsvWriter:
         kind = record.get("type")
         if kind == "url":
             self._joiner.url(record)
-        elif kind == "finding" and str_or_none(record.get("url")):
-            self._finding(record)
+        elif kind == "finding" and (url := str_or_none(record.get("url"))):
+            self._finding(url, record)
 
-    def _finding(self, record: dict[str, Any]) -> None:
+    def _finding(self, url: str, record: dict[str, Any]) -> None:
         """A finding with a sitemap joins its URL's row; one without (a links-only page's
         page-not-in-sitemap or link-broken) only the row of a url record just written."""
         if str_or_none(record.get("sitemap")):
-            self._joiner.finding(record)
+            self._joiner.finding(url, record)
         else:
-            self._joiner.attach(record)
+            self._joiner.attach(url, record)
 
     def _row(self, rec: dict[str, Any] | None, url: str, found: list[dict[str, Any]]) -> None:
         self._header()

@@ -96,8 +96,13 @@ _STANDARD_SUMMARY = {
 _SEVERITY_BOXES = "".join(
     f'<label><input type="checkbox" data-sev="{s}" checked> {s}</label>' for s in SEVERITIES
 )
-# the panels after the llms.txt and Agents served ones, in order: what each shows (nothing
-# to show: no panel), and its HTML from that, the summary, the examples and the escaper
+# the llms.txt and Agents served panels (one piece of the page), then the panels after them,
+# in order: what each shows (nothing to show: no panel), and its HTML from that, the
+# summary, the examples and the escaper
+_LLMS_SECTIONS: Sections[str] = (
+    (llms.llms_of, llms.html_section),
+    (llms.served_rows, llms.served_html_section),
+)
 _SECTIONS: Sections[str] = (
     (coverage.coverage_rows, coverage.html_section),
     (intent.intent_rows, intent.html_section),
@@ -270,7 +275,7 @@ class HtmlWriter:
         out.append(self._cards(summary))
         out.append(self._charts())
         out.append(html_section(summary, self._index, h, nonce))
-        out.append(llms.html_section(summary, h))
+        out.append("".join(shown_sections(_LLMS_SECTIONS, summary, agg.examples, h)))
         out += shown_sections(_SECTIONS, summary, agg.examples, h)
         out.append(self._notes(summary))
         out.append(_migration(summary.get("migration")))

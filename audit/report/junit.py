@@ -32,6 +32,7 @@ from audit.report import closes_once
 from audit.report._xml import xml_attr, xml_text
 from audit.report.aggregate import (
     Aggregate,
+    SitemapStat,
     UrlJoiner,
     at_or_above,
     float_or_none,
@@ -50,6 +51,8 @@ RUN_SUITE = "sitemap-audit run"
 _OPEN_FILES = 32
 # Findings kept for one sitemap's own testcase; the rest are counted.
 _MAX_SITEMAP_FINDINGS = 1000
+# what the Aggregate knows of a suite no record names as a sitemap (discovery's): no record
+_NO_SITEMAP = SitemapStat("", -1)
 
 
 @dataclass(slots=True)
@@ -104,7 +107,7 @@ class JunitWriter:
                 else:
                     suite.own_more += 1
             else:
-                self._joiner.finding(record)
+                self._joiner.finding(url, record)
         elif kind == "sitemap":
             self._suite(str_or_none(record.get("url")))
 
@@ -220,10 +223,10 @@ class JunitWriter:
         """Each sitemap's own testcase, counted into its suite."""
         own_cases: dict[str, str] = {}
         for suite in self._suites.values():
-            stat = self._agg.sitemaps.get(suite.name)
+            stat = self._agg.sitemaps.get(suite.name, _NO_SITEMAP)
             # Every fetched sitemap is a test of its own (so a clean sitemap in a
             # validate run still shows as passed); it carries the sitemap-level findings.
-            if suite.own or (stat is not None and stat.has_record):
+            if suite.own or stat.has_record:
                 text, failed = self._case(suite.name, suite.name, 0.0, suite.own, suite.own_more)
                 own_cases[suite.name] = text
                 suite.tests += 1

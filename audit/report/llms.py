@@ -8,10 +8,9 @@ agent and host, with the URLs sampled and what they were served. `coverage_line(
 one-line llms.txt coverage the "What each bot sees" section shows too. Nothing without the
 options.
 
-The text and markdown writers show each section when `llms_of` or `served_rows` gives
-something (their tables of sections), through the function here for their format, which
-takes it; the HTML writer calls `html_section` for both panels. Values are escaped by the
-writer's own escaper. Imports nothing from the crawl, HTTP or parser layers.
+Each writer shows each section when `llms_of` or `served_rows` gives something (its tables
+of sections), through the function here for its format, which takes it. Values are escaped
+by the writer's own escaper. Imports nothing from the crawl, HTTP or parser layers.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ __all__ = [
     "html_section",
     "llms_of",
     "markdown_lines",
+    "served_html_section",
     "served_markdown_lines",
     "served_rows",
     "served_text_lines",
@@ -174,39 +174,42 @@ def served_markdown_lines(
     return [*out, ""]
 
 
-def html_section(summary: dict[str, Any], esc: Escape) -> str:
-    parts: list[str] = []
-    llms = llms_of(summary)
-    if llms is not None:
-        rows = "".join(
-            f'<tr><td class="url">{esc(url)}</td><td class="num">{esc(status)}</td>'
-            f'<td class="num">{esc(chars)}</td><td class="num">{esc(links)}</td>'
-            f"<td>{esc(shape)}</td></tr>"
-            for url, status, chars, links, shape in _files(llms)
-        )
-        codes = "".join(
-            f'<li><span class="mono">{esc(c)}</span>: {n:,}</li>' for c, n in _codes(summary)
-        )
-        parts.append(
-            f'<section class="panel" id="llms"><h2>{TITLE}</h2><table><thead><tr>'
-            '<th>File</th><th class="num">Status</th><th class="num">Characters</th>'
-            f'<th class="num">Links</th><th>Shape</th></tr></thead><tbody>{rows}</tbody>'
-            f"</table><p>{esc(_coverage(llms))}</p>"
-            + (f"<ul>{codes}</ul>" if codes else "")
-            + "</section>"
-        )
-    served = served_rows(summary)
-    if served:
-        body = "".join(
-            f'<tr><td class="mono">{esc(agent)}</td><td class="url">{esc(origin)}</td>'
-            + "".join(f'<td class="num">{n:,}</td>' for n in counts)
-            + "</tr>"
-            for agent, origin, counts in served
-        )
-        parts.append(
-            f'<section class="panel" id="agents-served"><h2>{SERVED_TITLE}</h2><table><thead>'
-            f"<tr><th>Agent</th><th>Host</th>{_HTML_HEADS}</tr></thead><tbody>{body}</tbody></table>"
-            '<p class="more">Sampled listed URLs fetched again with each agent\'s own '
-            "User-Agent, compared with the main agent's 200.</p></section>"
-        )
-    return "".join(parts)
+def html_section(
+    summary: dict[str, Any], llms: dict[str, Any], examples: Examples, esc: Escape
+) -> str:
+    """The llms.txt panel: each file requested, the coverage line and the codes counted."""
+    rows = "".join(
+        f'<tr><td class="url">{esc(url)}</td><td class="num">{esc(status)}</td>'
+        f'<td class="num">{esc(chars)}</td><td class="num">{esc(links)}</td>'
+        f"<td>{esc(shape)}</td></tr>"
+        for url, status, chars, links, shape in _files(llms)
+    )
+    codes = "".join(
+        f'<li><span class="mono">{esc(c)}</span>: {n:,}</li>' for c, n in _codes(summary)
+    )
+    return (
+        f'<section class="panel" id="llms"><h2>{TITLE}</h2><table><thead><tr>'
+        '<th>File</th><th class="num">Status</th><th class="num">Characters</th>'
+        f'<th class="num">Links</th><th>Shape</th></tr></thead><tbody>{rows}</tbody>'
+        f"</table><p>{esc(_coverage(llms))}</p>"
+        + (f"<ul>{codes}</ul>" if codes else "")
+        + "</section>"
+    )
+
+
+def served_html_section(
+    summary: dict[str, Any], rows: list[Served], examples: Examples, esc: Escape
+) -> str:
+    """The Agents served panel: one row per agent and host."""
+    body = "".join(
+        f'<tr><td class="mono">{esc(agent)}</td><td class="url">{esc(origin)}</td>'
+        + "".join(f'<td class="num">{n:,}</td>' for n in counts)
+        + "</tr>"
+        for agent, origin, counts in rows
+    )
+    return (
+        f'<section class="panel" id="agents-served"><h2>{SERVED_TITLE}</h2><table><thead>'
+        f"<tr><th>Agent</th><th>Host</th>{_HTML_HEADS}</tr></thead><tbody>{body}</tbody></table>"
+        '<p class="more">Sampled listed URLs fetched again with each agent\'s own '
+        "User-Agent, compared with the main agent's 200.</p></section>"
+    )

@@ -104,7 +104,7 @@ def validate_dest(dest: str, smtp: str | None) -> str:
     if low.startswith(("http://", "https://")):
         return dest
     if low.startswith("mailto:"):
-        if not dest[7:].strip() or "@" not in dest:
+        if "@" not in dest:  # (nor in "mailto:": an address, never blank, has its "@")
             raise NotifyError(f"--notify {dest}: no mail address after mailto:")
         if smtp is None:
             raise NotifyError(f"--notify {dest}: a mailto: notification needs --smtp HOST:PORT")
@@ -114,9 +114,9 @@ def validate_dest(dest: str, smtp: str | None) -> str:
 
 def parse_smtp(text: str) -> tuple[str, int]:
     """HOST:PORT (an IPv6 host in brackets) -> (host, port); ValueError when it is not."""
-    host, sep, port = text.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]")  # ("" when there is no ":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--smtp {text!r}: give HOST:PORT, e.g. mail.example.com:587")
     return host, int(port)
 

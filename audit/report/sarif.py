@@ -46,7 +46,7 @@ def _dumps(value: Any) -> str:
 def _message(record: dict[str, Any], code: str, url: str | None, sitemap: str | None) -> str:
     """The finding's message, naming its URL when the location (the sitemap) does not."""
     message = str(record.get("message") or code)
-    if url and url != sitemap and url not in message:
+    if url not in (None, sitemap) and url not in message:  # ("" is in every message)
         message = f"{message} ({url})"
     return message
 

@@ -160,7 +160,7 @@ class TextWriter:
         lines = ["", f"{head} ({count:,})"]
         for ex in examples:
             parts = [_clean(where(ex.sitemap, ex.line)) or "-"]
-            if ex.url and ex.url != ex.sitemap:
+            if ex.url not in ("", ex.sitemap):  # a URL, not the sitemap's own
                 parts.append(_clean(ex.url))
             parts.append(_clean(ex.message))
             lines.append("  " + "  ".join(parts))
@@ -189,8 +189,10 @@ class TextWriter:
         lines = ["", self._c("bold", f"migration: {total:,} old URLs checked on {new}")]
         for name, count, share in rows:
             label = f"  {_clean(name):<20} {count:>7,}  {share:>5.1f}%"
-            if name == "ok" or count:  # an outcome no old URL had is plain
-                label = self._c("ok" if name == "ok" else "error", label)
+            if name == "ok":
+                label = self._c("ok", label)
+            elif count:  # (an outcome no old URL had is plain)
+                label = self._c("error", label)
             lines.append(label)
         return lines + [f"  {x}" for x in _migration_notes(m)]
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from audit.cli.configfile import ConfigFileError, _subparser, apply_config_file, load_config_file
+from audit.cli.crawl import audit_targets
 from audit.cli.main import build_parser, config_from, main
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 
@@ -69,25 +70,30 @@ def test_command_line_overrides_the_file(tmp_path: Path) -> None:
         'target = "https://a.example/"\nrate = 2\nexclude = ["x"]\nformat = "jsonl"\n'
         'header = {"X-A" = "1"}\n',
     )
-    args, targets = parse(
-        [
-            "crawl",
-            "https://cli.example/",
-            "--config",
-            path,
-            "--rate",
-            "7",
-            "--exclude",
-            "y",
-            "--no-progress",
-        ]
-    )
+    argv = ["crawl", "https://cli.example/", "--config", path, "--rate", "7", "--exclude", "y"]
+    argv.append("--no-progress")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    targets = audit_targets(parser, args, argv)
     assert targets == ["https://cli.example/"]  # TARGET on the command line wins
     cfg = config_from(args)
     assert cfg.rate == 7.0
     assert cfg.exclude == ("y",)  # a list given on the command line replaces the file's
     assert cfg.extra_headers == (("X-A", "1"),)  # a table of headers
     assert args.format == "jsonl"  # not on the command line: the file's value
+
+
+@pytest.mark.parametrize("given", [[], [""], ["", ""]])
+def test_the_files_targets_when_the_command_line_names_none(
+    tmp_path: Path, given: list[str]
+) -> None:
+    # an empty TARGET names nothing: crawl's, as validate's, falls back to the file's
+    path = conf(tmp_path, 'targets = ["https://a.example/", "https://b.example/"]\n')
+    for command in ("crawl", "validate"):
+        argv = [command, *given[: 1 if command == "validate" else None], "--config", path]
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        assert audit_targets(parser, args, argv) == ["https://a.example/", "https://b.example/"]
 
 
 @pytest.mark.parametrize("value", ['"unlimited"', "inf"])
@@ -104,6 +110,8 @@ def test_rate_unlimited_in_the_file(tmp_path: Path, value: str) -> None:
         ('rate = "fast"\n', "key 'rate': expected a number, got a string"),
         ("concurrency = 0\n", "key 'concurrency': must be at least 1"),
         ("concurrency = 2.5\n", "key 'concurrency': not an integer"),
+        ("concurrency = true\n", "key 'concurrency': expected a number, got a boolean"),
+        ("timeout = [5]\n", "key 'timeout': expected a number, got a list"),
         ('fetch-workers = "many"\n', "key 'fetch-workers': expected a number, got a string"),
         ("fetch-workers = 9\n", "key 'fetch-workers': at most 8"),
         ('page-checks = "yes"\n', "key 'page-checks': expected true or false, got a string"),

@@ -28,6 +28,9 @@ def _parse(*argv: str) -> argparse.Namespace:
         (["crawl", "x.xml", "--ignore", "no-such-code"], "unknown finding code no-such-code"),
         (["crawl", "x.xml", "--budget", "0"], "argument --budget: must be at least 1: '0'"),
         (["crawl", "x.xml", "--rate", "fast"], "argument --rate: not a number: 'fast'"),
+        (["crawl", "x.xml", "--timeout", "0"], "argument --timeout: must be greater than 0: '0'"),
+        (["crawl", "x.xml", "--timeout", "-0.5"], "--timeout: must be greater than 0: '-0.5'"),
+        (["crawl", "x.xml", "--retries", "-1"], "argument --retries: must be at least 0: '-1'"),
         (["crawl", "x.xml", "--render", "none"], "argument --render: not a positive integer"),
     ],
 )

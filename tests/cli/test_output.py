@@ -94,3 +94,44 @@ def test_run_interruptibly_says_whether_the_run_was_cancelled() -> None:
     notes: dict[str, object] = {}
     assert run_interruptibly(done(), notes) is False and notes == {}
     assert run_interruptibly(cancelled(), notes) is True
+
+
+def test_the_first_closing_lines_say_a_resumed_and_an_interrupted_run() -> None:
+    import contextlib
+    import io
+
+    from audit.cli.output import say_resumed_or_interrupted
+
+    def said(state: str | None, replayed: int, what: str, interrupted: bool) -> str:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            say_resumed_or_interrupted(state, replayed, what, interrupted)
+        return err.getvalue()
+
+    assert said(None, 0, "URLs already checked", False) == ""  # no --state, ran to its end
+    assert said("s.sqlite", 3, "old URLs already judged", False) == (
+        "sitemap-audit: resumed from s.sqlite: 3 old URLs already judged were not requested again\n"
+    )
+    assert said("s.sqlite", 0, "URLs already checked", True) == (
+        "sitemap-audit: interrupted; the report holds what was done\n"
+    )
+    assert said("s.sqlite", 2, "URLs already checked", True).splitlines() == [
+        "sitemap-audit: resumed from s.sqlite: 2 URLs already checked were not requested again",
+        "sitemap-audit: interrupted; the report holds what was done",
+    ]
+
+
+def test_each_error_is_one_line_on_stderr() -> None:
+    import contextlib
+    import io
+
+    from audit.cli.output import say_errors
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        say_errors([])
+        say_errors(["https://a.example/: no sitemap found", "b.xml: not XML"])
+    assert err.getvalue().splitlines() == [
+        "sitemap-audit: error: https://a.example/: no sitemap found",
+        "sitemap-audit: error: b.xml: not XML",
+    ]

@@ -17,8 +17,12 @@ from audit.report.aggregate import (
     age_bucket,
     at_or_above,
     failing_severities,
+    float_or_none,
+    host_value,
+    int_or_none,
     lastmod_day,
     percent,
+    severity_of,
     status_class,
     where,
 )
@@ -131,14 +135,14 @@ def test_the_joiner_pairs_records_with_their_findings_in_a_bounded_window() -> N
     emitted: list[tuple[Any, str, list[str]]] = []
     joiner = UrlJoiner(lambda rec, url, found: emitted.append(
         (rec and rec["url"], url, [f["code"] for f in found])), window=2)  # fmt: skip
-    joiner.finding({"url": "a", "code": "loc-whitespace"})  # an entry finding comes first
+    joiner.finding("a", {"url": "a", "code": "loc-whitespace"})  # an entry finding comes first
     joiner.url({"url": "a"})
-    joiner.finding({"url": "a", "code": "url-not-found"})  # an HTTP finding right after
+    joiner.finding("a", {"url": "a", "code": "url-not-found"})  # an HTTP finding right after
     joiner.url({"url": "b"})
     joiner.url({"url": "c"})  # the window of 2 lets "a" go
     assert emitted == [("a", "a", ["loc-whitespace", "url-not-found"])]
-    joiner.attach({"url": "zzz", "code": "page-not-in-sitemap"})  # no record held: dropped
-    joiner.finding({"url": "never", "code": "hreflang-not-reciprocal"})
+    joiner.attach("zzz", {"url": "zzz", "code": "page-not-in-sitemap"})  # no record held: dropped
+    joiner.finding("never", {"url": "never", "code": "hreflang-not-reciprocal"})
     joiner.close()
     assert emitted[1:] == [
         ("b", "b", []),
@@ -153,3 +157,39 @@ def test_a_share_is_shown_to_one_decimal_or_as_a_dash() -> None:
     assert percent(100 / 3) == "33.3%"
     assert percent(0.0) == "0.0%"
     assert percent(100) == "100.0%"
+
+
+def test_a_saved_reports_numbers_and_severities_read_as_they_came_or_not_at_all() -> None:
+    # a number of either JSON type converted; a bool, a string, a list or null is none
+    assert int_or_none(7) == 7 and int_or_none(7.9) == 7 and int_or_none(-2) == -2
+    assert float_or_none(3) == 3.0 and isinstance(float_or_none(3), float)
+    for value in (True, False, "7", [7], {"n": 7}, None):
+        assert int_or_none(value) is None and float_or_none(value) is None
+    # a finding's own known severity, else its code's, else info; never an error for an
+    # unhashable value (a saved report is untrusted input)
+    assert severity_of({"severity": "warning", "code": "url-not-found"}) == "warning"
+    assert severity_of({"severity": ["error"], "code": "url-not-found"}) == "error"
+    assert severity_of({"severity": {"a": 1}, "code": "no-such-code"}) == "info"
+    assert severity_of({"severity": "fatal"}) == "info"
+
+
+def test_a_host_statistic_as_the_tables_show_it() -> None:
+    assert host_value(None) == "-" and host_value("") == "-"  # nothing to show
+    assert host_value(0) == "0" and host_value(0.0) == "0.0" and host_value(False) == "no"
+    assert host_value(12345) == "12,345" and host_value(2.25) == "2.2" and host_value(True) == "yes"
+    assert host_value("example.com") == "example.com"
+
+
+def test_findings_waiting_for_their_url_record_are_bounded_oldest_given_up_first() -> None:
+    emitted: list[tuple[Any, str, list[str]]] = []
+    joiner = UrlJoiner(lambda rec, url, found: emitted.append(
+        (rec and rec["url"], url, [f["code"] for f in found])), pending=2)  # fmt: skip
+    joiner.finding("x", {"code": "a"})
+    joiner.finding("y", {"code": "b"})
+    joiner.finding("x", {"code": "c"})  # x waits already: nothing is given up
+    assert emitted == []
+    joiner.finding("z", {"code": "d"})  # a third URL: the oldest, x, is given up
+    assert emitted == [(None, "x", ["a", "c"])]
+    joiner.url({"url": "y"})  # y's record takes the findings that waited for it
+    joiner.close()
+    assert emitted[1:] == [("y", "y", ["b"]), (None, "z", ["d"])]

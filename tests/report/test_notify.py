@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 from audit.cli.main import main
-from audit.report.notify import Notice, NotifyError, parse_smtp, send
+from audit.report.notify import Notice, NotifyError, parse_smtp, send, validate_dest
 from tests.crawlkit import HTML, XML, Serve, Site, urlset
 from tests.state.test_lastmod_runs import MutatingSite, Page
 from tests.state.test_store import crawl_argv, run_main
@@ -126,6 +126,18 @@ def test_smtp_spec() -> None:
     for bad in ("host", "host:x", ":25", "h:70000"):
         with pytest.raises(ValueError, match="HOST:PORT"):
             parse_smtp(bad)
+
+
+def test_a_notify_destination_is_a_webhook_or_a_mail_address_with_a_server() -> None:
+    assert validate_dest("https://hooks.example.test/x", None) == "https://hooks.example.test/x"
+    assert validate_dest("MAILTO:team@example.test", "mail:25") == "MAILTO:team@example.test"
+    for blank in ("mailto:", "mailto:   ", "mailto:team"):
+        with pytest.raises(NotifyError, match=f"^--notify {blank}: no mail address after"):
+            validate_dest(blank, "mail:25")
+    with pytest.raises(NotifyError, match="needs --smtp HOST:PORT"):
+        validate_dest("mailto:team@example.test", None)
+    with pytest.raises(NotifyError, match="give an http\\(s\\) webhook URL or mailto:"):
+        validate_dest("ftp://example.test/", "mail:25")
 
 
 async def _redirect_site(serve: Serve) -> tuple[Site, str]:

@@ -40,3 +40,27 @@ def test_sarif_rules_results_and_locations() -> None:
     assert robots["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ROBOTS
     assert "region" not in robots["locations"][0]["physicalLocation"]
     assert run0["invocations"][0]["executionSuccessful"] is True
+
+
+def test_a_results_message_names_its_url_when_its_location_does_not() -> None:
+    sitemap = "https://ex.com/sitemap.xml"
+
+    def finding(url: object, message: str) -> dict[str, object]:
+        return {"type": "finding", "code": "url-not-found", "severity": "error",
+                "url": url, "sitemap": sitemap, "line": 3, "message": message}  # fmt: skip
+
+    recs = [
+        finding("https://ex.com/a", "404 Not Found"),  # named after the message
+        finding("https://ex.com/b", "https://ex.com/b answered 404"),  # named already
+        finding(sitemap, "the sitemap answered 404"),  # the location is the URL
+        finding(None, "no URL"),
+        finding("", "an empty URL"),
+    ]
+    texts = [r["message"]["text"] for r in json.loads(run("sarif", recs))["runs"][0]["results"]]
+    assert texts == [
+        "404 Not Found (https://ex.com/a)",
+        "https://ex.com/b answered 404",
+        "the sitemap answered 404",
+        "no URL",
+        "an empty URL",
+    ]

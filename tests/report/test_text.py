@@ -64,3 +64,58 @@ def test_text_uses_colour_only_on_a_terminal() -> None:
         writer.write(rec)
     writer.close()
     assert "\x1b[31m" in out.getvalue()
+
+
+def test_migrations_outcomes_are_green_when_ok_red_when_some_old_url_had_them() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    writer = make_writer("text", out)
+    summary = summary_of([])
+    summary["migration"] = {
+        "old_urls": 10,
+        "new_origin": "https://new.example",
+        "outcomes": {
+            "ok": {"count": 0, "percent": 0.0},
+            "not-found": {"count": 10, "percent": 100.0},
+            "lost": {"count": 0, "percent": 0.0},
+        },
+    }
+    writer.write(summary)
+    writer.close()
+    lines = out.getvalue().splitlines()
+    assert any(line.endswith("10 old URLs checked on https://new.example\x1b[0m") for line in lines)
+
+    def row(name: str) -> str:
+        return next(line for line in lines if f"  {name} " in line)
+
+    assert row("ok").startswith("\x1b[32m  ok ")  # green even when no old URL was ok
+    assert row("not-found").startswith("\x1b[31m  not-found ")  # some old URL had it
+    assert row("lost").startswith("  lost ") and "\x1b[" not in row("lost")  # none had it
+
+
+def test_an_example_names_its_url_unless_it_is_none_or_the_sitemap_itself() -> None:
+    sitemap = "https://ex.com/sitemap.xml"
+    recs: list[dict[str, object]] = [
+        {
+            "type": "finding",
+            "code": "url-not-found",
+            "severity": "error",
+            "url": url,
+            "sitemap": sitemap,
+            "line": 4,
+            "message": message,
+        }
+        for url, message in (
+            ("https://ex.com/a", "a page"),
+            (sitemap, "the sitemap"),
+            (None, "no URL"),
+        )
+    ]
+    recs.append(summary_of(recs))
+    lines = run("text", recs).splitlines()
+    assert f"  {sitemap}:4  https://ex.com/a  a page" in lines
+    assert f"  {sitemap}:4  the sitemap" in lines
+    assert f"  {sitemap}:4  no URL" in lines
