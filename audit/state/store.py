@@ -344,19 +344,10 @@ class StateStore(StateReader):
             self._writer.control(STOP)
             self._writer.join()
             self.close_reads()
-            if complete and self._writer.error is None and self._writer.incomplete is None:
+            if complete and self._writer.failure is None:
                 for side in self._side:  # the next run starts anew
                     remove_database(side, quiet=True)
         finally:
             self._lock.release()  # after the last write
-        if self._writer.error is not None:
-            raise StateError(
-                f"{self.path}: the state file could not be written ({self._writer.error}; "
-                "is the disk full?); the report is not affected, and the next run with this "
-                "state resumes from what it holds"
-            )
-        if self._writer.incomplete is not None:
-            raise StateError(
-                f"{self.path}: not marked complete: {self._writer.incomplete}; the next run "
-                "resumes it"
-            )
+        if self._writer.failure is not None:
+            raise StateError(f"{self.path}: {self._writer.failure}")
