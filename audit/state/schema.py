@@ -286,7 +286,7 @@ def half_created(conn: sqlite3.Connection) -> bool:
         )
         if not all(ours):
             return False
-        if any(name == "meta" for name, _ in rows):
+        if "meta" in dict(rows):  # (name -> sql)
             return bool(conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0)
     except sqlite3.DatabaseError:
         return False
