@@ -197,8 +197,8 @@ class Writer(threading.Thread):
         conn.execute("BEGIN")
         if urls:
             # the URL rows (JSON already encoded, at most FLUSH_EVERY): one statement,
-            # padded to its size
-            size = next(size for size in _SIZES if size >= len(urls))
+            # padded to its size (the power of two that holds them, 16 at least)
+            size = max(_SIZES[0], 1 << (len(urls) - 1).bit_length())
             flat = list(itertools.chain.from_iterable(urls))
             flat += _PAD_ROW * (size - len(urls))
             self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
