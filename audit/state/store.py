@@ -119,10 +119,9 @@ def _next_run(
     if meta.get("status") == "complete":
         return "incremental", run + 1
     started = meta.get("started", "")  # (meta values are TEXT NOT NULL)
-    try:
+    age = 0.0  # unknown (not a time of ours): not too old
+    with contextlib.suppress(ValueError):
         age = time.time() - calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
-    except ValueError:  # unknown: not too old
-        age = 0.0
     if run > 1 and age > RESUME_WITHIN_S:
         # on the last complete run: see RESUME_WITHIN_S
         conn.execute("DELETE FROM results WHERE run = ?", (run,))
