@@ -158,8 +158,10 @@ class Writer(threading.Thread):
         return kind == "stop"
 
     def _loop(self, conn: sqlite3.Connection) -> None:
+        """Commit batch after batch until a stop; after a write that failed, only answer
+        what is queued (the batch's own control operation, then _discard)."""
         q = self.queue
-        while True:
+        while self.failure is None:
             batch = [q.get()]
             self.wake.clear()
             # (a control operation taken first is pending too: `control` counts it before
@@ -177,11 +179,9 @@ class Writer(threading.Thread):
                 self.write(conn, batch)
             except BaseException as exc:  # the run goes on without its state
                 self.failure = _UNWRITTEN.format(exc)
-                if not self._settled(batch[-1]):
-                    self._discard()
-                return
             if self._settled(batch[-1]):  # a sync answered, a stop: the end
                 return
+        self._discard()
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
         """Commit one batch of queued operations in one transaction (a control operation
