@@ -60,12 +60,12 @@ def path_query(url: str) -> str:
 
 
 def _absolute(url: str) -> bool:
-    try:
+    absolute = False  # a URL urlsplit refuses, or whose port is not a number, is not
+    with contextlib.suppress(ValueError):
         parts = urlsplit(url)
         _ = parts.port
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        absolute = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    return absolute
 
 
 class RedirectMap:

@@ -42,8 +42,9 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def _str(value: Any, default: str | None = None) -> str | None:
+    """A record's text field: a non-empty str, else `default`."""
+    return value if isinstance(value, str) and value else default
 
 
 def _outcome(rec: dict[str, Any]) -> str:
@@ -164,7 +165,7 @@ class Comparison:
                         url,
                         sitemap,
                         int_or_none(rec.get("line")),
-                        _str(rec.get("message")) or "",
+                        _str(rec.get("message"), ""),
                     )
                 )
                 if len(f_rows) >= BATCH:

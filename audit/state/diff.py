@@ -45,6 +45,7 @@ the crawl, HTTP or parser layers.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import tempfile
@@ -200,7 +201,6 @@ class _Style:
 
     esc: Callable[[str], str]
     title: str  # {old} -> {new}
-    emph: str  # a line that stands out: what a cut side leaves out, an alert
     # the count of each section: {n} {title} each, joined, between a head and a tail; the
     # sections in `always` are counted even at 0, the others only when they have rows
     counts: tuple[str, str, str, str]  # head, each count, what joins them, tail
@@ -216,7 +216,6 @@ _STYLES: dict[str, _Style] = {
     "markdown": _Style(
         esc=_md,
         title="# sitemap-audit diff\n\n`{old}` → `{new}`\n\n",
-        emph="**{}**\n\n",
         counts=("| change | count |\n| --- | ---: |\n", "| {title} | {n} |\n", "", ""),
         always=frozenset(key for key, _ in SECTIONS),  # a table of every section
         coverage="\ncoverage: {}\n",
@@ -228,7 +227,6 @@ _STYLES: dict[str, _Style] = {
     "text": _Style(
         esc=printable,
         title="sitemap-audit diff\n{old} -> {new}\n",
-        emph="{}\n",
         counts=("", "{n} {title}", ", ", "\n"),
         always=frozenset({"new", "fixed"}),
         coverage="coverage: {}\n",
@@ -407,12 +405,21 @@ def _write_jsonl(out: TextIO, db: Comparison, summary: DiffSummary) -> None:
     out.write(json.dumps(summary.to_json()) + "\n")
 
 
+# A line that stands out (an alert; in text and markdown, what a cut side leaves out) in
+# each format: (what makes its text safe, where it goes). jsonl: a `diff-alert` record,
+# {"type": "diff-alert", "alert": LINE} as json.dumps writes that dict.
+_EMPHASIS: dict[str, tuple[Callable[[str], str], str]] = {
+    "text": (printable, "{}\n"),
+    "markdown": (_md, "**{}**\n\n"),
+    "jsonl": (
+        functools.partial(json.dumps, ensure_ascii=False),
+        '{{"type": "diff-alert", "alert": {}}}\n',
+    ),
+}
+
+
 def write_alerts(out: TextIO, fmt: str, lines: list[str]) -> None:
     """The alert lines at the head of the output (jsonl: `diff-alert` records); text and
     markdown write what a cut side leaves out the same way."""
-    if fmt == "jsonl":
-        for line in lines:
-            out.write(json.dumps({"type": "diff-alert", "alert": line}, ensure_ascii=False) + "\n")
-        return
-    style = _STYLES[fmt]
-    out.write("".join(style.emph.format(style.esc(line)) for line in lines))
+    esc, template = _EMPHASIS[fmt]
+    out.write("".join(template.format(esc(line)) for line in lines))

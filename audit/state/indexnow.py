@@ -105,15 +105,11 @@ class Ledger:
         """Record an accepted POST's URLs: (url, live | gone, fingerprint)."""
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
         self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.conn:  # committed, or rolled back on any exception
             self.conn.executemany(
                 "INSERT OR REPLACE INTO indexnow_ledger VALUES (?, ?, ?, ?)",
                 [(url, state, fp, at) for url, state, fp in sent],
             )
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         self.conn.close()

@@ -14,6 +14,7 @@ entry's state) and audit.state.schema.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -275,11 +276,10 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
         table = "urls" if meta.get("status") == "complete" else "results"
         if meta.get("cut"):  # what diff and fix need to know of the run's summary
             # the stored notes of what the run left out: the summary's keys as a JSON
-            # object (Writer._complete), or an earlier version's word 'max-urls'
-            try:
+            # object (Writer._complete), or an earlier version's word 'max-urls' (not JSON)
+            notes = {"max_urls_reached": True}
+            with contextlib.suppress(ValueError):
                 notes = json.loads(meta["cut"])
-            except ValueError:
-                notes = {"max_urls_reached": True}
             yield {"type": "summary", **notes}
         for (record,) in itertools.chain(
             conn.execute("SELECT record FROM sitemaps WHERE run = ?", (run,)),

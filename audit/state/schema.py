@@ -172,15 +172,45 @@ MIGRATIONS: Final = (
     _BUDGET_TABLE,
     _INDEXNOW_TABLE,
 )
-# Columns added to a schema's tables the same way: (table, column, its declaration). An
-# earlier row has none: its URL is then asked in full, as on a first run.
+# Columns added to a schema's tables the same way: (table, column, its declaration), added
+# when a state's table lacks them (a new state's has them). An earlier row has none: its
+# URL is then asked in full, as on a first run.
 _COLUMN_MIGRATIONS: Final = (
     ("urls", "evidence", "evidence TEXT"),
     ("results", "evidence", "evidence TEXT"),
 )
 STATEMENTS: Final = tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())
-# A resumed run looks up the results of its dead predecessor by URL.
-_RESULTS_INDEX = "CREATE INDEX IF NOT EXISTS results_url ON results (url)"
+_WAL: Final = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+_STARTED: Final = "INSERT OR REPLACE INTO meta VALUES ('started', :started)"
+# What each mode runs to begin its run, in order (with :run, :started; the statements of
+# the state from BEGIN on are one transaction, so that a failure leaves no half-made
+# state): a new state is created (its page size before the first write), an older one
+# migrated; a new or incremental run writes when it started, a resumed one keeps the
+# start of the run it finishes, looks up the results of its dead predecessor by URL,
+# and drops its documents' findings (documents are read again on resume and their
+# findings recorded again).
+_BEGIN: Final[dict[str, tuple[str, ...]]] = {
+    "new": (
+        f"PRAGMA page_size = {PAGE_SIZE}",
+        *_WAL,
+        "BEGIN",
+        *STATEMENTS,
+        _STARTED,
+    ),
+    "incremental": (
+        *_WAL,
+        "BEGIN",
+        *MIGRATIONS,
+        _STARTED,
+    ),
+    "resume": (
+        *_WAL,
+        "BEGIN",
+        *MIGRATIONS,
+        "CREATE INDEX IF NOT EXISTS results_url ON results (url)",
+        "DELETE FROM findings WHERE run = :run",
+    ),
+}
 
 Mode = Literal["new", "resume", "incremental"]
 
@@ -286,7 +316,7 @@ def half_created(conn: sqlite3.Connection) -> bool:
         )
         if not all(ours):
             return False
-        if any(name == "meta" for name, _ in rows):
+        if "meta" in dict(rows):  # (name -> sql)
             return bool(conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0)
     except sqlite3.DatabaseError:
         return False
@@ -294,29 +324,16 @@ def half_created(conn: sqlite3.Connection) -> bool:
 
 
 def begin_run(conn: sqlite3.Connection, mode: Mode, run: int, meta_rows: dict[str, str]) -> int:
-    """Mark the run started (a new state: created, schema and meta in one transaction, so
-    that a failure leaves no half-made state; an older one: migrated); return the URL rows
-    already in `results` (a resumed run's)."""
-    columns: tuple[tuple[str, str, str], ...]
-    if mode == "new":
-        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before the first write
-        statements, columns = STATEMENTS, ()
-    else:
-        statements, columns = MIGRATIONS, _COLUMN_MIGRATIONS
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("BEGIN")
-    for statement in statements:
-        conn.execute(statement)
-    for table, column, declaration in columns:
-        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in names:
+    """Mark the run started, as _BEGIN says for its mode, with `meta_rows` (their
+    `started` as the mode says); return the URL rows already in `results` (a resumed
+    run's)."""
+    params = {"run": run, "started": meta_rows.pop("started")}
+    for statement in _BEGIN[mode]:
+        conn.execute(statement, params)
+    for table, column, declaration in _COLUMN_MIGRATIONS:
+        sql = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
+        if conn.execute(sql, (table, column)).fetchone() is None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {declaration}")
-    if mode == "resume":
-        conn.execute(_RESULTS_INDEX)
-        del meta_rows["started"]
-        # Documents are read again on resume and their findings recorded again.
-        conn.execute("DELETE FROM findings WHERE run = ?", (run,))
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta_rows.items())
     (rows,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
     conn.execute("COMMIT")

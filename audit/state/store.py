@@ -119,10 +119,9 @@ def _next_run(
     if meta.get("status") == "complete":
         return "incremental", run + 1
     started = meta.get("started", "")  # (meta values are TEXT NOT NULL)
-    try:
+    age = 0.0  # unknown (not a time of ours): not too old
+    with contextlib.suppress(ValueError):
         age = time.time() - calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
-    except ValueError:  # unknown: not too old
-        age = 0.0
     if run > 1 and age > RESUME_WITHIN_S:
         # on the last complete run: see RESUME_WITHIN_S
         conn.execute("DELETE FROM results WHERE run = ?", (run,))
@@ -344,19 +343,10 @@ class StateStore(StateReader):
             self._writer.control(STOP)
             self._writer.join()
             self.close_reads()
-            if complete and self._writer.error is None and self._writer.incomplete is None:
+            if complete and self._writer.failure is None:
                 for side in self._side:  # the next run starts anew
                     remove_database(side, quiet=True)
         finally:
             self._lock.release()  # after the last write
-        if self._writer.error is not None:
-            raise StateError(
-                f"{self.path}: the state file could not be written ({self._writer.error}; "
-                "is the disk full?); the report is not affected, and the next run with this "
-                "state resumes from what it holds"
-            )
-        if self._writer.incomplete is not None:
-            raise StateError(
-                f"{self.path}: not marked complete: {self._writer.incomplete}; the next run "
-                "resumes it"
-            )
+        if self._writer.failure is not None:
+            raise StateError(f"{self.path}: {self._writer.failure}")

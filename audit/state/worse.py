@@ -23,6 +23,7 @@ Imports the state store and diff; never the pipeline or HTTP.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import shutil
@@ -71,11 +72,11 @@ class Snapshot:
     def take(cls, state: str | None) -> Snapshot:
         if not state:
             return cls(None, None)
-        try:
-            if read_status(state) != "complete":
-                return cls(None, None)
-        except StateError:  # no such file (a first run), or not a state: none to compare with
-            return cls(None, None)  # (opening the state for the run says what is wrong)
+        complete = False  # no such file (a first run), or not a state: none to compare with
+        with contextlib.suppress(StateError):  # (opening the state for the run says why)
+            complete = read_status(state) == "complete"
+        if not complete:
+            return cls(None, None)
         directory = tempfile.mkdtemp(prefix="sitemap-audit-notify-")
         path = Path(directory) / "previous.jsonl"
         with path.open("w", encoding="utf-8") as out:

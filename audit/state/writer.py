@@ -94,9 +94,16 @@ _LEDGER_MERGE = (
 )
 
 
+# why the state cannot be trusted when a write failed (a full disk)
+_UNWRITTEN: Final = (
+    "the state file could not be written ({}; is the disk full?); the report is not "
+    "affected, and the next run with this state resumes from what it holds"
+)
+
+
 class Writer(threading.Thread):
-    """The thread that commits what the store queues (`queue`); `error` is the write
-    that failed, `incomplete` why completion was refused."""
+    """The thread that commits what the store queues (`queue`); `failure` says why the
+    state is not what the run wrote: a write failed, or completion was refused."""
 
     def __init__(self, path: Path, flush_every: int, flush_ms: float, rows: int = 0) -> None:
         super().__init__(name="sitemap-audit-state", daemon=True)
@@ -104,11 +111,10 @@ class Writer(threading.Thread):
         # URL rows of the run in `results`: those there at open, plus every row this
         # writer inserts; checked at completion (see _complete)
         self.rows = rows
-        self.incomplete: str | None = None  # why completion was refused
         self.queue: queue.SimpleQueue[Op] = queue.SimpleQueue()
         self.flush_every = min(max(1, flush_every), _SIZES[-1])
         self.flush_s = max(0.0, flush_ms) / 1000.0
-        self.error: BaseException | None = None
+        self.failure: str | None = None  # reported by the store's close()
         self.wake = threading.Event()
         # control operations (sync, stop) queued and done: each counter is written by
         # one thread only; while one is pending no batch waits to gather
@@ -122,7 +128,7 @@ class Writer(threading.Thread):
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.create_function("normalize_url", 1, normalize_url, deterministic=True)
         except BaseException as exc:
-            self.error = exc
+            self.failure = _UNWRITTEN.format(exc)
             self._discard()
             return
         try:
@@ -152,8 +158,10 @@ class Writer(threading.Thread):
         return kind == "stop"
 
     def _loop(self, conn: sqlite3.Connection) -> None:
+        """Commit batch after batch until a stop; after a write that failed, only answer
+        what is queued (the batch's own control operation, then _discard)."""
         q = self.queue
-        while True:
+        while self.failure is None:
             batch = [q.get()]
             self.wake.clear()
             # (a control operation taken first is pending too: `control` counts it before
@@ -169,13 +177,11 @@ class Writer(threading.Thread):
                     break
             try:
                 self.write(conn, batch)
-            except BaseException as exc:
-                self.error = exc  # reported by close(): the run goes on without its state
-                if not self._settled(batch[-1]):
-                    self._discard()
-                return
+            except BaseException as exc:  # the run goes on without its state
+                self.failure = _UNWRITTEN.format(exc)
             if self._settled(batch[-1]):  # a sync answered, a stop: the end
                 return
+        self._discard()
 
     def write(self, conn: sqlite3.Connection, batch: list[Op]) -> None:
         """Commit one batch of queued operations in one transaction (a control operation
@@ -191,8 +197,8 @@ class Writer(threading.Thread):
         conn.execute("BEGIN")
         if urls:
             # the URL rows (JSON already encoded, at most FLUSH_EVERY): one statement,
-            # padded to its size
-            size = next(size for size in _SIZES if size >= len(urls))
+            # padded to its size (the power of two that holds them, 16 at least)
+            size = max(_SIZES[0], 1 << (len(urls) - 1).bit_length())
             flat = list(itertools.chain.from_iterable(urls))
             flat += _PAD_ROW * (size - len(urls))
             self.rows += conn.execute(_INSERT_URLS[size], flat).rowcount
@@ -209,9 +215,10 @@ class Writer(threading.Thread):
         rows it wrote (inside the batch's transaction)."""
         (held,) = conn.execute("SELECT COUNT(*) FROM results").fetchone()
         if held != self.rows:
-            self.incomplete = (
-                f"it holds {held} URL rows of this run where {self.rows} were written "
-                "(another process wrote to it)"
+            self.failure = (
+                f"not marked complete: it holds {held} URL rows of this run where "
+                f"{self.rows} were written (another process wrote to it); the next run "
+                "resumes it"
             )
             return
         if dedupe:  # only a resumed run may hold a URL twice
