@@ -157,15 +157,14 @@ class AgentSampler:
             results[origin, agent, cand.url] = await self._one(client, agent, cand, cap)
 
         await work_through(work, one, concurrency)
-        # tallied in sample order, whatever order the answers came in
-        for origin, agent, sample in self.samples():
-            tally = self.tallies[origin, agent]
-            for cand in sample:
-                code, status = results[origin, agent, cand.url]
-                if code is not None:
-                    tally.counts[code] += 1
-                    tally.statuses.setdefault(code, Counter())[status] += 1
-                    tally.examples.setdefault(code, cand.url)
+        # tallied in sample order (the work's), whatever order the answers came in
+        for origin, agent, cand in work:
+            code, status = results[origin, agent, cand.url]
+            if code is not None:
+                tally = self.tallies[origin, agent]
+                tally.counts[code] += 1
+                tally.statuses.setdefault(code, Counter())[status] += 1
+                tally.examples.setdefault(code, cand.url)
 
     async def _one(
         self, client: HttpClient, agent: str, cand: _Candidate, cap: int
