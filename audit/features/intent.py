@@ -142,9 +142,8 @@ class IntentHook(Hook):
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         job = UrlJob(row.url, None, None, None)  # listed nowhere
-        result, _, record = await ctx.check_unlisted(job)
-        assert job.verdict is not None  # check_unlisted judged it
-        record = record.with_fields({"source": "intent", **job.verdict.index_fields()})
+        result, verdict = await ctx.check_unlisted(job)
+        record = verdict.record.with_fields({"source": "intent", **verdict.index_fields()})
         out: list[Finding] = []
         # judged as a listed URL's answer is (one robots.txt keeps us from is not), with
         # no finding but the row's own

@@ -235,11 +235,10 @@ async def _judged(
     ctx: RunContext, row: Dropped, intent: IntentRun
 ) -> tuple[UrlResult, Finding | None]:
     job = UrlJob(row.url, None, None, None)  # listed nowhere
-    result, _, record = await ctx.check_unlisted(job)
-    assert job.verdict is not None  # check_unlisted judged it
-    marks = job.verdict.index_fields()
+    result, judged = await ctx.check_unlisted(job)
+    marks = judged.index_fields()
     outcome = outcome_of(result, marks["indexable"])
-    record = record.with_fields(
+    record = judged.record.with_fields(
         {
             **marks,
             "source": "ledger",
