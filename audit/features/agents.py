@@ -112,10 +112,10 @@ class AgentsHook(Hook):
             reason = index_reason(record, result, noindex=False, canonical=False)
         index = _INDEX_FIELDS[reason]
         # shared when nothing joins it (a record's extra is never changed in place)
-        extra = {**(record.extra or {}), **index} if record.extra or self.agents else index
+        extra = {**record.extra, **index} if record.extra else index
         if self.agents:
             headers = result.headers if result is not None else ()
-            extra["agents"] = self._verdicts(job, record, result, headers)
+            extra = {**extra, "agents": self._verdicts(job, record, result, headers)}
             # the `Content-Usage` header values, parsed in order (later pairs win)
             values = header_values(headers, "content-usage")
             if values:
