@@ -133,8 +133,8 @@ class AgentSampler:
             heap = self._heaps.setdefault((origin, agent), [])
             if len(heap) < self.n:
                 heapq.heappush(heap, item)
-            elif cand.key < heap[0][2].key:
-                heapq.heapreplace(heap, item)
+            else:  # kept only if its key is below the largest kept, which then goes
+                heapq.heappushpop(heap, item)
 
     def samples(self) -> list[tuple[str, str, list[_Candidate]]]:
         """(origin, agent, the sample in digest order) of each (host, agent) with one (a
