@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -227,18 +227,18 @@ class LlmsHook(Hook):
                 url, None, None, None, "unreachable" if held else "blocked"
             )
             kept = self._findings(link, None, policy, main_blocked=not held)
-            self._deliver(record, kept, Indexability.ROBOTS, policy, [], ())
+            self._deliver(UrlVerdict(record, [], Indexability.ROBOTS), kept, policy, [], ())
             return
         result, facts = await self._fetch(url)
         judged = judge_url(result, Listing(url), self.config, agent_token=self.main)
         noindex, elsewhere = self._page_says(result, judged, facts)
         answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
         found = self._findings(link, answer, policy, main_blocked=False)
-        record = judged.record
         # the headers' reason, else the page's noindex or canonical (in index_reason's order)
-        reason = judged.reason or index_reason(record, result, noindex, elsewhere)
+        reason = judged.reason or index_reason(judged.record, result, noindex, elsewhere)
         tags = result.header_all("x-robots-tag")
-        self._deliver(record, found, reason, policy, tags, facts.metas if facts is not None else ())
+        metas = facts.metas if facts is not None else ()
+        self._deliver(replace(judged, reason=reason), found, policy, tags, metas)
 
     async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
         """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
@@ -263,21 +263,17 @@ class LlmsHook(Hook):
 
     def _deliver(
         self,
-        record: UrlResult,
+        judged: UrlVerdict,
         found: list[Finding],
-        reason: Indexability | None,
         policy: RobotsPolicy,
         tags: list[str],
         metas: tuple[tuple[str, str], ...],
     ) -> None:
-        """A link's record on, with its fields; `tags` and `metas`: the X-Robots-Tag
-        values and robots metas its answer had (none for a link not requested)."""
-        fields: dict[str, Any] = {
-            "source": "llms",
-            "llms": True,
-            "indexable": reason is None,
-            "indexability": None if reason is None else reason.value,
-        }
+        """A link's record on, with its fields (its indexability: the verdict's); `tags` and
+        `metas`: the X-Robots-Tag values and robots metas its answer had (none for a link
+        not requested)."""
+        record = judged.record
+        fields: dict[str, Any] = {"source": "llms", "llms": True, **judged.index_fields()}
         if self.agents:
             fields["agents"] = {
                 agent: agent_verdict(policy.allowed(record.url, agent), tags, metas, agent)
