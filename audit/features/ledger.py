@@ -250,7 +250,7 @@ async def _judged(
         }
     )
     code = _CODES.get(outcome)
-    verdict = intent.judge(row.url, record) if result is not None else None
+    verdict = intent.judge(row.url, record)  # (none for a URL robots.txt kept: no answer)
     if verdict is not None:  # nights.md 3: the row's verdict on the dropped URL's answer
         record = record.with_fields({"intent": verdict.to_json()})
         if not verdict.ok:  # a broken row replaces the url-dropped-* finding
