@@ -202,15 +202,16 @@ class AgentSampler:
                 )
         return out
 
-    def fetched(self, origin: str, agent: str) -> dict[str, int] | None:
-        """`hosts.<origin>.fetched` of an agent, or None (not fetched there)."""
+    def fetched(self, origin: str, agent: str) -> dict[str, dict[str, int]]:
+        """What an agent's `hosts.<origin>` entry adds: `{"fetched": counts}`, or {} (not
+        fetched there)."""
         tally = self.tallies.get((origin, agent))
         if tally is None:
-            return None
+            return {}
         out = {"sampled": tally.sampled}
         for code, key in _KEYS.items():
             out[key] = tally.counts.get(code, 0)
-        return out
+        return {"fetched": out}
 
 
 # A sample key (a hex digest, always 64 digits) ordered backwards: each digit d made

@@ -209,16 +209,13 @@ class AgentsHook(Hook):
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
         tally = self.tallies.get((agent, origin), _Tally())
         signals, usage = policy.usage(agent)
-        entry: dict[str, Any] = {
+        return {
             "blocked": tally.blocked,
             "noindex": tally.noindex,
             "signals": signals,
             "usage": usage,
+            **self.sampler.fetched(origin, agent),  # (--agents-fetch, where it sampled)
         }
-        fetched = self.sampler.fetched(origin, agent)
-        if fetched is not None:
-            entry["fetched"] = fetched
-        return entry
 
     def _contradictions(self, origin: str, policy: RobotsPolicy) -> list[Finding]:
         """One `usage-contradiction` per use the named agents' signals say yes to on this
