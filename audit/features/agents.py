@@ -22,7 +22,7 @@ The Audit installs it on every run (audit/api.py). Imports no aiohttp.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
@@ -64,7 +64,8 @@ class _Tally:
     blocked: int = 0
     noindex: int = 0
     scoped: int = 0  # of the noindex ones, those scoped to the agent: agent-noindex's count
-    examples: dict[str, Finding] = field(default_factory=dict)  # verdict -> where
+    # verdict -> the first listed URL in sitemap order: (sitemap, line, url)
+    examples: dict[str, tuple[str | None, int | None, str]] = field(default_factory=dict)
 
 
 class AgentsHook(Hook):
@@ -166,17 +167,12 @@ class AgentsHook(Hook):
             if not scoped:
                 return  # a noindex for every agent: no agent-noindex (RULES.md)
             tally.scoped += 1
-        known = tally.examples.get(verdict)
-        # the example is the first in sitemap order, whichever worker came first
-        # (a listed URL's place: the judge hooks are asked for listed URLs only)
-        if known is None or (job.sitemap, job.line) < (known.sitemap, known.line):
-            tally.examples[verdict] = finding(
-                f"agent-{verdict}",  # agent-blocked, agent-noindex
-                "",
-                sitemap=job.sitemap,
-                line=job.line,
-                url=job.url,
-            )
+        # the example is the first in sitemap order, whichever worker came first (a
+        # listed URL's place: the judge hooks are asked for listed URLs only); on the same
+        # place the one already kept stays (min gives the first of equals)
+        where = (job.sitemap, job.line, job.url)
+        known = tally.examples.get(verdict, where)
+        tally.examples[verdict] = min(known, where, key=lambda w: (w[0], w[1]))
 
     def end_of_run(self) -> None:
         if not self.agents:
@@ -253,9 +249,11 @@ def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
         example = tally.examples.get(verdict)  # there is one once the count is not 0
         if example is not None:
+            sitemap, line, url = example
             urls = f"{counted(count, 'listed URL')} of {origin}"
-            message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=example.url)
-            out.append(replace(example, message=message))
+            message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=url)
+            code = f"agent-{verdict}"  # agent-blocked, agent-noindex
+            out.append(finding(code, message, sitemap=sitemap, line=line, url=url))
     return out
 
 
