@@ -358,11 +358,8 @@ class StateHook(Hook):
         rec.sitemaps += 1
         rec.emit(record)
         self.store.sitemaps_carried += 1
-        after = ""
-        while True:
-            page = await asyncio.to_thread(self.store.sitemap_entries, job.url, after)
-            if not page:
-                return
+        after = ""  # the stored entries page by page, until an empty page
+        while page := await asyncio.to_thread(self.store.sitemap_entries, job.url, after):
             for url, line, lastmod in page:
                 self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual
