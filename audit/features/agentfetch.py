@@ -133,8 +133,8 @@ class AgentSampler:
             heap = self._heaps.setdefault((origin, agent), [])
             if len(heap) < self.n:
                 heapq.heappush(heap, item)
-            elif cand.key < heap[0][2].key:
-                heapq.heapreplace(heap, item)
+            else:  # kept only if its key is below the largest kept, which then goes
+                heapq.heappushpop(heap, item)
 
     def samples(self) -> list[tuple[str, str, list[_Candidate]]]:
         """(origin, agent, the sample in digest order) of each (host, agent) with one (a
@@ -157,15 +157,14 @@ class AgentSampler:
             results[origin, agent, cand.url] = await self._one(client, agent, cand, cap)
 
         await work_through(work, one, concurrency)
-        # tallied in sample order, whatever order the answers came in
-        for origin, agent, sample in self.samples():
-            tally = self.tallies[origin, agent]
-            for cand in sample:
-                code, status = results[origin, agent, cand.url]
-                if code is not None:
-                    tally.counts[code] += 1
-                    tally.statuses.setdefault(code, Counter())[status] += 1
-                    tally.examples.setdefault(code, cand.url)
+        # tallied in sample order (the work's), whatever order the answers came in
+        for origin, agent, cand in work:
+            code, status = results[origin, agent, cand.url]
+            if code is not None:
+                tally = self.tallies[origin, agent]
+                tally.counts[code] += 1
+                tally.statuses.setdefault(code, Counter())[status] += 1
+                tally.examples.setdefault(code, cand.url)
 
     async def _one(
         self, client: HttpClient, agent: str, cand: _Candidate, cap: int
@@ -203,15 +202,16 @@ class AgentSampler:
                 )
         return out
 
-    def fetched(self, origin: str, agent: str) -> dict[str, int] | None:
-        """`hosts.<origin>.fetched` of an agent, or None (not fetched there)."""
+    def fetched(self, origin: str, agent: str) -> dict[str, dict[str, int]]:
+        """What an agent's `hosts.<origin>` entry adds: `{"fetched": counts}`, or {} (not
+        fetched there)."""
         tally = self.tallies.get((origin, agent))
         if tally is None:
-            return None
+            return {}
         out = {"sampled": tally.sampled}
         for code, key in _KEYS.items():
             out[key] = tally.counts.get(code, 0)
-        return out
+        return {"fetched": out}
 
 
 # A sample key (a hex digest, always 64 digits) ordered backwards: each digit d made

@@ -22,7 +22,7 @@ The Audit installs it on every run (audit/api.py). Imports no aiohttp.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
@@ -64,7 +64,8 @@ class _Tally:
     blocked: int = 0
     noindex: int = 0
     scoped: int = 0  # of the noindex ones, those scoped to the agent: agent-noindex's count
-    examples: dict[str, Finding] = field(default_factory=dict)  # verdict -> where
+    # verdict -> the first listed URL in sitemap order: (sitemap, line, url)
+    examples: dict[str, tuple[str | None, int | None, str]] = field(default_factory=dict)
 
 
 class AgentsHook(Hook):
@@ -112,10 +113,10 @@ class AgentsHook(Hook):
             reason = index_reason(record, result, noindex=False, canonical=False)
         index = _INDEX_FIELDS[reason]
         # shared when nothing joins it (a record's extra is never changed in place)
-        extra = {**(record.extra or {}), **index} if record.extra or self.agents else index
+        extra = {**record.extra, **index} if record.extra else index
         if self.agents:
             headers = result.headers if result is not None else ()
-            extra["agents"] = self._verdicts(job, record, result, headers)
+            extra = {**extra, "agents": self._verdicts(job, record, result, headers)}
             # the `Content-Usage` header values, parsed in order (later pairs win)
             values = header_values(headers, "content-usage")
             if values:
@@ -166,17 +167,12 @@ class AgentsHook(Hook):
             if not scoped:
                 return  # a noindex for every agent: no agent-noindex (RULES.md)
             tally.scoped += 1
-        known = tally.examples.get(verdict)
-        # the example is the first in sitemap order, whichever worker came first
-        # (a listed URL's place: the judge hooks are asked for listed URLs only)
-        if known is None or (job.sitemap, job.line) < (known.sitemap, known.line):
-            tally.examples[verdict] = finding(
-                f"agent-{verdict}",  # agent-blocked, agent-noindex
-                "",
-                sitemap=job.sitemap,
-                line=job.line,
-                url=job.url,
-            )
+        # the example is the first in sitemap order, whichever worker came first (a
+        # listed URL's place: the judge hooks are asked for listed URLs only); on the same
+        # place the one already kept stays (min gives the first of equals)
+        where = (job.sitemap, job.line, job.url)
+        known = tally.examples.get(verdict, where)
+        tally.examples[verdict] = min(known, where, key=lambda w: (w[0], w[1]))
 
     def end_of_run(self) -> None:
         if not self.agents:
@@ -209,16 +205,13 @@ class AgentsHook(Hook):
         """`summary.agents.<agent>.hosts.<origin>`: its counts there and its usage values."""
         tally = self.tallies.get((agent, origin), _Tally())
         signals, usage = policy.usage(agent)
-        entry: dict[str, Any] = {
+        return {
             "blocked": tally.blocked,
             "noindex": tally.noindex,
             "signals": signals,
             "usage": usage,
+            **self.sampler.fetched(origin, agent),  # (--agents-fetch, where it sampled)
         }
-        fetched = self.sampler.fetched(origin, agent)
-        if fetched is not None:
-            entry["fetched"] = fetched
-        return entry
 
     def _contradictions(self, origin: str, policy: RobotsPolicy) -> list[Finding]:
         """One `usage-contradiction` per use the named agents' signals say yes to on this
@@ -256,9 +249,11 @@ def _findings(agent: str, origin: str, tally: _Tally) -> list[Finding]:
     for verdict, count in (("blocked", tally.blocked), ("noindex", tally.scoped)):
         example = tally.examples.get(verdict)  # there is one once the count is not 0
         if example is not None:
+            sitemap, line, url = example
             urls = f"{counted(count, 'listed URL')} of {origin}"
-            message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=example.url)
-            out.append(replace(example, message=message))
+            message = _MESSAGES[verdict].format(agent=agent, urls=urls, url=url)
+            code = f"agent-{verdict}"  # agent-blocked, agent-noindex
+            out.append(finding(code, message, sitemap=sitemap, line=line, url=url))
     return out
 
 

@@ -88,9 +88,7 @@ class BudgetHook(Hook):
 
     async def drain(self) -> None:
         ctx = self._ctx
-        if not self.jobs:
-            return
-        chosen, carried = self._select()
+        chosen, carried = self._select()  # (none listed: none chosen, none carried)
         for job, row in carried:
             await self._carry(ctx, job, row)
         gate = asyncio.Semaphore(max(1, ctx.config.concurrency))

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from audit.core.evidence import Evidence, encode_evidence, revalidated
-from audit.core.records import Entry, FetchResult, Finding, UrlResult, header_value
+from audit.core.records import STATUS_2XX, Entry, FetchResult, Finding, UrlResult, header_value
 from audit.features.indexlastmod import IndexLastmodHook
 from audit.http import StreamResponse
 from audit.http.access import secret_forms
@@ -335,7 +335,7 @@ class StateHook(Hook):
 
     async def sitemap_answered(self, job: SitemapJob, resp: StreamResponse) -> Chain[None]:
         prev = self._asked.pop(job.url, None)
-        if resp.status is not None and 200 <= resp.status < 300:
+        if resp.status in STATUS_2XX:  # (no answer, None, is not)
             self._validators[job.url] = (resp.header("etag"), resp.header("last-modified"))
             return NEXT
         if resp.status != 304 or prev is None:
@@ -358,11 +358,8 @@ class StateHook(Hook):
         rec.sitemaps += 1
         rec.emit(record)
         self.store.sitemaps_carried += 1
-        after = ""
-        while True:
-            page = await asyncio.to_thread(self.store.sitemap_entries, job.url, after)
-            if not page:
-                return
+        after = ""  # the stored entries page by page, until an empty page
+        while page := await asyncio.to_thread(self.store.sitemap_entries, job.url, after):
             for url, line, lastmod in page:
                 self.ctx.listed.add(url, job.url)  # later sitemaps still see it as listed
                 # as if parsed: exclusions, duplicates and --max-urls apply as usual

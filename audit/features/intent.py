@@ -28,7 +28,6 @@ it reads and before the state (which stores what it added). Imports no aiohttp.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from audit.core.records import FetchResult, Finding, UrlResult, finding
@@ -69,10 +68,13 @@ class IntentRun:
         self.block: dict[str, Any] = {"file": plan.file, "rows": len(plan)}
         self.block.update({a: {"judged": 0, "violated": 0} for a in ACTIONS})
 
-    def judge(self, url: str, answer: UrlResult | Mapping[str, Any]) -> Verdict | None:
-        """The verdict of the row that applies to `url` on its answer (a url record, or its
-        jsonl dict), or None when no row applies. The record that gets its `intent` object
-        (`Verdict.to_json`) is counted when it is written."""
+    def judge(self, url: str, answer: UrlResult) -> Verdict | None:
+        """The verdict of the row that applies to `url` on its answer (its url record), or
+        None when no row applies or robots.txt kept the URL from being requested (such a URL
+        is not judged). The record that gets its `intent` object (`Verdict.to_json`) is
+        counted when it is written."""
+        if answer.robots != "allowed":
+            return None  # not requested: nothing to judge
         match = self.plan.match(url)
         if match is None:
             return None
@@ -115,9 +117,7 @@ class IntentHook(Hook):
     def judge(
         self, job: UrlJob, record: UrlResult, found: list[Finding], result: FetchResult | None
     ) -> tuple[UrlResult, list[Finding]] | None:
-        if record.robots != "allowed":
-            return None  # not requested: nothing to judge
-        verdict = self.run.judge(job.url, record)
+        verdict = self.run.judge(job.url, record)  # (None for a URL not requested)
         if verdict is None:
             return None
         record = record.with_fields({"intent": verdict.to_json()})
@@ -142,9 +142,8 @@ class IntentHook(Hook):
         """One unlisted exact row's URL, checked as a listed URL is (robots.txt first, at
         its --rewrite origin): its record, and the row's verdict when it was requested."""
         job = UrlJob(row.url, None, None, None)  # listed nowhere
-        result, _, record = await ctx.check_unlisted(job)
-        assert job.verdict is not None  # check_unlisted judged it
-        record = record.with_fields({"source": "intent", **job.verdict.index_fields()})
+        result, verdict = await ctx.check_unlisted(job)
+        record = verdict.record.with_fields({"source": "intent", **verdict.index_fields()})
         out: list[Finding] = []
         # judged as a listed URL's answer is (one robots.txt keeps us from is not), with
         # no finding but the row's own

@@ -68,11 +68,8 @@ def page_date_gap(page_date: datetime, lastmod: str | None) -> timedelta | None:
         span = parse_w3c_datetime(lastmod)
     except ValueError:
         return None
-    if page_date < span.start:
-        return span.start - page_date
-    if page_date >= span.end:
-        return page_date - span.end
-    return timedelta(0)
+    # the distance from a point to the span [start, end): before it, after it, or none
+    return max(span.start - page_date, page_date - span.end, timedelta(0))
 
 
 class LastmodHook(Hook):

@@ -219,7 +219,7 @@ class Ledger(Hook):
         quiet = Recorder([])  # robots.txt findings of these hosts are the run's already
         gate = asyncio.Semaphore(max(1, self.config.concurrency))
 
-        async def one(row: Dropped) -> tuple[UrlResult, Finding | None]:
+        async def one(row: Dropped) -> tuple[UrlResult, list[Finding]]:
             async with gate:
                 return await _judged(alone, row, self.intent)
 
@@ -227,19 +227,19 @@ class Ledger(Hook):
             results = await asyncio.gather(*(one(row) for row in dropped))
         for record, found in results:  # in ledger order, whatever answered first
             recorder.emit(record.to_json())
-            if found is not None:
-                recorder.finding(found)
+            recorder.findings(found)
 
 
 async def _judged(
     ctx: RunContext, row: Dropped, intent: IntentRun
-) -> tuple[UrlResult, Finding | None]:
+) -> tuple[UrlResult, list[Finding]]:
+    """A dropped URL's record and its one finding (url-dropped-*, or the intent row's
+    violation), or none (a correct removal)."""
     job = UrlJob(row.url, None, None, None)  # listed nowhere
-    result, _, record = await ctx.check_unlisted(job)
-    assert job.verdict is not None  # check_unlisted judged it
-    marks = job.verdict.index_fields()
+    result, judged = await ctx.check_unlisted(job)
+    marks = judged.index_fields()
     outcome = outcome_of(result, marks["indexable"])
-    record = record.with_fields(
+    record = judged.record.with_fields(
         {
             **marks,
             "source": "ledger",
@@ -250,20 +250,20 @@ async def _judged(
         }
     )
     code = _CODES.get(outcome)
-    verdict = intent.judge(row.url, record) if result is not None else None
+    verdict = intent.judge(row.url, record)  # (none for a URL robots.txt kept: no answer)
     if verdict is not None:  # nights.md 3: the row's verdict on the dropped URL's answer
         record = record.with_fields({"intent": verdict.to_json()})
         if not verdict.ok:  # a broken row replaces the url-dropped-* finding
-            return record, violation(row.url, verdict)
+            return record, [violation(row.url, verdict)]
         if outcome == "404" and verdict.action == "gone":
             code = "url-dropped-gone"
     if code is None:  # robots, not-indexable: a correct removal
-        return record, None
+        return record, []
     message = (
         f"listed in {row.last_sitemap} until {row.last_seen}, no longer "
         f"listed; {served(result)}: {_ADVICE[code]}"
     )
-    return record, finding(code, message, url=row.url)
+    return record, [finding(code, message, url=row.url)]
 
 
 def served(result: FetchResult | None) -> str:

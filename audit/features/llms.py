@@ -23,11 +23,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from audit.checks.agents import agent_verdict, meta_noindex, parse_agents
+from audit.checks.agents import (
+    Indexability,
+    agent_verdict,
+    index_reason,
+    meta_noindex,
+    parse_agents,
+)
 from audit.checks.llms import (
     READ_CHARS,
     LinkAnswer,
@@ -221,18 +227,18 @@ class LlmsHook(Hook):
                 url, None, None, None, "unreachable" if held else "blocked"
             )
             kept = self._findings(link, None, policy, main_blocked=not held)
-            self._deliver(record, kept, "robots", policy, None, None)
+            self._deliver(UrlVerdict(record, [], Indexability.ROBOTS), kept, policy, [], ())
             return
         result, facts = await self._fetch(url)
         judged = judge_url(result, Listing(url), self.config, agent_token=self.main)
         noindex, elsewhere = self._page_says(result, judged, facts)
         answer = _answer(result, noindex=noindex, elsewhere=elsewhere, listed=False)
         found = self._findings(link, answer, policy, main_blocked=False)
-        record = judged.record
-        reason = judged.index_fields()["indexability"]
-        if reason is None and (noindex or elsewhere):
-            reason = "noindex" if noindex else "canonical"
-        self._deliver(record, found, reason, policy, result, facts)
+        # the headers' reason, else the page's noindex or canonical (in index_reason's order)
+        reason = judged.reason or index_reason(judged.record, result, noindex, elsewhere)
+        tags = result.header_all("x-robots-tag")
+        metas = facts.metas if facts is not None else ()
+        self._deliver(replace(judged, reason=reason), found, policy, tags, metas)
 
     async def _fetch(self, url: str) -> tuple[FetchResult, PageFacts | None]:
         """As a listed URL: one GET with --page-checks (the page's facts), else HEAD."""
@@ -250,30 +256,25 @@ class LlmsHook(Hook):
         if facts is not None:
             noindex = noindex or meta_noindex(facts.metas, self.main) is not None
             page = result.final_url
-            canonical = urljoin(page, facts.canonicals[0]) if facts.canonicals else None
-            elsewhere = elsewhere or (
-                canonical is not None and normalize_url(canonical) != normalize_url(page)
-            )
+            if facts.canonicals:  # the head's first
+                canonical = urljoin(page, facts.canonicals[0])
+                elsewhere = elsewhere or normalize_url(canonical) != normalize_url(page)
         return noindex, elsewhere
 
     def _deliver(
         self,
-        record: UrlResult,
+        judged: UrlVerdict,
         found: list[Finding],
-        reason: str | None,
         policy: RobotsPolicy,
-        result: FetchResult | None,
-        facts: PageFacts | None,
+        tags: list[str],
+        metas: tuple[tuple[str, str], ...],
     ) -> None:
-        fields: dict[str, Any] = {
-            "source": "llms",
-            "llms": True,
-            "indexable": reason is None,
-            "indexability": reason,
-        }
+        """A link's record on, with its fields (its indexability: the verdict's); `tags` and
+        `metas`: the X-Robots-Tag values and robots metas its answer had (none for a link
+        not requested)."""
+        record = judged.record
+        fields: dict[str, Any] = {"source": "llms", "llms": True, **judged.index_fields()}
         if self.agents:
-            tags = result.header_all("x-robots-tag") if result is not None else []
-            metas = facts.metas if facts is not None else ()
             fields["agents"] = {
                 agent: agent_verdict(policy.allowed(record.url, agent), tags, metas, agent)
                 for agent in self.agents

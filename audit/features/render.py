@@ -25,6 +25,7 @@ import contextlib
 import heapq
 import itertools
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -94,11 +95,11 @@ class RenderSession:
             )
         )
 
-    def room(self, origin: str) -> int | None:
-        """Pages still to choose on `origin` (None: no limit)."""
+    def room(self, origin: str) -> int:
+        """Pages still to choose on `origin` (no limit: sys.maxsize, more than any run holds)."""
         n = self.config.render
         if n is None or n == RENDER_ALL:
-            return None
+            return sys.maxsize
         return max(0, n - self.per_host.get(origin, 0))
 
     async def probe(self) -> None:
@@ -221,7 +222,7 @@ class RenderHook(Hook):
         room = self.session.room(origin)
         chosen = self._hosts.setdefault(origin, _Chosen())
         heapq.heappush(chosen.heap, cand)
-        if room is not None and len(chosen.heap) > room:
+        if len(chosen.heap) > room:
             self._unrendered(heapq.heappop(chosen.heap))
         return Done(None)  # held: passed on (ctx.pass_on) once rendered or not
 

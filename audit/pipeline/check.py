@@ -23,7 +23,7 @@ from audit.checks.pagefacts import FactsSink, join
 from audit.checks.verdict import UrlVerdict, judge_unrequested, judge_url
 from audit.core.config import CrawlConfig
 from audit.core.evidence import Evidence
-from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
+from audit.core.records import FetchResult, Hop, finding
 from audit.http import HttpClient
 from audit.http.exchange import BodySink, TeeSink
 from audit.http.hosts import Host, canonical_origin
@@ -111,21 +111,19 @@ class UrlChecker:
                 self.rec.finding(finding(*verdict, url=policy.url))
         return policy
 
-    async def check_unlisted(
-        self, job: UrlJob
-    ) -> tuple[FetchResult | None, list[Finding], UrlResult]:
+    async def check_unlisted(self, job: UrlJob) -> tuple[FetchResult | None, UrlVerdict]:
         """A URL no sitemap lists tonight (the ledger's dropped URLs, --intent's unlisted
         rows), checked as a listed URL is (robots.txt first, at its --rewrite origin, the
         request, the URL and page checks) but without any hook and never conditionally:
-        its answer (None: robots.txt kept it), findings and record."""
+        its answer (None: robots.txt kept it) and its verdict (also `job.verdict`)."""
         checked, extra = self._where(job)
         policy = await self._policy(checked)
         if not policy.allowed(checked):
             job.verdict = verdict = self._not_allowed(job, policy, extra)
-            return None, verdict.findings, verdict.record
+            return None, verdict
         result, sink, _ = await self._fetch(checked)  # without page checks: one plain fetch
         job.verdict = verdict = await self._verdicts(job, result, sink, extra)
-        return result, verdict.findings, verdict.record
+        return result, verdict
 
     async def check_via(self, job: UrlJob, answer: Answer | None = None) -> None:
         """One listed URL: robots.txt first (a blocked URL is never requested), then the

@@ -195,9 +195,7 @@ class RunContext:
     judge_answer: Callable[[UrlJob, FetchResult], UrlVerdict]
     check: Callable[[UrlJob], Awaitable[None]]
     check_with: Callable[[UrlJob, Answer], Awaitable[None]]
-    check_unlisted: Callable[
-        [UrlJob], Awaitable[tuple[FetchResult | None, list[Finding], UrlResult]]
-    ]
+    check_unlisted: Callable[[UrlJob], Awaitable[tuple[FetchResult | None, UrlVerdict]]]
     judge_stored: Callable[[UrlJob, Evidence, dict[str, Any] | None], Awaitable[None]]
     deliver: Callable[[UrlResult, list[Finding]], None]
     deliver_checked: Callable[[UrlJob, UrlResult, list[Finding], FetchResult | None], None]

@@ -114,6 +114,10 @@ async def test_records_of_linked_urls_and_what_is_never_requested(serve: Any) ->
     assert run.url(base + "/private/x")["robots"] == "blocked"
     assert run.url(base + "/private/x")["status"] is None
     assert run.url(base + "/unlisted")["indexable"] is True
+    # each agent's verdict from the link's own answer (its X-Robots-Tag), or robots.txt
+    assert run.url(base + "/noindex-only")["agents"] == {"GPTBot": "noindex"}
+    assert run.url(base + "/noindex-only")["indexability"] == "noindex"
+    assert run.url(base + "/unlisted")["agents"] == {"GPTBot": "allowed"}
     for path in ["/a", "/listed-gone", "/gpt/page"]:
         assert run.url(base + path)["llms"] is True and run.url(base + path)["sitemap"]
     for path in ["/b", "/c"]:

@@ -74,7 +74,8 @@ async def test_robots_first_then_the_request_and_the_checks(serve: Serve) -> Non
     assert "/no" not in site.paths()
     assert site.paths().count("/robots.txt") == 1  # one robots.txt per host
     assert judged.judged == [(base + "/ok", 200), (base + "/gone", 404), (base + "/no", None)]
-    result, found, record = unlisted  # no hook, nothing delivered
+    result, verdict = unlisted  # no hook, nothing delivered
+    found, record = verdict.findings, verdict.record
     assert (
         result is not None and result.status == 200 and found == [] and record.robots == "allowed"
     )

@@ -154,7 +154,8 @@ async def test_alone_checks_a_url_without_the_runs_hooks(serve: Serve) -> None:
                 hooks=lambda: [after])  # fmt: skip
     await asyncio.wait_for(run.run(), timeout=50)
     run.finish()
-    (result, found, record), (blocked, _, held) = after.got
+    (result, verdict), (blocked, unheld) = after.got
+    found, record, held = verdict.findings, verdict.record, unheld.record
     assert result is not None and result.status == 200 and record.robots == "allowed"
     assert found == []
     assert blocked is None and held.robots == "blocked"  # robots.txt first, never sent
