@@ -136,9 +136,9 @@ class PrivateGuard:
     def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
         """The rule of a run over `targets` (URLs or origins)."""
         hosts = frozenset(map(_host, targets)) - {""}  # ("": no host)
-        # a public target: at least one host, and none private
-        public = bool(hosts) and not any(is_private_host(h) for h in hosts)
-        return cls(hosts, public and not allow_private)
+        # public: at least one host, and none private (no host at all: as a private one)
+        private = max(map(is_private_host, hosts), default=True)
+        return cls(hosts, not (private or allow_private))
 
     def refuses(self, url: str) -> bool:
         """True when `url` names a private address by spelling and is not a target's."""
