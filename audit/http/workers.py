@@ -114,7 +114,7 @@ class _Worker(asyncio.SubprocessProtocol):
         self._buf = bytearray()
         self._stderr = bytearray()
         self._outbox: list[Any] = []
-        self.exited = loop.create_future()
+        self.exited = asyncio.Event()  # set when the process ended (asyncio says so once)
 
     # --- asyncio.SubprocessProtocol -------------------------------------------------
 
@@ -145,8 +145,7 @@ class _Worker(asyncio.SubprocessProtocol):
 
     def process_exited(self) -> None:
         self.gone()
-        if not self.exited.done():
-            self.exited.set_result(None)
+        self.exited.set()
 
     # --- the parent's side ------------------------------------------------------------
 
@@ -204,7 +203,7 @@ class _Worker(asyncio.SubprocessProtocol):
     async def stop(self) -> None:
         """After `close_input()`: wait a little for the process to exit, else kill it."""
         try:
-            await asyncio.wait_for(asyncio.shield(self.exited), STOP_TIMEOUT)
+            await asyncio.wait_for(self.exited.wait(), STOP_TIMEOUT)
         except TimeoutError:
             self.kill()
         self.gone()
