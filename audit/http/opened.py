@@ -168,15 +168,12 @@ class StreamResponse:
         resp = self._resp
         if resp is None:
             return
-        while True:
-            try:
-                chunk = await resp.content.readany()
-            except Exception as exc:
-                raise translate_exception(exc, self.final_url) from exc
-            if not chunk:
-                return
-            self.bytes_read += len(chunk)
-            yield chunk
+        try:  # (a failure of the reader's own code is not thrown in here: only the read's)
+            async for chunk in resp.content.iter_any():  # readany() until b"": the end
+                self.bytes_read += len(chunk)
+                yield chunk
+        except Exception as exc:
+            raise translate_exception(exc, self.final_url) from exc
 
     def _close(self) -> None:
         resp, self._resp = self._resp, None
