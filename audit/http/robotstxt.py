@@ -352,8 +352,6 @@ class _Parser:
     def usage_line(self, key: str, value: str) -> None:
         """A Content-Signal or Content-Usage line: the current group's (the stand-in's
         are the site-wide ones)."""
-        if key == _USAGE and value.startswith("/"):
-            return  # preferences for a path: left out
         pairs = usage_pairs(value)
         if pairs:
             self.current.usage_lines.append((key, pairs))
@@ -362,7 +360,8 @@ class _Parser:
         self.usage_line(_SIGNAL, value)
 
     def content_usage(self, value: str, number: int) -> None:
-        self.usage_line(_USAGE, value)
+        if not value.startswith("/"):  # (preferences for a path: left out)
+            self.usage_line(_USAGE, value)
 
     def crawl_delay(self, value: str, number: int) -> None:
         """A Crawl-delay line: an agent keeps its longest delay."""
