@@ -386,9 +386,9 @@ def release_if_read(resp: aiohttp.ClientResponse) -> bool:
 
 
 async def discard(resp: aiohttp.ClientResponse) -> None:
-    """Give the connection back: read a small leftover body for keep-alive, else close."""
-    if release_if_read(resp):
-        return
+    """Give the connection back: read a small leftover body for keep-alive, else close.
+    (A body read to its end already is released at once after the read, which then
+    returns b"" without waiting.)"""
     try:
         length = resp.content_length
         if length is not None and length <= DRAIN_LIMIT:
