@@ -101,7 +101,7 @@ def is_private_host(host: str) -> bool:
     """`localhost` (and `*.localhost`), or an IP literal that is not a public unicast
     address (`is_private_ip`), judged after `normal_host`."""
     name = normal_host(host)
-    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761
+    if name.rpartition(".")[2] == "localhost":  # its last label (RFC 6761: and below it)
         return True
     ip = ip_of(name)
     return ip is not None and is_private_ip(ip)
