@@ -119,6 +119,10 @@ STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap s
 # The statuses of a plain answer that is final at once: not retried, no Retry-After, not
 # counted as a 429 or a server error (retry.after_status decides the others).
 _FINAL_STATUSES: Final = frozenset(range(100, 429)) - {408}
+# The answers to a HEAD that a GET confirms: 4xx, 5xx and any other status from 400 up (a
+# status has three digits: aiohttp refuses any other status line, so a failure's None too
+# is in no set of statuses).
+_CONFIRMED_STATUSES: Final = frozenset(range(400, 1000))
 
 __all__ = [
     "BODY_EXCERPT",
@@ -455,7 +459,7 @@ class HttpClient:
             result = fetch_result(url, method, chain)
         else:
             result = answer_result(url, method, answer, (), answer.error, answer.attempts)
-        if confirm and result.status is not None and result.status >= 400:
+        if confirm and result.status in _CONFIRMED_STATUSES:
             confirmed = await self._fetch_get(url, body_bytes, max_redirects, headers, None)
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result
