@@ -287,7 +287,7 @@ class HttpClient:
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
-        request_headers: Mapping[str, str] | None = None
+        request_headers: dict[str, str] | None = None
         verify = True
         if stream or headers or self._adds:  # a listed URL's HEAD: nothing to add
             request_headers, verify = self._scope.prepare(host, stream, headers, chain_origin)
@@ -343,7 +343,7 @@ class HttpClient:
         method: str,
         url: str,
         target: URL | None,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         sink: BodySink | None,

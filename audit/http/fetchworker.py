@@ -70,8 +70,7 @@ async def serve(settings: dict[str, Any]) -> None:
                   retryable: bool) -> None:  # fmt: skip
         try:
             outcome = await exchange(
-                session, method, url, request_url(url), dict(headers) if headers else None,
-                verify, body_limit, retryable,
+                session, method, url, request_url(url), headers, verify, body_limit, retryable,
             )  # fmt: skip
         except Exception as exc:  # never lose an answer: the parent is waiting for it
             outcome = (None, (), b"", f"fetch worker failed on {url}: {exc!r}", "other", 0.0)
@@ -89,7 +88,7 @@ async def serve(settings: dict[str, Any]) -> None:
             return
         try:
             outcome, fed = await exchange_into(
-                session, url, request_url(url), dict(headers) if headers else None, verify, body_limit,
+                session, url, request_url(url), headers, verify, body_limit,
                 retryable, retry_after_cap, sink,
             )  # fmt: skip
             accepted = _outcome_of(sink, recipe) if fed else None

@@ -16,7 +16,7 @@ exchange, hosts, retry} only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -52,7 +52,7 @@ class Opened:
     session: aiohttp.ClientSession
     method: str
     target: URL
-    headers: Mapping[str, str] | None
+    headers: dict[str, str] | None
     verify: bool
     timeout: aiohttp.ClientTimeout  # a stream's (a page's is the session's own)
     body_limit: int  # 0: no body (a stream's is read by its caller)

@@ -17,9 +17,10 @@ parent allows (settings "sink_modules"); a recipe it will not or cannot build is
 before any request is sent, and the parent reads that page itself (one warning per reason).
 
 Protocol, over the worker's stdin and stdout: frames of a 4-byte big-endian length and a
-`marshal`ed list (marshal: core types only, no code, fast). Parent to worker: a request
-`(id, method, url, headers or None, verify, body_limit, retryable)`, a page request
-`(id, "GET", url, headers or None, verify, body_limit, retryable, recipe)` or a cancel
+`marshal`ed list (marshal: core types only, no code, fast; a request's headers are a dict
+or None, as the client's send path makes them). Parent to worker: a request
+`(id, method, url, headers, verify, body_limit, retryable)`, a page request
+`(id, "GET", url, headers, verify, body_limit, retryable, recipe)` or a cancel
 `(id,)`. Worker to parent: `(id, *Exchange)` for a request, `(id, *Exchange, accepted)` for
 a page request, where `accepted` is None (the sink was not started), `[outcome]`, or a
 string: the refusal's reason. Its first frame, an empty list, says it is ready. Messages
@@ -324,22 +325,19 @@ class FetchWorkers:
         self,
         method: str,
         url: str,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
     ) -> Awaitable[Exchange | None]:
         """`exchange.exchange()` in a worker; None when no worker can run it (then the caller
         runs it itself). Returns the coroutine to await: no frame more per exchange."""
-        return self._ask(
-            (method, url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable),
-        )  # fmt: skip
+        return self._ask((method, url, headers, verify, body_limit, retryable))
 
     async def exchange_into(
         self,
         url: str,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
@@ -356,10 +354,7 @@ class FetchWorkers:
                     f"{self._sink_modules}"
                 )
                 return None
-        reply = await self._ask(
-            ("GET", url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable, recipe),
-        )  # fmt: skip
+        reply = await self._ask(("GET", url, headers, verify, body_limit, retryable, recipe))
         if reply is None:
             return None
         *outcome, accepted = reply
