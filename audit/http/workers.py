@@ -250,8 +250,7 @@ class FetchWorkers:
             if await self._started(worker):
                 self._live.append(worker)
         self.ready = bool(self._live)
-        if self.ready:
-            self._watchdog = loop.create_task(self._watch())
+        self._watchdog = loop.create_task(self._watch())  # (while any lives: none, it ends)
         return self.ready
 
     async def _spawn(self, loop: asyncio.AbstractEventLoop) -> None:
