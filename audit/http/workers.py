@@ -233,7 +233,6 @@ class FetchWorkers:
         self._live: list[_Worker] = []
         self._next_id = 0
         self._turn = 0
-        self._closing = False
         self._watchdog: asyncio.Task[None] | None = None
         self._sink_modules: list[str] = list(self.settings.get("sink_modules", ()))
         self._refusals: set[str] = set()  # reasons already warned about
@@ -311,14 +310,13 @@ class FetchWorkers:
 
     def _lost(self, worker: _Worker) -> None:
         if worker not in self._live:
-            return  # still starting (start() reports it) or already closed
+            return  # still starting (start() reports it), or closed: aclose empties _live first
         self._live.remove(worker)
         self.ready = bool(self._live)
-        if not self._closing:
-            log.warning(
-                "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
-                worker.why_gone(),
-            )
+        log.warning(
+            "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
+            worker.why_gone(),
+        )
 
     def exchange(
         self,
@@ -395,7 +393,6 @@ class FetchWorkers:
     async def aclose(self) -> None:
         """End every worker: close its input, wait a little, then kill it."""
         self.ready = False
-        self._closing = True
         if self._watchdog is not None:
             self._watchdog.cancel()
         workers, self._live = self._workers, []  # _workers stay: their counts are the stats
