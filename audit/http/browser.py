@@ -490,11 +490,11 @@ BROWSER_ENV: Final = "SITEMAP_AUDIT_BROWSER"
 BROWSER_NAMES: Final = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
-def find_browser(given: str | None, env: Mapping[str, str] | None = None) -> str:
+def find_browser(given: str | None, env: Mapping[str, str] = os.environ) -> str:
     """The browser's executable: `given` (--browser, and only it), else
-    $SITEMAP_AUDIT_BROWSER, else the first of BROWSER_NAMES on PATH. StartError names
-    what was looked for and how to get it."""
-    env = os.environ if env is None else env
+    $SITEMAP_AUDIT_BROWSER, else the first of BROWSER_NAMES on PATH (`env`: the process's
+    environment, read as it is at the call). StartError names what was looked for and how
+    to get it."""
     how = "install it (Debian: apt-get install chromium) or give --browser PATH"
     if given:
         return _executable(given, f"--browser {given}", how)
