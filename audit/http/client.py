@@ -242,12 +242,11 @@ class HttpClient:
     async def _address_of(self, name: str) -> str | None:
         """--politeness-key ip: the first address a name resolves to that the run's
         private-address rule lets it connect to (as the connector's resolver judges);
-        None when there is none."""
+        None when there is none. A name that does not resolve raises (OSError, or
+        UnicodeError for one IDNA refuses): the pool's `_resolve`, which asks this,
+        takes any error as no address."""
         loop = asyncio.get_running_loop()
-        try:
-            answers = await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError):
-            return None
+        answers = await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM)
         for answer in answers:
             address = str(answer[4][0])
             if self._guard.keeps(name, address):

@@ -515,7 +515,8 @@ class Host:
 class HostPool:
     """One `Host` per scheme://host:port, created lazily on first use, each in its group:
     `key` is --politeness-key (host, ip, domain). With `ip`, `address_of(name)` gives a
-    name's address (None: it does not resolve), asked once per host, at its first request."""
+    name's address (None, or any error: it does not resolve), asked once per host, at its
+    first request."""
 
     def __init__(
         self,
