@@ -84,7 +84,6 @@ from audit.http.chain import (
     Chain,
     answer_result,
     fetch_result,
-    loop_key,
     next_hop,
     private_error,
     take_exchange,
@@ -398,21 +397,17 @@ class HttpClient:
         most = self.config.max_redirects if max_redirects is None else max_redirects
         chain, answer = Chain(first, attempts=first.attempts), first
         url = current = first.url
-        seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
         while answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
             assert answer.status is not None
             chain.redirects.append(Hop(current, answer.status))
-            if seen is None:
-                seen = {loop_key(url)}
             target = next_hop(
-                url, current, answer.headers, seen, chain, most,
+                url, current, answer.headers, chain, most,
                 allow_private=self.config.allow_private,
             )  # fmt: skip
             if isinstance(target, FetchError):
                 chain.error = target
                 return chain
-            seen.add(loop_key(target))
             current = target
             answer = chain.final = await self._send(
                 current, method, body_limit=body_limit, stream=stream,
