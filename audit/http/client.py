@@ -72,7 +72,7 @@ from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
 from audit.core.config import STREAM_TIMEOUT_FACTOR, CrawlConfig
 from audit.core.errors import FetchError
@@ -399,8 +399,7 @@ class HttpClient:
         url = current = first.url
         start = self._scope.chain_origin(url) if self._scope.credentials else None
         while answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
-            # (a status, for the type checker: the loop's test found it among the redirects)
-            chain.redirects.append(Hop(current, cast(int, answer.status)))
+            chain.redirects.append(Hop(current, answer.status))  # (narrowed by the `in` test)
             target = next_hop(
                 url, current, answer.headers, chain, most,
                 allow_private=self.config.allow_private,
