@@ -91,7 +91,7 @@ def take_exchange(answer: Answer, host: Host, outcome: Exchange, retryable: bool
     """Put a plain exchange's outcome into `answer`; what it asks of the retry loop."""
     status, headers, body, message, kind, answer.elapsed_ms = outcome
     if kind is not None:
-        answer.error = FetchError(message or "", kind=kind, url=answer.url)
+        answer.error = FetchError(message, kind=kind, url=answer.url)
         return after_error(kind)
     assert status is not None
     step = after_status(host, status, headers, retryable)

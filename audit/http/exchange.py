@@ -77,11 +77,9 @@ PAGE_READ: Final = 64 * 1024  # bytes asked of the socket at once for a BodySink
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 
 # One plain exchange's outcome, in a shape that crosses a process pipe (marshal):
-# (status or None, lower-cased headers, body, error message or None, error kind or None,
-# elapsed ms).
-Exchange = tuple[
-    int | None, tuple[tuple[str, str], ...], bytes, str | None, FetchErrorKind | None, float
-]
+# (status or None, lower-cased headers, body, error message ("" without an error), error
+# kind or None, elapsed ms).
+Exchange = tuple[int | None, tuple[tuple[str, str], ...], bytes, str, FetchErrorKind | None, float]
 
 # For ASCII text, str.isspace() and the C0 controls are exactly \x00-\x20.
 _RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
@@ -436,7 +434,7 @@ async def exchange(
                 body = await read_head(resp, body_limit)
             if not release_if_read(resp):
                 await discard(resp)
-        return status, answer_headers, body, None, None, (loop.time() - started) * 1000.0
+        return status, answer_headers, body, "", None, (loop.time() - started) * 1000.0
     except Exception as exc:
         err = translate_exception(exc, url)
         return None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0
@@ -494,7 +492,7 @@ async def exchange_into(
             body = await read_for_sink(resp, answer_headers, sink, body_limit)
         if not release_if_read(resp):
             await discard(resp)
-        return (status, answer_headers, body, None, None, (loop.time() - started) * 1000.0), fed
+        return (status, answer_headers, body, "", None, (loop.time() - started) * 1000.0), fed
     except Exception as exc:
         err = translate_exception(exc, url)
         return (None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0), fed

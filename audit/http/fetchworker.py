@@ -84,7 +84,7 @@ async def serve(settings: dict[str, Any]) -> None:
             sink = build_sink(recipe, allowed)
         except Exception as exc:  # refused before anything is sent: the parent reads it
             tasks.pop(rid, None)
-            reply((rid, None, (), b"", None, None, 0.0, _refusal(recipe, exc)))
+            reply((rid, None, (), b"", "", None, 0.0, _refusal(recipe, exc)))
             return
         try:
             outcome, fed = await exchange_into(

@@ -130,7 +130,7 @@ def test_a_first_answer_makes_the_result_its_one_hop_chain_makes(error: FetchErr
 def test_take_exchange_keeps_a_final_answer_and_an_error() -> None:
     host = HostPool(rate=0.0, max_in_flight=4, retry_after_cap=1.0).get("http://a.test/")
     answer = Answer("http://a.test/x")
-    step = take_exchange(answer, host, (200, (("a", "b"),), b"body", None, None, 7.0), False)
+    step = take_exchange(answer, host, (200, (("a", "b"),), b"body", "", None, 7.0), False)
     assert step == DONE
     assert (answer.status, answer.headers, answer.body, answer.elapsed_ms) == (
         200,
