@@ -144,9 +144,11 @@ def new_session(
     )
 
 
-def wants_body(method: str, status: int, body_limit: int | None) -> bool:
-    """Whether a final answer's body is read: a GET's, not a redirect's, when asked for."""
-    return bool(body_limit) and method == "GET" and status not in REDIRECT_STATUSES
+def wants_body(method: str, status: int) -> bool:
+    """Whether a final answer's body is read: a GET's, not a redirect's (asked only when a
+    body is wanted: `exchange` with a body limit, `exchange_into`, whose page reads have
+    one of at least a byte: fetch_page's max(1, cap), fetch_as's, a worker's of either)."""
+    return method == "GET" and status not in REDIRECT_STATUSES
 
 
 class _LowerNames(dict[str, str]):
@@ -430,7 +432,7 @@ async def exchange(
         if retryable and should_retry(status, None):
             await discard(resp)
         else:
-            if body_limit and wants_body(method, status, body_limit):  # a HEAD: no call
+            if body_limit and wants_body(method, status):  # a HEAD: no call
                 body = await read_head(resp, body_limit)
             if not release_if_read(resp):
                 await discard(resp)
@@ -486,7 +488,7 @@ async def exchange_into(
         answer_headers = response_headers(resp)
         body = b""
         if takes_answer(status, answer_headers, retryable, retry_after_cap) and wants_body(
-            "GET", status, body_limit
+            "GET", status
         ):
             fed = True
             body = await read_for_sink(resp, answer_headers, sink, body_limit)
