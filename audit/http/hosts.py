@@ -333,8 +333,9 @@ class Group:
                 except BaseException:  # (the task's cancellation: the waiter is done)
                     if not waiter.cancelled():
                         self.release()  # handed a slot, then cancelled: pass it on
-                    elif waiter in self._slot_waiters:  # a release() may have dropped it
-                        self._slot_waiters.remove(waiter)
+                    else:
+                        with contextlib.suppress(ValueError):  # a release() may have dropped it
+                            self._slot_waiters.remove(waiter)
                     raise
         try:
             if self.not_before or self.rate != math.inf:  # else nothing to wait for
