@@ -114,6 +114,7 @@ class Opened:
                     answer.resp, resp = resp, None  # the caller reads and closes it
                     return DONE
             await discard(resp)
+            resp = None  # given back: released, or closed
             return step
         except Exception as exc:
             err = translate_exception(exc, answer.url)
@@ -121,7 +122,7 @@ class Opened:
             return after_error(err.kind)
         finally:
             answer.elapsed_ms = (loop.time() - started) * 1000.0
-            if resp is not None and not resp.closed:
+            if resp is not None:  # neither handed over nor given back
                 resp.close()  # cancelled or failed half-way: never reuse the connection
 
 
