@@ -101,7 +101,7 @@ def is_private_host(host: str) -> bool:
     """`localhost` (and `*.localhost`), or an IP literal that is not a public unicast
     address (`is_private_ip`), judged after `normal_host`."""
     name = normal_host(host)
-    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761
+    if name.rpartition(".")[2] == "localhost":  # its last label (RFC 6761: and below it)
         return True
     ip = ip_of(name)
     return ip is not None and is_private_ip(ip)
@@ -136,9 +136,9 @@ class PrivateGuard:
     def of(cls, targets: Iterable[str], allow_private: bool) -> PrivateGuard:
         """The rule of a run over `targets` (URLs or origins)."""
         hosts = frozenset(map(_host, targets)) - {""}  # ("": no host)
-        # a public target: at least one host, and none private
-        public = bool(hosts) and not any(is_private_host(h) for h in hosts)
-        return cls(hosts, public and not allow_private)
+        # public: at least one host, and none private (no host at all: as a private one)
+        private = max(map(is_private_host, hosts), default=True)
+        return cls(hosts, not (private or allow_private))
 
     def refuses(self, url: str) -> bool:
         """True when `url` names a private address by spelling and is not a target's."""

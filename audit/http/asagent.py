@@ -96,7 +96,7 @@ class AgentSender:
         answer = chain.final
         answer.status, answer.headers, answer.body, message, kind, answer.elapsed_ms = outcome
         if kind is not None:  # the answer is never the host's (no after_status)
-            chain.error = FetchError(message or "", kind=kind, url=url)
+            chain.error = FetchError(message, kind=kind, url=url)
         return fetch_result(url, "GET", chain)
 
     def session(self) -> aiohttp.ClientSession:

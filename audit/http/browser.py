@@ -237,7 +237,7 @@ class _Net:
     inflight: set[str] = field(default_factory=set)
     last_quiet: float = 0.0
     frame: str | None = None
-    loader: str | None = None
+    loader: str = ""  # the document's loader id: "" until Page.navigate names it
     statuses: dict[str, int] = field(default_factory=dict)  # document answers by loader
     doc_error: str | None = None
     navigated: str | None = None
@@ -295,7 +295,7 @@ class _Page:
                 nav = await self._call("Page.navigate", {"url": self.url})
                 if nav.get("errorText"):
                     return self._failed(f"navigation error: {nav['errorText']}")
-                net.loader = nav.get("loaderId")
+                net.loader = nav.get("loaderId", "")
                 # (its own limit, `timeout` from now, comes after the deadline: never first)
                 await self._wait_for(lambda: net.loaded.is_set() or self._stopped(), timeout)
         except TimeoutError:
@@ -328,7 +328,7 @@ class _Page:
             )
         if net.doc_error is not None:
             return self._failed(net.doc_error)
-        status = net.statuses.get(net.loader or "", 200)  # (none yet: no failure)
+        status = net.statuses.get(net.loader, 200)  # (none yet: no failure)
         if not 200 <= status < 300:
             return self._failed(f"the browser's request for the page got HTTP {status}")
         return None
@@ -420,7 +420,7 @@ class _Page:
         if (
             params.get("type") == "Document"
             and frame == net.frame
-            and net.loader is not None
+            and net.loader  # (named: the page's own document is no navigation)
             and params.get("loaderId") != net.loader
         ):
             self._navigation(params["request"]["url"])
@@ -490,11 +490,11 @@ BROWSER_ENV: Final = "SITEMAP_AUDIT_BROWSER"
 BROWSER_NAMES: Final = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
-def find_browser(given: str | None, env: Mapping[str, str] | None = None) -> str:
+def find_browser(given: str | None, env: Mapping[str, str] = os.environ) -> str:
     """The browser's executable: `given` (--browser, and only it), else
-    $SITEMAP_AUDIT_BROWSER, else the first of BROWSER_NAMES on PATH. StartError names
-    what was looked for and how to get it."""
-    env = os.environ if env is None else env
+    $SITEMAP_AUDIT_BROWSER, else the first of BROWSER_NAMES on PATH (`env`: the process's
+    environment, read as it is at the call). StartError names what was looked for and how
+    to get it."""
     how = "install it (Debian: apt-get install chromium) or give --browser PATH"
     if given:
         return _executable(given, f"--browser {given}", how)

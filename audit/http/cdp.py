@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import aiohttp
 
@@ -224,8 +224,8 @@ class BrowserProcess:
 
 
 async def _connect(keeper: asyncio.subprocess.Process, profile: str) -> tuple[int, Connection]:
-    assert keeper.stdout is not None
-    line = (await keeper.stdout.readline()).decode(errors="replace").strip()
+    stdout = cast(asyncio.StreamReader, keeper.stdout)  # a pipe: BrowserProcess.start's
+    line = (await stdout.readline()).decode(errors="replace").strip()
     if not line.startswith("started "):
         raise StartError(line or "the browser's keeper ended before the browser started")
     pid = int(line.split()[1])
@@ -260,9 +260,8 @@ def _alive(pid: int) -> bool:
 
 
 async def _stop(keeper: asyncio.subprocess.Process, profile: str) -> None:
-    if keeper.stdin is not None:
-        with contextlib.suppress(Exception):
-            keeper.stdin.close()
+    with contextlib.suppress(Exception):  # (a pipe: BrowserProcess.start's)
+        cast(asyncio.StreamWriter, keeper.stdin).close()
     try:
         await asyncio.wait_for(keeper.wait(), 10)
     except TimeoutError:

@@ -91,7 +91,7 @@ def take_exchange(answer: Answer, host: Host, outcome: Exchange, retryable: bool
     """Put a plain exchange's outcome into `answer`; what it asks of the retry loop."""
     status, headers, body, message, kind, answer.elapsed_ms = outcome
     if kind is not None:
-        answer.error = FetchError(message or "", kind=kind, url=answer.url)
+        answer.error = FetchError(message, kind=kind, url=answer.url)
         return after_error(kind)
     assert status is not None
     step = after_status(host, status, headers, retryable)
@@ -161,19 +161,19 @@ def next_hop(
     url: str,
     current: str,
     headers: tuple[tuple[str, str], ...],
-    seen: set[str],
     chain: Chain,
     max_redirects: int,
     *,
     allow_private: bool,
 ) -> str | FetchError:
-    """Where the redirect from `current` goes, or why it is not followed: no usable
-    Location, a loop, too many hops, or a public host pointing into a private network
-    (unless `allow_private`)."""
+    """Where the redirect from `current` (the chain's last hop) goes, or why it is not
+    followed: no usable Location, a loop (a URL among the chain's hops, compared by
+    `loop_key`), too many hops, or a public host pointing into a private network (unless
+    `allow_private`)."""
     target = next_location(current, header_value(headers, "location"))
     if isinstance(target, FetchError):
         return target
-    if loop_key(target) in seen:
+    if loop_key(target) in {loop_key(hop.url) for hop in chain.redirects}:
         return FetchError(
             f"redirect loop: {target} was already visited", kind="redirect-loop", url=url
         )

@@ -84,7 +84,6 @@ from audit.http.chain import (
     Chain,
     answer_result,
     fetch_result,
-    loop_key,
     next_hop,
     private_error,
     take_exchange,
@@ -119,6 +118,10 @@ STREAM_HEADROOM: Final = 8  # connections beyond the worker count, for sitemap s
 # The statuses of a plain answer that is final at once: not retried, no Retry-After, not
 # counted as a 429 or a server error (retry.after_status decides the others).
 _FINAL_STATUSES: Final = frozenset(range(100, 429)) - {408}
+# The answers to a HEAD that a GET confirms: 4xx, 5xx and any other status from 400 up (a
+# status has three digits: aiohttp refuses any other status line, so a failure's None too
+# is in no set of statuses).
+_CONFIRMED_STATUSES: Final = frozenset(range(400, 1000))
 
 __all__ = [
     "BODY_EXCERPT",
@@ -238,12 +241,11 @@ class HttpClient:
     async def _address_of(self, name: str) -> str | None:
         """--politeness-key ip: the first address a name resolves to that the run's
         private-address rule lets it connect to (as the connector's resolver judges);
-        None when there is none."""
+        None when there is none. A name that does not resolve raises (OSError, or
+        UnicodeError for one IDNA refuses): the pool's `_resolve`, which asks this,
+        takes any error as no address."""
         loop = asyncio.get_running_loop()
-        try:
-            answers = await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError):
-            return None
+        answers = await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM)
         for answer in answers:
             address = str(answer[4][0])
             if self._guard.keeps(name, address):
@@ -283,7 +285,7 @@ class HttpClient:
         except ValueError:
             answer.error = FetchError(f"not an absolute http(s) URL: {url}", kind="other", url=url)
             return answer
-        request_headers: Mapping[str, str] | None = None
+        request_headers: dict[str, str] | None = None
         verify = True
         if stream or headers or self._adds:  # a listed URL's HEAD: nothing to add
             request_headers, verify = self._scope.prepare(host, stream, headers, chain_origin)
@@ -339,7 +341,7 @@ class HttpClient:
         method: str,
         url: str,
         target: URL | None,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         sink: BodySink | None,
@@ -395,21 +397,16 @@ class HttpClient:
         most = self.config.max_redirects if max_redirects is None else max_redirects
         chain, answer = Chain(first, attempts=first.attempts), first
         url = current = first.url
-        seen: set[str] | None = None  # built at the first redirect: most URLs have none
         start = self._scope.chain_origin(url) if self._scope.credentials else None
         while answer.status in REDIRECT_STATUSES:  # (a failed answer has no status)
-            assert answer.status is not None
-            chain.redirects.append(Hop(current, answer.status))
-            if seen is None:
-                seen = {loop_key(url)}
+            chain.redirects.append(Hop(current, answer.status))  # (narrowed by the `in` test)
             target = next_hop(
-                url, current, answer.headers, seen, chain, most,
+                url, current, answer.headers, chain, most,
                 allow_private=self.config.allow_private,
             )  # fmt: skip
             if isinstance(target, FetchError):
                 chain.error = target
                 return chain
-            seen.add(loop_key(target))
             current = target
             answer = chain.final = await self._send(
                 current, method, body_limit=body_limit, stream=stream,
@@ -455,7 +452,7 @@ class HttpClient:
             result = fetch_result(url, method, chain)
         else:
             result = answer_result(url, method, answer, (), answer.error, answer.attempts)
-        if confirm and result.status is not None and result.status >= 400:
+        if confirm and result.status in _CONFIRMED_STATUSES:
             confirmed = await self._fetch_get(url, body_bytes, max_redirects, headers, None)
             return replace(confirmed, attempts=confirmed.attempts + result.attempts)
         return result

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from audit.core.config import CrawlConfig
@@ -113,7 +113,7 @@ class WorkerDispatch:
         method: str,
         url: str,
         target: URL | None,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
@@ -134,7 +134,7 @@ class WorkerDispatch:
     async def into_sink(
         self,
         url: str,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,

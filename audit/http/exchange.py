@@ -77,11 +77,9 @@ PAGE_READ: Final = 64 * 1024  # bytes asked of the socket at once for a BodySink
 BODY_EXCERPT: Final = 2048  # bytes of a GET body kept by default (diagnosis, sniffing)
 
 # One plain exchange's outcome, in a shape that crosses a process pipe (marshal):
-# (status or None, lower-cased headers, body, error message or None, error kind or None,
-# elapsed ms).
-Exchange = tuple[
-    int | None, tuple[tuple[str, str], ...], bytes, str | None, FetchErrorKind | None, float
-]
+# (status or None, lower-cased headers, body, error message ("" without an error), error
+# kind or None, elapsed ms).
+Exchange = tuple[int | None, tuple[tuple[str, str], ...], bytes, str, FetchErrorKind | None, float]
 
 # For ASCII text, str.isspace() and the C0 controls are exactly \x00-\x20.
 _RAW_SPACE_OR_CONTROL = re.compile(r"[\x00-\x20]").search
@@ -146,9 +144,11 @@ def new_session(
     )
 
 
-def wants_body(method: str, status: int, body_limit: int | None) -> bool:
-    """Whether a final answer's body is read: a GET's, not a redirect's, when asked for."""
-    return bool(body_limit) and method == "GET" and status not in REDIRECT_STATUSES
+def wants_body(method: str, status: int) -> bool:
+    """Whether a final answer's body is read: a GET's, not a redirect's (asked only when a
+    body is wanted: `exchange` with a body limit, `exchange_into`, whose page reads have
+    one of at least a byte: fetch_page's max(1, cap), fetch_as's, a worker's of either)."""
+    return method == "GET" and status not in REDIRECT_STATUSES
 
 
 class _LowerNames(dict[str, str]):
@@ -386,9 +386,9 @@ def release_if_read(resp: aiohttp.ClientResponse) -> bool:
 
 
 async def discard(resp: aiohttp.ClientResponse) -> None:
-    """Give the connection back: read a small leftover body for keep-alive, else close."""
-    if release_if_read(resp):
-        return
+    """Give the connection back: read a small leftover body for keep-alive, else close.
+    (A body read to its end already is released at once after the read, which then
+    returns b"" without waiting.)"""
     try:
         length = resp.content_length
         if length is not None and length <= DRAIN_LIMIT:
@@ -432,11 +432,11 @@ async def exchange(
         if retryable and should_retry(status, None):
             await discard(resp)
         else:
-            if body_limit and wants_body(method, status, body_limit):  # a HEAD: no call
+            if body_limit and wants_body(method, status):  # a HEAD: no call
                 body = await read_head(resp, body_limit)
             if not release_if_read(resp):
                 await discard(resp)
-        return status, answer_headers, body, None, None, (loop.time() - started) * 1000.0
+        return status, answer_headers, body, "", None, (loop.time() - started) * 1000.0
     except Exception as exc:
         err = translate_exception(exc, url)
         return None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0
@@ -488,13 +488,13 @@ async def exchange_into(
         answer_headers = response_headers(resp)
         body = b""
         if takes_answer(status, answer_headers, retryable, retry_after_cap) and wants_body(
-            "GET", status, body_limit
+            "GET", status
         ):
             fed = True
             body = await read_for_sink(resp, answer_headers, sink, body_limit)
         if not release_if_read(resp):
             await discard(resp)
-        return (status, answer_headers, body, None, None, (loop.time() - started) * 1000.0), fed
+        return (status, answer_headers, body, "", None, (loop.time() - started) * 1000.0), fed
     except Exception as exc:
         err = translate_exception(exc, url)
         return (None, (), b"", err.message, err.kind, (loop.time() - started) * 1000.0), fed

@@ -70,8 +70,7 @@ async def serve(settings: dict[str, Any]) -> None:
                   retryable: bool) -> None:  # fmt: skip
         try:
             outcome = await exchange(
-                session, method, url, request_url(url), dict(headers) if headers else None,
-                verify, body_limit, retryable,
+                session, method, url, request_url(url), headers, verify, body_limit, retryable,
             )  # fmt: skip
         except Exception as exc:  # never lose an answer: the parent is waiting for it
             outcome = (None, (), b"", f"fetch worker failed on {url}: {exc!r}", "other", 0.0)
@@ -85,11 +84,11 @@ async def serve(settings: dict[str, Any]) -> None:
             sink = build_sink(recipe, allowed)
         except Exception as exc:  # refused before anything is sent: the parent reads it
             tasks.pop(rid, None)
-            reply((rid, None, (), b"", None, None, 0.0, _refusal(recipe, exc)))
+            reply((rid, None, (), b"", "", None, 0.0, _refusal(recipe, exc)))
             return
         try:
             outcome, fed = await exchange_into(
-                session, url, request_url(url), dict(headers) if headers else None, verify, body_limit,
+                session, url, request_url(url), headers, verify, body_limit,
                 retryable, retry_after_cap, sink,
             )  # fmt: skip
             accepted = _outcome_of(sink, recipe) if fed else None

@@ -333,8 +333,9 @@ class Group:
                 except BaseException:  # (the task's cancellation: the waiter is done)
                     if not waiter.cancelled():
                         self.release()  # handed a slot, then cancelled: pass it on
-                    elif waiter in self._slot_waiters:  # a release() may have dropped it
-                        self._slot_waiters.remove(waiter)
+                    else:
+                        with contextlib.suppress(ValueError):  # a release() may have dropped it
+                            self._slot_waiters.remove(waiter)
                     raise
         try:
             if self.not_before or self.rate != math.inf:  # else nothing to wait for
@@ -515,7 +516,8 @@ class Host:
 class HostPool:
     """One `Host` per scheme://host:port, created lazily on first use, each in its group:
     `key` is --politeness-key (host, ip, domain). With `ip`, `address_of(name)` gives a
-    name's address (None: it does not resolve), asked once per host, at its first request."""
+    name's address (None, or any error: it does not resolve), asked once per host, at its
+    first request."""
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ exchange, hosts, retry} only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -52,7 +52,7 @@ class Opened:
     session: aiohttp.ClientSession
     method: str
     target: URL
-    headers: Mapping[str, str] | None
+    headers: dict[str, str] | None
     verify: bool
     timeout: aiohttp.ClientTimeout  # a stream's (a page's is the session's own)
     body_limit: int  # 0: no body (a stream's is read by its caller)
@@ -114,6 +114,7 @@ class Opened:
                     answer.resp, resp = resp, None  # the caller reads and closes it
                     return DONE
             await discard(resp)
+            resp = None  # given back: released, or closed
             return step
         except Exception as exc:
             err = translate_exception(exc, answer.url)
@@ -121,7 +122,7 @@ class Opened:
             return after_error(err.kind)
         finally:
             answer.elapsed_ms = (loop.time() - started) * 1000.0
-            if resp is not None and not resp.closed:
+            if resp is not None:  # neither handed over nor given back
                 resp.close()  # cancelled or failed half-way: never reuse the connection
 
 
@@ -168,15 +169,12 @@ class StreamResponse:
         resp = self._resp
         if resp is None:
             return
-        while True:
-            try:
-                chunk = await resp.content.readany()
-            except Exception as exc:
-                raise translate_exception(exc, self.final_url) from exc
-            if not chunk:
-                return
-            self.bytes_read += len(chunk)
-            yield chunk
+        try:  # (a failure of the reader's own code is not thrown in here: only the read's)
+            async for chunk in resp.content.iter_any():  # readany() until b"": the end
+                self.bytes_read += len(chunk)
+                yield chunk
+        except Exception as exc:
+            raise translate_exception(exc, self.final_url) from exc
 
     def _close(self) -> None:
         resp, self._resp = self._resp, None

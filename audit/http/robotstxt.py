@@ -68,8 +68,9 @@ _SITEMAP = frozenset({"sitemap", "site-map"})
 _SIGNAL, _USAGE = "content-signal", "content-usage"
 # one usage line: its key (content-signal or content-usage) and its pairs
 UsageLine = tuple[str, dict[str, str]]
-# RFC 9309 2.2.1: a product token is letters, `_` and `-` (Google reads the same prefix)
-_IDENTIFIER = re.compile(r"[A-Za-z_-]+")
+# RFC 9309 2.2.1: a user-agent line names `*`, or a product token of letters, `_` and `-`
+# (Google reads the same prefix)
+_GROUP_NAME = re.compile(r"\*|[A-Za-z_-]+")
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d*)?)\s*([smhd]?)", re.IGNORECASE)
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -144,10 +145,7 @@ def group_name(value: str) -> str:
     `sitemap-audit/2.0` names `sitemap-audit`, `Foo Bar` names `foo`, `AB42bot` names `ab`
     (RFC 9309's identifier has no digits); a value that starts with none names nothing.
     """
-    value = value.strip()
-    if value.startswith("*"):
-        return "*"
-    found = _IDENTIFIER.match(value)
+    found = _GROUP_NAME.match(value.strip())
     return found.group(0).lower() if found else ""
 
 
@@ -352,8 +350,6 @@ class _Parser:
     def usage_line(self, key: str, value: str) -> None:
         """A Content-Signal or Content-Usage line: the current group's (the stand-in's
         are the site-wide ones)."""
-        if key == _USAGE and value.startswith("/"):
-            return  # preferences for a path: left out
         pairs = usage_pairs(value)
         if pairs:
             self.current.usage_lines.append((key, pairs))
@@ -362,7 +358,8 @@ class _Parser:
         self.usage_line(_SIGNAL, value)
 
     def content_usage(self, value: str, number: int) -> None:
-        self.usage_line(_USAGE, value)
+        if not value.startswith("/"):  # (preferences for a path: left out)
+            self.usage_line(_USAGE, value)
 
     def crawl_delay(self, value: str, number: int) -> None:
         """A Crawl-delay line: an agent keeps its longest delay."""

@@ -17,9 +17,10 @@ parent allows (settings "sink_modules"); a recipe it will not or cannot build is
 before any request is sent, and the parent reads that page itself (one warning per reason).
 
 Protocol, over the worker's stdin and stdout: frames of a 4-byte big-endian length and a
-`marshal`ed list (marshal: core types only, no code, fast). Parent to worker: a request
-`(id, method, url, headers or None, verify, body_limit, retryable)`, a page request
-`(id, "GET", url, headers or None, verify, body_limit, retryable, recipe)` or a cancel
+`marshal`ed list (marshal: core types only, no code, fast; a request's headers are a dict
+or None, as the client's send path makes them). Parent to worker: a request
+`(id, method, url, headers, verify, body_limit, retryable)`, a page request
+`(id, "GET", url, headers, verify, body_limit, retryable, recipe)` or a cancel
 `(id,)`. Worker to parent: `(id, *Exchange)` for a request, `(id, *Exchange, accepted)` for
 a page request, where `accepted` is None (the sink was not started), `[outcome]`, or a
 string: the refusal's reason. Its first frame, an empty list, says it is ready. Messages
@@ -114,7 +115,7 @@ class _Worker(asyncio.SubprocessProtocol):
         self._buf = bytearray()
         self._stderr = bytearray()
         self._outbox: list[Any] = []
-        self.exited = loop.create_future()
+        self.exited = asyncio.Event()  # set when the process ended (asyncio says so once)
 
     # --- asyncio.SubprocessProtocol -------------------------------------------------
 
@@ -145,8 +146,7 @@ class _Worker(asyncio.SubprocessProtocol):
 
     def process_exited(self) -> None:
         self.gone()
-        if not self.exited.done():
-            self.exited.set_result(None)
+        self.exited.set()
 
     # --- the parent's side ------------------------------------------------------------
 
@@ -204,7 +204,7 @@ class _Worker(asyncio.SubprocessProtocol):
     async def stop(self) -> None:
         """After `close_input()`: wait a little for the process to exit, else kill it."""
         try:
-            await asyncio.wait_for(asyncio.shield(self.exited), STOP_TIMEOUT)
+            await asyncio.wait_for(self.exited.wait(), STOP_TIMEOUT)
         except TimeoutError:
             self.kill()
         self.gone()
@@ -233,7 +233,6 @@ class FetchWorkers:
         self._live: list[_Worker] = []
         self._next_id = 0
         self._turn = 0
-        self._closing = False
         self._watchdog: asyncio.Task[None] | None = None
         self._sink_modules: list[str] = list(self.settings.get("sink_modules", ()))
         self._refusals: set[str] = set()  # reasons already warned about
@@ -250,8 +249,7 @@ class FetchWorkers:
             if await self._started(worker):
                 self._live.append(worker)
         self.ready = bool(self._live)
-        if self.ready:
-            self._watchdog = loop.create_task(self._watch())
+        self._watchdog = loop.create_task(self._watch())  # (while any lives: none, it ends)
         return self.ready
 
     async def _spawn(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -312,35 +310,31 @@ class FetchWorkers:
 
     def _lost(self, worker: _Worker) -> None:
         if worker not in self._live:
-            return  # still starting (start() reports it) or already closed
+            return  # still starting (start() reports it), or closed: aclose empties _live first
         self._live.remove(worker)
         self.ready = bool(self._live)
-        if not self._closing:
-            log.warning(
-                "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
-                worker.why_gone(),
-            )
+        log.warning(
+            "sitemap-audit: a fetch worker stopped (%s); its requests go on in this process",
+            worker.why_gone(),
+        )
 
     def exchange(
         self,
         method: str,
         url: str,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
     ) -> Awaitable[Exchange | None]:
         """`exchange.exchange()` in a worker; None when no worker can run it (then the caller
         runs it itself). Returns the coroutine to await: no frame more per exchange."""
-        return self._ask(
-            (method, url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable),
-        )  # fmt: skip
+        return self._ask((method, url, headers, verify, body_limit, retryable))
 
     async def exchange_into(
         self,
         url: str,
-        headers: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
         verify: bool,
         body_limit: int,
         retryable: bool,
@@ -357,10 +351,7 @@ class FetchWorkers:
                     f"{self._sink_modules}"
                 )
                 return None
-        reply = await self._ask(
-            ("GET", url, tuple(headers.items()) if headers else None, verify, body_limit,
-             retryable, recipe),
-        )  # fmt: skip
+        reply = await self._ask(("GET", url, headers, verify, body_limit, retryable, recipe))
         if reply is None:
             return None
         *outcome, accepted = reply
@@ -402,7 +393,6 @@ class FetchWorkers:
     async def aclose(self) -> None:
         """End every worker: close its input, wait a little, then kill it."""
         self.ready = False
-        self._closing = True
         if self._watchdog is not None:
             self._watchdog.cancel()
         workers, self._live = self._workers, []  # _workers stay: their counts are the stats

@@ -96,7 +96,7 @@ async def test_requests_answered_with_status_headers_and_a_capped_body(aiohttp_s
         )
         answers = {m[0]: m for m in await worker.messages(want=2)}
         _, status, headers, body, error, kind, elapsed = answers[1]
-        assert (status, error, kind) == (200, None, None)
+        assert (status, error, kind) == (200, "", None)  # no error: no message
         assert dict(headers)["x-agent"] == "sitemap-audit/worker-test"  # its own User-Agent
         assert body.startswith(b"<title>x</title>") and len(body) <= 100 and elapsed >= 0
         assert answers[2][1] == 301  # redirects are the parent's to follow
