@@ -89,9 +89,7 @@ def lastmod_interval(text: str | None, *, rss: bool = False) -> Interval | None:
     value may also be an RFC 822 date (an RSS feed's pubDate), which is that second."""
     if text is None:
         return None
-    value = text.strip(_XML_SPACE)
-    if not value:
-        return None
+    value = text.strip(_XML_SPACE)  # (empty: neither a W3C nor an RFC 822 date)
     try:
         parsed = parse_w3c_datetime(value)
     except ValueError:
