@@ -86,6 +86,7 @@ class ExtensionCheck:
                 line,
                 loc,
             )
+        with_deprecated: list[Image] = []  # (image-deprecated-tag, below)
         for image in images:
             if image.loc is None or not image.loc.strip(XML_SPACE):
                 add(
@@ -98,8 +99,9 @@ class ExtensionCheck:
                     image.line,
                     loc,
                 )
+            if image.deprecated:
+                with_deprecated.append(image)
         # image-deprecated-tag, once for the <image:image> elements that have such tags
-        with_deprecated = [image for image in images if image.deprecated]
         if with_deprecated:  # (local names: `caption`), each once
             tags = ", ".join(
                 dict.fromkeys(
