@@ -198,6 +198,6 @@ def _salvage(d: zlib._Decompress, data: bytes, room: int) -> bytes:
             break
         out.append(piece)
         room -= len(piece)
-        if room <= 0 or d.eof or d.unconsumed_tail:
+        if room <= 0 or d.eof:  # (a tail is left only when the output reached `room`)
             break
     return b"".join(out)
