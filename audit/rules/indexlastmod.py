@@ -67,7 +67,6 @@ SERVED_NOW_MIN = 2  # ... for an index of at least 2 entries
 _XML_SPACE = " \t\r\n"
 _SECOND = timedelta(seconds=1)
 _MAX = datetime.max.replace(tzinfo=UTC)
-_MIN = datetime.min.replace(tzinfo=UTC)
 
 
 # The two records of this module's API are named tuples, not dataclasses: equal, hashable,
@@ -193,10 +192,12 @@ def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] 
 
 
 def _plus(stamp: datetime, delta: timedelta) -> datetime:
+    """`stamp` + `delta`, a second or the tolerance (never negative: the config's range),
+    or the last moment there is when that is past it."""
     try:
         return stamp + delta
     except OverflowError:
-        return _MAX if delta >= timedelta(0) else _MIN
+        return _MAX
 
 
 def is_behind(entry: Interval, newest: datetime, tolerance_s: float = 0.0) -> bool:
