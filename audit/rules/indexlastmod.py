@@ -544,18 +544,21 @@ def over_time_finding(
     Not judged when either run lacks a valid `<lastmod>` for the entry, when the
     previous run did not read the child completely, or when tonight's run did not
     (and it did not answer 304)."""
-    # judged when both runs have a valid <lastmod> for the entry, the previous run read the
-    # child completely, and tonight's did too (or the child answered 304)
+    if previous is None:
+        return None
+    # tonight's entries: after a 304 the previous run's, whatever tonight's digest says
+    digest = previous.digest if unchanged else current.digest
+    # judged when both runs have a valid <lastmod> for the entry and read the child
+    # completely (tonight: or it answered 304)
     if (
-        previous is None
+        digest is None
         or previous.digest is None
         or previous.lastmod is None
         or current.lastmod is None
-        or (current.digest is None and not unchanged)
     ):
         return None
     moved = previous.lastmod != current.lastmod
-    changed = not unchanged and current.digest != previous.digest
+    changed = digest != previous.digest
     if moved == changed:  # both or neither: the index tells the truth
         return None
     if changed:
