@@ -40,12 +40,16 @@ class CrawlHints:
     ) -> list[Finding]:
         """Count a <priority>; the full checks unless it is a valid value seen before."""
         number = self._cache.get(priority)
-        if is_url and number.__class__ is Decimal and self._first is not None:
+        if number.__class__ is not Decimal:
+            out = writable(out)
+            number = self._check_priority(priority, line, loc, out)
+            if number is None:  # invalid: reported
+                return out
+        if is_url:
+            if self._first is None:
+                self._first, self._text = number, priority.strip(XML_SPACE)
             self._count += 1
             self._same = self._same and number == self._first
-            return out
-        out = writable(out)
-        self._check_priority(priority, line, loc, is_url, out)
         return out
 
     def check_changefreq(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
@@ -68,8 +72,9 @@ class CrawlHints:
         )
 
     def _check_priority(
-        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
-    ) -> None:
+        self, text: str, line: int, loc: str | None, out: list[Finding]
+    ) -> Decimal | None:
+        """The priority parsed, or None when it is invalid (priority-invalid added)."""
         # the parsed priority (or why it is invalid), from the cache when seen before
         cache = self._cache
         value = cache.get(text)
@@ -94,12 +99,8 @@ class CrawlHints:
                 line,
                 loc,
             )
-            return
-        if is_url:
-            self._count += 1
-            if self._first is None:
-                self._first, self._text = value, text.strip(XML_SPACE)
-            self._same = self._same and value == self._first
+            return None
+        return value
 
     def problems(self, urls: int) -> list[tuple[str, str]]:
         """priority-uniform: every one of the sitemap's `urls` <url> entries has the same
