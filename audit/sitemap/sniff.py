@@ -72,9 +72,9 @@ class Sniffer:
     def feed(self, data: bytes, final: bool) -> Decision | None:
         buf, self._pre = self._pre + data, b""
         # any byte order mark and leading whitespace still to be skipped (None: more bytes
-        # are needed, or nothing more is to be read)
-        skip = _SKIP.get(self._state)
-        rest = buf if skip is None else skip(self, buf, final)
+        # are needed, or nothing more is to be read); never fed once done (the parser
+        # feeds a sniffer only while it is undecided)
+        rest = _SKIP[self._state](self, buf, final)
         if rest is None:
             return None
         buf = rest
@@ -189,8 +189,10 @@ class Sniffer:
         return True
 
 
-# What is still to be skipped in each state before the head (_HEAD: nothing).
+# What is still to be skipped in each state before the head (_HEAD: nothing, and the
+# bytes held then start after the whitespace: _skip_space gives them back as they are).
 _SKIP: dict[int, Callable[[Sniffer, bytes, bool], bytes | None]] = {
     _BOM: Sniffer._skip_bom,
     _LEADING_SPACE: Sniffer._skip_space,
+    _HEAD: Sniffer._skip_space,
 }
