@@ -601,6 +601,6 @@ def over_time_findings(
     return out
 
 
-def _shown(key: str | None) -> str:
+def _shown(key: str) -> str:
     """An interval key as people read it: its start."""
-    return (key or "none").split("/", 1)[0]
+    return key.split("/", 1)[0]
