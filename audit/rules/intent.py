@@ -256,8 +256,11 @@ class IntentPlan:
         self.rows: list[Row] = []
         self._absolute = _Table()
         self._paths = _Table()
-        # origins path rows apply on ("scheme://host[:port]", normalised); None: any
-        self.origins: frozenset[str] | None = None
+        # the path rows that apply on an origin ("scheme://host[:port]", normalised): all of
+        # them on the origins a scoped plan names, and on any other origin `_elsewhere`'s
+        # (all of them again for a plan not scoped, none for a scoped one)
+        self._on: dict[str, _Table] = {}
+        self._elsewhere = self._paths
         for row in rows:
             self.add(row)
 
@@ -272,9 +275,11 @@ class IntentPlan:
         """This plan with path rows applying only on these origins (crawl: the TARGETs'
         origins); None: on any origin (migrate). The rows are shared."""
         plan = IntentPlan(self.file)
-        plan.rows, plan._absolute, plan._paths = self.rows, self._absolute, self._paths
+        plan.rows, plan._absolute = self.rows, self._absolute
+        plan._paths = plan._elsewhere = self._paths
         if origins is not None:
-            plan.origins = frozenset(_split(normalize_url(o))[0] for o in origins)
+            plan._on = {_split(normalize_url(o))[0]: self._paths for o in origins}
+            plan._elsewhere = _NO_ROWS
         return plan
 
     def exact_urls(self) -> list[Row]:
@@ -286,7 +291,7 @@ class IntentPlan:
         """The row that applies to `url`, or None."""
         norm = normalize_url(url)
         home, rest = _split(norm)
-        paths = self._paths if self.origins is None or home in self.origins else _NO_ROWS
+        paths = self._on.get(home, self._elsewhere)
         row = (
             self._absolute.exact.get(norm)
             or paths.exact.get(rest)
