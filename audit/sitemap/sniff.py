@@ -167,26 +167,25 @@ class Sniffer:
                 f"({doc.line_offset} line break(s)); only a UTF-8 BOM may precede it",
                 line=1,
             )
-        if self._check_declared_encoding(head):
-            return ("xml", buf)
-        return None
+        return self._xml(head, buf)
 
-    def _check_declared_encoding(self, head: bytes) -> bool:
-        """sitemap-encoding for an encoding= other than UTF-8 in the XML declaration;
-        False when the document is refused (an encoding that is not ASCII-compatible)."""
+    def _xml(self, head: bytes, buf: bytes) -> Decision | None:
+        """`buf` for the XML reader, after sitemap-encoding for an encoding= other than UTF-8
+        in the XML declaration; None when the document is refused (an encoding that is not
+        ASCII-compatible)."""
         m = _ENCODING_RE.match(head)
         if m is None:
-            return True
+            return ("xml", buf)
         enc = m.group(1).decode("ascii", "replace")
         if enc.lower() in ("utf-8", "utf8"):
-            return True
+            return ("xml", buf)
         msg = f"the XML declaration says encoding={enc!r}: sitemaps must be UTF-8"
         if enc.lower().startswith(("utf-16", "utf-32", "ucs", "unicode")):
             # Not ASCII-compatible: lxml would misread every byte.
             self._bad_encoding(msg)
-            return False
+            return None
         self.doc.find("sitemap-encoding", msg, line=self.doc.line_offset + 1)
-        return True
+        return ("xml", buf)
 
 
 # What is still to be skipped in each state before the head (_HEAD: nothing, and the
