@@ -95,7 +95,8 @@ class Served:
 
     @classmethod
     def of(cls, record: UrlResult | Mapping[str, Any]) -> Served:
-        """The answer a url record (a UrlResult, or its jsonl dict) stands for."""
+        """The answer a url record (a UrlResult, or its jsonl dict as `UrlResult.to_json`
+        writes it: status, final_url, redirects and error always there) stands for."""
         if isinstance(record, UrlResult):
             extra = record.extra or {}
             return cls(
@@ -106,19 +107,13 @@ class Served:
                 extra.get("indexability"),
                 record.error,
             )
-        hops = tuple(
-            Hop(str(h.get("url")), int(h.get("status") or 0))
-            for h in record.get("redirects") or ()
-            if isinstance(h, Mapping)
-        )
-        status = record.get("status")
         return cls(
-            status if isinstance(status, int) else None,
-            hops,
-            record.get("final_url"),
-            record.get("indexable") is True,
+            record["status"],
+            tuple(Hop(h["url"], h["status"]) for h in record["redirects"]),
+            record["final_url"],
+            record.get("indexable") is True,  # (the extras: only when the record has them)
             record.get("indexability"),
-            record.get("error"),
+            record["error"],
         )
 
     def text(self) -> str:
