@@ -108,13 +108,14 @@ class Inspector:
     def on_record(self, record: dict[str, Any]) -> None:
         """A sink of the audit's records: a sitemap that answered 404 or failed reaches
         inspect only this way (it has no parser); so does a child of an index on disk
-        that is not beside it (a sitemap-not-found finding, no sitemap record)."""
+        that is not beside it (a sitemap-not-found finding, no sitemap record: every one
+        names the sitemap it is about, `url`, and says why, `message`)."""
         if record.get("type") == "finding" and record.get("code") == "sitemap-not-found":
-            url = record.get("url")
-            if isinstance(url, str) and url not in self.stats:
+            url = record["url"]
+            if url not in self.stats:
                 missing = self._get(url)
-                missing.parent = record.get("sitemap")
-                missing.error = str(record.get("message") or "not found")
+                missing.parent = record["sitemap"]
+                missing.error = record["message"]
             return
         if record.get("type") != "sitemap":
             return
