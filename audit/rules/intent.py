@@ -24,7 +24,7 @@ Pure and synchronous: imports the standard library, core and rules only; knows n
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -246,7 +246,8 @@ _NO_ROWS: Final = _Table()  # the path rows of an origin the plan is not scoped 
 class IntentPlan:
     """The rows of one intent file, and the row that applies to a URL."""
 
-    def __init__(self, file: str, rows: Sequence[Row] = ()) -> None:
+    def __init__(self, file: str) -> None:
+        """An empty plan of intent file `file`; `add` gives it its rows."""
         self.file = file
         self.rows: list[Row] = []
         self._absolute = _Table()
@@ -256,8 +257,6 @@ class IntentPlan:
         # (all of them again for a plan not scoped, none for a scoped one)
         self._on: dict[str, _Table] = {}
         self._elsewhere = self._paths
-        for row in rows:
-            self.add(row)
 
     def __len__(self) -> int:
         return len(self.rows)
