@@ -121,7 +121,7 @@ class Inspector:
             return
         st = self._get(record["url"])
         st.parent = record.get("parent")
-        st.kind = st.kind or record.get("kind")
+        st.kind = record.get("kind")  # (on_sitemap, if it came first, set the same: one record)
         st.status = record.get("status")
         st.error = record.get("error")
 
