@@ -38,9 +38,8 @@ class SitemapStats:
         """Why the sitemap could not be read ("HTTP 404", a network error), or None."""
         if self.status is None:  # no answer: a failure unless the sitemap was read (a file)
             return None if self.kind is not None else (self.error or "no answer")
-        if self.status >= 400:
-            return f"HTTP {self.status}" + (f": {self.error}" if self.error else "")
-        return None
+        # (an answer has no error: a sitemap's stream sets the status only without one)
+        return f"HTTP {self.status}" if self.status >= 400 else None
 
     def to_json(self) -> dict[str, Any]:
         return {
