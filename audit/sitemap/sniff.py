@@ -167,9 +167,9 @@ class Sniffer:
                 f"({doc.line_offset} line break(s)); only a UTF-8 BOM may precede it",
                 line=1,
             )
-        return self._xml(head, buf)
+        return self._as_xml(head, buf)
 
-    def _xml(self, head: bytes, buf: bytes) -> Decision | None:
+    def _as_xml(self, head: bytes, buf: bytes) -> Decision | None:
         """`buf` for the XML reader, after sitemap-encoding for an encoding= other than UTF-8
         in the XML declaration; None when the document is refused (an encoding that is not
         ASCII-compatible)."""
