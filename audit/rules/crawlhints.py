@@ -18,7 +18,7 @@ __all__ = ["CHANGEFREQS", "CrawlHints"]
 
 CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
 _ONE = Decimal(1)
-_CACHE_SIZE = 4096  # parsed priority values kept per sitemap
+_CACHE_SIZE = 4096  # valid priority values kept parsed per sitemap
 
 
 class CrawlHints:
@@ -32,20 +32,25 @@ class CrawlHints:
         self._first: Decimal | None = None
         self._text = ""  # the first valid priority as written (stripped)
         self._same = True
-        # sitemaps repeat priority values verbatim
-        self._cache: dict[str, Decimal | str] = {}
+        # sitemaps repeat priority values verbatim: the valid ones, parsed (an invalid one is
+        # checked again each time, as it is reported each time)
+        self._cache: dict[str, Decimal] = {}
 
     def count_priority(
         self, priority: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
     ) -> list[Finding]:
         """Count a <priority>; the full checks unless it is a valid value seen before."""
         number = self._cache.get(priority)
-        if is_url and number.__class__ is Decimal and self._first is not None:
+        if number is None:
+            out = writable(out)
+            number = self._check_priority(priority, line, loc, out)
+            if number is None:  # invalid: reported
+                return out
+        if is_url:
+            if self._first is None:
+                self._first, self._text = number, priority.strip(XML_SPACE)
             self._count += 1
             self._same = self._same and number == self._first
-            return out
-        out = writable(out)
-        self._check_priority(priority, line, loc, is_url, out)
         return out
 
     def check_changefreq(self, text: str, line: int, loc: str | None, out: list[Finding]) -> None:
@@ -68,38 +73,31 @@ class CrawlHints:
         )
 
     def _check_priority(
-        self, text: str, line: int, loc: str | None, is_url: bool, out: list[Finding]
-    ) -> None:
-        # the parsed priority (or why it is invalid), from the cache when seen before
-        cache = self._cache
-        value = cache.get(text)
-        if value is None:
-            stripped = text.strip(XML_SPACE)
-            if not DECIMAL.fullmatch(stripped):
-                value = "is not a decimal number"
-            elif not ZERO <= (number := Decimal(stripped)) <= _ONE:  # the regex: decimals only
-                value = "is outside 0.0 to 1.0"
-            else:
-                value = number
+        self, text: str, line: int, loc: str | None, out: list[Finding]
+    ) -> Decimal | None:
+        """A priority not in the cache parsed (and kept), or None when it is invalid
+        (priority-invalid added)."""
+        stripped = text.strip(XML_SPACE)
+        if not DECIMAL.fullmatch(stripped):
+            why = "is not a decimal number"
+        elif not ZERO <= (number := Decimal(stripped)) <= _ONE:  # the regex: decimals only
+            why = "is outside 0.0 to 1.0"
+        else:
+            cache = self._cache
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-            cache[text] = value
-        if isinstance(value, str):
-            add(
-                out,
-                self.source,
-                "priority-invalid",
-                f"<priority> {show(text)} {value}: use a decimal from 0.0 to 1.0 such as 0.5, "
-                "or remove it (Google ignores priority)",
-                line,
-                loc,
-            )
-            return
-        if is_url:
-            self._count += 1
-            if self._first is None:
-                self._first, self._text = value, text.strip(XML_SPACE)
-            self._same = self._same and value == self._first
+            cache[text] = number
+            return number
+        add(
+            out,
+            self.source,
+            "priority-invalid",
+            f"<priority> {show(text)} {why}: use a decimal from 0.0 to 1.0 such as 0.5, "
+            "or remove it (Google ignores priority)",
+            line,
+            loc,
+        )
+        return None
 
     def problems(self, urls: int) -> list[tuple[str, str]]:
         """priority-uniform: every one of the sitemap's `urls` <url> entries has the same

@@ -16,7 +16,7 @@ the run's HreflangGraph for hreflang-not-reciprocal at the end of the run.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -86,6 +86,7 @@ class ExtensionCheck:
                 line,
                 loc,
             )
+        with_deprecated: list[Image] = []  # (image-deprecated-tag, below)
         for image in images:
             if image.loc is None or not image.loc.strip(XML_SPACE):
                 add(
@@ -98,8 +99,9 @@ class ExtensionCheck:
                     image.line,
                     loc,
                 )
+            if image.deprecated:
+                with_deprecated.append(image)
         # image-deprecated-tag, once for the <image:image> elements that have such tags
-        with_deprecated = [image for image in images if image.deprecated]
         if with_deprecated:  # (local names: `caption`), each once
             tags = ", ".join(
                 dict.fromkeys(
@@ -172,7 +174,7 @@ class ExtensionCheck:
         published = values.get("publication_date", "")
         if not published:  # missing: said above
             return
-        parsed = _date_or_problem(published, news=True)
+        parsed = _date_or_problem(published, _NEWS_DATE_TOO_COARSE)
         if isinstance(parsed, str):
             add(
                 out,
@@ -258,19 +260,24 @@ def _missing(values: dict[str, str], prefix: str, required: tuple[str, ...]) -> 
     return [f"<{prefix}:{name}>" for name in required if not values.get(name)]
 
 
-def _date_or_problem(text: str, *, news: bool) -> W3CDate | str:
-    """A date parsed, or why it is invalid: a <news:publication_date> needs a full date at
-    least; a video date (xsd:date or xsd:dateTime) also a time with seconds and a zone."""
+# What a date of a precision too coarse for the element lacks (the XSD): a
+# <news:publication_date> needs a full date at least; a video date (xsd:date or
+# xsd:dateTime) also seconds in a time.
+_NEWS_DATE_TOO_COARSE = {
+    "year": "only a year, not a full date",
+    "month": "only a month, not a full date",
+}
+_VIDEO_DATE_TOO_COARSE = {**_NEWS_DATE_TOO_COARSE, "minute": "a time without seconds"}
+
+
+def _date_or_problem(text: str, too_coarse: Mapping[str, str]) -> W3CDate | str:
+    """A date parsed, or why it is invalid: not a W3C date, or of a precision `too_coarse`
+    names (with what it lacks)."""
     try:
         parsed = parse_w3c_datetime(text)
     except ValueError as exc:
         return str(exc)
-    # the XSD rejects a year, a month (both kinds) and a time without seconds (video)
-    if parsed.precision in ("year", "month"):
-        return f"only a {parsed.precision}, not a full date"
-    if not news and parsed.precision == "minute":
-        return "a time without seconds"
-    return parsed
+    return too_coarse.get(parsed.precision, parsed)
 
 
 def _bad_duration(v: str) -> bool:
@@ -365,7 +372,7 @@ def _video_problems(
     _video_rule_problems(_VIDEO_VALUE_RULES, values, problems)
     for name in ("publication_date", "expiration_date"):
         if name in values:
-            why = _date_or_problem(values[name], news=False)
+            why = _date_or_problem(values[name], _VIDEO_DATE_TOO_COARSE)
             if isinstance(why, str):
                 problems.append(
                     (

@@ -67,7 +67,6 @@ SERVED_NOW_MIN = 2  # ... for an index of at least 2 entries
 _XML_SPACE = " \t\r\n"
 _SECOND = timedelta(seconds=1)
 _MAX = datetime.max.replace(tzinfo=UTC)
-_MIN = datetime.min.replace(tzinfo=UTC)
 
 
 # The two records of this module's API are named tuples, not dataclasses: equal, hashable,
@@ -89,9 +88,7 @@ def lastmod_interval(text: str | None, *, rss: bool = False) -> Interval | None:
     value may also be an RFC 822 date (an RSS feed's pubDate), which is that second."""
     if text is None:
         return None
-    value = text.strip(_XML_SPACE)
-    if not value:
-        return None
+    value = text.strip(_XML_SPACE)  # (empty: neither a W3C nor an RFC 822 date)
     try:
         parsed = parse_w3c_datetime(value)
     except ValueError:
@@ -195,10 +192,12 @@ def interval_seconds(text: str | None, *, rss: bool = False) -> tuple[int, int] 
 
 
 def _plus(stamp: datetime, delta: timedelta) -> datetime:
+    """`stamp` + `delta`, a second or the tolerance (never negative: the config's range),
+    or the last moment there is when that is past it."""
     try:
         return stamp + delta
     except OverflowError:
-        return _MAX if delta >= timedelta(0) else _MIN
+        return _MAX
 
 
 def is_behind(entry: Interval, newest: datetime, tolerance_s: float = 0.0) -> bool:
@@ -545,18 +544,21 @@ def over_time_finding(
     Not judged when either run lacks a valid `<lastmod>` for the entry, when the
     previous run did not read the child completely, or when tonight's run did not
     (and it did not answer 304)."""
-    # judged when both runs have a valid <lastmod> for the entry, the previous run read the
-    # child completely, and tonight's did too (or the child answered 304)
+    if previous is None:
+        return None
+    # tonight's entries: after a 304 the previous run's, whatever tonight's digest says
+    digest = previous.digest if unchanged else current.digest
+    # judged when both runs have a valid <lastmod> for the entry and read the child
+    # completely (tonight: or it answered 304)
     if (
-        previous is None
+        digest is None
         or previous.digest is None
         or previous.lastmod is None
         or current.lastmod is None
-        or (current.digest is None and not unchanged)
     ):
         return None
     moved = previous.lastmod != current.lastmod
-    changed = not unchanged and current.digest != previous.digest
+    changed = digest != previous.digest
     if moved == changed:  # both or neither: the index tells the truth
         return None
     if changed:
@@ -599,6 +601,6 @@ def over_time_findings(
     return out
 
 
-def _shown(key: str | None) -> str:
+def _shown(key: str) -> str:
     """An interval key as people read it: its start."""
-    return (key or "none").split("/", 1)[0]
+    return key.split("/", 1)[0]

@@ -24,7 +24,7 @@ Pure and synchronous: imports the standard library, core and rules only; knows n
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -95,7 +95,8 @@ class Served:
 
     @classmethod
     def of(cls, record: UrlResult | Mapping[str, Any]) -> Served:
-        """The answer a url record (a UrlResult, or its jsonl dict) stands for."""
+        """The answer a url record (a UrlResult, or its jsonl dict as `UrlResult.to_json`
+        writes it: status, final_url, redirects and error always there) stands for."""
         if isinstance(record, UrlResult):
             extra = record.extra or {}
             return cls(
@@ -106,19 +107,13 @@ class Served:
                 extra.get("indexability"),
                 record.error,
             )
-        hops = tuple(
-            Hop(str(h.get("url")), int(h.get("status") or 0))
-            for h in record.get("redirects") or ()
-            if isinstance(h, Mapping)
-        )
-        status = record.get("status")
         return cls(
-            status if isinstance(status, int) else None,
-            hops,
-            record.get("final_url"),
-            record.get("indexable") is True,
+            record["status"],
+            tuple(Hop(h["url"], h["status"]) for h in record["redirects"]),
+            record["final_url"],
+            record.get("indexable") is True,  # (the extras: only when the record has them)
             record.get("indexability"),
-            record.get("error"),
+            record["error"],
         )
 
     def text(self) -> str:
@@ -251,15 +246,17 @@ _NO_ROWS: Final = _Table()  # the path rows of an origin the plan is not scoped 
 class IntentPlan:
     """The rows of one intent file, and the row that applies to a URL."""
 
-    def __init__(self, file: str, rows: Sequence[Row] = ()) -> None:
+    def __init__(self, file: str) -> None:
+        """An empty plan of intent file `file`; `add` gives it its rows."""
         self.file = file
         self.rows: list[Row] = []
         self._absolute = _Table()
         self._paths = _Table()
-        # origins path rows apply on ("scheme://host[:port]", normalised); None: any
-        self.origins: frozenset[str] | None = None
-        for row in rows:
-            self.add(row)
+        # the path rows that apply on an origin ("scheme://host[:port]", normalised): all of
+        # them on the origins a scoped plan names, and on any other origin `_elsewhere`'s
+        # (all of them again for a plan not scoped, none for a scoped one)
+        self._on: dict[str, _Table] = {}
+        self._elsewhere = self._paths
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -272,9 +269,11 @@ class IntentPlan:
         """This plan with path rows applying only on these origins (crawl: the TARGETs'
         origins); None: on any origin (migrate). The rows are shared."""
         plan = IntentPlan(self.file)
-        plan.rows, plan._absolute, plan._paths = self.rows, self._absolute, self._paths
+        plan.rows, plan._absolute = self.rows, self._absolute
+        plan._paths = plan._elsewhere = self._paths
         if origins is not None:
-            plan.origins = frozenset(_split(normalize_url(o))[0] for o in origins)
+            plan._on = {_split(normalize_url(o))[0]: self._paths for o in origins}
+            plan._elsewhere = _NO_ROWS
         return plan
 
     def exact_urls(self) -> list[Row]:
@@ -286,7 +285,7 @@ class IntentPlan:
         """The row that applies to `url`, or None."""
         norm = normalize_url(url)
         home, rest = _split(norm)
-        paths = self._paths if self.origins is None or home in self.origins else _NO_ROWS
+        paths = self._on.get(home, self._elsewhere)
         row = (
             self._absolute.exact.get(norm)
             or paths.exact.get(rest)

@@ -23,6 +23,7 @@ Pure and synchronous: imports nothing of HTTP, asyncio or lxml.
 from __future__ import annotations
 
 import zlib
+from typing import NoReturn
 
 __all__ = ["MAX_GZIP_LAYERS", "GzipError", "Inflater"]
 
@@ -83,12 +84,7 @@ class Inflater:
         inner = self._inner  # the next layer: None for plain input
         if inner is None:
             return self._pass(data)
-        out, error = self._inflate(data)
-        result = inner.feed(out)
-        if error is not None:
-            self._done = True
-            raise GzipError(error, result)
-        return result
+        return self._inflate(data, inner)
 
     def close(self) -> bytes:
         if self._done:
@@ -130,8 +126,9 @@ class Inflater:
         self._emitted += len(data)
         return data
 
-    def _inflate(self, data: bytes) -> tuple[bytes, str | None]:
-        """Inflate as much as the cap allows; return (output, error message)."""
+    def _inflate(self, data: bytes, inner: Inflater) -> bytes:
+        """Inflate as much as the cap allows, and give it to the next layer, `inner`; a
+        fault raises GzipError with what the next layer made of the output before it."""
         out: list[bytes] = []
         limit = self.max_output + 1  # one byte over the cap tells "more than max"
         while data:
@@ -143,7 +140,7 @@ class Inflater:
                     self._pending = data
                     break
                 if data[:2] != GZIP_MAGIC:
-                    return b"".join(out), "trailing garbage after the gzip data"
+                    self._fail(inner, out, "trailing garbage after the gzip data")
                 self._d = zlib.decompressobj(wbits=_WBITS)
             room = limit - self._produced
             if room <= 0:  # max_length=0 would mean "unlimited" to zlib
@@ -156,7 +153,7 @@ class Inflater:
                 # zlib drops the whole output of a call that fails: decode this input again
                 # up to the fault, so what comes out does not depend on the chunk sizes.
                 out.append(_salvage(before, data, room))
-                return b"".join(out), f"corrupt gzip data (layer {self._depth + 1}): {_why(exc)}"
+                self._fail(inner, out, f"corrupt gzip data (layer {self._depth + 1}): {_why(exc)}")
             self._produced += len(chunk)
             out.append(chunk)
             if self._d.eof:
@@ -167,7 +164,13 @@ class Inflater:
                 self._truncated = self._done = True
                 break
             data = self._d.unconsumed_tail
-        return b"".join(out), None
+        return inner.feed(b"".join(out))
+
+    def _fail(self, inner: Inflater, out: list[bytes], message: str) -> NoReturn:
+        """The output before a fault goes on to the next layer; then nothing more is read."""
+        result = inner.feed(b"".join(out))
+        self._done = True
+        raise GzipError(message, result) from None
 
 
 # zlib's words ("Error -3 while decompressing data: incorrect data check") in plain ones
@@ -198,6 +201,6 @@ def _salvage(d: zlib._Decompress, data: bytes, room: int) -> bytes:
             break
         out.append(piece)
         room -= len(piece)
-        if room <= 0 or d.eof or d.unconsumed_tail:
+        if room <= 0 or d.eof:  # (a tail is left only when the output reached `room`)
             break
     return b"".join(out)

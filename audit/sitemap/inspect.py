@@ -38,9 +38,8 @@ class SitemapStats:
         """Why the sitemap could not be read ("HTTP 404", a network error), or None."""
         if self.status is None:  # no answer: a failure unless the sitemap was read (a file)
             return None if self.kind is not None else (self.error or "no answer")
-        if self.status >= 400:
-            return f"HTTP {self.status}" + (f": {self.error}" if self.error else "")
-        return None
+        # (an answer has no error: a sitemap's stream sets the status only without one)
+        return f"HTTP {self.status}" if self.status >= 400 else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,19 +107,20 @@ class Inspector:
     def on_record(self, record: dict[str, Any]) -> None:
         """A sink of the audit's records: a sitemap that answered 404 or failed reaches
         inspect only this way (it has no parser); so does a child of an index on disk
-        that is not beside it (a sitemap-not-found finding, no sitemap record)."""
+        that is not beside it (a sitemap-not-found finding, no sitemap record: every one
+        names the sitemap it is about, `url`, and says why, `message`)."""
         if record.get("type") == "finding" and record.get("code") == "sitemap-not-found":
-            url = record.get("url")
-            if isinstance(url, str) and url not in self.stats:
+            url = record["url"]
+            if url not in self.stats:
                 missing = self._get(url)
-                missing.parent = record.get("sitemap")
-                missing.error = str(record.get("message") or "not found")
+                missing.parent = record["sitemap"]
+                missing.error = record["message"]
             return
         if record.get("type") != "sitemap":
             return
         st = self._get(record["url"])
         st.parent = record.get("parent")
-        st.kind = st.kind or record.get("kind")
+        st.kind = record.get("kind")  # (on_sitemap, if it came first, set the same: one record)
         st.status = record.get("status")
         st.error = record.get("error")
 

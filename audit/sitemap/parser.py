@@ -167,8 +167,10 @@ class StreamParser:
             self._take(data)
 
     def _sniffing(self) -> bool:
-        """What the document is has still to be told (and may still be)."""
-        return self._reader is None and not self._sniffer.done
+        """What the document is has still to be told (and may still be): no reader yet,
+        asked only while the document is read, when a sniffer that finished without a
+        reader has stopped it (see _route)."""
+        return self._reader is None
 
     def _stop(self) -> None:
         """Doc.stop: the findings counted over the document, those held back, and nothing

@@ -72,9 +72,9 @@ class Sniffer:
     def feed(self, data: bytes, final: bool) -> Decision | None:
         buf, self._pre = self._pre + data, b""
         # any byte order mark and leading whitespace still to be skipped (None: more bytes
-        # are needed, or nothing more is to be read)
-        skip = _SKIP.get(self._state)
-        rest = buf if skip is None else skip(self, buf, final)
+        # are needed, or nothing more is to be read); never fed once done (the parser
+        # feeds a sniffer only while it is undecided)
+        rest = _SKIP[self._state](self, buf, final)
         if rest is None:
             return None
         buf = rest
@@ -167,30 +167,31 @@ class Sniffer:
                 f"({doc.line_offset} line break(s)); only a UTF-8 BOM may precede it",
                 line=1,
             )
-        if self._check_declared_encoding(head):
-            return ("xml", buf)
-        return None
+        return self._as_xml(head, buf)
 
-    def _check_declared_encoding(self, head: bytes) -> bool:
-        """sitemap-encoding for an encoding= other than UTF-8 in the XML declaration;
-        False when the document is refused (an encoding that is not ASCII-compatible)."""
+    def _as_xml(self, head: bytes, buf: bytes) -> Decision | None:
+        """`buf` for the XML reader, after sitemap-encoding for an encoding= other than UTF-8
+        in the XML declaration; None when the document is refused (an encoding that is not
+        ASCII-compatible)."""
         m = _ENCODING_RE.match(head)
         if m is None:
-            return True
+            return ("xml", buf)
         enc = m.group(1).decode("ascii", "replace")
         if enc.lower() in ("utf-8", "utf8"):
-            return True
+            return ("xml", buf)
         msg = f"the XML declaration says encoding={enc!r}: sitemaps must be UTF-8"
         if enc.lower().startswith(("utf-16", "utf-32", "ucs", "unicode")):
             # Not ASCII-compatible: lxml would misread every byte.
             self._bad_encoding(msg)
-            return False
+            return None
         self.doc.find("sitemap-encoding", msg, line=self.doc.line_offset + 1)
-        return True
+        return ("xml", buf)
 
 
-# What is still to be skipped in each state before the head (_HEAD: nothing).
+# What is still to be skipped in each state before the head (_HEAD: nothing, and the
+# bytes held then start after the whitespace: _skip_space gives them back as they are).
 _SKIP: dict[int, Callable[[Sniffer, bytes, bool], bytes | None]] = {
     _BOM: Sniffer._skip_bom,
     _LEADING_SPACE: Sniffer._skip_space,
+    _HEAD: Sniffer._skip_space,
 }
