@@ -39,6 +39,7 @@ Pure and synchronous: must not import aiohttp, asyncio or audit.http.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -81,7 +82,9 @@ BODY_WINDOW: Final = 16 * 1024  # bytes read past the start of the body (HEAD)
 _PIECE: Final = 4096  # the head reader's reading unit: the window starts at a piece's end
 _H1_CHARS: Final = 512
 _TEXT_CHARS: Final = 8192
-_MARK: Final = "sitemap-audit:body"
+# The marker comments' text: a token of this process, so that no page can write one (a
+# page's own "<!--sitemap-audit:body:x-->" would otherwise be read as a marker).
+_MARK: Final = f"sitemap-audit:{secrets.token_hex(8)}"
 # the comments under an element whose text starts with $prefix, in document order
 _MARKER_NODES: Final[Any] = etree.XPath(".//comment()[starts-with(., $prefix)]")
 _HIDDEN: Final = frozenset({"script", "style", "template", "noscript", "title"})

@@ -13,7 +13,7 @@ import pytest
 from audit.checks.content import ContentSink
 from audit.checks.links import links_of, page_links
 from audit.checks.page import PageSink
-from audit.checks.pagefacts import CONTENT, HEAD, LINKS, FactsSink, SharedSink, join
+from audit.checks.pagefacts import CONTENT, HEAD, LINKS, FactsSink, SharedSink, facts_of, join
 
 PAGE = (
     b"<!DOCTYPE html><html><head><title>T</title>"
@@ -168,3 +168,18 @@ def test_links_are_resolved_where_the_page_is_parsed_and_again_after_a_redirect(
     assert links_of(facts, moved).links == page_links(body, moved).links
     # no URL given (page checks alone): nothing resolved, nothing claimed
     assert feed(FactsSink(HEAD | LINKS, 1 << 20), body).facts.links_at is None
+
+
+@pytest.mark.parametrize("comment", ["sitemap-audit:body:x", "sitemap-audit:body:0", "x:1"])
+def test_a_page_cannot_forge_the_marker_comments(comment: str) -> None:
+    """The reader marks where the body starts with comments of its own; a page that writes
+    one of the same shape reads as the page without it (before: a ValueError from int())."""
+    page = (
+        "<html><head><title>t</title></head><body><h1>Hello</h1>"
+        '<p>text <a href="/a">a</a></p>{}<p>more</p></body></html>'
+    )
+    plain = facts_of(page.format("").encode(), wants=HEAD | LINKS)
+    forged = facts_of(page.format(f"<!--{comment}-->").encode(), wants=HEAD | LINKS)
+    assert forged.error is None
+    assert (forged.h1, forged.text, forged.hrefs) == (plain.h1, plain.text, plain.hrefs)
+    assert plain.h1 == "Hello" and plain.hrefs
