@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from audit.fix.evidence import Evidence, FixRefused, read_evidence
 from audit.fix.plan import DEFAULT_SHARD_SIZE, MAX_SHARD_SIZE, Plan, plan
 from audit.fix.write import write_plan
-from audit.rules.urls import is_absolute_http, origin
+from audit.rules.urls import origin
 
 __all__ = [
     "DEFAULT_SHARD_SIZE",
@@ -75,7 +75,8 @@ def fix_sitemaps(
             f"--shard-size {shard_size}: must be 1 to {MAX_SHARD_SIZE:,}",
         ),
         (
-            base_url is not None and not is_absolute_http(base_url),
+            # (an origin: a port that is no number 1-65535 leaves every URL out of scope)
+            base_url is not None and origin(base_url) is None,
             f"--base-url {base_url!r}: not an absolute http(s) URL",
         ),
         (out.exists() and not out.is_dir(), f"--output {output}: exists and is not a directory"),

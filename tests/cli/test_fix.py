@@ -34,3 +34,16 @@ def test_several_origins_need_base_url(tmp_path: Path, capsys: pytest.CaptureFix
     assert fix(src, tmp_path / "o", "--base-url", f"{B}/") == 0
     got = fixes(tmp_path / "o")
     assert got["https://shop.example.com/b"]["code"] == "loc-cross-host"
+
+
+@pytest.mark.parametrize("base", ["http://h:99999/", "http://h:abc/", "ftp://h/", "/site/"])
+def test_a_base_url_without_an_origin_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], base: str
+) -> None:
+    """A --base-url whose port is no number 1-65535 has no origin to judge the listed URLs
+    by (before: accepted, and with no origin every URL was judged in scope)."""
+    src = report(tmp_path, url("/a"), summary())
+    assert fix(src, tmp_path / "o", "--base-url", base) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--base-url {base!r}: not an absolute http(s) URL" in err
+    assert not (tmp_path / "o").exists()
