@@ -134,3 +134,55 @@ async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl_as_
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
+
+
+@pytest.mark.slow
+async def test_a_plain_dask_worker_gives_a_local_run_s_records(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    """A worker the deployment starts itself (`dask worker`, no preload, no settings of
+    ours) judges every page as a local run does: the same records, findings included."""
+    info = tmp_path / "scheduler.json"
+    dask = str(Path(sys.executable).parent / "dask")
+    quiet = {"stdout": asyncio.subprocess.DEVNULL, "stderr": asyncio.subprocess.DEVNULL}
+    procs = [
+        await asyncio.create_subprocess_exec(
+            dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            "--scheduler-file", str(info), **quiet,
+        )
+    ]  # fmt: skip
+    try:
+        await _until(lambda: info.exists() and info.stat().st_size, "the scheduler file")
+        address = json.loads(info.read_text())["address"]
+        procs.append(await asyncio.create_subprocess_exec(
+            dask, "worker", address, "--nthreads", "2", "--no-dashboard",
+            "--host", "127.0.0.1", cwd=ROOT, **quiet,
+        ))  # fmt: skip
+        site = NightSite(5, n=30, deploy=False)
+        server = await aiohttp_server(site.app())
+        site.base = str(server.make_url("")).rstrip("/")
+        common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0",
+                  "--format", "jsonl", "--no-progress"]  # fmt: skip
+        reports = {}
+        for name, extra in (
+            ("local", []),
+            ("plain", ["--cluster", address, "--state", str(tmp_path / "n.sqlite")]),
+        ):
+            run = await run_cli("crawl", site.base + "/sitemap.xml", *common, *extra)
+            out, err = await run.communicate()
+            assert run.returncode == 0, err.decode()
+            reports[name] = tmp_path / f"{name}.jsonl"
+            reports[name].write_bytes(out)
+        cluster = json.loads(out.decode().strip().splitlines()[-1])["cluster"]
+        assert cluster["batches"] > 0 and cluster["here"] == 0  # the worker checked them all
+        assert_same(truth(reports["plain"]), truth(reports["local"]), "plain dask worker")
+    finally:
+        for proc in reversed(procs):
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
