@@ -16,7 +16,8 @@ end: edits made while the run waits for the bench lock do not leak into it):
   crawl_cmd, against the bare aiohttp HEAD loop (bench/bare_head.py); every report must
   hold one url record per listed URL;
 - page-checks, links (only with --modes): the same crawl with `--page-checks` or
-  `--links`, against the bare loop with --get (a GET of every URL, its body read).
+  `--links`, against the bare loop with --get --parse (a GET of every URL, its body read
+  and parsed by lxml's HTML parser).
 
 --modes picks and orders the rows (default validate,crawl: the output of before). A mode
 whose option a tree's `crawl --help` does not list stops the run before it starts.
@@ -191,8 +192,8 @@ def crawl_run(who: str, tree: Path | None, site: gen.Site, rep: int, mode: str =
     extra = CRAWL_MODES[mode]
     if tree is None:
         cmd = [PY, str(BENCH / "bare_head.py"), "--concurrency", "64", *map(str, site.children)]
-        if extra:
-            cmd.insert(2, "--get")  # a run that reads pages against a loop that reads them
+        if extra:  # a run that reads pages against a loop that reads and parses them
+            cmd[2:2] = ["--get", "--parse"]
         m = measured(cmd, tag, None)
         out = m.json_out()
         if m.rc != 0 or out.get("urls") != site.urls or out.get("errors"):
@@ -350,7 +351,7 @@ def main() -> int:
             title = f"{' '.join(['crawl', *CRAWL_MODES[mode]])}, {site.urls:,} URLs on nginx"
             title += " (127.0.0.1, one worker)"
             if CRAWL_MODES[mode]:
-                title += "; bare is the GET loop (bare_head.py --get)"
+                title += "; bare is the GET+lxml loop (bare_head.py --get --parse)"
             rows = summary(times[mode], site.urls, "URLs")
         lines += [f"## {title}", "", table(rows, headers), ""]
     text = "\n".join(lines)
