@@ -250,8 +250,8 @@ class LinkStore:
         ).fetchone()
         if row is None:
             return None
-        held = pickle.loads(row[0])
-        return held[2] if len(held) > 2 else None
+        evidence: Evidence | None = pickle.loads(row[0])[2]  # (record, found, evidence)
+        return evidence
 
     # --- a kept store ----------------------------------------------------------
 
