@@ -81,7 +81,8 @@ class Rollup:
             self.url(record)
         elif kind == "finding":
             self._finding(record)
-        elif kind == "sitemap" and isinstance(url := record.get("url"), str):
+        elif kind == "sitemap":  # (its url: a string, as SitemapRecord.to_json writes it)
+            url = record["url"]
             self._order.append(url)
             self._counts[url].kind = str_or_none(record.get("kind"))
 
@@ -110,8 +111,8 @@ class Rollup:
 
     def _finding(self, record: dict[str, Any]) -> None:
         sitemap = record.get("sitemap")
-        key = _SEVERITY_KEY.get(str(record.get("severity")))
-        if isinstance(sitemap, str) and key is not None:
+        if isinstance(sitemap, str):  # (None: a finding about no sitemap)
+            key = _SEVERITY_KEY[record["severity"]]  # (as Finding.to_json writes it)
             counts = self._counts[sitemap]
             setattr(counts, key, getattr(counts, key) + 1)
 
