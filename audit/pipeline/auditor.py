@@ -318,7 +318,7 @@ class Auditor:
             await asyncio.sleep(GROW_EVERY)
             more += self._ended
             self._ended = 0
-            if more > 0 and frontier.starved():
+            if frontier.starved():  # (none more to grow: a step of 0)
                 step = min(more, WORKERS_FIRST)
                 more -= step
                 self._extra += step
