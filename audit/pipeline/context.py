@@ -226,7 +226,9 @@ class RunContext:
 
     def keeper(self) -> Keeper | None:
         """The run's keeper (--state), or None: a feature keeps its own beside it."""
-        return next((h for h in self.peers if isinstance(h, Keeper)), None)
+        # (Keeper is a runtime-checkable Protocol: isinstance() takes it; mypy's type[T]
+        # wants a concrete class, its type-abstract check)
+        return self.peer(Keeper)  # type: ignore[type-abstract]
 
     def peer(self, kind: type[T]) -> T | None:
         """The run's feature of this type, if it has one (a feature that reads another's
