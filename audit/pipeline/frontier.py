@@ -325,7 +325,7 @@ class GroupFrontier(Generic[T]):
             fut.cancel()
             if fut in waiters:
                 waiters.remove(fut)
-            elif waiters:  # woken, then cancelled: pass the wake-up on
+            else:  # woken, then cancelled: pass the wake-up on (to none, if none waits)
                 _wake_one(waiters)
             raise
 
