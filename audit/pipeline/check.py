@@ -351,8 +351,10 @@ class UrlChecker:
         --page-checks, also returned alone) and the hooks' `more`, its facts sinks one
         (pagefacts.join): for a request (_fetch), stored evidence (_revive) and another
         transport (facts_recipe)."""
-        page = PageSink(self.config.page_cap) if self.config.page_checks else None
-        return page, join([page, *more] if page is not None else more)
+        if not self.config.page_checks:
+            return None, join(more)
+        page = PageSink(self.config.page_cap)
+        return page, join([page, *more])
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run
