@@ -194,17 +194,17 @@ class LinkStore:
     def unspill(self) -> list[tuple[str, int]]:
         """The next queue rows into memory: a temp store forgets them; a kept one keeps
         them until their page is held (a resumed run finds them there) and reads on past
-        them (`cursor`)."""
+        them (`cursor`). Asked only while some wait (LinkQueue.pop: `queued`, the rows past
+        the cursor), so there is at least one."""
         rows = self.db.execute(
             "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
             (self.cursor, _SPILL_BATCH),
         ).fetchall()
-        if rows:
-            self.queued -= len(rows)
-            if self.durable:
-                self.cursor = rows[-1][0]
-            else:
-                self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
+        self.queued -= len(rows)
+        if self.durable:
+            self.cursor = rows[-1][0]
+        else:
+            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
         return [(url, depth) for _, url, depth in rows]
 
     def hold(
