@@ -42,9 +42,7 @@ def lastmod_validity(text: Any) -> str | None:
     judges it (audit.rules.validator: lastmod-invalid)."""
     if not isinstance(text, str):
         return None
-    value = text.strip(_XML_SPACE)
-    if not value:
-        return None
+    value = text.strip(_XML_SPACE)  # (an empty one is neither date: None below)
     try:
         parse_w3c_start(value)
     except ValueError:
