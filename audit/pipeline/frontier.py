@@ -163,8 +163,7 @@ class GroupFrontier(Generic[T]):
         if group.state == _IDLE:
             group.state = _READY
             self._ready.append(group)
-            if self._getters:
-                _wake_one(self._getters)
+            _wake_one(self._getters)  # (none waiting: it returns at once)
 
     def close(self) -> None:
         """No more jobs: idle workers are told so once every queue is empty."""
@@ -254,8 +253,7 @@ class GroupFrontier(Generic[T]):
         if group.state == _FULL:
             group.state = _READY
             self._ready.append(group)
-            if self._getters:
-                _wake_one(self._getters)
+            _wake_one(self._getters)  # (none waiting: it returns at once)
         if self._idlers and not self.busy and not self.total:
             _wake_all(self._idlers)
 
