@@ -334,6 +334,8 @@ class LinkQueue:
         self.items.appendleft((url, depth))
 
     def pop(self) -> tuple[str, int] | None:
-        if not self.items and self.store.queued:
-            self.items.extend(self.store.unspill())
-        return self.items.popleft() if self.items else None
+        if not self.items:
+            if not self.store.queued:
+                return None
+            self.items.extend(self.store.unspill())  # (at least one: see unspill)
+        return self.items.popleft()
