@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from audit.core.evidence import Evidence
 from audit.core.records import Finding, UrlResult
@@ -182,8 +182,9 @@ class LinkStore:
         )
         if not cached:
             self.queued += 1
-        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
-            self.cursor = cur.lastrowid
+        else:  # its row's id (0 after a root's -1: a row like any other), which sqlite3
+            # sets on the cursor after every INSERT that succeeds (None only before one)
+            self.cursor = cast("int", cur.lastrowid)
 
     def enqueue_first(self, url: str, depth: int, key: int) -> None:
         """Durable: a row ahead of every queued one (a root), held in memory."""
