@@ -154,22 +154,20 @@ class LinkStore:
 
     def _flush(self) -> None:
         """The inlinks counted and the records held in memory into the file (before it is
-        read or committed)."""
-        if self._links:
-            sources = self._sources
-            rows = [(url_key(norm), n, sources[norm]) for norm, n in self._links.items()]
-            self._links, self._sources = Counter(), {}
-            self.db.executemany(
-                "INSERT INTO inlinks VALUES (?, ?, ?) "
-                "ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
-                rows,
-            )
-        if self._held:
-            held, self._held = self._held, []
-            self.db.executemany(
-                "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
-                held,
-            )
+        read or committed: every caller uses the file next, so it is open anyway; none
+        waiting, each executemany writes nothing)."""
+        sources = self._sources
+        rows = [(url_key(norm), n, sources[norm]) for norm, n in self._links.items()]
+        self._links, self._sources = Counter(), {}
+        held, self._held = self._held, []
+        db = self.db
+        db.executemany(
+            "INSERT INTO inlinks VALUES (?, ?, ?) ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
+            rows,
+        )
+        db.executemany(
+            "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)", held
+        )
 
     def spill(self, url: str, depth: int) -> None:
         self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
