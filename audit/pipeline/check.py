@@ -205,16 +205,13 @@ class UrlChecker:
         job.evidence = evidence
         return evidence.result, page
 
-    async def judge_stored(
-        self, job: UrlJob, evidence: Evidence, extra: dict[str, Any] | None = None
-    ) -> None:
+    async def judge_stored(self, job: UrlJob, evidence: Evidence, extra: dict[str, Any]) -> None:
         """A listed URL judged from stored evidence without a request or a robots.txt
         look (--budget's carried URLs): the checks, the hooks and the delivery of a fresh
-        answer; `extra` joins its record."""
+        answer; `extra` (what says so: carried, checked_at) joins its record."""
         result, sink = self._revive(job, evidence)
         verdict = await self._verdicts(job, result, sink, None)
-        if extra:
-            verdict = replace(verdict, record=verdict.record.with_fields(extra))
+        verdict = replace(verdict, record=verdict.record.with_fields(extra))
         job.verdict = verdict
         self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 

@@ -198,7 +198,7 @@ class RunContext:
     check_unlisted: Callable[
         [UrlJob], Awaitable[tuple[FetchResult | None, list[Finding], UrlResult]]
     ]
-    judge_stored: Callable[[UrlJob, Evidence, dict[str, Any] | None], Awaitable[None]]
+    judge_stored: Callable[[UrlJob, Evidence, dict[str, Any]], Awaitable[None]]
     deliver: Callable[[UrlResult, list[Finding]], None]
     deliver_checked: Callable[[UrlJob, UrlResult, list[Finding], FetchResult | None], None]
     before_request: Callable[[UrlJob], bool]
