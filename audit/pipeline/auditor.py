@@ -112,11 +112,6 @@ class Auditor:
         self._client: HttpClient | None = None
         # --render: every url record says whether it was rendered (one never requested: no)
         self._unrendered = {"rendered": False} if config.render is not None else {}
-        # one queue per host, paced per politeness group; a cluster paces its own batches
-        local = url_check is None
-        self._frontier: GroupFrontier[UrlJob] = GroupFrontier(
-            cap=config.per_host_cap if local else math.inf, pacing=local
-        )
         self._expanders = EXPANDERS
         self._drain_error: Exception | None = None  # a hook's drain failed (see _closer)
         # workers grown beyond WORKERS_FIRST alive, and ended since _grow looked (_grow)
@@ -173,9 +168,14 @@ class Auditor:
             alone=self._alone,
             pass_on=self.chain.pass_on,
         )
-        self.check_url: UrlCheck = (
-            url_check(self.context) if url_check is not None else checker.check_via
-        )
+        self._frontier: GroupFrontier[UrlJob]  # one queue per host
+        self.check_url: UrlCheck
+        if url_check is None:  # the standard check: paced per politeness group here
+            self._frontier = GroupFrontier(cap=config.per_host_cap)
+            self.check_url = checker.check_via
+        else:  # the run's own (a cluster's): it paces its batches on its workers
+            self._frontier = GroupFrontier(cap=math.inf, pacing=False)
+            self.check_url = url_check(self.context)
         for hook in self.chain.hooks:
             hook.attach(self.context)
 
@@ -318,7 +318,7 @@ class Auditor:
             await asyncio.sleep(GROW_EVERY)
             more += self._ended
             self._ended = 0
-            if more > 0 and frontier.starved():
+            if frontier.starved():  # (none more to grow: a step of 0)
                 step = min(more, WORKERS_FIRST)
                 more -= step
                 self._extra += step

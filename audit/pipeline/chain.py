@@ -147,17 +147,14 @@ class HookChain:
         entries it admitted meanwhile went to the entry hooks, as if parsed."""
         self.carrying.add(job.url)  # (once per sitemap: no hook there, nothing carried)
         try:
-            handled = False
             for hook in self.sitemap_answered_at:
-                if isinstance(await hook(job, resp), Done):
-                    handled = True
-                    break
+                if isinstance(await hook(job, resp), Done):  # carried: it counts as read
+                    for carried in self._carried:
+                        carried(job)
+                    return True
+            return False
         finally:
             self.carrying.discard(job.url)
-        if handled:
-            for carried in self._carried:
-                carried(job)
-        return handled
 
     # --- a listed URL -------------------------------------------------------------
 

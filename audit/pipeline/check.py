@@ -203,16 +203,13 @@ class UrlChecker:
         job.evidence = evidence
         return evidence.result, page
 
-    async def judge_stored(
-        self, job: UrlJob, evidence: Evidence, extra: dict[str, Any] | None = None
-    ) -> None:
+    async def judge_stored(self, job: UrlJob, evidence: Evidence, extra: dict[str, Any]) -> None:
         """A listed URL judged from stored evidence without a request or a robots.txt
         look (--budget's carried URLs): the checks, the hooks and the delivery of a fresh
-        answer; `extra` joins its record."""
+        answer; `extra` (what says so: carried, checked_at) joins its record."""
         result, sink = self._revive(job, evidence)
         verdict = await self._verdicts(job, result, sink, None)
-        if extra:
-            verdict = replace(verdict, record=verdict.record.with_fields(extra))
+        verdict = replace(verdict, record=verdict.record.with_fields(extra))
         job.verdict = verdict
         self.chain.deliver_checked(job, verdict.record, verdict.findings, result)
 
@@ -349,8 +346,10 @@ class UrlChecker:
         --page-checks, also returned alone) and the hooks' `more`, its facts sinks one
         (pagefacts.join): for a request (_fetch), stored evidence (_revive) and another
         transport (facts_recipe)."""
-        page = PageSink(self.config.page_cap) if self.config.page_checks else None
-        return page, join([page, *more] if page is not None else more)
+        if not self.config.page_checks:
+            return None, join(more)
+        page = PageSink(self.config.page_cap)
+        return page, join([page, *more])
 
     async def _probe_for(self, url: str) -> str | None:
         """The host's answer to a path that cannot exist, fetched once per origin per run

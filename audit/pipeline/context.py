@@ -196,7 +196,7 @@ class RunContext:
     check: Callable[[UrlJob], Awaitable[None]]
     check_with: Callable[[UrlJob, Answer], Awaitable[None]]
     check_unlisted: Callable[[UrlJob], Awaitable[tuple[FetchResult | None, UrlVerdict]]]
-    judge_stored: Callable[[UrlJob, Evidence, dict[str, Any] | None], Awaitable[None]]
+    judge_stored: Callable[[UrlJob, Evidence, dict[str, Any]], Awaitable[None]]
     deliver: Callable[[UrlResult, list[Finding]], None]
     deliver_checked: Callable[[UrlJob, UrlResult, list[Finding], FetchResult | None], None]
     before_request: Callable[[UrlJob], bool]
@@ -224,7 +224,9 @@ class RunContext:
 
     def keeper(self) -> Keeper | None:
         """The run's keeper (--state), or None: a feature keeps its own beside it."""
-        return next((h for h in self.peers if isinstance(h, Keeper)), None)
+        # (Keeper is a runtime-checkable Protocol: isinstance() takes it; mypy's type[T]
+        # wants a concrete class, its type-abstract check)
+        return self.peer(Keeper)  # type: ignore[type-abstract]
 
     def peer(self, kind: type[T]) -> T | None:
         """The run's feature of this type, if it has one (a feature that reads another's

@@ -31,7 +31,6 @@ _ATTR = re.compile(rb"""([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
 _SITEMAP_START = re.compile(
     rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml|<urlset|<sitemapindex|<rss|<feed|https?://)", re.I
 )
-_HTML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<!doctype\s+html|<html|<head|<body)", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +66,10 @@ def robots_discovered(policy: RobotsPolicy, findings: list[Finding]) -> list[Dis
 
 
 def looks_like_sitemap(body: bytes) -> bool:
+    """Gzip data, or a document that starts as a sitemap does (an HTML page, starting
+    '<!doctype html', '<html', '<head' or '<body', never does)."""
     if body[:2] == b"\x1f\x8b":
         return True
-    if _HTML_START.match(body):
-        return False
     return bool(_SITEMAP_START.match(body))
 
 

@@ -140,14 +140,11 @@ class Expander:
             job = await self._sitemaps.get()
             if job is None:
                 return
-            try:
+            try:  # (a body that breaks off is _consume's: nothing else raises a FetchError)
                 if not self.state.max_urls_reached:
                     await self._expand(job)
                 else:  # --max-urls is spent: its target is not audited further
                     self.sitemap_read(job)
-            except FetchError as exc:
-                code, message = sitemaps.sitemap_unreadable(str(exc))
-                self.rec.finding(finding(code, message, sitemap=job.url))
             finally:
                 self.progress.sitemap_done()
                 self.settle()

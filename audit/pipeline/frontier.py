@@ -163,8 +163,7 @@ class GroupFrontier(Generic[T]):
         if group.state == _IDLE:
             group.state = _READY
             self._ready.append(group)
-            if self._getters:
-                _wake_one(self._getters)
+            _wake_one(self._getters)  # (none waiting: it returns at once)
 
     def close(self) -> None:
         """No more jobs: idle workers are told so once every queue is empty."""
@@ -254,8 +253,7 @@ class GroupFrontier(Generic[T]):
         if group.state == _FULL:
             group.state = _READY
             self._ready.append(group)
-            if self._getters:
-                _wake_one(self._getters)
+            _wake_one(self._getters)  # (none waiting: it returns at once)
         if self._idlers and not self.busy and not self.total:
             _wake_all(self._idlers)
 
@@ -325,7 +323,7 @@ class GroupFrontier(Generic[T]):
             fut.cancel()
             if fut in waiters:
                 waiters.remove(fut)
-            elif waiters:  # woken, then cancelled: pass the wake-up on
+            else:  # woken, then cancelled: pass the wake-up on (to none, if none waits)
                 _wake_one(waiters)
             raise
 

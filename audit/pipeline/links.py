@@ -94,11 +94,10 @@ Deliver = Callable[[UrlResult, list[Finding]], None]
 
 
 def _origin(norm: str) -> str:
-    """scheme://host[:port] of a normalised absolute URL (its path always starts with "/");
-    of anything else, a string no origin equals."""
-    start = norm.find("://")
-    end = norm.find("/", start + 3) if start > 0 else -1
-    return norm[:end] if end > 0 else ""
+    """scheme://host[:port] of a normalised absolute http(s) URL: what comes before its
+    path, which always starts with "/" (normalize_url). Both callers pass one: a sitemap's
+    URL that starts so (_origin_of), a queued page (an internal link, or a root)."""
+    return norm[: norm.find("/", norm.find("://") + 3)]
 
 
 class LinkCrawl(Hook):

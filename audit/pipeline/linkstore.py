@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from audit.core.evidence import Evidence
 from audit.core.records import Finding, UrlResult
@@ -154,22 +154,20 @@ class LinkStore:
 
     def _flush(self) -> None:
         """The inlinks counted and the records held in memory into the file (before it is
-        read or committed)."""
-        if self._links:
-            sources = self._sources
-            rows = [(url_key(norm), n, sources[norm]) for norm, n in self._links.items()]
-            self._links, self._sources = Counter(), {}
-            self.db.executemany(
-                "INSERT INTO inlinks VALUES (?, ?, ?) "
-                "ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
-                rows,
-            )
-        if self._held:
-            held, self._held = self._held, []
-            self.db.executemany(
-                "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)",
-                held,
-            )
+        read or committed: every caller uses the file next, so it is open anyway; none
+        waiting, each executemany writes nothing)."""
+        sources = self._sources
+        rows = [(url_key(norm), n, sources[norm]) for norm, n in self._links.items()]
+        self._links, self._sources = Counter(), {}
+        held, self._held = self._held, []
+        db = self.db
+        db.executemany(
+            "INSERT INTO inlinks VALUES (?, ?, ?) ON CONFLICT(k) DO UPDATE SET n = n + excluded.n",
+            rows,
+        )
+        db.executemany(
+            "INSERT INTO held (k, listed, b, url, depth, counted) VALUES (?, ?, ?, ?, ?, ?)", held
+        )
 
     def spill(self, url: str, depth: int) -> None:
         self.db.execute("INSERT INTO queue (url, depth) VALUES (?, ?)", (url, depth))
@@ -182,8 +180,9 @@ class LinkStore:
         )
         if not cached:
             self.queued += 1
-        elif cur.lastrowid is not None:  # 0 after a root's -1: a row like any other
-            self.cursor = cur.lastrowid
+        else:  # its row's id (0 after a root's -1: a row like any other), which sqlite3
+            # sets on the cursor after every INSERT that succeeds (None only before one)
+            self.cursor = cast("int", cur.lastrowid)
 
     def enqueue_first(self, url: str, depth: int, key: int) -> None:
         """Durable: a row ahead of every queued one (a root), held in memory."""
@@ -194,17 +193,17 @@ class LinkStore:
     def unspill(self) -> list[tuple[str, int]]:
         """The next queue rows into memory: a temp store forgets them; a kept one keeps
         them until their page is held (a resumed run finds them there) and reads on past
-        them (`cursor`)."""
+        them (`cursor`). Asked only while some wait (LinkQueue.pop: `queued`, the rows past
+        the cursor), so there is at least one."""
         rows = self.db.execute(
             "SELECT seq, url, depth FROM queue WHERE seq > ? ORDER BY seq LIMIT ?",
             (self.cursor, _SPILL_BATCH),
         ).fetchall()
-        if rows:
-            self.queued -= len(rows)
-            if self.durable:
-                self.cursor = rows[-1][0]
-            else:
-                self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
+        self.queued -= len(rows)
+        if self.durable:
+            self.cursor = rows[-1][0]
+        else:
+            self.db.execute("DELETE FROM queue WHERE seq <= ?", (rows[-1][0],))
         return [(url, depth) for _, url, depth in rows]
 
     def hold(
@@ -250,8 +249,8 @@ class LinkStore:
         ).fetchone()
         if row is None:
             return None
-        held = pickle.loads(row[0])
-        return held[2] if len(held) > 2 else None
+        evidence: Evidence | None = pickle.loads(row[0])[2]  # (record, found, evidence)
+        return evidence
 
     # --- a kept store ----------------------------------------------------------
 
@@ -334,6 +333,8 @@ class LinkQueue:
         self.items.appendleft((url, depth))
 
     def pop(self) -> tuple[str, int] | None:
-        if not self.items and self.store.queued:
-            self.items.extend(self.store.unspill())
-        return self.items.popleft() if self.items else None
+        if not self.items:
+            if not self.store.queued:
+                return None
+            self.items.extend(self.store.unspill())  # (at least one: see unspill)
+        return self.items.popleft()

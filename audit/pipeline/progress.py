@@ -64,9 +64,9 @@ class BarProgress(Progress):
 
     def add_total(self, n: int) -> None:
         self._listed += n
-        if not self._growing:  # another listing started (the next target)
-            self._growing = True
-            self._bar.total = None
+        # growing again after listing_done (the next target's listing), as before it
+        self._growing = True
+        self._bar.total = None
         self._postfix()
 
     def advance(self, n: int = 1) -> None:

@@ -55,12 +55,10 @@ class Recorder:
         """The records that close a run before its summary: the `rollup` records, then
         the `hosts` records held back. Without roll_up() there is nothing to write."""
         rollup, self.rollup = self.rollup, None
-        if rollup is not None:
-            for record in rollup.records():
+        if rollup is not None:  # (emit holds the hosts records only while it rolls up)
+            held, self._held = self._held, []
+            for record in (*rollup.records(), *held):
                 self.emit(record)
-        held, self._held = self._held, []
-        for record in held:
-            self.emit(record)
 
     def ignore(self, codes: Iterable[str]) -> None:
         """From now on findings of these codes are neither emitted nor counted; the summary

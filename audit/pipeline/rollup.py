@@ -42,9 +42,7 @@ def lastmod_validity(text: Any) -> str | None:
     judges it (audit.rules.validator: lastmod-invalid)."""
     if not isinstance(text, str):
         return None
-    value = text.strip(_XML_SPACE)
-    if not value:
-        return None
+    value = text.strip(_XML_SPACE)  # (an empty one is neither date: None below)
     try:
         parse_w3c_start(value)
     except ValueError:
@@ -81,7 +79,8 @@ class Rollup:
             self.url(record)
         elif kind == "finding":
             self._finding(record)
-        elif kind == "sitemap" and isinstance(url := record.get("url"), str):
+        elif kind == "sitemap":  # (its url: a string, as SitemapRecord.to_json writes it)
+            url = record["url"]
             self._order.append(url)
             self._counts[url].kind = str_or_none(record.get("kind"))
 
@@ -110,8 +109,8 @@ class Rollup:
 
     def _finding(self, record: dict[str, Any]) -> None:
         sitemap = record.get("sitemap")
-        key = _SEVERITY_KEY.get(str(record.get("severity")))
-        if isinstance(sitemap, str) and key is not None:
+        if isinstance(sitemap, str):  # (None: a finding about no sitemap)
+            key = _SEVERITY_KEY[record["severity"]]  # (as Finding.to_json writes it)
             counts = self._counts[sitemap]
             setattr(counts, key, getattr(counts, key) + 1)
 

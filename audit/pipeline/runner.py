@@ -76,18 +76,18 @@ async def run_targets(
         ]
         await auditor.run_with_client(client, robots, [], feeds)
     state = auditor.state
+    # A target without roots has its fatal already (_feed: a TargetError, or no sitemap
+    # found), which setdefault keeps; one with roots has none yet.
     for n, (kind, value) in enumerate(jobs):
         outcome = outcomes[n]
         roots = outcome.pop("roots", 0)
-        if not roots:  # (a fatal target has none: _feed gave it none, or 0 with its fatal)
-            continue
         # (a file's roots are local: target_unreachable counts root sitemaps fetched)
         if state.target_unreachable.get(n, 0) == roots:
-            outcome["fatal"] = (
-                f"{value}: nothing could be audited: the sitemap could not be reached"
+            outcome.setdefault(
+                "fatal", f"{value}: nothing could be audited: the sitemap could not be reached"
             )
         elif kind in ("site", "robots") and not state.target_sitemaps.get(n):
-            outcome["fatal"] = f"{value}: no sitemap found: nothing was audited"
+            outcome.setdefault("fatal", f"{value}: no sitemap found: nothing was audited")
 
 
 def _feed(

@@ -34,18 +34,19 @@ class Spool:
         self.total = 0
 
     def write(self, chunk: bytes) -> None:
-        if not chunk:
-            return
+        """One more chunk (its one writer, a sitemap's pump in audit.pipeline.expand, writes
+        what the socket gives: never an empty one)."""
         self.total += len(chunk)
-        if self._file is None and self._mem_bytes + len(chunk) <= self._memory_limit:
-            self._mem.append(chunk)
-            self._mem_bytes += len(chunk)
-        else:
-            if self._file is None:
-                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-            self._file.seek(self._write_pos)
-            self._file.write(chunk)
-            self._write_pos += len(chunk)
+        if self._file is None:  # in memory until a chunk does not fit, then on file
+            if self._mem_bytes + len(chunk) <= self._memory_limit:
+                self._mem.append(chunk)
+                self._mem_bytes += len(chunk)
+                self._ready.set()
+                return
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self._file.seek(self._write_pos)
+        self._file.write(chunk)
+        self._write_pos += len(chunk)
         self._ready.set()
 
     def finish(self, error: BaseException | None = None) -> None:
