@@ -1,5 +1,5 @@
 """The complexity budget of `make lint`: no function of the package above MAX_FUNCTION
-(radon's cyclomatic complexity), and the package's mean printed beside its goal.
+(radon's cyclomatic complexity), and the package's mean beside its goal (make lint gives --max-mean).
 
     python scripts/complexity.py [--max-function N] [--max-mean X] [PATH]
 
