@@ -1,5 +1,6 @@
 """The complexity budget of `make lint`: no function of the package above MAX_FUNCTION
-(radon's cyclomatic complexity), and the package's mean beside its goal (make lint gives --max-mean).
+(radon's cyclomatic complexity), and the package's mean beside its goal (make lint
+passes --max-mean, so the mean is kept at most the goal).
 
     python scripts/complexity.py [--max-function N] [--max-mean X] [PATH]
 
