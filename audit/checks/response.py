@@ -19,7 +19,7 @@ from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.checks.hrefs import joined_all, norm_url
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, UrlResult, finding
+from audit.core.records import STATUS_2XX, FetchResult, Finding, UrlResult, finding
 
 __all__ = [
     "Answered",
@@ -103,7 +103,7 @@ def judge_answer(
         return made
 
     status = result.status
-    ok = status is not None and 200 <= status < 300
+    ok = status in STATUS_2XX  # (no answer, None, is not)
     # the common case, a 2xx without redirects: no error class (those come with a 3xx or
     # no answer), no failing status, no bot challenge to look for
     if (not ok or result.redirects) and not _answer_findings(result, config.retry_after_cap, add):
