@@ -34,7 +34,7 @@ from typing import Final, Literal
 from audit.checks.pagefacts import PageFacts, is_html
 from audit.checks.response import noindex_directive
 from audit.core.agent import KNOWN_AGENTS, canonical_token, is_product_token
-from audit.core.records import FetchResult, UrlResult, header_value
+from audit.core.records import STATUS_2XX, FetchResult, UrlResult, header_value
 
 __all__ = [
     "FETCH_CODES",
@@ -238,7 +238,7 @@ def served_as(
     rows = (  # (whether it applies, its code), the first that applies
         (status == 402 and priced, "agent-payment-required"),
         (status in _CHALLENGES, "agent-challenged"),
-        (status is None or not 200 <= status < 300, "agent-served-differently"),
+        (status not in STATUS_2XX, "agent-served-differently"),  # (no answer, None, too)
         (facts is not None and empty_shell(facts) is not None, "agent-shell-only"),
     )
     return next((code for applies, code in rows if applies), None)

@@ -53,7 +53,7 @@ from audit.checks.charsets import PRESCAN, charset_of_content_type, decode, snif
 from audit.checks.hrefs import resolve
 from audit.checks.maintext import content_charset, main_text, page_modified, text_fingerprint
 from audit.checks.scan import HeadScan
-from audit.core.records import header_value
+from audit.core.records import header_value, header_values
 
 __all__ = [
     "BODY_WINDOW",
@@ -154,9 +154,9 @@ class PageFacts:
         return not self.head_ended and not self.complete
 
     def meta(self, name: str) -> list[str]:
-        """The content of every head `<meta name=...>` with this name (case-insensitive)."""
-        name = name.lower()
-        return [content for n, content in self.metas if n == name]
+        """The content of every head `<meta name=...>` with this name (case-insensitive): the
+        metas are (lower-cased name, content) pairs, looked up as a repeated header is."""
+        return header_values(self.metas, name)
 
     def plain(self) -> tuple[Any, ...]:
         """The facts as one marshal-able tuple (`PageFacts(*plain)` again)."""

@@ -19,11 +19,12 @@ from audit.checks.botsigs import detect_bot_challenge
 from audit.checks.freshness import Lastmod, lastmod_findings
 from audit.checks.hrefs import joined_all, norm_url
 from audit.core.config import CrawlConfig
-from audit.core.records import FetchResult, Finding, Hop, UrlResult, finding
+from audit.core.records import STATUS_2XX, FetchResult, Finding, UrlResult, finding
 
 __all__ = [
     "Answered",
     "canonical_links",
+    "chain_text",
     "judge_answer",
     "noindex_directive",
     "robots_blocked_finding",
@@ -102,7 +103,7 @@ def judge_answer(
         return made
 
     status = result.status
-    ok = status is not None and 200 <= status < 300
+    ok = status in STATUS_2XX  # (no answer, None, is not)
     # the common case, a 2xx without redirects: no error class (those come with a 3xx or
     # no answer), no failing status, no bot challenge to look for
     if (not ok or result.redirects) and not _answer_findings(result, config.retry_after_cap, add):
@@ -159,7 +160,7 @@ def _answer_findings(result: FetchResult, cap: float, add: _Add) -> bool:
     """The findings of an answer that is not a plain 2xx: an error class, a redirect or a
     failing status. False when the checks end there (an error class, no answer)."""
     status = result.status
-    chain = _chain_text(result.redirects, result.final_url, status)
+    chain = chain_text(result)
     terminal = _TERMINAL_KINDS.get(result.error_kind)
     if terminal is not None:
         code, message, detail = terminal
@@ -285,9 +286,12 @@ def _check_ok(
 # --- redirects -------------------------------------------------------------
 
 
-def _chain_text(hops: tuple[Hop, ...], final_url: str, status: int | None) -> str:
-    parts = [f"{h.url} ({h.status})" for h in hops]
-    last = f"{final_url} ({status if status is not None else 'no answer'})"
+def chain_text(result: FetchResult) -> str:
+    """The redirect chain as `url (status) -> ... -> final (status)`, for messages (the URL
+    checks' and migrate's)."""
+    parts = [f"{h.url} ({h.status})" for h in result.redirects]
+    status = result.status
+    last = f"{result.final_url} ({status if status is not None else 'no answer'})"
     if parts[-1:] != [last]:  # a loop's final answer is its last hop
         parts.append(last)
     return " -> ".join(parts)

@@ -37,6 +37,7 @@ from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult
 
 __all__ = [
+    "INDEX_FIELDS",
     "Indexability",
     "Lastmod",
     "Listed",
@@ -70,6 +71,14 @@ class Listing:
     lastmod: str | None = None
 
 
+# the url record's `indexable` and `indexability` for each reason (None: indexable), one
+# dict each for the run: a url record's extra is read, never changed in place
+INDEX_FIELDS: dict[Indexability | None, dict[str, Any]] = {
+    reason: {"indexable": reason is None, "indexability": None if reason is None else reason.value}
+    for reason in (None, *Indexability)
+}
+
+
 # Built once per checked URL: not `frozen`, whose __init__ sets each of the nine fields
 # through object.__setattr__ (a quarter of judge_url's cost). A value all the same, never
 # assigned to after construction (dataclasses.replace makes a changed copy).
@@ -99,12 +108,9 @@ class UrlVerdict:
         return self.lastmod_finding
 
     def index_fields(self) -> dict[str, Any]:
-        """The url record's `indexable` and `indexability` (text, as the report has it)."""
-        reason = self.reason
-        return {
-            "indexable": reason is None,
-            "indexability": None if reason is None else reason.value,
-        }
+        """The url record's `indexable` and `indexability` (text, as the report has it): the
+        reason's dict of INDEX_FIELDS, shared (read it, never change it in place)."""
+        return INDEX_FIELDS[self.reason]
 
 
 def judge_url(

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from audit.checks.agents import (
     USES,
-    Indexability,
     agent_verdict,
     index_reason,
     parse_agents,
     says_yes,
     scoped_noindex,
 )
+from audit.checks.verdict import INDEX_FIELDS
 from audit.core.agent import usage_pairs
 from audit.core.config import CrawlConfig
 from audit.core.records import FetchResult, Finding, UrlResult, finding, header_values
@@ -47,14 +47,6 @@ if TYPE_CHECKING:
     from audit.pipeline.context import RunContext, UrlJob
 
 __all__ = ["AgentsHook"]
-
-
-# the url record's `indexable` and `indexability` for each reason (None: indexable), one
-# dict each for the run: a url record's extra is read, never changed in place
-_INDEX_FIELDS: dict[Indexability | None, dict[str, Any]] = {
-    reason: {"indexable": reason is None, "indexability": None if reason is None else reason.value}
-    for reason in (None, *Indexability)
-}
 
 
 @dataclass(slots=True)
@@ -111,7 +103,7 @@ class AgentsHook(Hook):
             reason = judged.reason
         else:  # a `UrlCheck` of its own delivered no verdict: its answer alone says
             reason = index_reason(record, result, noindex=False, canonical=False)
-        index = _INDEX_FIELDS[reason]
+        index = INDEX_FIELDS[reason]
         # shared when nothing joins it (a record's extra is never changed in place)
         extra = {**record.extra, **index} if record.extra else index
         if self.agents:

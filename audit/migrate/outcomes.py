@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urldefrag
 
-from audit.checks.response import noindex_directive
+from audit.checks.response import chain_text, noindex_directive
 from audit.core.records import FetchResult
 from audit.http.rewrite import canonical_origin
 from audit.migrate.redirect_map import path_query
@@ -55,15 +55,6 @@ def _is_home(url: str) -> bool:
 def new_url_for(old_url: str, new_origin: str) -> str:
     """The URL the new site is asked for: the old path and query on the new origin."""
     return new_origin + path_query(old_url)
-
-
-def chain_text(result: FetchResult) -> str:
-    parts = [f"{h.url} ({h.status})" for h in result.redirects]
-    status = result.status if result.status is not None else "no answer"
-    last = f"{result.final_url} ({status})"
-    if parts[-1:] != [last]:  # the final answer, unless it is the last hop already
-        parts.append(last)
-    return " -> ".join(parts)
 
 
 def same_target(final: str, expected: str, new_origin: str) -> bool:
