@@ -4,11 +4,14 @@ real scheduler process, serving a real crawl of loopback hosts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
+from asyncio.subprocess import Process
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -20,6 +23,8 @@ from tests.state.nightsite import NightSite
 from tests.state.test_nights_equal_fresh import assert_same, truth
 
 pytest.importorskip("distributed")
+
+DASK: Final = str(Path(sys.executable).parent / "dask")
 
 
 def test_the_environment_s_own_settings_win() -> None:
@@ -58,27 +63,71 @@ async def _until(check: Any, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+QUIET: Final = {"stdout": asyncio.subprocess.DEVNULL, "stderr": asyncio.subprocess.DEVNULL}
+
+
+@contextlib.asynccontextmanager
+async def _scheduler(tmp_path: Path) -> AsyncIterator[tuple[Path, str, list[Process]]]:
+    """A `dask scheduler` process: its file, its address, and the processes to end at the
+    end (the caller adds its workers; each is ended with SIGTERM, the last started first)."""
+    info = tmp_path / "scheduler.json"
+    procs = [
+        await asyncio.create_subprocess_exec(
+            DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            "--scheduler-file", str(info), **QUIET,
+        )
+    ]  # fmt: skip
+    try:
+        await _until(lambda: info.exists() and info.stat().st_size, "the scheduler file")
+        yield info, json.loads(info.read_text())["address"], procs
+    finally:
+        for proc in reversed(procs):  # a worker may be `dask worker` itself (exec): SIGTERM
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def _as_a_local_run(
+    aiohttp_server: Any, tmp_path: Path, address: str, seed: int, what: str
+) -> dict[str, Any]:
+    """Crawl a site with findings without and with the cluster at `address` (--state: every
+    check goes to the workers) and assert the same records; the cluster run's summary."""
+    site = NightSite(seed, n=30, deploy=False)
+    server = await aiohttp_server(site.app())
+    site.base = str(server.make_url("")).rstrip("/")
+    common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0",
+              "--format", "jsonl", "--no-progress"]  # fmt: skip
+    reports = {}
+    for name, extra in (
+        ("local", []),
+        ("cluster", ["--cluster", address, "--state", str(tmp_path / f"{seed}.sqlite")]),
+    ):
+        run = await run_cli("crawl", site.base + "/sitemap.xml", *common, *extra)
+        out, err = await run.communicate()
+        assert run.returncode == 0, err.decode()
+        reports[name] = tmp_path / f"{name}-{seed}.jsonl"
+        reports[name].write_bytes(out)
+    assert_same(truth(reports["cluster"]), truth(reports["local"]), what)
+    summary: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return summary
+
+
 @pytest.mark.slow
 async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl_as_a_local_run_does(
     aiohttp_server: Any, tmp_path: Path
 ) -> None:
     from distributed import Client
 
-    info = tmp_path / "scheduler.json"
-    dask = str(Path(sys.executable).parent / "dask")
-    quiet = {"stdout": asyncio.subprocess.DEVNULL, "stderr": asyncio.subprocess.DEVNULL}
-    scheduler = await asyncio.create_subprocess_exec(
-        dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-        "--scheduler-file", str(info), **quiet,
-    )  # fmt: skip
-    procs = [scheduler]
-    try:
-        await _until(lambda: info.exists() and info.stat().st_size, "the scheduler file")
-        address = json.loads(info.read_text())["address"]
+    async with _scheduler(tmp_path) as (info, address, procs):
         # the scheduler given as its file: the launcher passes --scheduler-file
         procs.append(await asyncio.create_subprocess_exec(
             sys.executable, "-m", "audit", "worker", str(info), "--nthreads", "2",
-            "--no-dashboard", "--host", "127.0.0.1", cwd=ROOT, **quiet,
+            "--no-dashboard", "--host", "127.0.0.1", cwd=ROOT, **QUIET,
         ))  # fmt: skip
         async with Client(address, asynchronous=True, timeout=60) as client:
             await client.wait_for_workers(1, timeout=60)
@@ -107,33 +156,10 @@ async def test_a_worker_started_by_sitemap_audit_is_tuned_and_serves_a_crawl_as_
 
         # and its records are a local run's (a site with findings: the worker's tuning
         # changes how fast, never what a page is judged to be)
-        site = NightSite(3, n=30, deploy=False)
-        site_server = await aiohttp_server(site.app())
-        site.base = str(site_server.make_url("")).rstrip("/")
-        common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0",
-                  "--format", "jsonl", "--no-progress"]  # fmt: skip
-        reports = {}
-        for name, extra in (
-            ("local", []),
-            ("worker", ["--cluster", address, "--state", str(tmp_path / "n.sqlite")]),
-        ):
-            run = await run_cli("crawl", site.base + "/sitemap.xml", *common, *extra)
-            out, err = await run.communicate()
-            assert run.returncode == 0, err.decode()
-            reports[name] = tmp_path / f"{name}.jsonl"
-            reports[name].write_bytes(out)
-        assert json.loads(out.decode().strip().splitlines()[-1])["cluster"]["batches"] > 0
-        assert_same(truth(reports["worker"]), truth(reports["local"]), "sitemap-audit worker")
-    finally:
-        for proc in reversed(procs):  # the worker is `dask worker` itself (exec): SIGTERM
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        summary = await _as_a_local_run(
+            aiohttp_server, tmp_path, address, 3, "sitemap-audit worker"
+        )
+        assert summary["cluster"]["batches"] > 0
 
 
 @pytest.mark.slow
@@ -142,47 +168,11 @@ async def test_a_plain_dask_worker_gives_a_local_run_s_records(
 ) -> None:
     """A worker the deployment starts itself (`dask worker`, no preload, no settings of
     ours) judges every page as a local run does: the same records, findings included."""
-    info = tmp_path / "scheduler.json"
-    dask = str(Path(sys.executable).parent / "dask")
-    quiet = {"stdout": asyncio.subprocess.DEVNULL, "stderr": asyncio.subprocess.DEVNULL}
-    procs = [
-        await asyncio.create_subprocess_exec(
-            dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-            "--scheduler-file", str(info), **quiet,
-        )
-    ]  # fmt: skip
-    try:
-        await _until(lambda: info.exists() and info.stat().st_size, "the scheduler file")
-        address = json.loads(info.read_text())["address"]
+    async with _scheduler(tmp_path) as (_info, address, procs):
         procs.append(await asyncio.create_subprocess_exec(
-            dask, "worker", address, "--nthreads", "2", "--no-dashboard",
-            "--host", "127.0.0.1", cwd=ROOT, **quiet,
+            DASK, "worker", address, "--nthreads", "2", "--no-dashboard",
+            "--host", "127.0.0.1", cwd=ROOT, **QUIET,
         ))  # fmt: skip
-        site = NightSite(5, n=30, deploy=False)
-        server = await aiohttp_server(site.app())
-        site.base = str(server.make_url("")).rstrip("/")
-        common = ["--rate", "unlimited", "--fail-on", "never", "--retries", "0",
-                  "--format", "jsonl", "--no-progress"]  # fmt: skip
-        reports = {}
-        for name, extra in (
-            ("local", []),
-            ("plain", ["--cluster", address, "--state", str(tmp_path / "n.sqlite")]),
-        ):
-            run = await run_cli("crawl", site.base + "/sitemap.xml", *common, *extra)
-            out, err = await run.communicate()
-            assert run.returncode == 0, err.decode()
-            reports[name] = tmp_path / f"{name}.jsonl"
-            reports[name].write_bytes(out)
-        cluster = json.loads(out.decode().strip().splitlines()[-1])["cluster"]
+        summary = await _as_a_local_run(aiohttp_server, tmp_path, address, 5, "plain dask worker")
+        cluster = summary["cluster"]
         assert cluster["batches"] > 0 and cluster["here"] == 0  # the worker checked them all
-        assert_same(truth(reports["plain"]), truth(reports["local"]), "plain dask worker")
-    finally:
-        for proc in reversed(procs):
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()

@@ -53,11 +53,14 @@ def test_text_report_for_a_terminal() -> None:
     assert run("text", quiet).splitlines()[-1] == "PASS: nothing at or above --fail-on error"
 
 
-def test_text_uses_colour_only_on_a_terminal() -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+class Tty(io.StringIO):
+    """An output that says it is a terminal (the text report colours only those)."""
 
+    def isatty(self) -> bool:
+        return True
+
+
+def test_text_uses_colour_only_on_a_terminal() -> None:
     out = Tty()
     writer = make_writer("text", out)
     for rec in stream():
@@ -67,10 +70,6 @@ def test_text_uses_colour_only_on_a_terminal() -> None:
 
 
 def test_migrations_outcomes_are_green_when_ok_red_when_some_old_url_had_them() -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
     out = Tty()
     writer = make_writer("text", out)
     summary = summary_of([])
