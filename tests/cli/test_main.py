@@ -47,12 +47,12 @@ def test_local_validate_never_loads_the_http_stack(tmp_path: Path) -> None:
         [sys.executable, "-c", code, sitemap, str(tmp_path / "r")],
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    assert out.stdout.split() == ["0", "False"]
+    assert out.stdout.split() == ["0", "False"], out.stderr
     out = subprocess.run(  # a URL nobody answers: the client is opened and fails cleanly
         [sys.executable, "-c", code, "http://127.0.0.1:9/sitemap.xml", str(tmp_path / "r")],
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    assert out.stdout.split() == ["2", "True"]
+    assert out.stdout.split() == ["2", "True"], out.stderr
 
 
 # Argument lists whose answer (help, version, usage error) main must give byte for byte as a
