@@ -288,9 +288,9 @@ class LinkCrawl(Hook):
         if not targets:  # (a store write saved: per page, with --links)
             return
         self.store.link(source, targets)
-        seen = self.seen
+        known = {norm for _i, norm, _first in self.seen.add_all(list(targets))}
         for norm, link in targets.items():
-            if seen.add_normalized(norm) < 0:  # new
+            if norm not in known:  # new
                 self.queue.push(link, depth, url_key(norm))
 
     def _targets(self, links: Iterable[str]) -> dict[str, str]:

@@ -109,33 +109,16 @@ class SeenUrls:
     def add(self, url: str, source: str | None = None) -> bool:
         """Add a URL (normalised here); True if it had been added before."""
         sid = self.source_id(source) if source is not None else 0
-        return self.add_normalized(normalize_url(url), sid) >= 0
-
-    def add_normalized(self, norm: str, source_id: int = 0) -> int:
-        """Add an already normalised URL; -1 if it is new, else the source id it was first
-        added with. The same as add_fp(fingerprint(norm), source_id), written out because
-        the link crawl calls it for every link it meets (the validator: add_all)."""
-        low = hash(norm) & _KEY_MASK  # fingerprint(norm) >> _SRC_BITS << _SRC_BITS
-        bucket = self._buckets[low >> self._shift]
-        if bucket is None:
-            return self.add_fp(low, source_id)
-        i = bisect_left(bucket, low)
-        # bucket[i] >= low: the same key exactly when only the source bits differ
-        if i < len(bucket) and bucket[i] - low <= _SRC_MAX:
-            return bucket[i] & _SRC_MAX
-        bucket.insert(i, low | source_id)
-        self._count += 1
-        if self._count > self._grow_at:
-            self._grow()
-        return -1
+        return bool(self.add_all((normalize_url(url),), sid))
 
     def add_all(
         self, norms: Sequence[str | None], source_id: int = 0
     ) -> list[tuple[int, str, int]]:
-        """add_normalized for each of `norms` in order (None: skipped); returns the
-        (position, URL, first source id) of each one added before. Written out as
-        add_normalized is: the validator adds every <url> of an audit through it, one
-        batch of entries at a time, with no call per URL."""
+        """Add each of the already normalised URLs `norms` in order (None: skipped), as
+        add_fp(fingerprint(norm), source_id) would; returns the (position, URL, first
+        source id) of each one added before. Written out, with no call per URL: the
+        validator adds every <url> of an audit through it a batch of entries at a time,
+        the link crawl a page's links at a time."""
         again: list[tuple[int, str, int]] = []
         buckets, shift = self._buckets, self._shift
         for i, norm in enumerate(norms):

@@ -87,11 +87,11 @@ class UrlKeys:
         table, source_id = self._tables[is_url]
         if table is None:
             return out
-        first = table.add_normalized(norm, source_id)
-        if first < 0:
+        again = table.add_all((norm,), source_id)
+        if not again:
             return out
         out = writable(out)
-        self.report(entry, table, first, shown, norm, out)
+        self.report(entry, table, again[0][2], shown, norm, out)
         return out
 
     def report(
