@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.core.records import Alternate, Entry, Finding, News, Severity
 from audit.rules.validator import (
@@ -535,3 +538,46 @@ def test_rule_fixture(name: str) -> None:
         assert f.line is not None or f.code.startswith(
             ("sitemap-", "lastmod-", "priority-", "news-too")
         )
+
+
+# --- a batch is checked as its entries one by one -------------------------------------
+
+_LOCS = st.sampled_from(
+    [f"{B}/a", f"{B}/b", f"{B}/A/../a", f" {B}/c\n", "/relative", None, "https://other.example/x",
+     f"{B}/" + "x" * 2100, "https://WWW.example.com/b"]
+)  # fmt: skip
+_LASTMODS = st.sampled_from(
+    [None, "2024-05-01", "2024-05-01T10:00:00+02:00", "2024-05-01T10:00:00Z", "2099-01-01",
+     "2024-06-01T11:59:00Z", "2024-05", "yesterday", " 2024-05-02 "]
+)  # fmt: skip
+_ENTRIES = st.lists(
+    st.builds(
+        Entry,
+        kind=st.sampled_from(["url", "url", "sitemap"]),
+        loc=_LOCS,
+        line=st.integers(1, 99),
+        lastmod=_LASTMODS,
+        changefreq=st.sampled_from([None, "daily", "Daily", "often"]),
+        priority=st.sampled_from([None, "0.5", "0.8", "2", "x"]),
+        news=st.sampled_from([None, [News(3, {"name": "n", "language": "en"})]]),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=_ENTRIES, cuts=st.lists(st.integers(0, 40), max_size=5))
+def test_a_batch_is_checked_as_its_entries_one_at_a_time(
+    entries: list[Entry], cuts: list[int]
+) -> None:
+    """check_entries over the entries cut into any batches gives each entry the findings
+    check() gives it alone, in order, and the same totals at the end (duplicates across
+    batches, lastmod counts, priorities)."""
+    one, batched = make(), make()
+    alone = [list(one.check(e)) for e in entries]
+    got: list[list[Finding]] = []
+    bounds = sorted({0, len(entries), *(c for c in cuts if c < len(entries))})
+    for start, end in pairwise(bounds):
+        got += map(list, batched.check_entries(entries[start:end]))
+    assert got == alone
+    assert batched.finish("urlset", len(entries), 1000) == one.finish("urlset", len(entries), 1000)
